@@ -1,0 +1,63 @@
+# schedlab -- the two commands a new user needs:
+#   make demo   virtualenv + native build + `schedlab reproduce ktask-nice`
+#   make test   Rust unit tests + the pytest suite (what .ci/run runs)
+# Needs only Rust (cargo) and Python >= 3.9 with venv; everything else comes
+# from PyPI into .venv.
+
+PYTHON ?= python3
+CARGO  ?= cargo
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.schedlab-tools
+PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
+
+.PHONY: all venv build demo test lint fmt bench clean distclean
+
+all: build
+
+# The virtualenv with the build and test tools. Re-made when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else "schedlab needs Python >= 3.9")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
+	  echo "make: '$(PYTHON) -m venv' failed; on Debian/Ubuntu install the python3-venv package" >&2; exit 1; }
+	$(PIP) install --quiet 'maturin>=1.5,<2' pytest ruff mypy
+	@touch $@
+
+venv: $(STAMP)
+
+# Editable install: python/schedlab stays the package (so scenarios/ is found
+# next to it) and the extension lands beside it as schedlab/_native*.so.
+build: $(STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release
+
+demo: build
+	$(BIN)/schedlab reproduce ktask-nice
+
+# schedlab-python is a cdylib linked against libpython only at import time, so
+# its test harness cannot link: the Rust tests live in schedlab-core.
+test: build
+	$(CARGO) test -p schedlab-core --release
+	$(BIN)/pytest -q tests
+
+lint: $(STAMP)
+	$(CARGO) fmt --all --check
+	PYO3_PYTHON=$(abspath $(BIN)/python) $(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(BIN)/ruff check python tests
+	$(BIN)/ruff format --check python tests
+	$(BIN)/mypy python/schedlab tests
+
+fmt: $(STAMP)
+	$(CARGO) fmt --all
+	$(BIN)/ruff check --fix python tests
+	$(BIN)/ruff format python tests
+
+bench:
+	$(CARGO) run --release -p schedlab-core --bin schedlab-bench
+
+clean:
+	$(CARGO) clean
+	rm -f python/schedlab/_native*.so python/schedlab/_native*.pyd
+	rm -rf .pytest_cache .ruff_cache .mypy_cache
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,138 @@
+//! Models include/linux/cpumask.h: a fixed-size CPU bitmap.
+//! Iteration is in CPU order, so every walk over a mask is deterministic.
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct CpuMask {
+    words: Vec<u64>,
+    nr: usize,
+}
+
+impl CpuMask {
+    pub fn new(nr_cpus: usize) -> Self {
+        CpuMask { words: vec![0; nr_cpus.div_ceil(64).max(1)], nr: nr_cpus }
+    }
+
+    pub fn full(nr_cpus: usize) -> Self {
+        let mut m = CpuMask::new(nr_cpus);
+        for c in 0..nr_cpus {
+            m.set(c);
+        }
+        m
+    }
+
+    pub fn from_cpus(nr_cpus: usize, cpus: &[usize]) -> Self {
+        let mut m = CpuMask::new(nr_cpus);
+        for &c in cpus {
+            m.set(c);
+        }
+        m
+    }
+
+    #[inline]
+    pub fn set(&mut self, cpu: usize) {
+        self.words[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    #[inline]
+    pub fn clear(&mut self, cpu: usize) {
+        self.words[cpu / 64] &= !(1 << (cpu % 64));
+    }
+
+    #[inline]
+    pub fn test(&self, cpu: usize) -> bool {
+        cpu < self.nr && self.words[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    pub fn weight(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    pub fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
+    pub fn nr_cpu_ids(&self) -> usize {
+        self.nr
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// "0-3,6" as /proc/<pid>/status Cpus_allowed_list prints it.
+    pub fn to_list_string(&self) -> String {
+        let cpus: Vec<usize> = self.iter().collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < cpus.len() {
+            let mut j = i;
+            while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+                j += 1;
+            }
+            if j == i {
+                out.push(cpus[i].to_string());
+            } else {
+                out.push(format!("{}-{}", cpus[i], cpus[j]));
+            }
+            i = j + 1;
+        }
+        out.join(",")
+    }
+
+    /// Parse "0-3,6"; Err(text) names the offending part.
+    pub fn parse_list(s: &str, nr_cpus: usize) -> Result<CpuMask, String> {
+        let mut m = CpuMask::new(nr_cpus);
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (a, b) = match part.split_once('-') {
+                Some((a, b)) => (a.trim(), b.trim()),
+                None => (part, part),
+            };
+            let a: usize = a.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
+            let b: usize = b.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
+            if a > b {
+                return Err(format!("range \"{part}\" is reversed"));
+            }
+            if b >= nr_cpus {
+                return Err(format!("CPU {b} is outside the machine (CPUs 0-{})", nr_cpus - 1));
+            }
+            for c in a..=b {
+                m.set(c);
+            }
+        }
+        if m.is_empty() {
+            return Err("the CPU list is empty".into());
+        }
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_round_trip() {
+        let m = CpuMask::parse_list("0-3,6,8-9", 70).unwrap();
+        assert_eq!(m.weight(), 7);
+        assert_eq!(m.to_list_string(), "0-3,6,8-9");
+        assert!(CpuMask::parse_list("0-80", 70).is_err());
+        let mut big = CpuMask::new(130);
+        big.set(129);
+        big.set(64);
+        assert_eq!(big.iter().collect::<Vec<_>>(), vec![64, 129]);
+    }
+}

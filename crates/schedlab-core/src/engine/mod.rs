@@ -1,0 +1,9 @@
+//! The discrete-event engine: virtual time, the event queue and RNG streams.
+
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use queue::{EventKey, EventQueue};
+pub use rng::Rng;
+pub use time::{Duration, Instant};

@@ -1,0 +1,148 @@
+//! Models ktask (RFC v4, Daniel Jordan, 2018; never merged): a job's work
+//! is cut into chunks that the calling thread and helper threads on an
+//! unbound workqueue take from a shared cursor. P0 runs the helpers at
+//! MAX_NICE (`kernel.ktask.helper_nice = 19`). LINUX-FACTS section 8.1.
+
+use crate::scenario::TaskGroup;
+use crate::sched::core::Sim;
+use crate::sched::task::{KtaskRole, TaskId, TaskState};
+use crate::sched::Policy;
+
+/// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.
+pub const KTASK_LOAD_BAL_SHIFT: u32 = 2;
+
+#[derive(Debug, Clone)]
+pub struct KtaskJob {
+    pub main: TaskId,
+    pub total: u64,
+    pub chunk: u64,
+    /// Work handed out so far.
+    pub cursor: u64,
+    pub nthreads: usize,
+    pub active_helpers: usize,
+    pub main_waiting: bool,
+}
+
+/// The v4 chunk size: (size / nthreads) >> KTASK_LOAD_BAL_SHIFT, rounded
+/// down to a multiple of min_chunk when larger, at least min_chunk; one
+/// chunk when single-threaded.
+pub fn ktask_chunk_size(size: u64, nthreads: usize, min_chunk: u64) -> u64 {
+    if nthreads <= 1 {
+        return size.max(1);
+    }
+    let mut c = (size / nthreads as u64) >> KTASK_LOAD_BAL_SHIFT;
+    if c > min_chunk {
+        c -= c % min_chunk;
+    }
+    c.max(min_chunk)
+}
+
+/// nthreads = min(ceil(size / min_chunk), online CPUs, max_threads).
+pub fn ktask_nthreads(size: u64, min_chunk: u64, online: usize, max_threads: usize) -> usize {
+    (size.div_ceil(min_chunk.max(1)) as usize).min(online).min(max_threads).max(1)
+}
+
+impl Sim {
+    /// ktask_run(): the running task `main` starts a job.
+    pub fn ktask_run(&mut self, main: TaskId, work: u64, max_threads: usize, min_chunk: u64) {
+        let nthreads = ktask_nthreads(work, min_chunk, self.rqs.len(), max_threads);
+        let chunk = ktask_chunk_size(work, nthreads, min_chunk);
+        let job = self.jobs.len();
+        self.jobs.push(KtaskJob {
+            main,
+            total: work,
+            chunk,
+            cursor: 0,
+            nthreads,
+            active_helpers: nthreads - 1,
+            main_waiting: false,
+        });
+        let parent = &self.tasks[main];
+        let parent_group = parent.group;
+        let cpu = parent.cpu;
+        // Helpers: unbound kworkers. Deviation: they are created when the
+        // job is queued (as a pool grows) rather than woken from an idle
+        // pool, and they exit when the job runs out of chunks.
+        let g = TaskGroup {
+            name: "kworker/u".to_string(),
+            count: nthreads - 1,
+            policy: Policy::Normal,
+            nice: self.cfg.ktask_helper_nice,
+            rt_priority: 0,
+            cpus: parent.cpus.clone(),
+            start: 0,
+            kthread: true,
+            program: Default::default(),
+        };
+        let helpers_group = self.templates.len() + parent_group;
+        for i in 0..nthreads - 1 {
+            let h = self.alloc_task(helpers_group, None, &g, job * 1000 + i);
+            self.tasks[h].comm = format!("kworker/u{}:{}", self.rqs.len() * 2, i);
+            self.tasks[h].ktask = Some(KtaskRole::Helper(job));
+            self.start_task(h, Some(cpu));
+        }
+        self.tasks[main].ktask = Some(KtaskRole::Main(job));
+        self.ktask_chunk_done(main);
+    }
+
+    /// A worker finished a chunk (or just started): take the next one, or
+    /// finish. The worker is running on its CPU.
+    pub fn ktask_chunk_done(&mut self, tid: TaskId) {
+        let Some(role) = self.tasks[tid].ktask else { return };
+        let job = match role {
+            KtaskRole::Main(j) | KtaskRole::Helper(j) => j,
+        };
+        let j = &mut self.jobs[job];
+        if j.cursor < j.total {
+            let c = j.chunk.min(j.total - j.cursor);
+            j.cursor += c;
+            self.tasks[tid].work_left = c;
+            return;
+        }
+        match role {
+            KtaskRole::Helper(_) => {
+                j.active_helpers -= 1;
+                let wake_main = j.active_helpers == 0 && j.main_waiting;
+                let main = j.main;
+                self.tasks[tid].ktask = None;
+                if wake_main {
+                    // complete(): the last helper wakes the waiting caller.
+                    self.jobs[job].main_waiting = false;
+                    self.tasks[main].ktask = None;
+                    let cpu = self.tasks[tid].cpu;
+                    self.try_to_wake_up(main, cpu, true);
+                }
+                self.do_exit(tid);
+            }
+            KtaskRole::Main(_) => {
+                if j.active_helpers == 0 {
+                    self.tasks[tid].ktask = None;
+                    self.tasks[tid].need_advance = true;
+                    self.advance(tid);
+                } else {
+                    j.main_waiting = true;
+                    // wait_for_completion(): sleep until the last helper is done.
+                    self.block(tid);
+                    debug_assert_eq!(self.tasks[tid].state, TaskState::Blocked);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunking_follows_v4() {
+        // 8 threads over 400 s of work with a 1 ms minimum: ~4 chunks/thread.
+        let c = ktask_chunk_size(400_000_000_000, 8, 1_000_000);
+        assert_eq!(c, 12_500_000_000);
+        assert_eq!(ktask_chunk_size(10, 1, 3), 10);
+        assert_eq!(ktask_chunk_size(100, 8, 7), 7);
+        assert_eq!(ktask_nthreads(400, 1, 8, 8), 8);
+        assert_eq!(ktask_nthreads(3, 1, 8, 8), 3);
+        assert_eq!(ktask_nthreads(400, 1, 8, 4), 4);
+    }
+}

@@ -1,0 +1,230 @@
+//! Kernel configuration of one run: version, mechanism eras, features,
+//! tunables (by their sysctl names) and the global cost constants.
+
+pub mod ktask;
+pub mod version;
+
+use std::collections::BTreeMap;
+
+use crate::sched::features::Features;
+pub use version::KernelVersion;
+
+/// Which fair-class pick rule the version uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FairEra {
+    /// vruntime, min_vruntime, sched_latency/min_granularity (2.6.23 .. 6.5).
+    Cfs,
+    /// Earliest eligible virtual deadline first (6.6+).
+    Eevdf,
+}
+
+/// Which load balancer the version uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalancerEra {
+    /// avg_load find_busiest_group (2.6.x .. 5.4).
+    AvgLoad,
+    /// Group types and migration types (5.5+, Vincent Guittot's rework).
+    GroupType,
+}
+
+/// Tunables before CPU-count scaling, in ns unless named otherwise.
+/// Names are the sysctls of the 2.6 .. 5.x kernels (debugfs knobs since 5.13
+/// keep the same meaning).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tunables {
+    pub sched_latency_ns: u64,
+    pub sched_min_granularity_ns: u64,
+    pub sched_wakeup_granularity_ns: u64,
+    /// EEVDF base slice (6.6+; debugfs base_slice_ns).
+    pub sched_base_slice_ns: u64,
+    /// 0 none, 1 log (default), 2 linear.
+    pub sched_tunable_scaling: u64,
+    pub sched_migration_cost_ns: u64,
+    pub sched_nr_migrate: u64,
+    pub sched_child_runs_first: u64,
+    pub sched_rt_runtime_us: i64,
+    pub sched_rt_period_us: u64,
+    pub sched_rr_timeslice_ms: u64,
+}
+
+impl Tunables {
+    /// Defaults by version [LINUX-FACTS 1.3].
+    pub fn defaults(v: KernelVersion) -> Self {
+        let ms = 1_000_000u64;
+        let (lat, min_g, wake_g) = if v.at_least(4, 16) {
+            (6 * ms, 750_000, ms)
+        } else if v.at_least_26(35) {
+            (6 * ms, 2 * ms, ms)
+        } else if v.at_least_26(32) {
+            (5 * ms, ms, ms)
+        } else if v == KernelVersion::new(2, 6, 25) || v.at_least_26(28) {
+            (20 * ms, 4 * ms, 5 * ms)
+        } else {
+            (20 * ms, 4 * ms, 10 * ms)
+        };
+        let base_slice = if v.at_least(6, 12) { 700_000 } else { 750_000 };
+        Tunables {
+            sched_latency_ns: lat,
+            sched_min_granularity_ns: min_g,
+            sched_wakeup_granularity_ns: wake_g,
+            sched_base_slice_ns: base_slice,
+            sched_tunable_scaling: 1,
+            sched_migration_cost_ns: 500_000,
+            sched_nr_migrate: 32,
+            sched_child_runs_first: u64::from(!v.at_least_26(32)),
+            sched_rt_runtime_us: 950_000,
+            sched_rt_period_us: 1_000_000,
+            sched_rr_timeslice_ms: 100,
+        }
+    }
+
+    pub const NAMES: &'static [&'static str] = &[
+        "kernel.sched_latency_ns",
+        "kernel.sched_min_granularity_ns",
+        "kernel.sched_wakeup_granularity_ns",
+        "kernel.sched_base_slice_ns",
+        "kernel.sched_tunable_scaling",
+        "kernel.sched_migration_cost_ns",
+        "kernel.sched_nr_migrate",
+        "kernel.sched_child_runs_first",
+        "kernel.sched_rt_runtime_us",
+        "kernel.sched_rt_period_us",
+        "kernel.sched_rr_timeslice_ms",
+    ];
+
+    /// Set one sysctl by name; Err(accepted text) for an unknown name or bad value.
+    pub fn set(&mut self, name: &str, value: i64) -> Result<(), String> {
+        let nonneg = |x: i64| -> Result<u64, String> { u64::try_from(x).map_err(|_| format!("{name} must be >= 0")) };
+        match name {
+            "kernel.sched_latency_ns" => self.sched_latency_ns = nonneg(value)?,
+            "kernel.sched_min_granularity_ns" => self.sched_min_granularity_ns = nonneg(value)?,
+            "kernel.sched_wakeup_granularity_ns" => self.sched_wakeup_granularity_ns = nonneg(value)?,
+            "kernel.sched_base_slice_ns" => self.sched_base_slice_ns = nonneg(value)?,
+            "kernel.sched_tunable_scaling" => {
+                if !(0..=2).contains(&value) {
+                    return Err("kernel.sched_tunable_scaling is 0 (none), 1 (log) or 2 (linear)".into());
+                }
+                self.sched_tunable_scaling = value as u64
+            }
+            "kernel.sched_migration_cost_ns" => self.sched_migration_cost_ns = nonneg(value)?,
+            "kernel.sched_nr_migrate" => self.sched_nr_migrate = nonneg(value)?.max(1),
+            "kernel.sched_child_runs_first" => self.sched_child_runs_first = nonneg(value)?.min(1),
+            "kernel.sched_rt_runtime_us" => self.sched_rt_runtime_us = value,
+            "kernel.sched_rt_period_us" => self.sched_rt_period_us = nonneg(value)?.max(1),
+            "kernel.sched_rr_timeslice_ms" => self.sched_rr_timeslice_ms = nonneg(value)?.max(1),
+            _ => return Err(format!("unknown sysctl \"{name}\"")),
+        }
+        Ok(())
+    }
+
+    pub fn as_map(&self) -> BTreeMap<&'static str, i64> {
+        let mut m = BTreeMap::new();
+        m.insert("kernel.sched_latency_ns", self.sched_latency_ns as i64);
+        m.insert("kernel.sched_min_granularity_ns", self.sched_min_granularity_ns as i64);
+        m.insert("kernel.sched_wakeup_granularity_ns", self.sched_wakeup_granularity_ns as i64);
+        m.insert("kernel.sched_base_slice_ns", self.sched_base_slice_ns as i64);
+        m.insert("kernel.sched_tunable_scaling", self.sched_tunable_scaling as i64);
+        m.insert("kernel.sched_migration_cost_ns", self.sched_migration_cost_ns as i64);
+        m.insert("kernel.sched_nr_migrate", self.sched_nr_migrate as i64);
+        m.insert("kernel.sched_child_runs_first", self.sched_child_runs_first as i64);
+        m.insert("kernel.sched_rt_runtime_us", self.sched_rt_runtime_us);
+        m.insert("kernel.sched_rt_period_us", self.sched_rt_period_us as i64);
+        m.insert("kernel.sched_rr_timeslice_ms", self.sched_rr_timeslice_ms as i64);
+        m
+    }
+}
+
+/// The factor the boot code multiplies latency/granularity tunables by
+/// [LINUX-FACTS 1.4: sched_init_granularity (2.6.24-2.6.32),
+/// get_update_sysctl_factor (2.6.33+)].
+pub fn sysctl_factor(v: KernelVersion, scaling: u64, online_cpus: usize) -> u64 {
+    let ilog2 = |n: usize| (usize::BITS - 1 - n.max(1).leading_zeros()) as u64;
+    if !v.at_least_26(33) {
+        return 1 + ilog2(online_cpus);
+    }
+    let cpus = online_cpus.min(8);
+    match scaling {
+        0 => 1,
+        2 => cpus as u64,
+        _ => 1 + ilog2(cpus),
+    }
+}
+
+/// Global cost constants: the only knobs that time depends on besides the
+/// workload. Each default says where it comes from (LINUX-FACTS section 9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Costs {
+    /// Direct cost of a context switch, charged as %sys on the CPU before the
+    /// next task's work progresses. 2 us: community pipe ping-pong figures on
+    /// recent kernels are 1-2.5 us [LINUX-FACTS 9.1].
+    pub context_switch_ns: u64,
+    /// Cache refill after a migration, by distance, charged to the task's first
+    /// run on the new CPU. For small working sets the indirect cost of a
+    /// switch is "several us" [LINUX-FACTS 9.1/9.2, Li et al. ExpCS'07]; an
+    /// SMT sibling shares every cache level. Order of magnitude only.
+    pub migration_smt_ns: u64,
+    pub migration_llc_ns: u64,
+    pub migration_remote_llc_ns: u64,
+    pub migration_remote_node_ns: u64,
+    /// Delivery of a reschedule/wakeup IPI to another CPU: 2 us, within the
+    /// 1-3 us x86 figure of LINUX-FACTS 9.3 (secondary sources).
+    pub wakeup_ipi_ns: u64,
+    /// C1 exit latency when an idle CPU is woken: 2 us, Skylake-SP C1 in the
+    /// intel_idle table [LINUX-FACTS 9.4]. Deeper states are not modelled.
+    pub idle_exit_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            context_switch_ns: 2_000,
+            migration_smt_ns: 0,
+            migration_llc_ns: 5_000,
+            migration_remote_llc_ns: 50_000,
+            migration_remote_node_ns: 100_000,
+            wakeup_ipi_ns: 2_000,
+            idle_exit_ns: 2_000,
+        }
+    }
+}
+
+/// Preemption model (Kconfig PREEMPT_NONE / VOLUNTARY / full PREEMPT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreemptModel {
+    None,
+    Voluntary,
+    Full,
+}
+
+/// Everything about the kernel of one run.
+#[derive(Debug, Clone)]
+pub struct KernelConfig {
+    pub version: KernelVersion,
+    pub hz: u32,
+    pub tick_ns: u64,
+    pub fair: FairEra,
+    pub balancer: BalancerEra,
+    pub features: Features,
+    pub sysctl: Tunables,
+    pub costs: Costs,
+    pub preempt: PreemptModel,
+    /// Nice of ktask helper threads (P0 sets MAX_NICE = 19; before it, 0).
+    pub ktask_helper_nice: i32,
+}
+
+impl KernelConfig {
+    pub fn defaults(v: KernelVersion) -> Self {
+        KernelConfig {
+            version: v,
+            hz: 250,
+            tick_ns: 4_000_000,
+            fair: if v.at_least(6, 6) { FairEra::Eevdf } else { FairEra::Cfs },
+            balancer: if v.at_least(5, 5) { BalancerEra::GroupType } else { BalancerEra::AvgLoad },
+            features: Features::defaults(v),
+            sysctl: Tunables::defaults(v),
+            costs: Costs::default(),
+            preempt: PreemptModel::None,
+            ktask_helper_nice: 0,
+        }
+    }
+}

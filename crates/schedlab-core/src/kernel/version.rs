@@ -1,0 +1,88 @@
+//! Kernel versions and the mechanism eras they select.
+//!
+//! A scenario names `kernel.version`; that picks defaults for every
+//! mechanism era, the sched_features and the tunables. Each can be
+//! overridden in the scenario with the kernel's own names.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KernelVersion {
+    pub major: u16,
+    pub minor: u16,
+    pub patch: u16,
+}
+
+/// The versions schedlab has presets for. Others between them are accepted
+/// and take the preset of the newest listed version not above them.
+pub const KNOWN_VERSIONS: &[&str] =
+    &["2.6.24", "2.6.25", "2.6.35", "4.16", "4.19", "5.4", "5.5", "5.7", "6.1", "6.6", "6.12"];
+
+impl KernelVersion {
+    pub const fn new(major: u16, minor: u16, patch: u16) -> Self {
+        KernelVersion { major, minor, patch }
+    }
+
+    /// Parse "6.1", "2.6.35" or "6.1.192".
+    pub fn parse(s: &str) -> Option<Self> {
+        let parts: Vec<&str> = s.trim().split('.').collect();
+        if parts.len() < 2 || parts.len() > 4 {
+            return None;
+        }
+        let mut nums = Vec::with_capacity(parts.len());
+        for p in &parts {
+            nums.push(p.parse::<u16>().ok()?);
+        }
+        let v = match (nums[0], nums.len()) {
+            // 2.6.x: the third number is the "minor" that matters.
+            (2, 3) | (2, 4) if nums[1] == 6 => KernelVersion::new(2, 6, nums[2]),
+            (2, _) => return None,
+            (3..=7, 2) => KernelVersion::new(nums[0], nums[1], 0),
+            (3..=7, 3) => KernelVersion::new(nums[0], nums[1], nums[2]),
+            _ => return None,
+        };
+        if v < KernelVersion::new(2, 6, 23) {
+            return None; // CFS arrived in 2.6.23; nothing older is modelled.
+        }
+        Some(v)
+    }
+
+    /// True if this version is at least `major.minor` (for 2.6.x use (2, 6, x)).
+    pub fn at_least(&self, major: u16, minor: u16) -> bool {
+        *self >= KernelVersion::new(major, minor, 0)
+    }
+
+    pub fn at_least_26(&self, x: u16) -> bool {
+        *self >= KernelVersion::new(2, 6, x)
+    }
+}
+
+impl fmt::Display for KernelVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.major == 2 {
+            write!(f, "2.6.{}", self.patch)
+        } else if self.patch == 0 {
+            write!(f, "{}.{}", self.major, self.minor)
+        } else {
+            write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_order() {
+        let a = KernelVersion::parse("2.6.35").unwrap();
+        let b = KernelVersion::parse("4.16").unwrap();
+        let c = KernelVersion::parse("6.1.192").unwrap();
+        assert!(a < b && b < c);
+        assert_eq!(a.to_string(), "2.6.35");
+        assert_eq!(b.to_string(), "4.16");
+        assert!(KernelVersion::parse("2.6.22").is_none());
+        assert!(KernelVersion::parse("six").is_none());
+        assert!(c.at_least(6, 1) && !c.at_least(6, 6));
+    }
+}

@@ -1,0 +1,62 @@
+//! schedlab-core: a deterministic discrete-event model of the Linux CPU
+//! scheduler (and, later, memory reclaim). Scenario -> Simulation -> Report.
+
+#![deny(unsafe_code)]
+
+pub mod cpumask;
+pub mod engine;
+pub mod error;
+pub mod kernel;
+pub mod machine;
+pub mod scenario;
+pub mod sched;
+pub mod stats;
+pub mod trace;
+pub mod workload;
+
+pub use error::{Result, SimError};
+
+/// Options of one run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub seed: u64,
+    pub check: bool,
+    /// Write the ftrace-text trace here.
+    pub trace_path: Option<String>,
+}
+
+/// Parse, validate and simulate a scenario; return the JSON report.
+pub fn run_text(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+    opts: &RunOptions,
+) -> Result<serde_json::Value> {
+    let sc = scenario::load(text, file, overrides)?;
+    run_scenario(&sc, opts)
+}
+
+/// Simulate an already validated scenario.
+pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<serde_json::Value> {
+    let trace = trace::Trace::new(opts.trace_path.is_some());
+    let mut sim = sched::core::Sim::new(sc, opts.seed, opts.check, trace)?;
+    sim.run()?;
+    if let Some(p) = &opts.trace_path {
+        let text = sim.trace.text.take().unwrap_or_default();
+        std::fs::write(p, text).map_err(|e| {
+            SimError::bad_value(&sc.source, "--trace", format!("cannot write {p}: {e}"), "a writable path")
+        })?;
+    }
+    Ok(stats::report::build(&sim, sc))
+}
+
+/// Parse and validate only; a short summary.
+pub fn check_text(text: &str, file: &str, overrides: &[(String, String)]) -> Result<serde_json::Value> {
+    let sc = scenario::load(text, file, overrides)?;
+    Ok(serde_json::json!({
+        "name": sc.name,
+        "machine": {"name": sc.machine.name, "nr_cpus": sc.machine.nr_cpus()},
+        "kernel": {"version": sc.kernel.version.to_string()},
+        "tasks": sc.groups.iter().map(|g| g.count).sum::<usize>(),
+    }))
+}

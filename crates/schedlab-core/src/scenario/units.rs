@@ -1,0 +1,48 @@
+//! Durations with units: "20ms", "1.5s", "250us", "100ns", "2min".
+
+/// Parse a duration string into ns. Err(text) says what is wrong.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim();
+    if num.is_empty() {
+        return Err(format!("\"{s}\" does not start with a number"));
+    }
+    let mult: f64 = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        "" => return Err(format!("\"{s}\" has no unit")),
+        _ => return Err(format!("\"{s}\" has an unknown unit \"{unit}\"")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("\"{num}\" is not a number"))?;
+    let ns = v * mult;
+    if !ns.is_finite() || ns > 1e19 {
+        return Err(format!("\"{s}\" is too large"));
+    }
+    Ok(ns.round() as u64)
+}
+
+pub const DURATION_ACCEPTED: &str =
+    "a string like \"20ms\", \"1.5s\", \"250us\", \"100ns\", \"2min\" (units ns, us, ms, s, min, h)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("20ms"), Ok(20_000_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration("250us"), Ok(250_000));
+        assert_eq!(parse_duration("100ns"), Ok(100));
+        assert_eq!(parse_duration(" 2 min"), Ok(120_000_000_000));
+        assert!(parse_duration("20").is_err());
+        assert!(parse_duration("20 parsecs").is_err());
+        assert!(parse_duration("ms").is_err());
+    }
+}

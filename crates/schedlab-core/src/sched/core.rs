@@ -1,0 +1,1070 @@
+//! Models kernel/sched/core.c: runqueues, schedule(), try_to_wake_up(),
+//! the context switch, the scheduler tick and set_task_cpu(); plus the
+//! event loop that drives them and the task-program interpreter.
+//!
+//! The whole machine is one `Sim`; the classes add `impl Sim` blocks in
+//! their own files (fair/entity.rs, fair/wakeup.rs, fair/balance.rs), so the
+//! kernel's function names map onto methods one to one.
+
+use crate::cpumask::CpuMask;
+use crate::engine::{EventKey, EventQueue, Instant, Rng};
+use crate::error::SimError;
+use crate::kernel::ktask::KtaskJob;
+use crate::kernel::{sysctl_factor, FairEra, KernelConfig};
+use crate::machine::Machine;
+use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
+use crate::sched::fair::pelt;
+use crate::sched::fair::CfsRq;
+use crate::sched::features::Feature;
+use crate::sched::task::{SchedEntity, Task, TaskId, TaskState, TaskStats};
+use crate::sched::topology::{build_sched_domains, SchedTopology};
+use crate::sched::{load_weight, Policy};
+use crate::stats::{CpuTime, Recorder};
+use crate::trace::Trace;
+use crate::workload::Op;
+
+/// Events of the simulation. Every state change happens in one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ev {
+    /// A task group instance is created (its start delay elapsed).
+    Start(TaskId),
+    /// The scheduler tick on a CPU.
+    Tick(usize),
+    /// The current op of the task running on this CPU completes.
+    OpDone(usize),
+    /// A sleeping task's timer expires.
+    Timeout(TaskId),
+    /// The per-CPU stopper runs active_load_balance_cpu_stop.
+    ActiveBalance(usize),
+    /// An idle CPU kicked by nohz_balancer_kick runs nohz_idle_balance.
+    NohzKick(usize),
+    /// mpstat sample boundary.
+    Sample,
+    /// End of the measurement.
+    End,
+}
+
+/// enum cpu_idle_type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuIdleType {
+    Idle = 0,
+    NotIdle = 1,
+    NewlyIdle = 2,
+}
+
+/// Load-balance schedstat counters of one domain level on one CPU.
+#[derive(Debug, Clone, Default)]
+pub struct LbStats {
+    pub lb_count: [u64; 3],
+    pub lb_balanced: [u64; 3],
+    pub lb_failed: [u64; 3],
+    pub lb_imbalance: [u64; 3],
+    pub lb_gained: [u64; 3],
+    pub lb_nobusyg: [u64; 3],
+    pub lb_nobusyq: [u64; 3],
+    pub alb_count: u64,
+    pub alb_pushed: u64,
+    pub alb_failed: u64,
+    pub ttwu_wake_remote: u64,
+    pub ttwu_move_affine: u64,
+}
+
+/// The per-CPU, per-level mutable part of struct sched_domain (each CPU has
+/// its own copy in the kernel; the span and groups are shared in topology).
+#[derive(Debug, Clone)]
+pub struct SdState {
+    /// In ns; may be negative: the domain was built before the workload started.
+    pub last_balance: i64,
+    /// In ms, like the kernel's balance_interval.
+    pub balance_interval: u64,
+    pub nr_balance_failed: u32,
+    pub max_newidle_lb_cost: u64,
+    pub stats: LbStats,
+}
+
+/// Per-runqueue schedstat counters.
+#[derive(Debug, Clone, Default)]
+pub struct RqStats {
+    pub sched_count: u64,
+    pub sched_goidle: u64,
+    pub ttwu_count: u64,
+    pub ttwu_local: u64,
+    pub run_ns: u64,
+    pub wait_ns: u64,
+    pub timeslices: u64,
+}
+
+/// struct rq.
+#[derive(Debug, Clone)]
+pub struct Rq {
+    pub cpu: usize,
+    pub curr: Option<TaskId>,
+    /// Runnable tasks of every class, including curr.
+    pub nr_running: u32,
+    pub cfs: CfsRq,
+    pub need_resched: bool,
+    pub tick_key: Option<EventKey>,
+    pub op_key: Option<EventKey>,
+    pub idle_stamp: Option<u64>,
+    pub avg_idle: u64,
+    pub max_idle_balance_cost: u64,
+    /// In ns (jiffies × TICK_NSEC).
+    pub next_balance: u64,
+    pub sd: Vec<SdState>,
+    pub active_balance: bool,
+    pub push_cpu: usize,
+    pub nohz_idle: bool,
+    pub acct: CpuTime,
+    pub acct_since: u64,
+    pub stats: RqStats,
+    pub wake_avg_idle: u64,
+}
+
+/// State of a barrier or event.
+#[derive(Debug, Clone, Default)]
+pub struct SyncObj {
+    pub participants: usize,
+    pub arrived: Vec<TaskId>,
+    pub pending: u64,
+    pub waiters: Vec<TaskId>,
+}
+
+/// The simulation: one machine, one kernel, one workload.
+pub struct Sim {
+    pub cfg: KernelConfig,
+    pub machine: Machine,
+    pub topo: SchedTopology,
+    pub now: u64,
+    pub q: EventQueue<Ev>,
+    pub tasks: Vec<Task>,
+    pub rqs: Vec<Rq>,
+    pub templates: Vec<TaskGroup>,
+    /// Report groups: the scenario's groups, then "<group>.helpers" groups.
+    pub group_names: Vec<String>,
+    pub barriers: Vec<SyncObj>,
+    pub events: Vec<SyncObj>,
+    pub jobs: Vec<KtaskJob>,
+    pub seed: u64,
+    pub rng: Rng,
+    /// Scaled tunables (after the CPU-count factor).
+    pub sched_latency: u64,
+    pub sched_min_granularity: u64,
+    pub sched_wakeup_granularity: u64,
+    pub sched_base_slice: u64,
+    pub sched_nr_latency: u64,
+    pub resched_pending: Vec<usize>,
+    pub nohz_idle_cpus: CpuMask,
+    pub nohz_next_balance: u64,
+    /// Runqueues with nr_running >= 2 (root_domain->overload).
+    pub nr_overloaded: usize,
+    /// Per LLC (indexed by sd_llc_id): CPUs not in nohz idle (nr_busy_cpus).
+    pub llc_nr_busy: Vec<usize>,
+    pub llc_has_idle_cores: Vec<bool>,
+    pub llc_nr_idle_scan: Vec<usize>,
+    /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
+    pub sg_imbalance: Vec<bool>,
+    pub live_tasks: usize,
+    pub next_pid: u32,
+    pub list_seq: u64,
+    pub events_processed: u64,
+    pub end_ns: u64,
+    pub stop_reason: &'static str,
+    pub fatal: Option<SimError>,
+    pub check: bool,
+    pub rec: Recorder,
+    pub trace: Trace,
+}
+
+pub fn msecs_to_jiffies(ms: u64, hz: u32) -> u64 {
+    (ms * hz as u64).div_ceil(1000)
+}
+
+impl Sim {
+    pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
+        let cfg = sc.kernel.clone();
+        let machine = sc.machine.clone();
+        let nr = machine.nr_cpus();
+        if cfg.features.on(Feature::DELAY_DEQUEUE) {
+            return Err(SimError::not_modelled(
+                &sc.source,
+                "kernel.features",
+                "DELAY_DEQUEUE (default on in 6.12) is not modelled yet; add \"NO_DELAY_DEQUEUE\" to kernel.features",
+            ));
+        }
+        let topo = build_sched_domains(&machine, cfg.version);
+        let factor = sysctl_factor(cfg.version, cfg.sysctl.sched_tunable_scaling, nr);
+        let mut sched_latency = cfg.sysctl.sched_latency_ns * factor;
+        let mut sched_min_granularity = cfg.sysctl.sched_min_granularity_ns * factor;
+        if !cfg.version.at_least_26(33) {
+            // 2.6.24 .. 2.6.32 capped latency and min_granularity at 200 ms.
+            sched_latency = sched_latency.min(200_000_000);
+            sched_min_granularity = sched_min_granularity.min(200_000_000);
+        }
+        let sched_wakeup_granularity = cfg.sysctl.sched_wakeup_granularity_ns * factor;
+        let sched_base_slice = cfg.sysctl.sched_base_slice_ns * factor;
+        let sched_nr_latency = sched_latency.div_ceil(sched_min_granularity.max(1));
+        let tick = cfg.tick_ns;
+        let mut rqs = Vec::with_capacity(nr);
+        // The machine has been up for a while when the workload starts, so
+        // each CPU's domains last balanced at an arbitrary point within
+        // their interval: the phase is drawn from the seed (this, not a
+        // fudge factor, is where repeated runs differ).
+        let mut phase_rng = Rng::fork(seed, "sd_last_balance");
+        for cpu in 0..nr {
+            let sd = topo.cpu_domains[cpu]
+                .iter()
+                .map(|&d| {
+                    let dom = &topo.domains[d];
+                    let max_ns = msecs_to_jiffies(dom.max_interval_ms * dom.busy_factor as u64, cfg.hz) * tick;
+                    SdState {
+                        last_balance: -(phase_rng.range(0, max_ns) as i64),
+                        balance_interval: if cfg.version.at_least(4, 16) { dom.span_weight as u64 } else { 1 },
+                        nr_balance_failed: 0,
+                        max_newidle_lb_cost: 0,
+                        stats: LbStats::default(),
+                    }
+                })
+                .collect();
+            rqs.push(Rq {
+                cpu,
+                curr: None,
+                nr_running: 0,
+                cfs: CfsRq::new(),
+                need_resched: false,
+                tick_key: None,
+                op_key: None,
+                idle_stamp: Some(0),
+                avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
+                max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,
+                next_balance: tick,
+                sd,
+                active_balance: false,
+                push_cpu: 0,
+                nohz_idle: true,
+                acct: CpuTime::default(),
+                acct_since: 0,
+                stats: RqStats::default(),
+                wake_avg_idle: 0,
+            });
+        }
+        let nr_llc_ids = nr;
+        let ngroups = topo.groups.len();
+        let mut llc_nr_busy = vec![0; nr_llc_ids];
+        let _ = &mut llc_nr_busy;
+        let mut group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
+        for g in &sc.groups {
+            group_names.push(format!("{}.helpers", g.name));
+        }
+        let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
+        let events = sc.events.iter().map(|_| SyncObj::default()).collect();
+        let end_ns = sc.measure.duration.map(|d| sc.measure.warmup + d).unwrap_or(MAX_SIM_NS);
+        let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns);
+        let mut sim = Sim {
+            cfg,
+            machine,
+            topo,
+            now: 0,
+            q: EventQueue::new(),
+            tasks: Vec::new(),
+            rqs,
+            templates: sc.groups.clone(),
+            group_names,
+            barriers,
+            events,
+            jobs: Vec::new(),
+            seed,
+            rng: Rng::fork(seed, "sim"),
+            sched_latency,
+            sched_min_granularity,
+            sched_wakeup_granularity,
+            sched_base_slice,
+            sched_nr_latency,
+            resched_pending: Vec::new(),
+            nohz_idle_cpus: CpuMask::full(nr),
+            nohz_next_balance: 0,
+            nr_overloaded: 0,
+            llc_nr_busy,
+            llc_has_idle_cores: vec![true; nr_llc_ids],
+            llc_nr_idle_scan: vec![usize::MAX; nr_llc_ids],
+            sg_imbalance: vec![false; ngroups],
+            live_tasks: 0,
+            next_pid: 100,
+            list_seq: 0,
+            events_processed: 0,
+            end_ns,
+            stop_reason: "duration reached",
+            fatal: None,
+            check: check || sc.measure.check,
+            rec,
+            trace,
+        };
+        // Create the initial tasks.
+        for (gi, g) in sc.groups.iter().enumerate() {
+            for i in 0..g.count {
+                let tid = sim.alloc_task(gi, Some(gi), g, i);
+                sim.q.schedule(Instant(g.start), Ev::Start(tid));
+            }
+        }
+        if sc.measure.warmup > 0 || sc.measure.interval > 0 {
+            let first = sc.measure.warmup + sc.measure.interval;
+            if first < end_ns {
+                sim.q.schedule(Instant(first), Ev::Sample);
+            }
+        }
+        if end_ns < MAX_SIM_NS {
+            sim.q.schedule(Instant(end_ns), Ev::End);
+        }
+        Ok(sim)
+    }
+
+    /// Allocate a task (not yet runnable).
+    pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
+        let tid = self.tasks.len();
+        let (weight, inv_weight) = load_weight(g.policy, g.nice, self.cfg.version);
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
+        let comm: String = comm.chars().take(15).collect();
+        self.tasks.push(Task {
+            pid,
+            comm,
+            group,
+            template,
+            policy: g.policy,
+            nice: g.nice,
+            weight,
+            inv_weight,
+            kthread: g.kthread,
+            nr_cpus_allowed: g.cpus.weight(),
+            cpus: g.cpus.clone(),
+            state: TaskState::New,
+            cpu: g.cpus.first().unwrap_or(0),
+            se: SchedEntity::default(),
+            pc: 0,
+            loop_stack: Vec::new(),
+            work_left: 0,
+            runtime_end: None,
+            cs_debt: 0,
+            need_advance: true,
+            timer_next: None,
+            ktask: None,
+            rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
+            stats: TaskStats::default(),
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            recent_used_cpu: 0,
+            list_seq: 0,
+        });
+        tid
+    }
+
+    // ---------------------------------------------------------------- loop
+
+    /// Run to the end. Returns an error if the model hit a fatal condition.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while let Some((t, ev)) = self.q.pop() {
+            if t.0 > self.end_ns {
+                break;
+            }
+            self.now = t.0;
+            self.events_processed += 1;
+            match ev {
+                Ev::End => {
+                    self.stop_reason = "duration reached";
+                    break;
+                }
+                _ => self.handle(ev),
+            }
+            self.flush_resched();
+            if let Some(e) = self.fatal.take() {
+                return Err(e);
+            }
+            if self.check {
+                self.check_invariants()?;
+            }
+            if self.live_tasks == 0 && self.all_started() && self.end_ns == MAX_SIM_NS {
+                self.stop_reason = "all tasks exited";
+                break;
+            }
+        }
+        if self.end_ns == MAX_SIM_NS && self.live_tasks > 0 {
+            if self.q.is_empty() {
+                return Err(SimError::Invariant {
+                    message: format!(
+                        "deadlock: {} tasks are blocked forever and no event is pending (a wait without a signal, or a barrier that cannot fill)",
+                        self.live_tasks
+                    ),
+                });
+            }
+            self.stop_reason = "safety limit reached";
+        }
+        self.end_ns = self.now.min(self.end_ns);
+        for cpu in 0..self.rqs.len() {
+            self.account_cpu(cpu);
+        }
+        Ok(())
+    }
+
+    fn all_started(&self) -> bool {
+        !self.tasks.iter().any(|t| t.state == TaskState::New)
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Start(tid) => self.start_task(tid, None),
+            Ev::Tick(cpu) => self.scheduler_tick(cpu),
+            Ev::OpDone(cpu) => self.op_done(cpu),
+            Ev::Timeout(tid) => {
+                let cpu = self.tasks[tid].cpu;
+                self.try_to_wake_up(tid, cpu, false);
+            }
+            Ev::ActiveBalance(cpu) => self.active_load_balance_cpu_stop(cpu),
+            Ev::NohzKick(cpu) => self.nohz_idle_balance(cpu),
+            Ev::Sample => {
+                for cpu in 0..self.rqs.len() {
+                    self.account_cpu(cpu);
+                }
+                let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
+                self.rec.sample(self.now, &accts);
+                let next = self.now + self.rec.interval;
+                if next <= self.end_ns {
+                    self.q.schedule(Instant(next), Ev::Sample);
+                }
+            }
+            Ev::End => {}
+        }
+    }
+
+    // ------------------------------------------------------ CPU accounting
+
+    /// Fold the time since the last accounting point into the CPU's buckets
+    /// (precise accounting; Deviation: /proc/stat is tick-sampled unless
+    /// VIRT_CPU_ACCOUNTING_GEN, so the kernel's split is noisier).
+    pub fn account_cpu(&mut self, cpu: usize) {
+        let now = self.now;
+        let since = self.rqs[cpu].acct_since;
+        if now <= since {
+            return;
+        }
+        let delta = now - since;
+        self.rqs[cpu].acct_since = now;
+        match self.rqs[cpu].curr {
+            None => self.rqs[cpu].acct.idle += delta,
+            Some(tid) => {
+                // The task's debt (switch, refill) was settled in update_curr;
+                // here we only split by kind.
+                let t = &self.tasks[tid];
+                if t.kthread {
+                    self.rqs[cpu].acct.sys += delta;
+                } else if t.nice > 0 {
+                    self.rqs[cpu].acct.nice += delta;
+                } else {
+                    self.rqs[cpu].acct.usr += delta;
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------ resched / tick
+
+    /// resched_curr(): mark the CPU; schedule() runs when the current event
+    /// is done (Deviation: the reschedule IPI's latency is charged to the
+    /// wakee instead of delaying the switch).
+    pub fn resched_curr(&mut self, cpu: usize) {
+        if !self.rqs[cpu].need_resched {
+            self.rqs[cpu].need_resched = true;
+            self.resched_pending.push(cpu);
+        }
+    }
+
+    fn flush_resched(&mut self) {
+        while !self.resched_pending.is_empty() {
+            let mut cpus = std::mem::take(&mut self.resched_pending);
+            cpus.sort_unstable();
+            cpus.dedup();
+            for cpu in cpus {
+                if self.rqs[cpu].need_resched {
+                    self.schedule(cpu);
+                }
+            }
+        }
+    }
+
+    /// Start the periodic tick on a CPU that became busy, aligned to the
+    /// jiffy grid (sched_skew_tick=0: all CPUs tick together).
+    fn tick_restart(&mut self, cpu: usize) {
+        if self.rqs[cpu].tick_key.is_some() {
+            return;
+        }
+        let tick = self.cfg.tick_ns;
+        let next = (self.now / tick + 1) * tick;
+        self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(next), Ev::Tick(cpu)));
+    }
+
+    /// sched_tick(): runs every 1/HZ on busy CPUs (NO_HZ_IDLE stops it on
+    /// idle ones).
+    fn scheduler_tick(&mut self, cpu: usize) {
+        self.rqs[cpu].tick_key = None;
+        let Some(curr) = self.rqs[cpu].curr else {
+            // Idle: the tick is stopped (nohz); the idle CPU is balanced by
+            // the ILB on its behalf.
+            self.nohz_balance_enter_idle(cpu);
+            return;
+        };
+        self.update_curr(cpu);
+        self.task_tick_fair(cpu, curr);
+        self.trigger_load_balance(cpu);
+        let tick = self.cfg.tick_ns;
+        self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(self.now + tick), Ev::Tick(cpu)));
+    }
+
+    // ------------------------------------------------------------- schedule
+
+    /// __schedule(): pick the next task on `cpu` and switch to it.
+    pub fn schedule(&mut self, cpu: usize) {
+        self.rqs[cpu].need_resched = false;
+        self.rqs[cpu].stats.sched_count += 1;
+        let prev = self.rqs[cpu].curr;
+        if prev.is_some() {
+            self.update_curr(cpu);
+        }
+        let prev_runnable = prev.filter(|&p| self.tasks[p].state == TaskState::Runnable && self.tasks[p].cpu == cpu);
+        let mut next = self.pick_next_task_fair(cpu, prev_runnable);
+        if next.is_none() {
+            // balance_fair -> newidle_balance before going idle.
+            if self.newidle_balance(cpu) > 0 {
+                next = self.pick_next_task_fair(cpu, None);
+            }
+        }
+        if next == prev && next.is_some() {
+            // Keep running; re-arm the op timer (its end may have moved).
+            self.arm_op_timer(cpu);
+            return;
+        }
+        self.account_cpu(cpu);
+        if let Some(p) = prev {
+            if let Some(op) = self.rqs[cpu].op_key.take() {
+                self.q.cancel(op);
+            }
+            if prev_runnable.is_some() {
+                self.put_prev_task_fair(cpu, p);
+                self.tasks[p].stats.nivcsw += 1;
+            } else {
+                self.tasks[p].stats.nvcsw += 1;
+            }
+            self.tasks[p].stats.nr_switches += 1;
+        }
+        self.rqs[cpu].curr = next;
+        match next {
+            Some(n) => {
+                self.set_next_entity(cpu, n);
+                self.rqs[cpu].stats.timeslices += 1;
+                let cs = self.cfg.costs.context_switch_ns;
+                self.tasks[n].cs_debt += cs;
+                self.trace.sched_switch(self.now, cpu, prev.map(|p| &self.tasks[p]), Some(&self.tasks[n]));
+                if self.tasks[n].need_advance {
+                    self.advance(n);
+                }
+                if self.rqs[cpu].curr == Some(n) {
+                    self.arm_op_timer(cpu);
+                }
+                self.tick_restart(cpu);
+                if self.rqs[cpu].nohz_idle {
+                    self.nohz_balance_exit_idle(cpu);
+                }
+            }
+            None => {
+                self.rqs[cpu].stats.sched_goidle += 1;
+                self.rqs[cpu].idle_stamp = Some(self.now);
+                self.trace.sched_switch(self.now, cpu, prev.map(|p| &self.tasks[p]), None);
+                self.update_idle_core(cpu);
+            }
+        }
+    }
+
+    /// Arm the completion event of the current op of the task on `cpu`.
+    pub fn arm_op_timer(&mut self, cpu: usize) {
+        if let Some(k) = self.rqs[cpu].op_key.take() {
+            self.q.cancel(k);
+        }
+        let Some(tid) = self.rqs[cpu].curr else { return };
+        let t = &self.tasks[tid];
+        let at = if let Some(end) = t.runtime_end {
+            (self.now + t.cs_debt).max(end)
+        } else if t.work_left > 0 || t.cs_debt > 0 {
+            self.now + t.cs_debt + t.work_left
+        } else if t.need_advance {
+            self.now
+        } else {
+            return;
+        };
+        self.rqs[cpu].op_key = Some(self.q.schedule(Instant(at), Ev::OpDone(cpu)));
+    }
+
+    /// update_curr(): charge the running task for the time since exec_start.
+    pub fn update_curr(&mut self, cpu: usize) {
+        let Some(tid) = self.rqs[cpu].curr else { return };
+        let now = self.now;
+        let t = &mut self.tasks[tid];
+        let delta = now.saturating_sub(t.se.exec_start);
+        if delta == 0 {
+            return;
+        }
+        t.se.exec_start = now;
+        t.se.sum_exec_runtime += delta;
+        let mut d = delta;
+        let debt = t.cs_debt.min(d);
+        t.cs_debt -= debt;
+        d -= debt;
+        t.work_left = t.work_left.saturating_sub(d);
+        self.rqs[cpu].stats.run_ns += delta;
+        if debt > 0 {
+            // The switch itself is kernel time; fold the task's share first.
+            self.account_cpu(cpu);
+            let r = &mut self.rqs[cpu].acct;
+            let t = &self.tasks[tid];
+            let took = if t.kthread {
+                &mut r.sys
+            } else if t.nice > 0 {
+                &mut r.nice
+            } else {
+                &mut r.usr
+            };
+            let moved = debt.min(*took);
+            *took -= moved;
+            r.sys += moved;
+        }
+        self.update_curr_fair(cpu, tid, delta);
+    }
+
+    // -------------------------------------------------------------- wakeup
+
+    /// Place a new task and make it runnable (wake_up_new_task).
+    pub fn start_task(&mut self, tid: TaskId, parent_cpu: Option<usize>) {
+        let from = parent_cpu.unwrap_or_else(|| self.tasks[tid].cpus.first().unwrap_or(0));
+        self.tasks[tid].stats.start_ns = self.now;
+        self.live_tasks += 1;
+        let cpu = self.select_task_rq_fork(tid, from);
+        self.tasks[tid].cpu = cpu;
+        self.tasks[tid].recent_used_cpu = cpu;
+        self.tasks[tid].state = TaskState::Runnable;
+        let w = self.tasks[tid].weight as u64;
+        pelt::init_entity(&mut self.tasks[tid].se.avg, w);
+        // post_init_entity_util_avg(): a new task starts with half the
+        // CPU's spare capacity as its utilisation (weight-scaled since 6.10).
+        self.update_load_avg(cpu, None);
+        let util_weight = if self.cfg.version.at_least(6, 10) { w } else { w << 10 };
+        let cap = self.capacity_of(cpu);
+        let cfs_avg = self.rqs[cpu].cfs.avg;
+        pelt::post_init_entity_util_avg(&cfs_avg, &mut self.tasks[tid].se.avg, util_weight, cap);
+        self.trace.sched_wakeup_new(self.now, cpu, &self.tasks[tid]);
+        self.enqueue_task_fair(cpu, tid, true, false);
+        self.tasks[tid].stats.last_wakeup = Some(self.now);
+        self.wakeup_idle_cost(tid, from, cpu);
+        self.check_preempt_curr(cpu, tid);
+    }
+
+    /// The wakee of an idle or remote CPU pays the IPI and the idle exit
+    /// before its work progresses.
+    fn wakeup_idle_cost(&mut self, tid: TaskId, from: usize, cpu: usize) {
+        let mut cost = 0;
+        if cpu != from {
+            cost += self.cfg.costs.wakeup_ipi_ns;
+        }
+        if self.rqs[cpu].curr.is_none() {
+            cost += self.cfg.costs.idle_exit_ns;
+        }
+        self.tasks[tid].cs_debt += cost;
+    }
+
+    /// try_to_wake_up(). `waker_cpu` is where the wakeup is issued;
+    /// `from_task` says whether a task (vs an interrupt/timer) wakes it.
+    pub fn try_to_wake_up(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool) {
+        if self.tasks[tid].state != TaskState::Blocked {
+            return;
+        }
+        let prev_cpu = self.tasks[tid].cpu;
+        let cpu = self.select_task_rq_fair_wakeup(tid, prev_cpu, waker_cpu, from_task);
+        self.rqs[waker_cpu].stats.ttwu_count += 1;
+        if cpu == waker_cpu {
+            self.rqs[waker_cpu].stats.ttwu_local += 1;
+        }
+        if cpu != prev_cpu {
+            self.set_task_cpu(tid, cpu);
+        }
+        self.tasks[tid].state = TaskState::Runnable;
+        self.tasks[tid].stats.nr_wakeups += 1;
+        self.tasks[tid].stats.last_wakeup = Some(self.now);
+        self.trace.sched_wakeup(self.now, cpu, &self.tasks[tid]);
+        // ttwu_do_activate: feed avg_idle from the idle period that ends.
+        if let Some(stamp) = self.rqs[cpu].idle_stamp.take() {
+            let delta = self.now.saturating_sub(stamp);
+            let max = 2 * self.rqs[cpu].max_idle_balance_cost;
+            let rq = &mut self.rqs[cpu];
+            if delta > max {
+                rq.avg_idle = max;
+            } else {
+                // update_avg: avg += (sample - avg) / 8
+                rq.avg_idle = (rq.avg_idle as i64 + (delta as i64 - rq.avg_idle as i64) / 8) as u64;
+            }
+        }
+        self.enqueue_task_fair(cpu, tid, false, true);
+        self.wakeup_idle_cost(tid, waker_cpu, cpu);
+        self.check_preempt_curr(cpu, tid);
+    }
+
+    /// wakeup_preempt / check_preempt_curr.
+    fn check_preempt_curr(&mut self, cpu: usize, tid: TaskId) {
+        match self.rqs[cpu].curr {
+            None => self.resched_curr(cpu),
+            Some(curr) if curr != tid => self.check_preempt_wakeup_fair(cpu, curr, tid),
+            _ => {}
+        }
+    }
+
+    /// set_task_cpu(): move a not-running task's accounting to `new_cpu`.
+    pub fn set_task_cpu(&mut self, tid: TaskId, new_cpu: usize) {
+        let old = self.tasks[tid].cpu;
+        if old == new_cpu {
+            return;
+        }
+        self.migrate_task_rq_fair(tid, old, new_cpu);
+        let t = &mut self.tasks[tid];
+        t.cpu = new_cpu;
+        t.stats.nr_migrations += 1;
+        let c = &self.cfg.costs;
+        let m = &self.machine;
+        let refill = if m.cpus[old].core == m.cpus[new_cpu].core {
+            c.migration_smt_ns
+        } else if m.cpus[old].llc == m.cpus[new_cpu].llc {
+            c.migration_llc_ns
+        } else if m.cpus[old].node == m.cpus[new_cpu].node {
+            c.migration_remote_llc_ns
+        } else {
+            c.migration_remote_node_ns
+        };
+        t.cs_debt += refill;
+        self.trace.sched_migrate_task(self.now, &self.tasks[tid], old, new_cpu);
+    }
+
+    /// Move a queued, not running task between runqueues (detach_task +
+    /// attach_task of the balancer).
+    pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize) {
+        self.dequeue_task_fair(src, tid, false);
+        self.set_task_cpu(tid, dst);
+        self.enqueue_task_fair(dst, tid, false, false);
+        self.check_preempt_curr(dst, tid);
+    }
+
+    // ------------------------------------------------- nr_running / overload
+
+    pub fn add_nr_running(&mut self, cpu: usize) {
+        self.rqs[cpu].nr_running += 1;
+        if self.rqs[cpu].nr_running == 2 {
+            self.nr_overloaded += 1;
+        }
+    }
+
+    pub fn sub_nr_running(&mut self, cpu: usize) {
+        self.rqs[cpu].nr_running -= 1;
+        if self.rqs[cpu].nr_running == 1 {
+            self.nr_overloaded -= 1;
+        }
+    }
+
+    /// idle_cpu(): nothing running and nothing queued.
+    #[inline]
+    pub fn idle_cpu(&self, cpu: usize) -> bool {
+        self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
+    }
+
+    /// sched_idle_cpu() (5.4+): only SCHED_IDLE tasks are runnable.
+    #[inline]
+    pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
+        let rq = &self.rqs[cpu];
+        self.cfg.version.at_least(5, 4) && rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
+    }
+
+    // ------------------------------------------------------------ programs
+
+    fn op_done(&mut self, cpu: usize) {
+        self.rqs[cpu].op_key = None;
+        let Some(tid) = self.rqs[cpu].curr else { return };
+        self.update_curr(cpu);
+        let t = &self.tasks[tid];
+        if let Some(end) = t.runtime_end {
+            if self.now < end || t.cs_debt > 0 {
+                self.arm_op_timer(cpu);
+                return;
+            }
+            self.tasks[tid].runtime_end = None;
+        } else if t.work_left > 0 || t.cs_debt > 0 {
+            self.arm_op_timer(cpu);
+            return;
+        }
+        if self.tasks[tid].ktask.is_some() && !self.tasks[tid].need_advance {
+            self.ktask_chunk_done(tid);
+        } else {
+            self.tasks[tid].need_advance = true;
+            self.advance(tid);
+        }
+        if self.rqs[cpu].curr == Some(tid) && self.tasks[tid].state == TaskState::Runnable {
+            self.arm_op_timer(cpu);
+        }
+    }
+
+    /// Interpret the task's program from its pc until it reaches an op that
+    /// takes time or blocks. The task is running on its CPU.
+    pub fn advance(&mut self, tid: TaskId) {
+        self.tasks[tid].need_advance = false;
+        let Some(template) = self.tasks[tid].template else {
+            // A ktask helper runs the helper loop only.
+            self.ktask_chunk_done(tid);
+            return;
+        };
+        let mut steps = 0u32;
+        loop {
+            steps += 1;
+            if steps > 1_000_000 {
+                self.fatal = Some(SimError::Invariant {
+                    message: format!(
+                        "task {} runs a program that makes no progress (a loop of zero-time ops)",
+                        self.tasks[tid].comm
+                    ),
+                });
+                return;
+            }
+            let pc = self.tasks[tid].pc;
+            let Some(op) = self.templates[template].program.ops.get(pc).cloned() else {
+                self.do_exit(tid);
+                return;
+            };
+            self.tasks[tid].pc += 1;
+            match op {
+                Op::Run(d) => {
+                    let w = d.sample(&mut self.tasks[tid].rng);
+                    if w == 0 {
+                        continue;
+                    }
+                    self.tasks[tid].work_left = w;
+                    return;
+                }
+                Op::Runtime(d) => {
+                    let w = d.sample(&mut self.tasks[tid].rng);
+                    self.tasks[tid].runtime_end = Some(self.now + w);
+                    return;
+                }
+                Op::Sleep(d) => {
+                    let w = d.sample(&mut self.tasks[tid].rng);
+                    self.block(tid);
+                    self.q.schedule(Instant(self.now + w), Ev::Timeout(tid));
+                    return;
+                }
+                Op::Timer { period } => {
+                    let next = match self.tasks[tid].timer_next {
+                        None => self.now + period,
+                        Some(n) => n + period,
+                    };
+                    self.tasks[tid].timer_next = Some(next);
+                    if next > self.now {
+                        self.block(tid);
+                        self.q.schedule(Instant(next), Ev::Timeout(tid));
+                        return;
+                    }
+                }
+                Op::Yield => {
+                    self.yield_task_fair(tid);
+                    self.tasks[tid].need_advance = true;
+                    let cpu = self.tasks[tid].cpu;
+                    self.resched_curr(cpu);
+                    return;
+                }
+                Op::LoopStart { count, end } => {
+                    if count == 0 {
+                        self.tasks[tid].loop_stack.push((pc, u64::MAX));
+                    } else {
+                        self.tasks[tid].loop_stack.push((pc, count));
+                    }
+                    let _ = end;
+                }
+                Op::LoopEnd { start } => {
+                    let top = self.tasks[tid].loop_stack.last_mut().expect("loop stack");
+                    if top.1 != u64::MAX {
+                        top.1 -= 1;
+                    }
+                    if top.1 > 0 {
+                        self.tasks[tid].pc = start + 1;
+                    } else {
+                        self.tasks[tid].loop_stack.pop();
+                    }
+                }
+                Op::Barrier(b) => {
+                    let bar = &mut self.barriers[b];
+                    bar.arrived.push(tid);
+                    if bar.arrived.len() >= bar.participants {
+                        let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
+                        let cpu = self.tasks[tid].cpu;
+                        for w in waiters {
+                            if w != tid {
+                                self.try_to_wake_up(w, cpu, true);
+                            }
+                        }
+                    } else {
+                        self.block(tid);
+                        return;
+                    }
+                }
+                Op::Wait(e) => {
+                    if self.events[e].pending > 0 {
+                        self.events[e].pending -= 1;
+                    } else {
+                        self.events[e].waiters.push(tid);
+                        self.block(tid);
+                        return;
+                    }
+                }
+                Op::Signal(e) => {
+                    if self.events[e].waiters.is_empty() {
+                        self.events[e].pending += 1;
+                    } else {
+                        let w = self.events[e].waiters.remove(0);
+                        let cpu = self.tasks[tid].cpu;
+                        self.record_wakee(tid, w);
+                        self.try_to_wake_up(w, cpu, true);
+                    }
+                }
+                Op::Fork(g) => {
+                    let tmpl = self.templates[g].clone();
+                    let idx = self.tasks.iter().filter(|t| t.group == g).count();
+                    let child = self.alloc_task(g, Some(g), &tmpl, idx);
+                    let cpu = self.tasks[tid].cpu;
+                    self.start_task(child, Some(cpu));
+                }
+                Op::Exit => {
+                    self.do_exit(tid);
+                    return;
+                }
+                Op::Parallel { work, threads, min_chunk } => {
+                    self.ktask_run(tid, work, threads, min_chunk);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The running task goes to sleep: deactivate it; schedule() follows.
+    pub fn block(&mut self, tid: TaskId) {
+        let cpu = self.tasks[tid].cpu;
+        self.update_curr(cpu);
+        self.dequeue_task_fair(cpu, tid, true);
+        self.tasks[tid].state = TaskState::Blocked;
+        self.tasks[tid].need_advance = true;
+        self.resched_curr(cpu);
+    }
+
+    pub fn do_exit(&mut self, tid: TaskId) {
+        let cpu = self.tasks[tid].cpu;
+        if self.tasks[tid].state == TaskState::Runnable {
+            self.update_curr(cpu);
+            self.dequeue_task_fair(cpu, tid, true);
+        }
+        self.tasks[tid].state = TaskState::Dead;
+        self.tasks[tid].stats.exit_ns = Some(self.now);
+        self.trace.sched_process_exit(self.now, cpu, &self.tasks[tid]);
+        self.live_tasks -= 1;
+        self.resched_curr(cpu);
+    }
+
+    // ----------------------------------------------------------- invariants
+
+    /// The invariant checker (--check): one running task per CPU, affinity
+    /// respected, every runnable task on exactly one runqueue, CPU time
+    /// conserved.
+    pub fn check_invariants(&self) -> Result<(), SimError> {
+        let mut seen = vec![0u32; self.tasks.len()];
+        for rq in &self.rqs {
+            if let Some(c) = rq.curr {
+                let t = &self.tasks[c];
+                if t.cpu != rq.cpu {
+                    return Err(SimError::Invariant {
+                        message: format!("task {} runs on CPU {} but task_cpu is {}", t.comm, rq.cpu, t.cpu),
+                    });
+                }
+                if !t.cpus.test(rq.cpu) {
+                    return Err(SimError::Invariant {
+                        message: format!(
+                            "task {} runs on CPU {} outside its affinity {}",
+                            t.comm,
+                            rq.cpu,
+                            t.cpus.to_list_string()
+                        ),
+                    });
+                }
+            }
+            for &(_, tid) in rq.cfs.tasks_timeline.iter() {
+                seen[tid] += 1;
+                if self.tasks[tid].cpu != rq.cpu {
+                    return Err(SimError::Invariant {
+                        message: format!(
+                            "task {} queued on CPU {} but task_cpu is {}",
+                            self.tasks[tid].comm, rq.cpu, self.tasks[tid].cpu
+                        ),
+                    });
+                }
+            }
+            if let Some(c) = rq.cfs.curr {
+                seen[c] += 1;
+            }
+            let a = &rq.acct;
+            if a.usr + a.nice + a.sys + a.idle != rq.acct_since {
+                return Err(SimError::Invariant {
+                    message: format!(
+                        "CPU {} time not conserved: {} accounted vs {} elapsed",
+                        rq.cpu,
+                        a.usr + a.nice + a.sys + a.idle,
+                        rq.acct_since
+                    ),
+                });
+            }
+            if rq.nr_running != rq.cfs.nr_running {
+                return Err(SimError::Invariant {
+                    message: format!(
+                        "CPU {}: nr_running {} != cfs nr_running {}",
+                        rq.cpu, rq.nr_running, rq.cfs.nr_running
+                    ),
+                });
+            }
+        }
+        for (tid, t) in self.tasks.iter().enumerate() {
+            let want = u32::from(t.state == TaskState::Runnable);
+            if seen[tid] != want {
+                return Err(SimError::Invariant {
+                    message: format!("task {} ({:?}) is on {} runqueues", t.comm, t.state, seen[tid]),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub fn fair_era(&self) -> FairEra {
+        self.cfg.fair
+    }
+
+    pub fn policy_of(&self, tid: TaskId) -> Policy {
+        self.tasks[tid].policy
+    }
+
+    pub fn next_list_seq(&mut self) -> u64 {
+        self.list_seq += 1;
+        self.list_seq
+    }
+
+    pub fn jiffies_ns(&self, j: u64) -> u64 {
+        j * self.cfg.tick_ns
+    }
+
+    pub fn msecs_to_ns_jiffy(&self, ms: u64) -> u64 {
+        msecs_to_jiffies(ms, self.cfg.hz) * self.cfg.tick_ns
+    }
+}

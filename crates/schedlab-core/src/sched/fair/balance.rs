@@ -1,0 +1,845 @@
+//! Models the load balancer of kernel/sched/fair.c in its 5.5+ group-type
+//! form (Vincent Guittot's rework): sched_balance_domains / rebalance_domains
+//! from the tick, load_balance with should_we_balance, find_busiest_group
+//! (group_classify, update_sd_pick_busiest, calculate_imbalance),
+//! find_busiest_queue, detach_tasks / can_migrate_task, active balance via
+//! the stopper, newidle balance with its cost guard, and NOHZ idle
+//! balancing (the ILB kick). LINUX-FACTS section 3.
+//!
+//! Deviations: the balancer's own CPU time is not modelled (so
+//! max_newidle_lb_cost and the scan costs stay 0); no cgroups, no
+//! asymmetric capacity (misfit, asym_packing never arise); NUMA fbq
+//! classes are not modelled.
+
+use crate::engine::Instant;
+use crate::sched::core::{CpuIdleType, Ev, Sim};
+use crate::sched::features::Feature;
+use crate::sched::task::{TaskId, TaskState};
+use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SERIALIZE, SD_SHARE_CPUCAPACITY};
+
+/// enum group_type, in the order that makes a group "busier" (5.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum GroupType {
+    #[default]
+    HasSpare,
+    FullyBusy,
+    MisfitTask,
+    AsymPacking,
+    Imbalanced,
+    Overloaded,
+}
+
+/// enum migration_type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MigrationType {
+    Load,
+    Util,
+    Task,
+    Misfit,
+}
+
+/// struct sg_lb_stats.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SgStats {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: GroupType,
+}
+
+/// MAX_PINNED_INTERVAL (ms).
+const MAX_PINNED_INTERVAL: u64 = 512;
+/// SCHED_NR_MIGRATE_BREAK.
+const SCHED_NR_MIGRATE_BREAK: u32 = 32;
+
+/// struct lb_env.
+struct LbEnv {
+    sd: usize,
+    lvl: usize,
+    dst_cpu: usize,
+    src_cpu: usize,
+    idle: CpuIdleType,
+    imbalance: i64,
+    migration_type: MigrationType,
+    cpus: Vec<usize>,
+    all_pinned: bool,
+    some_pinned: bool,
+    dst_pinned: bool,
+    new_dst_cpu: usize,
+    loop_: u32,
+    loop_max: u32,
+    loop_break: u32,
+}
+
+impl Sim {
+    /// group_classify().
+    pub fn group_classify(&self, sd: usize, s: &SgStats, g: usize) -> GroupType {
+        let pct = self.topo.domains[sd].imbalance_pct as u64;
+        let runnable = self.cfg.version.at_least(5, 7);
+        // group_is_overloaded
+        if s.sum_nr_running > s.group_weight
+            && (s.group_capacity * 100 < s.group_util * pct
+                || (runnable && s.group_runnable * 100 > s.group_capacity * pct))
+        {
+            return GroupType::Overloaded;
+        }
+        if self.sg_imbalance[g] {
+            return GroupType::Imbalanced;
+        }
+        // group_has_capacity
+        let has_capacity = s.sum_nr_running < s.group_weight
+            || (s.group_capacity * 100 > s.group_util * pct
+                && !(runnable && s.group_runnable * 100 > s.group_capacity * pct));
+        if !has_capacity {
+            return GroupType::FullyBusy;
+        }
+        GroupType::HasSpare
+    }
+
+    /// update_sg_lb_stats().
+    fn update_sg_lb_stats(&mut self, env: &LbEnv, g: usize) -> SgStats {
+        let cpus: Vec<usize> =
+            self.topo.groups[g].cpus.iter().copied().filter(|c| env.cpus.binary_search(c).is_ok()).collect();
+        let grp = &self.topo.groups[g];
+        let mut s = SgStats { group_capacity: grp.capacity, group_weight: grp.weight as u32, ..Default::default() };
+        for i in cpus {
+            self.update_load_avg(i, None); // Deviation: fresher than the kernel's possibly stale blocked load
+            s.group_load += self.cpu_load(i);
+            s.group_util += self.cpu_util(i);
+            s.group_runnable += self.rqs[i].cfs.avg.runnable_avg;
+            let nr = self.rqs[i].nr_running;
+            s.sum_nr_running += nr;
+            s.sum_h_nr_running += self.rqs[i].cfs.h_nr_running;
+            if nr == 0 && self.idle_cpu(i) {
+                s.idle_cpus += 1;
+            }
+        }
+        s.group_type = self.group_classify(env.sd, &s, g);
+        if s.group_type == GroupType::Overloaded {
+            s.avg_load = s.group_load * 1024 / s.group_capacity.max(1);
+        }
+        s
+    }
+
+    /// update_sd_pick_busiest() (5.5).
+    fn update_sd_pick_busiest(&self, s: &SgStats, busiest: &SgStats) -> bool {
+        if s.sum_h_nr_running == 0 {
+            return false;
+        }
+        if s.group_type != busiest.group_type {
+            return s.group_type > busiest.group_type;
+        }
+        match s.group_type {
+            GroupType::Overloaded => s.avg_load > busiest.avg_load,
+            GroupType::Imbalanced => false,
+            // "XXX for now avg_load is not computed and always 0 so we
+            // select the 1st one" (5.5).
+            GroupType::FullyBusy => s.avg_load > busiest.avg_load,
+            GroupType::HasSpare => {
+                !(s.idle_cpus > busiest.idle_cpus
+                    || (s.idle_cpus == busiest.idle_cpus && s.sum_nr_running <= busiest.sum_nr_running))
+            }
+            _ => false,
+        }
+    }
+
+    /// should_we_balance(): one CPU per group balances a level.
+    fn should_we_balance(&self, env: &LbEnv) -> bool {
+        if env.idle == CpuIdleType::NewlyIdle {
+            return true;
+        }
+        let g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
+        let grp = &self.topo.groups[g];
+        let balance_cpu = grp
+            .cpus
+            .iter()
+            .copied()
+            .find(|&c| env.cpus.binary_search(&c).is_ok() && self.idle_cpu(c))
+            .unwrap_or(grp.first_cpu);
+        balance_cpu == env.dst_cpu
+    }
+
+    /// find_busiest_group() with calculate_imbalance(). Returns the group.
+    fn find_busiest_group(&mut self, env: &mut LbEnv) -> Option<usize> {
+        let sd = env.sd;
+        // The kernel's per-CPU sd->groups list starts at the local group and
+        // wraps, so ties ("the first one found") go to the next group after
+        // ours: this is what rotates the pulled-from CPU around the domain.
+        let groups: Vec<usize> = self.topo.groups_from(env.dst_cpu, env.lvl).collect();
+        let local_g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
+        let mut local = SgStats::default();
+        let mut busiest_g: Option<usize> = None;
+        let mut busiest = SgStats::default();
+        let (mut total_load, mut total_capacity) = (0u64, 0u64);
+        for g in groups {
+            let s = self.update_sg_lb_stats(env, g);
+            total_load += s.group_load;
+            total_capacity += s.group_capacity;
+            if g == local_g {
+                local = s;
+                continue;
+            }
+            if busiest_g.is_none() && s.sum_h_nr_running > 0
+                || busiest_g.is_some() && self.update_sd_pick_busiest(&s, &busiest)
+            {
+                busiest_g = Some(g);
+                busiest = s;
+            }
+        }
+        // SIS_UTIL: the LLC's periodic balance refreshes nr_idle_scan.
+        if env.idle != CpuIdleType::NewlyIdle && self.topo.sd_llc[env.dst_cpu] == Some(sd) {
+            self.update_idle_cpu_scan(env.dst_cpu, total_load, sd);
+        }
+        let busiest_g = busiest_g?;
+        let dom = &self.topo.domains[sd];
+        let prefer_sibling = env.lvl > 0 && {
+            let child = self.topo.cpu_domains[env.dst_cpu][env.lvl - 1];
+            self.topo.domains[child].flags & SD_PREFER_SIBLING != 0
+        };
+        let mut sds_avg_load = 0u64;
+        let force =
+            matches!(busiest.group_type, GroupType::MisfitTask | GroupType::AsymPacking | GroupType::Imbalanced);
+        if !force {
+            if local.group_type > busiest.group_type {
+                return None;
+            }
+            if local.group_type == GroupType::Overloaded {
+                if local.avg_load >= busiest.avg_load {
+                    return None;
+                }
+                sds_avg_load = total_load * 1024 / total_capacity.max(1);
+                if local.avg_load >= sds_avg_load {
+                    return None;
+                }
+                if 100 * busiest.avg_load <= dom.imbalance_pct as u64 * local.avg_load {
+                    return None;
+                }
+            }
+            let sibling_force = prefer_sibling
+                && local.group_type == GroupType::HasSpare
+                && busiest.sum_nr_running > local.sum_nr_running + 1;
+            if !sibling_force && busiest.group_type != GroupType::Overloaded {
+                if env.idle == CpuIdleType::NotIdle {
+                    return None;
+                }
+                if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+                    return None;
+                }
+                if busiest.sum_h_nr_running == 1 {
+                    return None;
+                }
+            }
+        }
+        // calculate_imbalance()
+        if busiest.group_type == GroupType::Imbalanced {
+            env.migration_type = MigrationType::Task;
+            env.imbalance = 1;
+        } else if local.group_type == GroupType::HasSpare {
+            if busiest.group_type > GroupType::FullyBusy {
+                env.migration_type = MigrationType::Util;
+                env.imbalance = (local.group_capacity.max(local.group_util) - local.group_util) as i64;
+                if env.idle != CpuIdleType::NotIdle && env.imbalance == 0 {
+                    env.migration_type = MigrationType::Task;
+                    env.imbalance = 1;
+                }
+            } else if busiest.group_weight == 1 || prefer_sibling {
+                env.migration_type = MigrationType::Task;
+                env.imbalance = (busiest.sum_nr_running.saturating_sub(local.sum_nr_running) >> 1) as i64;
+            } else {
+                env.migration_type = MigrationType::Task;
+                env.imbalance = ((local.idle_cpus as i64 - busiest.idle_cpus as i64) >> 1).max(0);
+            }
+            if dom.flags & SD_NUMA != 0 && env.migration_type == MigrationType::Task && self.cfg.version.at_least(5, 7)
+            {
+                // adjust_numa_imbalance: allow a small imbalance to remain
+                // when the destination would run few tasks.
+                if local.sum_nr_running + 1 <= 2 && busiest.sum_nr_running <= 2 {
+                    env.imbalance = 0;
+                }
+            }
+        } else {
+            if local.group_type < GroupType::Overloaded {
+                local.avg_load = local.group_load * 1024 / local.group_capacity.max(1);
+                sds_avg_load = total_load * 1024 / total_capacity.max(1);
+            }
+            // Deviation (6.x guard applied to every version): 5.5 computed
+            // this in unsigned arithmetic and could wrap when local was
+            // above the average; later kernels return balanced here.
+            if local.avg_load >= busiest.avg_load || local.avg_load >= sds_avg_load {
+                return None;
+            }
+            env.migration_type = MigrationType::Load;
+            let a = (busiest.avg_load.saturating_sub(sds_avg_load)) * busiest.group_capacity;
+            let b = (sds_avg_load - local.avg_load) * local.group_capacity;
+            env.imbalance = (a.min(b) / 1024) as i64;
+        }
+        (env.imbalance > 0).then_some(busiest_g)
+    }
+
+    /// find_busiest_queue().
+    fn find_busiest_queue(&self, env: &LbEnv, g: usize) -> Option<usize> {
+        let mut busiest = None;
+        let (mut busiest_load, mut busiest_capacity) = (0u64, 1u64);
+        let mut busiest_util = 0u64;
+        let mut busiest_nr = 0u32;
+        for &i in &self.topo.groups[g].cpus {
+            if env.cpus.binary_search(&i).is_err() {
+                continue;
+            }
+            let nr = self.rqs[i].cfs.h_nr_running;
+            if nr == 0 {
+                continue;
+            }
+            let capacity = self.capacity_of(i);
+            match env.migration_type {
+                MigrationType::Load => {
+                    let load = self.cpu_load(i);
+                    if nr == 1 && load as i64 > env.imbalance {
+                        continue;
+                    }
+                    if load * busiest_capacity > busiest_load * capacity || busiest.is_none() {
+                        busiest_load = load;
+                        busiest_capacity = capacity;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Util => {
+                    let util = self.cpu_util(i);
+                    if busiest_util < util || busiest.is_none() {
+                        busiest_util = util;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Task | MigrationType::Misfit => {
+                    if busiest_nr < nr {
+                        busiest_nr = nr;
+                        busiest = Some(i);
+                    }
+                }
+            }
+        }
+        busiest
+    }
+
+    /// task_hot().
+    fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
+        let t = &self.tasks[p];
+        if t.is_idle_policy() {
+            return false;
+        }
+        if self.cfg.version.at_least(6, 12) && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
+            return false;
+        }
+        let src = &self.rqs[env.src_cpu].cfs;
+        if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
+            && self.rqs[env.dst_cpu].nr_running > 0
+            && (src.next == Some(p) || src.last == Some(p))
+        {
+            return true;
+        }
+        let mc = self.cfg.sysctl.sched_migration_cost_ns;
+        if mc == 0 {
+            return false;
+        }
+        self.now.saturating_sub(t.se.exec_start) < mc
+    }
+
+    /// can_migrate_task().
+    fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
+        let t = &self.tasks[p];
+        if t.is_per_cpu_kthread() && self.cfg.version.at_least(5, 10) {
+            return false;
+        }
+        if !t.cpus.test(env.dst_cpu) {
+            env.some_pinned = true;
+            if env.idle == CpuIdleType::NewlyIdle || env.dst_pinned || active {
+                return false;
+            }
+            let g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
+            if let Some(&c) = self.topo.groups[g]
+                .cpus
+                .iter()
+                .find(|&&c| c != env.dst_cpu && env.cpus.binary_search(&c).is_ok() && t.cpus.test(c))
+            {
+                env.dst_pinned = true;
+                env.new_dst_cpu = c;
+            }
+            return false;
+        }
+        env.all_pinned = false;
+        if self.rqs[env.src_cpu].curr == Some(p) {
+            return false;
+        }
+        if active {
+            return true;
+        }
+        !self.task_hot(p, env)
+            || self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed > self.topo.domains[env.sd].cache_nice_tries
+    }
+
+    /// The source's cfs_tasks list from the tail (least recently run first).
+    fn cfs_tasks_tail_first(&self, cpu: usize) -> Vec<TaskId> {
+        let rq = &self.rqs[cpu];
+        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
+        v.sort_by_key(|&t| self.tasks[t].list_seq);
+        v
+    }
+
+    /// detach_tasks() + attach_tasks(): returns the number moved.
+    fn detach_tasks(&mut self, env: &mut LbEnv) -> u32 {
+        if env.imbalance <= 0 {
+            return 0;
+        }
+        let src = env.src_cpu;
+        let mut moved = 0;
+        let lvl = env.lvl;
+        let sd = env.sd;
+        let failed = self.rqs[env.dst_cpu].sd[lvl].nr_balance_failed;
+        let cache_nice = self.topo.domains[sd].cache_nice_tries;
+        for p in self.cfs_tasks_tail_first(src) {
+            if env.idle != CpuIdleType::NotIdle && self.rqs[src].nr_running <= 1 {
+                break;
+            }
+            env.loop_ += 1;
+            if env.loop_ > env.loop_max {
+                break;
+            }
+            if env.loop_ > env.loop_break {
+                env.loop_break += SCHED_NR_MIGRATE_BREAK;
+                break;
+            }
+            if !self.can_migrate_task(p, env, false) {
+                continue;
+            }
+            match env.migration_type {
+                MigrationType::Load => {
+                    let load = self.task_h_load(p).max(1);
+                    if self.cfg.features.on(Feature::LB_MIN) && load < 16 && failed == 0 {
+                        continue;
+                    }
+                    // 5.10+ relaxes by shifting with the failure count;
+                    // 5.5 skipped tasks heavier than twice the imbalance until
+                    // cache_nice_tries failures.
+                    let too_big = if self.cfg.version.at_least(5, 10) {
+                        (load >> failed.min(63)) as i64 > env.imbalance
+                    } else {
+                        (load / 2) as i64 > env.imbalance && failed <= cache_nice
+                    };
+                    if too_big {
+                        continue;
+                    }
+                    env.imbalance -= load as i64;
+                }
+                MigrationType::Util => {
+                    let util = self.tasks[p].se.avg.util_avg;
+                    if util as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= util as i64;
+                }
+                MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
+            }
+            self.move_queued_task(p, src, env.dst_cpu);
+            moved += 1;
+            if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
+                break;
+            }
+            if env.imbalance <= 0 {
+                break;
+            }
+        }
+        moved
+    }
+
+    /// load_balance(). Returns the number of tasks moved.
+    fn load_balance(&mut self, this_cpu: usize, lvl: usize, idle: CpuIdleType, continue_balancing: &mut bool) -> u32 {
+        let sd = self.topo.cpu_domains[this_cpu][lvl];
+        let dom = &self.topo.domains[sd];
+        let (min_interval, max_interval, cache_nice_tries) =
+            (dom.min_interval_ms, dom.max_interval_ms, dom.cache_nice_tries);
+        let ix = idle as usize;
+        let mut env = LbEnv {
+            sd,
+            lvl,
+            dst_cpu: this_cpu,
+            src_cpu: this_cpu,
+            idle,
+            imbalance: 0,
+            migration_type: MigrationType::Load,
+            cpus: dom.span.clone(),
+            all_pinned: false,
+            some_pinned: false,
+            dst_pinned: false,
+            new_dst_cpu: this_cpu,
+            loop_: 0,
+            loop_max: 0,
+            loop_break: SCHED_NR_MIGRATE_BREAK,
+        };
+        self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+        let mut moved = 0;
+        let mut active_kicked = false;
+        let mut busiest_cpu = None;
+        let outcome_balanced;
+        'redo: loop {
+            if !self.should_we_balance(&env) {
+                *continue_balancing = false;
+                outcome_balanced = true;
+                break 'redo;
+            }
+            let Some(g) = self.find_busiest_group(&mut env) else {
+                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
+                outcome_balanced = true;
+                break 'redo;
+            };
+            let Some(busiest) = self.find_busiest_queue(&env, g) else {
+                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
+                outcome_balanced = true;
+                break 'redo;
+            };
+            busiest_cpu = Some(busiest);
+            self.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += env.imbalance.max(0) as u64;
+            env.src_cpu = busiest;
+            env.all_pinned = true;
+            if self.rqs[busiest].nr_running > 1 {
+                env.loop_max = (self.cfg.sysctl.sched_nr_migrate as u32).min(self.rqs[busiest].nr_running);
+                env.loop_ = 0;
+                moved += self.detach_tasks(&mut env);
+                if env.dst_pinned && env.imbalance > 0 && moved == 0 {
+                    // LBF_DST_PINNED: retry towards another CPU of our group.
+                    env.dst_cpu = env.new_dst_cpu;
+                    env.dst_pinned = false;
+                    env.loop_ = 0;
+                    moved += self.detach_tasks(&mut env);
+                    env.dst_cpu = this_cpu;
+                }
+                if env.some_pinned && lvl + 1 < self.topo.cpu_domains[this_cpu].len() {
+                    // Flag the parent's local group as imbalanced.
+                    let pg = self.topo.cpu_local_group[this_cpu][lvl + 1];
+                    if env.imbalance > 0 {
+                        self.sg_imbalance[pg] = true;
+                    }
+                }
+                if env.all_pinned {
+                    env.cpus.retain(|&c| c != busiest);
+                    if !env.cpus.is_empty()
+                        && env
+                            .cpus
+                            .iter()
+                            .any(|c| !self.topo.groups[self.topo.cpu_local_group[this_cpu][lvl]].cpus.contains(c))
+                    {
+                        env.loop_break = SCHED_NR_MIGRATE_BREAK;
+                        continue 'redo;
+                    }
+                    // out_all_pinned
+                    self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
+                    self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+                    self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
+                    return 0;
+                }
+            }
+            outcome_balanced = false;
+            break 'redo;
+        }
+        if outcome_balanced {
+            if lvl + 1 < self.topo.cpu_domains[this_cpu].len() && !env.all_pinned {
+                let pg = self.topo.cpu_local_group[this_cpu][lvl + 1];
+                self.sg_imbalance[pg] = false;
+            }
+            self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
+            self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+            self.tune_interval_up(this_cpu, lvl, idle, env.all_pinned, max_interval);
+            return 0;
+        }
+        let busiest = busiest_cpu.expect("busiest set");
+        self.rqs[this_cpu].sd[lvl].stats.lb_gained[ix] += moved as u64;
+        if moved == 0 {
+            self.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
+            if idle != CpuIdleType::NewlyIdle {
+                self.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
+            }
+            if self.need_active_balance(&env) {
+                let curr_ok = self.rqs[busiest].curr.is_some_and(|c| self.tasks[c].cpus.test(this_cpu));
+                if !curr_ok {
+                    self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
+                    return 0;
+                }
+                if !self.rqs[busiest].active_balance {
+                    self.rqs[busiest].active_balance = true;
+                    self.rqs[busiest].push_cpu = this_cpu;
+                    active_kicked = true;
+                    // stop_one_cpu_nowait: the stopper preempts busiest.
+                    let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
+                    self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
+                }
+                self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
+            }
+        } else {
+            self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+        }
+        let st = &mut self.rqs[this_cpu].sd[lvl];
+        if !active_kicked {
+            st.balance_interval = min_interval;
+        } else if st.balance_interval < max_interval {
+            st.balance_interval *= 2;
+        }
+        moved
+    }
+
+    fn tune_interval_up(&mut self, cpu: usize, lvl: usize, idle: CpuIdleType, all_pinned: bool, max_interval: u64) {
+        if idle == CpuIdleType::NewlyIdle {
+            return;
+        }
+        let st = &mut self.rqs[cpu].sd[lvl];
+        if (all_pinned && st.balance_interval < MAX_PINNED_INTERVAL) || st.balance_interval < max_interval {
+            st.balance_interval *= 2;
+        }
+    }
+
+    /// need_active_balance() (5.5: voluntary cases, then the failure count).
+    fn need_active_balance(&self, env: &LbEnv) -> bool {
+        if env.migration_type == MigrationType::Misfit {
+            return true;
+        }
+        let failed = self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed;
+        failed > self.topo.domains[env.sd].cache_nice_tries + 2
+    }
+
+    /// active_load_balance_cpu_stop(): runs on `busiest` as the stopper.
+    pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
+        if !self.rqs[busiest].active_balance {
+            return;
+        }
+        self.rqs[busiest].active_balance = false;
+        let target = self.rqs[busiest].push_cpu;
+        // The stopper thread preempts the current task: charge the switch.
+        self.update_curr(busiest);
+        if let Some(c) = self.rqs[busiest].curr {
+            self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
+        }
+        if self.rqs[busiest].cfs.h_nr_running == 0 {
+            return;
+        }
+        let Some(lvl) = self.topo.cpu_domains[target]
+            .iter()
+            .position(|&d| self.topo.domains[d].span.binary_search(&busiest).is_ok())
+        else {
+            return;
+        };
+        let sd = self.topo.cpu_domains[target][lvl];
+        self.rqs[target].sd[lvl].stats.alb_count += 1;
+        let mut env = LbEnv {
+            sd,
+            lvl,
+            dst_cpu: target,
+            src_cpu: busiest,
+            idle: CpuIdleType::Idle,
+            imbalance: 1,
+            migration_type: MigrationType::Task,
+            cpus: Vec::new(),
+            all_pinned: false,
+            some_pinned: false,
+            dst_pinned: false,
+            new_dst_cpu: target,
+            loop_: 0,
+            loop_max: 0,
+            loop_break: 0,
+        };
+        // detach_one_task(): the stopper is running, so the preempted task
+        // is no longer "running" and may go.
+        let curr = self.rqs[busiest].curr;
+        let mut cand = self.cfs_tasks_tail_first(busiest);
+        cand.reverse();
+        for p in cand {
+            let is_curr = Some(p) == curr;
+            if !self.tasks[p].cpus.test(target) {
+                continue;
+            }
+            if !is_curr && !self.can_migrate_task(p, &mut env, true) {
+                continue;
+            }
+            if is_curr {
+                // Preempt it: it goes back to the tree first.
+                self.put_prev_task_fair(busiest, p);
+                self.rqs[busiest].curr = None;
+                if let Some(k) = self.rqs[busiest].op_key.take() {
+                    self.q.cancel(k);
+                }
+                self.tasks[p].stats.nivcsw += 1;
+                self.tasks[p].stats.nr_switches += 1;
+                self.trace.sched_switch(self.now, busiest, Some(&self.tasks[p]), None);
+                self.account_cpu(busiest);
+            }
+            self.move_queued_task(p, busiest, target);
+            self.rqs[target].sd[lvl].stats.alb_pushed += 1;
+            self.rqs[target].sd[lvl].nr_balance_failed = 0;
+            self.resched_curr(busiest);
+            return;
+        }
+        self.rqs[target].sd[lvl].stats.alb_failed += 1;
+    }
+
+    /// get_sd_balance_interval(), in ns.
+    fn sd_balance_interval(&self, cpu: usize, lvl: usize, busy: bool) -> u64 {
+        let d = self.topo.cpu_domains[cpu][lvl];
+        let mut ms = self.rqs[cpu].sd[lvl].balance_interval;
+        if busy {
+            ms *= self.topo.domains[d].busy_factor as u64;
+        }
+        let mut j = crate::sched::core::msecs_to_jiffies(ms, self.cfg.hz);
+        if busy && self.cfg.version.at_least(6, 1) {
+            j = j.saturating_sub(1);
+        }
+        let max_j = (self.cfg.hz as u64 * self.rqs.len() as u64 / 10).max(1);
+        j.clamp(1, max_j) * self.cfg.tick_ns
+    }
+
+    /// rebalance_domains() / sched_balance_domains().
+    fn rebalance_domains(&mut self, cpu: usize, mut idle: CpuIdleType) {
+        let mut continue_balancing = true;
+        let mut next_balance = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
+        let mut busy = idle != CpuIdleType::Idle && !self.sched_idle_cpu(cpu);
+        let levels = self.topo.cpu_domains[cpu].len();
+        for lvl in 0..levels {
+            let d = self.topo.cpu_domains[cpu][lvl];
+            let mut interval = self.sd_balance_interval(cpu, lvl, busy);
+            let serialize = self.topo.domains[d].flags & SD_SERIALIZE != 0;
+            let _ = serialize; // Deviation: the global trylock never contends in a serial simulator.
+            if self.now as i64 >= self.rqs[cpu].sd[lvl].last_balance + interval as i64 {
+                if self.load_balance(cpu, lvl, idle, &mut continue_balancing) > 0 {
+                    idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
+                    busy = idle != CpuIdleType::Idle && !self.sched_idle_cpu(cpu);
+                }
+                self.rqs[cpu].sd[lvl].last_balance = self.now as i64;
+                interval = self.sd_balance_interval(cpu, lvl, busy);
+            }
+            next_balance = next_balance.min((self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64);
+            if !continue_balancing {
+                break;
+            }
+        }
+        self.rqs[cpu].next_balance = next_balance;
+    }
+
+    /// trigger_load_balance() from the tick of a busy CPU, and
+    /// nohz_balancer_kick().
+    pub fn trigger_load_balance(&mut self, cpu: usize) {
+        if self.now >= self.rqs[cpu].next_balance {
+            let idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
+            self.rebalance_domains(cpu, idle);
+        }
+        self.nohz_balancer_kick(cpu);
+    }
+
+    fn nohz_balancer_kick(&mut self, cpu: usize) {
+        if self.nohz_idle_cpus.is_empty() || self.now < self.nohz_next_balance {
+            return;
+        }
+        let mut kick = self.rqs[cpu].nr_running >= 2;
+        if !kick {
+            let llc = self.topo.sd_llc_id[cpu];
+            kick = self.llc_nr_busy[llc] > 1;
+        }
+        if !kick {
+            return;
+        }
+        // find_new_ilb(): first idle CPU in the nohz mask.
+        let Some(ilb) = self.nohz_idle_cpus.iter().find(|&c| self.idle_cpu(c)) else { return };
+        self.nohz_next_balance = self.now + self.cfg.tick_ns;
+        let at = self.now + self.cfg.costs.wakeup_ipi_ns;
+        self.q.schedule(Instant(at), Ev::NohzKick(ilb));
+    }
+
+    /// nohz_idle_balance(): the kicked idle CPU balances for every tickless
+    /// idle CPU whose next_balance is due, then for itself.
+    pub fn nohz_idle_balance(&mut self, ilb: usize) {
+        let cpus: Vec<usize> = self.nohz_idle_cpus.iter().collect();
+        let mut next = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
+        for c in cpus.iter().copied().filter(|&c| c != ilb).chain(std::iter::once(ilb)) {
+            if !self.idle_cpu(ilb) {
+                break; // need_resched: this CPU got work; abort.
+            }
+            if !self.idle_cpu(c) {
+                continue;
+            }
+            if self.now >= self.rqs[c].next_balance {
+                self.rebalance_domains(c, CpuIdleType::Idle);
+            }
+            next = next.min(self.rqs[c].next_balance);
+        }
+        self.nohz_next_balance = next;
+    }
+
+    pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
+        if self.rqs[cpu].nohz_idle || !self.idle_cpu(cpu) {
+            return;
+        }
+        self.rqs[cpu].nohz_idle = true;
+        self.nohz_idle_cpus.set(cpu);
+        let llc = self.topo.sd_llc_id[cpu];
+        self.llc_nr_busy[llc] = self.llc_nr_busy[llc].saturating_sub(1);
+    }
+
+    pub fn nohz_balance_exit_idle(&mut self, cpu: usize) {
+        if !self.rqs[cpu].nohz_idle {
+            return;
+        }
+        self.rqs[cpu].nohz_idle = false;
+        self.nohz_idle_cpus.clear(cpu);
+        let llc = self.topo.sd_llc_id[cpu];
+        self.llc_nr_busy[llc] += 1;
+    }
+
+    /// newidle_balance() (5.5 form of the guard). Returns tasks pulled.
+    pub fn newidle_balance(&mut self, cpu: usize) -> u32 {
+        self.rqs[cpu].idle_stamp = Some(self.now);
+        if self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns || self.nr_overloaded == 0 {
+            return 0;
+        }
+        let mut pulled = 0;
+        let levels = self.topo.cpu_domains[cpu].len();
+        for lvl in 0..levels {
+            let d = self.topo.cpu_domains[cpu][lvl];
+            let curr_cost = 0;
+            if self.rqs[cpu].avg_idle < curr_cost + self.rqs[cpu].sd[lvl].max_newidle_lb_cost {
+                break;
+            }
+            if self.topo.domains[d].flags & SD_BALANCE_NEWIDLE != 0 {
+                let mut cont = true;
+                pulled += self.load_balance(cpu, lvl, CpuIdleType::NewlyIdle, &mut cont);
+            }
+            if pulled > 0 || self.rqs[cpu].nr_running > 0 {
+                break;
+            }
+        }
+        if pulled > 0 {
+            self.rqs[cpu].idle_stamp = None;
+        }
+        pulled
+    }
+
+    /// update_idle_cpu_scan() (SIS_UTIL, 6.0+).
+    fn update_idle_cpu_scan(&mut self, cpu: usize, _total_load: u64, sd: usize) {
+        if !self.cfg.features.on(Feature::SIS_UTIL) {
+            return;
+        }
+        let span = self.topo.domains[sd].span.clone();
+        let llc_weight = span.len() as u64;
+        let sum_util: u64 = span.iter().map(|&c| self.cpu_util(c)).sum();
+        let pct = self.topo.domains[sd].imbalance_pct as u64;
+        let x = sum_util / llc_weight.max(1);
+        let y = 1024i64 - (x * x * pct * pct / (10000 * 1024)) as i64;
+        let y = y.max(0) as u64;
+        let id = self.topo.sd_llc_id[cpu];
+        self.llc_nr_idle_scan[id] = (y * llc_weight / 1024) as usize;
+    }
+
+    pub fn task_is_runnable(&self, p: TaskId) -> bool {
+        self.tasks[p].state == TaskState::Runnable
+    }
+}

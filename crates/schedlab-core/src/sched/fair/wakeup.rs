@@ -1,0 +1,571 @@
+//! Models the wakeup and fork placement of kernel/sched/fair.c (5.5 .. 6.x
+//! forms): select_task_rq_fair, record_wakee/wake_wide, wake_affine,
+//! select_idle_sibling and its idle scans, and the slow path
+//! find_idlest_group / find_idlest_group_cpu / find_idlest_cpu.
+
+use crate::sched::core::Sim;
+use crate::sched::fair::balance::{GroupType, SgStats};
+use crate::sched::features::Feature;
+use crate::sched::task::TaskId;
+use crate::sched::topology::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
+
+const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+impl Sim {
+    // ---------------------------------------------------------- loads
+
+    /// cpu_load(): the cfs_rq's PELT load_avg (5.5+; includes blocked load).
+    #[inline]
+    pub fn cpu_load(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cfs.avg.load_avg
+    }
+
+    /// cpu_util(): util_avg capped at the CPU's capacity.
+    #[inline]
+    pub fn cpu_util(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cfs.avg.util_avg.min(self.capacity_of(cpu))
+    }
+
+    #[inline]
+    pub fn capacity_of(&self, cpu: usize) -> u64 {
+        self.machine.cpus[cpu].capacity as u64
+    }
+
+    fn task_contrib_here(&self, cpu: usize, p: TaskId) -> bool {
+        let t = &self.tasks[p];
+        t.cpu == cpu && t.se.attached
+    }
+
+    /// cpu_load_without(): the CPU's load as if p were not there.
+    pub fn cpu_load_without(&self, cpu: usize, p: TaskId) -> u64 {
+        let l = self.cpu_load(cpu);
+        if self.task_contrib_here(cpu, p) {
+            l.saturating_sub(self.tasks[p].se.avg.load_avg)
+        } else {
+            l
+        }
+    }
+
+    pub fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {
+        let u = self.rqs[cpu].cfs.avg.util_avg;
+        let u = if self.task_contrib_here(cpu, p) { u.saturating_sub(self.tasks[p].se.avg.util_avg) } else { u };
+        u.min(self.capacity_of(cpu))
+    }
+
+    /// task_h_load() without cgroups: the task's own load_avg.
+    #[inline]
+    pub fn task_h_load(&self, p: TaskId) -> u64 {
+        self.tasks[p].se.avg.load_avg
+    }
+
+    #[inline]
+    pub fn available_idle_cpu(&self, cpu: usize) -> bool {
+        self.idle_cpu(cpu)
+    }
+
+    #[inline]
+    fn idle_or_sched_idle(&self, cpu: usize) -> bool {
+        self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
+    }
+
+    #[inline]
+    pub fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+        self.topo.sd_llc_id[a] == self.topo.sd_llc_id[b]
+    }
+
+    // -------------------------------------------------- record_wakee
+
+    /// record_wakee(): count how often the waker switches wakee.
+    pub fn record_wakee(&mut self, waker: TaskId, wakee: TaskId) {
+        let now = self.now;
+        let t = &mut self.tasks[waker];
+        if now > t.wakee_flip_decay_ts + NSEC_PER_SEC {
+            t.wakee_flips >>= 1;
+            t.wakee_flip_decay_ts = now;
+        }
+        if t.last_wakee != Some(wakee) {
+            t.last_wakee = Some(wakee);
+            t.wakee_flips += 1;
+        }
+    }
+
+    /// wake_wide(): detect one-to-many wakeup patterns.
+    fn wake_wide(&self, p: TaskId, waker: Option<TaskId>, this_cpu: usize) -> bool {
+        let Some(w) = waker else { return false };
+        let mut master = self.tasks[w].wakee_flips as usize;
+        let mut slave = self.tasks[p].wakee_flips as usize;
+        let factor = self.topo.sd_llc_size[this_cpu];
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        !(slave < factor || master < slave * factor)
+    }
+
+    // --------------------------------------------------- wake_affine
+
+    fn wake_affine_idle(&self, this: usize, prev: usize, sync: bool) -> Option<usize> {
+        if self.available_idle_cpu(this) && self.cpus_share_cache(this, prev) {
+            return Some(if self.available_idle_cpu(prev) { prev } else { this });
+        }
+        if sync && self.rqs[this].nr_running == 1 {
+            return Some(this);
+        }
+        if self.cfg.version.at_least(6, 0) && self.available_idle_cpu(prev) {
+            return Some(prev);
+        }
+        None
+    }
+
+    fn wake_affine_weight(
+        &self,
+        sd: usize,
+        p: TaskId,
+        waker: Option<TaskId>,
+        this: usize,
+        prev: usize,
+        sync: bool,
+    ) -> Option<usize> {
+        let mut this_eff = self.cpu_load(this) as i128;
+        if sync {
+            if let Some(w) = waker {
+                let cl = self.task_h_load(w) as i128;
+                if cl > this_eff {
+                    return Some(this);
+                }
+                this_eff -= cl;
+            }
+        }
+        let task_load = self.task_h_load(p) as i128;
+        this_eff += task_load;
+        let f = &self.cfg.features;
+        if f.on(Feature::WA_BIAS) {
+            this_eff *= 100;
+        }
+        this_eff *= self.capacity_of(prev) as i128;
+        let mut prev_eff = self.cpu_load(prev) as i128 - task_load;
+        if f.on(Feature::WA_BIAS) {
+            prev_eff *= 100 + (self.topo.domains[sd].imbalance_pct as i128 - 100) / 2;
+        }
+        prev_eff *= self.capacity_of(this) as i128;
+        if sync {
+            prev_eff += 1;
+        }
+        (this_eff < prev_eff).then_some(this)
+    }
+
+    fn wake_affine(
+        &mut self,
+        sd: usize,
+        lvl: usize,
+        p: TaskId,
+        waker: Option<TaskId>,
+        this: usize,
+        prev: usize,
+        sync: bool,
+    ) -> usize {
+        let mut target = None;
+        if self.cfg.features.on(Feature::WA_IDLE) {
+            target = self.wake_affine_idle(this, prev, sync);
+        }
+        if target.is_none() && self.cfg.features.on(Feature::WA_WEIGHT) {
+            target = self.wake_affine_weight(sd, p, waker, this, prev, sync);
+        }
+        match target {
+            Some(t) => {
+                self.rqs[this].sd[lvl].stats.ttwu_move_affine += 1;
+                t
+            }
+            None => prev,
+        }
+    }
+
+    // --------------------------------------------- select_idle_sibling
+
+    /// __update_idle_core(): remember that the LLC has a fully idle core.
+    pub fn update_idle_core(&mut self, cpu: usize) {
+        if !self.machine.has_smt() {
+            return;
+        }
+        if self.machine.smt_siblings(cpu).iter().all(|&s| self.idle_cpu(s)) {
+            let id = self.topo.sd_llc_id[cpu];
+            self.llc_has_idle_cores[id] = true;
+        }
+    }
+
+    fn llc_cpus_from(&self, target: usize) -> Vec<usize> {
+        let Some(d) = self.topo.sd_llc[target] else { return vec![target] };
+        let span = &self.topo.domains[d].span;
+        // for_each_cpu_wrap(cpu, span, target + 1)
+        let pos = span.partition_point(|&c| c <= target);
+        span[pos..].iter().chain(span[..pos].iter()).copied().collect()
+    }
+
+    fn select_idle_core(&mut self, p: TaskId, target: usize) -> Option<usize> {
+        if !self.machine.has_smt() {
+            return None;
+        }
+        let id = self.topo.sd_llc_id[target];
+        if !self.llc_has_idle_cores[id] {
+            return None;
+        }
+        for cpu in self.llc_cpus_from(target) {
+            let sibs = self.machine.smt_siblings(cpu);
+            if sibs[0] != cpu && sibs.contains(&target) {
+                // visit each core once, by its first sibling
+            }
+            if sibs[0] != cpu {
+                continue;
+            }
+            if sibs.iter().all(|&s| self.idle_cpu(s)) {
+                if let Some(&c) = sibs.iter().find(|&&s| self.tasks[p].cpus.test(s)) {
+                    return Some(c);
+                }
+            }
+        }
+        self.llc_has_idle_cores[id] = false;
+        None
+    }
+
+    fn select_idle_smt(&self, p: TaskId, target: usize) -> Option<usize> {
+        if !self.machine.has_smt() {
+            return None;
+        }
+        self.machine
+            .smt_siblings(target)
+            .iter()
+            .copied()
+            .find(|&s| s != target && self.tasks[p].cpus.test(s) && self.idle_or_sched_idle(s))
+    }
+
+    /// select_idle_cpu() with the SIS_PROP or SIS_UTIL scan limit.
+    fn select_idle_cpu(&self, p: TaskId, target: usize, this_cpu: usize) -> Option<usize> {
+        let llc = self.topo.sd_llc[target]?;
+        let span_weight = self.topo.domains[llc].span_weight as u64;
+        let mut nr: i64 = i64::MAX;
+        let f = &self.cfg.features;
+        if f.on(Feature::SIS_UTIL) {
+            let scan = self.llc_nr_idle_scan[self.topo.sd_llc_id[target]];
+            if scan == 0 {
+                return None;
+            }
+            nr = scan.min(span_weight as usize) as i64 + 1;
+        } else if f.on(Feature::SIS_PROP) {
+            // Deviation: the scan's own duration is not modelled, so
+            // avg_scan_cost stays 0 and avg_cost = 1.
+            let avg_idle = self.rqs[this_cpu].avg_idle / 512;
+            let avg_cost = 1u64;
+            let span_avg = span_weight * avg_idle;
+            nr = if span_avg > 4 * avg_cost { (span_avg / avg_cost) as i64 } else { 4 };
+        }
+        for cpu in self.llc_cpus_from(target) {
+            if !self.tasks[p].cpus.test(cpu) {
+                continue;
+            }
+            nr -= 1;
+            if nr <= 0 {
+                return None;
+            }
+            if self.idle_or_sched_idle(cpu) {
+                return Some(cpu);
+            }
+        }
+        None
+    }
+
+    /// select_idle_sibling().
+    fn select_idle_sibling(
+        &mut self,
+        p: TaskId,
+        prev: usize,
+        target: usize,
+        waker: Option<TaskId>,
+        this_cpu: usize,
+        from_task: bool,
+    ) -> usize {
+        let allowed = |s: &Sim, c: usize| s.tasks[p].cpus.test(c);
+        if allowed(self, target) && self.idle_or_sched_idle(target) {
+            return target;
+        }
+        if prev != target && self.cpus_share_cache(prev, target) && allowed(self, prev) && self.idle_or_sched_idle(prev)
+        {
+            return prev;
+        }
+        // P1 (5.6+): a per-CPU kthread waking a task on its own CPU stacks it.
+        if self.cfg.features.on(Feature::KTHREAD_STACKING) {
+            if let Some(w) = waker {
+                let in_task_ok = from_task || !self.cfg.version.at_least(6, 1);
+                if self.tasks[w].is_per_cpu_kthread()
+                    && prev == this_cpu
+                    && self.rqs[this_cpu].nr_running <= 1
+                    && in_task_ok
+                {
+                    return prev;
+                }
+            }
+        }
+        let recent = self.tasks[p].recent_used_cpu;
+        if recent != prev
+            && recent != target
+            && self.cpus_share_cache(recent, target)
+            && self.idle_or_sched_idle(recent)
+            && allowed(self, recent)
+        {
+            self.tasks[p].recent_used_cpu = prev;
+            return recent;
+        }
+        if self.topo.sd_llc[target].is_none() {
+            return target;
+        }
+        if let Some(c) = self.select_idle_core(p, target) {
+            return c;
+        }
+        if let Some(c) = self.select_idle_cpu(p, target, this_cpu) {
+            return c;
+        }
+        if let Some(c) = self.select_idle_smt(p, target) {
+            return c;
+        }
+        target
+    }
+
+    // ------------------------------------------ select_task_rq_fair
+
+    fn fallback_cpu(&self, p: TaskId, cpu: usize) -> usize {
+        if self.tasks[p].cpus.test(cpu) {
+            cpu
+        } else {
+            // select_fallback_rq(): first allowed CPU, preferring the node.
+            let node = self.machine.node_of(cpu);
+            let t = &self.tasks[p];
+            t.cpus.iter().find(|&c| self.machine.node_of(c) == node).or_else(|| t.cpus.first()).unwrap_or(cpu)
+        }
+    }
+
+    /// select_task_rq_fair() for a wakeup (WF_TTWU).
+    pub fn select_task_rq_fair_wakeup(&mut self, p: TaskId, prev: usize, waker_cpu: usize, from_task: bool) -> usize {
+        if self.tasks[p].nr_cpus_allowed == 1 {
+            return self.fallback_cpu(p, prev);
+        }
+        let cpu = waker_cpu;
+        let waker = if from_task { self.rqs[cpu].curr } else { None };
+        let want_affine = !self.wake_wide(p, waker, cpu) && self.tasks[p].cpus.test(cpu);
+        let mut new_cpu = prev;
+        let mut slow: Option<usize> = None;
+        let doms = self.topo.cpu_domains[cpu].clone();
+        for (lvl, &d) in doms.iter().enumerate() {
+            let dom = &self.topo.domains[d];
+            if want_affine && dom.flags & SD_WAKE_AFFINE != 0 && dom.span.binary_search(&prev).is_ok() {
+                if cpu != prev {
+                    new_cpu = self.wake_affine(d, lvl, p, waker, cpu, prev, false);
+                }
+                slow = None;
+                break;
+            }
+            if dom.flags & SD_BALANCE_WAKE != 0 {
+                slow = Some(lvl);
+            } else if !want_affine {
+                break;
+            }
+        }
+        let target = if let Some(lvl) = slow {
+            self.find_idlest_cpu(cpu, lvl, p, prev, SD_BALANCE_WAKE)
+        } else {
+            self.select_idle_sibling(p, prev, new_cpu, waker, cpu, from_task)
+        };
+        if target != cpu {
+            if let Some(sd0) = self.rqs[cpu].sd.first_mut() {
+                sd0.stats.ttwu_wake_remote += 1;
+            }
+        }
+        if from_task && self.cfg.version < crate::kernel::KernelVersion::new(6, 12, 0) {
+            if let Some(w) = waker {
+                if want_affine {
+                    self.tasks[w].recent_used_cpu = cpu;
+                }
+            }
+        }
+        self.fallback_cpu(p, target)
+    }
+
+    /// select_task_rq_fair() for a fork (SD_BALANCE_FORK): the slow path from
+    /// the highest domain with the flag.
+    pub fn select_task_rq_fork(&mut self, p: TaskId, cpu: usize) -> usize {
+        let cpu = self.fallback_cpu(p, cpu);
+        if self.tasks[p].nr_cpus_allowed == 1 {
+            return cpu;
+        }
+        let mut sd: Option<usize> = None;
+        for (lvl, &d) in self.topo.cpu_domains[cpu].iter().enumerate() {
+            if self.topo.domains[d].flags & SD_BALANCE_FORK != 0 {
+                sd = Some(lvl);
+            } else {
+                break;
+            }
+        }
+        let target = match sd {
+            Some(lvl) => self.find_idlest_cpu(cpu, lvl, p, cpu, SD_BALANCE_FORK),
+            None => cpu,
+        };
+        self.fallback_cpu(p, target)
+    }
+
+    // ------------------------------------------------------ slow path
+
+    /// update_sg_wakeup_stats().
+    fn sg_wakeup_stats(&self, sd: usize, g: usize, p: TaskId) -> SgStats {
+        let grp = &self.topo.groups[g];
+        let mut s = SgStats { group_capacity: grp.capacity, group_weight: grp.weight as u32, ..Default::default() };
+        for &i in &grp.cpus {
+            s.group_load += self.cpu_load_without(i, p);
+            s.group_util += self.cpu_util_without(i, p);
+            let here = self.tasks[p].cpu == i && self.tasks[p].se.on_rq;
+            let nr = self.rqs[i].nr_running - u32::from(here);
+            s.sum_nr_running += nr;
+            s.sum_h_nr_running += self.rqs[i].cfs.h_nr_running - u32::from(here);
+            if nr == 0 && self.idle_cpu(i) {
+                s.idle_cpus += 1;
+            }
+        }
+        s.group_type = self.group_classify(sd, &s, g);
+        if matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
+            s.avg_load = s.group_load * 1024 / s.group_capacity.max(1);
+        }
+        s
+    }
+
+    /// find_idlest_group() (5.5+ form).
+    fn find_idlest_group(&self, sd: usize, lvl: usize, p: TaskId, this_cpu: usize) -> Option<usize> {
+        let dom = &self.topo.domains[sd];
+        let mut idlest: Option<(usize, SgStats)> = None;
+        let mut local: Option<SgStats> = None;
+        // sd->groups starts at this CPU's group and wraps.
+        for g in self.topo.groups_from(this_cpu, lvl) {
+            let grp = &self.topo.groups[g];
+            if !grp.cpus.iter().any(|&c| self.tasks[p].cpus.test(c)) {
+                continue;
+            }
+            let sgs = self.sg_wakeup_stats(sd, g, p);
+            if grp.cpus.binary_search(&this_cpu).is_ok() {
+                local = Some(sgs);
+                continue;
+            }
+            let better = match &idlest {
+                None => true,
+                Some((_, is)) => {
+                    if sgs.group_type != is.group_type {
+                        sgs.group_type < is.group_type
+                    } else {
+                        match sgs.group_type {
+                            GroupType::Overloaded | GroupType::FullyBusy => is.avg_load > sgs.avg_load,
+                            GroupType::HasSpare => is.idle_cpus < sgs.idle_cpus,
+                            _ => false,
+                        }
+                    }
+                }
+            };
+            if better {
+                idlest = Some((g, sgs));
+            }
+        }
+        let (ig, is) = idlest?;
+        let Some(ls) = local else { return Some(ig) };
+        if ls.group_type < is.group_type {
+            return None;
+        }
+        if ls.group_type > is.group_type {
+            return Some(ig);
+        }
+        match ls.group_type {
+            GroupType::Overloaded | GroupType::FullyBusy => {
+                let imbalance = 1024 * (dom.imbalance_pct as u64 - 100) / 100;
+                if dom.flags & SD_NUMA != 0 && is.avg_load + imbalance >= ls.avg_load {
+                    return None;
+                }
+                if is.avg_load >= ls.avg_load + imbalance {
+                    return None;
+                }
+            }
+            GroupType::HasSpare => {
+                if ls.idle_cpus >= is.idle_cpus {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        Some(ig)
+    }
+
+    /// find_idlest_group_cpu().
+    fn find_idlest_group_cpu(&self, g: usize, p: TaskId) -> usize {
+        let grp = &self.topo.groups[g];
+        if grp.weight == 1 {
+            return grp.cpus[0];
+        }
+        let mut min_load = u64::MAX;
+        let mut least_loaded = None;
+        let mut shallowest: Option<(usize, u64)> = None;
+        for &i in &grp.cpus {
+            if !self.tasks[p].cpus.test(i) {
+                continue;
+            }
+            if self.sched_idle_cpu(i) {
+                return i;
+            }
+            if self.available_idle_cpu(i) {
+                // One idle state (C1) for every CPU: the most recently idled
+                // CPU might have a warmer cache.
+                let stamp = self.rqs[i].idle_stamp.unwrap_or(0);
+                if shallowest.is_none_or(|(_, s)| stamp > s) {
+                    shallowest = Some((i, stamp));
+                }
+            } else if shallowest.is_none() {
+                let load = self.cpu_load(i);
+                if load < min_load {
+                    min_load = load;
+                    least_loaded = Some(i);
+                }
+            }
+        }
+        shallowest.map(|(c, _)| c).or(least_loaded).unwrap_or(grp.first_cpu)
+    }
+
+    /// find_idlest_cpu(): descend from domain level `lvl` of `cpu`.
+    pub fn find_idlest_cpu(&mut self, cpu: usize, lvl: usize, p: TaskId, prev: usize, sd_flag: u32) -> usize {
+        let d = self.topo.cpu_domains[cpu][lvl];
+        if !self.topo.domains[d].span.iter().any(|&c| self.tasks[p].cpus.test(c)) {
+            return prev;
+        }
+        let mut cpu = cpu;
+        let mut new_cpu = cpu;
+        let mut level: Option<usize> = Some(lvl);
+        while let Some(l) = level {
+            let d = self.topo.cpu_domains[cpu][l];
+            let child = if l == 0 { None } else { Some(l - 1) };
+            if self.topo.domains[d].flags & sd_flag == 0 {
+                level = child;
+                continue;
+            }
+            let Some(g) = self.find_idlest_group(d, l, p, cpu) else {
+                level = child;
+                continue;
+            };
+            new_cpu = self.find_idlest_group_cpu(g, p);
+            if new_cpu == cpu {
+                level = child;
+                continue;
+            }
+            let weight = self.topo.domains[d].span_weight;
+            cpu = new_cpu;
+            level = None;
+            for (tl, &td) in self.topo.cpu_domains[cpu].iter().enumerate() {
+                if weight <= self.topo.domains[td].span_weight {
+                    break;
+                }
+                if self.topo.domains[td].flags & sd_flag != 0 {
+                    level = Some(tl);
+                }
+            }
+        }
+        new_cpu
+    }
+}

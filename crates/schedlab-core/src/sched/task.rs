@@ -1,0 +1,128 @@
+//! struct task_struct, reduced to what the model needs.
+
+use crate::cpumask::CpuMask;
+use crate::engine::Rng;
+use crate::sched::fair::pelt::SchedAvg;
+use crate::sched::Policy;
+
+pub type TaskId = usize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    /// Not yet created (start delay pending).
+    New,
+    /// TASK_RUNNING: on a runqueue, running or waiting.
+    Runnable,
+    /// TASK_INTERRUPTIBLE: blocked.
+    Blocked,
+    /// TASK_DEAD.
+    Dead,
+}
+
+/// struct sched_entity (fair class).
+#[derive(Debug, Clone, Default)]
+pub struct SchedEntity {
+    pub vruntime: u64,
+    /// EEVDF virtual deadline.
+    pub deadline: u64,
+    /// EEVDF saved virtual lag (V - v_i); also the RUN_TO_PARITY marker.
+    pub vlag: i64,
+    /// EEVDF request size (ns).
+    pub slice: u64,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub on_rq: bool,
+    pub avg: SchedAvg,
+    /// PELT attached to a cfs_rq (false for a brand-new or migrated-away task).
+    pub attached: bool,
+}
+
+/// What a ktask worker is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KtaskRole {
+    Main(usize),
+    Helper(usize),
+}
+
+/// Per-task statistics (/proc/<pid>/sched, schedstat).
+#[derive(Debug, Clone, Default)]
+pub struct TaskStats {
+    pub start_ns: u64,
+    pub exit_ns: Option<u64>,
+    pub wait_ns: u64,
+    pub wait_start: Option<u64>,
+    pub wait_max: u64,
+    pub nr_switches: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+    pub nr_migrations: u64,
+    pub nr_wakeups: u64,
+    /// Time of the last wakeup (for perf-sched-latency style delays).
+    pub last_wakeup: Option<u64>,
+    pub wakeup_delay_sum: u64,
+    pub wakeup_delay_max: u64,
+    pub wakeup_delays: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub pid: u32,
+    pub comm: String,
+    /// Index of the report group this task belongs to.
+    pub group: usize,
+    /// Index of the program template it runs (a scenario group), or None for
+    /// a ktask helper.
+    pub template: Option<usize>,
+    pub policy: Policy,
+    pub nice: i32,
+    pub weight: u32,
+    pub inv_weight: u32,
+    pub kthread: bool,
+    pub cpus: CpuMask,
+    pub nr_cpus_allowed: usize,
+    pub state: TaskState,
+    /// task_cpu(p).
+    pub cpu: usize,
+    pub se: SchedEntity,
+    // Program interpreter state.
+    pub pc: usize,
+    pub loop_stack: Vec<(usize, u64)>,
+    /// Work (ns at nominal speed) left in the current run op or chunk.
+    pub work_left: u64,
+    /// Wall-clock end of a `runtime` op.
+    pub runtime_end: Option<u64>,
+    /// Time the task owes before its work progresses (context switch,
+    /// cache refill after migration).
+    pub cs_debt: u64,
+    /// The program must be advanced when the task next runs.
+    pub need_advance: bool,
+    pub timer_next: Option<u64>,
+    pub ktask: Option<KtaskRole>,
+    pub rng: Rng,
+    pub stats: TaskStats,
+    // Wakeup bookkeeping (record_wakee, wake_wide, recent_used_cpu).
+    pub wakee_flips: u32,
+    pub wakee_flip_decay_ts: u64,
+    pub last_wakee: Option<TaskId>,
+    pub recent_used_cpu: usize,
+    /// Position in rq->cfs_tasks: larger = nearer the head (more recently picked).
+    pub list_seq: u64,
+}
+
+impl Task {
+    #[inline]
+    pub fn is_idle_policy(&self) -> bool {
+        self.policy == Policy::Idle
+    }
+
+    /// is_per_cpu_kthread(): a kernel thread bound to one CPU.
+    pub fn is_per_cpu_kthread(&self) -> bool {
+        self.kthread && self.nr_cpus_allowed == 1
+    }
+
+    /// Kernel prio as traces print it: 120 + nice for fair tasks.
+    pub fn prio(&self) -> i32 {
+        120 + self.nice
+    }
+}

@@ -1,0 +1,1547 @@
+//! Models kernel/sched/topology.c (sd_init, build_sched_domains, the NUMA
+//! levels) and the 2.6.x SD_*_INIT templates.
+//!
+//! # What is built
+//!
+//! The topology levels, bottom-up (LINUX-FACTS 3.1):
+//!
+//! * 2.6.x [kernel/sched.c build_sched_domains @2.6.25, @2.6.35]: SIBLING
+//!   (SMT siblings), MC (cpu_coregroup_map = the LLC), CPU (the node:
+//!   phys_domains span `node_to_cpumask(cpu_to_node(cpu))`), NODE (the node
+//!   and its SD_NODES_PER_DOMAIN-1 = 15 nearest nodes, sched_domain_node_span)
+//!   and ALLNODES (everything, only when the machine has more than
+//!   16 nodes' worth of CPUs). Each level is filled from its SD_*_INIT template
+//!   [include/linux/topology.h, include/asm-x86/topology.h @2.6.25;
+//!   include/linux/topology.h, arch/x86/include/asm/topology.h @2.6.35].
+//! * 4.16+ [kernel/sched/topology.c default_topology, sched_init_numa,
+//!   sd_init @4.16, @5.5, @6.1, @6.12]: SMT, MC (the LLC), DIE (PKG from 6.12;
+//!   cpu_cpu_mask, which is the *node*), then NODE (NUMA identity, the node)
+//!   and one NUMA level per distinct remote SLIT distance d, spanning the
+//!   nodes within d. On x86 DIE/PKG is left out when a package holds several
+//!   nodes (x86_has_numa_in_package) [arch/x86/kernel/smpboot.c @6.12].
+//!   Building stops for a CPU at the first level that spans every CPU.
+//!
+//! Groups of a domain are the spans of the *built* child level of each CPU
+//! in the span (single CPUs at the lowest level; nodes for 2.6 ALLNODES),
+//! collected in CPU order and skipping covered CPUs (build_sched_groups,
+//! build_overlap_sched_groups). Then each CPU's chain is pruned exactly as
+//! cpu_attach_domain does: a parent is dropped when sd_parent_degenerate()
+//! says so (same span as the child and no flag the child lacks once the
+//! group-needing flags of a single-group parent are ignored, or degenerate
+//! by itself), and the bottom domain is dropped when sd_degenerate() says so
+//! (one CPU, or a single group and no WAKE_AFFINE-type flag).
+//!
+//! # Data layout and complexity
+//!
+//! Domains and groups live in two arenas. A domain is shared by every CPU
+//! whose domain at that level has the same span (and, on overlapping NUMA
+//! levels, the same groups); a group is shared by every domain at that level
+//! that contains it, like the kernel's shared sched_group_capacity. Spans are
+//! sorted CPU lists, so memory is O(levels x cpus) in total: for `smp1024`
+//! about 4 x 1024 span entries, no per-domain nr_cpus-sized vector. Build is
+//! O(levels x cpus) plus group construction (O(span) per distinct domain, and
+//! O(span) per distinct child domain on NUMA levels) plus O(nodes^2) per NUMA
+//! level. Per-CPU lookups (`cpu_domains`, `cpu_local_group`, `sd_llc`, ...)
+//! are O(1); `lowest_domain_spanning` is O(levels x log span).
+//!
+//! # Deviations
+//!
+//! * The kernel keeps a private sched_domain per CPU; here CPUs share one
+//!   per span. Flag changes made while pruning (SD_PREFER_SIBLING handed down
+//!   from a degenerate parent) are made on the shared domain; every CPU of
+//!   the span would make the same change, so the result is the same on
+//!   machines whose cores are alike (all machines schedlab builds).
+//! * See the `// Deviation:` comments below for the rest.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::kernel::version::KernelVersion;
+use crate::machine::Machine;
+
+// ---------------------------------------------------------------------------
+// Domain flags. Values are the 2.6.3x bits of include/linux/sched.h @2.6.35
+// (LINUX-FACTS 3.2); flags that 2.6.35 lacks get fresh bits above 0x2000.
+// 6.x generates its values from include/linux/sched/sd_flags.h; the values
+// never leave schedlab, so one numbering serves every version.
+// ---------------------------------------------------------------------------
+
+/// Balance this domain at all (removed in 5.8: every domain balances).
+pub const SD_LOAD_BALANCE: u32 = 0x0001;
+/// Balance when the CPU is about to go idle.
+pub const SD_BALANCE_NEWIDLE: u32 = 0x0002;
+/// Pick the idlest CPU of the domain at exec.
+pub const SD_BALANCE_EXEC: u32 = 0x0004;
+/// Pick the idlest CPU of the domain at fork.
+pub const SD_BALANCE_FORK: u32 = 0x0008;
+/// Take the slow (find_idlest) path at wakeup (2.6.3x+; asym capacity only in 4.16/5.x).
+pub const SD_BALANCE_WAKE: u32 = 0x0010;
+/// Allow waking onto the waker's CPU.
+pub const SD_WAKE_AFFINE: u32 = 0x0020;
+/// 2.6.3x: prefer the waker's domain (never set by the templates).
+pub const SD_PREFER_LOCAL: u32 = 0x0040;
+/// Members share CPU capacity: SMT siblings (SD_SHARE_CPUPOWER in 2.6.x).
+pub const SD_SHARE_CPUCAPACITY: u32 = 0x0080;
+/// 2.6.x name of SD_SHARE_CPUCAPACITY.
+pub const SD_SHARE_CPUPOWER: u32 = SD_SHARE_CPUCAPACITY;
+/// 2.6.x power-saving balance (sched_mc/smt_power_savings; off by default).
+pub const SD_POWERSAVINGS_BALANCE: u32 = 0x0100;
+/// Members share the last-level cache.
+pub const SD_SHARE_PKG_RESOURCES: u32 = 0x0200;
+/// 6.12 name of SD_SHARE_PKG_RESOURCES.
+pub const SD_SHARE_LLC: u32 = SD_SHARE_PKG_RESOURCES;
+/// Only one CPU at a time balances this domain (global trylock).
+pub const SD_SERIALIZE: u32 = 0x0400;
+/// Place busy tasks on the preferred CPUs (ITMT, POWER SMT); never set here.
+pub const SD_ASYM_PACKING: u32 = 0x0800;
+/// Spread tasks to sibling groups first (2.6.32+).
+pub const SD_PREFER_SIBLING: u32 = 0x1000;
+/// Groups may overlap (NUMA levels, 3.x+).
+pub const SD_OVERLAP: u32 = 0x2000;
+/// A NUMA level (4.x+). Fresh bit.
+pub const SD_NUMA: u32 = 0x4000;
+/// Members differ in CPU capacity (big.LITTLE); never set on schedlab machines. Fresh bit.
+pub const SD_ASYM_CPUCAPACITY: u32 = 0x8000;
+/// 2.6.25 only: pull the wakee to an idle CPU of the domain. Its kernel bit
+/// 0x10 was reused by SD_BALANCE_WAKE, hence a fresh bit here.
+pub const SD_WAKE_IDLE: u32 = 0x1_0000;
+/// 2.6.25 only: passive balancing at wakeup. Its kernel bit 0x40 was reused
+/// by SD_PREFER_LOCAL, hence a fresh bit here.
+pub const SD_WAKE_BALANCE: u32 = 0x2_0000;
+/// Members share an L2 cluster (6.x CLS level); not built here. Fresh bit.
+pub const SD_CLUSTER: u32 = 0x4_0000;
+
+/// Names for printing, in bit order.
+pub const SD_FLAG_NAMES: &[(u32, &str)] = &[
+    (SD_LOAD_BALANCE, "SD_LOAD_BALANCE"),
+    (SD_BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"),
+    (SD_BALANCE_EXEC, "SD_BALANCE_EXEC"),
+    (SD_BALANCE_FORK, "SD_BALANCE_FORK"),
+    (SD_BALANCE_WAKE, "SD_BALANCE_WAKE"),
+    (SD_WAKE_AFFINE, "SD_WAKE_AFFINE"),
+    (SD_PREFER_LOCAL, "SD_PREFER_LOCAL"),
+    (SD_SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"),
+    (SD_POWERSAVINGS_BALANCE, "SD_POWERSAVINGS_BALANCE"),
+    (SD_SHARE_PKG_RESOURCES, "SD_SHARE_PKG_RESOURCES"),
+    (SD_SERIALIZE, "SD_SERIALIZE"),
+    (SD_ASYM_PACKING, "SD_ASYM_PACKING"),
+    (SD_PREFER_SIBLING, "SD_PREFER_SIBLING"),
+    (SD_OVERLAP, "SD_OVERLAP"),
+    (SD_NUMA, "SD_NUMA"),
+    (SD_ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"),
+    (SD_WAKE_IDLE, "SD_WAKE_IDLE"),
+    (SD_WAKE_BALANCE, "SD_WAKE_BALANCE"),
+    (SD_CLUSTER, "SD_CLUSTER"),
+];
+
+/// "SD_BALANCE_NEWIDLE|SD_WAKE_AFFINE", or "0".
+pub fn flag_names(flags: u32) -> String {
+    let names: Vec<&str> = SD_FLAG_NAMES.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| *n).collect();
+    if names.is_empty() {
+        "0".to_string()
+    } else {
+        names.join("|")
+    }
+}
+
+/// Flags marked SDF_SHARED_CHILD in sd_flags.h @6.1: if a domain has one,
+/// its children have it too, so highest_flag_domain may stop at the first
+/// domain without it.
+const SD_SHARED_CHILD_MASK: u32 = SD_BALANCE_NEWIDLE
+    | SD_BALANCE_EXEC
+    | SD_BALANCE_FORK
+    | SD_BALANCE_WAKE
+    | SD_WAKE_AFFINE
+    | SD_SHARE_CPUCAPACITY
+    | SD_CLUSTER
+    | SD_SHARE_PKG_RESOURCES
+    | SD_ASYM_PACKING
+    | SD_PREFER_SIBLING;
+
+/// SD_DEGENERATE_GROUPS_MASK @6.1: the flags marked SDF_NEEDS_GROUPS in
+/// sd_flags.h, meaningless on a domain with a single group.
+const SD_DEGENERATE_GROUPS_MASK: u32 = SD_BALANCE_NEWIDLE
+    | SD_BALANCE_EXEC
+    | SD_BALANCE_FORK
+    | SD_BALANCE_WAKE
+    | SD_SHARE_CPUCAPACITY
+    | SD_CLUSTER
+    | SD_SHARE_PKG_RESOURCES
+    | SD_SERIALIZE
+    | SD_ASYM_PACKING
+    | SD_PREFER_SIBLING
+    | SD_OVERLAP
+    | SD_NUMA
+    | SD_ASYM_CPUCAPACITY;
+
+/// SD_NODES_PER_DOMAIN [kernel/sched.c @2.6.25, @2.6.35].
+const SD_NODES_PER_DOMAIN: usize = 16;
+/// RECLAIM_DISTANCE / node_reclaim_distance [include/linux/topology.h,
+/// kernel/sched/topology.c @4.16 .. @6.12]: NUMA levels beyond it lose
+/// EXEC, FORK and WAKE_AFFINE.
+pub const RECLAIM_DISTANCE: u32 = 30;
+/// SMT capacity gain, ~15% [SD_SIBLING_INIT @2.6.35; sd_init @4.16].
+pub const SMT_GAIN: u32 = 1178;
+
+// ---------------------------------------------------------------------------
+// Public structures
+// ---------------------------------------------------------------------------
+
+/// A sched_group plus its shared sched_group_capacity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedGroupTopo {
+    /// Sorted CPU ids.
+    pub cpus: Vec<usize>,
+    pub first_cpu: usize,
+    /// Sum of arch_scale_cpu_capacity over the CPUs.
+    pub capacity: u64,
+    /// group_weight.
+    pub weight: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedDomainTopo {
+    /// "SMT", "MC", "DIE" (<6.12) / "PKG" (6.12+), "NODE", "NUMA";
+    /// 2.6.x: "SIBLING", "MC", "CPU", "NODE", "ALLNODES".
+    pub name: &'static str,
+    /// 0 = lowest level that exists on this machine (counted over the levels
+    /// that survive pruning on any CPU).
+    pub level: usize,
+    /// Sorted CPU ids.
+    pub span: Vec<usize>,
+    pub span_weight: usize,
+    /// Ids into `SchedTopology::groups`, sorted by first CPU: the kernel's
+    /// ring as built for the span's first CPU. The kernel's ring for CPU c
+    /// starts at c's own group; see `SchedTopology::groups_from`.
+    pub groups: Vec<usize>,
+    pub flags: u32,
+    pub min_interval_ms: u64,
+    pub max_interval_ms: u64,
+    pub busy_factor: u32,
+    pub imbalance_pct: u32,
+    pub cache_nice_tries: u32,
+    /// cpu_load[] indices (2.6.x and 4.16/4.19); 0 where absent.
+    pub busy_idx: usize,
+    pub idle_idx: usize,
+    pub newidle_idx: usize,
+    pub wake_idx: usize,
+    pub forkexec_idx: usize,
+    /// SMT capacity gain: 1178 on SMT levels of 2.6.35 and 4.16/4.19, else 0.
+    pub smt_gain: u32,
+    /// The SLIT distance of a NUMA level; 0 for other levels.
+    pub numa_distance: u32,
+    /// The domain above this one (sd->parent), if any.
+    pub parent: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SchedTopology {
+    /// Arena, shared by all CPUs whose domain at that level has the same span.
+    pub domains: Vec<SchedDomainTopo>,
+    /// Arena (kernel: sched_group + shared sched_group_capacity).
+    pub groups: Vec<SchedGroupTopo>,
+    /// Per CPU: domain ids bottom-up.
+    pub cpu_domains: Vec<Vec<usize>>,
+    /// Per CPU, parallel to cpu_domains: the group id (in that domain) that
+    /// contains this CPU.
+    pub cpu_local_group: Vec<Vec<usize>>,
+    /// Per CPU, parallel to cpu_domains: the index of the local group in the
+    /// domain's `groups` list.
+    pub cpu_local_group_idx: Vec<Vec<usize>>,
+    /// Per CPU: the highest domain with SD_SHARE_PKG_RESOURCES (the LLC domain).
+    pub sd_llc: Vec<Option<usize>>,
+    /// Per CPU: span weight of sd_llc, 1 without one.
+    pub sd_llc_size: Vec<usize>,
+    /// Per CPU: first CPU of sd_llc's span, the CPU itself without one.
+    pub sd_llc_id: Vec<usize>,
+    /// Per CPU: the lowest SD_NUMA domain (None on 2.6.x, which has no SD_NUMA).
+    pub sd_numa: Vec<Option<usize>>,
+}
+
+impl SchedTopology {
+    /// highest_flag_domain [kernel/sched/sched.h @6.1]: the highest domain of
+    /// `cpu` with `flag`. For flags that children inherit (SDF_SHARED_CHILD)
+    /// the walk stops at the first domain without it, as the kernel's does.
+    pub fn highest_flag_domain(&self, cpu: usize, flag: u32) -> Option<usize> {
+        let mut hsd = None;
+        for &sd in &self.cpu_domains[cpu] {
+            if self.domains[sd].flags & flag != 0 {
+                hsd = Some(sd);
+                continue;
+            }
+            if flag & SD_SHARED_CHILD_MASK != 0 {
+                break;
+            }
+        }
+        hsd
+    }
+
+    /// lowest_flag_domain [kernel/sched/sched.h @6.1].
+    pub fn lowest_flag_domain(&self, cpu: usize, flag: u32) -> Option<usize> {
+        self.cpu_domains[cpu].iter().copied().find(|&sd| self.domains[sd].flags & flag != 0)
+    }
+
+    /// The lowest domain of `cpu` whose span contains `other_cpu`
+    /// (for_each_domain + cpumask_test_cpu, as in wake_affine's search).
+    pub fn lowest_domain_spanning(&self, cpu: usize, other_cpu: usize) -> Option<usize> {
+        self.cpu_domains[cpu].iter().copied().find(|&sd| self.domains[sd].span.binary_search(&other_cpu).is_ok())
+    }
+
+    /// cpus_share_cache [kernel/sched/core.c @6.1]: same sd_llc_id.
+    pub fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
+        self.sd_llc_id[a] == self.sd_llc_id[b]
+    }
+
+    /// The groups of `cpu`'s domain number `k` (index into cpu_domains[cpu]) in
+    /// the kernel's walk order for that CPU: its own group first, then on round
+    /// the ring (`do { ... } while (sg = sg->next, sg != sd->groups)`).
+    pub fn groups_from(&self, cpu: usize, k: usize) -> impl Iterator<Item = usize> + '_ {
+        let sd = &self.domains[self.cpu_domains[cpu][k]];
+        let start = self.cpu_local_group_idx[cpu][k];
+        let n = sd.groups.len();
+        (0..n).map(move |i| sd.groups[(start + i) % n])
+    }
+
+    /// Number of distinct levels (the longest chain).
+    pub fn nr_levels(&self) -> usize {
+        self.domains.iter().map(|d| d.level + 1).max().unwrap_or(0)
+    }
+
+    /// A sched_domain_debug-style listing of `cpu`'s domains, one line each:
+    /// `MC span=0-7 groups={0},{1},... flags=... interval=8..16 busy_factor=16 imbalance_pct=117`.
+    pub fn describe(&self, cpu: usize) -> String {
+        let mut out = String::new();
+        for &sd in &self.cpu_domains[cpu] {
+            let d = &self.domains[sd];
+            let groups: Vec<String> =
+                d.groups.iter().map(|&g| format!("{{{}}}", cpulist(&self.groups[g].cpus))).collect();
+            out.push_str(&format!(
+                "level {} {} span={} groups={} flags={} interval={}..{} busy_factor={} imbalance_pct={} \
+                 cache_nice_tries={}\n",
+                d.level,
+                d.name,
+                cpulist(&d.span),
+                groups.join(","),
+                flag_names(d.flags),
+                d.min_interval_ms,
+                d.max_interval_ms,
+                d.busy_factor,
+                d.imbalance_pct,
+                d.cache_nice_tries,
+            ));
+        }
+        out
+    }
+}
+
+/// A sorted CPU list as the kernel prints it (%*pbl): "0-3,8,10-11".
+pub fn cpulist(cpus: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+// ---------------------------------------------------------------------------
+// Eras and per-level parameters
+// ---------------------------------------------------------------------------
+
+/// Which construction the version uses. Versions between the listed ones
+/// take the older one, like the presets of kernel/version.rs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Era {
+    /// 2.6.24/2.6.25 templates.
+    Tmpl25,
+    /// 2.6.35 templates (2.6.35 .. 4.15).
+    Tmpl35,
+    /// sd_init with cpu_load indices and smt_gain (4.16, 4.19).
+    Init416,
+    /// sd_init without indices, busy_factor 32 (5.4, 5.5, 5.7).
+    Init55,
+    /// sd_init with busy_factor 16, imbalance_pct 117, no SD_LOAD_BALANCE (6.1+).
+    Init61,
+}
+
+impl Era {
+    fn of(v: KernelVersion) -> Era {
+        if !v.at_least_26(35) {
+            Era::Tmpl25
+        } else if !v.at_least(4, 16) {
+            Era::Tmpl35
+        } else if !v.at_least(5, 4) {
+            // The cpu_load[] indices went in 5.3 (believed; unverified) and
+            // smt_gain in 4.20: both are present in 4.16 [@4.16] and 4.19.
+            Era::Init416
+        } else if !v.at_least(6, 1) {
+            // busy_factor 32 -> 16, imbalance_pct 125 -> 117 and the removal
+            // of SD_LOAD_BALANCE lie between 5.7.14 and 6.1 (LINUX-FACTS 3.3, 3.2).
+            Era::Init55
+        } else {
+            Era::Init61
+        }
+    }
+
+    fn is_26(self) -> bool {
+        self <= Era::Tmpl35
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Smt,
+    Mc,
+    /// DIE / PKG (4.16+) or CPU (2.6.x): the node, despite the name.
+    Pkg,
+    /// 4.16+: the NUMA identity level; 2.6.x: the node and its nearest nodes.
+    Node,
+    /// 4.16+ NUMA level of one remote distance.
+    Numa,
+    /// 2.6.x: all CPUs, on machines of more than 16 nodes' worth of CPUs.
+    AllNodes,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    flags: u32,
+    min_interval_ms: u64,
+    max_interval_ms: u64,
+    busy_factor: u32,
+    imbalance_pct: u32,
+    cache_nice_tries: u32,
+    /// busy, idle, newidle, wake, forkexec.
+    idx: [usize; 5],
+    smt_gain: u32,
+}
+
+/// A template: `flags, min, max, busy_factor, imbalance_pct, cache_nice_tries, idx`.
+fn tmpl(flags: u32, min: u64, max: u64, busy: u32, imb: u32, cnt: u32, idx: [usize; 5]) -> Params {
+    Params {
+        flags,
+        min_interval_ms: min,
+        max_interval_ms: max,
+        busy_factor: busy,
+        imbalance_pct: imb,
+        cache_nice_tries: cnt,
+        idx,
+        smt_gain: 0,
+    }
+}
+
+const LB: u32 = SD_LOAD_BALANCE;
+const NEWIDLE: u32 = SD_BALANCE_NEWIDLE;
+const EXEC: u32 = SD_BALANCE_EXEC;
+const FORK: u32 = SD_BALANCE_FORK;
+const AFFINE: u32 = SD_WAKE_AFFINE;
+
+/// The 2.6.25 templates [include/linux/topology.h SD_SIBLING_INIT,
+/// SD_MC_INIT, SD_CPU_INIT, SD_ALLNODES_INIT; include/asm-x86/topology.h
+/// SD_NODE_INIT @2.6.25]. BALANCE_FOR_MC_POWER / BALANCE_FOR_PKG_POWER add
+/// nothing with sched_{mc,smt}_power_savings at their default 0.
+fn tmpl_2_6_25(kind: Kind, nr_cpus: usize) -> Params {
+    match kind {
+        Kind::Smt => tmpl(
+            LB | NEWIDLE | FORK | EXEC | AFFINE | SD_WAKE_IDLE | SD_SHARE_CPUPOWER,
+            1,
+            2,
+            64,
+            110,
+            0,
+            [0, 0, 0, 0, 0],
+        ),
+        Kind::Mc => {
+            tmpl(LB | NEWIDLE | FORK | EXEC | AFFINE | SD_SHARE_PKG_RESOURCES, 1, 4, 64, 125, 1, [2, 0, 0, 1, 1])
+        }
+        Kind::Pkg => tmpl(LB | NEWIDLE | FORK | EXEC | AFFINE, 1, 4, 64, 125, 1, [2, 1, 2, 1, 1]),
+        // x86_64 values: SD_CACHE_NICE_TRIES 2, SD_IDLE_IDX 2, SD_NEWIDLE_IDX 0,
+        // SD_FORKEXEC_IDX 1. No NEWIDLE and no WAKE_AFFINE at this level.
+        // Deviation: 32-bit x86 (1/1/2/0) is not modelled.
+        Kind::Node => tmpl(LB | EXEC | FORK | SD_SERIALIZE | SD_WAKE_BALANCE, 8, 32, 32, 125, 2, [3, 2, 0, 1, 1]),
+        Kind::AllNodes => tmpl(LB | SD_SERIALIZE, 64, 64 * nr_cpus as u64, 128, 133, 1, [3, 3, 0, 0, 0]),
+        Kind::Numa => unreachable!("no NUMA levels in 2.6.x"),
+    }
+}
+
+/// The 2.6.35 templates [include/linux/topology.h SD_SIBLING_INIT,
+/// SD_MC_INIT, SD_CPU_INIT, SD_ALLNODES_INIT; arch/x86/include/asm/topology.h
+/// SD_NODE_INIT @2.6.35].
+///
+/// SD_MC_INIT ORs in sd_balance_for_mc_power() and SD_CPU_INIT
+/// sd_balance_for_package_power(); with the power-savings knobs at their
+/// default 0 both return SD_PREFER_SIBLING, so MC and CPU carry it
+/// [include/linux/sched.h @2.6.3x]. (LINUX-FACTS 3.2 lists the literal flags
+/// only.)
+fn tmpl_2_6_35(kind: Kind, nr_cpus: usize) -> Params {
+    let base = LB | NEWIDLE | EXEC | FORK | AFFINE;
+    match kind {
+        Kind::Smt => Params {
+            smt_gain: SMT_GAIN,
+            ..tmpl(base | SD_SHARE_CPUPOWER | SD_SHARE_PKG_RESOURCES, 1, 2, 64, 110, 0, [0, 0, 0, 0, 0])
+        },
+        Kind::Mc => tmpl(base | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING, 1, 4, 64, 125, 1, [2, 0, 0, 0, 0]),
+        Kind::Pkg => tmpl(base | SD_PREFER_SIBLING, 1, 4, 64, 125, 1, [2, 1, 0, 0, 0]),
+        // x86_64: SD_CACHE_NICE_TRIES 2, SD_IDLE_IDX 2.
+        Kind::Node => tmpl(base | SD_SERIALIZE, 8, 32, 32, 125, 2, [3, 2, 0, 0, 0]),
+        Kind::AllNodes => tmpl(LB | NEWIDLE | SD_SERIALIZE, 64, 64 * nr_cpus as u64, 128, 133, 1, [3, 3, 0, 0, 0]),
+        Kind::Numa => unreachable!("no NUMA levels in 2.6.x"),
+    }
+}
+
+/// sd_init [kernel/sched/topology.c @4.16, @5.5, @5.7, @6.1, @6.12]:
+/// intervals span_weight .. 2*span_weight, then "convert topological
+/// properties into behaviour" by the level's descriptive flags.
+fn sd_init(era: Era, kind: Kind, weight: usize, numa_distance: u32) -> Params {
+    // The tl->sd_flags of each level: cpu_smt_flags, cpu_core_flags,
+    // cpu_numa_flags; DIE/PKG and NODE have none.
+    let topo_flags = match kind {
+        Kind::Smt => SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES,
+        Kind::Mc => SD_SHARE_PKG_RESOURCES,
+        Kind::Numa => SD_NUMA,
+        _ => 0,
+    };
+    let mut flags = NEWIDLE | EXEC | FORK | AFFINE | topo_flags;
+    if era < Era::Init61 {
+        flags |= LB;
+    }
+    if era >= Era::Init55 {
+        // 5.x: PREFER_SIBLING is in the base set, removed again on NUMA.
+        flags |= SD_PREFER_SIBLING;
+    }
+    let w = weight as u64;
+    let (busy_factor, imbalance_pct) = if era >= Era::Init61 { (16, 117) } else { (32, 125) };
+    let mut p = tmpl(flags, w, 2 * w, busy_factor, imbalance_pct, 0, [0; 5]);
+    let idx = era == Era::Init416;
+    if p.flags & SD_SHARE_CPUCAPACITY != 0 {
+        p.imbalance_pct = 110;
+        if idx {
+            p.flags |= SD_PREFER_SIBLING;
+            p.smt_gain = SMT_GAIN;
+        }
+    } else if p.flags & SD_SHARE_PKG_RESOURCES != 0 {
+        p.imbalance_pct = 117;
+        p.cache_nice_tries = 1;
+        if idx {
+            p.flags |= SD_PREFER_SIBLING;
+            p.idx[0] = 2;
+        }
+    } else if p.flags & SD_NUMA != 0 {
+        p.cache_nice_tries = 2;
+        if idx {
+            p.idx[0] = 3;
+            p.idx[1] = 2;
+        }
+        p.flags &= !SD_PREFER_SIBLING;
+        p.flags |= SD_SERIALIZE;
+        if numa_distance > RECLAIM_DISTANCE {
+            p.flags &= !(EXEC | FORK | AFFINE);
+        }
+    } else {
+        p.cache_nice_tries = 1;
+        if idx {
+            p.flags |= SD_PREFER_SIBLING;
+            p.idx[0] = 2;
+            p.idx[1] = 1;
+        }
+    }
+    if kind == Kind::Numa {
+        // build_sched_domains: tl->flags & SDTL_OVERLAP -> sd->flags |= SD_OVERLAP.
+        p.flags |= SD_OVERLAP;
+    }
+    p
+}
+
+fn level_params(era: Era, kind: Kind, weight: usize, numa_distance: u32, nr_cpus: usize) -> Params {
+    match era {
+        Era::Tmpl25 => tmpl_2_6_25(kind, nr_cpus),
+        Era::Tmpl35 => tmpl_2_6_35(kind, nr_cpus),
+        _ => sd_init(era, kind, weight, numa_distance),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Degenerate domains (sd_degenerate, sd_parent_degenerate, cpu_attach_domain)
+// ---------------------------------------------------------------------------
+
+/// Flags that need at least two groups to mean anything (sd_degenerate).
+fn needs_groups_mask(era: Era) -> u32 {
+    match era {
+        // [kernel/sched.c @2.6.25, @2.6.35]
+        Era::Tmpl25 | Era::Tmpl35 => LB | NEWIDLE | FORK | EXEC | SD_SHARE_CPUPOWER | SD_SHARE_PKG_RESOURCES,
+        // [kernel/sched/topology.c @4.16]
+        Era::Init416 | Era::Init55 => {
+            LB | NEWIDLE | FORK | EXEC | SD_SHARE_CPUCAPACITY | SD_ASYM_CPUCAPACITY | SD_SHARE_PKG_RESOURCES
+        }
+        // [@6.1]
+        Era::Init61 => SD_DEGENERATE_GROUPS_MASK,
+    }
+}
+
+/// Flags that keep a single-group domain alive (sd_degenerate: "don't use groups").
+fn no_groups_mask(era: Era) -> u32 {
+    match era {
+        Era::Tmpl25 => SD_WAKE_IDLE | AFFINE | SD_WAKE_BALANCE,
+        _ => AFFINE,
+    }
+}
+
+/// Flags of a single-group parent that do not count (sd_parent_degenerate).
+fn parent_single_group_mask(era: Era) -> u32 {
+    match era {
+        Era::Tmpl25 | Era::Tmpl35 => LB | NEWIDLE | FORK | EXEC | SD_SHARE_CPUPOWER | SD_SHARE_PKG_RESOURCES,
+        Era::Init416 | Era::Init55 => {
+            LB | NEWIDLE
+                | FORK
+                | EXEC
+                | SD_ASYM_CPUCAPACITY
+                | SD_SHARE_CPUCAPACITY
+                | SD_SHARE_PKG_RESOURCES
+                | SD_PREFER_SIBLING
+        }
+        Era::Init61 => SD_DEGENERATE_GROUPS_MASK,
+    }
+}
+
+struct RawDomain {
+    level: usize,
+    span_id: usize,
+    weight: usize,
+    p: Params,
+    groups: Vec<usize>,
+}
+
+fn sd_degenerate(era: Era, d: &RawDomain) -> bool {
+    if d.weight == 1 {
+        return true;
+    }
+    if d.p.flags & needs_groups_mask(era) != 0 && d.groups.len() > 1 {
+        return false;
+    }
+    d.p.flags & no_groups_mask(era) == 0
+}
+
+fn sd_parent_degenerate(era: Era, child: &RawDomain, parent: &RawDomain, same_span: bool, nr_nodes: usize) -> bool {
+    if sd_degenerate(era, parent) {
+        return true;
+    }
+    if !same_span {
+        return false;
+    }
+    let cflags = child.p.flags;
+    let mut pflags = parent.p.flags;
+    if era == Era::Tmpl25 && cflags & AFFINE != 0 {
+        // "WAKE_BALANCE is a subset of WAKE_AFFINE" [@2.6.25].
+        pflags &= !SD_WAKE_BALANCE;
+    }
+    if parent.groups.len() == 1 {
+        pflags &= !parent_single_group_mask(era);
+        // Deviation: 2.6.25 lacks this rule (added for 2.6.26, "fix
+        // sd_parent_degenerate on non-numa smp machine"), so a CONFIG_NUMA
+        // 2.6.25 kernel keeps a single-group NODE domain on a one-node
+        // machine. That domain never finds a busiest group; it is dropped
+        // here for every version. In 6.1+ SERIALIZE is in the mask anyway.
+        if nr_nodes == 1 {
+            pflags &= !SD_SERIALIZE;
+        }
+    }
+    !cflags & pflags == 0
+}
+
+// ---------------------------------------------------------------------------
+// Topology levels
+// ---------------------------------------------------------------------------
+
+/// One sched_domain_topology_level instantiated on a machine: its distinct
+/// spans and, per CPU, which span it gets (None: no domain at this level).
+struct Level {
+    kind: Kind,
+    name: &'static str,
+    numa_distance: u32,
+    /// Groups built with build_overlap_sched_groups (4.16+ NUMA levels).
+    overlap: bool,
+    spans: Vec<Vec<usize>>,
+    cpu_span: Vec<Option<usize>>,
+}
+
+/// A level whose spans are one mask family of the machine (cores, LLCs, nodes).
+fn family_level(
+    m: &Machine,
+    kind: Kind,
+    name: &'static str,
+    family: &[Vec<usize>],
+    key: fn(&Machine, usize) -> usize,
+) -> Level {
+    Level {
+        kind,
+        name,
+        numa_distance: 0,
+        overlap: false,
+        spans: family.to_vec(),
+        cpu_span: (0..m.nr_cpus()).map(|c| Some(key(m, c))).collect(),
+    }
+}
+
+/// A level whose span depends only on the CPU's node: `node_set(n)` lists the
+/// nodes whose CPUs CPU-of-node-n's domain spans. Identical node sets share
+/// one span. O(nodes^2 + cpus x distinct sets).
+fn node_level(
+    m: &Machine,
+    kind: Kind,
+    name: &'static str,
+    numa_distance: u32,
+    node_set: impl Fn(usize) -> Vec<usize>,
+) -> Level {
+    let mut by_set: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
+    let mut spans: Vec<Vec<usize>> = Vec::new();
+    let mut node_span = Vec::with_capacity(m.nr_nodes);
+    for node in 0..m.nr_nodes {
+        let mut set = node_set(node);
+        set.sort_unstable();
+        set.dedup();
+        let next = spans.len();
+        let sid = *by_set.entry(set.clone()).or_insert(next);
+        if sid == next {
+            let mut span: Vec<usize> = set.iter().flat_map(|&k| m.node_cpus[k].iter().copied()).collect();
+            span.sort_unstable();
+            spans.push(span);
+        }
+        node_span.push(sid);
+    }
+    Level {
+        kind,
+        name,
+        numa_distance,
+        overlap: kind == Kind::Numa,
+        spans,
+        cpu_span: (0..m.nr_cpus()).map(|c| Some(node_span[m.node_of(c)])).collect(),
+    }
+}
+
+/// sched_domain_node_span [kernel/sched.c @2.6.25]: the node plus its
+/// SD_NODES_PER_DOMAIN-1 nearest nodes, by find_next_best_node (smallest
+/// distance; ties go to the first node found scanning from node+1, wrapping).
+fn sched_domain_node_span(m: &Machine, node: usize) -> Vec<usize> {
+    let n = m.nr_nodes;
+    let mut used = vec![false; n];
+    used[node] = true;
+    let mut set = vec![node];
+    for _ in 1..SD_NODES_PER_DOMAIN.min(n) {
+        let mut best: Option<(u32, usize)> = None;
+        for i in 0..n {
+            let cand = (node + i) % n;
+            if used[cand] || m.node_cpus[cand].is_empty() {
+                continue;
+            }
+            let d = m.node_distance[node][cand];
+            match best {
+                Some((bd, _)) if bd <= d => {}
+                _ => best = Some((d, cand)),
+            }
+        }
+        let Some((_, b)) = best else { break };
+        used[b] = true;
+        set.push(b);
+    }
+    set
+}
+
+fn topology_levels(m: &Machine, era: Era, v: KernelVersion) -> Vec<Level> {
+    let n = m.nr_cpus();
+    let core = |m: &Machine, c: usize| m.cpus[c].core;
+    let llc = |m: &Machine, c: usize| m.cpus[c].llc;
+    let node = |m: &Machine, c: usize| m.cpus[c].node;
+    let mut levels = Vec::new();
+    if era.is_26() {
+        // build_sched_domains [kernel/sched.c @2.6.25, @2.6.35], with
+        // CONFIG_SCHED_SMT, CONFIG_SCHED_MC and CONFIG_NUMA as x86_64
+        // distributions built them.
+        levels.push(family_level(m, Kind::Smt, "SIBLING", &m.core_cpus, core));
+        levels.push(family_level(m, Kind::Mc, "MC", &m.llc_cpus, llc));
+        levels.push(family_level(m, Kind::Pkg, "CPU", &m.node_cpus, node));
+        levels.push(node_level(m, Kind::Node, "NODE", 0, |k| sched_domain_node_span(m, k)));
+        // ALLNODES when cpus_weight(cpu_map) > SD_NODES_PER_DOMAIN * cpus_weight(nodemask).
+        let cpu_span: Vec<Option<usize>> =
+            (0..n).map(|c| (n > SD_NODES_PER_DOMAIN * m.node_cpus[m.node_of(c)].len()).then_some(0)).collect();
+        if cpu_span.iter().any(Option::is_some) {
+            levels.push(Level {
+                kind: Kind::AllNodes,
+                name: "ALLNODES",
+                numa_distance: 0,
+                overlap: false,
+                spans: vec![(0..n).collect()],
+                cpu_span,
+            });
+        }
+        return levels;
+    }
+
+    // default_topology / x86_topology, bottom-up. Deviation: the 6.6+ CLS
+    // (L2 cluster) level is not built; schedlab machines have one L2 per
+    // core, where CLS spans the SMT siblings and degenerates.
+    levels.push(family_level(m, Kind::Smt, "SMT", &m.core_cpus, core));
+    levels.push(family_level(m, Kind::Mc, "MC", &m.llc_cpus, llc));
+    // x86_has_numa_in_package: some package holds CPUs of two nodes. The
+    // machine rules make that "more nodes than packages". Deviation: applied
+    // from 4.16 on (x86_numa_in_package_topology predates 4.16; the check is
+    // read at @6.12 only); without it DIE would span the node and NODE would
+    // degenerate instead, so only the surviving level's name differs.
+    let numa_in_package = m.nr_nodes > m.nr_packages;
+    if !numa_in_package {
+        let name = if v.at_least(6, 12) { "PKG" } else { "DIE" };
+        levels.push(family_level(m, Kind::Pkg, name, &m.node_cpus, node));
+    }
+    // sched_init_numa: one level per distinct distance, the first (local
+    // distance) being the NUMA identity level NODE. Deviation: 4.16 .. 5.15
+    // read the distinct distances from node 0's row only ("node 0
+    // representative"); the whole table is used here, as in 5.16+.
+    let distances: BTreeSet<u32> = m.node_distance.iter().flatten().copied().collect();
+    for (j, &d) in distances.iter().enumerate() {
+        let within = |k: usize| (0..m.nr_nodes).filter(|&o| m.node_distance[k][o] <= d).collect::<Vec<_>>();
+        if j == 0 {
+            levels.push(node_level(m, Kind::Node, "NODE", 0, within));
+        } else {
+            levels.push(node_level(m, Kind::Numa, "NUMA", d, within));
+        }
+    }
+    levels
+}
+
+// ---------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------
+
+/// What a group is made of, for sharing groups between domains of a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupSrc {
+    /// The span of a (raw) child domain.
+    Child(usize),
+    /// A single CPU (lowest level).
+    Cpu(usize),
+    /// A node (2.6 ALLNODES groups).
+    Node(usize),
+    /// The sibling's own span (overlap level without a child).
+    Span(usize),
+}
+
+struct Builder<'a> {
+    m: &'a Machine,
+    era: Era,
+    levels: Vec<Level>,
+    raws: Vec<RawDomain>,
+    groups: Vec<SchedGroupTopo>,
+    group_index: BTreeMap<(usize, GroupSrc), usize>,
+    /// Scratch "covered" marks, one per CPU, reused through a stamp.
+    covered: Vec<u64>,
+    stamp: u64,
+}
+
+impl Builder<'_> {
+    fn span_of(&self, rid: usize) -> &[usize] {
+        let r = &self.raws[rid];
+        &self.levels[r.level].spans[r.span_id]
+    }
+
+    /// What `cpu`'s group at level `li` is made of, given `cpu`'s domain at
+    /// the level below (`child`) and its span at this level.
+    fn group_src(&self, li: usize, cpu: usize, child: Option<usize>) -> GroupSrc {
+        let level = &self.levels[li];
+        if level.kind == Kind::AllNodes {
+            // cpu_to_allnodes_group [@2.6.25]: groups are nodes.
+            return GroupSrc::Node(self.m.node_of(cpu));
+        }
+        match child {
+            Some(c) => GroupSrc::Child(c),
+            None if level.overlap => GroupSrc::Span(level.cpu_span[cpu].unwrap_or(0)),
+            None => GroupSrc::Cpu(cpu),
+        }
+    }
+
+    /// get_group / build_group_from_child_sched_domain, shared per level.
+    fn get_group(&mut self, li: usize, src: GroupSrc) -> usize {
+        if let Some(&g) = self.group_index.get(&(li, src)) {
+            return g;
+        }
+        let cpus: Vec<usize> = match src {
+            GroupSrc::Child(rid) => self.span_of(rid).to_vec(),
+            GroupSrc::Cpu(c) => vec![c],
+            GroupSrc::Node(n) => self.m.node_cpus[n].clone(),
+            GroupSrc::Span(sid) => self.levels[li].spans[sid].clone(),
+        };
+        let capacity = cpus.iter().map(|&c| u64::from(self.m.cpus[c].capacity)).sum();
+        let g = self.groups.len();
+        self.groups.push(SchedGroupTopo { first_cpu: cpus[0], weight: cpus.len(), capacity, cpus });
+        self.group_index.insert((li, src), g);
+        g
+    }
+
+    /// Walk `span` from position `start` (wrapping), adding the group of each
+    /// CPU not yet covered (build_sched_groups / build_overlap_sched_groups).
+    /// `seed`, if given, is taken first. `child[i]` is CPU i's domain at the
+    /// level below, `present[i]` whether CPU i has a domain at this level.
+    fn collect_groups(
+        &mut self,
+        li: usize,
+        span_id: usize,
+        seed: Option<usize>,
+        start: usize,
+        child: &[Option<usize>],
+        present: &[bool],
+    ) -> Vec<usize> {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        let len = self.levels[li].spans[span_id].len();
+        let mut out = Vec::new();
+        let walk = (0..len).map(|k| self.levels[li].spans[span_id][(start + k) % len]);
+        let order: Vec<usize> = seed.into_iter().chain(walk).collect();
+        for i in order {
+            if self.covered[i] == stamp || !present[i] {
+                continue;
+            }
+            let src = self.group_src(li, i, child[i]);
+            let g = self.get_group(li, src);
+            for &c in &self.groups[g].cpus {
+                self.covered[c] = stamp;
+            }
+            out.push(g);
+        }
+        out
+    }
+
+    fn new_domain(&mut self, li: usize, span_id: usize, groups: Vec<usize>) -> usize {
+        let level = &self.levels[li];
+        let weight = level.spans[span_id].len();
+        let p = level_params(self.era, level.kind, weight, level.numa_distance, self.m.nr_cpus());
+        self.raws.push(RawDomain { level: li, span_id, weight, p, groups });
+        self.raws.len() - 1
+    }
+}
+
+/// Build the sched domains and groups of machine `m` as kernel `v` would at
+/// boot (all CPUs online, one root domain, no isolcpus).
+pub fn build_sched_domains(m: &Machine, v: KernelVersion) -> SchedTopology {
+    let era = Era::of(v);
+    let n = m.nr_cpus();
+    let levels = topology_levels(m, era, v);
+    let mut b = Builder {
+        m,
+        era,
+        levels,
+        raws: Vec::new(),
+        groups: Vec::new(),
+        group_index: BTreeMap::new(),
+        covered: vec![0; n],
+        stamp: 0,
+    };
+
+    // Pass 1, level by level (all CPUs' lower domains exist before a level's
+    // groups are made): each CPU's chain of raw domains and, parallel to it,
+    // its own group in each.
+    let mut chains: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut cur: Vec<Option<usize>> = vec![None; n];
+    let mut alive = vec![true; n];
+    for li in 0..b.levels.len() {
+        let present: Vec<bool> = (0..n).map(|c| alive[c] && b.levels[li].cpu_span[c].is_some()).collect();
+        let overlap = b.levels[li].overlap;
+        let mut by_span: Vec<Option<usize>> = vec![None; b.levels[li].spans.len()];
+        let mut by_child: BTreeMap<(Option<usize>, usize), Vec<usize>> = BTreeMap::new();
+        let mut by_groups: BTreeMap<(usize, Vec<usize>), usize> = BTreeMap::new();
+        let mut next = cur.clone();
+        for c in 0..n {
+            if !present[c] {
+                continue;
+            }
+            let sid = b.levels[li].cpu_span[c].unwrap_or(0);
+            let rid = if !overlap {
+                match by_span[sid] {
+                    Some(r) => r,
+                    None => {
+                        // build_sched_groups for the span's first CPU.
+                        let groups = b.collect_groups(li, sid, None, 0, &cur, &present);
+                        let r = b.new_domain(li, sid, groups);
+                        by_span[sid] = Some(r);
+                        r
+                    }
+                }
+            } else {
+                // build_overlap_sched_groups: the first group is the CPU's own
+                // child domain, then the uncovered CPUs onwards, wrapping.
+                // Deviation: after the CPU's own group the walk goes on from
+                // the first CPU of its child domain rather than from the CPU
+                // itself, so the CPUs of one child share the work; the group
+                // set can only differ from the kernel's when child spans are
+                // not contiguous (asymmetric SLITs).
+                let key = (cur[c], sid);
+                let groups = match by_child.get(&key) {
+                    Some(g) => g.clone(),
+                    None => {
+                        let first = cur[c].map_or(c, |r| b.span_of(r)[0]);
+                        let span = &b.levels[li].spans[sid];
+                        let start = span.partition_point(|&x| x < first) % span.len();
+                        let mut g = b.collect_groups(li, sid, Some(c), start, &cur, &present);
+                        g.sort_by_key(|&x| (b.groups[x].first_cpu, x));
+                        by_child.insert(key, g.clone());
+                        g
+                    }
+                };
+                match by_groups.get(&(sid, groups.clone())) {
+                    Some(&r) => r,
+                    None => {
+                        let r = b.new_domain(li, sid, groups.clone());
+                        by_groups.insert((sid, groups), r);
+                        r
+                    }
+                }
+            };
+            let src = b.group_src(li, c, cur[c]);
+            let own = b.get_group(li, src);
+            chains[c].push(rid);
+            local[c].push(own);
+            next[c] = Some(rid);
+            // 4.16+: stop once a domain spans the whole cpu_map.
+            if !era.is_26() && b.raws[rid].weight == n {
+                alive[c] = false;
+            }
+        }
+        cur = next;
+    }
+
+    // Pass 2: cpu_attach_domain's pruning, per CPU.
+    let mut same_span: BTreeMap<(usize, usize), bool> = BTreeMap::new();
+    let mut kept: Vec<Vec<(usize, usize)>> = Vec::with_capacity(n);
+    for c in 0..n {
+        let mut ch: Vec<(usize, usize)> = chains[c].iter().copied().zip(local[c].iter().copied()).collect();
+        let mut t = 0;
+        while t + 1 < ch.len() {
+            let (child, parent) = (ch[t].0, ch[t + 1].0);
+            let eq = *same_span.entry((child, parent)).or_insert_with(|| b.span_of(child) == b.span_of(parent));
+            if sd_parent_degenerate(era, &b.raws[child], &b.raws[parent], eq, m.nr_nodes) {
+                ch.remove(t + 1);
+                // Transfer SD_PREFER_SIBLING down to the child (3.x+; absent
+                // in 2.6.35, which also did not mask it above).
+                if era >= Era::Init416 && b.raws[parent].p.flags & SD_PREFER_SIBLING != 0 {
+                    b.raws[child].p.flags |= SD_PREFER_SIBLING;
+                }
+            } else {
+                t += 1;
+            }
+        }
+        if let Some(&(bottom, _)) = ch.first() {
+            if sd_degenerate(era, &b.raws[bottom]) {
+                ch.remove(0);
+            }
+        }
+        kept.push(ch);
+    }
+
+    // Pass 3: compact the arenas to what survived, renumber levels.
+    let mut used = vec![false; b.raws.len()];
+    for ch in &kept {
+        for &(r, _) in ch {
+            used[r] = true;
+        }
+    }
+    let live_levels: BTreeSet<usize> = (0..b.raws.len()).filter(|&r| used[r]).map(|r| b.raws[r].level).collect();
+    let rank: BTreeMap<usize, usize> = live_levels.iter().enumerate().map(|(k, &li)| (li, k)).collect();
+    let mut order: Vec<usize> = (0..b.raws.len()).filter(|&r| used[r]).collect();
+    order.sort_by_key(|&r| (b.raws[r].level, b.span_of(r)[0], r));
+    let mut new_id = vec![usize::MAX; b.raws.len()];
+    for (k, &r) in order.iter().enumerate() {
+        new_id[r] = k;
+    }
+    let mut new_gid = vec![usize::MAX; b.groups.len()];
+    let mut groups: Vec<SchedGroupTopo> = Vec::new();
+    let mut domains: Vec<SchedDomainTopo> = Vec::with_capacity(order.len());
+    for &r in &order {
+        let raw = &b.raws[r];
+        let level = &b.levels[raw.level];
+        let span = level.spans[raw.span_id].clone();
+        let mut gl = Vec::with_capacity(raw.groups.len());
+        for &g in &raw.groups {
+            if new_gid[g] == usize::MAX {
+                new_gid[g] = groups.len();
+                groups.push(b.groups[g].clone());
+            }
+            gl.push(new_gid[g]);
+        }
+        domains.push(SchedDomainTopo {
+            name: level.name,
+            level: rank[&raw.level],
+            span_weight: span.len(),
+            span,
+            groups: gl,
+            flags: raw.p.flags,
+            min_interval_ms: raw.p.min_interval_ms,
+            max_interval_ms: raw.p.max_interval_ms,
+            busy_factor: raw.p.busy_factor,
+            imbalance_pct: raw.p.imbalance_pct,
+            cache_nice_tries: raw.p.cache_nice_tries,
+            busy_idx: raw.p.idx[0],
+            idle_idx: raw.p.idx[1],
+            newidle_idx: raw.p.idx[2],
+            wake_idx: raw.p.idx[3],
+            forkexec_idx: raw.p.idx[4],
+            smt_gain: raw.p.smt_gain,
+            numa_distance: level.numa_distance,
+            parent: None,
+        });
+    }
+
+    let mut cpu_domains = Vec::with_capacity(n);
+    let mut cpu_local_group = Vec::with_capacity(n);
+    let mut cpu_local_group_idx = Vec::with_capacity(n);
+    for (c, ch) in kept.iter().enumerate() {
+        let ds: Vec<usize> = ch.iter().map(|&(r, _)| new_id[r]).collect();
+        for w in ds.windows(2) {
+            domains[w[0]].parent.get_or_insert(w[1]);
+        }
+        let mut lg = Vec::with_capacity(ch.len());
+        let mut lgi = Vec::with_capacity(ch.len());
+        for &(r, own) in ch {
+            // Groups are sorted by first CPU: binary search, then scan ties.
+            let raw_groups = &b.raws[r].groups;
+            let first = b.groups[own].first_cpu;
+            let pos = raw_groups.partition_point(|&x| b.groups[x].first_cpu < first);
+            let idx = raw_groups[pos..]
+                .iter()
+                .position(|&x| x == own)
+                .map(|i| pos + i)
+                // Overlap groups of an asymmetric SLIT: the CPU's own child
+                // group may have been covered by another; use the first
+                // group containing the CPU.
+                .or_else(|| raw_groups.iter().position(|&x| b.groups[x].cpus.binary_search(&c).is_ok()))
+                .unwrap_or(0);
+            lg.push(new_gid[raw_groups[idx]]);
+            lgi.push(idx);
+        }
+        cpu_domains.push(ds);
+        cpu_local_group.push(lg);
+        cpu_local_group_idx.push(lgi);
+    }
+
+    let mut topo = SchedTopology {
+        domains,
+        groups,
+        cpu_domains,
+        cpu_local_group,
+        cpu_local_group_idx,
+        sd_llc: vec![None; n],
+        sd_llc_size: vec![1; n],
+        sd_llc_id: (0..n).collect(),
+        sd_numa: vec![None; n],
+    };
+    // update_top_cache_domain [kernel/sched/topology.c @4.16, @6.1].
+    for c in 0..n {
+        let llc = topo.highest_flag_domain(c, SD_SHARE_PKG_RESOURCES);
+        if let Some(sd) = llc {
+            topo.sd_llc_size[c] = topo.domains[sd].span_weight;
+            topo.sd_llc_id[c] = topo.domains[sd].span[0];
+        }
+        topo.sd_llc[c] = llc;
+        topo.sd_numa[c] = topo.lowest_flag_domain(c, SD_NUMA);
+    }
+    topo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(s: &str) -> KernelVersion {
+        KernelVersion::parse(s).unwrap()
+    }
+
+    fn topo(preset: &str, v: &str) -> (Machine, SchedTopology) {
+        let m = Machine::preset(preset).unwrap();
+        let t = build_sched_domains(&m, kv(v));
+        check_invariants(&m, &t);
+        (m, t)
+    }
+
+    /// (name, span weight, group count) of `cpu`'s domains, bottom-up.
+    fn shape(t: &SchedTopology, cpu: usize) -> Vec<(&'static str, usize, usize)> {
+        t.cpu_domains[cpu]
+            .iter()
+            .map(|&d| (t.domains[d].name, t.domains[d].span_weight, t.domains[d].groups.len()))
+            .collect()
+    }
+
+    fn dom(t: &SchedTopology, cpu: usize, k: usize) -> &SchedDomainTopo {
+        &t.domains[t.cpu_domains[cpu][k]]
+    }
+
+    fn check_invariants(m: &Machine, t: &SchedTopology) {
+        let n = m.nr_cpus();
+        assert_eq!(t.cpu_domains.len(), n);
+        for c in 0..n {
+            let ds = &t.cpu_domains[c];
+            assert_eq!(ds.len(), t.cpu_local_group[c].len());
+            for (k, &d) in ds.iter().enumerate() {
+                let sd = &t.domains[d];
+                assert_eq!(sd.level, k, "uniform machines: level = chain index");
+                assert!(sd.span.binary_search(&c).is_ok(), "domain spans its cpu");
+                assert_eq!(sd.span_weight, sd.span.len());
+                assert!(sd.groups.len() >= 2, "no single-group domain survives");
+                let lg = t.cpu_local_group[c][k];
+                assert!(t.groups[lg].cpus.binary_search(&c).is_ok(), "local group holds the cpu");
+                assert_eq!(sd.groups[t.cpu_local_group_idx[c][k]], lg);
+                // Groups cover the span exactly (no overlap on these machines).
+                let mut all: Vec<usize> = sd.groups.iter().flat_map(|&g| t.groups[g].cpus.iter().copied()).collect();
+                all.sort_unstable();
+                assert_eq!(all, sd.span);
+                assert!(sd.groups.windows(2).all(|w| t.groups[w[0]].first_cpu < t.groups[w[1]].first_cpu));
+                // The local group is the child's span.
+                if k > 0 {
+                    assert_eq!(t.groups[lg].cpus, t.domains[ds[k - 1]].span);
+                    assert_eq!(t.domains[ds[k - 1]].parent, Some(d));
+                }
+                for &g in &sd.groups {
+                    let grp = &t.groups[g];
+                    assert_eq!(grp.weight, grp.cpus.len());
+                    assert_eq!(grp.first_cpu, grp.cpus[0]);
+                    assert_eq!(grp.capacity, 1024 * grp.weight as u64);
+                }
+            }
+            if let Some(&top) = ds.last() {
+                assert_eq!(t.domains[top].parent, None);
+            }
+        }
+    }
+
+    #[test]
+    fn llc8_on_6_1_is_one_mc_level() {
+        let (_, t) = topo("8cpu-llc", "6.1");
+        for c in 0..8 {
+            assert_eq!(shape(&t, c), vec![("MC", 8, 8)]);
+        }
+        assert_eq!(t.domains.len(), 1);
+        assert_eq!(t.groups.len(), 8);
+        let d = &t.domains[0];
+        assert_eq!((d.imbalance_pct, d.busy_factor, d.min_interval_ms, d.max_interval_ms), (117, 16, 8, 16));
+        assert_eq!(d.cache_nice_tries, 1);
+        assert_eq!(
+            d.flags,
+            SD_BALANCE_NEWIDLE
+                | SD_BALANCE_EXEC
+                | SD_BALANCE_FORK
+                | SD_WAKE_AFFINE
+                | SD_SHARE_PKG_RESOURCES
+                | SD_PREFER_SIBLING
+        );
+        assert_eq!(d.flags & SD_LOAD_BALANCE, 0, "6.x has no SD_LOAD_BALANCE");
+        assert_eq!((d.busy_idx, d.idle_idx, d.smt_gain, d.numa_distance), (0, 0, 0, 0));
+        assert_eq!(t.sd_llc, vec![Some(0); 8]);
+        assert_eq!(t.sd_llc_size, vec![8; 8]);
+        assert_eq!(t.sd_llc_id, vec![0; 8]);
+        assert_eq!(t.sd_numa, vec![None; 8]);
+        assert_eq!(t.nr_levels(), 1);
+        // The walk for CPU 3 starts at its own group and wraps.
+        let walk: Vec<usize> = t.groups_from(3, 0).map(|g| t.groups[g].first_cpu).collect();
+        assert_eq!(walk, vec![3, 4, 5, 6, 7, 0, 1, 2]);
+        assert!(t.describe(0).starts_with("level 0 MC span=0-7 groups={0},{1},"), "{}", t.describe(0));
+    }
+
+    #[test]
+    fn box_4x4_on_2_6_35() {
+        let (_, t) = topo("4x4", "2.6.35");
+        for c in 0..16 {
+            assert_eq!(shape(&t, c), vec![("MC", 4, 4), ("CPU", 16, 4)]);
+        }
+        let mc = dom(&t, 5, 0);
+        assert_eq!(mc.span, vec![4, 5, 6, 7]);
+        assert_eq!((mc.min_interval_ms, mc.max_interval_ms, mc.busy_factor, mc.imbalance_pct), (1, 4, 64, 125));
+        assert_eq!(mc.cache_nice_tries, 1);
+        assert_eq!((mc.busy_idx, mc.idle_idx, mc.newidle_idx, mc.wake_idx, mc.forkexec_idx), (2, 0, 0, 0, 0));
+        assert_eq!(
+            mc.flags,
+            SD_LOAD_BALANCE
+                | SD_BALANCE_NEWIDLE
+                | SD_BALANCE_EXEC
+                | SD_BALANCE_FORK
+                | SD_WAKE_AFFINE
+                | SD_SHARE_PKG_RESOURCES
+                | SD_PREFER_SIBLING
+        );
+        let cpu = dom(&t, 5, 1);
+        assert_eq!((cpu.min_interval_ms, cpu.max_interval_ms, cpu.busy_factor, cpu.imbalance_pct), (1, 4, 64, 125));
+        assert_eq!((cpu.busy_idx, cpu.idle_idx, cpu.newidle_idx, cpu.wake_idx, cpu.forkexec_idx), (2, 1, 0, 0, 0));
+        assert_eq!(
+            cpu.flags,
+            SD_LOAD_BALANCE
+                | SD_BALANCE_NEWIDLE
+                | SD_BALANCE_EXEC
+                | SD_BALANCE_FORK
+                | SD_WAKE_AFFINE
+                | SD_PREFER_SIBLING
+        );
+        let socket_groups: Vec<Vec<usize>> = cpu.groups.iter().map(|&g| t.groups[g].cpus.clone()).collect();
+        assert_eq!(socket_groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7], vec![8, 9, 10, 11], vec![12, 13, 14, 15]]);
+        assert_eq!(t.cpu_local_group_idx[5], vec![1, 1]);
+        assert_eq!(t.sd_llc_size[5], 4);
+        assert_eq!(t.sd_llc_id[5], 4);
+        assert!(t.cpus_share_cache(4, 7) && !t.cpus_share_cache(3, 4));
+        // Shared arena: 4 MC domains + 1 CPU domain, 16 + 4 groups.
+        assert_eq!(t.domains.len(), 5);
+        assert_eq!(t.groups.len(), 20);
+    }
+
+    #[test]
+    fn box_4x4_other_versions() {
+        // 2.6.25: same shape, no PREFER_SIBLING, CPU newidle_idx 2.
+        let (_, t) = topo("4x4", "2.6.25");
+        assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("CPU", 16, 4)]);
+        assert_eq!(
+            dom(&t, 0, 1).flags,
+            SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_FORK | SD_BALANCE_EXEC | SD_WAKE_AFFINE
+        );
+        assert_eq!(dom(&t, 0, 1).newidle_idx, 2);
+        assert_eq!(dom(&t, 0, 0).wake_idx, 1);
+        // 4.16: DIE spans the node (all 16), MC the socket.
+        let (_, t) = topo("4x4", "4.16");
+        assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("DIE", 16, 4)]);
+        let die = dom(&t, 0, 1);
+        assert_eq!((die.min_interval_ms, die.max_interval_ms, die.busy_factor, die.imbalance_pct), (16, 32, 32, 125));
+        assert_eq!((die.busy_idx, die.idle_idx, die.cache_nice_tries), (2, 1, 1));
+        assert_eq!(dom(&t, 0, 0).imbalance_pct, 117);
+        // 6.12 calls it PKG.
+        let (_, t) = topo("4x4", "6.12");
+        assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("PKG", 16, 4)]);
+    }
+
+    #[test]
+    fn numa48_on_6_1() {
+        let (_, t) = topo("numa48", "6.1");
+        for c in [0, 1, 23, 24, 47] {
+            assert_eq!(shape(&t, c), vec![("SMT", 2, 2), ("MC", 24, 12), ("NUMA", 48, 2)]);
+        }
+        let smt = dom(&t, 0, 0);
+        assert_eq!((smt.imbalance_pct, smt.cache_nice_tries, smt.smt_gain), (110, 0, 0));
+        assert_eq!(
+            smt.flags & (SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES),
+            SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES
+        );
+        let numa = dom(&t, 0, 2);
+        assert_eq!(numa.numa_distance, 21);
+        assert_eq!(
+            (numa.min_interval_ms, numa.max_interval_ms, numa.imbalance_pct, numa.cache_nice_tries),
+            (48, 96, 117, 2)
+        );
+        assert_eq!(
+            numa.flags,
+            SD_BALANCE_NEWIDLE
+                | SD_BALANCE_EXEC
+                | SD_BALANCE_FORK
+                | SD_WAKE_AFFINE
+                | SD_SERIALIZE
+                | SD_NUMA
+                | SD_OVERLAP
+        );
+        assert_eq!(t.sd_llc_size, vec![24; 48]);
+        assert_eq!(t.sd_llc_id[30], 24);
+        assert_eq!(t.sd_numa[30], Some(t.cpu_domains[30][2]));
+        assert_eq!(t.sd_llc[30], Some(t.cpu_domains[30][1]));
+        assert_eq!(t.domains.len(), 24 + 2 + 1);
+        assert_eq!(t.lowest_domain_spanning(0, 1), Some(t.cpu_domains[0][0]));
+        assert_eq!(t.lowest_domain_spanning(0, 2), Some(t.cpu_domains[0][1]));
+        assert_eq!(t.lowest_domain_spanning(0, 40), Some(t.cpu_domains[0][2]));
+        assert_eq!(t.highest_flag_domain(0, SD_SHARE_CPUCAPACITY), Some(t.cpu_domains[0][0]));
+        assert_eq!(t.highest_flag_domain(0, SD_WAKE_AFFINE), Some(t.cpu_domains[0][2]));
+        assert_eq!(t.highest_flag_domain(0, SD_NUMA), Some(t.cpu_domains[0][2]));
+        assert_eq!(t.lowest_flag_domain(0, SD_SERIALIZE), Some(t.cpu_domains[0][2]));
+    }
+
+    #[test]
+    fn numa48_old_versions() {
+        // 2.6.35: SIBLING with smt_gain, MC = node, NODE spans both nodes.
+        let (_, t) = topo("numa48", "2.6.35");
+        assert_eq!(shape(&t, 0), vec![("SIBLING", 2, 2), ("MC", 24, 12), ("NODE", 48, 2)]);
+        assert_eq!(dom(&t, 0, 0).smt_gain, 1178);
+        assert_eq!(dom(&t, 0, 0).max_interval_ms, 2);
+        let node = dom(&t, 0, 2);
+        assert_eq!(
+            (node.min_interval_ms, node.max_interval_ms, node.busy_factor, node.cache_nice_tries),
+            (8, 32, 32, 2)
+        );
+        assert_eq!((node.busy_idx, node.idle_idx), (3, 2));
+        assert_eq!(
+            node.flags,
+            SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_SERIALIZE
+        );
+        assert_eq!(t.sd_numa[0], None, "2.6.x has no SD_NUMA");
+        // 2.6.25: WAKE_IDLE on SIBLING, NODE without NEWIDLE or WAKE_AFFINE.
+        let (_, t) = topo("numa48", "2.6.25");
+        assert_eq!(shape(&t, 0), vec![("SIBLING", 2, 2), ("MC", 24, 12), ("NODE", 48, 2)]);
+        assert_ne!(dom(&t, 0, 0).flags & SD_WAKE_IDLE, 0);
+        assert_eq!(dom(&t, 0, 0).smt_gain, 0);
+        let node = dom(&t, 0, 2);
+        assert_eq!(node.flags, SD_LOAD_BALANCE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_SERIALIZE | SD_WAKE_BALANCE);
+        assert_eq!((node.busy_idx, node.idle_idx, node.newidle_idx, node.wake_idx, node.forkexec_idx), (3, 2, 0, 1, 1));
+        // 4.16: indices and smt_gain, LOAD_BALANCE, busy_factor 32.
+        let (_, t) = topo("numa48", "4.16");
+        assert_eq!(shape(&t, 0), vec![("SMT", 2, 2), ("MC", 24, 12), ("NUMA", 48, 2)]);
+        let (smt, mc, numa) = (dom(&t, 0, 0), dom(&t, 0, 1), dom(&t, 0, 2));
+        assert_eq!((smt.smt_gain, smt.imbalance_pct, smt.busy_factor), (1178, 110, 32));
+        assert_ne!(smt.flags & SD_PREFER_SIBLING, 0);
+        assert_eq!((mc.busy_idx, mc.idle_idx, mc.imbalance_pct), (2, 0, 117));
+        assert_eq!((numa.busy_idx, numa.idle_idx, numa.imbalance_pct), (3, 2, 125));
+        assert_eq!(numa.flags & (SD_LOAD_BALANCE | SD_PREFER_SIBLING), SD_LOAD_BALANCE);
+        // 5.5: no indices, no smt_gain.
+        let (_, t) = topo("numa48", "5.5");
+        assert_eq!((dom(&t, 0, 0).smt_gain, dom(&t, 0, 1).busy_idx, dom(&t, 0, 2).busy_idx), (0, 0, 0));
+        assert_eq!(dom(&t, 0, 2).flags & SD_PREFER_SIBLING, 0);
+        assert_ne!(dom(&t, 0, 1).flags & SD_PREFER_SIBLING, 0);
+    }
+
+    #[test]
+    fn smp1024_has_two_numa_levels() {
+        let (_, t) = topo("smp1024", "6.1");
+        for c in [0, 63, 64, 300, 1023] {
+            assert_eq!(shape(&t, c), vec![("SMT", 2, 2), ("MC", 64, 32), ("NUMA", 256, 4), ("NUMA", 1024, 4)]);
+        }
+        let (near, far) = (dom(&t, 300, 2), dom(&t, 300, 3));
+        assert_eq!(near.span, (256..512).collect::<Vec<_>>());
+        assert_eq!((near.numa_distance, far.numa_distance), (21, 31));
+        assert_ne!(near.flags & (SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE), 0);
+        assert_eq!(far.flags & (SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE), 0, "beyond RECLAIM_DISTANCE");
+        assert_ne!(far.flags & SD_SERIALIZE, 0);
+        assert_eq!((far.min_interval_ms, far.max_interval_ms), (1024, 2048));
+        let far_groups: Vec<usize> = far.groups.iter().map(|&g| t.groups[g].weight).collect();
+        assert_eq!(far_groups, vec![256; 4]);
+        assert_eq!(t.sd_numa[300], Some(t.cpu_domains[300][2]));
+        assert_eq!(t.highest_flag_domain(300, SD_NUMA), Some(t.cpu_domains[300][3]));
+        assert_eq!(t.highest_flag_domain(300, SD_WAKE_AFFINE), Some(t.cpu_domains[300][2]));
+        assert_eq!(t.sd_llc_size[300], 64);
+        // Memory stays O(levels x cpus).
+        assert_eq!(t.domains.len(), 512 + 16 + 4 + 1);
+        let span_entries: usize = t.domains.iter().map(|d| d.span.len()).sum();
+        let group_entries: usize = t.groups.iter().map(|g| g.cpus.len()).sum();
+        assert_eq!(span_entries, 4 * 1024);
+        assert_eq!(group_entries, 4 * 1024);
+        // 2.6.35: one NODE level of 16 nodes (SD_NODES_PER_DOMAIN), no ALLNODES.
+        let (_, t) = topo("smp1024", "2.6.35");
+        assert_eq!(shape(&t, 0), vec![("SIBLING", 2, 2), ("MC", 64, 32), ("NODE", 1024, 16)]);
+    }
+
+    #[test]
+    fn smt_presets() {
+        let (_, t) = topo("2x8smt", "6.1");
+        assert_eq!(shape(&t, 5), vec![("SMT", 2, 2), ("MC", 16, 8)]);
+        assert_eq!(dom(&t, 5, 0).span, vec![4, 5]);
+        assert_eq!((dom(&t, 5, 0).min_interval_ms, dom(&t, 5, 0).max_interval_ms), (2, 4));
+        assert_eq!(t.sd_llc_size[5], 16);
+        assert_eq!(t.highest_flag_domain(5, SD_SHARE_CPUCAPACITY), Some(t.cpu_domains[5][0]));
+        let (_, t) = topo("2x8smt", "2.6.35");
+        assert_eq!(shape(&t, 5), vec![("SIBLING", 2, 2), ("MC", 16, 8)]);
+        let (_, t) = topo("smp64", "6.1");
+        assert_eq!(shape(&t, 0), vec![("SMT", 2, 2), ("MC", 32, 16), ("NUMA", 64, 2)]);
+        let (_, t) = topo("smp256", "5.7");
+        assert_eq!(shape(&t, 0), vec![("SMT", 2, 2), ("MC", 64, 32), ("NUMA", 256, 4)]);
+        let (_, t) = topo("skl52", "6.1");
+        assert_eq!(shape(&t, 0), vec![("MC", 26, 26), ("NUMA", 52, 2)]);
+        let (_, t) = topo("skl52", "2.6.35");
+        assert_eq!(shape(&t, 51), vec![("MC", 26, 26), ("NODE", 52, 2)]);
+    }
+
+    #[test]
+    fn small_presets_every_version() {
+        for v in ["2.6.24", "2.6.25", "2.6.35", "4.16", "4.19", "5.4", "5.5", "5.7", "6.1", "6.6", "6.12"] {
+            for p in ["4cpu", "uma8", "8cpu-llc"] {
+                let (m, t) = topo(p, v);
+                let n = m.nr_cpus();
+                assert_eq!(shape(&t, 0), vec![("MC", n, n)], "{p} on {v}");
+                let d = dom(&t, 0, 0);
+                assert_eq!(d.flags & SD_LOAD_BALANCE != 0, !kv(v).at_least(6, 1), "{p} on {v}");
+                assert_eq!(
+                    d.busy_factor,
+                    if kv(v).at_least(6, 1) {
+                        16
+                    } else if kv(v).at_least(4, 16) {
+                        32
+                    } else {
+                        64
+                    }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn numa_in_package_skips_pkg() {
+        // One socket split into two nodes (SNC-like), SLIT 10/11.
+        let spec = crate::machine::MachineSpec {
+            sockets: Some(1),
+            cores_per_socket: Some(8),
+            nodes: Some(2),
+            llcs_per_socket: Some(2),
+            distance: Some(vec![vec![10, 11], vec![11, 10]]),
+            ..Default::default()
+        };
+        let m = Machine::build(&spec, "t").unwrap();
+        let t = build_sched_domains(&m, kv("6.12"));
+        check_invariants(&m, &t);
+        assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("NUMA", 8, 2)]);
+        assert_eq!(dom(&t, 0, 1).numa_distance, 11);
+        // Two nodes per LLC-less split on 2.6.35: CPU = node, NODE = both.
+        let t = build_sched_domains(&m, kv("2.6.35"));
+        check_invariants(&m, &t);
+        assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("NODE", 8, 2)]);
+    }
+
+    #[test]
+    fn asymmetric_ring_builds_overlapping_groups() {
+        // The 4-node ring of the topology.c comment, one CPU per node.
+        let spec = crate::machine::MachineSpec {
+            sockets: Some(4),
+            cores_per_socket: Some(1),
+            nodes: Some(4),
+            distance: Some(vec![
+                vec![10, 20, 30, 20],
+                vec![20, 10, 20, 30],
+                vec![30, 20, 10, 20],
+                vec![20, 30, 20, 10],
+            ]),
+            ..Default::default()
+        };
+        let m = Machine::build(&spec, "t").unwrap();
+        let t = build_sched_domains(&m, kv("6.1"));
+        let spans =
+            |c: usize| -> Vec<Vec<usize>> { t.cpu_domains[c].iter().map(|&d| t.domains[d].span.clone()).collect() };
+        // NUMA-1: 0-1,3 for node 0; NUMA-2: 0-3.
+        assert_eq!(spans(0), vec![vec![0, 1, 3], vec![0, 1, 2, 3]]);
+        assert_eq!(spans(1), vec![vec![0, 1, 2], vec![0, 1, 2, 3]]);
+        let groups =
+            |c: usize, k: usize| -> Vec<Vec<usize>> { t.groups_from(c, k).map(|g| t.groups[g].cpus.clone()).collect() };
+        // As in the kernel comment: node 0 NUMA-2 groups {0-1,3},{1-3};
+        // node 1 {0-2},{0,2-3}; each CPU's walk starts at its own child.
+        assert_eq!(groups(0, 1), vec![vec![0, 1, 3], vec![1, 2, 3]]);
+        assert_eq!(groups(2, 1), vec![vec![1, 2, 3], vec![0, 1, 3]]);
+        assert_eq!(groups(1, 1), vec![vec![0, 1, 2], vec![0, 2, 3]]);
+        assert_eq!(groups(3, 1), vec![vec![0, 2, 3], vec![0, 1, 2]]);
+        assert_eq!(groups(0, 0), vec![vec![0], vec![1], vec![3]]);
+        // Far level (30) is at RECLAIM_DISTANCE, not beyond: keeps WAKE_AFFINE.
+        assert_ne!(dom(&t, 0, 1).flags & SD_WAKE_AFFINE, 0);
+        for c in 0..4 {
+            for k in 0..2 {
+                assert!(t.groups[t.cpu_local_group[c][k]].cpus.contains(&c));
+            }
+        }
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(cpulist(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(cpulist(&[]), "");
+        assert_eq!(flag_names(SD_NUMA | SD_SERIALIZE), "SD_SERIALIZE|SD_NUMA");
+        assert_eq!(flag_names(0), "0");
+        // Every flag has its own bit.
+        let all: u32 = SD_FLAG_NAMES.iter().map(|(f, _)| f).fold(0, |a, f| {
+            assert_eq!(a & f, 0);
+            a | f
+        });
+        assert_eq!(all.count_ones() as usize, SD_FLAG_NAMES.len());
+    }
+}

@@ -1,0 +1,63 @@
+//! Counters and the report: per-CPU time split as mpstat splits it,
+//! per-task and per-group figures, schedstat counters.
+
+pub mod report;
+
+/// Cumulative CPU time by kind, in ns (the /proc/stat columns schedlab
+/// models: user, nice, system, idle).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    pub usr: u64,
+    pub nice: u64,
+    pub sys: u64,
+    pub idle: u64,
+}
+
+impl CpuTime {
+    pub fn total(&self) -> u64 {
+        self.usr + self.nice + self.sys + self.idle
+    }
+
+    pub fn delta(&self, earlier: &CpuTime) -> CpuTime {
+        CpuTime {
+            usr: self.usr - earlier.usr,
+            nice: self.nice - earlier.nice,
+            sys: self.sys - earlier.sys,
+            idle: self.idle - earlier.idle,
+        }
+    }
+
+    pub fn add(&mut self, o: &CpuTime) {
+        self.usr += o.usr;
+        self.nice += o.nice;
+        self.sys += o.sys;
+        self.idle += o.idle;
+    }
+}
+
+/// Snapshots of every CPU's cumulative time at each mpstat interval.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    pub warmup: u64,
+    pub interval: u64,
+    pub end: u64,
+    /// (time, per-CPU cumulative times); the first is the baseline.
+    pub snaps: Vec<(u64, Vec<CpuTime>)>,
+}
+
+impl Recorder {
+    pub fn new(nr_cpus: usize, warmup: u64, interval: u64, end: u64) -> Self {
+        let mut r = Recorder { warmup, interval, end, snaps: Vec::new() };
+        if warmup == 0 {
+            r.snaps.push((0, vec![CpuTime::default(); nr_cpus]));
+        }
+        r
+    }
+
+    pub fn sample(&mut self, now: u64, accts: &[CpuTime]) {
+        if now < self.warmup {
+            return;
+        }
+        self.snaps.push((now, accts.to_vec()));
+    }
+}

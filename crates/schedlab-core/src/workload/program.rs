@@ -1,0 +1,70 @@
+//! A task program is a flat list of ops; `loop` bodies are compiled into a
+//! `LoopStart` / `LoopEnd` pair so the interpreter keeps only a program
+//! counter and a small loop stack per task.
+
+use crate::engine::Rng;
+
+/// A duration, constant or drawn from the task's RNG stream (ns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    Const(u64),
+    Uniform(u64, u64),
+    Exp(u64),
+    Normal(u64, u64),
+}
+
+impl Dist {
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        match *self {
+            Dist::Const(v) => v,
+            Dist::Uniform(a, b) => rng.range(a, b),
+            Dist::Exp(mean) => rng.exp(mean as f64).round() as u64,
+            Dist::Normal(mean, sd) => rng.normal(mean as f64, sd as f64).max(0.0).round() as u64,
+        }
+    }
+
+    pub fn mean(&self) -> u64 {
+        match *self {
+            Dist::Const(v) | Dist::Exp(v) | Dist::Normal(v, _) => v,
+            Dist::Uniform(a, b) => (a + b) / 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// CPU work at nominal speed: progresses only while the task runs.
+    Run(Dist),
+    /// Busy until this much wall-clock time has passed since the op began,
+    /// whether or not the task was running (rt-app "runtime").
+    Runtime(Dist),
+    /// Block for a duration.
+    Sleep(Dist),
+    /// Periodic timer: sleep until the next period boundary since the first
+    /// arming (rt-app "timer"); `period` in ns.
+    Timer { period: u64 },
+    /// sched_yield().
+    Yield,
+    /// Start of a loop body: `count` iterations (0 = forever); the matching
+    /// `LoopEnd` is at `end`.
+    LoopStart { count: u64, end: usize },
+    /// End of a loop body; jumps back to `start` + 1.
+    LoopEnd { start: usize },
+    /// Wait until every participant reached the barrier.
+    Barrier(usize),
+    /// Wait for a signal on an event (semaphore semantics).
+    Wait(usize),
+    /// Post an event, waking one waiter.
+    Signal(usize),
+    /// Fork one task of a group template.
+    Fork(usize),
+    /// Exit now.
+    Exit,
+    /// A ktask job: the task becomes the main thread of `threads` workers.
+    Parallel { work: u64, threads: usize, min_chunk: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Program {
+    pub ops: Vec<Op>,
+}

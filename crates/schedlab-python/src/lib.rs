@@ -1,0 +1,77 @@
+//! The thin PyO3 binding: no simulation logic here. Core errors cross as
+//! instances of the classes in `schedlab.errors` (one mapping, `to_pyerr`).
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use schedlab_core::{RunOptions, SimError};
+
+/// Map a core error onto `schedlab.errors.<Kind>(code, message)`.
+fn to_pyerr(py: Python<'_>, e: SimError) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let module = py.import("schedlab.errors")?;
+        let cls = module.getattr(e.kind())?;
+        let inst = cls.call1((e.code(), e.to_string()))?;
+        Ok(PyErr::from_value(inst))
+    })();
+    made.unwrap_or_else(|_| PyRuntimeError::new_err(format!("[{}] {}", e.code(), e)))
+}
+
+/// Turn a panic inside the core into an InternalError instead of letting
+/// it cross the boundary.
+fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) -> Result<T, SimError> {
+    match std::panic::catch_unwind(f) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(SimError::internal(msg))
+        }
+    }
+}
+
+/// Run a scenario and return the JSON report as a string.
+#[pyfunction]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None))]
+fn run(
+    py: Python<'_>,
+    text: String,
+    source: String,
+    seed: u64,
+    overrides: Vec<(String, String)>,
+    check: bool,
+    trace: Option<String>,
+) -> PyResult<String> {
+    let opts = RunOptions { seed, check, trace_path: trace };
+    let r = py.allow_threads(move || guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts)));
+    match r {
+        Ok(v) => Ok(v.to_string()),
+        Err(e) => Err(to_pyerr(py, e)),
+    }
+}
+
+/// Parse and validate a scenario; return a JSON summary.
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides=Vec::new()))]
+fn check(py: Python<'_>, text: String, source: String, overrides: Vec<(String, String)>) -> PyResult<String> {
+    let r = py.allow_threads(move || guard(move || schedlab_core::check_text(&text, &source, &overrides)));
+    match r {
+        Ok(v) => Ok(v.to_string()),
+        Err(e) => Err(to_pyerr(py, e)),
+    }
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,5 @@
+"""``python -m schedlab`` is the ``schedlab`` command."""
+
+from schedlab.cli import main
+
+raise SystemExit(main())

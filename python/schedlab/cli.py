@@ -1,0 +1,261 @@
+"""The ``schedlab`` command.
+
+    schedlab run SCENARIO [--seed N] [--set KEY=VALUE]... [--json FILE] [--check] [--quiet]
+    schedlab check SCENARIO [--set KEY=VALUE]...
+    schedlab list
+    schedlab reproduce NAME [--quick] [--repeat N] [--json FILE] [--jobs N] [--quiet]
+    schedlab version
+
+SCENARIO and NAME are a bundled name (``schedlab list``) or a path. Every error
+schedlab raises on purpose prints ``schedlab: error: [CODE] message`` and exits
+with status 2; ``reproduce`` exits 1 when a band is OUT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from schedlab import __version__, native
+from schedlab.errors import SchedlabError, UsageError
+from schedlab.experiment import Experiment, default_jobs
+from schedlab.overrides import Override, parse_set_arg, toml_literal
+from schedlab.report import format_experiment, format_run_report
+from schedlab.scenarios import bundled, parse_toml, read_text, resolve, scenarios_dir
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_BANDS_OUT = 1
+EXIT_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its usage errors are ``UsageError`` (one error format)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError("SL001", f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="schedlab",
+        description="A deterministic simulator of the Linux CPU scheduler and memory reclaim.",
+        epilog="Scenarios are TOML files (docs/scenario.md); `schedlab list` shows the bundled ones.",
+    )
+    p.add_argument("--version", action="version", version=f"schedlab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def add_set(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--set",
+            metavar="KEY=VALUE",
+            action="append",
+            default=[],
+            help="override a scenario key (repeatable): task.0.nice=19, task.ktask.count=0, "
+            'measure.duration=2s, kernel.sysctl."kernel.sched_migration_cost_ns"=0; '
+            "VALUE is a TOML literal, or else a string",
+        )
+
+    r = sub.add_parser("run", help="simulate one scenario and print mpstat-style and per-task reports")
+    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
+    r.add_argument("--seed", type=int, default=1, help="RNG seed (default 1)")
+    add_set(r)
+    r.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
+    r.add_argument("--check", action="store_true", help="run the invariant checker while simulating")
+    r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
+    r.add_argument("--samples", action="store_true", help="print every mpstat interval, not just Average")
+    r.add_argument("--schedstat", action="store_true", help="also print per-CPU schedstat counters")
+
+    c = sub.add_parser("check", help="parse and validate a scenario (and its experiment) without running it")
+    c.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
+    add_set(c)
+
+    sub.add_parser("list", help="list the bundled scenarios and experiments")
+
+    x = sub.add_parser("reproduce", help="run a bundled experiment (variants x seeds) and compare with the seed")
+    x.add_argument("name", metavar="NAME", help="experiment name or path to a .toml file with [experiment]")
+    x.add_argument("--quick", action="store_true", help="fewer seeds and the experiment's quick_set")
+    x.add_argument("--repeat", type=int, metavar="N", help="seeds per variant (overrides repeat/quick_repeat)")
+    x.add_argument("--json", metavar="FILE", help="write the experiment JSON to FILE ('-' for stdout)")
+    x.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel runs (default: number of CPUs)")
+    x.add_argument("--quiet", "-q", action="store_true", help="no progress lines and no table")
+    add_set(x)
+
+    sub.add_parser("version", help="print the versions of the package and the native core")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        handler = _COMMANDS[args.command]
+        return handler(args)
+    except SchedlabError as e:
+        _flush_quietly()
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("schedlab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `schedlab run ... | head`: the reader left; not an error of ours.
+        # Point stdout at /dev/null so the interpreter's final flush is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _flush_quietly() -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+
+
+def _overrides(args: argparse.Namespace) -> list[Override]:
+    return [parse_set_arg(s) for s in args.set]
+
+
+def _load(name: str) -> tuple[Path, str, str]:
+    path = resolve(name)
+    return path, read_text(path), str(path)
+
+
+def _write_json(dest: str, doc: Mapping[str, Any]) -> None:
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    if dest == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(dest).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError("SL001", f"--json {dest}: cannot write: {e.strerror or e}") from None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    if args.seed < 0:
+        raise UsageError("SL001", f"--seed {args.seed}: accepted: an integer >= 0")
+    overrides = _overrides(args)
+    _, text, source = _load(args.scenario)
+    report = native.run(text, source, args.seed, overrides, args.check)
+    if args.json:
+        _write_json(args.json, report)
+    if not args.quiet and args.json != "-":
+        print(format_run_report(report, samples=args.samples, schedstat=args.schedstat))
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    overrides = _overrides(args)
+    path, text, source = _load(args.scenario)
+    summary = native.check(text, source, overrides)
+    machine = summary.get("machine") or {}
+    kernel = summary.get("kernel") or {}
+    print(
+        f"{source}: ok: scenario {summary.get('name', path.stem)}: machine {machine.get('name', '?')} "
+        f"({machine.get('nr_cpus', '?')} CPUs), kernel {kernel.get('version', '?')}, "
+        f"{summary.get('tasks', '?')} task group(s)"
+    )
+    doc = parse_toml(text, source)
+    if "experiment" in doc:
+        exp = Experiment.from_doc(doc, source, path.stem)
+        for quick in (False, True):
+            base = overrides + ([(k, toml_literal(v)) for k, v in exp.quick_set] if quick else [])
+            for v in exp.variants:
+                native.check(text, source, base + [(k, toml_literal(val)) for k, val in v.overrides])
+            for d in exp.derives:
+                native.check(text, source, [*base, (d.key, toml_literal(f"{d.low_ms}ms"))])
+        print(
+            f"{source}: ok: experiment {exp.name}: {len(exp.variants)} variant(s), "
+            f"{len(exp.metrics)} metric(s), {len(exp.derives)} derived value(s), {len(exp.bands)} band(s)"
+        )
+    return EXIT_OK
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    root = scenarios_dir()
+    files = bundled(root)
+    if not files:
+        print(f"no bundled scenarios in {root} (set SCHEDLAB_SCENARIOS to a scenarios directory)")
+        return EXIT_OK
+    width = max(len(f.name) for f in files)
+    plain = [f for f in files if not f.is_experiment]
+    exps = [f for f in files if f.is_experiment]
+
+    def show(out: TextIO, items: Sequence[Any], heading: str) -> None:
+        if not items:
+            return
+        print(heading, file=out)
+        for f in items:
+            title = f"(unreadable: {f.error})" if f.error else f.title
+            alias = f"  [experiment {f.experiment}]" if f.experiment and f.experiment != f.name else ""
+            print(f"  {f.name:<{width}}  {title}{alias}", file=out)
+
+    print(f"bundled scenarios in {root}")
+    show(sys.stdout, plain, "Scenarios (schedlab run NAME):")
+    show(sys.stdout, exps, "Experiments (schedlab reproduce NAME):")
+    return EXIT_OK
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.repeat is not None and args.repeat < 1:
+        raise UsageError("SL001", f"--repeat {args.repeat}: accepted: an integer >= 1")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("SL001", f"--jobs {args.jobs}: accepted: an integer >= 1")
+    extra = _overrides(args)
+    path, text, source = _load(args.name)
+    doc = parse_toml(text, source)
+    if "experiment" not in doc:
+        raise UsageError(
+            "SL001",
+            f"{source}: has no [experiment] table, so there is nothing to reproduce; "
+            f"accepted: an experiment (see `schedlab list`), or run it with `schedlab run {args.name}`",
+        )
+    exp = Experiment.from_doc(doc, source, path.stem)
+
+    def runner(seed: int, overrides: Sequence[Override]) -> Mapping[str, Any]:
+        return native.run(text, source, seed, [*extra, *overrides], False)
+
+    def progress(msg: str) -> None:
+        print(f"  {msg}", file=sys.stderr, flush=True)
+
+    result = exp.run(
+        runner,
+        quick=args.quick,
+        repeat=args.repeat,
+        jobs=args.jobs or default_jobs(),
+        progress=None if args.quiet else progress,
+    )
+    result["schedlab"] = __version__
+    if extra:
+        result["set"] = dict(extra)
+    if args.json:
+        _write_json(args.json, result)
+    if not args.quiet and args.json != "-":
+        print(format_experiment(result))
+    return EXIT_OK if all(b["ok"] for b in result["bands"]) else EXIT_BANDS_OUT
+
+
+def _cmd_version(args: argparse.Namespace) -> int:
+    print(f"schedlab {__version__}")
+    try:
+        print(f"schedlab._native {native.version()}")
+    except SchedlabError as e:
+        print(f"schedlab._native: not available: {e.message}")
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "check": _cmd_check,
+    "list": _cmd_list,
+    "reproduce": _cmd_reproduce,
+    "version": _cmd_version,
+}

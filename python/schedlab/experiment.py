@@ -1,0 +1,767 @@
+"""Experiments: a scenario with ``[experiment]`` and ``[[variant]]`` tables.
+
+The Rust core ignores those two sections; this module interprets them:
+
+* ``[[variant]]`` -- a name, a ``set`` table of overrides (any scenario key),
+  the metrics it reports, and the ``published`` numbers from the seed.
+* ``repeat`` / ``quick_repeat`` -- each variant runs with seeds ``1..repeat``
+  (``quick_repeat`` and ``quick_set`` with ``--quick``); the metrics are
+  averaged over the seeds (sample stdev beside them).
+* ``[experiment.metrics]`` -- where each metric comes from in the report.
+* ``[[experiment.derive]]`` -- a workload size the seed does not publish,
+  solved before the variants so that one variant's metric hits a published
+  number, then applied to every variant (see ``solve_monotone``).
+* ``[[experiment.band]]`` -- acceptance bands over the means.
+
+Override order for a variant run: ``quick_set`` (with ``--quick``), then the
+derived values, then the variant's ``set``; the core applies them in order,
+so a later one wins.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from schedlab.errors import ScenarioError
+from schedlab.overrides import Override, flatten_set_table, toml_literal
+from schedlab.units import format_duration_ms, parse_duration_ns
+
+__all__ = [
+    "MPSTAT_FIELDS",
+    "Band",
+    "Derive",
+    "Experiment",
+    "MetricSpec",
+    "Runner",
+    "SolveError",
+    "SolveResult",
+    "Variant",
+    "aggregate",
+    "default_jobs",
+    "evaluate_band",
+    "extract_metric",
+    "solve_monotone",
+]
+
+#: A metric value: a number, a per-sample list, or None (e.g. a group that never finished).
+MetricValue = Union[float, list[float], None]
+
+#: Runs the experiment's scenario: (seed, overrides) -> report dict.
+Runner = Callable[[int, Sequence[Override]], Mapping[str, Any]]
+
+MPSTAT_FIELDS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
+
+_EXPERIMENT_KEYS = (
+    "name",
+    "title",
+    "description",
+    "seed_file",
+    "repeat",
+    "quick_repeat",
+    "quick_set",
+    "metrics",
+    "derive",
+    "band",
+    "notes",
+)
+_VARIANT_KEYS = ("name", "title", "description", "set", "metrics", "published", "published_stdev")
+_METRIC_SOURCES = ("group", "task", "mpstat", "report")
+_METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu")
+_DERIVE_KEYS = ("key", "variant", "metric", "target", "low", "high", "why")
+_BAND_KINDS = ("pct_change", "ratio", "diff", "value")
+_BAND_KEYS = ("name", "kind", "num", "den", "of", "low", "high", "why")
+
+
+# --------------------------------------------------------------------------
+# Validation helpers: messages in the core's format
+# ("<file>: <key path>: <problem>; accepted: <what>").
+
+
+class _Checker:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def unknown(self, path: str, accepted: Sequence[str]) -> ScenarioError:
+        return ScenarioError("SL101", f"{self.source}: {path}: unknown key; accepted here: {', '.join(accepted)}")
+
+    def bad(self, path: str, message: str, accepted: str) -> ScenarioError:
+        return ScenarioError("SL102", f"{self.source}: {path}: {message}; accepted: {accepted}")
+
+    def missing(self, path: str) -> ScenarioError:
+        return ScenarioError("SL103", f"{self.source}: {path}: required key is missing")
+
+    def keys(self, table: Mapping[str, Any], path: str, accepted: Sequence[str]) -> None:
+        for k in table:
+            if k not in accepted:
+                raise self.unknown(f"{path}.{k}" if path else k, accepted)
+
+    def table(self, value: object, path: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.bad(path, f"expected a table, found {_tname(value)}", "a table")
+        return value
+
+    def str_(self, table: Mapping[str, Any], key: str, path: str, default: str | None = None) -> str:
+        v = table.get(key, default)
+        if v is None:
+            raise self.missing(f"{path}.{key}")
+        if not isinstance(v, str) or not v:
+            raise self.bad(f"{path}.{key}", f"expected a non-empty string, found {_tname(v)}", "a string")
+        return v
+
+    def int_(self, table: Mapping[str, Any], key: str, path: str, default: int, minimum: int) -> int:
+        v = table.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise self.bad(f"{path}.{key}", f"expected an integer >= {minimum}, found {v!r}", f"{minimum} or more")
+        return v
+
+    def num(self, table: Mapping[str, Any], key: str, path: str) -> float:
+        if key not in table:
+            raise self.missing(f"{path}.{key}")
+        v = table[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise self.bad(f"{path}.{key}", f"expected a number, found {v!r}", "a finite number")
+        return float(v)
+
+    def overrides(self, value: object, path: str) -> list[tuple[str, object]]:
+        t = self.table(value, path)
+        try:
+            return flatten_set_table(t)
+        except ValueError as e:
+            raise self.bad(path, str(e), "dotted scenario keys") from None
+
+
+def _tname(v: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}.get(
+        type(v), "a table" if isinstance(v, Mapping) else type(v).__name__
+    )
+
+
+# --------------------------------------------------------------------------
+# The parsed experiment
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Where a metric comes from. ``source`` is one of group, task, mpstat, report."""
+
+    name: str
+    source: str
+    selector: str  # group name, task comm, "average"/"samples", or report key path
+    field: str = ""
+    cpu: str = "all"  # mpstat row: "all" or a CPU number as text
+
+    @property
+    def is_list(self) -> bool:
+        return self.source == "mpstat" and self.selector == "samples"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    title: str
+    overrides: list[tuple[str, object]]  # canonical key -> Python value, in file order
+    metrics: list[str]
+    published: dict[str, float] = field(default_factory=dict)
+    published_stdev: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def params(self) -> dict[str, object]:
+        return dict(self.overrides)
+
+
+@dataclass(frozen=True)
+class Derive:
+    index: int
+    key: str
+    variant: str
+    metric: str
+    target: float
+    low_ms: int
+    high_ms: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Band:
+    name: str
+    kind: str
+    low: float
+    high: float
+    num: str = ""  # "variant.metric"
+    den: str = ""
+    of: str = ""
+
+
+@dataclass
+class Experiment:
+    name: str
+    title: str
+    source: str
+    seed_file: str
+    repeat: int
+    quick_repeat: int
+    quick_set: list[tuple[str, object]]
+    metrics: dict[str, MetricSpec]
+    derives: list[Derive]
+    bands: list[Band]
+    variants: list[Variant]
+
+    # ---------------------------------------------------------------- parse
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any], source: str, default_name: str) -> Experiment:
+        """Build from a parsed scenario document; raises ``ScenarioError``."""
+        c = _Checker(source)
+        if "experiment" not in doc:
+            raise c.missing("experiment")
+        exp = c.table(doc["experiment"], "experiment")
+        c.keys(exp, "experiment", _EXPERIMENT_KEYS)
+        name = c.str_(exp, "name", "experiment", default_name)
+        title = str(exp.get("title") or doc.get("description") or name)
+        seed_file = str(exp.get("seed_file", ""))
+        repeat = c.int_(exp, "repeat", "experiment", 1, 1)
+        quick_repeat = c.int_(exp, "quick_repeat", "experiment", 1, 1)
+        quick_set = c.overrides(exp.get("quick_set", {}), "experiment.quick_set")
+
+        metrics = {
+            mname: _parse_metric(c, mname, spec)
+            for mname, spec in c.table(exp.get("metrics", {}), "experiment.metrics").items()
+        }
+
+        raw_variants = doc.get("variant", [])
+        if not isinstance(raw_variants, list) or not raw_variants:
+            raise c.bad("variant", "an experiment needs at least one [[variant]]", "[[variant]] tables")
+        variants: list[Variant] = []
+        for i, raw in enumerate(raw_variants):
+            variants.append(_parse_variant(c, i, raw, metrics, {v.name for v in variants}))
+        by_name = {v.name: v for v in variants}
+
+        derives = [
+            _parse_derive(c, i, raw, metrics, by_name)
+            for i, raw in enumerate(_array(c, exp.get("derive", []), "experiment.derive"))
+        ]
+        bands = [
+            _parse_band(c, i, raw, by_name) for i, raw in enumerate(_array(c, exp.get("band", []), "experiment.band"))
+        ]
+        return cls(name, title, source, seed_file, repeat, quick_repeat, quick_set, metrics, derives, bands, variants)
+
+    # ---------------------------------------------------------------- run
+
+    def run(
+        self,
+        runner: Runner,
+        *,
+        quick: bool = False,
+        repeat: int | None = None,
+        jobs: int = 1,
+        progress: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Derive, run variants x seeds, aggregate, judge the bands.
+
+        Returns the experiment JSON (``{"experiment", "results", "derived", "bands", ...}``).
+        """
+        say = progress or (lambda _msg: None)
+        n = repeat if repeat is not None else (self.quick_repeat if quick else self.repeat)
+        if n < 1:
+            raise ScenarioError("SL102", f"{self.source}: repeat: {n} runs per variant; accepted: 1 or more")
+        base: list[Override] = _literals(self.quick_set) if quick else []
+
+        derived_pairs: list[Override] = []
+        derived: dict[str, Any] = {}
+        for d in self.derives:
+            info = self._derive(d, runner, base + derived_pairs, say)
+            derived[d.key] = info
+            derived_pairs.append((d.key, toml_literal(info["value"])))
+
+        seeds = list(range(1, n + 1))
+        jobs_list = [(v, seed) for v in self.variants for seed in seeds]
+        per_run: dict[tuple[str, int], dict[str, MetricValue]] = {}
+
+        def one(v: Variant, seed: int) -> dict[str, MetricValue]:
+            report = runner(seed, base + derived_pairs + _literals(v.overrides))
+            return {m: extract_metric(report, self.metrics[m]) for m in v.metrics}
+
+        if jobs <= 1 or len(jobs_list) <= 1:
+            for v, seed in jobs_list:
+                say(f"{self.name}: {v.name} seed {seed}")
+                per_run[(v.name, seed)] = one(v, seed)
+        else:
+            # The native run releases the GIL, so threads run simulations in
+            # parallel. Results are keyed, so the output does not depend on
+            # which run finishes first.
+            pool = ThreadPoolExecutor(max_workers=jobs)
+            try:
+                futures = {pool.submit(one, v, seed): (v.name, seed) for v, seed in jobs_list}
+                for fut in as_completed(futures):
+                    key = futures[fut]
+                    per_run[key] = fut.result()
+                    say(f"{self.name}: {key[0]} seed {key[1]} done")
+            except BaseException:
+                # An error or Ctrl-C: drop the queued runs (running ones finish).
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
+
+        results: list[dict[str, Any]] = []
+        means: dict[str, dict[str, MetricValue]] = {}
+        for v in self.variants:
+            runs = [per_run[(v.name, s)] for s in seeds]
+            reps = [{"seed": s, "metrics": r} for s, r in zip(seeds, runs)]
+            mean: dict[str, MetricValue] = {}
+            stdev: dict[str, float | None] = {}
+            for m in v.metrics:
+                mean[m], stdev[m] = aggregate([r[m] for r in runs])
+            means[v.name] = mean
+            results.append(
+                {
+                    "variant": v.name,
+                    "title": v.title,
+                    "params": v.params,
+                    "metrics": mean,
+                    "stdev": stdev,
+                    "published": dict(v.published),
+                    "published_stdev": dict(v.published_stdev),
+                    "repeats": reps,
+                }
+            )
+        return {
+            "experiment": self.name,
+            "title": self.title,
+            "source": self.source,
+            "seed_file": self.seed_file,
+            "mode": "quick" if quick else "full",
+            "repeat": n,
+            "seeds": seeds,
+            "metrics": list(self.metrics),
+            "derived": derived,
+            "results": results,
+            "bands": [evaluate_band(b, means) for b in self.bands],
+        }
+
+    def _derive(self, d: Derive, runner: Runner, before: list[Override], say: Callable[[str], None]) -> dict[str, Any]:
+        v = next(x for x in self.variants if x.name == d.variant)
+        spec = self.metrics[d.metric]
+        fixed = before + _literals(v.overrides)
+
+        def f(ms: int) -> float:
+            report = runner(1, [*fixed, (d.key, toml_literal(format_duration_ms(ms)))])
+            value = extract_metric(report, spec)
+            if not isinstance(value, (int, float)):
+                raise ScenarioError(
+                    "SL102",
+                    f"{self.source}: experiment.derive[{d.index}].metric: {d.metric} has no value "
+                    f"with {d.key} = {format_duration_ms(ms)} in variant {d.variant} (did the group finish "
+                    "inside measure.duration?); accepted: a metric that is a number in every run",
+                )
+            say(f"{self.name}: derive {d.key} = {format_duration_ms(ms)} -> {d.metric} = {value:.4f}")
+            return float(value)
+
+        try:
+            res = solve_monotone(f, d.target, d.low_ms, d.high_ms)
+        except SolveError as e:
+            raise ScenarioError(
+                "SL102",
+                f"{self.source}: experiment.derive[{d.index}].target: {d.metric} = {d.target} in variant "
+                f"{d.variant} is outside what {d.key} in [{format_duration_ms(d.low_ms)}, "
+                f"{format_duration_ms(d.high_ms)}] gives; accepted: {e.f_low:.4f} .. {e.f_high:.4f} "
+                "(widen low/high)",
+            ) from None
+        return {
+            "value": format_duration_ms(res.x),
+            "variant": d.variant,
+            "metric": d.metric,
+            "target": d.target,
+            "achieved": res.fx,
+            "low": format_duration_ms(d.low_ms),
+            "high": format_duration_ms(d.high_ms),
+            "evaluations": res.evaluations,
+            "why": d.why,
+        }
+
+
+def _array(c: _Checker, value: object, path: str) -> list[Mapping[str, Any]]:
+    if not isinstance(value, list):
+        raise c.bad(path, f"expected an array of tables, found {_tname(value)}", f"[[{path}]] tables")
+    return [c.table(x, f"{path}[{i}]") for i, x in enumerate(value)]
+
+
+def _literals(pairs: Sequence[tuple[str, object]]) -> list[Override]:
+    return [(k, toml_literal(v)) for k, v in pairs]
+
+
+def _parse_metric(c: _Checker, name: str, raw: object) -> MetricSpec:
+    path = f"experiment.metrics.{name}"
+    t = c.table(raw, path)
+    c.keys(t, path, _METRIC_KEYS)
+    sources = [s for s in _METRIC_SOURCES if s in t]
+    if len(sources) != 1:
+        raise c.bad(
+            path,
+            f"names {len(sources)} sources",
+            "exactly one of { group = NAME, field = F }, { task = COMM, field = F }, "
+            '{ mpstat = "average"|"samples", cpu = "all"|N, field = F }, { report = KEY }',
+        )
+    source = sources[0]
+    selector = c.str_(t, source, path)
+    if source == "report":
+        if "field" in t or "cpu" in t:
+            raise c.unknown(f"{path}.{'field' if 'field' in t else 'cpu'}", ("report",))
+        return MetricSpec(name, source, selector)
+    fld = c.str_(t, "field", path)
+    if source == "mpstat":
+        if selector not in ("average", "samples"):
+            raise c.bad(f"{path}.mpstat", f"unknown mpstat block {selector!r}", '"average", "samples"')
+        if fld not in MPSTAT_FIELDS:
+            raise c.bad(f"{path}.field", f"unknown mpstat column {fld!r}", ", ".join(MPSTAT_FIELDS))
+        cpu = t.get("cpu", "all")
+        if not (cpu == "all" or (isinstance(cpu, int) and not isinstance(cpu, bool) and cpu >= 0)):
+            raise c.bad(f"{path}.cpu", f"bad CPU {cpu!r}", '"all" or a CPU number')
+        return MetricSpec(name, source, selector, fld, str(cpu))
+    if "cpu" in t:
+        raise c.unknown(f"{path}.cpu", (source, "field"))
+    return MetricSpec(name, source, selector, fld)
+
+
+def _parse_variant(c: _Checker, i: int, raw: object, metrics: Mapping[str, MetricSpec], taken: set[str]) -> Variant:
+    path = f"variant[{i}]"
+    t = c.table(raw, path)
+    c.keys(t, path, _VARIANT_KEYS)
+    name = c.str_(t, "name", path)
+    if name in taken:
+        raise c.bad(f"{path}.name", f"duplicate variant name {name!r}", "a name not used by another variant")
+    if "." in name:
+        raise c.bad(f"{path}.name", f"{name!r} contains a dot", "letters, digits, '_' and '-'")
+    ovr = c.overrides(t.get("set", {}), f"{path}.set")
+    names = t.get("metrics", list(metrics))
+    if not isinstance(names, list) or not all(isinstance(m, str) for m in names):
+        raise c.bad(f"{path}.metrics", "expected an array of metric names", ", ".join(metrics))
+    for m in names:
+        if m not in metrics:
+            raise c.bad(f"{path}.metrics", f"unknown metric {m!r}", ", ".join(metrics) or "(none defined)")
+    published: dict[str, dict[str, float]] = {}
+    for key in ("published", "published_stdev"):
+        table = c.table(t.get(key, {}), f"{path}.{key}")
+        for m in table:
+            if m not in metrics:
+                raise c.bad(f"{path}.{key}.{m}", f"unknown metric {m!r}", ", ".join(metrics))
+        published[key] = {m: c.num(table, m, f"{path}.{key}") for m in table}
+    return Variant(
+        name,
+        str(t.get("title", t.get("description", ""))),
+        ovr,
+        list(names),
+        published["published"],
+        published["published_stdev"],
+    )
+
+
+def _parse_derive(
+    c: _Checker, i: int, t: Mapping[str, Any], metrics: Mapping[str, MetricSpec], variants: Mapping[str, Variant]
+) -> Derive:
+    path = f"experiment.derive[{i}]"
+    c.keys(t, path, _DERIVE_KEYS)
+    key = c.str_(t, "key", path)
+    try:
+        (key, _), *_ = flatten_set_table({key: 0})
+    except ValueError as e:
+        raise c.bad(f"{path}.key", str(e), "a dotted scenario key") from None
+    variant = c.str_(t, "variant", path)
+    if variant not in variants:
+        raise c.bad(f"{path}.variant", f"unknown variant {variant!r}", ", ".join(variants))
+    metric = c.str_(t, "metric", path)
+    if metric not in metrics or metrics[metric].is_list:
+        accepted = ", ".join(m for m, s in metrics.items() if not s.is_list)
+        raise c.bad(f"{path}.metric", f"{metric!r} is not a numeric metric", accepted)
+    bounds: list[int] = []
+    for k in ("low", "high"):
+        text = c.str_(t, k, path)
+        try:
+            ns = parse_duration_ns(text)
+        except ValueError as e:
+            raise c.bad(f"{path}.{k}", str(e).split("; accepted")[0], 'a duration such as "100s"') from None
+        bounds.append(ns // 1_000_000)
+    low, high = bounds
+    if not 0 <= low < high:
+        raise c.bad(f"{path}.high", f"high ({high}ms) is not above low ({low}ms)", "low < high")
+    return Derive(i, key, variant, metric, c.num(t, "target", path), low, high, str(t.get("why", "")))
+
+
+def _parse_band(c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str, Variant]) -> Band:
+    path = f"experiment.band[{i}]"
+    c.keys(t, path, _BAND_KEYS)
+    name = c.str_(t, "name", path)
+    kind = c.str_(t, "kind", path, "pct_change")
+    if kind not in _BAND_KINDS:
+        raise c.bad(f"{path}.kind", f"unknown band kind {kind!r}", ", ".join(_BAND_KINDS))
+    refs = ("of",) if kind == "value" else ("num", "den")
+    for k in ("num", "den", "of"):
+        if k in t and k not in refs:
+            raise c.unknown(f"{path}.{k}", ("name", "kind", *refs, "low", "high", "why"))
+    values: dict[str, str] = {}
+    for k in refs:
+        ref = c.str_(t, k, path)
+        vname, dot, metric = ref.rpartition(".")
+        if not dot or vname not in variants:
+            raise c.bad(
+                f"{path}.{k}",
+                f"{ref!r} does not name a variant",
+                "VARIANT.METRIC with VARIANT one of " + ", ".join(variants),
+            )
+        if metric not in variants[vname].metrics:
+            raise c.bad(
+                f"{path}.{k}", f"variant {vname} does not report {metric!r}", ", ".join(variants[vname].metrics)
+            )
+        values[k] = ref
+    low, high = c.num(t, "low", path), c.num(t, "high", path)
+    if low > high:
+        raise c.bad(f"{path}.high", f"high ({high}) is below low ({low})", "low <= high")
+    return Band(name, kind, low, high, values.get("num", ""), values.get("den", ""), values.get("of", ""))
+
+
+# --------------------------------------------------------------------------
+# Metrics, aggregation, bands
+
+
+def extract_metric(report: Mapping[str, Any], spec: MetricSpec) -> MetricValue:
+    """One metric from a report (see ``[experiment.metrics]``).
+
+    A missing group/task/CPU row is a ``ScenarioError`` naming what the report
+    has; a value that is null in the report (a group that never finished) is None.
+    """
+    where = f"experiment.metrics.{spec.name}"
+    if spec.source == "report":
+        return _number(_report_key(report, spec.selector, where))
+    if spec.source == "group":
+        rows = report.get("groups") or []
+        row = next((g for g in rows if g.get("name") == spec.selector), None)
+        if row is None:
+            raise _not_in_report(where, f"group {spec.selector!r}", [str(g.get("name")) for g in rows])
+        return _number(_field(row, spec.field, where))
+    if spec.source == "task":
+        rows = report.get("tasks") or []
+        row = next((t for t in rows if t.get("comm") == spec.selector), None)
+        if row is None:
+            raise _not_in_report(where, f"task {spec.selector!r}", [str(t.get("comm")) for t in rows])
+        return _number(_field(row, spec.field, where))
+    mp = report.get("mpstat") or {}
+    if spec.selector == "average":
+        return _number(_field(_mpstat_row(mp.get("average") or [], spec.cpu, where), spec.field, where))
+    out: list[float] = []
+    for sample in mp.get("samples") or []:
+        v = _number(_field(_mpstat_row(sample.get("rows") or [], spec.cpu, where), spec.field, where))
+        if v is not None:
+            out.append(v)
+    return out
+
+
+def _report_key(report: Mapping[str, Any], key: str, where: str) -> Any:
+    if key == "wasted_cpu_pct" and key not in report:
+        return _wasted_cpu_pct(report)
+    node: Any = report
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            have = sorted(k for k, v in report.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+            raise _not_in_report(where, f"report key {key!r}", [*have, "wasted_cpu_pct"])
+        node = node[part]
+    return node
+
+
+def _wasted_cpu_pct(report: Mapping[str, Any]) -> float | None:
+    """Wasted CPU time (idle while a task it may run waited) as % of all CPU time in the window."""
+    wasted = report.get("wasted_cpu_ns")
+    measure = report.get("measure") or {}
+    nr_cpus = (report.get("machine") or {}).get("nr_cpus")
+    start, end = measure.get("start_ns"), measure.get("end_ns")
+    nums = [_number(x) if _is_num(x) else None for x in (wasted, nr_cpus, start, end)]
+    w, n, t0, t1 = nums
+    if w is None or n is None or t0 is None or t1 is None:
+        return None
+    total = (t1 - t0) * n
+    return 100.0 * w / total if total > 0 else None
+
+
+def _is_num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _mpstat_row(rows: Sequence[Mapping[str, Any]], cpu: str, where: str) -> Mapping[str, Any]:
+    for r in rows:
+        if str(r.get("cpu")) == cpu:
+            return r
+    raise _not_in_report(where, f"mpstat CPU {cpu}", [str(r.get("cpu")) for r in rows])
+
+
+def _field(row: Mapping[str, Any], name: str, where: str) -> Any:
+    if name not in row:
+        raise _not_in_report(where, f"field {name!r}", list(row))
+    return row[name]
+
+
+def _number(v: Any) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ScenarioError("SL102", f"metric value {v!r} is not a number; accepted: a numeric report field")
+    return float(v)
+
+
+def _not_in_report(where: str, what: str, have: Sequence[str]) -> ScenarioError:
+    return ScenarioError(
+        "SL102", f"{where}: {what} is not in the report; accepted: {', '.join(have) or '(nothing there)'}"
+    )
+
+
+def aggregate(values: Sequence[MetricValue]) -> tuple[MetricValue, float | None]:
+    """Mean and sample stdev over repeats.
+
+    Numbers: (mean, stdev; 0.0 for one repeat). Lists (per-sample metrics): the
+    mean at each position over the repeats that have it, stdev None. Any None
+    makes the mean None (a repeat without a value must not hide).
+    """
+    if not values or any(v is None for v in values):
+        return None, None
+    if all(isinstance(v, list) for v in values):
+        lists = [v for v in values if isinstance(v, list)]
+        longest = max(len(v) for v in lists)
+        return [statistics.fmean(v[i] for v in lists if i < len(v)) for i in range(longest)], None
+    nums = [float(v) for v in values if isinstance(v, (int, float))]
+    if len(nums) != len(values):
+        return None, None
+    return statistics.fmean(nums), (statistics.stdev(nums) if len(nums) > 1 else 0.0)
+
+
+def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) -> dict[str, Any]:
+    """``{"name", "kind", "value", "low", "high", "ok"}``.
+
+    pct_change: (num/den - 1) * 100; ratio: num/den; diff: num - den;
+    value: the mean named by ``of``. A missing value is never ok.
+    """
+
+    def get(ref: str) -> float | None:
+        vname, _, metric = ref.rpartition(".")
+        v = means.get(vname, {}).get(metric)
+        return float(v) if isinstance(v, (int, float)) else None
+
+    value: float | None
+    if band.kind == "value":
+        value = get(band.of)
+    else:
+        num, den = get(band.num), get(band.den)
+        if num is None or den is None:
+            value = None
+        elif band.kind == "diff":
+            value = num - den
+        elif den == 0:
+            value = None
+        elif band.kind == "ratio":
+            value = num / den
+        else:
+            value = (num / den - 1.0) * 100.0
+    out: dict[str, Any] = {"name": band.name, "kind": band.kind}
+    if band.kind == "value":
+        out["of"] = band.of
+    else:
+        out["num"], out["den"] = band.num, band.den
+    out.update(
+        {"value": value, "low": band.low, "high": band.high, "ok": value is not None and band.low <= value <= band.high}
+    )
+    return out
+
+
+# --------------------------------------------------------------------------
+# Solving a workload size
+
+
+class SolveError(ValueError):
+    """The target is outside [f(low), f(high)]."""
+
+    def __init__(self, target: float, f_low: float, f_high: float) -> None:
+        super().__init__(f"target {target} is outside [{f_low}, {f_high}]")
+        self.target, self.f_low, self.f_high = target, f_low, f_high
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    x: int
+    fx: float
+    lo: int
+    hi: int
+    evaluations: int
+    iterations: int
+
+
+def solve_monotone(
+    f: Callable[[int], float],
+    target: float,
+    lo: int,
+    hi: int,
+    *,
+    tol: int = 1,
+    max_iter: int = 40,
+    method: str = "illinois",
+) -> SolveResult:
+    """Find integer x in [lo, hi] with f(x) closest to ``target``, for f monotone
+    non-decreasing, keeping a bracket f(lo) <= target <= f(hi).
+
+    Stops when the bracket is ``tol`` wide or after ``max_iter`` steps.
+    ``method="bisect"`` halves the bracket each step (about 21 steps for
+    100 s..2000 s at 1 ms). ``"illinois"`` (default) probes where the secant
+    through the bracket ends crosses the target, halving the stale end's
+    residual when one end is kept twice (the Illinois rule), and falls back to
+    a bisection step whenever two probes failed to halve the bracket, so it is
+    never much worse than bisection and takes 5-8 runs when f is near linear,
+    as run time in work is. Every f(x) is a whole simulation, hence the care.
+    Raises ``SolveError`` when target is outside [f(lo), f(hi)].
+    """
+    cache: dict[int, float] = {}
+
+    def F(x: int) -> float:
+        if x not in cache:
+            cache[x] = f(x)
+        return cache[x]
+
+    flo, fhi = F(lo), F(hi)
+    if not flo <= target <= fhi:
+        raise SolveError(target, flo, fhi)
+    if flo == target:
+        return SolveResult(lo, flo, lo, hi, len(cache), 0)
+    glo, ghi = flo - target, fhi - target  # Illinois-scaled residuals, glo < 0 < ghi
+    kept = 0  # -1: lo moved last step, +1: hi moved last step
+    widths = [hi - lo]
+    it = 0
+    while hi - lo > tol and it < max_iter:
+        it += 1
+        stalled = len(widths) >= 3 and widths[-1] * 2 > widths[-3]
+        if method == "illinois" and not stalled and ghi > glo:
+            x = lo + round(-glo * (hi - lo) / (ghi - glo))
+        else:
+            x = (lo + hi) // 2
+        x = min(max(x, lo + 1), hi - 1)
+        fx = F(x)
+        if fx == target:
+            return SolveResult(x, fx, x, x, len(cache), it)
+        if fx < target:
+            lo, glo = x, fx - target
+            if kept == -1:
+                ghi /= 2
+            kept = -1
+        else:
+            hi, ghi = x, fx - target
+            if kept == 1:
+                glo /= 2
+            kept = 1
+        widths.append(hi - lo)
+    flo, fhi = F(lo), F(hi)
+    x, fx = (lo, flo) if target - flo <= fhi - target else (hi, fhi)
+    return SolveResult(x, fx, lo, hi, len(cache), it)
+
+
+def default_jobs() -> int:
+    """Parallel runs: the native run releases the GIL, so threads use every core."""
+    return max(1, os.cpu_count() or 1)

@@ -1,0 +1,81 @@
+"""The only door to ``schedlab._native``, the Rust core built by maturin.
+
+The import is lazy so that ``schedlab --help``, ``schedlab list`` and the pure
+Python parts work before the extension is built; a missing extension is an
+``InternalError`` that says how to build it. Every call is wrapped so that
+nothing but a ``SchedlabError`` leaves it (a Rust panic that the binding failed
+to catch surfaces as ``pyo3_runtime.PanicException``, a ``BaseException``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, TypeVar, cast
+
+from schedlab.errors import InternalError, SchedlabError
+from schedlab.overrides import Override
+
+__all__ = ["check", "load", "run", "version"]
+
+_T = TypeVar("_T")
+
+_BUILD_HINT = (
+    "the native module schedlab._native is not built or not importable ({why}); "
+    "run `make build` in the schedlab checkout (it creates .venv and runs "
+    "`maturin develop --release`), then use .venv/bin/schedlab"
+)
+
+
+def load() -> ModuleType:
+    """Import ``schedlab._native`` or raise ``InternalError`` (SL900) with a build hint."""
+    try:
+        from schedlab import _native
+    except ImportError as e:
+        raise InternalError("SL900", _BUILD_HINT.format(why=e)) from None
+    return _native
+
+
+def _guarded(call: Callable[[], _T]) -> _T:
+    try:
+        return call()
+    except SchedlabError:
+        raise
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:
+        raise InternalError(
+            "SL900", f"internal error (please report): native call failed: {type(e).__name__}: {e}"
+        ) from e
+
+
+def _decode(text: str, what: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise InternalError("SL900", f"internal error (please report): {what} is not JSON: {e}") from e
+    if not isinstance(doc, dict):
+        raise InternalError("SL900", f"internal error (please report): {what} is not a JSON object")
+    return cast("dict[str, Any]", doc)
+
+
+def run(text: str, source: str, seed: int, overrides: Sequence[Override], check: bool) -> dict[str, Any]:
+    """Parse, validate and simulate; the report as a dict (see README, "Report")."""
+    mod = load()
+    pairs = [(k, v) for k, v in overrides]
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check))
+    return _decode(out, "the native report")
+
+
+def check(text: str, source: str, overrides: Sequence[Override]) -> dict[str, Any]:
+    """Parse and validate only; ``{"name", "machine", "kernel", "tasks"}``."""
+    mod = load()
+    pairs = [(k, v) for k, v in overrides]
+    out = _guarded(lambda: mod.check(text, source, pairs))
+    return _decode(out, "the native check summary")
+
+
+def version() -> str:
+    mod = load()
+    return str(_guarded(mod.version))

@@ -1,0 +1,333 @@
+"""Human-readable reports, in the layouts kernel people already read.
+
+* ``format_run_report``: for ``schedlab run`` -- an mpstat -P ALL block in
+  sysstat 12.x's column layout (per-interval samples on request, always the
+  ``Average:`` block), then per-task and per-group tables.
+* ``format_experiment``: for ``schedlab reproduce`` -- an mmtests
+  compare-kernels style table, one column per variant, ``mean (stdev)`` per
+  metric with the published figure on the line below, then the bands.
+
+Both take the plain dicts of the JSON report / experiment result and tolerate
+extra keys and missing optional sections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "MPSTAT_COLUMNS",
+    "format_experiment",
+    "format_mpstat",
+    "format_run_report",
+    "mpstat_clock",
+]
+
+#: (report key, column header) in sysstat's order.
+MPSTAT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("usr", "%usr"),
+    ("nice", "%nice"),
+    ("sys", "%sys"),
+    ("iowait", "%iowait"),
+    ("irq", "%irq"),
+    ("soft", "%soft"),
+    ("steal", "%steal"),
+    ("guest", "%guest"),
+    ("gnice", "%gnice"),
+    ("idle", "%idle"),
+)
+
+_NS_PER_S = 1_000_000_000
+_NS_PER_MS = 1_000_000
+
+
+# --------------------------------------------------------------------------
+# mpstat
+
+
+def mpstat_clock(ns: int) -> str:
+    """Simulated time as mpstat's time column: ``HH:MM:SS`` since the start of
+    the simulation, with ``.mmm`` when the instant is not on a whole second."""
+    s, rem = divmod(int(ns), _NS_PER_S)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    clock = f"{h:02d}:{m:02d}:{s:02d}"
+    return clock if rem == 0 else f"{clock}.{rem // _NS_PER_MS:03d}"
+
+
+def _mpstat_line(time: str, cpu: object, values: Sequence[str], width: int) -> str:
+    # sysstat: the time in an 11-wide left-aligned field, the CPU right-aligned
+    # in 5, then every column right-aligned in 8 (" %7.2f").
+    return f"{time:<{width}}{cpu!s:>5}" + "".join(f"{v:>8}" for v in values)
+
+
+def _mpstat_rows(time: str, rows: Sequence[Mapping[str, Any]], width: int) -> list[str]:
+    out = []
+    for r in rows:
+        values = []
+        for key, _ in MPSTAT_COLUMNS:
+            v = r.get(key)
+            values.append(f"{float(v):.2f}" if isinstance(v, (int, float)) else "-")
+        out.append(_mpstat_line(time, r.get("cpu", "?"), values, width))
+    return out
+
+
+def format_mpstat(report: Mapping[str, Any], *, samples: bool = True) -> str:
+    """The mpstat -P ALL text: the ``Linux ...`` header, the interval blocks if
+    ``samples``, and the ``Average:`` block."""
+    mp = report.get("mpstat") or {}
+    kernel = report.get("kernel") or {}
+    machine = report.get("machine") or {}
+    lines = [
+        f"Linux {kernel.get('version', '?')} (schedlab) \t{machine.get('name', '?')} \t"
+        f"({machine.get('nr_cpus', '?')} CPU)"
+    ]
+    header = [h for _, h in MPSTAT_COLUMNS]
+    sample_list: Sequence[Mapping[str, Any]] = mp.get("samples") or []
+    measure = report.get("measure") or {}
+    start = int(measure.get("start_ns") or 0)
+    stamps: list[tuple[str, str]] = []
+    prev = start
+    for s in sample_list:
+        end = int(s.get("end_ns") or 0)
+        stamps.append((mpstat_clock(prev), mpstat_clock(end)))
+        prev = end
+    width = max([11, *(len(t) + 1 for pair in stamps for t in pair)])
+    if samples:
+        for s, (t0, t1) in zip(sample_list, stamps):
+            lines.append("")
+            lines.append(_mpstat_line(t0, "CPU", header, width))
+            lines.extend(_mpstat_rows(t1, s.get("rows") or [], width))
+    average = mp.get("average")
+    if average:
+        lines.append("")
+        lines.append(_mpstat_line("Average:", "CPU", header, width))
+        lines.extend(_mpstat_rows("Average:", average, width))
+    elif not sample_list:
+        lines.append("")
+        lines.append("(no mpstat data in this report)")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# run report
+
+
+def _ms(ns: object) -> str:
+    return f"{ns / _NS_PER_MS:.3f}" if isinstance(ns, (int, float)) else "-"
+
+
+def _s(ns: object) -> str:
+    return f"{ns / _NS_PER_S:.3f}" if isinstance(ns, (int, float)) else "-"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)) -> list[str]:
+    """Columns right-aligned except the indices in ``left``; two spaces between."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "  ".join(parts).rstrip()
+
+    return [line(headers), *(line(r) for r in rows)]
+
+
+def format_run_report(
+    report: Mapping[str, Any], *, samples: bool = False, tasks: bool = True, schedstat: bool = False
+) -> str:
+    """The text ``schedlab run`` prints."""
+    sim = report.get("sim") or {}
+    measure = report.get("measure") or {}
+    lines = [
+        f"schedlab {report.get('schedlab', '?')}: scenario {report.get('scenario', '?')} "
+        f"({report.get('source', '?')}), seed {report.get('seed', '?')}",
+    ]
+    if sim:
+        events = sim.get("events")
+        ev = f"{events:,} events" if isinstance(events, int) else "? events"
+        lines.append(f"simulated {_s(sim.get('end_ns'))} s ({ev}; {sim.get('reason', '?')})")
+    if measure:
+        lines.append(
+            f"measured {_s(measure.get('start_ns'))} s .. {_s(measure.get('end_ns'))} s, "
+            f"mpstat interval {_s(measure.get('interval_ns'))} s"
+        )
+    lines.append("")
+    lines.append(format_mpstat(report, samples=samples))
+    n_samples = len((report.get("mpstat") or {}).get("samples") or [])
+    if not samples and n_samples:
+        lines.append(f"({n_samples} interval sample(s) not shown; --samples prints them)")
+
+    task_rows: Sequence[Mapping[str, Any]] = report.get("tasks") or []
+    if tasks and task_rows:
+        lines += ["", "Tasks"]
+        rows = [
+            [
+                str(t.get("comm", "?")),
+                str(t.get("pid", "?")),
+                str(t.get("policy", "?")),
+                str(t.get("nice", "?")),
+                _ms(t.get("runtime_ns")),
+                _ms(t.get("wait_ns")),
+                str(t.get("nr_switches", "-")),
+                str(t.get("nr_migrations", "-")),
+            ]
+            for t in task_rows
+        ]
+        lines += _table(
+            ["COMM", "PID", "POLICY", "NICE", "RUNTIME(ms)", "WAIT(ms)", "SWITCHES", "MIGRATIONS"],
+            rows,
+            left=(0, 2),
+        )
+
+    groups: Sequence[Mapping[str, Any]] = report.get("groups") or []
+    if groups:
+        lines += ["", "Groups"]
+        rows = []
+        for g in groups:
+            el = g.get("elapsed_s")
+            rows.append(
+                [
+                    str(g.get("name", "?")),
+                    str(g.get("count", "?")),
+                    f"{el:.3f}" if isinstance(el, (int, float)) else "not finished",
+                    _ms(g.get("runtime_ns")),
+                ]
+            )
+        lines += _table(["GROUP", "TASKS", "ELAPSED(s)", "RUNTIME(ms)"], rows)
+
+    wasted = report.get("wasted_cpu_ns")
+    if isinstance(wasted, (int, float)):
+        nr = (report.get("machine") or {}).get("nr_cpus")
+        window = (measure.get("end_ns") or 0) - (measure.get("start_ns") or 0)
+        pct = ""
+        if isinstance(nr, int) and nr > 0 and window > 0:
+            pct = f" ({100.0 * wasted / (nr * window):.2f}% of CPU time)"
+        lines += ["", f"Wasted CPU (idle while a task it may run waited): {_ms(wasted)} ms{pct}"]
+
+    cpus = (report.get("schedstat") or {}).get("cpus") or []
+    if schedstat and cpus:
+        lines += ["", "Schedstat (per CPU)"]
+        rows = [
+            [
+                str(c.get("cpu", "?")),
+                *(str(c.get(k, "-")) for k in ("sched_count", "sched_goidle", "ttwu_count", "ttwu_local")),
+                _ms(c.get("run_ns")),
+                _ms(c.get("wait_ns")),
+                str(c.get("timeslices", "-")),
+            ]
+            for c in cpus
+        ]
+        lines += _table(
+            ["CPU", "SCHED_COUNT", "SCHED_GOIDLE", "TTWU_COUNT", "TTWU_LOCAL", "RUN(ms)", "WAIT(ms)", "TIMESLICES"],
+            rows,
+            left=(),
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# experiment compare table
+
+_CELL = 22
+
+
+def _num(v: object, width: int = 10, decimals: int = 2) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"{v:{width}.{decimals}f}"
+    return "-".rjust(width)
+
+
+def _decimals(values: Sequence[object]) -> int:
+    """mmtests prints 2 decimals; a row whose numbers are all below 1 gets 4."""
+    nums = [abs(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return 4 if nums and 0 < max(nums) < 1 else 2
+
+
+def format_experiment(result: Mapping[str, Any]) -> str:
+    """The text ``schedlab reproduce`` prints (mmtests compare-kernels style)."""
+    results: Sequence[Mapping[str, Any]] = result.get("results") or []
+    name = result.get("experiment", "?")
+    title = result.get("title")
+    lines = [f"{name}: {title}" if title and title != name else str(name)]
+    src = result.get("source")
+    seed_file = result.get("seed_file")
+    if src or seed_file:
+        lines.append(
+            ", ".join(p for p in (f"scenario {src}" if src else "", f"seed {seed_file}" if seed_file else "") if p)
+        )
+    seeds = result.get("seeds") or []
+    if seeds:
+        span = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}..{seeds[-1]}"
+        lines.append(f"{result.get('mode', '?')} mode: {span} per variant; mean (sample stdev) over seeds")
+
+    derived: Mapping[str, Mapping[str, Any]] = result.get("derived") or {}
+    if derived:
+        lines += ["", "Derived"]
+        for key, d in derived.items():
+            achieved = d.get("achieved")
+            ach = f"{achieved:.4f}" if isinstance(achieved, (int, float)) else "?"
+            lines.append(
+                f"  {key} = {d.get('value')}  ({d.get('metric')} = {ach} in {d.get('variant')}, "
+                f"target {d.get('target')}; {d.get('evaluations', '?')} runs)"
+            )
+            if d.get("why"):
+                lines.append(f"    why: {d['why']}")
+
+    # Metric rows: in the experiment's order, else first appearance.
+    order: list[str] = list(result.get("metrics") or [])
+    for r in results:
+        for m in r.get("metrics") or {}:
+            if m not in order:
+                order.append(m)
+    scalar = [m for m in order if any(_is_scalar_or_none(r, m) for r in results)]
+    series = [m for m in order if m not in scalar]
+
+    label_w = max([len("Published"), *(len(m) for m in scalar)]) if scalar else 10
+    stat_w = len("Published") + 1
+    lines.append("")
+    lines.append(" " * (stat_w + label_w) + "".join(str(r.get("variant", "?")).rjust(_CELL) for r in results))
+    for m in scalar:
+        dec = _decimals(
+            [(r.get(k) or {}).get(m) for r in results for k in ("metrics", "published")],
+        )
+        cells = [_cell(r, "metrics", "stdev", m, dec) for r in results]
+        pubs = [_cell(r, "published", "published_stdev", m, dec) for r in results]
+        lines.append(f"{'Amean':<{stat_w}}{m:<{label_w}}" + "".join(c.rjust(_CELL) for c in cells).rstrip())
+        if any((r.get("published") or {}).get(m) is not None for r in results):
+            lines.append(f"{'Published':<{stat_w}}{m:<{label_w}}" + "".join(p.rjust(_CELL) for p in pubs).rstrip())
+    for m in series:
+        lens = [len(v) for r in results if isinstance(v := (r.get("metrics") or {}).get(m), list)]
+        lines.append(f"({m}: a per-sample series, {max(lens) if lens else 0} points per variant; see --json)")
+
+    bands: Sequence[Mapping[str, Any]] = result.get("bands") or []
+    if bands:
+        lines += ["", "Bands"]
+        name_w = max(len(str(b.get("name", ""))) for b in bands)
+        n_ok = 0
+        for b in bands:
+            ok = bool(b.get("ok"))
+            n_ok += ok
+            value = b.get("value")
+            val = f"{value:10.2f}" if isinstance(value, (int, float)) else "n/a".rjust(10)
+            lines.append(
+                f"  {b.get('name', '?')!s:<{name_w}}  {val}   in [{b.get('low')}, {b.get('high')}]   "
+                f"{'ok' if ok else 'OUT'}"
+            )
+        lines.append(f"{n_ok} of {len(bands)} bands ok")
+    return "\n".join(lines)
+
+
+def _cell(r: Mapping[str, Any], values: str, stdevs: str, m: str, dec: int) -> str:
+    """``"     43.04 (   0.39)"``: value and stdev, or blanks where there is none."""
+    table = r.get(values) or {}
+    if m not in table or table[m] is None:
+        return "-".rjust(10) + " " * 10
+    sd = (r.get(stdevs) or {}).get(m)
+    tail = f" ({_num(sd, 7, dec)})" if isinstance(sd, (int, float)) else " " * 10
+    return _num(table[m], 10, dec) + tail
+
+
+def _is_scalar_or_none(r: Mapping[str, Any], m: str) -> bool:
+    v = (r.get("metrics") or {}).get(m)
+    return m in (r.get("metrics") or {}) and not isinstance(v, list)

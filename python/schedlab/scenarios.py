@@ -1,0 +1,144 @@
+"""Finding scenarios: bundled ones by name, or any file by path.
+
+Bundled scenarios live in the checkout's ``scenarios/`` directory and its
+``seeds/`` subdirectory (the reproductions). The directory is
+``$SCHEDLAB_SCENARIOS`` if set, else ``<repo>/scenarios`` found from this file
+(``make build`` installs the package in editable mode, so this file stays in
+``<repo>/python/schedlab``), else ``scenarios/`` shipped inside the package.
+A scenario's name is its file stem; an experiment may also be found by its
+``[experiment] name``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab._compat import tomllib
+from schedlab.errors import ScenarioError, UsageError
+
+__all__ = [
+    "ScenarioFile",
+    "bundled",
+    "parse_toml",
+    "read_text",
+    "resolve",
+    "scenarios_dir",
+]
+
+ENV_VAR = "SCHEDLAB_SCENARIOS"
+SUBDIRS = ("", "seeds")
+
+
+def scenarios_dir() -> Path:
+    """Where the bundled scenarios are (it may not exist)."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    repo = here.parents[2] / "scenarios"
+    if repo.is_dir():
+        return repo
+    packaged = here.parent / "scenarios"
+    return packaged if packaged.is_dir() else repo
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    """One bundled scenario file, as ``schedlab list`` shows it."""
+
+    name: str
+    path: Path
+    title: str
+    experiment: str | None = None  # the [experiment] name, if it is an experiment
+    error: str | None = None  # why it could not be read, if it could not
+
+    @property
+    def is_experiment(self) -> bool:
+        return self.experiment is not None
+
+
+def bundled(root: Path | None = None) -> list[ScenarioFile]:
+    """Every ``*.toml`` in the scenarios dir and its ``seeds/``, sorted by name.
+
+    If two files share a stem the one in the top directory wins (it is listed
+    first and ``resolve`` finds it).
+    """
+    root = scenarios_dir() if root is None else root
+    seen: set[str] = set()
+    out: list[ScenarioFile] = []
+    for sub in SUBDIRS:
+        d = root / sub if sub else root
+        if not d.is_dir():
+            continue
+        for path in sorted(d.glob("*.toml")):
+            if path.stem in seen:
+                continue
+            seen.add(path.stem)
+            out.append(_describe(path))
+    out.sort(key=lambda s: s.name)
+    return out
+
+
+def _describe(path: Path) -> ScenarioFile:
+    try:
+        doc = parse_toml(read_text(path), str(path))
+    except (UsageError, ScenarioError) as e:
+        return ScenarioFile(path.stem, path, "", error=e.message)
+    exp = doc.get("experiment")
+    if isinstance(exp, dict):
+        name = exp.get("name")
+        title = exp.get("title") or doc.get("description") or ""
+        return ScenarioFile(
+            path.stem,
+            path,
+            str(title),
+            experiment=str(name) if isinstance(name, str) else path.stem,
+        )
+    return ScenarioFile(path.stem, path, str(doc.get("description") or doc.get("name") or ""))
+
+
+def resolve(name_or_path: str, root: Path | None = None) -> Path:
+    """A path to an existing scenario file, from a path or a bundled name.
+
+    Raises ``UsageError`` (SL001) naming what is accepted.
+    """
+    p = Path(name_or_path)
+    if p.is_file():
+        return p
+    if p.is_dir():
+        raise UsageError("SL001", f"{name_or_path}: is a directory; accepted: a scenario .toml file")
+    looks_like_path = name_or_path.endswith(".toml") or "/" in name_or_path or os.sep in name_or_path
+    files = bundled(root)
+    if not looks_like_path:
+        for f in files:
+            if f.name == name_or_path:
+                return f.path
+        for f in files:
+            if f.experiment == name_or_path:
+                return f.path
+    names = ", ".join(f.name for f in files) or "(none found in " + str(root or scenarios_dir()) + ")"
+    what = "no such file" if looks_like_path else "not a file and not a bundled scenario"
+    raise UsageError(
+        "SL001",
+        f"{name_or_path}: {what}; accepted: a path to a scenario .toml file or a bundled name: {names}",
+    )
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError("SL001", f"{path}: no such file; accepted: a path to a scenario .toml file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError("SL001", f"{path}: cannot read: {e}") from None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """``tomllib.loads`` with the core's syntax-error format (SL100)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("SL100", f"{source}: syntax error: {e}") from None

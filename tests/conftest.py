@@ -1,0 +1,81 @@
+"""Shared fixtures. The pure-Python tests need only ``python/`` on the path;
+tests marked ``native`` need the extension built by ``make build``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PYTHON_DIR = REPO / "python"
+
+# Run from a checkout without `make build`: import the package from the tree.
+if str(PYTHON_DIR) not in sys.path:
+    sys.path.insert(0, str(PYTHON_DIR))
+
+#: The smallest valid scenario; bad-input tests break one thing in it.
+TINY = """\
+name = "tiny"
+[machine]
+preset = "4cpu"
+[kernel]
+version = "6.1"
+[measure]
+duration = "100ms"
+[[task]]
+name = "hog"
+count = 2
+program = [ { run = "10ms" } ]
+"""
+
+
+@pytest.fixture
+def tiny() -> str:
+    return TINY
+
+
+@pytest.fixture
+def write_scenario(tmp_path: Path) -> Callable[..., Path]:
+    """write_scenario(text, name="scenario.toml") -> path of a file in tmp_path."""
+
+    def write(text: str, name: str = "scenario.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
+
+def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PYTHON_DIR), env.get("PYTHONPATH", "")) if p)
+    env.setdefault("SCHEDLAB_SCENARIOS", str(REPO / "scenarios"))
+    if extra:
+        env.update(extra)
+    return env
+
+
+#: The type of the run_cli fixture.
+RunCli = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """run_cli(*args, env=None) runs `python -m schedlab ARGS` in a subprocess."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "schedlab", *args],
+            capture_output=True,
+            text=True,
+            env=cli_env(env),
+            timeout=600,
+            check=False,
+        )
+
+    return run

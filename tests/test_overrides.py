@@ -1,0 +1,175 @@
+"""Override keys and values: --set parsing, TOML literal conversion, quoting."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab._compat import tomllib
+from schedlab.errors import UsageError
+from schedlab.overrides import (
+    cli_value_literal,
+    flatten_set_table,
+    format_key,
+    normalize_key,
+    normalize_overrides,
+    parse_set_arg,
+    split_key,
+    toml_literal,
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "segments"),
+    [
+        ("task.0.nice", ["task", "0", "nice"]),
+        ("task.ktask.count", ["task", "ktask", "count"]),
+        ('kernel.sysctl."kernel.sched_migration_cost_ns"', ["kernel", "sysctl", "kernel.sched_migration_cost_ns"]),
+        ("kernel.sysctl.'vm.kswapd_threads'", ["kernel", "sysctl", "vm.kswapd_threads"]),
+        ('a . "b c" . d', ["a", "b c", "d"]),
+        ('"with \\"quote\\""', ['with "quote"']),
+        ("task.stress-ng.nice", ["task", "stress-ng", "nice"]),
+    ],
+)
+def test_split_key(key: str, segments: list[str]) -> None:
+    assert split_key(key) == segments
+
+
+@pytest.mark.parametrize("key", ["", "a..b", "a.", ".a", 'a."b', "a.b c", "a/b", "a.$"])
+def test_split_key_rejects(key: str) -> None:
+    with pytest.raises(ValueError, match="accepted"):
+        split_key(key)
+
+
+def test_format_key_quotes_only_what_needs_it() -> None:
+    assert format_key(["task", "0", "nice"]) == "task.0.nice"
+    assert format_key(["kernel", "sysctl", "kernel.x"]) == 'kernel.sysctl."kernel.x"'
+    assert format_key(["a b", 'q"']) == '"a b"."q\\""'
+
+
+@pytest.mark.parametrize(
+    ("key", "canonical"),
+    [
+        ("task.0.nice", "task.0.nice"),
+        # Everything after kernel.sysctl. is one sysctl name.
+        ("kernel.sysctl.kernel.sched_migration_cost_ns", 'kernel.sysctl."kernel.sched_migration_cost_ns"'),
+        ('kernel.sysctl."kernel.sched_migration_cost_ns"', 'kernel.sysctl."kernel.sched_migration_cost_ns"'),
+        ("kernel.sysctl.vm.watermark_scale_factor", 'kernel.sysctl."vm.watermark_scale_factor"'),
+        ("kernel.sysctl", "kernel.sysctl"),
+        ("kernel.ktask.helper_nice", "kernel.ktask.helper_nice"),
+        ('"task".0 . nice', "task.0.nice"),
+    ],
+)
+def test_normalize_key(key: str, canonical: str) -> None:
+    assert normalize_key(key) == canonical
+
+
+@pytest.mark.parametrize(
+    ("text", "literal"),
+    [
+        ("19", "19"),
+        ("-20", "-20"),
+        ("true", "true"),
+        ("1.5", "1.5"),
+        ("[0, 1, 2]", "[0, 1, 2]"),
+        ('"20ms"', '"20ms"'),
+        ('{ exp = "1ms" }', '{ exp = "1ms" }'),
+        (" 7 ", "7"),
+        # Not TOML literals: become strings.
+        ("20ms", '"20ms"'),
+        ("0-3,6", '"0-3,6"'),
+        ("SCHED_BATCH", '"SCHED_BATCH"'),
+        ("NO_START_DEBIT", '"NO_START_DEBIT"'),
+        ("", '""'),
+        ('say "hi"', '"say \\"hi\\""'),
+        ("1\nw = 2", '"1\\nw = 2"'),  # one value only: no injection of a second key
+    ],
+)
+def test_cli_value_literal(text: str, literal: str) -> None:
+    assert cli_value_literal(text) == literal
+    # Whatever comes out is one valid TOML value.
+    assert list(tomllib.loads("v = " + literal)) == ["v"]
+
+
+def test_parse_set_arg() -> None:
+    assert parse_set_arg("task.0.nice=19") == ("task.0.nice", "19")
+    assert parse_set_arg("measure.duration=2s") == ("measure.duration", '"2s"')
+    assert parse_set_arg("task.0.cpus=0-3") == ("task.0.cpus", '"0-3"')
+    assert parse_set_arg("kernel.sysctl.kernel.sched_migration_cost_ns=0") == (
+        'kernel.sysctl."kernel.sched_migration_cost_ns"',
+        "0",
+    )
+    assert parse_set_arg('kernel.sysctl."a=b"=1') == ('kernel.sysctl."a=b"', "1")
+    assert parse_set_arg("name=a=b") == ("name", '"a=b"')
+
+
+@pytest.mark.parametrize("arg", ["task.0.nice", "=19", "a..b=1", 'a."b=1'])
+def test_parse_set_arg_errors(arg: str) -> None:
+    with pytest.raises(UsageError) as e:
+        parse_set_arg(arg)
+    assert e.value.code == "SL001"
+    assert "--set" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "literal"),
+    [
+        (True, "true"),
+        (False, "false"),
+        (19, "19"),
+        (0.5, "0.5"),
+        (float("inf"), "inf"),
+        ("1s", '"1s"'),
+        ([0, 1], "[0, 1]"),
+        ({"exp": "1ms"}, '{ exp = "1ms" }'),
+        ({"uniform": ["1ms", "3ms"]}, '{ uniform = ["1ms", "3ms"] }'),
+        ({"a.b": 1}, '{ "a.b" = 1 }'),
+        ({}, "{}"),
+    ],
+)
+def test_toml_literal(value: object, literal: str) -> None:
+    assert toml_literal(value) == literal
+    assert tomllib.loads("v = " + literal)["v"] == value
+
+
+def test_toml_literal_rejects_other_types() -> None:
+    with pytest.raises(TypeError):
+        toml_literal(object())
+
+
+def test_flatten_set_table_from_toml() -> None:
+    doc = tomllib.loads(
+        """
+        a = { "task.ktask.count" = 0 }
+        b = { kernel.ktask.helper_nice = 19 }
+        c = { kernel.sysctl."kernel.sched_migration_cost_ns" = 0 }
+        d = { kernel.sysctl.kernel.sched_migration_cost_ns = 0 }
+        e = { "kernel.sysctl.kernel.sched_migration_cost_ns" = 0 }
+        f = { "task.0.program.0.run" = { exp = "1ms" } }
+        g = { 'kernel.sysctl."vm.kswapd_threads"' = 4, "task.0.nice" = 5 }
+        """
+    )
+    sysctl = ('kernel.sysctl."kernel.sched_migration_cost_ns"', 0)
+    assert flatten_set_table(doc["a"]) == [("task.ktask.count", 0)]
+    assert flatten_set_table(doc["b"]) == [("kernel.ktask.helper_nice", 19)]
+    assert flatten_set_table(doc["c"]) == [sysctl]
+    assert flatten_set_table(doc["d"]) == [sysctl]
+    assert flatten_set_table(doc["e"]) == [sysctl]
+    # A table value under a quoted full path stays a value (a distribution).
+    assert flatten_set_table(doc["f"]) == [("task.0.program.0.run", {"exp": "1ms"})]
+    assert flatten_set_table(doc["g"]) == [('kernel.sysctl."vm.kswapd_threads"', 4), ("task.0.nice", 5)]
+
+
+def test_normalize_overrides() -> None:
+    assert normalize_overrides(None) == []
+    assert normalize_overrides({"task.0.nice": 19, "measure.duration": "2s"}) == [
+        ("task.0.nice", "19"),
+        ("measure.duration", '"2s"'),
+    ]
+    assert normalize_overrides([("kernel.sysctl.kernel.x", 1), ("task.0.cpus", [0, 1])]) == [
+        ('kernel.sysctl."kernel.x"', "1"),
+        ("task.0.cpus", "[0, 1]"),
+    ]
+    with pytest.raises(UsageError):
+        normalize_overrides({"a..b": 1})
+    with pytest.raises(UsageError):
+        normalize_overrides({"a": object()})
