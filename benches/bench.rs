@@ -1,1 +1,193 @@
-fn main() {}
+//! `schedlab-bench` (`make bench`): how fast the simulator runs the reference
+//! scenarios.
+//!
+//! ```text
+//! cargo run --release -p schedlab-core --bin schedlab-bench -- [--quick] [--runs N] [FILTER ...]
+//! ```
+//!
+//! For each reference scenario it prints the machine size, the number of
+//! tasks, the simulated time, the events processed, the wall time of the run
+//! (best of 3), events per wall second and simulated seconds per wall second.
+//!
+//! * The wall time is `std::time::Instant` around `schedlab_core::run_text`
+//!   only: it includes parsing and validating the scenario text (well under a
+//!   millisecond) and building the JSON report, not reading the file.
+//! * `--quick`: one run each, and `measure.duration = 2s` (ktask-nice then
+//!   stops at 2 s instead of running until every task exits).
+//! * `--runs N`: best of N runs instead of 3.
+//! * `FILTER`: run only the scenarios whose name contains one of the filters.
+//! * `tasks` counts the tasks that existed in the run (ktask helper threads
+//!   included), from the report.
+//!
+//! A scenario that fails prints its error and the bench goes on; the exit
+//! status is then 1. Repeated runs must agree on the event count and trace
+//! hash (the simulator is deterministic); a mismatch is reported as an error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// One reference scenario: a name for the table, a file (relative to the
+/// repository root) and the overrides applied to it.
+struct Bench {
+    name: &'static str,
+    file: &'static str,
+    overrides: &'static [(&'static str, &'static str)],
+}
+
+const BENCHES: &[Bench] = &[
+    Bench { name: "ktask-nice/max_nice", file: "scenarios/seeds/ktask-nice.toml", overrides: &[] },
+    Bench {
+        name: "ktask-nice/normal_prio",
+        file: "scenarios/seeds/ktask-nice.toml",
+        overrides: &[("kernel.ktask.helper_nice", "0")],
+    },
+    Bench { name: "smp64-mixed/cfs", file: "scenarios/bench/smp64-mixed.toml", overrides: &[] },
+    Bench {
+        name: "smp64-mixed/eevdf",
+        file: "scenarios/bench/smp64-mixed.toml",
+        overrides: &[("kernel.version", "\"6.6\"")],
+    },
+    Bench { name: "smp256-mixed/cfs", file: "scenarios/bench/smp256-mixed.toml", overrides: &[] },
+    Bench {
+        name: "smp256-mixed/eevdf",
+        file: "scenarios/bench/smp256-mixed.toml",
+        overrides: &[("kernel.version", "\"6.6\"")],
+    },
+];
+
+const SEED: u64 = 1;
+
+/// What one scenario measured.
+struct Row {
+    cpus: usize,
+    tasks: usize,
+    sim_s: f64,
+    events: u64,
+    wall_s: f64,
+}
+
+fn usage() -> &'static str {
+    "usage: schedlab-bench [--quick] [--runs N] [FILTER ...]\n\
+     \x20 --quick   one run each, measure.duration = 2s\n\
+     \x20 --runs N  best of N runs (default 3)\n\
+     \x20 FILTER    run only scenarios whose name contains FILTER"
+}
+
+fn repo_root() -> PathBuf {
+    // benches/bench.rs is built as part of crates/schedlab-core.
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
+    let path = repo_root().join(b.file);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut overrides: Vec<(String, String)> =
+        b.overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    if quick {
+        overrides.push(("measure.duration".to_string(), "\"2s\"".to_string()));
+    }
+    let opts = schedlab_core::RunOptions { seed: SEED, check: false, trace_path: None };
+    let mut best = f64::INFINITY;
+    let mut first: Option<(serde_json::Value, u64, String)> = None;
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let result = schedlab_core::run_text(&text, b.file, &overrides, &opts);
+        let dt = t0.elapsed().as_secs_f64();
+        let report = result.map_err(|e| format!("error [{}]: {e}", e.code()))?;
+        best = best.min(dt);
+        let events = report["sim"]["events"].as_u64().ok_or("report has no sim.events")?;
+        let hash = report["sim"]["trace_hash"].as_str().unwrap_or("").to_string();
+        match &first {
+            None => first = Some((report, events, hash)),
+            Some((_, e0, h0)) => {
+                if (*e0, h0) != (events, &hash) {
+                    return Err(format!(
+                        "not deterministic: run 1 gave {e0} events / hash {h0}, a later run {events} / {hash}"
+                    ));
+                }
+            }
+        }
+    }
+    let (report, events, _) = first.ok_or("no runs")?;
+    let end_ns = report["sim"]["end_ns"].as_u64().ok_or("report has no sim.end_ns")?;
+    Ok(Row {
+        cpus: report["cpus"].as_array().map_or(0, Vec::len),
+        tasks: report["tasks"].as_array().map_or(0, Vec::len),
+        sim_s: end_ns as f64 / 1e9,
+        events,
+        wall_s: best,
+    })
+}
+
+fn main() -> ExitCode {
+    let mut quick = false;
+    let mut runs: Option<usize> = None;
+    let mut filters: Vec<String> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--runs" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => runs = Some(n),
+                _ => {
+                    eprintln!("schedlab-bench: --runs takes a positive integer\n{}", usage());
+                    return ExitCode::from(2);
+                }
+            },
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s if s.starts_with('-') => {
+                eprintln!("schedlab-bench: unknown option {s}\n{}", usage());
+                return ExitCode::from(2);
+            }
+            s => filters.push(s.to_string()),
+        }
+    }
+    let runs = runs.unwrap_or(if quick { 1 } else { 3 });
+    let selected: Vec<&Bench> =
+        BENCHES.iter().filter(|b| filters.is_empty() || filters.iter().any(|f| b.name.contains(f.as_str()))).collect();
+    if selected.is_empty() {
+        let names: Vec<&str> = BENCHES.iter().map(|b| b.name).collect();
+        eprintln!("schedlab-bench: no scenario matches {filters:?}; scenarios: {}", names.join(", "));
+        return ExitCode::from(2);
+    }
+
+    println!(
+        "schedlab-bench: seed {SEED}, best of {runs} run{}{}; wall = run_text (parse + simulate + report), file read excluded",
+        if runs == 1 { "" } else { "s" },
+        if quick { ", --quick (measure.duration = 2s)" } else { "" },
+    );
+    let w = selected.iter().map(|b| b.name.len()).max().unwrap_or(8).max(8);
+    println!(
+        "{:<w$} {:>5} {:>6} {:>7} {:>11} {:>8} {:>7} {:>9}",
+        "scenario", "cpus", "tasks", "sim_s", "events", "wall_s", "Mev/s", "sim/wall"
+    );
+    let mut failed = 0;
+    for b in selected {
+        match run_one(b, quick, runs) {
+            Ok(r) => println!(
+                "{:<w$} {:>5} {:>6} {:>7.2} {:>11} {:>8.3} {:>7.2} {:>9.2}",
+                b.name,
+                r.cpus,
+                r.tasks,
+                r.sim_s,
+                r.events,
+                r.wall_s,
+                r.events as f64 / r.wall_s / 1e6,
+                r.sim_s / r.wall_s,
+            ),
+            Err(e) => {
+                failed += 1;
+                println!("{:<w$} FAILED: {e}", b.name);
+            }
+        }
+    }
+    if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

