@@ -557,7 +557,6 @@ impl Sim {
             return 0;
         }
         let busiest = busiest_cpu.expect("busiest set");
-        if std::env::var("LBDEBUG").is_ok() { eprintln!("t={} cpu{} lvl{} idle={:?} busiest={} mt={:?} imb={} moved={} all_pinned={}", self.now, this_cpu, lvl, idle, busiest, env.migration_type, env.imbalance, moved, env.all_pinned); }
         self.rqs[this_cpu].sd[lvl].stats.lb_gained[ix] += moved as u64;
         if moved == 0 {
             self.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
