@@ -147,10 +147,9 @@ fn loc(file: &str, key: &str) -> Location {
 pub fn split_key(key: &str) -> std::result::Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur = String::new();
-    let mut chars = key.chars().peekable();
     let mut quoted = false;
     let mut was_quoted = false;
-    while let Some(c) = chars.next() {
+    for c in key.chars() {
         match c {
             '"' => {
                 quoted = !quoted;

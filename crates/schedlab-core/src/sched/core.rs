@@ -249,8 +249,8 @@ impl Sim {
         }
         let nr_llc_ids = nr;
         let ngroups = topo.groups.len();
-        let mut llc_nr_busy = vec![0; nr_llc_ids];
-        let _ = &mut llc_nr_busy;
+        // Every CPU starts idle and tickless: no LLC has a busy CPU.
+        let llc_nr_busy = vec![0; nr_llc_ids];
         let mut group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         for g in &sc.groups {
             group_names.push(format!("{}.helpers", g.name));

@@ -83,7 +83,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
                 "nr_switches": t.stats.nr_switches, "nr_voluntary_switches": t.stats.nvcsw,
                 "nr_involuntary_switches": t.stats.nivcsw, "nr_migrations": t.stats.nr_migrations,
                 "nr_wakeups": t.stats.nr_wakeups,
-                "wakeup_delay_avg_ns": if t.stats.wakeup_delays > 0 { t.stats.wakeup_delay_sum / t.stats.wakeup_delays } else { 0 },
+                "wakeup_delay_avg_ns": t.stats.wakeup_delay_sum.checked_div(t.stats.wakeup_delays).unwrap_or(0),
                 "wakeup_delay_max_ns": t.stats.wakeup_delay_max,
                 "last_cpu": t.cpu,
             })

@@ -14,11 +14,12 @@ pub struct Trace {
     pub text: Option<String>,
 }
 
+/// Fold one word into the fingerprint: a multiply-xorshift mix per word
+/// (stable across platforms; not cryptographic, only a change detector).
+#[inline]
 fn fnv(h: &mut u64, v: u64) {
-    for b in v.to_le_bytes() {
-        *h ^= b as u64;
-        *h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    *h = (*h ^ v).wrapping_mul(0x0100_0000_01b3);
+    *h ^= *h >> 29;
 }
 
 fn ts(now: u64) -> String {

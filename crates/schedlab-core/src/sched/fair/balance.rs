@@ -259,7 +259,7 @@ impl Sim {
             {
                 // adjust_numa_imbalance: allow a small imbalance to remain
                 // when the destination would run few tasks.
-                if local.sum_nr_running + 1 <= 2 && busiest.sum_nr_running <= 2 {
+                if local.sum_nr_running < 2 && busiest.sum_nr_running <= 2 {
                     env.imbalance = 0;
                 }
             }

@@ -153,6 +153,7 @@ impl Sim {
         (this_eff < prev_eff).then_some(this)
     }
 
+    #[allow(clippy::too_many_arguments)] // the kernel passes the same set
     fn wake_affine(
         &mut self,
         sd: usize,
@@ -210,9 +211,7 @@ impl Sim {
         }
         for cpu in self.llc_cpus_from(target) {
             let sibs = self.machine.smt_siblings(cpu);
-            if sibs[0] != cpu && sibs.contains(&target) {
-                // visit each core once, by its first sibling
-            }
+            // Visit each core once, by its first sibling.
             if sibs[0] != cpu {
                 continue;
             }
