@@ -153,6 +153,7 @@ pub struct Sim {
     pub sched_base_slice: u64,
     pub sched_nr_latency: u64,
     pub resched_pending: Vec<usize>,
+    pub resched_spare: Vec<usize>,
     pub nohz_idle_cpus: CpuMask,
     pub nohz_next_balance: u64,
     /// Runqueues with nr_running >= 2 (root_domain->overload).
@@ -280,6 +281,7 @@ impl Sim {
             sched_base_slice,
             sched_nr_latency,
             resched_pending: Vec::new(),
+            resched_spare: Vec::new(),
             nohz_idle_cpus: CpuMask::full(nr),
             nohz_next_balance: 0,
             nr_overloaded: 0,
@@ -479,16 +481,20 @@ impl Sim {
     }
 
     fn flush_resched(&mut self) {
+        // Two buffers swapped back and forth: no allocation per event.
+        let mut cpus = std::mem::take(&mut self.resched_spare);
         while !self.resched_pending.is_empty() {
-            let mut cpus = std::mem::take(&mut self.resched_pending);
+            std::mem::swap(&mut cpus, &mut self.resched_pending);
             cpus.sort_unstable();
             cpus.dedup();
-            for cpu in cpus {
+            for &cpu in &cpus {
                 if self.rqs[cpu].need_resched {
                     self.schedule(cpu);
                 }
             }
+            cpus.clear();
         }
+        self.resched_spare = cpus;
     }
 
     /// Start the periodic tick on a CPU that became busy, aligned to the

@@ -350,8 +350,8 @@ impl Sim {
         let want_affine = !self.wake_wide(p, waker, cpu) && self.tasks[p].cpus.test(cpu);
         let mut new_cpu = prev;
         let mut slow: Option<usize> = None;
-        let doms = self.topo.cpu_domains[cpu].clone();
-        for (lvl, &d) in doms.iter().enumerate() {
+        for lvl in 0..self.topo.cpu_domains[cpu].len() {
+            let d = self.topo.cpu_domains[cpu][lvl];
             let dom = &self.topo.domains[d];
             if want_affine && dom.flags & SD_WAKE_AFFINE != 0 && dom.span.binary_search(&prev).is_ok() {
                 if cpu != prev {
