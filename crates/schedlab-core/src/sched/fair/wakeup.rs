@@ -193,12 +193,14 @@ impl Sim {
         }
     }
 
-    fn llc_cpus_from(&self, target: usize) -> Vec<usize> {
-        let Some(d) = self.topo.sd_llc[target] else { return vec![target] };
-        let span = &self.topo.domains[d].span;
-        // for_each_cpu_wrap(cpu, span, target + 1)
+    /// for_each_cpu_wrap(cpu, llc span, target + 1), without allocating.
+    fn llc_cpus_from(&self, target: usize) -> impl Iterator<Item = usize> + '_ {
+        let span: &[usize] = match self.topo.sd_llc[target] {
+            Some(d) => &self.topo.domains[d].span,
+            None => std::slice::from_ref(&self.topo.sd_llc_id[target]),
+        };
         let pos = span.partition_point(|&c| c <= target);
-        span[pos..].iter().chain(span[..pos].iter()).copied().collect()
+        span[pos..].iter().chain(span[..pos].iter()).copied()
     }
 
     fn select_idle_core(&mut self, p: TaskId, target: usize) -> Option<usize> {
@@ -209,6 +211,7 @@ impl Sim {
         if !self.llc_has_idle_cores[id] {
             return None;
         }
+        let mut found = None;
         for cpu in self.llc_cpus_from(target) {
             let sibs = self.machine.smt_siblings(cpu);
             // Visit each core once, by its first sibling.
@@ -217,12 +220,15 @@ impl Sim {
             }
             if sibs.iter().all(|&s| self.idle_cpu(s)) {
                 if let Some(&c) = sibs.iter().find(|&&s| self.tasks[p].cpus.test(s)) {
-                    return Some(c);
+                    found = Some(c);
+                    break;
                 }
             }
         }
-        self.llc_has_idle_cores[id] = false;
-        None
+        if found.is_none() {
+            self.llc_has_idle_cores[id] = false;
+        }
+        found
     }
 
     fn select_idle_smt(&self, p: TaskId, target: usize) -> Option<usize> {
