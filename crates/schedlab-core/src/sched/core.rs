@@ -120,6 +120,19 @@ pub struct Rq {
     pub wake_avg_idle: u64,
 }
 
+/// Book-keeping for the wasted-CPU figure.
+#[derive(Debug, Clone, Default)]
+pub struct Wasted {
+    pub ns: u64,
+    pub last: u64,
+    /// CPUs wasted right now.
+    pub rate: u64,
+    pub total_nr_running: u64,
+    pub nr_idle_cpus: u64,
+    /// Runnable tasks whose affinity is not the whole machine.
+    pub nr_restricted: u64,
+}
+
 /// State of a barrier or event.
 #[derive(Debug, Clone, Default)]
 pub struct SyncObj {
@@ -165,6 +178,7 @@ pub struct Sim {
     /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
     pub sg_imbalance: Vec<bool>,
     pub live_tasks: usize,
+    pub wasted: Wasted,
     pub next_pid: u32,
     pub list_seq: u64,
     pub events_processed: u64,
@@ -290,6 +304,7 @@ impl Sim {
             llc_nr_idle_scan: vec![usize::MAX; nr_llc_ids],
             sg_imbalance: vec![false; ngroups],
             live_tasks: 0,
+            wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
             next_pid: 100,
             list_seq: 0,
             events_processed: 0,
@@ -379,6 +394,7 @@ impl Sim {
                 _ => self.handle(ev),
             }
             self.flush_resched();
+            self.account_wasted();
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
@@ -560,6 +576,11 @@ impl Sim {
                 self.tasks[p].stats.nvcsw += 1;
             }
             self.tasks[p].stats.nr_switches += 1;
+        }
+        match (prev.is_some(), next.is_some()) {
+            (true, false) => self.wasted.nr_idle_cpus += 1,
+            (false, true) => self.wasted.nr_idle_cpus -= 1,
+            _ => {}
         }
         self.rqs[cpu].curr = next;
         match next {
@@ -766,6 +787,7 @@ impl Sim {
     // ------------------------------------------------- nr_running / overload
 
     pub fn add_nr_running(&mut self, cpu: usize) {
+        self.wasted.total_nr_running += 1;
         self.rqs[cpu].nr_running += 1;
         if self.rqs[cpu].nr_running == 2 {
             self.nr_overloaded += 1;
@@ -773,6 +795,7 @@ impl Sim {
     }
 
     pub fn sub_nr_running(&mut self, cpu: usize) {
+        self.wasted.total_nr_running -= 1;
         self.rqs[cpu].nr_running -= 1;
         if self.rqs[cpu].nr_running == 1 {
             self.nr_overloaded -= 1;
@@ -995,6 +1018,40 @@ impl Sim {
     /// The invariant checker (--check): one running task per CPU, affinity
     /// respected, every runnable task on exactly one runqueue, CPU time
     /// conserved.
+    /// Fold the wasted-CPU rate of the interval that just ended and
+    /// recompute it for the next one. "Wasted" = a CPU sits idle while a
+    /// runnable task allowed on it waits on another runqueue.
+    /// O(1) unless a waiting task has a restricted affinity mask.
+    fn account_wasted(&mut self) {
+        let w = &mut self.wasted;
+        let from = w.last.max(self.rec.warmup);
+        if self.now > from {
+            w.ns += w.rate * (self.now - from);
+        }
+        w.last = self.now;
+        let nr = self.rqs.len() as u64;
+        let waiting = w.total_nr_running.saturating_sub(nr - w.nr_idle_cpus);
+        w.rate = if waiting == 0 || w.nr_idle_cpus == 0 {
+            0
+        } else if w.nr_restricted == 0 {
+            // Every waiting task may run anywhere: every idle CPU is wasted.
+            w.nr_idle_cpus.min(waiting)
+        } else {
+            // Slow path: match idle CPUs with the waiting tasks' masks.
+            let mut n = 0;
+            for c in 0..self.rqs.len() {
+                if self.rqs[c].curr.is_some() {
+                    continue;
+                }
+                let any = self.rqs.iter().any(|rq| {
+                    rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c))
+                });
+                n += u64::from(any);
+            }
+            n.min(waiting)
+        };
+    }
+
     pub fn check_invariants(&self) -> Result<(), SimError> {
         let mut seen = vec![0u32; self.tasks.len()];
         for rq in &self.rqs {
@@ -1049,6 +1106,16 @@ impl Sim {
                     ),
                 });
             }
+        }
+        let idle = self.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
+        let total: u64 = self.rqs.iter().map(|rq| rq.nr_running as u64).sum();
+        if idle != self.wasted.nr_idle_cpus || total != self.wasted.total_nr_running {
+            return Err(SimError::Invariant {
+                message: format!(
+                    "counters drifted: {} idle CPUs counted {}, {} runnable counted {}",
+                    idle, self.wasted.nr_idle_cpus, total, self.wasted.total_nr_running
+                ),
+            });
         }
         for (tid, t) in self.tasks.iter().enumerate() {
             let want = u32::from(t.state == TaskState::Runnable);

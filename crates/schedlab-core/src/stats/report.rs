@@ -163,6 +163,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         "tasks": tasks,
         "groups": groups,
         "schedstat": {"cpus": schedstat},
-        "wasted_cpu_ns": null,
+        "wasted_cpu_ns": sim.wasted.ns,
+        "wasted_cpu_pct": if end > warm { (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0 } else { 0.0 },
     })
 }

@@ -667,6 +667,7 @@ impl Sim {
                 // Preempt it: it goes back to the tree first.
                 self.put_prev_task_fair(busiest, p);
                 self.rqs[busiest].curr = None;
+                self.wasted.nr_idle_cpus += 1;
                 if let Some(k) = self.rqs[busiest].op_key.take() {
                     self.q.cancel(k);
                 }
