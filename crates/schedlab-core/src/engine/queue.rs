@@ -9,7 +9,7 @@
 //!
 //! Complexity: `schedule` and `pop` are O(log n), `cancel` is O(1).
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::time::Instant;
@@ -21,13 +21,41 @@ pub struct EventKey {
     seq: u64,
 }
 
+/// A heap entry: `(time << 64) | sequence` as one u128, so the heap's
+/// sift loops compare a single integer (measured: tuple comparison was a
+/// third of the engine's own time), plus the slot it names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    key: u128,
+    slot: u32,
+}
+
+impl Ord for Entry {
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+impl PartialOrd for Entry {
+    #[inline]
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+#[inline]
+fn key(t: u64, seq: u64) -> u128 {
+    ((t as u128) << 64) | seq as u128
+}
+
 struct Slot<E> {
     seq: u64,
     event: Option<E>,
 }
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    heap: BinaryHeap<Reverse<Entry>>,
     slots: Vec<Slot<E>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -60,7 +88,7 @@ impl<E> EventQueue<E> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse((at.0, seq, slot)));
+        self.heap.push(Reverse(Entry { key: key(at.0, seq), slot }));
         self.live += 1;
         EventKey { slot, seq }
     }
@@ -81,9 +109,10 @@ impl<E> EventQueue<E> {
 
     /// Remove and return the earliest live event.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        while let Some(Reverse((t, seq, slot))) = self.heap.pop() {
+        while let Some(Reverse(Entry { key, slot })) = self.heap.pop() {
+            let t = (key >> 64) as u64;
             let s = &mut self.slots[slot as usize];
-            debug_assert_eq!(s.seq, seq);
+            debug_assert_eq!(s.seq, key as u64);
             let ev = s.event.take();
             self.free.push(slot);
             if let Some(ev) = ev {
@@ -96,9 +125,9 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest live event, dropping cancelled ones on the way.
     pub fn peek_time(&mut self) -> Option<Instant> {
-        while let Some(&Reverse((t, _seq, slot))) = self.heap.peek() {
+        while let Some(&Reverse(Entry { key, slot })) = self.heap.peek() {
             if self.slots[slot as usize].event.is_some() {
-                return Some(Instant(t));
+                return Some(Instant((key >> 64) as u64));
             }
             self.heap.pop();
             self.free.push(slot);

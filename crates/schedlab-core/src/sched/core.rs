@@ -105,6 +105,8 @@ pub struct Rq {
     pub need_resched: bool,
     pub tick_key: Option<EventKey>,
     pub op_key: Option<EventKey>,
+    /// When the armed op event fires (valid while op_key is Some).
+    pub op_at: u64,
     pub idle_stamp: Option<u64>,
     pub avg_idle: u64,
     pub max_idle_balance_cost: u64,
@@ -248,6 +250,7 @@ impl Sim {
                 need_resched: false,
                 tick_key: None,
                 op_key: None,
+                op_at: 0,
                 idle_stamp: Some(0),
                 avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
                 max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,
@@ -612,10 +615,12 @@ impl Sim {
 
     /// Arm the completion event of the current op of the task on `cpu`.
     pub fn arm_op_timer(&mut self, cpu: usize) {
-        if let Some(k) = self.rqs[cpu].op_key.take() {
-            self.q.cancel(k);
-        }
-        let Some(tid) = self.rqs[cpu].curr else { return };
+        let Some(tid) = self.rqs[cpu].curr else {
+            if let Some(k) = self.rqs[cpu].op_key.take() {
+                self.q.cancel(k);
+            }
+            return;
+        };
         let t = &self.tasks[tid];
         let at = if let Some(end) = t.runtime_end {
             (self.now + t.cs_debt).max(end)
@@ -624,8 +629,20 @@ impl Sim {
         } else if t.need_advance {
             self.now
         } else {
+            if let Some(k) = self.rqs[cpu].op_key.take() {
+                self.q.cancel(k);
+            }
             return;
         };
+        // The completion time of a running op does not move while the task
+        // keeps running, so most re-arms are no-ops: skip the cancel/insert.
+        if self.rqs[cpu].op_key.is_some() && self.rqs[cpu].op_at == at {
+            return;
+        }
+        if let Some(k) = self.rqs[cpu].op_key.take() {
+            self.q.cancel(k);
+        }
+        self.rqs[cpu].op_at = at;
         self.rqs[cpu].op_key = Some(self.q.schedule(Instant(at), Ev::OpDone(cpu)));
     }
 
