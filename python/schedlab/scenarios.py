@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 ENV_VAR = "SCHEDLAB_SCENARIOS"
-SUBDIRS = ("", "seeds")
+SUBDIRS = ("", "seeds", "textbook", "bench")
 
 
 def scenarios_dir() -> Path:

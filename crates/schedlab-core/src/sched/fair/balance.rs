@@ -602,9 +602,16 @@ impl Sim {
     }
 
     /// need_active_balance() (5.5: voluntary cases, then the failure count).
+    /// need_active_balance(): 5.5 kicks the stopper after enough failures
+    /// whatever the migration type; since "sched/fair: Reduce cases for
+    /// active balance" (Vincent Guittot, believed v5.12, unverified) only a
+    /// migrate_task imbalance does (LINUX-FACTS 3.9, @6.12).
     fn need_active_balance(&self, env: &LbEnv) -> bool {
         if env.migration_type == MigrationType::Misfit {
             return true;
+        }
+        if self.cfg.version.at_least(5, 12) && env.migration_type != MigrationType::Task {
+            return false;
         }
         let failed = self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed;
         failed > self.topo.domains[env.sd].cache_nice_tries + 2
@@ -653,8 +660,9 @@ impl Sim {
         // detach_one_task(): the stopper is running, so the preempted task
         // is no longer "running" and may go.
         let curr = self.rqs[busiest].curr;
-        let mut cand = self.cfs_tasks_tail_first(busiest);
-        cand.reverse();
+        // detach_one_task() walks cfs_tasks from the tail: the least
+        // recently run task first, the just-preempted one last.
+        let cand = self.cfs_tasks_tail_first(busiest);
         for p in cand {
             let is_curr = Some(p) == curr;
             if !self.tasks[p].cpus.test(target) {
