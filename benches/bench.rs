@@ -54,6 +54,17 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/bench/smp256-mixed.toml",
         overrides: &[("kernel.version", "\"6.6\"")],
     },
+    Bench { name: "sched-idle/smp64", file: "scenarios/bench/sched-idle-scaled.toml", overrides: &[] },
+    Bench {
+        name: "sched-idle/smp256",
+        file: "scenarios/bench/sched-idle-scaled.toml",
+        overrides: &[("machine.preset", "\"smp256\""), ("task.idlehog.count", "256"), ("task.normal.count", "16")],
+    },
+    Bench {
+        name: "sched-idle/smp1024",
+        file: "scenarios/bench/sched-idle-scaled.toml",
+        overrides: &[("machine.preset", "\"smp1024\""), ("task.idlehog.count", "1024"), ("task.normal.count", "64")],
+    },
 ];
 
 const SEED: u64 = 1;
