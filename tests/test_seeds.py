@@ -1,0 +1,58 @@
+"""Seed reproductions are tests: each bundled experiment must land inside its
+acceptance bands (taken from the published numbers) in --quick mode.
+
+The bands live in the experiment file; this test fails if any is OUT, so a
+model change that moves a reproduction out of its band shows up here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.native
+
+EXPERIMENTS = ["ktask-nice"]
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_reproduction_lands_in_its_bands(name: str, tmp_path: Path) -> None:
+    out = tmp_path / f"{name}.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "schedlab", "reproduce", name, "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.exists(), proc.stderr
+    data = json.loads(out.read_text())
+    assert data["experiment"] == name
+    assert data["bands"], "an experiment without bands proves nothing"
+    bad = [b for b in data["bands"] if not b["ok"]]
+    assert not bad, "bands OUT: " + "; ".join(f"{b['name']}: {b['value']} not in [{b['low']}, {b['high']}]" for b in bad)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_ktask_nice_numbers_follow_the_mechanism(tmp_path: Path) -> None:
+    """Beyond the bands: MAX_NICE helpers leave stress-ng within a few percent
+    of alone, nice-0 helpers take close to their fair share (8/15 of the CPUs
+    for 15 equal tasks), and the derived ktask work is reported."""
+    out = tmp_path / "k.json"
+    subprocess.run(
+        [sys.executable, "-m", "schedlab", "reproduce", "ktask-nice", "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    data = json.loads(out.read_text())
+    by = {r["variant"]: r["metrics"] for r in data["results"]}
+    alone = by["alone"]["stressng_s"]
+    assert alone == pytest.approx(43.04, abs=0.05)
+    assert by["max_nice"]["stressng_s"] < alone * 1.03
+    # A fluid fair share would give 43.04 * 15 / 8 = 80.7 s.
+    assert 43.04 * 1.6 < by["normal_prio"]["stressng_s"] < 43.04 * 1.9
+    assert by["normal_prio"]["ktask_s"] == pytest.approx(90.81, abs=0.5)
+    assert data["derived"]
