@@ -32,7 +32,8 @@ def test_reproduction_lands_in_its_bands(name: str, tmp_path: Path) -> None:
     assert data["experiment"] == name
     assert data["bands"], "an experiment without bands proves nothing"
     bad = [b for b in data["bands"] if not b["ok"]]
-    assert not bad, "bands OUT: " + "; ".join(f"{b['name']}: {b['value']} not in [{b['low']}, {b['high']}]" for b in bad)
+    why = "; ".join(f"{b['name']}: {b['value']} not in [{b['low']}, {b['high']}]" for b in bad)
+    assert not bad, "bands OUT: " + why
     assert proc.returncode == 0, proc.stderr
 
 
