@@ -608,13 +608,6 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
             _ => return Err(SimError::bad_value(file, "kernel.balancer", format!("\"{b}\""), "avg_load, group_type")),
         };
     }
-    if kernel.balancer == BalancerEra::AvgLoad {
-        return Err(SimError::not_modelled(
-            file,
-            if raw.kernel.balancer.is_some() { "kernel.balancer" } else { "kernel.version" },
-            format!("the avg_load load balancer of kernels before 5.5 (kernel {version}) is not modelled yet; use kernel.version >= 5.5"),
-        ));
-    }
     let _ = sysctl_factor(version, kernel.sysctl.sched_tunable_scaling, nr_cpus);
 
     // Measure.

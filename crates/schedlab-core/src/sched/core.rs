@@ -10,7 +10,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::{EventKey, EventQueue, Instant, Rng};
 use crate::error::SimError;
 use crate::kernel::ktask::KtaskJob;
-use crate::kernel::{sysctl_factor, FairEra, KernelConfig};
+use crate::kernel::{sysctl_factor, BalancerEra, FairEra, KernelConfig};
 use crate::machine::Machine;
 use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
 use crate::sched::fair::pelt;
@@ -120,6 +120,17 @@ pub struct Rq {
     pub acct_since: u64,
     pub stats: RqStats,
     pub wake_avg_idle: u64,
+    // avg_load era (fair/balance_avg.rs).
+    /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (LINUX-FACTS 2.3).
+    pub cpu_load: [u64; 5],
+    /// Jiffy of the last update_cpu_load (2.6.36+ catch-up after nohz).
+    pub last_load_update_tick: u64,
+    /// 2.6.x NOHZ owner model: stopped the tick since the last busy tick.
+    pub in_nohz_recently: bool,
+    /// Seed 002 (3/6): decaying sum of SCHED_NORMAL/BATCH run time (ns) and
+    /// the start of its current averaging period.
+    pub normal_avg: u64,
+    pub age_stamp: u64,
 }
 
 /// Book-keeping for the wasted-CPU figure.
@@ -179,6 +190,9 @@ pub struct Sim {
     pub llc_nr_idle_scan: Vec<usize>,
     /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
     pub sg_imbalance: Vec<bool>,
+    /// nohz.load_balancer: the idle CPU that balances for the tickless ones
+    /// (avg_load era before 2.6.36, fair/balance_avg.rs).
+    pub nohz_load_balancer: Option<usize>,
     pub live_tasks: usize,
     pub wasted: Wasted,
     pub next_pid: u32,
@@ -263,6 +277,11 @@ impl Sim {
                 acct_since: 0,
                 stats: RqStats::default(),
                 wake_avg_idle: 0,
+                cpu_load: [0; 5],
+                last_load_update_tick: 0,
+                in_nohz_recently: true,
+                normal_avg: 0,
+                age_stamp: 0,
             });
         }
         let nr_llc_ids = nr;
@@ -306,6 +325,7 @@ impl Sim {
             llc_has_idle_cores: vec![true; nr_llc_ids],
             llc_nr_idle_scan: vec![usize::MAX; nr_llc_ids],
             sg_imbalance: vec![false; ngroups],
+            nohz_load_balancer: None,
             live_tasks: 0,
             wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
             next_pid: 100,
@@ -518,7 +538,7 @@ impl Sim {
 
     /// Start the periodic tick on a CPU that became busy, aligned to the
     /// jiffy grid (sched_skew_tick=0: all CPUs tick together).
-    fn tick_restart(&mut self, cpu: usize) {
+    pub fn tick_restart(&mut self, cpu: usize) {
         if self.rqs[cpu].tick_key.is_some() {
             return;
         }
@@ -534,10 +554,18 @@ impl Sim {
         let Some(curr) = self.rqs[cpu].curr else {
             // Idle: the tick is stopped (nohz); the idle CPU is balanced by
             // the ILB on its behalf.
+            if self.cfg.balancer == BalancerEra::AvgLoad {
+                // avg_load era: the NOHZ owner keeps ticking (balance_avg.rs).
+                self.scheduler_tick_idle_avg(cpu);
+                return;
+            }
             self.nohz_balance_enter_idle(cpu);
             return;
         };
         self.update_curr(cpu);
+        if self.cfg.balancer == BalancerEra::AvgLoad {
+            self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
+        }
         self.task_tick_fair(cpu, curr);
         self.trigger_load_balance(cpu);
         let tick = self.cfg.tick_ns;
@@ -678,6 +706,9 @@ impl Sim {
             let moved = debt.min(*took);
             *took -= moved;
             r.sys += moved;
+        }
+        if self.cfg.balancer == BalancerEra::AvgLoad {
+            self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }
         self.update_curr_fair(cpu, tid, delta);
     }

@@ -104,12 +104,21 @@ impl Sim {
 
     /// update_sg_lb_stats().
     fn update_sg_lb_stats(&mut self, env: &LbEnv, g: usize) -> SgStats {
-        let cpus: Vec<usize> =
-            self.topo.groups[g].cpus.iter().copied().filter(|c| env.cpus.binary_search(c).is_ok()).collect();
         let grp = &self.topo.groups[g];
         let mut s = SgStats { group_capacity: grp.capacity, group_weight: grp.weight as u32, ..Default::default() };
-        for i in cpus {
-            self.update_load_avg(i, None); // Deviation: fresher than the kernel's possibly stale blocked load
+        // env.cpus is the whole span unless pinned tasks removed CPUs.
+        let full = env.cpus.len() == self.topo.domains[env.sd].span_weight;
+        for k in 0..self.topo.groups[g].cpus.len() {
+            let i = self.topo.groups[g].cpus[k];
+            if !full && env.cpus.binary_search(&i).is_err() {
+                continue;
+            }
+            if self.rqs[i].curr.is_none() {
+                // An idle CPU's blocked load decays only when someone updates
+                // it; the kernel does that in update_blocked_averages (newidle,
+                // NOHZ_STATS_KICK). Deviation: done here, at read time.
+                self.update_load_avg(i, None);
+            }
             s.group_load += self.cpu_load(i);
             s.group_util += self.cpu_util(i);
             s.group_runnable += self.rqs[i].cfs.avg.runnable_avg;
@@ -151,18 +160,22 @@ impl Sim {
 
     /// should_we_balance(): one CPU per group balances a level.
     fn should_we_balance(&self, env: &LbEnv) -> bool {
-        if env.idle == CpuIdleType::NewlyIdle {
+        self.should_we_balance_in(env.dst_cpu, env.lvl, env.idle, &env.cpus)
+    }
+
+    fn should_we_balance_in(&self, dst_cpu: usize, lvl: usize, idle: CpuIdleType, cpus: &[usize]) -> bool {
+        if idle == CpuIdleType::NewlyIdle {
             return true;
         }
-        let g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
+        let g = self.topo.cpu_local_group[dst_cpu][lvl];
         let grp = &self.topo.groups[g];
         let balance_cpu = grp
             .cpus
             .iter()
             .copied()
-            .find(|&c| env.cpus.binary_search(&c).is_ok() && self.idle_cpu(c))
+            .find(|&c| cpus.binary_search(&c).is_ok() && self.idle_cpu(c))
             .unwrap_or(grp.first_cpu);
-        balance_cpu == env.dst_cpu
+        balance_cpu == dst_cpu
     }
 
     /// find_busiest_group() with calculate_imbalance(). Returns the group.
@@ -459,11 +472,30 @@ impl Sim {
 
     /// load_balance(). Returns the number of tasks moved.
     fn load_balance(&mut self, this_cpu: usize, lvl: usize, idle: CpuIdleType, continue_balancing: &mut bool) -> u32 {
+        if self.avg_load_era() {
+            return self.load_balance_avg(this_cpu, lvl, idle, continue_balancing); // balance_avg.rs
+        }
         let sd = self.topo.cpu_domains[this_cpu][lvl];
         let dom = &self.topo.domains[sd];
         let (min_interval, max_interval, cache_nice_tries) =
             (dom.min_interval_ms, dom.max_interval_ms, dom.cache_nice_tries);
         let ix = idle as usize;
+        // Most CPUs are not their group's designated balancer: answer that
+        // before copying the domain's span into env.cpus (the kernel's
+        // first redo pass asks the same question with the same mask).
+        if !self.should_we_balance_in(this_cpu, lvl, idle, &self.topo.domains[sd].span) {
+            *continue_balancing = false;
+            self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+            if lvl + 1 < self.topo.cpu_domains[this_cpu].len() {
+                let pg = self.topo.cpu_local_group[this_cpu][lvl + 1];
+                self.sg_imbalance[pg] = false;
+            }
+            self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
+            self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+            self.tune_interval_up(this_cpu, lvl, idle, false, max_interval);
+            return 0;
+        }
+        let dom = &self.topo.domains[sd];
         let mut env = LbEnv {
             sd,
             lvl,
@@ -619,6 +651,9 @@ impl Sim {
 
     /// active_load_balance_cpu_stop(): runs on `busiest` as the stopper.
     pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
+        if self.avg_load_era() {
+            return self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
+        }
         if !self.rqs[busiest].active_balance {
             return;
         }
@@ -710,6 +745,9 @@ impl Sim {
 
     /// rebalance_domains() / sched_balance_domains().
     fn rebalance_domains(&mut self, cpu: usize, mut idle: CpuIdleType) {
+        if self.avg_load_era() {
+            return self.rebalance_domains_avg(cpu, idle); // balance_avg.rs
+        }
         let mut continue_balancing = true;
         let mut next_balance = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
         let mut busy = idle != CpuIdleType::Idle && !self.sched_idle_cpu(cpu);
@@ -738,6 +776,9 @@ impl Sim {
     /// trigger_load_balance() from the tick of a busy CPU, and
     /// nohz_balancer_kick().
     pub fn trigger_load_balance(&mut self, cpu: usize) {
+        if self.avg_load_era() && self.trigger_load_balance_avg(cpu) {
+            return; // 2.6.x NOHZ owner model (balance_avg.rs)
+        }
         if self.now >= self.rqs[cpu].next_balance {
             let idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
             self.rebalance_domains(cpu, idle);
@@ -767,6 +808,9 @@ impl Sim {
     /// nohz_idle_balance(): the kicked idle CPU balances for every tickless
     /// idle CPU whose next_balance is due, then for itself.
     pub fn nohz_idle_balance(&mut self, ilb: usize) {
+        if self.avg_load_era() && self.nohz_owner_model() {
+            return self.nohz_ilb_nominated_avg(ilb); // balance_avg.rs
+        }
         let cpus: Vec<usize> = self.nohz_idle_cpus.iter().collect();
         let mut next = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
         for c in cpus.iter().copied().filter(|&c| c != ilb).chain(std::iter::once(ilb)) {
@@ -798,6 +842,7 @@ impl Sim {
         if !self.rqs[cpu].nohz_idle {
             return;
         }
+        self.select_nohz_load_balancer_exit(cpu); // avg_load era (balance_avg.rs)
         self.rqs[cpu].nohz_idle = false;
         self.nohz_idle_cpus.clear(cpu);
         let llc = self.topo.sd_llc_id[cpu];
@@ -806,6 +851,9 @@ impl Sim {
 
     /// newidle_balance() (5.5 form of the guard). Returns tasks pulled.
     pub fn newidle_balance(&mut self, cpu: usize) -> u32 {
+        if self.avg_load_era() {
+            return self.idle_balance_avg(cpu); // balance_avg.rs
+        }
         self.rqs[cpu].idle_stamp = Some(self.now);
         if self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns || self.nr_overloaded == 0 {
             return 0;

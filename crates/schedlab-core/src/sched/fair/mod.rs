@@ -2,6 +2,7 @@
 //! be: the entity (CFS and EEVDF), PELT, the wakeup path and the balancer.
 
 pub mod balance;
+pub mod balance_avg;
 pub mod entity;
 pub mod pelt;
 pub mod wakeup;

@@ -351,6 +351,10 @@ impl Sim {
         if self.tasks[p].nr_cpus_allowed == 1 {
             return self.fallback_cpu(p, prev);
         }
+        if self.wakeup_placement_26() {
+            let t = self.select_task_rq_fair_wakeup_avg(p, prev, waker_cpu); // balance_avg.rs
+            return self.fallback_cpu(p, t);
+        }
         let cpu = waker_cpu;
         let waker = if from_task { self.rqs[cpu].curr } else { None };
         let want_affine = !self.wake_wide(p, waker, cpu) && self.tasks[p].cpus.test(cpu);
@@ -398,6 +402,10 @@ impl Sim {
         let cpu = self.fallback_cpu(p, cpu);
         if self.tasks[p].nr_cpus_allowed == 1 {
             return cpu;
+        }
+        if self.avg_load_era() {
+            let t = self.select_task_rq_fork_avg(p, cpu); // balance_avg.rs
+            return self.fallback_cpu(p, t);
         }
         let mut sd: Option<usize> = None;
         for (lvl, &d) in self.topo.cpu_domains[cpu].iter().enumerate() {

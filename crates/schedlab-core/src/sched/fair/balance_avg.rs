@@ -1,0 +1,1556 @@
+//! Models kernel/sched_fair.c load balancing of 2.6.35 (avg_load era):
+//! rq->cpu_load[] (update_cpu_load), source_load/target_load with LB_BIAS,
+//! cpu_power, find_busiest_group with its sd_lb_stats/sg_lb_stats helpers,
+//! calculate_imbalance and fix_small_imbalance, find_busiest_queue,
+//! move_tasks/balance_tasks/can_migrate_task, load_balance with its failure
+//! counting, active balance through the stopper (the SCHED_FIFO-99
+//! "migration/N" cpu_stop thread of 2.6.35), rebalance_domains, idle_balance
+//! and the NOHZ "owner" model; plus the era's fork placement
+//! (find_idlest_group/find_idlest_cpu) and wakeup placement (wake_affine,
+//! select_idle_sibling). LINUX-FACTS 2.3, 3.3-3.10, 4.2, 4.3.
+//!
+//! Seed 002 (Nikhil Rao, 2010, feature `SD_IDLE_LOAD_BALANCE`, default off):
+//! a second balancing pass for SCHED_IDLE tasks. Each piece is marked with
+//! the patch (1/6 .. 6/6) it models. The seed holds the cover letter and the
+//! patch list only, not the code; where the letter is silent the choice is
+//! named in a comment.
+//!
+//! Version differences kept (cheap ones, LINUX-FACTS 2.3, 3.3, 3.5, 3.6):
+//! cpu_load[] from instantaneous rq load before 3.8 and from PELT after;
+//! no LB_BIAS feature before 2.6.35 (the bias is always on); no avg_idle guard
+//! on newidle before 2.6.35; newidle failures count in nr_balance_failed
+//! before 2.6.37; the NOHZ owner model before 2.6.36 and the kick model of
+//! fair/balance.rs after; the cpu_load[] catch-up after a tickless stretch
+//! (decay_load_missed) from 2.6.36.
+//!
+//! Deviations: 4.16 .. 5.4 run this 2.6.35 balancer with the differences above
+//! only (no LBF_DST_PINNED/SOME_PINNED retries, no group_imbalance flag, no
+//! misfit/asym cases); 2.6.24/2.6.25 use the 2.6.35 wakeup placement (their
+//! wake_idle/SD_WAKE_IDLE, avg_overlap and passive balancing are not
+//! modelled) and give each SMT sibling the full SCHED_LOAD_SCALE (2.6.35's
+//! smt_gain exists only from 2.6.30). Power-savings balancing
+//! (sched_mc/smt_power_savings) is off, as by default, and not modelled.
+
+use crate::cpumask::CpuMask;
+use crate::engine::Instant;
+use crate::kernel::{BalancerEra, PreemptModel};
+use crate::sched::core::{msecs_to_jiffies, CpuIdleType, Ev, Sim};
+use crate::sched::features::Feature;
+use crate::sched::task::TaskId;
+use crate::sched::topology::{
+    SD_BALANCE_FORK, SD_BALANCE_NEWIDLE, SD_BALANCE_WAKE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER,
+    SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE,
+};
+use crate::sched::{weight_idleprio, Policy};
+
+/// SCHED_LOAD_SCALE (= NICE_0_LOAD, and the unit of cpu_power).
+pub const SCHED_LOAD_SCALE: u64 = 1024;
+/// CPU_LOAD_IDX_MAX [sched.c @2.6.35].
+pub const CPU_LOAD_IDX_MAX: usize = 5;
+/// MAX_PINNED_INTERVAL (ms).
+const MAX_PINNED_INTERVAL: u64 = 512;
+/// sched_avg_period(): sysctl_sched_time_avg (1000 ms) / 2 [sched.c @2.6.35].
+pub const SCHED_AVG_PERIOD_NS: u64 = 500_000_000;
+
+// ---------------------------------------------------------------------------
+// Pure arithmetic (unit-tested below)
+// ---------------------------------------------------------------------------
+
+/// One update_cpu_load() step [sched.c @2.6.35]:
+/// `cpu_load[i] = (old·(2^i − 1) + new) / 2^i`, rounding up while the load
+/// rises ("prevents us from getting stuck on 9 if the load is 10").
+pub fn cpu_load_tick(cpu_load: &mut [u64; CPU_LOAD_IDX_MAX], this_load: u64) {
+    for (i, slot) in cpu_load.iter_mut().enumerate() {
+        let scale = 1u64 << i;
+        let old = *slot;
+        let new = if this_load > old { this_load + scale - 1 } else { this_load };
+        *slot = (old * (scale - 1) + new) >> i;
+    }
+}
+
+/// struct sd_lb_stats [sched_fair.c @2.6.35], without the power-savings part.
+/// Group powers are cached here (`sds->this->cpu_power`, `sds->busiest->cpu_power`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SdLbStats {
+    pub busiest: Option<usize>,
+    pub total_load: u64,
+    pub total_pwr: u64,
+    pub avg_load: u64,
+    pub this_load: u64,
+    pub this_load_per_task: u64,
+    pub this_nr_running: u64,
+    pub this_pwr: u64,
+    pub max_load: u64,
+    pub busiest_load_per_task: u64,
+    pub busiest_nr_running: u64,
+    pub busiest_group_capacity: u64,
+    pub busiest_pwr: u64,
+    pub group_imb: bool,
+}
+
+/// struct sg_lb_stats [sched_fair.c @2.6.35].
+#[derive(Debug, Clone, Copy, Default)]
+struct SgLbStats {
+    avg_load: u64,
+    group_load: u64,
+    sum_nr_running: u64,
+    sum_weighted_load: u64,
+    group_capacity: u64,
+    group_imb: bool,
+    power: u64,
+}
+
+/// DIV_ROUND_CLOSEST(power, SCHED_LOAD_SCALE).
+fn capacity_of_power(power: u64) -> u64 {
+    (power + SCHED_LOAD_SCALE / 2) / SCHED_LOAD_SCALE
+}
+
+/// fix_small_imbalance() [sched_fair.c @2.6.35]: the computed imbalance is
+/// below one task's load. Move one (average) task if the gap is at least
+/// `imbn` such tasks (imbn = 1 when the busiest group's tasks are heavier
+/// than ours), or if moving it raises the total "cpu power used"
+/// Σ power·min(load per task, load). `this_cpu_avg_load_per_task` is
+/// cpu_avg_load_per_task(this_cpu), used when our group runs nothing.
+pub fn fix_small_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64, imbalance: &mut u64) {
+    let s = SCHED_LOAD_SCALE;
+    let bpwr = sds.busiest_pwr.max(1);
+    let tpwr = sds.this_pwr.max(1);
+    let mut imbn = 2;
+    if sds.this_nr_running > 0 {
+        sds.this_load_per_task /= sds.this_nr_running;
+        if sds.busiest_load_per_task > sds.this_load_per_task {
+            imbn = 1;
+        }
+    } else {
+        sds.this_load_per_task = this_cpu_avg_load_per_task;
+    }
+    let scaled_busy_load_per_task = sds.busiest_load_per_task * s / bpwr;
+    if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_load_per_task >= scaled_busy_load_per_task * imbn {
+        *imbalance = sds.busiest_load_per_task;
+        return;
+    }
+    // Not enough imbalance to justify moving a task; but it may raise the
+    // total CPU power used.
+    let mut pwr_now = bpwr * sds.busiest_load_per_task.min(sds.max_load);
+    pwr_now += tpwr * sds.this_load_per_task.min(sds.this_load);
+    pwr_now /= s;
+    let mut pwr_move = 0;
+    // Amount of load we'd subtract.
+    let tmp = sds.busiest_load_per_task * s / bpwr;
+    if sds.max_load > tmp {
+        pwr_move += bpwr * sds.busiest_load_per_task.min(sds.max_load - tmp);
+    }
+    // Amount of load we'd add.
+    let tmp = if sds.max_load * bpwr < sds.busiest_load_per_task * s {
+        sds.max_load * bpwr / tpwr
+    } else {
+        sds.busiest_load_per_task * s / tpwr
+    };
+    pwr_move += tpwr * sds.this_load_per_task.min(sds.this_load + tmp);
+    pwr_move /= s;
+    if pwr_move > pwr_now {
+        *imbalance = sds.busiest_load_per_task;
+    }
+}
+
+/// calculate_imbalance() [sched_fair.c @2.6.35]: the weighted load to move,
+/// min(what takes busiest down to the average (and not below its capacity),
+/// what takes us up to the average); fix_small_imbalance below one task.
+pub fn calculate_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64) -> u64 {
+    let s = SCHED_LOAD_SCALE;
+    let mut imbalance = 0;
+    sds.busiest_load_per_task /= sds.busiest_nr_running.max(1);
+    if sds.group_imb {
+        sds.busiest_load_per_task = sds.busiest_load_per_task.min(sds.avg_load);
+    }
+    // With smp-nice, max_load may be below the average (groups at or below
+    // their capacity are skipped when picking busiest).
+    if sds.max_load < sds.avg_load {
+        fix_small_imbalance(sds, this_cpu_avg_load_per_task, &mut imbalance);
+        return imbalance;
+    }
+    let mut load_above_capacity = u64::MAX;
+    if !sds.group_imb {
+        // Don't pull so many tasks that a group would go idle.
+        load_above_capacity =
+            sds.busiest_nr_running.saturating_sub(sds.busiest_group_capacity) * (s * s) / sds.busiest_pwr.max(1);
+    }
+    let max_pull = (sds.max_load - sds.avg_load).min(load_above_capacity);
+    let a = (max_pull as u128) * sds.busiest_pwr as u128;
+    let b = (sds.avg_load.saturating_sub(sds.this_load) as u128) * sds.this_pwr as u128;
+    imbalance = (a.min(b) / s as u128) as u64;
+    if imbalance < sds.busiest_load_per_task {
+        fix_small_imbalance(sds, this_cpu_avg_load_per_task, &mut imbalance);
+    }
+    imbalance
+}
+
+/// Seed 002 (3/6): the decaying sum `normal_avg` seen at `now` with its
+/// period start: halved once per elapsed sched_avg_period(), as
+/// sched_avg_update() halves rq->rt_avg [sched.c @2.6.35].
+pub fn decayed_normal_avg(normal_avg: u64, age_stamp: u64, now: u64) -> (u64, u64) {
+    let mut avg = normal_avg;
+    let mut age = age_stamp;
+    let elapsed = now.saturating_sub(age);
+    if elapsed > SCHED_AVG_PERIOD_NS {
+        let periods = (elapsed - 1) / SCHED_AVG_PERIOD_NS;
+        age += periods * SCHED_AVG_PERIOD_NS;
+        avg = if periods >= 64 { 0 } else { avg >> periods };
+    }
+    (avg, age)
+}
+
+/// Seed 002 (3/6): the fraction (in SCHED_LOAD_SCALE units) of the recent
+/// period not spent on SCHED_NORMAL/BATCH work, computed as scale_rt_power()
+/// computes the part not spent on RT [sched_fair.c @2.6.35].
+pub fn scale_normal_power(normal_avg: u64, age_stamp: u64, now: u64) -> u64 {
+    let total = SCHED_AVG_PERIOD_NS + now.saturating_sub(age_stamp);
+    let available = total.saturating_sub(normal_avg);
+    let total = total.max(SCHED_LOAD_SCALE) >> 10;
+    available / total
+}
+
+// ---------------------------------------------------------------------------
+// The balancer
+// ---------------------------------------------------------------------------
+
+/// Which tasks a balancing pass may move (seed 002, 4/6: the
+/// `sched_idle_balance` argument of the lb functions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// The regular pass. With SD_IDLE_LOAD_BALANCE on it leaves SCHED_IDLE
+    /// tasks alone ("we do not balance them with SCHED_NORMAL/SCHED_BATCH
+    /// tasks", seed 002 cover letter).
+    Normal,
+    /// The second pass: SCHED_IDLE tasks only.
+    SchedIdle,
+}
+
+/// The parts of struct lb_env that 2.6.35 passed as arguments.
+struct AvgEnv {
+    sd: usize,
+    lvl: usize,
+    this_cpu: usize,
+    idle: CpuIdleType,
+    /// load_balance_tmpmask: the active CPUs not yet excluded as all-pinned.
+    cpus: CpuMask,
+}
+
+impl Sim {
+    // ------------------------------------------------------------ loads
+
+    /// The avg_load balancer is this run's (the dispatch test of balance.rs
+    /// and wakeup.rs).
+    #[inline]
+    pub fn avg_load_era(&self) -> bool {
+        self.cfg.balancer == BalancerEra::AvgLoad
+    }
+
+    /// Whether the domain balances at all (SD_LOAD_BALANCE; every domain
+    /// balances from 5.8, where the flag was removed).
+    fn sd_balances(&self, d: usize) -> bool {
+        self.topo.domains[d].flags & SD_LOAD_BALANCE != 0 || self.cfg.version.at_least(5, 8)
+    }
+
+    /// weighted_cpuload(): rq->load.weight, the instantaneous sum of the
+    /// runnable weights (2.6.x). From 3.8 it is the PELT runnable load.
+    /// Deviation (3.8+): schedlab's PELT load_avg includes blocked load.
+    pub fn weighted_cpuload(&self, cpu: usize) -> u64 {
+        if self.cfg.version.at_least(3, 8) {
+            self.rqs[cpu].cfs.avg.load_avg
+        } else {
+            self.rqs[cpu].cfs.load_weight
+        }
+    }
+
+    /// A task's contribution to weighted_cpuload (se.load.weight in 2.6.x).
+    fn lb_task_load(&self, p: TaskId) -> u64 {
+        if self.cfg.version.at_least(3, 8) {
+            self.tasks[p].se.avg.load_avg.max(1)
+        } else {
+            self.tasks[p].weight as u64
+        }
+    }
+
+    /// update_cpu_load() [sched.c @2.6.35], from scheduler_tick(). Tickless
+    /// idle CPUs are not updated, so their cpu_load[] goes stale (2.6.35);
+    /// from 2.6.36 the missed ticks are decayed as zero-load ticks when the
+    /// tick resumes (decay_load_missed; exact steps here instead of the
+    /// kernel's degrade tables).
+    pub fn update_cpu_load(&mut self, cpu: usize) {
+        let jiffies = self.now / self.cfg.tick_ns;
+        let this_load = self.weighted_cpuload(cpu);
+        let catch_up = self.cfg.version.at_least_26(36);
+        let rq = &mut self.rqs[cpu];
+        if catch_up {
+            let missed = jiffies.saturating_sub(rq.last_load_update_tick).saturating_sub(1);
+            for _ in 0..missed.min(128) {
+                cpu_load_tick(&mut rq.cpu_load, 0);
+            }
+        }
+        rq.last_load_update_tick = jiffies;
+        cpu_load_tick(&mut rq.cpu_load, this_load);
+    }
+
+    /// LB_BIAS on (2.6.35 .. 4.x), or a version without the feature, where
+    /// source_load/target_load always biased (2.6.2x) [LINUX-FACTS 2.3].
+    fn lb_bias(&self) -> bool {
+        let f = &self.cfg.features;
+        !f.available(Feature::LB_BIAS) || f.on(Feature::LB_BIAS)
+    }
+
+    /// source_load(): a low guess at a migration source's load,
+    /// min(cpu_load[idx−1], current).
+    pub fn source_load(&self, cpu: usize, idx: usize) -> u64 {
+        let total = self.weighted_cpuload(cpu);
+        if idx == 0 || !self.lb_bias() {
+            return total;
+        }
+        self.rqs[cpu].cpu_load[idx - 1].min(total)
+    }
+
+    /// target_load(): a high guess at a migration target's load,
+    /// max(cpu_load[idx−1], current).
+    pub fn target_load(&self, cpu: usize, idx: usize) -> u64 {
+        let total = self.weighted_cpuload(cpu);
+        if idx == 0 || !self.lb_bias() {
+            return total;
+        }
+        self.rqs[cpu].cpu_load[idx - 1].max(total)
+    }
+
+    /// power_of() = rq->cpu_power as update_cpu_power() sets it: SCHED_LOAD_SCALE,
+    /// times smt_gain/span_weight on an SMT level (default_scale_smt_power:
+    /// 1178/2 = 589 per sibling), times scale_rt_power (1 here: schedlab runs
+    /// no RT time). arch_scale_freq_power is SCHED_LOAD_SCALE.
+    pub fn power_of(&self, cpu: usize) -> u64 {
+        let mut power = SCHED_LOAD_SCALE;
+        if let Some(&d) = self.topo.cpu_domains[cpu].first() {
+            let sd = &self.topo.domains[d];
+            if sd.flags & SD_SHARE_CPUPOWER != 0 && sd.span_weight > 1 && sd.smt_gain > 0 {
+                power = (power * (sd.smt_gain as u64 / sd.span_weight as u64)) >> 10;
+            }
+        }
+        power.max(1)
+    }
+
+    /// sched_group->cpu_power: the sum of its CPUs' power.
+    fn group_power(&self, g: usize) -> u64 {
+        self.topo.groups[g].cpus.iter().map(|&c| self.power_of(c)).sum::<u64>().max(1)
+    }
+
+    /// cpu_avg_load_per_task().
+    fn cpu_avg_load_per_task(&self, cpu: usize) -> u64 {
+        let nr = self.rqs[cpu].nr_running as u64;
+        if nr > 0 {
+            self.weighted_cpuload(cpu) / nr
+        } else {
+            0
+        }
+    }
+
+    // ---------------------------------------- seed 002 (SD_IDLE_LOAD_BALANCE)
+
+    fn sched_idle_lb_on(&self) -> bool {
+        self.cfg.features.on(Feature::SD_IDLE_LOAD_BALANCE)
+    }
+
+    /// Seed 002 (1/6, "account SCHED_IDLE tasks on rq->idle_nr_running"):
+    /// schedlab's cfs_rq already counts its SCHED_IDLE tasks at every
+    /// enqueue/dequeue (idle_h_nr_running), which is the patch's counter.
+    fn idle_nr_running(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cfs.idle_h_nr_running as u64
+    }
+
+    /// Seed 002 (2/6 adds the SD_IDLE_LOAD_BALANCE domain flag; 6/6 sets it
+    /// in the MC, CPU and (x86) NODE templates): every level but the SMT
+    /// siblings and ALLNODES. Kept here, not in topology.rs, because it
+    /// exists only with the feature.
+    fn sd_idle_load_balance(&self, d: usize) -> bool {
+        let sd = &self.topo.domains[d];
+        self.sched_idle_lb_on() && sd.flags & SD_SHARE_CPUPOWER == 0 && sd.name != "ALLNODES"
+    }
+
+    /// Seed 002 (3/6, "moving average of time spent servicing SCHED_NORMAL
+    /// tasks"): called from update_curr() with the time the current task ran.
+    pub fn sched_normal_avg_update(&mut self, cpu: usize, tid: TaskId, delta: u64) {
+        if !self.sched_idle_lb_on() || !matches!(self.tasks[tid].policy, Policy::Normal | Policy::Batch) {
+            return;
+        }
+        let rq = &mut self.rqs[cpu];
+        let (avg, age) = decayed_normal_avg(rq.normal_avg, rq.age_stamp, self.now);
+        rq.normal_avg = avg + delta;
+        rq.age_stamp = age;
+    }
+
+    /// Seed 002 (3/6, 5/6): the power left for SCHED_IDLE tasks, cpu_power
+    /// scaled down by the recent share of SCHED_NORMAL/BATCH work ("similar
+    /// to the RT power scaling calculations"); at least 1, as update_cpu_power.
+    fn idle_power(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        let (avg, age) = decayed_normal_avg(rq.normal_avg, rq.age_stamp, self.now);
+        ((self.power_of(cpu) * scale_normal_power(avg, age, self.now)) >> 10).max(1)
+    }
+
+    /// Seed 002 (5/6): idle load = idle_nr_running × WEIGHT_IDLEPRIO / idle
+    /// power, in SCHED_LOAD_SCALE units like avg_load.
+    fn idle_load(&self, cpu: usize) -> u64 {
+        let w = weight_idleprio(self.cfg.version).0 as u64;
+        self.idle_nr_running(cpu) * w * SCHED_LOAD_SCALE / self.idle_power(cpu)
+    }
+
+    /// Seed 002 (5/6, "add SCHED_IDLE load balancer"): the second pass at one
+    /// domain. It walks every CPU of the span (the letter: "we iterate through
+    /// each cpu in the sched domain span and calculate the idle load"), takes
+    /// the CPU with the highest idle load as busiest, and applies the
+    /// find_busiest_group tests to idle loads: balanced if this CPU's idle
+    /// load is at or above busiest's or the domain average
+    /// (Σ idle weight / Σ idle power), or within imbalance_pct of busiest.
+    /// The amount is calculate_imbalance's min((busiest − avg)·power(busiest),
+    /// (avg − this)·power(this)), so a CPU busy with SCHED_NORMAL work (idle
+    /// power near 0) pulls nothing. The SCHED_IDLE tasks then move with
+    /// move_tasks in its sched-idle mode (4/6). Modelling choices (the seed
+    /// has no code): the pass never kicks the stopper and leaves
+    /// nr_balance_failed and balance_interval to the regular pass.
+    fn load_balance_idle(&mut self, this_cpu: usize, lvl: usize, idle: CpuIdleType) -> u32 {
+        let d = self.topo.cpu_domains[this_cpu][lvl];
+        if !self.sd_idle_load_balance(d) {
+            return 0;
+        }
+        let w = weight_idleprio(self.cfg.version).0 as u64;
+        let this_pwr = self.idle_power(this_cpu);
+        let this_load = self.idle_load(this_cpu);
+        let (mut total_w, mut total_pwr, mut max_load) = (0u64, 0u64, 0u64);
+        let mut busiest: Option<(usize, u64)> = None;
+        for &i in &self.topo.domains[d].span {
+            let pwr = self.idle_power(i);
+            let nr = self.idle_nr_running(i);
+            total_w += nr * w;
+            total_pwr += pwr;
+            let load = nr * w * SCHED_LOAD_SCALE / pwr;
+            if i != this_cpu && nr > 0 && load > max_load {
+                max_load = load;
+                busiest = Some((i, pwr));
+            }
+        }
+        let Some((busiest, busiest_pwr)) = busiest else { return 0 };
+        let avg = total_w * SCHED_LOAD_SCALE / total_pwr.max(1);
+        let pct = self.topo.domains[d].imbalance_pct as u64;
+        if this_load >= max_load || this_load >= avg || 100 * max_load <= pct * this_load {
+            return 0;
+        }
+        // A lone task there is running and cannot be pulled (load_balance's
+        // busiest->nr_running > 1).
+        if self.rqs[busiest].nr_running <= 1 {
+            return 0;
+        }
+        let imbalance =
+            (max_load.saturating_sub(avg) * busiest_pwr).min((avg - this_load) * this_pwr) / SCHED_LOAD_SCALE;
+        let mut all_pinned = false;
+        let (_, moved) = self.move_tasks_avg(this_cpu, busiest, imbalance, lvl, idle, &mut all_pinned, Pass::SchedIdle);
+        moved
+    }
+
+    fn pass_accepts(&self, pass: Pass, p: TaskId) -> bool {
+        let idle = self.tasks[p].is_idle_policy();
+        match pass {
+            Pass::Normal => !(idle && self.sched_idle_lb_on()),
+            Pass::SchedIdle => idle,
+        }
+    }
+
+    // -------------------------------------------------- find_busiest_group
+
+    /// update_sg_lb_stats() [sched_fair.c @2.6.35]. Sums target_load (local
+    /// group) or source_load (others) and computes avg_load, group_imb and
+    /// group_capacity. For the local group it also applies the balance-CPU
+    /// rule: only the first idle CPU of the group, else its first CPU,
+    /// balances this level (not for newidle).
+    fn update_sg_lb_stats_avg(
+        &self,
+        env: &AvgEnv,
+        g: usize,
+        local: bool,
+        load_idx: usize,
+        sd_idle: &mut bool,
+        balance: &mut bool,
+    ) -> SgLbStats {
+        let grp = &self.topo.groups[g];
+        let mut s = SgLbStats::default();
+        let mut balance_cpu = grp.first_cpu;
+        let mut first_idle_cpu = false;
+        let (mut max_cpu_load, mut min_cpu_load) = (0u64, u64::MAX);
+        for &i in &grp.cpus {
+            if !env.cpus.test(i) {
+                continue;
+            }
+            let nr = self.rqs[i].nr_running as u64;
+            if *sd_idle && nr > 0 {
+                *sd_idle = false;
+            }
+            let load = if local {
+                if self.idle_cpu(i) && !first_idle_cpu {
+                    first_idle_cpu = true;
+                    balance_cpu = i;
+                }
+                self.target_load(i, load_idx)
+            } else {
+                let l = self.source_load(i, load_idx);
+                max_cpu_load = max_cpu_load.max(l);
+                min_cpu_load = min_cpu_load.min(l);
+                l
+            };
+            s.group_load += load;
+            s.sum_nr_running += nr;
+            s.sum_weighted_load += self.weighted_cpuload(i);
+        }
+        if env.idle != CpuIdleType::NewlyIdle && local && balance_cpu != env.this_cpu {
+            *balance = false;
+            return s;
+        }
+        s.power = self.group_power(g);
+        s.avg_load = s.group_load * SCHED_LOAD_SCALE / s.power;
+        // The group is imbalanced inside when its CPUs differ by more than
+        // two average tasks. (Unsigned as in the kernel: a group with no
+        // counted CPU wraps to 1.)
+        let avg_load_per_task = if s.sum_nr_running > 0 { s.sum_weighted_load / s.sum_nr_running } else { 0 };
+        s.group_imb = max_cpu_load.wrapping_sub(min_cpu_load) > 2 * avg_load_per_task;
+        s.group_capacity = capacity_of_power(s.power);
+        s
+    }
+
+    /// find_busiest_group() with update_sd_lb_stats() [sched_fair.c @2.6.35]:
+    /// the busiest non-local group is the one with the highest avg_load among
+    /// those running more tasks than their capacity (1 under a PREFER_SIBLING
+    /// child) or internally imbalanced. Returns it with the imbalance, or
+    /// None when balanced; `balance` is cleared when this CPU is not the
+    /// group's balancer.
+    fn find_busiest_group_avg(&self, env: &AvgEnv, sd_idle: &mut bool, balance: &mut bool) -> Option<(usize, u64)> {
+        let dom = &self.topo.domains[env.sd];
+        let prefer_sibling = env.lvl > 0 && {
+            let child = self.topo.cpu_domains[env.this_cpu][env.lvl - 1];
+            self.topo.domains[child].flags & SD_PREFER_SIBLING != 0
+        };
+        let load_idx = match env.idle {
+            CpuIdleType::NotIdle => dom.busy_idx,
+            CpuIdleType::NewlyIdle => dom.newidle_idx,
+            CpuIdleType::Idle => dom.idle_idx,
+        };
+        let local_g = self.topo.cpu_local_group[env.this_cpu][env.lvl];
+        let mut sds = SdLbStats::default();
+        // sd->groups starts at the local group and wraps; ties go to the
+        // first group found.
+        for g in self.topo.groups_from(env.this_cpu, env.lvl) {
+            let local = g == local_g;
+            let mut sgs = self.update_sg_lb_stats_avg(env, g, local, load_idx, sd_idle, balance);
+            if local && !*balance {
+                return None;
+            }
+            sds.total_load += sgs.group_load;
+            sds.total_pwr += sgs.power;
+            if prefer_sibling {
+                sgs.group_capacity = sgs.group_capacity.min(1);
+            }
+            if local {
+                sds.this_load = sgs.avg_load;
+                sds.this_pwr = sgs.power;
+                sds.this_nr_running = sgs.sum_nr_running;
+                sds.this_load_per_task = sgs.sum_weighted_load;
+            } else if sgs.avg_load > sds.max_load && (sgs.sum_nr_running > sgs.group_capacity || sgs.group_imb) {
+                sds.max_load = sgs.avg_load;
+                sds.busiest = Some(g);
+                sds.busiest_nr_running = sgs.sum_nr_running;
+                sds.busiest_group_capacity = sgs.group_capacity;
+                sds.busiest_load_per_task = sgs.sum_weighted_load;
+                sds.busiest_pwr = sgs.power;
+                sds.group_imb = sgs.group_imb;
+            }
+        }
+        let busiest = sds.busiest?;
+        if sds.busiest_nr_running == 0 || sds.this_load >= sds.max_load {
+            return None;
+        }
+        sds.avg_load = SCHED_LOAD_SCALE * sds.total_load / sds.total_pwr.max(1);
+        if sds.this_load >= sds.avg_load {
+            return None;
+        }
+        if 100 * sds.max_load <= dom.imbalance_pct as u64 * sds.this_load {
+            return None;
+        }
+        let imbalance = calculate_imbalance(&mut sds, self.cpu_avg_load_per_task(env.this_cpu));
+        Some((busiest, imbalance))
+    }
+
+    /// find_busiest_queue() [sched_fair.c @2.6.35]: the CPU with the highest
+    /// weighted_cpuload/power, skipping a CPU whose single task is heavier
+    /// than the imbalance (it could not move anyway).
+    fn find_busiest_queue_avg(&self, g: usize, imbalance: u64, cpus: &CpuMask) -> Option<usize> {
+        let mut busiest = None;
+        let mut max_load = 0;
+        for &i in &self.topo.groups[g].cpus {
+            if !cpus.test(i) {
+                continue;
+            }
+            let power = self.power_of(i);
+            let capacity = capacity_of_power(power);
+            let wl = self.weighted_cpuload(i);
+            if capacity > 0 && self.rqs[i].nr_running == 1 && wl > imbalance {
+                continue;
+            }
+            let wl = wl * SCHED_LOAD_SCALE / power;
+            if wl > max_load {
+                max_load = wl;
+                busiest = Some(i);
+            }
+        }
+        busiest
+    }
+
+    // -------------------------------------------------------- moving tasks
+
+    /// The source's cfs_rq->tasks list from its head. 2.6.35 list_add()s at
+    /// enqueue, so the head is the most recently queued task. Deviation:
+    /// schedlab's list position is also refreshed when a task is picked
+    /// (the 6.x cfs_tasks rule), so recently run tasks come first too.
+    fn cfs_tasks_head_first(&self, cpu: usize) -> Vec<TaskId> {
+        let rq = &self.rqs[cpu];
+        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
+        v.sort_by_key(|&t| std::cmp::Reverse(self.tasks[t].list_seq));
+        v
+    }
+
+    /// task_hot() [sched.c @2.6.35]: a buddy of its cfs_rq is hot while the
+    /// destination runs something; else hot if it ran within
+    /// sysctl_sched_migration_cost. 2.6.35 has no SCHED_IDLE exemption
+    /// (LINUX-FACTS 3.8); 4.16+ has one. Deviation: "this_rq()" is the
+    /// destination even when the NOHZ owner balances on its behalf.
+    fn task_hot_avg(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        let t = &self.tasks[p];
+        if t.is_idle_policy() && self.cfg.version.at_least(4, 16) {
+            return false;
+        }
+        let cfs = &self.rqs[src].cfs;
+        if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
+            && self.rqs[dst].nr_running > 0
+            && (cfs.next == Some(p) || cfs.last == Some(p))
+        {
+            return true;
+        }
+        let mc = self.cfg.sysctl.sched_migration_cost_ns;
+        mc > 0 && self.now.saturating_sub(t.se.exec_start) < mc
+    }
+
+    /// can_migrate_task() [sched_fair.c @2.6.35]: affinity, then not running,
+    /// then not cache hot unless nr_balance_failed > cache_nice_tries.
+    fn can_migrate_task_avg(&self, p: TaskId, src: usize, dst: usize, lvl: usize, all_pinned: &mut bool) -> bool {
+        if !self.tasks[p].cpus.test(dst) {
+            return false;
+        }
+        *all_pinned = false;
+        if self.rqs[src].curr == Some(p) {
+            return false;
+        }
+        let sd = self.topo.cpu_domains[dst][lvl];
+        !self.task_hot_avg(p, src, dst)
+            || self.rqs[dst].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries
+    }
+
+    /// balance_tasks() [sched_fair.c @2.6.35]: walk the source list, at most
+    /// sysctl_sched_nr_migrate (+1) tasks examined; skip a task whose
+    /// weight/2 exceeds what is left to move; pull the others. Returns
+    /// (load moved, tasks moved).
+    #[allow(clippy::too_many_arguments)] // the kernel passes the same set
+    fn balance_tasks_avg(
+        &mut self,
+        this_cpu: usize,
+        busiest: usize,
+        max_load_move: u64,
+        lvl: usize,
+        idle: CpuIdleType,
+        all_pinned: &mut bool,
+        pass: Pass,
+    ) -> (u64, u32) {
+        if max_load_move == 0 {
+            *all_pinned = false;
+            return (0, 0);
+        }
+        let mut pinned = true;
+        let mut rem = max_load_move as i64;
+        let mut pulled = 0;
+        let mut loops = 0u64;
+        for p in self.cfs_tasks_head_first(busiest) {
+            if loops > self.cfg.sysctl.sched_nr_migrate {
+                break;
+            }
+            loops += 1;
+            if !self.pass_accepts(pass, p) {
+                continue;
+            }
+            let w = self.lb_task_load(p);
+            if (w >> 1) as i64 > rem || !self.can_migrate_task_avg(p, busiest, this_cpu, lvl, &mut pinned) {
+                continue;
+            }
+            self.move_queued_task(p, busiest, this_cpu);
+            pulled += 1;
+            rem -= w as i64;
+            // CONFIG_PREEMPT: newidle stops after the first task.
+            if self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
+                break;
+            }
+            if rem <= 0 {
+                break;
+            }
+        }
+        *all_pinned = pinned;
+        ((max_load_move as i64 - rem) as u64, pulled)
+    }
+
+    /// move_tasks() [sched_fair.c @2.6.35]: balance_tasks passes until the
+    /// imbalance is moved or a pass moves nothing. Returns (moved?, tasks).
+    #[allow(clippy::too_many_arguments)] // the kernel passes the same set
+    fn move_tasks_avg(
+        &mut self,
+        this_cpu: usize,
+        busiest: usize,
+        max_load_move: u64,
+        lvl: usize,
+        idle: CpuIdleType,
+        all_pinned: &mut bool,
+        pass: Pass,
+    ) -> (bool, u32) {
+        let mut total = 0u64;
+        let mut tasks = 0;
+        loop {
+            let rem = max_load_move.saturating_sub(total);
+            let (moved, n) = self.balance_tasks_avg(this_cpu, busiest, rem, lvl, idle, all_pinned, pass);
+            total += moved;
+            tasks += n;
+            if self.cfg.preempt == PreemptModel::Full
+                && idle == CpuIdleType::NewlyIdle
+                && self.rqs[this_cpu].nr_running > 0
+            {
+                break;
+            }
+            if moved == 0 || max_load_move <= total {
+                break;
+            }
+        }
+        (total > 0, tasks)
+    }
+
+    // -------------------------------------------------------- load_balance
+
+    /// need_active_balance() [sched_fair.c @2.6.35]: after more than
+    /// cache_nice_tries + 2 failures. A newidle pass kicks it only with
+    /// sched_mc_power_savings >= 2 (default 0), i.e. never, before 4.x.
+    fn need_active_balance_avg(&self, this_cpu: usize, lvl: usize, idle: CpuIdleType) -> bool {
+        if idle == CpuIdleType::NewlyIdle && !self.cfg.version.at_least(4, 16) {
+            return false;
+        }
+        let sd = self.topo.cpu_domains[this_cpu][lvl];
+        self.rqs[this_cpu].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries + 2
+    }
+
+    /// load_balance() of the avg_load era. Returns the number of tasks
+    /// pulled (the kernel's -1 "SMT sibling busy" result reads as 0 here).
+    pub fn load_balance_avg(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        idle: CpuIdleType,
+        continue_balancing: &mut bool,
+    ) -> u32 {
+        self.load_balance_ld(this_cpu, lvl, idle, continue_balancing).max(0) as u32
+    }
+
+    /// load_balance() [sched_fair.c @2.6.35]. Returns ld_moved: tasks pulled,
+    /// 0, or -1 when an SMT domain failed while a sibling is busy (which
+    /// callers treat as "done": the sibling keeps the core busy).
+    fn load_balance_ld(&mut self, this_cpu: usize, lvl: usize, idle: CpuIdleType, balance: &mut bool) -> i32 {
+        let sd = self.topo.cpu_domains[this_cpu][lvl];
+        let dom = &self.topo.domains[sd];
+        let (min_interval, max_interval, cache_nice_tries) =
+            (dom.min_interval_ms, dom.max_interval_ms, dom.cache_nice_tries);
+        let share_power = dom.flags & SD_SHARE_CPUPOWER != 0;
+        let ix = idle as usize;
+        let mut env = AvgEnv { sd, lvl, this_cpu, idle, cpus: CpuMask::full(self.rqs.len()) };
+        // sd_idle: an idle SMT sibling keeps CPU_IDLE semantics while every
+        // sibling is idle (power-savings off).
+        let mut sd_idle = idle != CpuIdleType::NotIdle && share_power;
+        let mut all_pinned = false;
+        self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+        // redo: drop all-pinned busiest CPUs and look again.
+        let found = loop {
+            let fbg = self.find_busiest_group_avg(&env, &mut sd_idle, balance);
+            if !*balance {
+                break None;
+            }
+            let Some((g, imbalance)) = fbg else {
+                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
+                break None;
+            };
+            let Some(busiest) = self.find_busiest_queue_avg(g, imbalance, &env.cpus) else {
+                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
+                break None;
+            };
+            self.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += imbalance;
+            let mut moved = 0;
+            if self.rqs[busiest].nr_running > 1 {
+                let (_, n) =
+                    self.move_tasks_avg(this_cpu, busiest, imbalance, lvl, idle, &mut all_pinned, Pass::Normal);
+                moved = n;
+                if all_pinned {
+                    env.cpus.clear(busiest);
+                    if !env.cpus.is_empty() {
+                        continue;
+                    }
+                    break None;
+                }
+            }
+            break Some((busiest, moved));
+        };
+        let Some((busiest, moved)) = found else {
+            // out_balanced
+            let st = &mut self.rqs[this_cpu].sd[lvl];
+            st.stats.lb_balanced[ix] += 1;
+            st.nr_balance_failed = 0;
+            return self.lb_out_one_pinned(this_cpu, lvl, all_pinned, max_interval, sd_idle, share_power);
+        };
+        let mut active_balance = false;
+        if moved == 0 {
+            self.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
+            // Newidle failures count too until 2.6.37 ("Increment
+            // cache_nice_tries only on periodic lb").
+            if idle != CpuIdleType::NewlyIdle || !self.cfg.version.at_least_26(37) {
+                self.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
+            }
+            if self.need_active_balance_avg(this_cpu, lvl, idle) {
+                // Don't kick the stopper if busiest's current task can't
+                // move here.
+                let curr_ok = self.rqs[busiest].curr.is_some_and(|c| self.tasks[c].cpus.test(this_cpu));
+                if !curr_ok {
+                    return self.lb_out_one_pinned(this_cpu, lvl, true, max_interval, sd_idle, share_power);
+                }
+                if !self.rqs[busiest].active_balance {
+                    self.rqs[busiest].active_balance = true;
+                    self.rqs[busiest].push_cpu = this_cpu;
+                    active_balance = true;
+                    // stop_one_cpu_nowait(): the stopper (SCHED_FIFO 99)
+                    // preempts whatever runs on busiest.
+                    let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
+                    self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
+                }
+                // We've kicked active balancing: reset the failure counter.
+                self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
+            }
+        } else {
+            let st = &mut self.rqs[this_cpu].sd[lvl];
+            st.nr_balance_failed = 0;
+            st.stats.lb_gained[ix] += moved as u64;
+        }
+        let st = &mut self.rqs[this_cpu].sd[lvl];
+        if !active_balance {
+            // We were unbalanced: reset the interval.
+            st.balance_interval = min_interval;
+        } else if st.balance_interval < max_interval {
+            // Active balancing begun: back off.
+            st.balance_interval *= 2;
+        }
+        if moved == 0 && !sd_idle && share_power {
+            return -1;
+        }
+        moved as i32
+    }
+
+    /// load_balance()'s out_one_pinned tail: back the interval off.
+    fn lb_out_one_pinned(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        all_pinned: bool,
+        max_interval: u64,
+        sd_idle: bool,
+        share_power: bool,
+    ) -> i32 {
+        let st = &mut self.rqs[this_cpu].sd[lvl];
+        if (all_pinned && st.balance_interval < MAX_PINNED_INTERVAL) || st.balance_interval < max_interval {
+            st.balance_interval *= 2;
+        }
+        if !sd_idle && share_power {
+            -1
+        } else {
+            0
+        }
+    }
+
+    /// active_load_balance_cpu_stop() [sched_fair.c @2.6.35], run by the
+    /// stopper on `busiest`: move_one_task() to push_cpu within the lowest
+    /// domain of push_cpu spanning busiest, as CPU_IDLE. The stopper itself
+    /// is the running task, so the preempted CFS task may go too; there is
+    /// something to move when any CFS task is queued ("nr_running <= 1"
+    /// counts the stopper).
+    pub fn active_load_balance_cpu_stop_avg(&mut self, busiest: usize) {
+        if !self.rqs[busiest].active_balance {
+            return;
+        }
+        self.rqs[busiest].active_balance = false;
+        let target = self.rqs[busiest].push_cpu;
+        // The stopper preempts the current task and returns: two switches.
+        self.update_curr(busiest);
+        if let Some(c) = self.rqs[busiest].curr {
+            self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
+        }
+        if self.rqs[busiest].cfs.h_nr_running == 0 || busiest == target {
+            return;
+        }
+        let Some(lvl) = self.topo.cpu_domains[target].iter().position(|&d| {
+            self.sd_balances(d) && self.topo.domains[d].span.binary_search(&busiest).is_ok()
+        }) else {
+            return;
+        };
+        self.rqs[target].sd[lvl].stats.alb_count += 1;
+        let curr = self.rqs[busiest].curr;
+        for p in self.cfs_tasks_head_first(busiest) {
+            // Seed 002 (4/6): the regular pass's stopper leaves SCHED_IDLE
+            // tasks alone when the feature is on.
+            if !self.pass_accepts(Pass::Normal, p) || !self.tasks[p].cpus.test(target) {
+                continue;
+            }
+            let is_curr = curr == Some(p);
+            let sd = self.topo.cpu_domains[target][lvl];
+            let hot_ok = !self.task_hot_avg(p, busiest, target)
+                || self.rqs[target].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries;
+            if !hot_ok {
+                continue;
+            }
+            if is_curr {
+                // Preempted by the stopper: close its CPU time, then back
+                // into the tree.
+                self.account_cpu(busiest);
+                self.put_prev_task_fair(busiest, p);
+                self.rqs[busiest].curr = None;
+                self.wasted.nr_idle_cpus += 1;
+                if let Some(k) = self.rqs[busiest].op_key.take() {
+                    self.q.cancel(k);
+                }
+                self.tasks[p].stats.nivcsw += 1;
+                self.tasks[p].stats.nr_switches += 1;
+                self.trace.sched_switch(self.now, busiest, Some(&self.tasks[p]), None);
+            }
+            self.move_queued_task(p, busiest, target);
+            self.rqs[target].sd[lvl].stats.alb_pushed += 1;
+            self.resched_curr(busiest);
+            return;
+        }
+        self.rqs[target].sd[lvl].stats.alb_failed += 1;
+    }
+
+    // ------------------------------------------------- rebalance / newidle
+
+    /// rebalance_domains() [sched_fair.c @2.6.35]: balance each due domain
+    /// bottom-up; interval = balance_interval (× busy_factor unless idle), in
+    /// jiffies, clamped to [1, HZ·NR_CPUS/10]; stop at a level where this CPU
+    /// is not its group's balancer. Seed 002 (5/6): the SCHED_IDLE pass runs
+    /// after the regular one at each SD_IDLE_LOAD_BALANCE domain.
+    pub fn rebalance_domains_avg(&mut self, cpu: usize, idle: CpuIdleType) {
+        let mut idle = idle;
+        let mut balance = true;
+        let tick = self.cfg.tick_ns;
+        let mut next_balance = self.now + 60 * self.cfg.hz as u64 * tick;
+        let mut update_next_balance = false;
+        let max_j = (self.cfg.hz as u64 * self.rqs.len() as u64 / 10).max(1);
+        for lvl in 0..self.topo.cpu_domains[cpu].len() {
+            let d = self.topo.cpu_domains[cpu][lvl];
+            if !self.sd_balances(d) {
+                continue;
+            }
+            let mut ms = self.rqs[cpu].sd[lvl].balance_interval;
+            if idle != CpuIdleType::Idle {
+                ms *= self.topo.domains[d].busy_factor as u64;
+            }
+            let interval = msecs_to_jiffies(ms, self.cfg.hz).clamp(1, max_j) * tick;
+            // Deviation: SD_SERIALIZE's global trylock never contends in a
+            // serial simulation.
+            if self.now as i64 >= self.rqs[cpu].sd[lvl].last_balance + interval as i64 {
+                if self.load_balance_ld(cpu, lvl, idle, &mut balance) != 0 {
+                    // Pulled tasks (or an SMT sibling is busy): not idle.
+                    idle = CpuIdleType::NotIdle;
+                }
+                if balance && self.load_balance_idle(cpu, lvl, idle) > 0 {
+                    idle = CpuIdleType::NotIdle;
+                }
+                self.rqs[cpu].sd[lvl].last_balance = self.now as i64;
+            }
+            let due = (self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
+            if due < next_balance {
+                next_balance = due;
+                update_next_balance = true;
+            }
+            if !balance {
+                break;
+            }
+        }
+        if update_next_balance {
+            self.rqs[cpu].next_balance = next_balance;
+        }
+    }
+
+    /// idle_balance() [sched_fair.c @2.6.35], from schedule() when the CPU
+    /// is about to go idle: skipped while avg_idle < sysctl_sched_migration_cost
+    /// (from 2.6.35; 2.6.2x had no guard; 4.16+ also skips when no runqueue
+    /// is overloaded); load_balance(CPU_NEWLY_IDLE) on each SD_BALANCE_NEWIDLE
+    /// domain bottom-up, stopping at the first success. Seed 002 (5/6): the
+    /// SCHED_IDLE pass follows a failed regular pass at SD_IDLE_LOAD_BALANCE
+    /// domains. Returns the tasks pulled.
+    pub fn idle_balance_avg(&mut self, cpu: usize) -> u32 {
+        self.rqs[cpu].idle_stamp = Some(self.now);
+        if self.cfg.version.at_least_26(35) && self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns {
+            return 0;
+        }
+        if self.cfg.version.at_least(4, 16) && self.nr_overloaded == 0 {
+            return 0;
+        }
+        let tick = self.cfg.tick_ns;
+        let mut next_balance = self.now + self.cfg.hz as u64 * tick;
+        let mut pulled: i32 = 0;
+        for lvl in 0..self.topo.cpu_domains[cpu].len() {
+            let d = self.topo.cpu_domains[cpu][lvl];
+            if !self.sd_balances(d) {
+                continue;
+            }
+            if self.topo.domains[d].flags & SD_BALANCE_NEWIDLE != 0 {
+                let mut balance = true;
+                pulled = self.load_balance_ld(cpu, lvl, CpuIdleType::NewlyIdle, &mut balance);
+                if pulled == 0 {
+                    pulled = self.load_balance_idle(cpu, lvl, CpuIdleType::NewlyIdle) as i32;
+                }
+            }
+            let interval = msecs_to_jiffies(self.rqs[cpu].sd[lvl].balance_interval, self.cfg.hz) * tick;
+            let due = (self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
+            next_balance = next_balance.min(due);
+            if pulled != 0 {
+                self.rqs[cpu].idle_stamp = None;
+                break;
+            }
+        }
+        if pulled != 0 || self.now > self.rqs[cpu].next_balance {
+            // Going idle: next_balance may have been set while busy.
+            self.rqs[cpu].next_balance = next_balance;
+        }
+        pulled.max(0) as u32
+    }
+
+    // ----------------------------------------------------- NOHZ owner model
+
+    /// The NOHZ "owner" model (2.6.2x .. 2.6.35): one idle CPU,
+    /// nohz.load_balancer, keeps its tick and balances for every tickless
+    /// idle CPU. 2.6.36 replaced it with the kick model of fair/balance.rs.
+    pub fn nohz_owner_model(&self) -> bool {
+        !self.cfg.version.at_least_26(36)
+    }
+
+    /// A tick on an idle CPU (scheduler_tick() with the idle task current).
+    /// In the owner model this is where the CPU stops its tick
+    /// (tick_nohz_stop_sched_tick -> select_nohz_load_balancer(1)): it joins
+    /// nohz.cpu_mask; it becomes the owner if there is none, and then keeps
+    /// ticking; when every CPU is idle nobody needs balancing and the owner
+    /// gives up. Deviation: the kernel stops the tick on idle entry, schedlab
+    /// at the next tick.
+    pub fn scheduler_tick_idle_avg(&mut self, cpu: usize) {
+        self.nohz_balance_enter_idle(cpu);
+        if !self.nohz_owner_model() {
+            return;
+        }
+        self.rqs[cpu].in_nohz_recently = true;
+        if self.nohz_idle_cpus.weight() == self.rqs.len() {
+            if self.nohz_load_balancer == Some(cpu) {
+                self.nohz_load_balancer = None;
+            }
+            return;
+        }
+        match self.nohz_load_balancer {
+            None => self.nohz_load_balancer = Some(cpu),
+            Some(c) if c != cpu => return,
+            _ => {}
+        }
+        // The owner's tick: update_cpu_load (load 0) and trigger_load_balance.
+        self.update_cpu_load(cpu);
+        self.trigger_load_balance_avg(cpu);
+        if self.nohz_load_balancer == Some(cpu) && self.idle_cpu(cpu) && self.rqs[cpu].tick_key.is_none() {
+            let at = self.now + self.cfg.tick_ns;
+            self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(at), Ev::Tick(cpu)));
+        }
+    }
+
+    /// trigger_load_balance() [sched_fair.c @2.6.35] in the owner model.
+    /// A busy CPU that was tickless recently nominates a new owner when there
+    /// is none (find_new_ilb: the first CPU of nohz.cpu_mask, woken with
+    /// resched_cpu). SCHED_SOFTIRQ runs when next_balance is due. Returns
+    /// false for versions with the kick model (the caller goes on).
+    pub fn trigger_load_balance_avg(&mut self, cpu: usize) -> bool {
+        if !self.nohz_owner_model() {
+            return false;
+        }
+        let idle_at_tick = self.idle_cpu(cpu);
+        if self.rqs[cpu].in_nohz_recently && !idle_at_tick {
+            self.rqs[cpu].in_nohz_recently = false;
+            if self.nohz_load_balancer == Some(cpu) {
+                self.nohz_load_balancer = None;
+            }
+            if self.nohz_load_balancer.is_none() {
+                if let Some(ilb) = self.nohz_idle_cpus.first() {
+                    let at = self.now + self.cfg.costs.wakeup_ipi_ns;
+                    self.q.schedule(Instant(at), Ev::NohzKick(ilb));
+                }
+            }
+        }
+        if self.now >= self.rqs[cpu].next_balance {
+            self.run_rebalance_domains_avg(cpu, idle_at_tick);
+        }
+        true
+    }
+
+    /// run_rebalance_domains() [sched_fair.c @2.6.35]: this CPU's domains,
+    /// then, for the owner, every other tickless CPU's (all of them: each
+    /// domain's own interval decides), stopping if the owner got work.
+    fn run_rebalance_domains_avg(&mut self, cpu: usize, idle_at_tick: bool) {
+        let idle = if idle_at_tick { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
+        self.rebalance_domains_avg(cpu, idle);
+        if !(idle_at_tick && self.nohz_load_balancer == Some(cpu)) {
+            return;
+        }
+        let others: Vec<usize> = self.nohz_idle_cpus.iter().filter(|&c| c != cpu).collect();
+        for c in others {
+            if !self.idle_cpu(cpu) {
+                break; // need_resched(): the owner has work now.
+            }
+            self.rebalance_domains_avg(c, CpuIdleType::Idle);
+            let nb = self.rqs[c].next_balance;
+            if self.rqs[cpu].next_balance > nb {
+                self.rqs[cpu].next_balance = nb;
+            }
+        }
+    }
+
+    /// The nominated idle CPU wakes (resched_cpu): schedule() runs
+    /// idle_balance(), and back in the idle loop select_nohz_load_balancer(1)
+    /// makes it the owner if there still is none; its tick restarts.
+    pub fn nohz_ilb_nominated_avg(&mut self, ilb: usize) {
+        if !self.idle_cpu(ilb) {
+            return;
+        }
+        if self.idle_balance_avg(ilb) > 0 {
+            return;
+        }
+        self.rqs[ilb].in_nohz_recently = true;
+        if self.nohz_idle_cpus.weight() == self.rqs.len() || self.nohz_load_balancer.is_some() {
+            return;
+        }
+        self.nohz_load_balancer = Some(ilb);
+        self.tick_restart(ilb);
+    }
+
+    /// select_nohz_load_balancer(0): a CPU leaving idle gives up ownership.
+    pub fn select_nohz_load_balancer_exit(&mut self, cpu: usize) {
+        if self.avg_load_era() && self.nohz_load_balancer == Some(cpu) {
+            self.nohz_load_balancer = None;
+        }
+    }
+
+    // --------------------------------------------------------- placement
+
+    /// The 2.6.x wakeup placement applies (avg_load era before 4.16; from
+    /// 4.16 wakeup.rs's wake_affine/select_idle_sibling are used).
+    #[inline]
+    pub fn wakeup_placement_26(&self) -> bool {
+        self.avg_load_era() && !self.cfg.version.at_least(4, 16)
+    }
+
+    /// select_task_rq_fair(SD_BALANCE_FORK) [sched_fair.c @2.6.35]: from the
+    /// highest domain with the flag, descend through find_idlest_group and
+    /// find_idlest_cpu.
+    pub fn select_task_rq_fork_avg(&mut self, p: TaskId, cpu: usize) -> usize {
+        let mut sd = None;
+        for (lvl, &d) in self.topo.cpu_domains[cpu].iter().enumerate() {
+            if self.sd_balances(d) && self.topo.domains[d].flags & SD_BALANCE_FORK != 0 {
+                sd = Some(lvl);
+            }
+        }
+        self.find_idlest_descend_avg(p, cpu, sd, SD_BALANCE_FORK)
+    }
+
+    /// The slow-path loop of select_task_rq_fair(): `sd` indexes `cpu`'s
+    /// chain; moving to new_cpu continues in its chain below the old span.
+    fn find_idlest_descend_avg(&self, p: TaskId, cpu: usize, sd: Option<usize>, sd_flag: u32) -> usize {
+        let mut cpu = cpu;
+        let mut new_cpu = cpu;
+        let mut level = sd;
+        while let Some(l) = level {
+            let d = self.topo.cpu_domains[cpu][l];
+            let child = l.checked_sub(1);
+            let dom = &self.topo.domains[d];
+            if dom.flags & sd_flag == 0 {
+                level = child;
+                continue;
+            }
+            let load_idx = if sd_flag & SD_BALANCE_WAKE != 0 { dom.wake_idx } else { dom.forkexec_idx };
+            let Some(g) = self.find_idlest_group_avg(d, l, p, cpu, load_idx) else {
+                level = child;
+                continue;
+            };
+            let Some(c) = self.find_idlest_cpu_avg(g, p, cpu) else {
+                level = child;
+                continue;
+            };
+            new_cpu = c;
+            if c == cpu {
+                level = child;
+                continue;
+            }
+            let weight = dom.span_weight;
+            cpu = c;
+            level = None;
+            for (tl, &td) in self.topo.cpu_domains[cpu].iter().enumerate() {
+                if weight <= self.topo.domains[td].span_weight {
+                    break;
+                }
+                if self.topo.domains[td].flags & sd_flag != 0 {
+                    level = Some(tl);
+                }
+            }
+        }
+        new_cpu
+    }
+
+    /// find_idlest_group() [sched_fair.c @2.6.35]: the group with the lowest
+    /// avg load (source_load for our group, target_load for the others),
+    /// taken only if `100·this_load ≥ (100 + (imbalance_pct−100)/2)·min_load`.
+    fn find_idlest_group_avg(&self, d: usize, lvl: usize, p: TaskId, this_cpu: usize, load_idx: usize) -> Option<usize> {
+        let imbalance = 100 + (self.topo.domains[d].imbalance_pct as u64 - 100) / 2;
+        let (mut min_load, mut this_load) = (u64::MAX, 0u64);
+        let mut idlest = None;
+        for g in self.topo.groups_from(this_cpu, lvl) {
+            let grp = &self.topo.groups[g];
+            if !grp.cpus.iter().any(|&c| self.tasks[p].cpus.test(c)) {
+                continue;
+            }
+            let local = grp.cpus.binary_search(&this_cpu).is_ok();
+            let sum: u64 = grp
+                .cpus
+                .iter()
+                .map(|&i| if local { self.source_load(i, load_idx) } else { self.target_load(i, load_idx) })
+                .sum();
+            let avg_load = sum * SCHED_LOAD_SCALE / self.group_power(g);
+            if local {
+                this_load = avg_load;
+            } else if avg_load < min_load {
+                min_load = avg_load;
+                idlest = Some(g);
+            }
+        }
+        let idlest = idlest?;
+        if (100 * this_load as u128) < imbalance as u128 * min_load as u128 {
+            return None;
+        }
+        Some(idlest)
+    }
+
+    /// find_idlest_cpu() [sched_fair.c @2.6.35]: the allowed CPU with the
+    /// lowest weighted_cpuload, this CPU winning ties.
+    fn find_idlest_cpu_avg(&self, g: usize, p: TaskId, this_cpu: usize) -> Option<usize> {
+        let mut min_load = u64::MAX;
+        let mut idlest = None;
+        for &i in &self.topo.groups[g].cpus {
+            if !self.tasks[p].cpus.test(i) {
+                continue;
+            }
+            let load = self.weighted_cpuload(i);
+            if load < min_load || (load == min_load && i == this_cpu) {
+                min_load = load;
+                idlest = Some(i);
+            }
+        }
+        idlest
+    }
+
+    /// select_task_rq_fair(SD_BALANCE_WAKE) [sched_fair.c @2.6.35]: the
+    /// lowest SD_WAKE_AFFINE domain of the waking CPU that spans prev picks
+    /// this CPU (wake_affine) or prev, then select_idle_sibling. No 2.6.35
+    /// template sets SD_BALANCE_WAKE, so the slow path is not taken.
+    pub fn select_task_rq_fair_wakeup_avg(&mut self, p: TaskId, prev: usize, this_cpu: usize) -> usize {
+        let want_affine = self.tasks[p].cpus.test(this_cpu);
+        let mut affine = None;
+        let mut slow = None;
+        for (lvl, &d) in self.topo.cpu_domains[this_cpu].iter().enumerate() {
+            if !self.sd_balances(d) {
+                continue;
+            }
+            let dom = &self.topo.domains[d];
+            if want_affine && affine.is_none() && dom.flags & SD_WAKE_AFFINE != 0 && dom.span.binary_search(&prev).is_ok()
+            {
+                affine = Some((d, lvl));
+            }
+            if dom.flags & SD_BALANCE_WAKE != 0 {
+                slow = Some(lvl);
+            }
+        }
+        if let Some((d, lvl)) = affine {
+            let target =
+                if this_cpu == prev || self.wake_affine_avg(d, lvl, p, this_cpu, prev, false) { this_cpu } else { prev };
+            return self.select_idle_sibling_avg(p, target, this_cpu, prev);
+        }
+        match slow {
+            Some(lvl) => self.find_idlest_descend_avg(p, this_cpu, Some(lvl), SD_BALANCE_WAKE),
+            None => prev,
+        }
+    }
+
+    /// wake_affine() [sched_fair.c @2.6.35]: loads at wake_idx, prev by
+    /// source_load and this CPU by target_load;
+    /// balanced = this_load == 0 or
+    /// 100·power(prev)·(this_load + w(p)) ≤ (100 + (pct−100)/2)·power(this)·prev_load
+    /// (effective_load() of p at prev is 0 without cgroups). Affine if
+    /// balanced, or if this_load ≤ prev_load and
+    /// this_load + target_load(prev) ≤ this CPU's load per task.
+    #[allow(clippy::too_many_arguments)] // the kernel passes the same set
+    fn wake_affine_avg(&mut self, d: usize, lvl: usize, p: TaskId, this_cpu: usize, prev: usize, sync: bool) -> bool {
+        let dom = &self.topo.domains[d];
+        let idx = dom.wake_idx;
+        let load = self.source_load(prev, idx);
+        let mut this_load = self.target_load(this_cpu, idx);
+        if sync {
+            // Remove the waker's weight from this CPU.
+            if let Some(c) = self.rqs[this_cpu].curr {
+                this_load = this_load.saturating_sub(self.lb_task_load(c));
+            }
+        }
+        let weight = self.lb_task_load(p) as u128;
+        let balanced = this_load == 0 || {
+            let this_eff = 100 * self.power_of(prev) as u128 * (this_load as u128 + weight);
+            let prev_eff =
+                (100 + (dom.imbalance_pct as u128 - 100) / 2) * self.power_of(this_cpu) as u128 * load as u128;
+            this_eff <= prev_eff
+        };
+        if sync && balanced {
+            return true;
+        }
+        let tl_per_task = self.cpu_avg_load_per_task(this_cpu);
+        if balanced || (this_load <= load && this_load + self.target_load(prev, idx) <= tl_per_task) {
+            self.rqs[this_cpu].sd[lvl].stats.ttwu_move_affine += 1;
+            return true;
+        }
+        false
+    }
+
+    /// select_idle_sibling() [sched_fair.c @2.6.35]: this CPU if it is the
+    /// target and idle; prev if it is the target and idle; else, walking the
+    /// target's domains while they share the package cache, the first idle
+    /// allowed CPU of each, stopping at the domain spanning this CPU and prev.
+    fn select_idle_sibling_avg(&self, p: TaskId, target: usize, this_cpu: usize, prev: usize) -> usize {
+        if target == this_cpu && self.idle_cpu(this_cpu) {
+            return this_cpu;
+        }
+        if target == prev && self.idle_cpu(prev) {
+            return prev;
+        }
+        let mut t = target;
+        for &d in &self.topo.cpu_domains[target] {
+            let dom = &self.topo.domains[d];
+            if dom.flags & SD_SHARE_PKG_RESOURCES == 0 {
+                break;
+            }
+            if let Some(&i) = dom.span.iter().find(|&&i| self.tasks[p].cpus.test(i) && self.idle_cpu(i)) {
+                t = i;
+            }
+            if dom.span.binary_search(&this_cpu).is_ok() && dom.span.binary_search(&prev).is_ok() {
+                break;
+            }
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    #[test]
+    fn cpu_load_decays_by_index() {
+        let mut cl = [0u64; CPU_LOAD_IDX_MAX];
+        cpu_load_tick(&mut cl, 1024);
+        // Rising: (old·(2^i−1) + new + 2^i − 1) >> i.
+        assert_eq!(cl, [1024, 512, 256, 128, 64]);
+        cpu_load_tick(&mut cl, 1024);
+        assert_eq!(cl, [1024, 768, 448, 240, 124]);
+        for _ in 0..200 {
+            cpu_load_tick(&mut cl, 1024);
+        }
+        assert_eq!(cl, [1024; 5], "converges to the load, rounding up");
+        cpu_load_tick(&mut cl, 0);
+        // Falling: no rounding, old·(2^i−1) >> i.
+        assert_eq!(cl, [0, 512, 768, 896, 960]);
+        for _ in 0..400 {
+            cpu_load_tick(&mut cl, 0);
+        }
+        assert_eq!(cl, [0; 5], "decays to zero");
+        // A SCHED_IDLE task (weight 3) on a busy-then-idle CPU.
+        let mut cl = [0u64; CPU_LOAD_IDX_MAX];
+        cpu_load_tick(&mut cl, 3);
+        assert_eq!(cl, [3, 2, 1, 1, 1]);
+    }
+
+    /// The P2 case (seed 002) at the CPU level of the 4x4 box: 16 SCHED_IDLE
+    /// tasks (weight 3) one per CPU, one nice-0 task joins on a CPU of the
+    /// first socket. Seen from another socket's idle-index balancer.
+    #[test]
+    fn calculate_imbalance_p2_case() {
+        let busiest_group_load = 1024 + 4 * 3;
+        let mut sds = SdLbStats {
+            busiest: Some(0),
+            total_load: busiest_group_load + 12 * 3,
+            total_pwr: 4 * 4096,
+            this_load: 3 * 4 * 1024 / 4096,
+            this_nr_running: 4,
+            this_load_per_task: 12,
+            this_pwr: 4096,
+            max_load: busiest_group_load * 1024 / 4096,
+            busiest_load_per_task: busiest_group_load,
+            busiest_nr_running: 5,
+            busiest_group_capacity: 1,
+            busiest_pwr: 4096,
+            group_imb: true,
+            ..Default::default()
+        };
+        sds.avg_load = SCHED_LOAD_SCALE * sds.total_load / sds.total_pwr;
+        assert_eq!((sds.max_load, sds.avg_load, sds.this_load), (259, 67, 3));
+        let imb = calculate_imbalance(&mut sds, 3);
+        // group_imb: load per task min(1036/5, avg) = 67; no capacity cap;
+        // min((259−67)·4096, (67−3)·4096)/1024 = 256 — a SCHED_IDLE task
+        // (3/2 ≤ 256) may move, the nice-0 task (1024/2 > 256) may not.
+        assert_eq!(sds.busiest_load_per_task, 67);
+        assert_eq!(imb, 256);
+    }
+
+    #[test]
+    fn fix_small_imbalance_cases() {
+        // 3 nice-0 tasks on two CPUs: 2 vs 1. The gap is one task, imbn = 2:
+        // 2048 − 1024 + 1024 ≥ 2·1024, so one task moves (the 2.6 ping-pong).
+        let mut sds = SdLbStats {
+            this_load: 1024,
+            this_nr_running: 1,
+            this_load_per_task: 1024,
+            this_pwr: 1024,
+            max_load: 2048,
+            busiest_load_per_task: 1024,
+            busiest_pwr: 1024,
+            ..Default::default()
+        };
+        let mut imb = 512;
+        fix_small_imbalance(&mut sds, 1024, &mut imb);
+        assert_eq!(imb, 1024);
+
+        // Busiest tasks heavier than ours: imbn = 1, so any gap moves one.
+        let mut sds = SdLbStats {
+            this_load: 1000,
+            this_nr_running: 2,
+            this_load_per_task: 1000,
+            this_pwr: 1024,
+            max_load: 1024,
+            busiest_load_per_task: 1024,
+            busiest_pwr: 1024,
+            ..Default::default()
+        };
+        let mut imb = 12;
+        fix_small_imbalance(&mut sds, 0, &mut imb);
+        assert_eq!(sds.this_load_per_task, 500);
+        assert_eq!(imb, 1024);
+
+        // Too small a gap, and moving would not raise the power used: a
+        // 10-CPU local group with one task against a 2-CPU group at half
+        // load keeps the imbalance as computed.
+        let mut sds = SdLbStats {
+            this_load: 102,
+            this_nr_running: 1,
+            this_load_per_task: 1024,
+            this_pwr: 10240,
+            max_load: 512,
+            busiest_load_per_task: 1024,
+            busiest_pwr: 2048,
+            ..Default::default()
+        };
+        let mut imb = 7;
+        fix_small_imbalance(&mut sds, 0, &mut imb);
+        assert_eq!(imb, 7);
+
+        // Nothing running locally: the CPU's own average stands in.
+        let mut sds = SdLbStats {
+            max_load: 10,
+            busiest_load_per_task: 3,
+            busiest_pwr: 1024,
+            this_pwr: 1024,
+            ..Default::default()
+        };
+        let mut imb = 0;
+        fix_small_imbalance(&mut sds, 0, &mut imb);
+        assert_eq!((sds.this_load_per_task, imb), (0, 3));
+    }
+
+    #[test]
+    fn normal_avg_halves_each_period() {
+        let p = SCHED_AVG_PERIOD_NS;
+        assert_eq!(decayed_normal_avg(800, 0, p), (800, 0), "not past the period yet");
+        assert_eq!(decayed_normal_avg(800, 0, p + 1), (400, p));
+        assert_eq!(decayed_normal_avg(800, 0, 3 * p + 1), (100, 3 * p));
+        assert_eq!(decayed_normal_avg(800, 0, 200 * p), (0, 199 * p));
+        // Always busy with normal work: the power left for SCHED_IDLE is ~0.
+        assert_eq!(scale_normal_power(p + p / 2, 0, p / 2), 0);
+        // Never: all of it.
+        assert_eq!(scale_normal_power(0, 0, p / 2), 1024);
+        // Half the time.
+        assert_eq!(scale_normal_power(p / 2, 0, 0), 512);
+    }
+
+    fn sim_2635(feature_on: bool) -> Sim {
+        let features = if feature_on { "features = [\"SD_IDLE_LOAD_BALANCE\"]" } else { "" };
+        let text = format!(
+            "name = \"t\"\n[machine]\npreset = \"4x4\"\n[kernel]\nversion = \"2.6.35\"\n{features}\n\
+             [[task]]\nname = \"hog\"\nprogram = [{{ run = \"1ms\" }}]\n"
+        );
+        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+        Sim::new(&sc, 1, false, Trace::new(false)).expect("sim")
+    }
+
+    #[test]
+    fn source_and_target_load_bias() {
+        let mut sim = sim_2635(false);
+        assert_eq!(sim.cfg.balancer, BalancerEra::AvgLoad);
+        sim.rqs[5].cfs.load_weight = 1024;
+        sim.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
+        // idx 0: the instantaneous load.
+        assert_eq!((sim.source_load(5, 0), sim.target_load(5, 0)), (1024, 1024));
+        // idx 2 reads cpu_load[1]: a source is underestimated, a target not.
+        assert_eq!((sim.source_load(5, 2), sim.target_load(5, 2)), (512, 1024));
+        // The load left: the history keeps the target looking busy.
+        sim.rqs[5].cfs.load_weight = 0;
+        assert_eq!((sim.source_load(5, 1), sim.target_load(5, 1)), (0, 1024));
+        // NO_LB_BIAS: instantaneous everywhere.
+        let v = sim.cfg.version;
+        sim.cfg.features.apply("NO_LB_BIAS", v).unwrap();
+        assert_eq!((sim.source_load(5, 1), sim.target_load(5, 1)), (0, 0));
+        // No SMT on 4x4: every CPU has the full power.
+        assert_eq!(sim.power_of(0), 1024);
+    }
+
+    #[test]
+    fn idle_load_uses_idle_power() {
+        let mut sim = sim_2635(true);
+        sim.rqs[2].cfs.idle_h_nr_running = 2;
+        assert_eq!(sim.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
+        // The CPU spent its whole recent period on SCHED_NORMAL work.
+        sim.now = SCHED_AVG_PERIOD_NS / 2;
+        sim.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
+        assert_eq!(sim.idle_power(2), 1);
+        assert_eq!(sim.idle_load(2), 6 * 1024);
+    }
+}
