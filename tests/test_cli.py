@@ -32,7 +32,9 @@ class FakeNative:
         self.calls: list[tuple[str, Any]] = []
         self.toy = ToyKernel()
 
-    def run(self, text: str, source: str, seed: int, overrides: list[tuple[str, str]], check: bool) -> str:
+    def run(
+        self, text: str, source: str, seed: int, overrides: list[tuple[str, str]], check: bool, trace: str | None = None
+    ) -> str:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:
             raise BaseException("thread '<unnamed>' panicked")  # what an uncaught PanicException looks like

@@ -13,6 +13,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,3 +159,16 @@ def test_ktask_nice_quick_under_checker() -> None:
         assert t["runtime_ns"] == pytest.approx(stress_s * 1e9, rel=1e-3)
     # Alone a worker would take 4 s; here it shares the CPUs with the job.
     assert groups["stressng"]["elapsed_s"] >= stress_s
+
+
+def test_trace_file_is_ftrace_text(tmp_path: Path) -> None:
+    """--trace writes the tracepoints as ftrace text: one line per event, the
+    sched_switch fields as the kernel prints them."""
+    out = tmp_path / "trace.txt"
+    report = schedlab.run_scenario(MIXED, seed=1, trace=str(out))
+    lines = [ln for ln in out.read_text().splitlines() if not ln.startswith("#")]
+    assert len(lines) == report["sim"]["trace_events"]
+    switch = next(ln for ln in lines if "sched_switch:" in ln)
+    for field in ("prev_comm=", "prev_pid=", "prev_prio=", "prev_state=", "==> next_comm=", "next_pid=", "next_prio="):
+        assert field in switch
+    assert any("sched_wakeup:" in ln for ln in lines)

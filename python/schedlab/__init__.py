@@ -61,6 +61,7 @@ def run_scenario(
     seed: int = 1,
     overrides: OverridesLike | None = None,
     check: bool = False,
+    trace: str | None = None,
 ) -> dict[str, Any]:
     """Simulate one scenario and return the report dict (the JSON of ``schedlab run --json``).
 
@@ -72,7 +73,7 @@ def run_scenario(
     from schedlab.overrides import normalize_overrides
 
     text, source = _scenario_text(path_or_text)
-    return native.run(text, source, seed, normalize_overrides(overrides), check)
+    return native.run(text, source, seed, normalize_overrides(overrides), check, trace)
 
 
 def check_scenario(path_or_text: ScenarioLike, overrides: OverridesLike | None = None) -> dict[str, Any]:

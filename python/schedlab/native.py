@@ -60,11 +60,16 @@ def _decode(text: str, what: str) -> dict[str, Any]:
     return cast("dict[str, Any]", doc)
 
 
-def run(text: str, source: str, seed: int, overrides: Sequence[Override], check: bool) -> dict[str, Any]:
-    """Parse, validate and simulate; the report as a dict (see README, "Report")."""
+def run(
+    text: str, source: str, seed: int, overrides: Sequence[Override], check: bool, trace: str | None = None
+) -> dict[str, Any]:
+    """Parse, validate and simulate; the report as a dict (see README, "Report").
+
+    ``trace`` is a path: the run's sched tracepoints are written there as
+    ftrace text (``trace-cmd report`` style)."""
     mod = load()
     pairs = [(k, v) for k, v in overrides]
-    out = _guarded(lambda: mod.run(text, source, seed, pairs, check))
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace))
     return _decode(out, "the native report")
 
 
