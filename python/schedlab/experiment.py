@@ -72,7 +72,9 @@ _EXPERIMENT_KEYS = (
 )
 _VARIANT_KEYS = ("name", "title", "description", "set", "metrics", "published", "published_stdev")
 _METRIC_SOURCES = ("group", "task", "mpstat", "report")
-_METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu")
+_METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu", "stat")
+#: Reductions of the per-sample mpstat list to one number.
+_SAMPLE_STATS = ("min", "max", "range", "stdev")
 _DERIVE_KEYS = ("key", "variant", "metric", "target", "low", "high", "why")
 _BAND_KINDS = ("pct_change", "ratio", "diff", "value")
 _BAND_KEYS = ("name", "kind", "num", "den", "of", "low", "high", "why")
@@ -155,10 +157,11 @@ class MetricSpec:
     selector: str  # group name, task comm, "average"/"samples", or report key path
     field: str = ""
     cpu: str = "all"  # mpstat row: "all" or a CPU number as text
+    stat: str = ""  # for mpstat samples: reduce the list with min/max/range/stdev
 
     @property
     def is_list(self) -> bool:
-        return self.source == "mpstat" and self.selector == "samples"
+        return self.source == "mpstat" and self.selector == "samples" and not self.stat
 
 
 @dataclass(frozen=True)
@@ -422,7 +425,13 @@ def _parse_metric(c: _Checker, name: str, raw: object) -> MetricSpec:
         cpu = t.get("cpu", "all")
         if not (cpu == "all" or (isinstance(cpu, int) and not isinstance(cpu, bool) and cpu >= 0)):
             raise c.bad(f"{path}.cpu", f"bad CPU {cpu!r}", '"all" or a CPU number')
-        return MetricSpec(name, source, selector, fld, str(cpu))
+        stat = t.get("stat", "")
+        if stat and (selector != "samples" or stat not in _SAMPLE_STATS):
+            accepted = 'with mpstat = "samples": ' + ", ".join(_SAMPLE_STATS)
+            raise c.bad(f"{path}.stat", f"bad reduction {stat!r}", accepted)
+        return MetricSpec(name, source, selector, fld, str(cpu), str(stat))
+    if "stat" in t:
+        raise c.unknown(f"{path}.stat", (source, "field"))
     if "cpu" in t:
         raise c.unknown(f"{path}.cpu", (source, "field"))
     return MetricSpec(name, source, selector, fld)
@@ -557,7 +566,26 @@ def extract_metric(report: Mapping[str, Any], spec: MetricSpec) -> MetricValue:
         v = _number(_field(_mpstat_row(sample.get("rows") or [], spec.cpu, where), spec.field, where))
         if v is not None:
             out.append(v)
+    if spec.stat:
+        return _reduce(out, spec.stat)
     return out
+
+
+def _reduce(values: Sequence[float], stat: str) -> float | None:
+    """min / max / range (max - min) / sample stdev of the per-sample values."""
+    if not values:
+        return None
+    if stat == "min":
+        return min(values)
+    if stat == "max":
+        return max(values)
+    if stat == "range":
+        return max(values) - min(values)
+    if len(values) < 2:
+        return 0.0
+    m = sum(values) / len(values)
+    var: float = sum((v - m) ** 2 for v in values) / (len(values) - 1)
+    return float(var**0.5)
 
 
 def _report_key(report: Mapping[str, Any], key: str, where: str) -> Any:
