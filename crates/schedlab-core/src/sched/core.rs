@@ -345,11 +345,12 @@ impl Sim {
                 sim.q.schedule(Instant(g.start), Ev::Start(tid));
             }
         }
-        if sc.measure.warmup > 0 || sc.measure.interval > 0 {
-            let first = sc.measure.warmup + sc.measure.interval;
-            if first < end_ns {
-                sim.q.schedule(Instant(first), Ev::Sample);
-            }
+        // mpstat: a baseline snapshot when the warm-up ends (at 0 the
+        // recorder starts from zeros), then one per interval; a sample that
+        // falls on the end of the run is taken by the End handler.
+        let first = if sc.measure.warmup > 0 { sc.measure.warmup } else { sc.measure.interval };
+        if first < end_ns {
+            sim.q.schedule(Instant(first), Ev::Sample);
         }
         if end_ns < MAX_SIM_NS {
             sim.q.schedule(Instant(end_ns), Ev::End);
@@ -412,6 +413,10 @@ impl Sim {
             match ev {
                 Ev::End => {
                     self.stop_reason = "duration reached";
+                    let (w, iv) = (self.rec.warmup, self.rec.interval);
+                    if self.now > w && (self.now - w) % iv == 0 {
+                        self.take_sample();
+                    }
                     break;
                 }
                 _ => self.handle(ev),
@@ -463,18 +468,22 @@ impl Sim {
             Ev::ActiveBalance(cpu) => self.active_load_balance_cpu_stop(cpu),
             Ev::NohzKick(cpu) => self.nohz_idle_balance(cpu),
             Ev::Sample => {
-                for cpu in 0..self.rqs.len() {
-                    self.account_cpu(cpu);
-                }
-                let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
-                self.rec.sample(self.now, &accts);
+                self.take_sample();
                 let next = self.now + self.rec.interval;
-                if next <= self.end_ns {
+                if next < self.end_ns {
                     self.q.schedule(Instant(next), Ev::Sample);
                 }
             }
             Ev::End => {}
         }
+    }
+
+    fn take_sample(&mut self) {
+        for cpu in 0..self.rqs.len() {
+            self.account_cpu(cpu);
+        }
+        let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
+        self.rec.sample(self.now, &accts);
     }
 
     // ------------------------------------------------------ CPU accounting

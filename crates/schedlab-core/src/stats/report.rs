@@ -137,6 +137,14 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
             })
         })
         .collect();
+    // Totals over every CPU and level: what a user greps schedstat for first.
+    let sum_lb = |f: &dyn Fn(&crate::sched::core::LbStats) -> u64| -> u64 {
+        sim.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
+    };
+    let active_balances = sum_lb(&|s| s.alb_pushed);
+    let lb_failed = sum_lb(&|s| s.lb_failed.iter().sum());
+    let lb_gained = sum_lb(&|s| s.lb_gained.iter().sum());
+    let migrations: u64 = sim.tasks.iter().map(|t| t.stats.nr_migrations).sum();
     let mut features = Map::new();
     for (n, on) in sim.cfg.features.names() {
         features.insert(n.to_string(), json!(on));
@@ -162,7 +170,9 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         "mpstat": {"samples": samples, "average": average},
         "tasks": tasks,
         "groups": groups,
-        "schedstat": {"cpus": schedstat},
+        "schedstat": {"cpus": schedstat, "totals": {"alb_pushed": active_balances, "lb_failed": lb_failed, "lb_gained": lb_gained}},
+        "active_balances": active_balances,
+        "migrations": migrations,
         "wasted_cpu_ns": sim.wasted.ns,
         "wasted_cpu_pct": if end > warm { (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0 } else { 0.0 },
     })
