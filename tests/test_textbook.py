@@ -45,7 +45,7 @@ pytestmark = pytest.mark.native
 
 #: Kernel versions every textbook scenario runs on. Add "2.6.35" here when the
 #: avg_load balancer lands; a version that raises NotModelledError is skipped.
-VERSIONS = ["6.1", "6.6"]
+VERSIONS = ["2.6.35", "6.1", "6.6"]
 
 SCENARIO_DIR = REPO / "scenarios" / "textbook"
 GOLDEN_DIR = REPO / "tests" / "golden"

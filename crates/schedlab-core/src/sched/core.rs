@@ -414,7 +414,7 @@ impl Sim {
                 Ev::End => {
                     self.stop_reason = "duration reached";
                     let (w, iv) = (self.rec.warmup, self.rec.interval);
-                    if self.now > w && (self.now - w) % iv == 0 {
+                    if self.now > w && (self.now - w).is_multiple_of(iv) {
                         self.take_sample();
                     }
                     break;
@@ -1100,9 +1100,8 @@ impl Sim {
                 if self.rqs[c].curr.is_some() {
                     continue;
                 }
-                let any = self.rqs.iter().any(|rq| {
-                    rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c))
-                });
+                let any =
+                    self.rqs.iter().any(|rq| rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c)));
                 n += u64::from(any);
             }
             n.min(waiting)

@@ -473,7 +473,8 @@ impl Sim {
     /// load_balance(). Returns the number of tasks moved.
     fn load_balance(&mut self, this_cpu: usize, lvl: usize, idle: CpuIdleType, continue_balancing: &mut bool) -> u32 {
         if self.avg_load_era() {
-            return self.load_balance_avg(this_cpu, lvl, idle, continue_balancing); // balance_avg.rs
+            // balance_avg.rs
+            return self.load_balance_avg(this_cpu, lvl, idle, continue_balancing);
         }
         let sd = self.topo.cpu_domains[this_cpu][lvl];
         let dom = &self.topo.domains[sd];
@@ -707,7 +708,9 @@ impl Sim {
                 continue;
             }
             if is_curr {
-                // Preempt it: it goes back to the tree first.
+                // Preempt it: it goes back to the tree first. Its time so
+                // far is booked before the CPU is marked idle.
+                self.account_cpu(busiest);
                 self.put_prev_task_fair(busiest, p);
                 self.rqs[busiest].curr = None;
                 self.wasted.nr_idle_cpus += 1;
@@ -717,7 +720,6 @@ impl Sim {
                 self.tasks[p].stats.nivcsw += 1;
                 self.tasks[p].stats.nr_switches += 1;
                 self.trace.sched_switch(self.now, busiest, Some(&self.tasks[p]), None);
-                self.account_cpu(busiest);
             }
             self.move_queued_task(p, busiest, target);
             self.rqs[target].sd[lvl].stats.alb_pushed += 1;

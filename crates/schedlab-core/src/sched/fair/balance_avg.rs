@@ -116,13 +116,14 @@ pub fn fix_small_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64,
     let bpwr = sds.busiest_pwr.max(1);
     let tpwr = sds.this_pwr.max(1);
     let mut imbn = 2;
-    if sds.this_nr_running > 0 {
-        sds.this_load_per_task /= sds.this_nr_running;
-        if sds.busiest_load_per_task > sds.this_load_per_task {
-            imbn = 1;
+    match sds.this_load_per_task.checked_div(sds.this_nr_running) {
+        Some(per_task) => {
+            sds.this_load_per_task = per_task;
+            if sds.busiest_load_per_task > per_task {
+                imbn = 1;
+            }
         }
-    } else {
-        sds.this_load_per_task = this_cpu_avg_load_per_task;
+        None => sds.this_load_per_task = this_cpu_avg_load_per_task,
     }
     let scaled_busy_load_per_task = sds.busiest_load_per_task * s / bpwr;
     if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_load_per_task >= scaled_busy_load_per_task * imbn {
@@ -341,12 +342,7 @@ impl Sim {
 
     /// cpu_avg_load_per_task().
     fn cpu_avg_load_per_task(&self, cpu: usize) -> u64 {
-        let nr = self.rqs[cpu].nr_running as u64;
-        if nr > 0 {
-            self.weighted_cpuload(cpu) / nr
-        } else {
-            0
-        }
+        self.weighted_cpuload(cpu).checked_div(self.rqs[cpu].nr_running as u64).unwrap_or(0)
     }
 
     // ---------------------------------------- seed 002 (SD_IDLE_LOAD_BALANCE)
@@ -513,7 +509,7 @@ impl Sim {
         // The group is imbalanced inside when its CPUs differ by more than
         // two average tasks. (Unsigned as in the kernel: a group with no
         // counted CPU wraps to 1.)
-        let avg_load_per_task = if s.sum_nr_running > 0 { s.sum_weighted_load / s.sum_nr_running } else { 0 };
+        let avg_load_per_task = s.sum_weighted_load.checked_div(s.sum_nr_running).unwrap_or(0);
         s.group_imb = max_cpu_load.wrapping_sub(min_cpu_load) > 2 * avg_load_per_task;
         s.group_capacity = capacity_of_power(s.power);
         s
@@ -658,7 +654,8 @@ impl Sim {
     /// balance_tasks() [sched_fair.c @2.6.35]: walk the source list, at most
     /// sysctl_sched_nr_migrate (+1) tasks examined; skip a task whose
     /// weight/2 exceeds what is left to move; pull the others. Returns
-    /// (load moved, tasks moved).
+    /// (load moved, tasks moved). As in the kernel, a task skipped for its
+    /// weight never reaches can_migrate_task, so it leaves `all_pinned` set.
     #[allow(clippy::too_many_arguments)] // the kernel passes the same set
     fn balance_tasks_avg(
         &mut self,
@@ -677,12 +674,11 @@ impl Sim {
         let mut pinned = true;
         let mut rem = max_load_move as i64;
         let mut pulled = 0;
-        let mut loops = 0u64;
-        for p in self.cfs_tasks_head_first(busiest) {
-            if loops > self.cfg.sysctl.sched_nr_migrate {
+        // `if (loops++ > sysctl_sched_nr_migrate) break;`
+        for (loops, p) in self.cfs_tasks_head_first(busiest).into_iter().enumerate() {
+            if loops as u64 > self.cfg.sysctl.sched_nr_migrate {
                 break;
             }
-            loops += 1;
             if !self.pass_accepts(pass, p) {
                 continue;
             }
@@ -903,9 +899,10 @@ impl Sim {
         if self.rqs[busiest].cfs.h_nr_running == 0 || busiest == target {
             return;
         }
-        let Some(lvl) = self.topo.cpu_domains[target].iter().position(|&d| {
-            self.sd_balances(d) && self.topo.domains[d].span.binary_search(&busiest).is_ok()
-        }) else {
+        let Some(lvl) = self.topo.cpu_domains[target]
+            .iter()
+            .position(|&d| self.sd_balances(d) && self.topo.domains[d].span.binary_search(&busiest).is_ok())
+        else {
             return;
         };
         self.rqs[target].sd[lvl].stats.alb_count += 1;
@@ -1001,8 +998,12 @@ impl Sim {
     /// is overloaded); load_balance(CPU_NEWLY_IDLE) on each SD_BALANCE_NEWIDLE
     /// domain bottom-up, stopping at the first success. Seed 002 (5/6): the
     /// SCHED_IDLE pass follows a failed regular pass at SD_IDLE_LOAD_BALANCE
-    /// domains. Returns the tasks pulled.
+    /// domains. Returns the tasks gained: schedule() picks again whatever
+    /// load_balance() said, and it can pull tasks yet report 0 (a later
+    /// balance_tasks() pass that skips a heavy task leaves all_pinned set,
+    /// which sends load_balance() through redo to out_balanced).
     pub fn idle_balance_avg(&mut self, cpu: usize) -> u32 {
+        let nr_before = self.rqs[cpu].nr_running;
         self.rqs[cpu].idle_stamp = Some(self.now);
         if self.cfg.version.at_least_26(35) && self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns {
             return 0;
@@ -1037,7 +1038,7 @@ impl Sim {
             // Going idle: next_balance may have been set while busy.
             self.rqs[cpu].next_balance = next_balance;
         }
-        pulled.max(0) as u32
+        self.rqs[cpu].nr_running.saturating_sub(nr_before)
     }
 
     // ----------------------------------------------------- NOHZ owner model
@@ -1225,7 +1226,14 @@ impl Sim {
     /// find_idlest_group() [sched_fair.c @2.6.35]: the group with the lowest
     /// avg load (source_load for our group, target_load for the others),
     /// taken only if `100·this_load ≥ (100 + (imbalance_pct−100)/2)·min_load`.
-    fn find_idlest_group_avg(&self, d: usize, lvl: usize, p: TaskId, this_cpu: usize, load_idx: usize) -> Option<usize> {
+    fn find_idlest_group_avg(
+        &self,
+        d: usize,
+        lvl: usize,
+        p: TaskId,
+        this_cpu: usize,
+        load_idx: usize,
+    ) -> Option<usize> {
         let imbalance = 100 + (self.topo.domains[d].imbalance_pct as u64 - 100) / 2;
         let (mut min_load, mut this_load) = (u64::MAX, 0u64);
         let mut idlest = None;
@@ -1286,7 +1294,10 @@ impl Sim {
                 continue;
             }
             let dom = &self.topo.domains[d];
-            if want_affine && affine.is_none() && dom.flags & SD_WAKE_AFFINE != 0 && dom.span.binary_search(&prev).is_ok()
+            if want_affine
+                && affine.is_none()
+                && dom.flags & SD_WAKE_AFFINE != 0
+                && dom.span.binary_search(&prev).is_ok()
             {
                 affine = Some((d, lvl));
             }
@@ -1295,8 +1306,11 @@ impl Sim {
             }
         }
         if let Some((d, lvl)) = affine {
-            let target =
-                if this_cpu == prev || self.wake_affine_avg(d, lvl, p, this_cpu, prev, false) { this_cpu } else { prev };
+            let target = if this_cpu == prev || self.wake_affine_avg(d, lvl, p, this_cpu, prev, false) {
+                this_cpu
+            } else {
+                prev
+            };
             return self.select_idle_sibling_avg(p, target, this_cpu, prev);
         }
         match slow {
