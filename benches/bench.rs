@@ -65,6 +65,31 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/bench/sched-idle-scaled.toml",
         overrides: &[("machine.preset", "\"smp1024\""), ("task.idlehog.count", "1024"), ("task.normal.count", "64")],
     },
+    Bench {
+        name: "sched-idle/smp64/2.6.35",
+        file: "scenarios/bench/sched-idle-scaled.toml",
+        overrides: &[("kernel.version", "\"2.6.35\"")],
+    },
+    Bench {
+        name: "sched-idle/smp256/2.6.35",
+        file: "scenarios/bench/sched-idle-scaled.toml",
+        overrides: &[
+            ("kernel.version", "\"2.6.35\""),
+            ("machine.preset", "\"smp256\""),
+            ("task.idlehog.count", "256"),
+            ("task.normal.count", "16"),
+        ],
+    },
+    Bench {
+        name: "sched-idle/smp1024/2.6.35",
+        file: "scenarios/bench/sched-idle-scaled.toml",
+        overrides: &[
+            ("kernel.version", "\"2.6.35\""),
+            ("machine.preset", "\"smp1024\""),
+            ("task.idlehog.count", "1024"),
+            ("task.normal.count", "64"),
+        ],
+    },
 ];
 
 const SEED: u64 = 1;
