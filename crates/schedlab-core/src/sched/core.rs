@@ -832,6 +832,23 @@ impl Sim {
         self.trace.sched_migrate_task(self.now, &self.tasks[tid], old, new_cpu);
     }
 
+    /// The stopper (or 2.6.x migration thread) preempts `p`, the task
+    /// running on `cpu`, so that active balance may move it: its CPU time is
+    /// booked, it goes back into the tree, and the CPU is left to the
+    /// stopper (idle for the model) until schedule() runs.
+    pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
+        self.account_cpu(cpu);
+        self.put_prev_task_fair(cpu, p);
+        self.rqs[cpu].curr = None;
+        self.wasted.nr_idle_cpus += 1;
+        if let Some(k) = self.rqs[cpu].op_key.take() {
+            self.q.cancel(k);
+        }
+        self.tasks[p].stats.nivcsw += 1;
+        self.tasks[p].stats.nr_switches += 1;
+        self.trace.sched_switch(self.now, cpu, Some(&self.tasks[p]), None);
+    }
+
     /// Move a queued, not running task between runqueues (detach_task +
     /// attach_task of the balancer).
     pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize) {

@@ -708,18 +708,7 @@ impl Sim {
                 continue;
             }
             if is_curr {
-                // Preempt it: it goes back to the tree first. Its time so
-                // far is booked before the CPU is marked idle.
-                self.account_cpu(busiest);
-                self.put_prev_task_fair(busiest, p);
-                self.rqs[busiest].curr = None;
-                self.wasted.nr_idle_cpus += 1;
-                if let Some(k) = self.rqs[busiest].op_key.take() {
-                    self.q.cancel(k);
-                }
-                self.tasks[p].stats.nivcsw += 1;
-                self.tasks[p].stats.nr_switches += 1;
-                self.trace.sched_switch(self.now, busiest, Some(&self.tasks[p]), None);
+                self.stopper_preempt_curr(busiest, p);
             }
             self.move_queued_task(p, busiest, target);
             self.rqs[target].sd[lvl].stats.alb_pushed += 1;
