@@ -268,3 +268,57 @@ def test_experiment_table_tolerates_missing_sections() -> None:
     text = format_experiment({"experiment": "x", "results": [{"variant": "a", "metrics": {"m": 1.0}}]})
     assert text.splitlines()[0] == "x"
     assert "Amean" in text and "Published" not in text and "Bands" not in text
+
+
+def test_proc_schedstat_v15_layout() -> None:
+    """/proc/schedstat v15: a cpu line of 9 fields, domain lines of a hex mask
+    then 36 numbers (3 idle types x 8, then 12 trailing)."""
+    from schedlab.report import proc_schedstat
+
+    report = {
+        "machine": {"nr_cpus": 40},
+        "kernel": {"hz": 250},
+        "sim": {"end_ns": 2_000_000_000},
+        "schedstat": {
+            "cpus": [
+                {
+                    "cpu": 0,
+                    "sched_count": 5,
+                    "sched_goidle": 1,
+                    "ttwu_count": 2,
+                    "ttwu_local": 1,
+                    "run_ns": 10,
+                    "wait_ns": 3,
+                    "timeslices": 4,
+                    "domains": [
+                        {
+                            "name": "MC",
+                            "cpus": [0, 1, 2, 3, 33],
+                            "lb_count": [1, 2, 3],
+                            "lb_balanced": [0, 0, 0],
+                            "lb_failed": [0, 0, 0],
+                            "lb_imbalance": [0, 0, 0],
+                            "lb_gained": [0, 7, 0],
+                            "lb_nobusyq": [0, 0, 0],
+                            "lb_nobusyg": [0, 0, 0],
+                            "alb_count": 9,
+                            "alb_failed": 0,
+                            "alb_pushed": 8,
+                            "ttwu_wake_remote": 0,
+                            "ttwu_move_affine": 0,
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    lines = proc_schedstat(report).splitlines()
+    assert lines[0] == "version 15" and lines[1] == "timestamp 500"
+    assert lines[2].split() == ["cpu0", "0", "0", "5", "1", "2", "1", "10", "3", "4"]
+    dom = lines[3].split()
+    assert dom[0] == "domain0" and dom[1] == "02,0000000f"
+    nums = [int(x) for x in dom[2:]]
+    assert len(nums) == 36
+    assert nums[0] == 1 and nums[8] == 2 and nums[16] == 3  # lb_count per idle type
+    assert nums[8 + 4] == 7  # busy lb_gained
+    assert nums[24:27] == [9, 0, 8]  # alb_count, alb_failed, alb_pushed

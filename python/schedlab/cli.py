@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
     r.add_argument("--samples", action="store_true", help="print every mpstat interval, not just Average")
     r.add_argument("--schedstat", action="store_true", help="also print per-CPU schedstat counters")
+    r.add_argument(
+        "--schedstat-file", metavar="FILE", help="write the counters as /proc/schedstat (version 15) text to FILE"
+    )
 
     c = sub.add_parser("check", help="parse and validate a scenario (and its experiment) without running it")
     c.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
@@ -148,6 +151,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     report = native.run(text, source, args.seed, overrides, args.check, args.trace)
     if args.json:
         _write_json(args.json, report)
+    if args.schedstat_file:
+        from schedlab.report import proc_schedstat
+
+        try:
+            Path(args.schedstat_file).write_text(proc_schedstat(report))
+        except OSError as e:
+            msg = f"--schedstat-file {args.schedstat_file}: cannot write: {e.strerror or e}"
+            raise UsageError("SL001", msg) from None
     if not args.quiet and args.json != "-":
         print(format_run_report(report, samples=args.samples, schedstat=args.schedstat))
     return EXIT_OK

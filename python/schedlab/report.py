@@ -223,7 +223,85 @@ def format_run_report(
             rows,
             left=(),
         )
+        lines += ["", "Load balancing by domain level (sums over CPUs; [idle, busy, newly idle])"]
+        lines += _table(
+            ["LEVEL", "LB_COUNT", "LB_BALANCED", "LB_FAILED", "LB_GAINED", "ALB_COUNT", "ALB_PUSHED"],
+            _domain_totals(cpus),
+            left=(0,),
+        )
     return "\n".join(lines)
+
+
+def _domain_totals(cpus: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """schedstat's per-domain counters summed over CPUs, one row per level."""
+    levels: dict[str, dict[str, list[int]]] = {}
+    order: list[str] = []
+    for c in cpus:
+        for d in c.get("domains") or []:
+            name = str(d.get("name", "?"))
+            if name not in levels:
+                levels[name] = {}
+                order.append(name)
+            acc = levels[name]
+            for key in ("lb_count", "lb_balanced", "lb_failed", "lb_gained"):
+                v = d.get(key) or [0, 0, 0]
+                acc[key] = [a + int(b) for a, b in zip(acc.get(key, [0, 0, 0]), v)]
+            for key in ("alb_count", "alb_pushed"):
+                acc[key] = [acc.get(key, [0])[0] + int(d.get(key) or 0)]
+    rows = []
+    for name in order:
+        acc = levels[name]
+        rows.append(
+            [name]
+            + ["/".join(str(x) for x in acc[k]) for k in ("lb_count", "lb_balanced", "lb_failed", "lb_gained")]
+            + [str(acc["alb_count"][0]), str(acc["alb_pushed"][0])]
+        )
+    return rows
+
+
+def _cpumask_hex(cpus: Sequence[int], nr_cpus: int) -> str:
+    """A CPU set as the kernel prints a cpumask (%*pb): hex in 32-bit chunks
+    separated by commas, the leading chunk only as wide as nr_cpu_ids needs."""
+    nbits = max(1, nr_cpus)
+    words = [0] * ((nbits + 31) // 32)
+    for c in cpus:
+        words[c // 32] |= 1 << (c % 32)
+    top_bits = nbits - 32 * (len(words) - 1)
+    chunks = [f"{words[-1]:0{(top_bits + 3) // 4}x}"] + [f"{w:08x}" for w in reversed(words[:-1])]
+    return ",".join(chunks)
+
+
+def proc_schedstat(report: Mapping[str, Any]) -> str:
+    """The report's counters as /proc/schedstat version 15 text
+    (Documentation/scheduler/sched-stats.rst): cpu lines (yld_count, 0,
+    sched_count, sched_goidle, ttwu_count, ttwu_local, rq_cpu_time,
+    run_delay, pcount) and domain lines (idle, busy and newly-idle groups of
+    lb_count lb_balanced lb_failed lb_imbalance lb_gained lb_hot_gained
+    lb_nobusyq lb_nobusyg, then alb_count alb_failed alb_pushed, six zeros,
+    ttwu_wake_remote ttwu_move_affine ttwu_move_balance). Counters schedlab
+    does not keep (yld_count, lb_hot_gained, ttwu_move_balance) are 0."""
+    nr = int((report.get("machine") or {}).get("nr_cpus") or 0)
+    hz = int((report.get("kernel") or {}).get("hz") or 250)
+    end_ns = int((report.get("sim") or {}).get("end_ns") or 0)
+    out = ["version 15", f"timestamp {end_ns * hz // 1_000_000_000}"]
+    for c in (report.get("schedstat") or {}).get("cpus") or []:
+        f = [0, 0, c.get("sched_count", 0), c.get("sched_goidle", 0), c.get("ttwu_count", 0)]
+        f += [c.get("ttwu_local", 0), c.get("run_ns", 0), c.get("wait_ns", 0), c.get("timeslices", 0)]
+        out.append(f"cpu{c.get('cpu')} " + " ".join(str(int(x)) for x in f))
+        for i, d in enumerate(c.get("domains") or []):
+            nums: list[int] = []
+            for ix in range(3):
+                for key in ("lb_count", "lb_balanced", "lb_failed", "lb_imbalance", "lb_gained"):
+                    nums.append(int((d.get(key) or [0, 0, 0])[ix]))
+                nums.append(0)  # lb_hot_gained
+                nums.append(int((d.get("lb_nobusyq") or [0, 0, 0])[ix]))
+                nums.append(int((d.get("lb_nobusyg") or [0, 0, 0])[ix]))
+            nums += [int(d.get("alb_count") or 0), int(d.get("alb_failed") or 0), int(d.get("alb_pushed") or 0)]
+            nums += [0] * 6
+            nums += [int(d.get("ttwu_wake_remote") or 0), int(d.get("ttwu_move_affine") or 0), 0]
+            mask = _cpumask_hex([int(x) for x in d.get("cpus") or []], nr)
+            out.append(f"domain{i} {mask} " + " ".join(str(x) for x in nums))
+    return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------------

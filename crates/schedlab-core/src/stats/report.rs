@@ -121,6 +121,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
                     let s = &st.stats;
                     json!({
                         "name": sim.topo.domains[d].name, "span": sim.topo.domains[d].span_weight,
+                        "cpus": sim.topo.domains[d].span,
                         "lb_count": s.lb_count, "lb_balanced": s.lb_balanced, "lb_failed": s.lb_failed,
                         "lb_imbalance": s.lb_imbalance, "lb_gained": s.lb_gained,
                         "lb_nobusyg": s.lb_nobusyg, "lb_nobusyq": s.lb_nobusyq,
