@@ -323,6 +323,12 @@ impl Sim {
                     }
                 }
                 MigrationType::Util => {
+                    // "Don't try to pull utilization from a CPU with one
+                    // running task": detach_tasks would fail on it (6.x;
+                    // believed 5.10, unverified).
+                    if nr <= 1 && self.cfg.version.at_least(5, 10) {
+                        continue;
+                    }
                     let util = self.cpu_util(i);
                     if busiest_util < util || busiest.is_none() {
                         busiest_util = util;
