@@ -6,6 +6,7 @@ pub mod balance_avg;
 pub mod entity;
 pub mod pelt;
 pub mod wakeup;
+pub mod wakeup_avg;
 
 use std::collections::BTreeSet;
 
