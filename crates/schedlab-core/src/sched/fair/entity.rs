@@ -386,6 +386,12 @@ impl Sim {
                 let cfs = &self.rqs[cpu].cfs;
                 let mut vruntime = cfs.min_vruntime;
                 if initial {
+                    // Deviation: task_fork_fair starts the child at the
+                    // parent's vruntime and place_entity takes the max; the
+                    // model's tasks are launched by no parent on that
+                    // runqueue, so the child starts at min_vruntime (+ the
+                    // START_DEBIT vslice), which is where the max lands
+                    // whenever the parent is not far ahead.
                     if self.cfg.features.on(Feature::START_DEBIT) {
                         let s = self.sched_slice(cpu, tid);
                         vruntime += self.vdelta(s, tid);
