@@ -23,8 +23,8 @@ EXPERIMENTS = ["ktask-nice", "sched-idle"]
 KNOWN_OUT = {
     "sched-idle": {
         "baseline per-second %idle fluctuates (max - min, points)": (
-            "the model settles on a fixed point (3 of 16 CPUs idle every second); the real machine's "
-            "background activity (kernel threads, interrupts, daemons) that moves it is not modelled"
+            "the model sits near a fixed point (3 of 16 CPUs idle nearly every second); of the real "
+            "machine's background activity only vmstat_update's kworkers are modelled, which move it little"
         ),
     },
 }

@@ -74,7 +74,7 @@ impl Sim {
             kthread: true,
             program: Default::default(),
         };
-        let helpers_group = self.templates.len() + parent_group;
+        let helpers_group = self.nr_scenario_groups + parent_group;
         for i in 0..nthreads - 1 {
             let h = self.alloc_task(helpers_group, None, &g, job * 1000 + i);
             self.tasks[h].comm = format!("kworker/u{}:{}", self.rqs.len() * 2, i);

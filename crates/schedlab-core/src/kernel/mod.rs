@@ -2,6 +2,7 @@
 //! tunables (by their sysctl names) and the global cost constants.
 
 pub mod ktask;
+pub mod workqueue;
 pub mod version;
 
 use std::collections::BTreeMap;
@@ -172,6 +173,10 @@ pub struct Costs {
     /// C1 exit latency when an idle CPU is woken: 2 us, Skylake-SP C1 in the
     /// intel_idle table [LINUX-FACTS 9.4]. Deeper states are not modelled.
     pub idle_exit_ns: u64,
+    /// CPU time of one vmstat_update run (refresh_cpu_vm_stats folding a
+    /// few dozen per-CPU counters): 5 us. Order of magnitude only, not
+    /// from a measurement; it matters little, the wakeup itself does.
+    pub vmstat_update_ns: u64,
 }
 
 impl Default for Costs {
@@ -184,6 +189,7 @@ impl Default for Costs {
             migration_remote_node_ns: 100_000,
             wakeup_ipi_ns: 2_000,
             idle_exit_ns: 2_000,
+            vmstat_update_ns: 5_000,
         }
     }
 }
@@ -210,6 +216,8 @@ pub struct KernelConfig {
     pub preempt: PreemptModel,
     /// Nice of ktask helper threads (P0 sets MAX_NICE = 19; before it, 0).
     pub ktask_helper_nice: i32,
+    /// Per-CPU vmstat_update kworkers (kernel/workqueue.rs); on by default.
+    pub vmstat_kworkers: bool,
 }
 
 impl KernelConfig {
@@ -225,6 +233,7 @@ impl KernelConfig {
             costs: Costs::default(),
             preempt: PreemptModel::None,
             ktask_helper_nice: 0,
+            vmstat_kworkers: true,
         }
     }
 }

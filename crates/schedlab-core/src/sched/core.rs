@@ -165,6 +165,12 @@ pub struct Sim {
     pub tasks: Vec<Task>,
     pub rqs: Vec<Rq>,
     pub templates: Vec<TaskGroup>,
+    /// Scenario groups come first in `templates` and `group_names`.
+    pub nr_scenario_groups: usize,
+    /// Per CPU: the bound kworker running vmstat_update, and when its
+    /// deferrable timer is next due (kernel/workqueue.rs).
+    pub hk_kworker: Vec<Option<TaskId>>,
+    pub hk_next: Vec<u64>,
     /// Report groups: the scenario's groups, then "<group>.helpers" groups.
     pub group_names: Vec<String>,
     pub barriers: Vec<SyncObj>,
@@ -305,6 +311,9 @@ impl Sim {
             tasks: Vec::new(),
             rqs,
             templates: sc.groups.clone(),
+            nr_scenario_groups: sc.groups.len(),
+            hk_kworker: vec![None; nr],
+            hk_next: vec![u64::MAX; nr],
             group_names,
             barriers,
             events,
@@ -338,6 +347,7 @@ impl Sim {
             rec,
             trace,
         };
+        sim.create_housekeeping();
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {
@@ -576,6 +586,9 @@ impl Sim {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
         self.task_tick_fair(cpu, curr);
+        // Softirq order: TIMER_SOFTIRQ (expired timers, so vmstat_update's
+        // kworker wakes) runs before SCHED_SOFTIRQ (the balancer).
+        self.run_housekeeping_timer(cpu);
         self.trigger_load_balance(cpu);
         let tick = self.cfg.tick_ns;
         self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(self.now + tick), Ev::Tick(cpu)));
@@ -1043,6 +1056,10 @@ impl Sim {
                     let child = self.alloc_task(g, Some(g), &tmpl, idx);
                     let cpu = self.tasks[tid].cpu;
                     self.start_task(child, Some(cpu));
+                }
+                Op::Park => {
+                    self.block(tid);
+                    return;
                 }
                 Op::Exit => {
                     self.do_exit(tid);

@@ -70,11 +70,10 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
     } else {
         rows(&sum)
     };
-    let tasks: Vec<Value> = sim
-        .tasks
-        .iter()
-        .filter(|t| t.state != crate::sched::task::TaskState::New)
-        .map(|t| {
+    // The kernel's own threads (the per-CPU vmstat kworkers) are listed
+    // apart from the scenario's tasks.
+    let is_kernel_thread = |t: &&crate::sched::task::Task| t.group >= 2 * sim.nr_scenario_groups;
+    let task_json = |t: &crate::sched::task::Task| {
             json!({
                 "pid": t.pid, "comm": t.comm, "group": sim.group_names[t.group], "policy": t.policy.name(),
                 "nice": t.nice, "rt_priority": 0, "cpus_allowed": t.cpus.to_list_string(),
@@ -87,10 +86,16 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
                 "wakeup_delay_max_ns": t.stats.wakeup_delay_max,
                 "last_cpu": t.cpu,
             })
-        })
+    };
+    let tasks: Vec<Value> = sim
+        .tasks
+        .iter()
+        .filter(|t| t.state != crate::sched::task::TaskState::New && !is_kernel_thread(t))
+        .map(task_json)
         .collect();
+    let kernel_threads: Vec<Value> = sim.tasks.iter().filter(is_kernel_thread).map(task_json).collect();
     let mut groups = Vec::new();
-    for (gi, name) in sim.group_names.iter().enumerate() {
+    for (gi, name) in sim.group_names.iter().enumerate().take(2 * sim.nr_scenario_groups) {
         let members: Vec<&crate::sched::task::Task> =
             sim.tasks.iter().filter(|t| t.group == gi && t.state != crate::sched::task::TaskState::New).collect();
         if members.is_empty() {
@@ -170,6 +175,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         "cpus": cpus,
         "mpstat": {"samples": samples, "average": average},
         "tasks": tasks,
+        "kernel_threads": kernel_threads,
         "groups": groups,
         "schedstat": {"cpus": schedstat, "totals": {"alb_pushed": active_balances, "lb_failed": lb_failed, "lb_gained": lb_gained}},
         "active_balances": active_balances,

@@ -60,6 +60,9 @@ pub enum Op {
     Fork(usize),
     /// Exit now.
     Exit,
+    /// Block until woken explicitly (kernel threads waiting for work; not a
+    /// scenario op).
+    Park,
     /// A ktask job: the task becomes the main thread of `threads` workers.
     Parallel { work: u64, threads: usize, min_chunk: u64 },
 }
