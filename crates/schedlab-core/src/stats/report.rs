@@ -77,7 +77,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         .map(|t| {
             json!({
                 "pid": t.pid, "comm": t.comm, "group": sim.group_names[t.group], "policy": t.policy.name(),
-                "nice": t.nice, "rt_priority": 0, "cpus_allowed": t.cpus.to_list_string(),
+                "nice": t.nice, "rt_priority": t.rt_priority, "prio": t.prio(), "cpus_allowed": t.cpus.to_list_string(),
                 "start_ns": t.stats.start_ns, "exit_ns": t.stats.exit_ns,
                 "runtime_ns": t.se.sum_exec_runtime, "wait_ns": t.stats.wait_ns, "wait_max_ns": t.stats.wait_max,
                 "nr_switches": t.stats.nr_switches, "nr_voluntary_switches": t.stats.nvcsw,
