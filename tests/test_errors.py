@@ -91,7 +91,7 @@ CASES = {
         ("task[0].policy", "SCHED_FIFO", "legacy era", "2.6.25"),
     ),
     "RT priority on a fair policy": Bad(
-        edit(TASK_EXTRA, TASK_EXTRA + 'rt_priority = 5\n'),
+        edit(TASK_EXTRA, TASK_EXTRA + "rt_priority = 5\n"),
         ("SL102",),
         ("task[0].rt_priority", "SCHED_FIFO or SCHED_RR", "0 for fair policies"),
     ),
