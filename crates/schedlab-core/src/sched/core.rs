@@ -801,10 +801,9 @@ impl Sim {
         if self.cfg.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }
-        if self.tasks[tid].policy.is_rt() {
-            self.update_curr_rt(cpu, delta);
-        } else {
-            self.update_curr_fair(cpu, tid, delta);
+        match self.tasks[tid].sched_class() {
+            SchedClass::Rt => self.update_curr_rt(cpu, delta),
+            _ => self.update_curr_fair(cpu, tid, delta),
         }
     }
 
@@ -1095,10 +1094,9 @@ impl Sim {
                     }
                 }
                 Op::Yield => {
-                    if self.tasks[tid].policy.is_rt() {
-                        self.yield_task_rt(tid);
-                    } else {
-                        self.yield_task_fair(tid);
+                    match self.tasks[tid].sched_class() {
+                        SchedClass::Rt => self.yield_task_rt(tid),
+                        _ => self.yield_task_fair(tid),
                     }
                     self.tasks[tid].need_advance = true;
                     let cpu = self.tasks[tid].cpu;
@@ -1182,25 +1180,25 @@ impl Sim {
     pub fn block(&mut self, tid: TaskId) {
         let cpu = self.tasks[tid].cpu;
         self.update_curr(cpu);
-        if self.tasks[tid].policy.is_rt() {
-            self.dequeue_task_rt(cpu, tid);
-        } else {
-            self.dequeue_task_fair(cpu, tid, true);
-        }
+        self.dequeue_task(cpu, tid);
         self.tasks[tid].state = TaskState::Blocked;
         self.tasks[tid].need_advance = true;
         self.resched_curr(cpu);
+    }
+
+    /// dequeue_task(rq, p, DEQUEUE_SLEEP) by class.
+    fn dequeue_task(&mut self, cpu: usize, tid: TaskId) {
+        match self.tasks[tid].sched_class() {
+            SchedClass::Rt => self.dequeue_task_rt(cpu, tid),
+            _ => self.dequeue_task_fair(cpu, tid, true),
+        }
     }
 
     pub fn do_exit(&mut self, tid: TaskId) {
         let cpu = self.tasks[tid].cpu;
         if self.tasks[tid].state == TaskState::Runnable {
             self.update_curr(cpu);
-            if self.tasks[tid].policy.is_rt() {
-                self.dequeue_task_rt(cpu, tid);
-            } else {
-                self.dequeue_task_fair(cpu, tid, true);
-            }
+            self.dequeue_task(cpu, tid);
         }
         if self.tasks[tid].policy.is_rt() {
             self.rt_nr_tasks -= 1;
@@ -1252,7 +1250,8 @@ impl Sim {
                 }
                 let any = self.rqs.iter().any(|rq| {
                     rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c))
-                        || rq.rt.active.iter().any(|t| rq.curr != Some(t) && self.tasks[t].cpus.test(c))
+                        || (rq.rt.rt_nr_running > 0
+                            && rq.rt.active.iter().any(|t| rq.curr != Some(t) && self.tasks[t].cpus.test(c)))
                 });
                 n += u64::from(any);
             }

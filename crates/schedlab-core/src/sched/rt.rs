@@ -161,7 +161,9 @@ impl Default for RtRq {
 }
 
 impl RtRq {
-    /// highest_prio.next as pull_rt_task reads it: the best waiting pushable prio.
+    /// highest_prio.next as pull_rt_task reads it. Deviation: the kernel
+    /// tracks the second-highest queued prio; the model uses the best
+    /// pushable one (the task a pull could take), a tighter hint.
     #[inline]
     pub fn next_pushable_prio(&self) -> usize {
         self.pushable.first().map(|&(p, _, _)| p).unwrap_or(MAX_RT_PRIO)
@@ -289,6 +291,12 @@ impl Sim {
 
     /// pick_next_task_rt(): the head of the highest non-empty list, unless
     /// the rt_rq is throttled.
+    ///
+    /// Deviation: the kernel dequeues a throttled rt_rq from the rq
+    /// (rq->nr_running drops by rt_nr_running); here its tasks stay counted
+    /// in nr_running and are only skipped by the pick, so a throttled CPU
+    /// with no fair work is not idle_cpu() for the fair wakeup path and
+    /// balancer.
     #[inline]
     pub fn pick_next_task_rt(&self, cpu: usize) -> Option<TaskId> {
         let rt = &self.rqs[cpu].rt;
@@ -350,6 +358,10 @@ impl Sim {
     /// start_rt_bandwidth(): arm the period timer if it is not running. The
     /// timer's expiries stay on a grid of whole periods from boot (the
     /// hrtimer is forwarded, never restarted from now).
+    ///
+    /// Deviation: 2.6.25 had no hrtimer; update_sched_rt_period() checked
+    /// the period boundary lazily from the tick. The model uses the 2.6.26+
+    /// timer for every version (same boundaries up to one tick).
     fn start_rt_bandwidth(&mut self) {
         if self.rt_period_active || self.rt_runtime_ns().is_none() {
             return;
@@ -522,6 +534,8 @@ impl Sim {
         if mask.test(this_cpu) {
             return Some(this_cpu);
         }
+        // Deviation: 6.x spreads with cpumask_any_and_distribute; the model
+        // takes the first CPU of the mask (deterministic either way).
         mask.first()
     }
 
