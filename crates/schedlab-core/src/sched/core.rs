@@ -106,7 +106,9 @@ pub struct Rq {
     /// Runnable tasks of every class, including curr.
     pub nr_running: u32,
     pub cfs: CfsRq,
-    pub rt: RtRq,
+    /// Boxed: the fair hot path touches only nr_running, and a smaller rq
+    /// keeps the balancer's walks over the runqueues cheap.
+    pub rt: Box<RtRq>,
     pub need_resched: bool,
     pub tick_key: Option<EventKey>,
     pub op_key: Option<EventKey>,
@@ -136,13 +138,6 @@ pub struct Rq {
     /// the start of its current averaging period.
     pub normal_avg: u64,
     pub age_stamp: u64,
-    /// rq->avg_rt (4.19+): PELT utilisation of RT tasks on this CPU, which
-    /// scale_rt_capacity takes off the capacity the fair balancer sees.
-    pub avg_rt: pelt::SchedAvg,
-    /// rq->rt_avg (2.6.31 .. 4.18): decaying sum of RT run time, halved per
-    /// sched_avg_period, for scale_rt_power; and its period start.
-    pub rt_avg: u64,
-    pub rt_age_stamp: u64,
 }
 
 /// Book-keeping for the wasted-CPU figure.
@@ -292,7 +287,7 @@ impl Sim {
                 curr: None,
                 nr_running: 0,
                 cfs: CfsRq::new(),
-                rt: RtRq::default(),
+                rt: Box::default(),
                 need_resched: false,
                 tick_key: None,
                 op_key: None,
@@ -314,9 +309,6 @@ impl Sim {
                 in_nohz_recently: true,
                 normal_avg: 0,
                 age_stamp: 0,
-                avg_rt: pelt::SchedAvg::default(),
-                rt_avg: 0,
-                rt_age_stamp: 0,
             });
         }
         let nr_llc_ids = nr;
@@ -654,7 +646,10 @@ impl Sim {
             }
         }
         // Class order: stop (the stopper is an event) > rt > fair > idle.
-        let mut next = if self.rqs[cpu].rt.rt_nr_running > 0 { self.pick_next_task_rt(cpu) } else { None };
+        // nr_running above the fair count means RT tasks are queued (checked
+        // without touching the boxed rt_rq).
+        let rq = &self.rqs[cpu];
+        let mut next = if rq.nr_running != rq.cfs.nr_running { self.pick_next_task_rt(cpu) } else { None };
         if next.is_none() {
             next = self.pick_next_task_fair(cpu, if prev_rt { None } else { prev_runnable });
         }
@@ -839,6 +834,7 @@ impl Sim {
 
     /// wake_up_new_task() for an RT task: sched_fork gives it a full RR
     /// slice; select_task_rq_rt places it; no PELT (fair-only here).
+    #[inline(never)]
     fn wake_up_new_task_rt(&mut self, tid: TaskId, from: usize) {
         self.rt_nr_tasks += 1;
         self.tasks[tid].rt.time_slice = self.rr_timeslice_ticks;

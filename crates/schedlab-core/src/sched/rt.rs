@@ -143,6 +143,13 @@ pub struct RtRq {
     /// Run time charged in the current period (ns).
     pub rt_time: u64,
     pub rt_throttled: bool,
+    /// rq->avg_rt (4.19+): PELT utilisation of RT tasks on this CPU, which
+    /// scale_rt_capacity takes off the capacity the fair balancer sees.
+    pub avg_rt: pelt::SchedAvg,
+    /// rq->rt_avg (2.6.31 .. 4.18): decaying sum of RT run time, halved per
+    /// sched_avg_period, for scale_rt_power; and its period start.
+    pub rt_avg: u64,
+    pub rt_age_stamp: u64,
 }
 
 impl Default for RtRq {
@@ -156,6 +163,9 @@ impl Default for RtRq {
             pushable: BTreeSet::new(),
             rt_time: 0,
             rt_throttled: false,
+            avg_rt: pelt::SchedAvg::default(),
+            rt_avg: 0,
+            rt_age_stamp: 0,
         }
     }
 }
@@ -239,9 +249,10 @@ impl Sim {
 
     /// update_rt_rq_load_avg(): PELT of RT utilisation on the CPU, with
     /// load = runnable = running as the kernel feeds it.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn update_rt_rq_load_avg(&mut self, cpu: usize, running: bool) {
         let now = self.now;
-        let sa = &mut self.rqs[cpu].avg_rt;
+        let sa = &mut self.rqs[cpu].rt.avg_rt;
         let r = u64::from(running);
         if pelt::update_load_sum(sa, now, r, r, r) {
             pelt::update_load_avg(sa, 1);
@@ -249,6 +260,7 @@ impl Sim {
     }
 
     /// enqueue_task_rt(): at the tail of its priority list (head: ENQUEUE_HEAD).
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn enqueue_task_rt(&mut self, cpu: usize, tid: TaskId, head: bool) {
         self.update_curr(cpu);
         let prio = self.rt_prio(tid);
@@ -271,6 +283,7 @@ impl Sim {
     }
 
     /// dequeue_task_rt().
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn dequeue_task_rt(&mut self, cpu: usize, tid: TaskId) {
         self.update_curr(cpu);
         let prio = self.rt_prio(tid);
@@ -307,6 +320,7 @@ impl Sim {
     }
 
     /// put_prev_task_rt(): a preempted, still queued task becomes pushable.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn put_prev_task_rt(&mut self, cpu: usize, tid: TaskId) {
         // (update_rt_rq_load_avg(.., 1) is done by schedule() for every RT prev.)
         if self.tasks[tid].rt.on_rq {
@@ -317,6 +331,7 @@ impl Sim {
 
     /// set_next_task_rt(): the picked task starts running; it is no longer
     /// pushable.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn set_next_task_rt(&mut self, cpu: usize, tid: TaskId) {
         self.rt_pressure = true;
         self.update_rt_rq_load_avg(cpu, false);
@@ -331,9 +346,10 @@ impl Sim {
 
     /// The RT part of update_curr(): rt_time and the throttle test
     /// (update_curr_rt -> sched_rt_runtime_exceeded).
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn update_curr_rt(&mut self, cpu: usize, delta: u64) {
         // sched_rt_avg_update(): rt_avg for scale_rt_power (2.6.x era).
-        let rq = &mut self.rqs[cpu];
+        let rq = &mut self.rqs[cpu].rt;
         let (avg, age) = decayed_normal_avg(rq.rt_avg, rq.rt_age_stamp, self.now);
         rq.rt_avg = avg + delta;
         rq.rt_age_stamp = age;
@@ -375,6 +391,7 @@ impl Sim {
     /// sched_rt_period_timer -> do_sched_rt_period_timer(): replenish every
     /// rq; unthrottle the ones below their runtime again; keep the timer only
     /// while some rq has RT time or RT tasks.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn sched_rt_period_timer(&mut self) {
         let Some(runtime) = self.rt_runtime_ns() else {
             self.rt_period_active = false;
@@ -418,6 +435,7 @@ impl Sim {
 
     /// task_tick_rt(): SCHED_RR timeslice countdown; on expiry the task
     /// goes to the tail of its list if others wait at its level.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn task_tick_rt(&mut self, cpu: usize, curr: TaskId) {
         self.update_rt_rq_load_avg(cpu, true);
         if self.tasks[curr].state != TaskState::Runnable || self.tasks[curr].policy != Policy::Rr {
@@ -437,6 +455,7 @@ impl Sim {
     }
 
     /// yield_task_rt(): to the tail of its list.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn yield_task_rt(&mut self, tid: TaskId) {
         let cpu = self.tasks[tid].cpu;
         let prio = self.rt_prio(tid);
@@ -446,6 +465,7 @@ impl Sim {
     /// check_preempt_curr_rt() / wakeup_preempt_rt(): a strictly higher
     /// priority preempts; at equal priority (2.6.26+) current is rescheduled
     /// when it could be pushed and the wakee could not.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn check_preempt_curr_rt(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
         let (pp, cp) = (self.tasks[p].prio(), self.tasks[curr].prio());
         if pp < cp {
@@ -476,6 +496,7 @@ impl Sim {
 
     /// select_task_rq_rt() for wakeups and forks: `cpu` is the task's CPU
     /// (wakeup) or the parent's (fork).
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn select_task_rq_rt(&mut self, p: TaskId, cpu: usize) -> usize {
         let cpu = if self.tasks[p].cpus.test(cpu) { cpu } else { self.tasks[p].cpus.first().unwrap_or(cpu) };
         if self.tasks[p].nr_cpus_allowed == 1 || !self.rt_push_pull {
@@ -541,6 +562,7 @@ impl Sim {
 
     /// task_woken_rt(): a woken task that will not run now is pushed if the
     /// running RT task will not make room for it.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn task_woken_rt(&mut self, cpu: usize, p: TaskId) {
         if !self.rt_push_pull
             || self.rqs[cpu].curr == Some(p)
@@ -594,6 +616,7 @@ impl Sim {
     }
 
     /// push_rt_tasks(): push while it succeeds.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn push_rt_tasks(&mut self, cpu: usize) {
         while self.push_rt_task(cpu) {}
     }
@@ -605,6 +628,7 @@ impl Sim {
     /// irq_work chain instead of pulling under their locks) is not modelled;
     /// every version pulls directly. The outcome (which task lands where) is
     /// the same in the model, where both happen at once.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn pull_rt_task(&mut self, this_cpu: usize) {
         if self.rto_count == 0 || (self.rto_count == 1 && self.rto_mask.test(this_cpu)) {
             return;

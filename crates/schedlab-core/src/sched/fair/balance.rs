@@ -132,7 +132,8 @@ impl Sim {
             if !full && env.cpus.binary_search(&i).is_err() {
                 continue;
             }
-            if self.rqs[i].curr.is_none_or(|c| self.tasks[c].policy.is_rt()) {
+            let curr = self.rqs[i].curr;
+            if curr.is_none() || self.rt_pressure && curr.is_some_and(|c| self.tasks[c].policy.is_rt()) {
                 // An idle CPU's blocked load decays only when someone updates
                 // it; the kernel does that in update_blocked_averages (newidle,
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).

@@ -336,7 +336,7 @@ impl Sim {
             // scale_rt_power(): the share of the recent sched_avg_period
             // not spent on RT [sched_fair.c @2.6.35]. Deviation: it dates
             // from 2.6.31 (unverified); 2.6.25 had no RT scaling.
-            let rq = &self.rqs[cpu];
+            let rq = &self.rqs[cpu].rt;
             let (avg, age) = decayed_normal_avg(rq.rt_avg, rq.rt_age_stamp, self.now);
             power = (power * scale_normal_power(avg, age, self.now)) >> 10;
         }

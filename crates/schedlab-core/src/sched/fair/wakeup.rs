@@ -36,7 +36,7 @@ impl Sim {
         if !self.rt_pressure {
             return max;
         }
-        let used = self.rqs[cpu].avg_rt.util_avg;
+        let used = self.rqs[cpu].rt.avg_rt.util_avg;
         if used >= max {
             1
         } else {
