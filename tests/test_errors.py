@@ -73,10 +73,27 @@ CASES = {
         ("SL101", "SL102"),
         ("task[0].program[0]", "teleport", "accepted"),
     ),
-    "RT policy before the RT class lands": Bad(
-        edit(TASK_EXTRA, TASK_EXTRA + 'policy = "SCHED_FIFO"\nrt_priority = 50\n'),
+    "RT priority out of range": Bad(
+        edit(TASK_EXTRA, TASK_EXTRA + 'policy = "SCHED_FIFO"\nrt_priority = 100\n'),
+        ("SL102",),
+        ("task[0].rt_priority", "100", "1..99"),
+    ),
+    "RT policy without an RT priority": Bad(
+        edit(TASK_EXTRA, TASK_EXTRA + 'policy = "SCHED_RR"\n'),
+        ("SL102",),
+        ("task[0].rt_priority", "SCHED_RR", "1..99"),
+    ),
+    "RT policy in the legacy RT era": Bad(
+        edit('version = "6.1"', 'version = "2.6.24"').replace(
+            TASK_EXTRA, TASK_EXTRA + 'policy = "SCHED_FIFO"\nrt_priority = 50\n'
+        ),
         ("SL120",),
-        ("task[0].policy", "SCHED_FIFO", "not modelled"),
+        ("task[0].policy", "SCHED_FIFO", "legacy era", "2.6.25"),
+    ),
+    "RT priority on a fair policy": Bad(
+        edit(TASK_EXTRA, TASK_EXTRA + "rt_priority = 5\n"),
+        ("SL102",),
+        ("task[0].rt_priority", "SCHED_FIFO or SCHED_RR", "0 for fair policies"),
     ),
     "unknown sysctl": Bad(
         edit("[measure]", '[kernel.sysctl]\n"kernel.sched_bogus_ns" = 1\n[measure]'),

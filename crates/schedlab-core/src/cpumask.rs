@@ -55,6 +55,17 @@ impl CpuMask {
         self.iter().next()
     }
 
+    /// cpumask_and(): the CPUs in both masks.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let words = self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect();
+        CpuMask { words, nr: self.nr }
+    }
+
+    /// cpumask_intersects().
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+
     pub fn nr_cpu_ids(&self) -> usize {
         self.nr
     }

@@ -2,8 +2,8 @@
 //! tunables (by their sysctl names) and the global cost constants.
 
 pub mod ktask;
-pub mod workqueue;
 pub mod version;
+pub mod workqueue;
 
 use std::collections::BTreeMap;
 

@@ -667,12 +667,13 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
                 "SCHED_NORMAL (SCHED_OTHER), SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR",
             )
         })?;
-        if policy.is_rt() {
+        if policy.is_rt() && !kernel.version.at_least_26(25) {
             return Err(SimError::not_modelled(
                 file,
                 &k("policy"),
                 format!(
-                    "{pstr}: the RT class is not modelled yet (accepted now: SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE)"
+                    "{pstr} on kernel {}: the RT legacy era (2.6.24 and before: RT tasks balanced by the generic load balancer) is not modelled yet; use kernel.version 2.6.25 or later",
+                    kernel.version
                 ),
             ));
         }
@@ -681,12 +682,21 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
             return Err(SimError::bad_value(file, &k("nice"), format!("nice {nice} out of range"), "-20..19"));
         }
         let rt_priority = t.rt_priority.unwrap_or(0);
-        if rt_priority != 0 {
+        if policy.is_rt() {
+            if !(1..=99).contains(&rt_priority) {
+                return Err(SimError::bad_value(
+                    file,
+                    &k("rt_priority"),
+                    format!("rt_priority {rt_priority} out of range for {}", policy.name()),
+                    "1..99 for SCHED_FIFO and SCHED_RR",
+                ));
+            }
+        } else if rt_priority != 0 {
             return Err(SimError::bad_value(
                 file,
                 &k("rt_priority"),
-                "rt_priority needs SCHED_FIFO or SCHED_RR",
-                "0 for fair policies",
+                format!("rt_priority {rt_priority} needs SCHED_FIFO or SCHED_RR"),
+                "0 for fair policies (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE)",
             ));
         }
         let cpus = match &t.cpus {
@@ -757,7 +767,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
             count: count as usize,
             policy,
             nice: nice as i32,
-            rt_priority: 0,
+            rt_priority: rt_priority as u32,
             cpus,
             start,
             kthread: t.kthread.unwrap_or(false),

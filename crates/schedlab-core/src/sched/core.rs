@@ -13,12 +13,14 @@ use crate::kernel::ktask::KtaskJob;
 use crate::kernel::{sysctl_factor, BalancerEra, FairEra, KernelConfig};
 use crate::machine::Machine;
 use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
+use crate::sched::cpupri::CpuPri;
 use crate::sched::fair::pelt;
 use crate::sched::fair::CfsRq;
 use crate::sched::features::Feature;
-use crate::sched::task::{SchedEntity, Task, TaskId, TaskState, TaskStats};
+use crate::sched::rt::RtRq;
+use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 use crate::sched::topology::{build_sched_domains, SchedTopology};
-use crate::sched::{load_weight, Policy};
+use crate::sched::{load_weight, Policy, SchedClass};
 use crate::stats::{CpuTime, Recorder};
 use crate::trace::Trace;
 use crate::workload::Op;
@@ -38,6 +40,8 @@ pub enum Ev {
     ActiveBalance(usize),
     /// An idle CPU kicked by nohz_balancer_kick runs nohz_idle_balance.
     NohzKick(usize),
+    /// The RT bandwidth period timer (sched_rt_period_timer).
+    RtPeriod,
     /// mpstat sample boundary.
     Sample,
     /// End of the measurement.
@@ -102,6 +106,9 @@ pub struct Rq {
     /// Runnable tasks of every class, including curr.
     pub nr_running: u32,
     pub cfs: CfsRq,
+    /// Boxed: the fair hot path touches only nr_running, and a smaller rq
+    /// keeps the balancer's walks over the runqueues cheap.
+    pub rt: Box<RtRq>,
     pub need_resched: bool,
     pub tick_key: Option<EventKey>,
     pub op_key: Option<EventKey>,
@@ -200,6 +207,25 @@ pub struct Sim {
     /// (avg_load era before 2.6.36, fair/balance_avg.rs).
     pub nohz_load_balancer: Option<usize>,
     pub live_tasks: usize,
+    // RT class (rt.rs, cpupri.rs).
+    /// Push/pull balancing of RT tasks (2.6.25+; the only era modelled).
+    pub rt_push_pull: bool,
+    /// rd->cpupri.
+    pub cpupri: CpuPri,
+    /// rd->rto_mask and rd->rto_count: RT-overloaded runqueues.
+    pub rto_mask: CpuMask,
+    pub rto_count: usize,
+    /// rt_bandwidth.rt_period_active.
+    pub rt_period_active: bool,
+    /// sched_rr_timeslice in ticks.
+    pub rr_timeslice_ticks: u64,
+    /// RT tasks that exist (started, not dead): the RT checks are skipped at 0.
+    pub rt_nr_tasks: usize,
+    /// Some RT task has run: capacities carry RT pressure from now on.
+    pub rt_pressure: bool,
+    pub rt_throttle_events: u64,
+    /// Tasks moved by push/pull.
+    pub rt_migrations: u64,
     pub wasted: Wasted,
     pub next_pid: u32,
     pub list_seq: u64,
@@ -267,6 +293,7 @@ impl Sim {
                 curr: None,
                 nr_running: 0,
                 cfs: CfsRq::new(),
+                rt: Box::default(),
                 need_resched: false,
                 tick_key: None,
                 op_key: None,
@@ -336,6 +363,16 @@ impl Sim {
             sg_imbalance: vec![false; ngroups],
             nohz_load_balancer: None,
             live_tasks: 0,
+            rt_push_pull: true,
+            cpupri: CpuPri::new(nr),
+            rto_mask: CpuMask::new(nr),
+            rto_count: 0,
+            rt_period_active: false,
+            rr_timeslice_ticks: 0,
+            rt_nr_tasks: 0,
+            rt_pressure: false,
+            rt_throttle_events: 0,
+            rt_migrations: 0,
             wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
             next_pid: 100,
             list_seq: 0,
@@ -348,6 +385,7 @@ impl Sim {
             trace,
         };
         sim.create_housekeeping();
+        sim.rr_timeslice_ticks = msecs_to_jiffies(sim.cfg.sysctl.sched_rr_timeslice_ms, sim.cfg.hz).max(1);
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {
@@ -383,6 +421,7 @@ impl Sim {
             template,
             policy: g.policy,
             nice: g.nice,
+            rt_priority: g.rt_priority,
             weight,
             inv_weight,
             kthread: g.kthread,
@@ -391,6 +430,7 @@ impl Sim {
             state: TaskState::New,
             cpu: g.cpus.first().unwrap_or(0),
             se: SchedEntity::default(),
+            rt: RtEntity::default(),
             pc: 0,
             loop_stack: Vec::new(),
             work_left: 0,
@@ -477,6 +517,7 @@ impl Sim {
             }
             Ev::ActiveBalance(cpu) => self.active_load_balance_cpu_stop(cpu),
             Ev::NohzKick(cpu) => self.nohz_idle_balance(cpu),
+            Ev::RtPeriod => self.sched_rt_period_timer(),
             Ev::Sample => {
                 self.take_sample();
                 let next = self.now + self.rec.interval;
@@ -585,7 +626,10 @@ impl Sim {
         if self.cfg.balancer == BalancerEra::AvgLoad {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
-        self.task_tick_fair(cpu, curr);
+        match self.tasks[curr].sched_class() {
+            SchedClass::Rt => self.task_tick_rt(cpu, curr),
+            _ => self.task_tick_fair(cpu, curr),
+        }
         // Softirq order: TIMER_SOFTIRQ (expired timers, so vmstat_update's
         // kworker wakes) runs before SCHED_SOFTIRQ (the balancer).
         self.run_housekeeping_timer(cpu);
@@ -605,7 +649,23 @@ impl Sim {
             self.update_curr(cpu);
         }
         let prev_runnable = prev.filter(|&p| self.tasks[p].state == TaskState::Runnable && self.tasks[p].cpu == cpu);
-        let mut next = self.pick_next_task_fair(cpu, prev_runnable);
+        let prev_rt = prev.is_some_and(|p| self.tasks[p].policy.is_rt());
+        if prev_rt && self.rt_push_pull {
+            // balance_rt(): the rq is about to lower its priority (prev left
+            // the RT queue) -> pull_rt_task before picking.
+            let p = prev.unwrap();
+            if !self.tasks[p].rt.on_rq && self.rqs[cpu].rt.highest_prio > self.tasks[p].prio() as usize {
+                self.pull_rt_task(cpu);
+            }
+        }
+        // Class order: stop (the stopper is an event) > rt > fair > idle.
+        // nr_running above the fair count means RT tasks are queued (checked
+        // without touching the boxed rt_rq).
+        let rq = &self.rqs[cpu];
+        let mut next = if rq.nr_running != rq.cfs.nr_running { self.pick_next_task_rt(cpu) } else { None };
+        if next.is_none() {
+            next = self.pick_next_task_fair(cpu, if prev_rt { None } else { prev_runnable });
+        }
         if next.is_none() {
             // balance_fair -> newidle_balance before going idle.
             if self.newidle_balance(cpu) > 0 {
@@ -622,8 +682,15 @@ impl Sim {
             if let Some(op) = self.rqs[cpu].op_key.take() {
                 self.q.cancel(op);
             }
+            if prev_rt {
+                self.update_rt_rq_load_avg(cpu, true);
+            }
             if prev_runnable.is_some() {
-                self.put_prev_task_fair(cpu, p);
+                if prev_rt {
+                    self.put_prev_task_rt(cpu, p);
+                } else {
+                    self.put_prev_task_fair(cpu, p);
+                }
                 self.tasks[p].stats.nivcsw += 1;
             } else {
                 self.tasks[p].stats.nvcsw += 1;
@@ -638,7 +705,12 @@ impl Sim {
         self.rqs[cpu].curr = next;
         match next {
             Some(n) => {
-                self.set_next_entity(cpu, n);
+                let next_rt = self.tasks[n].policy.is_rt();
+                if next_rt {
+                    self.set_next_task_rt(cpu, n);
+                } else {
+                    self.set_next_entity(cpu, n);
+                }
                 self.rqs[cpu].stats.timeslices += 1;
                 let cs = self.cfg.costs.context_switch_ns;
                 self.tasks[n].cs_debt += cs;
@@ -652,6 +724,11 @@ impl Sim {
                 self.tick_restart(cpu);
                 if self.rqs[cpu].nohz_idle {
                     self.nohz_balance_exit_idle(cpu);
+                }
+                if next_rt && self.rt_push_pull && !self.rqs[cpu].rt.pushable.is_empty() {
+                    // rt_queue_push_tasks() (post_schedule_rt in 2.6.25):
+                    // push the preempted or waiting RT tasks away.
+                    self.push_rt_tasks(cpu);
                 }
             }
             None => {
@@ -732,7 +809,10 @@ impl Sim {
         if self.cfg.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }
-        self.update_curr_fair(cpu, tid, delta);
+        match self.tasks[tid].sched_class() {
+            SchedClass::Rt => self.update_curr_rt(cpu, delta),
+            _ => self.update_curr_fair(cpu, tid, delta),
+        }
     }
 
     // -------------------------------------------------------------- wakeup
@@ -742,6 +822,9 @@ impl Sim {
         let from = parent_cpu.unwrap_or_else(|| self.tasks[tid].cpus.first().unwrap_or(0));
         self.tasks[tid].stats.start_ns = self.now;
         self.live_tasks += 1;
+        if self.tasks[tid].policy.is_rt() {
+            return self.wake_up_new_task_rt(tid, from);
+        }
         let cpu = self.select_task_rq_fork(tid, from);
         self.tasks[tid].cpu = cpu;
         self.tasks[tid].recent_used_cpu = cpu;
@@ -760,6 +843,28 @@ impl Sim {
         self.tasks[tid].stats.last_wakeup = Some(self.now);
         self.wakeup_idle_cost(tid, from, cpu);
         self.check_preempt_curr(cpu, tid);
+    }
+
+    /// wake_up_new_task() for an RT task: sched_fork gives it a full RR
+    /// slice; select_task_rq_rt places it; no PELT (fair-only here).
+    #[inline(never)]
+    fn wake_up_new_task_rt(&mut self, tid: TaskId, from: usize) {
+        self.rt_nr_tasks += 1;
+        self.tasks[tid].rt.time_slice = self.rr_timeslice_ticks;
+        // sched_fork: the child starts on the parent's CPU.
+        if self.tasks[tid].cpus.test(from) {
+            self.tasks[tid].cpu = from;
+        }
+        let cpu = self.select_task_rq_rt(tid, from);
+        self.tasks[tid].cpu = cpu;
+        self.tasks[tid].recent_used_cpu = cpu;
+        self.tasks[tid].state = TaskState::Runnable;
+        self.trace.sched_wakeup_new(self.now, cpu, &self.tasks[tid]);
+        self.enqueue_task_rt(cpu, tid, false);
+        self.tasks[tid].stats.last_wakeup = Some(self.now);
+        self.wakeup_idle_cost(tid, from, cpu);
+        self.check_preempt_curr(cpu, tid);
+        self.task_woken_rt(cpu, tid);
     }
 
     /// The wakee of an idle or remote CPU pays the IPI and the idle exit
@@ -782,7 +887,12 @@ impl Sim {
             return;
         }
         let prev_cpu = self.tasks[tid].cpu;
-        let cpu = self.select_task_rq_fair_wakeup(tid, prev_cpu, waker_cpu, from_task);
+        let is_rt = self.tasks[tid].policy.is_rt();
+        let cpu = if is_rt {
+            self.select_task_rq_rt(tid, prev_cpu)
+        } else {
+            self.select_task_rq_fair_wakeup(tid, prev_cpu, waker_cpu, from_task)
+        };
         self.rqs[waker_cpu].stats.ttwu_count += 1;
         if cpu == waker_cpu {
             self.rqs[waker_cpu].stats.ttwu_local += 1;
@@ -806,16 +916,34 @@ impl Sim {
                 rq.avg_idle = (rq.avg_idle as i64 + (delta as i64 - rq.avg_idle as i64) / 8) as u64;
             }
         }
-        self.enqueue_task_fair(cpu, tid, false, true);
+        if is_rt {
+            self.enqueue_task_rt(cpu, tid, false);
+        } else {
+            self.enqueue_task_fair(cpu, tid, false, true);
+        }
         self.wakeup_idle_cost(tid, waker_cpu, cpu);
         self.check_preempt_curr(cpu, tid);
+        if is_rt {
+            self.task_woken_rt(cpu, tid);
+        }
     }
 
     /// wakeup_preempt / check_preempt_curr.
     fn check_preempt_curr(&mut self, cpu: usize, tid: TaskId) {
         match self.rqs[cpu].curr {
             None => self.resched_curr(cpu),
-            Some(curr) if curr != tid => self.check_preempt_wakeup_fair(cpu, curr, tid),
+            Some(curr) if curr != tid => {
+                // Same class: ask the class; a higher class always preempts.
+                let (pc, cc) = (self.tasks[tid].sched_class(), self.tasks[curr].sched_class());
+                if pc == cc {
+                    match pc {
+                        SchedClass::Rt => self.check_preempt_curr_rt(cpu, curr, tid),
+                        _ => self.check_preempt_wakeup_fair(cpu, curr, tid),
+                    }
+                } else if pc < cc {
+                    self.resched_curr(cpu);
+                }
+            }
             _ => {}
         }
     }
@@ -826,7 +954,9 @@ impl Sim {
         if old == new_cpu {
             return;
         }
-        self.migrate_task_rq_fair(tid, old, new_cpu);
+        if !self.tasks[tid].policy.is_rt() {
+            self.migrate_task_rq_fair(tid, old, new_cpu);
+        }
         let t = &mut self.tasks[tid];
         t.cpu = new_cpu;
         t.stats.nr_migrations += 1;
@@ -990,7 +1120,10 @@ impl Sim {
                     }
                 }
                 Op::Yield => {
-                    self.yield_task_fair(tid);
+                    match self.tasks[tid].sched_class() {
+                        SchedClass::Rt => self.yield_task_rt(tid),
+                        _ => self.yield_task_fair(tid),
+                    }
                     self.tasks[tid].need_advance = true;
                     let cpu = self.tasks[tid].cpu;
                     self.resched_curr(cpu);
@@ -1077,17 +1210,28 @@ impl Sim {
     pub fn block(&mut self, tid: TaskId) {
         let cpu = self.tasks[tid].cpu;
         self.update_curr(cpu);
-        self.dequeue_task_fair(cpu, tid, true);
+        self.dequeue_task(cpu, tid);
         self.tasks[tid].state = TaskState::Blocked;
         self.tasks[tid].need_advance = true;
         self.resched_curr(cpu);
+    }
+
+    /// dequeue_task(rq, p, DEQUEUE_SLEEP) by class.
+    fn dequeue_task(&mut self, cpu: usize, tid: TaskId) {
+        match self.tasks[tid].sched_class() {
+            SchedClass::Rt => self.dequeue_task_rt(cpu, tid),
+            _ => self.dequeue_task_fair(cpu, tid, true),
+        }
     }
 
     pub fn do_exit(&mut self, tid: TaskId) {
         let cpu = self.tasks[tid].cpu;
         if self.tasks[tid].state == TaskState::Runnable {
             self.update_curr(cpu);
-            self.dequeue_task_fair(cpu, tid, true);
+            self.dequeue_task(cpu, tid);
+        }
+        if self.tasks[tid].policy.is_rt() {
+            self.rt_nr_tasks -= 1;
         }
         self.tasks[tid].state = TaskState::Dead;
         self.tasks[tid].stats.exit_ns = Some(self.now);
@@ -1134,8 +1278,11 @@ impl Sim {
                 if self.rqs[c].curr.is_some() {
                     continue;
                 }
-                let any =
-                    self.rqs.iter().any(|rq| rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c)));
+                let any = self.rqs.iter().any(|rq| {
+                    rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c))
+                        || (rq.rt.rt_nr_running > 0
+                            && rq.rt.active.iter().any(|t| rq.curr != Some(t) && self.tasks[t].cpus.test(c)))
+                });
                 n += u64::from(any);
             }
             n.min(waiting)
@@ -1177,6 +1324,17 @@ impl Sim {
             if let Some(c) = rq.cfs.curr {
                 seen[c] += 1;
             }
+            for tid in rq.rt.active.iter() {
+                seen[tid] += 1;
+                if self.tasks[tid].cpu != rq.cpu {
+                    return Err(SimError::Invariant {
+                        message: format!(
+                            "RT task {} queued on CPU {} but task_cpu is {}",
+                            self.tasks[tid].comm, rq.cpu, self.tasks[tid].cpu
+                        ),
+                    });
+                }
+            }
             let a = &rq.acct;
             if a.usr + a.nice + a.sys + a.idle != rq.acct_since {
                 return Err(SimError::Invariant {
@@ -1188,11 +1346,11 @@ impl Sim {
                     ),
                 });
             }
-            if rq.nr_running != rq.cfs.nr_running {
+            if rq.nr_running != rq.cfs.nr_running + rq.rt.rt_nr_running {
                 return Err(SimError::Invariant {
                     message: format!(
-                        "CPU {}: nr_running {} != cfs nr_running {}",
-                        rq.cpu, rq.nr_running, rq.cfs.nr_running
+                        "CPU {}: nr_running {} != cfs {} + rt {}",
+                        rq.cpu, rq.nr_running, rq.cfs.nr_running, rq.rt.rt_nr_running
                     ),
                 });
             }
@@ -1215,6 +1373,7 @@ impl Sim {
                 });
             }
         }
+        self.check_rt_invariant().map_err(|message| SimError::Invariant { message })?;
         Ok(())
     }
 

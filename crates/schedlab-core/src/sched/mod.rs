@@ -1,8 +1,10 @@
 //! Models kernel/sched/: the core, the scheduling classes and the topology.
 
 pub mod core;
+pub mod cpupri;
 pub mod fair;
 pub mod features;
+pub mod rt;
 pub mod task;
 pub mod topology;
 

@@ -3,7 +3,7 @@
 use crate::cpumask::CpuMask;
 use crate::engine::Rng;
 use crate::sched::fair::pelt::SchedAvg;
-use crate::sched::Policy;
+use crate::sched::{Policy, SchedClass};
 
 pub type TaskId = usize;
 
@@ -38,6 +38,17 @@ pub struct SchedEntity {
     pub attached: bool,
 }
 
+/// struct sched_rt_entity, reduced.
+#[derive(Debug, Clone, Default)]
+pub struct RtEntity {
+    /// On its rt_rq (running or waiting).
+    pub on_rq: bool,
+    /// SCHED_RR: ticks left in the timeslice.
+    pub time_slice: u64,
+    /// Key in the rq's pushable list while the task is pushable.
+    pub pushable_seq: Option<u64>,
+}
+
 /// What a ktask worker is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KtaskRole {
@@ -65,6 +76,27 @@ pub struct TaskStats {
     pub wakeup_delays: u64,
 }
 
+impl TaskStats {
+    /// The task starts running at `now`: close its wait and its wakeup
+    /// delay (perf sched latency); returns the wait that ended.
+    #[inline]
+    pub fn picked(&mut self, now: u64) -> u64 {
+        let mut w = 0;
+        if let Some(ws) = self.wait_start.take() {
+            w = now - ws;
+            self.wait_ns += w;
+            self.wait_max = self.wait_max.max(w);
+        }
+        if let Some(wk) = self.last_wakeup.take() {
+            let d = now - wk;
+            self.wakeup_delay_sum += d;
+            self.wakeup_delay_max = self.wakeup_delay_max.max(d);
+            self.wakeup_delays += 1;
+        }
+        w
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Task {
     pub pid: u32,
@@ -76,6 +108,8 @@ pub struct Task {
     pub template: Option<usize>,
     pub policy: Policy,
     pub nice: i32,
+    /// sched_param.sched_priority: 1..99 for SCHED_FIFO/RR, 0 otherwise.
+    pub rt_priority: u32,
     pub weight: u32,
     pub inv_weight: u32,
     pub kthread: bool,
@@ -85,6 +119,7 @@ pub struct Task {
     /// task_cpu(p).
     pub cpu: usize,
     pub se: SchedEntity,
+    pub rt: RtEntity,
     // Program interpreter state.
     pub pc: usize,
     pub loop_stack: Vec<(usize, u64)>,
@@ -121,8 +156,24 @@ impl Task {
         self.kthread && self.nr_cpus_allowed == 1
     }
 
-    /// Kernel prio as traces print it: 120 + nice for fair tasks.
+    /// Kernel prio as traces print it: 120 + nice for fair tasks,
+    /// 99 - rt_priority (0..98) for RT tasks.
+    #[inline]
     pub fn prio(&self) -> i32 {
-        120 + self.nice
+        if self.policy.is_rt() {
+            99 - self.rt_priority as i32
+        } else {
+            120 + self.nice
+        }
+    }
+
+    /// The task's scheduling class.
+    #[inline]
+    pub fn sched_class(&self) -> SchedClass {
+        if self.policy.is_rt() {
+            SchedClass::Rt
+        } else {
+            SchedClass::Fair
+        }
     }
 }

@@ -74,18 +74,18 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
     // apart from the scenario's tasks.
     let is_kernel_thread = |t: &&crate::sched::task::Task| t.group >= 2 * sim.nr_scenario_groups;
     let task_json = |t: &crate::sched::task::Task| {
-            json!({
-                "pid": t.pid, "comm": t.comm, "group": sim.group_names[t.group], "policy": t.policy.name(),
-                "nice": t.nice, "rt_priority": 0, "cpus_allowed": t.cpus.to_list_string(),
-                "start_ns": t.stats.start_ns, "exit_ns": t.stats.exit_ns,
-                "runtime_ns": t.se.sum_exec_runtime, "wait_ns": t.stats.wait_ns, "wait_max_ns": t.stats.wait_max,
-                "nr_switches": t.stats.nr_switches, "nr_voluntary_switches": t.stats.nvcsw,
-                "nr_involuntary_switches": t.stats.nivcsw, "nr_migrations": t.stats.nr_migrations,
-                "nr_wakeups": t.stats.nr_wakeups,
-                "wakeup_delay_avg_ns": t.stats.wakeup_delay_sum.checked_div(t.stats.wakeup_delays).unwrap_or(0),
-                "wakeup_delay_max_ns": t.stats.wakeup_delay_max,
-                "last_cpu": t.cpu,
-            })
+        json!({
+            "pid": t.pid, "comm": t.comm, "group": sim.group_names[t.group], "policy": t.policy.name(),
+            "nice": t.nice, "rt_priority": t.rt_priority, "prio": t.prio(), "cpus_allowed": t.cpus.to_list_string(),
+            "start_ns": t.stats.start_ns, "exit_ns": t.stats.exit_ns,
+            "runtime_ns": t.se.sum_exec_runtime, "wait_ns": t.stats.wait_ns, "wait_max_ns": t.stats.wait_max,
+            "nr_switches": t.stats.nr_switches, "nr_voluntary_switches": t.stats.nvcsw,
+            "nr_involuntary_switches": t.stats.nivcsw, "nr_migrations": t.stats.nr_migrations,
+            "nr_wakeups": t.stats.nr_wakeups,
+            "wakeup_delay_avg_ns": t.stats.wakeup_delay_sum.checked_div(t.stats.wakeup_delays).unwrap_or(0),
+            "wakeup_delay_max_ns": t.stats.wakeup_delay_max,
+            "last_cpu": t.cpu,
+        })
     };
     let tasks: Vec<Value> = sim
         .tasks

@@ -102,10 +102,29 @@ impl Sim {
         GroupType::HasSpare
     }
 
+    /// check_cpu_capacity(): the CPU lost a noticeable part of its capacity
+    /// to other classes (RT here), so even its only fair task may be moved.
+    #[inline]
+    fn check_cpu_capacity(&self, cpu: usize, sd: usize) -> bool {
+        self.rt_pressure
+            && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64)
+                < self.machine.cpus[cpu].capacity as u64 * 100
+    }
+
     /// update_sg_lb_stats().
     fn update_sg_lb_stats(&mut self, env: &LbEnv, g: usize) -> SgStats {
         let grp = &self.topo.groups[g];
         let mut s = SgStats { group_capacity: grp.capacity, group_weight: grp.weight as u32, ..Default::default() };
+        if self.rt_pressure {
+            // update_group_capacity(): the sum of the CPUs' RT-scaled capacities.
+            s.group_capacity = 0;
+            for k in 0..self.topo.groups[g].cpus.len() {
+                let i = self.topo.groups[g].cpus[k];
+                let running_rt = self.rqs[i].curr.is_some_and(|c| self.tasks[c].policy.is_rt());
+                self.update_rt_rq_load_avg(i, running_rt);
+                s.group_capacity += self.capacity_of(i);
+            }
+        }
         // env.cpus is the whole span unless pinned tasks removed CPUs.
         let full = env.cpus.len() == self.topo.domains[env.sd].span_weight;
         for k in 0..self.topo.groups[g].cpus.len() {
@@ -113,10 +132,12 @@ impl Sim {
             if !full && env.cpus.binary_search(&i).is_err() {
                 continue;
             }
-            if self.rqs[i].curr.is_none() {
+            let curr = self.rqs[i].curr;
+            if curr.is_none() || self.rt_pressure && curr.is_some_and(|c| self.tasks[c].policy.is_rt()) {
                 // An idle CPU's blocked load decays only when someone updates
                 // it; the kernel does that in update_blocked_averages (newidle,
-                // NOHZ_STATS_KICK). Deviation: done here, at read time.
+                // NOHZ_STATS_KICK, and the tick of a CPU running RT).
+                // Deviation: done here, at read time.
                 self.update_load_avg(i, None);
             }
             s.group_load += self.cpu_load(i);
@@ -313,7 +334,7 @@ impl Sim {
             match env.migration_type {
                 MigrationType::Load => {
                     let load = self.cpu_load(i);
-                    if nr == 1 && load as i64 > env.imbalance {
+                    if nr == 1 && load as i64 > env.imbalance && !self.check_cpu_capacity(i, env.sd) {
                         continue;
                     }
                     if load * busiest_capacity > busiest_load * capacity || busiest.is_none() {
@@ -646,6 +667,16 @@ impl Sim {
     /// active balance" (Vincent Guittot, believed v5.12, unverified) only a
     /// migrate_task imbalance does (LINUX-FACTS 3.9, @6.12).
     fn need_active_balance(&self, env: &LbEnv) -> bool {
+        // The idle dst may take the only fair task of a CPU whose capacity
+        // other classes (RT) took away.
+        if env.idle != CpuIdleType::NotIdle
+            && self.rqs[env.src_cpu].cfs.h_nr_running == 1
+            && self.check_cpu_capacity(env.src_cpu, env.sd)
+            && self.capacity_of(env.src_cpu) * (self.topo.domains[env.sd].imbalance_pct as u64)
+                < self.capacity_of(env.dst_cpu) * 100
+        {
+            return true;
+        }
         if env.migration_type == MigrationType::Misfit {
             return true;
         }

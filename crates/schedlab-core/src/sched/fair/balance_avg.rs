@@ -319,8 +319,8 @@ impl Sim {
 
     /// power_of() = rq->cpu_power as update_cpu_power() sets it: SCHED_LOAD_SCALE,
     /// times smt_gain/span_weight on an SMT level (default_scale_smt_power:
-    /// 1178/2 = 589 per sibling), times scale_rt_power (1 here: schedlab runs
-    /// no RT time). arch_scale_freq_power is SCHED_LOAD_SCALE.
+    /// 1178/2 = 589 per sibling), times scale_rt_power (the share of recent
+    /// time not spent on RT tasks). arch_scale_freq_power is SCHED_LOAD_SCALE.
     pub fn power_of(&self, cpu: usize) -> u64 {
         let mut power = SCHED_LOAD_SCALE;
         if let Some(&d) = self.topo.cpu_domains[cpu].first() {
@@ -328,6 +328,14 @@ impl Sim {
             if sd.flags & SD_SHARE_CPUPOWER != 0 && sd.span_weight > 1 && sd.smt_gain > 0 {
                 power = (power * (sd.smt_gain as u64 / sd.span_weight as u64)) >> 10;
             }
+        }
+        if self.rt_pressure && self.cfg.version.at_least_26(35) {
+            // scale_rt_power(): the share of the recent sched_avg_period
+            // not spent on RT [sched_fair.c @2.6.35]. Deviation: it dates
+            // from 2.6.31 (unverified); 2.6.25 had no RT scaling.
+            let rq = &self.rqs[cpu].rt;
+            let (avg, age) = decayed_normal_avg(rq.rt_avg, rq.rt_age_stamp, self.now);
+            power = (power * scale_normal_power(avg, age, self.now)) >> 10;
         }
         power.max(1)
     }

@@ -350,18 +350,8 @@ impl Sim {
             t.se.vlag = t.se.deadline as i64;
         }
         t.list_seq = seq;
-        if let Some(ws) = t.stats.wait_start.take() {
-            let w = now - ws;
-            t.stats.wait_ns += w;
-            t.stats.wait_max = t.stats.wait_max.max(w);
-            self.rqs[cpu].stats.wait_ns += w;
-        }
-        if let Some(wk) = t.stats.last_wakeup.take() {
-            let d = now - wk;
-            t.stats.wakeup_delay_sum += d;
-            t.stats.wakeup_delay_max = t.stats.wakeup_delay_max.max(d);
-            t.stats.wakeup_delays += 1;
-        }
+        let w = t.stats.picked(now);
+        self.rqs[cpu].stats.wait_ns += w;
     }
 
     /// PELT: update the entity (if any) and the cfs_rq to now

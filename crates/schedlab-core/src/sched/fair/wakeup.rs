@@ -26,9 +26,22 @@ impl Sim {
         self.rqs[cpu].cfs.avg.util_avg.min(self.capacity_of(cpu))
     }
 
+    /// capacity_of(): the CPU's capacity less what RT tasks use
+    /// (scale_rt_capacity with rq->avg_rt, 4.19+; at least 1). Deviation:
+    /// the kernel refreshes rq->cpu_capacity only when the CPU balances; the
+    /// model reads avg_rt as of the last RT switch or tick.
     #[inline]
     pub fn capacity_of(&self, cpu: usize) -> u64 {
-        self.machine.cpus[cpu].capacity as u64
+        let max = self.machine.cpus[cpu].capacity as u64;
+        if !self.rt_pressure {
+            return max;
+        }
+        let used = self.rqs[cpu].rt.avg_rt.util_avg;
+        if used >= max {
+            1
+        } else {
+            max - used
+        }
     }
 
     fn task_contrib_here(&self, cpu: usize, p: TaskId) -> bool {

@@ -1,0 +1,759 @@
+//! Models kernel/sched/rt.c (sched_rt.c before 2.6.32): the RT class.
+//!
+//! * The runqueue is an array of 100 FIFO lists, one per kernel priority
+//!   (0 = rt_priority 99, the highest; 98 = rt_priority 1), plus a bitmap of
+//!   the non-empty lists. Pick = find-first-set, then the list's head: O(1).
+//!   Unlike CFS, the running task stays queued (at the head of its list).
+//! * SCHED_FIFO runs until it blocks, yields or a higher priority preempts it;
+//!   SCHED_RR also loses the CPU to an equal priority when its timeslice
+//!   (`kernel.sched_rr_timeslice_ms`, counted in ticks) runs out.
+//! * Throttling (2.6.25+): each rq accumulates `rt_time`; beyond
+//!   `sched_rt_runtime_us` in a `sched_rt_period_us` period the rt_rq is
+//!   throttled and the lower classes run until the period timer replenishes.
+//! * Push/pull (2.6.25+, Rostedt/Haskins): an rq with two or more RT tasks,
+//!   one of which may migrate, is "overloaded" (rto_mask); its waiting tasks
+//!   are pushed to the lowest-priority CPU cpupri finds (after a wakeup that
+//!   does not preempt, and after a switch to an RT task); an rq that lowers
+//!   its priority pulls the best waiting task from the overloaded rqs.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::engine::Instant;
+use crate::sched::core::{Ev, Sim};
+use crate::sched::fair::balance_avg::decayed_normal_avg;
+use crate::sched::fair::pelt;
+use crate::sched::task::{TaskId, TaskState};
+use crate::sched::topology::SD_WAKE_AFFINE;
+use crate::sched::Policy;
+
+/// MAX_RT_PRIO: kernel prios 0..99 are RT.
+pub const MAX_RT_PRIO: usize = 100;
+/// RT_MAX_TRIES of find_lock_lowest_rq (one try suffices here: no lock
+/// races, so the rq found cannot change under us).
+pub const RT_MAX_TRIES: u32 = 3;
+
+/// struct rt_prio_array: the bitmap and the per-priority FIFO lists.
+///
+/// Complexity: enqueue (head or tail), pick (find-first-set over two words)
+/// and requeue of the head are O(1). Deviation: the kernel's list_del is O(1)
+/// for any element; removing a task from the middle of its VecDeque is
+/// O(k) in the tasks of that one priority (the common removal is the running
+/// task, which is the head).
+#[derive(Debug, Clone)]
+pub struct RtPrioArray {
+    bitmap: [u64; 2],
+    queue: Vec<VecDeque<TaskId>>,
+}
+
+impl Default for RtPrioArray {
+    fn default() -> Self {
+        RtPrioArray { bitmap: [0; 2], queue: vec![VecDeque::new(); MAX_RT_PRIO] }
+    }
+}
+
+impl RtPrioArray {
+    #[inline]
+    fn set_bit(&mut self, prio: usize) {
+        self.bitmap[prio / 64] |= 1 << (prio % 64);
+    }
+
+    #[inline]
+    fn clear_bit(&mut self, prio: usize) {
+        self.bitmap[prio / 64] &= !(1 << (prio % 64));
+    }
+
+    /// sched_find_first_bit(): the highest (numerically lowest) non-empty prio.
+    #[inline]
+    pub fn first(&self) -> Option<usize> {
+        if self.bitmap[0] != 0 {
+            Some(self.bitmap[0].trailing_zeros() as usize)
+        } else if self.bitmap[1] != 0 {
+            Some(64 + self.bitmap[1].trailing_zeros() as usize)
+        } else {
+            None
+        }
+    }
+
+    /// __enqueue_rt_entity(): at the tail, or the head (ENQUEUE_HEAD).
+    pub fn enqueue(&mut self, prio: usize, tid: TaskId, head: bool) {
+        if head {
+            self.queue[prio].push_front(tid);
+        } else {
+            self.queue[prio].push_back(tid);
+        }
+        self.set_bit(prio);
+    }
+
+    /// __dequeue_rt_entity(). Returns false if the task was not queued.
+    pub fn dequeue(&mut self, prio: usize, tid: TaskId) -> bool {
+        let q = &mut self.queue[prio];
+        let removed = if q.front() == Some(&tid) {
+            q.pop_front();
+            true
+        } else if let Some(i) = q.iter().position(|&t| t == tid) {
+            q.remove(i);
+            true
+        } else {
+            false
+        };
+        if q.is_empty() {
+            self.clear_bit(prio);
+        }
+        removed
+    }
+
+    /// requeue_task_rt(): move to the tail (or head) of its list.
+    pub fn requeue(&mut self, prio: usize, tid: TaskId, head: bool) {
+        if self.queue[prio].len() > 1 && self.dequeue(prio, tid) {
+            self.enqueue(prio, tid, head);
+        }
+    }
+
+    /// The head of the highest non-empty list (pick_next_rt_entity).
+    #[inline]
+    pub fn pick(&self) -> Option<TaskId> {
+        self.first().and_then(|p| self.queue[p].front().copied())
+    }
+
+    /// Number of tasks queued at `prio`.
+    pub fn len_at(&self, prio: usize) -> usize {
+        self.queue[prio].len()
+    }
+
+    /// Every queued task, highest priority first (for checks and reports).
+    pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.queue.iter().flat_map(|q| q.iter().copied())
+    }
+}
+
+/// struct rt_rq.
+#[derive(Debug, Clone)]
+pub struct RtRq {
+    pub active: RtPrioArray,
+    /// Queued RT tasks, the running one included.
+    pub rt_nr_running: u32,
+    /// Queued RT tasks that may run elsewhere (nr_cpus_allowed > 1).
+    pub rt_nr_migratory: u32,
+    /// In rd->rto_mask.
+    pub overloaded: bool,
+    /// highest_prio.curr: the highest queued prio, MAX_RT_PRIO if none.
+    pub highest_prio: usize,
+    /// pushable_tasks plist: (prio, seq, task), waiting and migratable.
+    pub pushable: BTreeSet<(usize, u64, TaskId)>,
+    /// Run time charged in the current period (ns).
+    pub rt_time: u64,
+    pub rt_throttled: bool,
+    /// rq->avg_rt (4.19+): PELT utilisation of RT tasks on this CPU, which
+    /// scale_rt_capacity takes off the capacity the fair balancer sees.
+    pub avg_rt: pelt::SchedAvg,
+    /// rq->rt_avg (2.6.31 .. 4.18): decaying sum of RT run time, halved per
+    /// sched_avg_period, for scale_rt_power; and its period start.
+    pub rt_avg: u64,
+    pub rt_age_stamp: u64,
+}
+
+impl Default for RtRq {
+    fn default() -> Self {
+        RtRq {
+            active: RtPrioArray::default(),
+            rt_nr_running: 0,
+            rt_nr_migratory: 0,
+            overloaded: false,
+            highest_prio: MAX_RT_PRIO,
+            pushable: BTreeSet::new(),
+            rt_time: 0,
+            rt_throttled: false,
+            avg_rt: pelt::SchedAvg::default(),
+            rt_avg: 0,
+            rt_age_stamp: 0,
+        }
+    }
+}
+
+impl RtRq {
+    /// highest_prio.next as pull_rt_task reads it. Deviation: the kernel
+    /// tracks the second-highest queued prio; the model uses the best
+    /// pushable one (the task a pull could take), a tighter hint.
+    #[inline]
+    pub fn next_pushable_prio(&self) -> usize {
+        self.pushable.first().map(|&(p, _, _)| p).unwrap_or(MAX_RT_PRIO)
+    }
+}
+
+impl Sim {
+    #[inline]
+    fn rt_prio(&self, tid: TaskId) -> usize {
+        self.tasks[tid].prio() as usize
+    }
+
+    /// rt_runtime in ns, or None for RUNTIME_INF (sched_rt_runtime_us = -1).
+    pub fn rt_runtime_ns(&self) -> Option<u64> {
+        let us = self.cfg.sysctl.sched_rt_runtime_us;
+        (us >= 0).then(|| us as u64 * 1000)
+    }
+
+    pub fn rt_period_ns(&self) -> u64 {
+        self.cfg.sysctl.sched_rt_period_us * 1000
+    }
+
+    /// The prio the rq runs now as push/pull compare it: curr's prio, or
+    /// MAX_PRIO-ish for idle (anything RT beats it).
+    #[inline]
+    pub fn curr_prio(&self, cpu: usize) -> i32 {
+        self.rqs[cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(crate::sched::cpupri::MAX_PRIO)
+    }
+
+    // ------------------------------------------------------------ bookkeeping
+
+    /// inc/dec_rt_prio + cpupri_set + rt_set/clear_overload after a change.
+    fn update_rt_state(&mut self, cpu: usize) {
+        let rt = &mut self.rqs[cpu].rt;
+        let highest = rt.active.first().unwrap_or(MAX_RT_PRIO);
+        let changed = highest != rt.highest_prio;
+        rt.highest_prio = highest;
+        let over = rt.rt_nr_running > 1 && rt.rt_nr_migratory > 0;
+        let was = rt.overloaded;
+        rt.overloaded = over;
+        if changed && self.rt_push_pull {
+            self.cpupri.set(cpu, highest as i32);
+        }
+        if over != was && self.rt_push_pull {
+            if over {
+                self.rto_mask.set(cpu);
+                self.rto_count += 1;
+            } else {
+                self.rto_mask.clear(cpu);
+                self.rto_count -= 1;
+            }
+        }
+    }
+
+    fn enqueue_pushable_task(&mut self, cpu: usize, tid: TaskId) {
+        if self.tasks[tid].nr_cpus_allowed <= 1 || self.tasks[tid].rt.pushable_seq.is_some() {
+            return;
+        }
+        let seq = self.next_list_seq();
+        let prio = self.rt_prio(tid);
+        self.tasks[tid].rt.pushable_seq = Some(seq);
+        self.rqs[cpu].rt.pushable.insert((prio, seq, tid));
+    }
+
+    fn dequeue_pushable_task(&mut self, cpu: usize, tid: TaskId) {
+        if let Some(seq) = self.tasks[tid].rt.pushable_seq.take() {
+            let prio = self.rt_prio(tid);
+            self.rqs[cpu].rt.pushable.remove(&(prio, seq, tid));
+        }
+    }
+
+    // ------------------------------------------------------ class operations
+
+    /// update_rt_rq_load_avg(): PELT of RT utilisation on the CPU, with
+    /// load = runnable = running as the kernel feeds it.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn update_rt_rq_load_avg(&mut self, cpu: usize, running: bool) {
+        let now = self.now;
+        let sa = &mut self.rqs[cpu].rt.avg_rt;
+        let r = u64::from(running);
+        if pelt::update_load_sum(sa, now, r, r, r) {
+            pelt::update_load_avg(sa, 1);
+        }
+    }
+
+    /// enqueue_task_rt(): at the tail of its priority list (head: ENQUEUE_HEAD).
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn enqueue_task_rt(&mut self, cpu: usize, tid: TaskId, head: bool) {
+        self.update_curr(cpu);
+        let prio = self.rt_prio(tid);
+        let migratory = self.tasks[tid].nr_cpus_allowed > 1;
+        let rt = &mut self.rqs[cpu].rt;
+        rt.active.enqueue(prio, tid, head);
+        rt.rt_nr_running += 1;
+        rt.rt_nr_migratory += u32::from(migratory);
+        self.tasks[tid].rt.on_rq = true;
+        if self.rqs[cpu].curr != Some(tid) {
+            self.enqueue_pushable_task(cpu, tid);
+            self.tasks[tid].stats.wait_start = Some(self.now);
+        }
+        if self.tasks[tid].nr_cpus_allowed < self.rqs.len() {
+            self.wasted.nr_restricted += 1;
+        }
+        self.add_nr_running(cpu);
+        self.update_rt_state(cpu);
+        self.start_rt_bandwidth();
+    }
+
+    /// dequeue_task_rt().
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn dequeue_task_rt(&mut self, cpu: usize, tid: TaskId) {
+        self.update_curr(cpu);
+        let prio = self.rt_prio(tid);
+        let migratory = self.tasks[tid].nr_cpus_allowed > 1;
+        self.dequeue_pushable_task(cpu, tid);
+        let rt = &mut self.rqs[cpu].rt;
+        let removed = rt.active.dequeue(prio, tid);
+        debug_assert!(removed, "dequeued RT task was not queued");
+        rt.rt_nr_running -= 1;
+        rt.rt_nr_migratory -= u32::from(migratory);
+        self.tasks[tid].rt.on_rq = false;
+        if self.tasks[tid].nr_cpus_allowed < self.rqs.len() {
+            self.wasted.nr_restricted -= 1;
+        }
+        self.sub_nr_running(cpu);
+        self.update_rt_state(cpu);
+    }
+
+    /// pick_next_task_rt(): the head of the highest non-empty list, unless
+    /// the rt_rq is throttled.
+    ///
+    /// Deviation: the kernel dequeues a throttled rt_rq from the rq
+    /// (rq->nr_running drops by rt_nr_running); here its tasks stay counted
+    /// in nr_running and are only skipped by the pick, so a throttled CPU
+    /// with no fair work is not idle_cpu() for the fair wakeup path and
+    /// balancer.
+    #[inline]
+    pub fn pick_next_task_rt(&self, cpu: usize) -> Option<TaskId> {
+        let rt = &self.rqs[cpu].rt;
+        if rt.rt_throttled {
+            return None;
+        }
+        rt.active.pick()
+    }
+
+    /// put_prev_task_rt(): a preempted, still queued task becomes pushable.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn put_prev_task_rt(&mut self, cpu: usize, tid: TaskId) {
+        // (update_rt_rq_load_avg(.., 1) is done by schedule() for every RT prev.)
+        if self.tasks[tid].rt.on_rq {
+            self.enqueue_pushable_task(cpu, tid);
+        }
+        self.tasks[tid].stats.wait_start = Some(self.now);
+    }
+
+    /// set_next_task_rt(): the picked task starts running; it is no longer
+    /// pushable.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn set_next_task_rt(&mut self, cpu: usize, tid: TaskId) {
+        self.rt_pressure = true;
+        self.update_rt_rq_load_avg(cpu, false);
+        self.dequeue_pushable_task(cpu, tid);
+        let now = self.now;
+        let t = &mut self.tasks[tid];
+        t.se.exec_start = now;
+        t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
+        let w = t.stats.picked(now);
+        self.rqs[cpu].stats.wait_ns += w;
+    }
+
+    /// The RT part of update_curr(): rt_time and the throttle test
+    /// (update_curr_rt -> sched_rt_runtime_exceeded).
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn update_curr_rt(&mut self, cpu: usize, delta: u64) {
+        // sched_rt_avg_update(): rt_avg for scale_rt_power (2.6.x era).
+        let rq = &mut self.rqs[cpu].rt;
+        let (avg, age) = decayed_normal_avg(rq.rt_avg, rq.rt_age_stamp, self.now);
+        rq.rt_avg = avg + delta;
+        rq.rt_age_stamp = age;
+        let Some(runtime) = self.rt_runtime_ns() else { return };
+        let period = self.rt_period_ns();
+        let rt = &mut self.rqs[cpu].rt;
+        rt.rt_time += delta;
+        if rt.rt_throttled || runtime >= period {
+            return;
+        }
+        // Deviation: RT_RUNTIME_SHARE (do_balance_runtime, borrowing unused
+        // runtime from the other CPUs of the root domain) is not modelled: every
+        // rq throttles at its own runtime, as 6.1+ (feature off) and 2.6.25 do.
+        if rt.rt_time > runtime {
+            rt.rt_throttled = true;
+            self.rt_throttle_events += 1;
+            // "sched: RT throttling activated" (printk_deferred_once).
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// start_rt_bandwidth(): arm the period timer if it is not running. The
+    /// timer's expiries stay on a grid of whole periods from boot (the
+    /// hrtimer is forwarded, never restarted from now).
+    ///
+    /// Deviation: 2.6.25 had no hrtimer; update_sched_rt_period() checked
+    /// the period boundary lazily from the tick. The model uses the 2.6.26+
+    /// timer for every version (same boundaries up to one tick).
+    fn start_rt_bandwidth(&mut self) {
+        if self.rt_period_active || self.rt_runtime_ns().is_none() {
+            return;
+        }
+        self.rt_period_active = true;
+        let period = self.rt_period_ns();
+        let next = (self.now / period + 1) * period;
+        self.q.schedule(Instant(next), Ev::RtPeriod);
+    }
+
+    /// sched_rt_period_timer -> do_sched_rt_period_timer(): replenish every
+    /// rq; unthrottle the ones below their runtime again; keep the timer only
+    /// while some rq has RT time or RT tasks.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn sched_rt_period_timer(&mut self) {
+        let Some(runtime) = self.rt_runtime_ns() else {
+            self.rt_period_active = false;
+            return;
+        };
+        let mut idle = true;
+        for cpu in 0..self.rqs.len() {
+            // The running task's time so far belongs to the period that ends.
+            if self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].policy.is_rt()) {
+                self.update_curr(cpu);
+            }
+            let rt = &mut self.rqs[cpu].rt;
+            if rt.rt_time > 0 {
+                rt.rt_time -= rt.rt_time.min(runtime);
+                let mut enqueue = false;
+                if rt.rt_throttled && rt.rt_time < runtime {
+                    rt.rt_throttled = false;
+                    enqueue = true;
+                }
+                if rt.rt_time > 0 || rt.rt_nr_running > 0 {
+                    idle = false;
+                }
+                if enqueue && rt.rt_nr_running > 0 {
+                    self.resched_curr(cpu);
+                }
+            } else if rt.rt_nr_running > 0 {
+                idle = false;
+                if rt.rt_throttled {
+                    rt.rt_throttled = false;
+                    self.resched_curr(cpu);
+                }
+            }
+        }
+        if idle {
+            self.rt_period_active = false;
+        } else {
+            let next = self.now + self.rt_period_ns();
+            self.q.schedule(Instant(next), Ev::RtPeriod);
+        }
+    }
+
+    /// task_tick_rt(): SCHED_RR timeslice countdown; on expiry the task
+    /// goes to the tail of its list if others wait at its level.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn task_tick_rt(&mut self, cpu: usize, curr: TaskId) {
+        self.update_rt_rq_load_avg(cpu, true);
+        if self.tasks[curr].state != TaskState::Runnable || self.tasks[curr].policy != Policy::Rr {
+            return;
+        }
+        let t = &mut self.tasks[curr];
+        t.rt.time_slice = t.rt.time_slice.saturating_sub(1);
+        if t.rt.time_slice > 0 {
+            return;
+        }
+        t.rt.time_slice = self.rr_timeslice_ticks;
+        let prio = self.rt_prio(curr);
+        if self.rqs[cpu].rt.active.len_at(prio) > 1 {
+            self.rqs[cpu].rt.active.requeue(prio, curr, false);
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// yield_task_rt(): to the tail of its list.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn yield_task_rt(&mut self, tid: TaskId) {
+        let cpu = self.tasks[tid].cpu;
+        let prio = self.rt_prio(tid);
+        self.rqs[cpu].rt.active.requeue(prio, tid, false);
+    }
+
+    /// check_preempt_curr_rt() / wakeup_preempt_rt(): a strictly higher
+    /// priority preempts; at equal priority (2.6.26+) current is rescheduled
+    /// when it could be pushed and the wakee could not.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn check_preempt_curr_rt(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
+        let (pp, cp) = (self.tasks[p].prio(), self.tasks[curr].prio());
+        if pp < cp {
+            self.resched_curr(cpu);
+            return;
+        }
+        if pp == cp && self.rt_push_pull && self.cfg.version.at_least_26(26) && !self.rqs[cpu].need_resched {
+            self.check_preempt_equal_prio(cpu, curr, p);
+        }
+    }
+
+    /// check_preempt_equal_prio().
+    fn check_preempt_equal_prio(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
+        let c = &self.tasks[curr];
+        if c.nr_cpus_allowed == 1 || self.cpupri.find(c.prio(), &c.cpus).is_none() {
+            return;
+        }
+        let t = &self.tasks[p];
+        if t.nr_cpus_allowed != 1 && self.cpupri.find(t.prio(), &t.cpus).is_some() {
+            return;
+        }
+        let prio = self.rt_prio(p);
+        self.rqs[cpu].rt.active.requeue(prio, p, true);
+        self.resched_curr(cpu);
+    }
+
+    // -------------------------------------------------------------- placement
+
+    /// select_task_rq_rt() for wakeups and forks: `cpu` is the task's CPU
+    /// (wakeup) or the parent's (fork).
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn select_task_rq_rt(&mut self, p: TaskId, cpu: usize) -> usize {
+        let cpu = if self.tasks[p].cpus.test(cpu) { cpu } else { self.tasks[p].cpus.first().unwrap_or(cpu) };
+        if self.tasks[p].nr_cpus_allowed == 1 || !self.rt_push_pull {
+            return cpu;
+        }
+        let Some(curr) = self.rqs[cpu].curr else { return cpu };
+        if !self.tasks[curr].policy.is_rt() {
+            return cpu;
+        }
+        let pprio = self.tasks[p].prio();
+        if !self.cfg.version.at_least_26(26) {
+            // 2.6.25: move whenever an RT task runs there.
+            return self.find_lowest_rq(p, cpu).unwrap_or(cpu);
+        }
+        let c = &self.tasks[curr];
+        if c.nr_cpus_allowed < 2 || c.prio() <= pprio {
+            if let Some(target) = self.find_lowest_rq(p, cpu) {
+                if (pprio as usize) < self.rqs[target].rt.highest_prio {
+                    return target;
+                }
+            }
+        }
+        cpu
+    }
+
+    /// find_lowest_rq(task): among the CPUs of the lowest cpupri level the
+    /// task may use, prefer its last CPU, then (walking that CPU's domains
+    /// bottom-up, SD_WAKE_AFFINE ones) `this_cpu` or any CPU of the domain,
+    /// then this_cpu, then any.
+    ///
+    /// Deviation: 2.6.25 and 2.6.26 scanned the CPUs linearly
+    /// (find_lowest_cpus) instead of cpupri; the sets they return differ
+    /// only in corner cases (2.6.25 took the first non-RT CPU alone).
+    pub fn find_lowest_rq(&self, p: TaskId, this_cpu: usize) -> Option<usize> {
+        let t = &self.tasks[p];
+        if t.nr_cpus_allowed == 1 {
+            return None;
+        }
+        let mask = self.cpupri.find(t.prio(), &t.cpus)?;
+        let cpu = t.cpu;
+        if mask.test(cpu) {
+            return Some(cpu);
+        }
+        for &d in &self.topo.cpu_domains[cpu] {
+            let dom = &self.topo.domains[d];
+            if dom.flags & SD_WAKE_AFFINE == 0 {
+                continue;
+            }
+            if mask.test(this_cpu) && dom.span.binary_search(&this_cpu).is_ok() {
+                return Some(this_cpu);
+            }
+            if let Some(&c) = dom.span.iter().find(|&&c| mask.test(c)) {
+                return Some(c);
+            }
+        }
+        if mask.test(this_cpu) {
+            return Some(this_cpu);
+        }
+        // Deviation: 6.x spreads with cpumask_any_and_distribute; the model
+        // takes the first CPU of the mask (deterministic either way).
+        mask.first()
+    }
+
+    /// task_woken_rt(): a woken task that will not run now is pushed if the
+    /// running RT task will not make room for it.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn task_woken_rt(&mut self, cpu: usize, p: TaskId) {
+        if !self.rt_push_pull
+            || self.rqs[cpu].curr == Some(p)
+            || self.rqs[cpu].need_resched
+            || self.tasks[p].nr_cpus_allowed <= 1
+        {
+            return;
+        }
+        let Some(curr) = self.rqs[cpu].curr else { return };
+        let c = &self.tasks[curr];
+        if c.policy.is_rt() && (c.nr_cpus_allowed < 2 || c.prio() <= self.tasks[p].prio()) {
+            self.push_rt_tasks(cpu);
+        }
+    }
+
+    // -------------------------------------------------------------- push/pull
+
+    /// Move a queued, not running RT task (deactivate, set_task_cpu, activate).
+    fn move_queued_task_rt(&mut self, p: TaskId, src: usize, dst: usize) {
+        self.dequeue_task_rt(src, p);
+        self.set_task_cpu(p, dst);
+        self.enqueue_task_rt(dst, p, false);
+        self.rt_migrations += 1;
+    }
+
+    /// push_rt_task(rq): push the best waiting task to a lower-priority CPU.
+    /// Returns true if a task moved.
+    fn push_rt_task(&mut self, cpu: usize) -> bool {
+        if !self.rqs[cpu].rt.overloaded {
+            return false;
+        }
+        let Some(&(prio, _, p)) = self.rqs[cpu].rt.pushable.first() else { return false };
+        if let Some(curr) = self.rqs[cpu].curr {
+            if (prio as i32) < self.tasks[curr].prio() {
+                // It will preempt here: just reschedule.
+                self.resched_curr(cpu);
+                return false;
+            }
+        } else {
+            self.resched_curr(cpu);
+            return false;
+        }
+        // find_lock_lowest_rq(): one try is enough (no lock races here).
+        let Some(dst) = self.find_lowest_rq(p, cpu) else { return false };
+        if dst == cpu || self.rqs[dst].rt.highest_prio <= prio {
+            return false;
+        }
+        self.move_queued_task_rt(p, cpu, dst);
+        self.resched_curr(dst);
+        true
+    }
+
+    /// push_rt_tasks(): push while it succeeds.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn push_rt_tasks(&mut self, cpu: usize) {
+        while self.push_rt_task(cpu) {}
+    }
+
+    /// pull_rt_task(this_rq): take from the overloaded rqs every waiting task
+    /// that beats what this rq will run, unless it is about to run there.
+    ///
+    /// Deviation: RT_PUSH_IPI (4.x+: ask the overloaded CPUs to push by an
+    /// irq_work chain instead of pulling under their locks) is not modelled;
+    /// every version pulls directly. The outcome (which task lands where) is
+    /// the same in the model, where both happen at once.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn pull_rt_task(&mut self, this_cpu: usize) {
+        if self.rto_count == 0 || (self.rto_count == 1 && self.rto_mask.test(this_cpu)) {
+            return;
+        }
+        let cpus: Vec<usize> = self.rto_mask.iter().collect();
+        for src in cpus {
+            if src == this_cpu {
+                continue;
+            }
+            let this_prio = self.rqs[this_cpu].rt.highest_prio;
+            if self.rqs[src].rt.next_pushable_prio() >= this_prio {
+                continue;
+            }
+            // pick_highest_pushable_task(src_rq, this_cpu).
+            let Some(&(prio, _, p)) =
+                self.rqs[src].rt.pushable.iter().find(|&&(_, _, t)| self.tasks[t].cpus.test(this_cpu))
+            else {
+                continue;
+            };
+            if prio >= this_prio {
+                continue;
+            }
+            if (prio as i32) < self.curr_prio(src) {
+                continue; // it is about to preempt there
+            }
+            self.move_queued_task_rt(p, src, this_cpu);
+            self.resched_curr(this_cpu);
+        }
+    }
+
+    /// RT invariant (the checker): with push/pull on, no runnable RT task
+    /// with an unrestricted affinity waits while a CPU runs something of
+    /// lower priority. Throttled runqueues are exempt on both sides (their
+    /// RT tasks may not run, and the kernel does not push them away).
+    pub fn check_rt_invariant(&self) -> Result<(), String> {
+        if !self.rt_push_pull || self.rt_nr_tasks == 0 {
+            return Ok(());
+        }
+        let nr = self.rqs.len();
+        // The lowest priority any unthrottled CPU runs (larger = lower).
+        let mut lowest: Option<(i32, usize)> = None;
+        for rq in &self.rqs {
+            if rq.rt.rt_throttled {
+                continue;
+            }
+            let pr = self.curr_prio(rq.cpu);
+            if lowest.is_none_or(|(l, _)| pr > l) {
+                lowest = Some((pr, rq.cpu));
+            }
+        }
+        let Some((low, low_cpu)) = lowest else { return Ok(()) };
+        for rq in &self.rqs {
+            if rq.rt.rt_throttled {
+                continue;
+            }
+            for t in rq.rt.active.iter() {
+                if rq.curr == Some(t) || self.tasks[t].nr_cpus_allowed < nr {
+                    continue;
+                }
+                let p = self.tasks[t].prio();
+                if p < low {
+                    return Err(format!(
+                        "RT task {} (prio {}) waits on CPU {} while CPU {} runs prio {}",
+                        self.tasks[t].comm, p, rq.cpu, low_cpu, low
+                    ));
+                }
+                break; // lower ones on this rq wait behind this one anyway
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitmap_pick_is_highest_priority_fifo() {
+        let mut a = RtPrioArray::default();
+        assert_eq!(a.pick(), None);
+        a.enqueue(50, 1, false);
+        a.enqueue(50, 2, false);
+        a.enqueue(98, 3, false);
+        a.enqueue(70, 4, false);
+        assert_eq!(a.first(), Some(50));
+        assert_eq!(a.pick(), Some(1));
+        a.requeue(50, 1, false);
+        assert_eq!(a.pick(), Some(2));
+        assert!(a.dequeue(50, 2));
+        assert!(a.dequeue(50, 1));
+        assert_eq!(a.first(), Some(70));
+        a.enqueue(0, 5, false);
+        assert_eq!(a.pick(), Some(5));
+        a.enqueue(0, 6, true);
+        assert_eq!(a.pick(), Some(6));
+        assert!(!a.dequeue(0, 99));
+        assert!(a.dequeue(0, 6) && a.dequeue(0, 5) && a.dequeue(70, 4));
+        assert_eq!(a.first(), Some(98));
+        assert!(a.dequeue(98, 3));
+        assert_eq!(a.first(), None);
+    }
+
+    #[test]
+    fn bitmap_covers_both_words() {
+        let mut a = RtPrioArray::default();
+        for p in [99, 64, 63, 0] {
+            a.enqueue(p, p, false);
+        }
+        assert_eq!(a.first(), Some(0));
+        a.dequeue(0, 0);
+        assert_eq!(a.first(), Some(63));
+        a.dequeue(63, 63);
+        assert_eq!(a.first(), Some(64));
+        a.dequeue(64, 64);
+        assert_eq!(a.first(), Some(99));
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![99]);
+    }
+
+    #[test]
+    fn requeue_alone_is_a_no_op() {
+        let mut a = RtPrioArray::default();
+        a.enqueue(10, 7, false);
+        a.requeue(10, 7, false);
+        assert_eq!(a.pick(), Some(7));
+        assert_eq!(a.len_at(10), 1);
+    }
+}
