@@ -172,3 +172,13 @@ def test_trace_file_is_ftrace_text(tmp_path: Path) -> None:
     for field in ("prev_comm=", "prev_pid=", "prev_prio=", "prev_state=", "==> next_comm=", "next_pid=", "next_prio="):
         assert field in switch
     assert any("sched_wakeup:" in ln for ln in lines)
+
+
+def test_vmstat_kworkers_can_be_switched_off() -> None:
+    """kernel.vmstat_kworkers = false: a noise-free machine without the
+    per-CPU kworkers (listed under kernel_threads when present)."""
+    on = run_mixed("6.1", 1)
+    off = schedlab.run_scenario(MIXED, seed=1, overrides={"kernel.vmstat_kworkers": False})
+    assert len(on["kernel_threads"]) == on["machine"]["nr_cpus"]
+    assert off["kernel_threads"] == []
+    assert on["sim"]["trace_hash"] != off["sim"]["trace_hash"]

@@ -12,10 +12,15 @@ impl CpuMask {
         CpuMask { words: vec![0; nr_cpus.div_ceil(64).max(1)], nr: nr_cpus }
     }
 
+    /// Every CPU set: whole words at once (O(nr_cpus / 64)).
     pub fn full(nr_cpus: usize) -> Self {
         let mut m = CpuMask::new(nr_cpus);
-        for c in 0..nr_cpus {
-            m.set(c);
+        let whole = nr_cpus / 64;
+        for w in &mut m.words[..whole] {
+            *w = u64::MAX;
+        }
+        if nr_cpus % 64 != 0 {
+            m.words[whole] = (1u64 << (nr_cpus % 64)) - 1;
         }
         m
     }
@@ -141,6 +146,11 @@ mod tests {
         assert_eq!(m.weight(), 7);
         assert_eq!(m.to_list_string(), "0-3,6,8-9");
         assert!(CpuMask::parse_list("0-80", 70).is_err());
+        let f = CpuMask::full(130);
+        assert_eq!(f.weight(), 130);
+        assert!(f.test(129) && !f.test(130));
+        assert_eq!(CpuMask::full(64).weight(), 64);
+        assert_eq!(CpuMask::full(8).to_list_string(), "0-7");
         let mut big = CpuMask::new(130);
         big.set(129);
         big.set(64);

@@ -50,6 +50,8 @@ struct RawKernel {
     preempt: Option<String>,
     /// Mechanism-era overrides: "cfs"/"eevdf", "avg_load"/"group_type".
     fair: Option<String>,
+    /// Per-CPU vmstat_update kworkers (kernel background activity).
+    vmstat_kworkers: Option<bool>,
     balancer: Option<String>,
 }
 
@@ -593,6 +595,9 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
             "full" => PreemptModel::Full,
             _ => return Err(SimError::bad_value(file, "kernel.preempt", format!("\"{p}\""), "none, voluntary, full")),
         };
+    }
+    if let Some(v) = raw.kernel.vmstat_kworkers {
+        kernel.vmstat_kworkers = v;
     }
     if let Some(f) = &raw.kernel.fair {
         kernel.fair = match f.as_str() {

@@ -149,8 +149,14 @@ pub struct Wasted {
     pub rate: u64,
     pub total_nr_running: u64,
     pub nr_idle_cpus: u64,
-    /// Runnable tasks whose affinity is not the whole machine.
+    /// Runnable tasks whose affinity is more than one CPU but not the whole
+    /// machine (they need the slow path).
     pub nr_restricted: u64,
+    /// Runnable tasks pinned to one CPU, and how many of them run: a pinned
+    /// task waits only for its own CPU, so it never makes another CPU's idle
+    /// time wasted.
+    pub nr_pinned_runnable: u64,
+    pub nr_pinned_running: u64,
 }
 
 /// State of a barrier or event.
@@ -702,6 +708,12 @@ impl Sim {
             (false, true) => self.wasted.nr_idle_cpus -= 1,
             _ => {}
         }
+        if prev.is_some_and(|p| self.tasks[p].nr_cpus_allowed == 1) {
+            self.wasted.nr_pinned_running -= 1;
+        }
+        if next.is_some_and(|n| self.tasks[n].nr_cpus_allowed == 1) {
+            self.wasted.nr_pinned_running += 1;
+        }
         self.rqs[cpu].curr = next;
         match next {
             Some(n) => {
@@ -984,6 +996,9 @@ impl Sim {
         self.put_prev_task_fair(cpu, p);
         self.rqs[cpu].curr = None;
         self.wasted.nr_idle_cpus += 1;
+        if self.tasks[p].nr_cpus_allowed == 1 {
+            self.wasted.nr_pinned_running -= 1;
+        }
         if let Some(k) = self.rqs[cpu].op_key.take() {
             self.q.cancel(k);
         }
@@ -1265,7 +1280,8 @@ impl Sim {
         }
         w.last = self.now;
         let nr = self.rqs.len() as u64;
-        let waiting = w.total_nr_running.saturating_sub(nr - w.nr_idle_cpus);
+        let pinned_waiting = w.nr_pinned_runnable.saturating_sub(w.nr_pinned_running);
+        let waiting = w.total_nr_running.saturating_sub(nr - w.nr_idle_cpus).saturating_sub(pinned_waiting);
         w.rate = if waiting == 0 || w.nr_idle_cpus == 0 {
             0
         } else if w.nr_restricted == 0 {
@@ -1287,6 +1303,25 @@ impl Sim {
             }
             n.min(waiting)
         };
+    }
+
+    /// Book-keeping of the wasted-CPU counters when `tid` becomes runnable
+    /// (`on`) or stops being runnable.
+    #[inline]
+    pub fn wasted_track(&mut self, tid: TaskId, on: bool) {
+        let n = self.tasks[tid].nr_cpus_allowed;
+        let slot = if n == 1 {
+            &mut self.wasted.nr_pinned_runnable
+        } else if n < self.rqs.len() {
+            &mut self.wasted.nr_restricted
+        } else {
+            return;
+        };
+        if on {
+            *slot += 1;
+        } else {
+            *slot -= 1;
+        }
     }
 
     pub fn check_invariants(&self) -> Result<(), SimError> {

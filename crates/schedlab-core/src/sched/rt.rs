@@ -274,9 +274,7 @@ impl Sim {
             self.enqueue_pushable_task(cpu, tid);
             self.tasks[tid].stats.wait_start = Some(self.now);
         }
-        if self.tasks[tid].nr_cpus_allowed < self.rqs.len() {
-            self.wasted.nr_restricted += 1;
-        }
+        self.wasted_track(tid, true);
         self.add_nr_running(cpu);
         self.update_rt_state(cpu);
         self.start_rt_bandwidth();
@@ -295,9 +293,7 @@ impl Sim {
         rt.rt_nr_running -= 1;
         rt.rt_nr_migratory -= u32::from(migratory);
         self.tasks[tid].rt.on_rq = false;
-        if self.tasks[tid].nr_cpus_allowed < self.rqs.len() {
-            self.wasted.nr_restricted -= 1;
-        }
+        self.wasted_track(tid, false);
         self.sub_nr_running(cpu);
         self.update_rt_state(cpu);
     }

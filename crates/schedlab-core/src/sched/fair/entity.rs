@@ -470,9 +470,7 @@ impl Sim {
         let t = &mut self.tasks[tid];
         t.se.on_rq = true;
         t.list_seq = seq;
-        if t.nr_cpus_allowed < self.rqs.len() {
-            self.wasted.nr_restricted += 1;
-        }
+        self.wasted_track(tid, true);
         self.add_nr_running(cpu);
         self.update_min_vruntime(cpu);
     }
@@ -506,9 +504,7 @@ impl Sim {
             cfs.idle_h_nr_running -= 1;
         }
         self.tasks[tid].se.on_rq = false;
-        if self.tasks[tid].nr_cpus_allowed < self.rqs.len() {
-            self.wasted.nr_restricted -= 1;
-        }
+        self.wasted_track(tid, false);
         self.sub_nr_running(cpu);
         self.update_min_vruntime(cpu);
     }
