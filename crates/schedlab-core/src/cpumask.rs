@@ -19,7 +19,7 @@ impl CpuMask {
         for w in &mut m.words[..whole] {
             *w = u64::MAX;
         }
-        if nr_cpus % 64 != 0 {
+        if !nr_cpus.is_multiple_of(64) {
             m.words[whole] = (1u64 << (nr_cpus % 64)) - 1;
         }
         m
