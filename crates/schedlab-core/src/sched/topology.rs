@@ -301,6 +301,21 @@ impl SchedTopology {
         (0..n).map(move |i| sd.groups[(start + i) % n])
     }
 
+    /// find_idlest_cpu's descent step: the highest level of `cpu` whose
+    /// span is smaller than `weight` and that has `flag`.
+    pub fn highest_flag_level_below(&self, cpu: usize, weight: usize, flag: u32) -> Option<usize> {
+        let mut level = None;
+        for (tl, &td) in self.cpu_domains[cpu].iter().enumerate() {
+            if weight <= self.domains[td].span_weight {
+                break;
+            }
+            if self.domains[td].flags & flag != 0 {
+                level = Some(tl);
+            }
+        }
+        level
+    }
+
     /// Number of distinct levels (the longest chain).
     pub fn nr_levels(&self) -> usize {
         self.domains.iter().map(|d| d.level + 1).max().unwrap_or(0)

@@ -582,15 +582,7 @@ impl Sim {
             }
             let weight = self.topo.domains[d].span_weight;
             cpu = new_cpu;
-            level = None;
-            for (tl, &td) in self.topo.cpu_domains[cpu].iter().enumerate() {
-                if weight <= self.topo.domains[td].span_weight {
-                    break;
-                }
-                if self.topo.domains[td].flags & sd_flag != 0 {
-                    level = Some(tl);
-                }
-            }
+            level = self.topo.highest_flag_level_below(cpu, weight, sd_flag);
         }
         new_cpu
     }
