@@ -629,14 +629,7 @@ impl Sim {
                     self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
                     return 0;
                 }
-                if !self.rqs[busiest].active_balance {
-                    self.rqs[busiest].active_balance = true;
-                    self.rqs[busiest].push_cpu = this_cpu;
-                    active_kicked = true;
-                    // stop_one_cpu_nowait: the stopper preempts busiest.
-                    let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
-                    self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
-                }
+                active_kicked |= self.kick_active_balance(busiest, this_cpu);
                 self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
             }
         } else {
@@ -649,6 +642,20 @@ impl Sim {
             st.balance_interval *= 2;
         }
         moved
+    }
+
+    /// Mark `busiest` for active balance towards `this_cpu` and queue the
+    /// stopper there (stop_one_cpu_nowait), unless one is already pending.
+    /// Returns true if this call kicked it.
+    pub(crate) fn kick_active_balance(&mut self, busiest: usize, this_cpu: usize) -> bool {
+        if self.rqs[busiest].active_balance {
+            return false;
+        }
+        self.rqs[busiest].active_balance = true;
+        self.rqs[busiest].push_cpu = this_cpu;
+        let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
+        self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
+        true
     }
 
     fn tune_interval_up(&mut self, cpu: usize, lvl: usize, idle: CpuIdleType, all_pinned: bool, max_interval: u64) {

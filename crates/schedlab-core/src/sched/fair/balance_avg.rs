@@ -832,15 +832,8 @@ impl Sim {
                 if !curr_ok {
                     return self.lb_out_one_pinned(this_cpu, lvl, true, max_interval, sd_idle, share_power);
                 }
-                if !self.rqs[busiest].active_balance {
-                    self.rqs[busiest].active_balance = true;
-                    self.rqs[busiest].push_cpu = this_cpu;
-                    active_balance = true;
-                    // stop_one_cpu_nowait(): the stopper (SCHED_FIFO 99)
-                    // preempts whatever runs on busiest.
-                    let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
-                    self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
-                }
+                // 2.6.35: the stopper is the SCHED_FIFO-99 migration thread.
+                active_balance |= self.kick_active_balance(busiest, this_cpu);
                 // We've kicked active balancing: reset the failure counter.
                 self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
             }
