@@ -83,13 +83,6 @@ CASES = {
         ("SL102",),
         ("task[0].rt_priority", "SCHED_RR", "1..99"),
     ),
-    "RT policy in the legacy RT era": Bad(
-        edit('version = "6.1"', 'version = "2.6.24"').replace(
-            TASK_EXTRA, TASK_EXTRA + 'policy = "SCHED_FIFO"\nrt_priority = 50\n'
-        ),
-        ("SL120",),
-        ("task[0].policy", "SCHED_FIFO", "legacy era", "2.6.25"),
-    ),
     "RT priority on a fair policy": Bad(
         edit(TASK_EXTRA, TASK_EXTRA + "rt_priority = 5\n"),
         ("SL102",),

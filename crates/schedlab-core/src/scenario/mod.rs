@@ -17,6 +17,7 @@ use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{sysctl_factor, BalancerEra, FairEra, KernelConfig, PreemptModel};
 use crate::machine::{Machine, MachineSpec};
 use crate::sched::Policy;
+use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
 use crate::workload::{Dist, Op, Program};
 use units::{parse_duration, DURATION_ACCEPTED};
 
@@ -32,6 +33,24 @@ struct RawScenario {
     measure: RawMeasure,
     #[serde(default)]
     task: Vec<RawTask>,
+    rt_migrate_test: Option<RawRtMigrateTest>,
+}
+
+/// `[rt_migrate_test]`: the rt-tests tool as a workload (its options).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRtMigrateTest {
+    nr_tasks: Option<i64>,
+    prio: Option<i64>,
+    run: Option<String>,
+    sleep: Option<String>,
+    loops: Option<i64>,
+    maxerr: Option<String>,
+    check: Option<bool>,
+    runs: Option<i64>,
+    rotate_high: Option<bool>,
+    loop_cost: Option<String>,
+    cpus: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -135,6 +154,9 @@ pub struct Scenario {
     pub barriers: Vec<(String, usize)>,
     /// wait/signal event names.
     pub events: Vec<String>,
+    /// `[rt_migrate_test]`: the tool's options and its threads' template
+    /// groups (lowest priority first).
+    pub rt_migrate_test: Option<(RtmtConfig, Vec<usize>)>,
 }
 
 /// Safety net: a run with no end time must still stop.
@@ -672,16 +694,6 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
                 "SCHED_NORMAL (SCHED_OTHER), SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR",
             )
         })?;
-        if policy.is_rt() && !kernel.version.at_least_26(25) {
-            return Err(SimError::not_modelled(
-                file,
-                &k("policy"),
-                format!(
-                    "{pstr} on kernel {}: the RT legacy era (2.6.24 and before: RT tasks balanced by the generic load balancer) is not modelled yet; use kernel.version 2.6.25 or later",
-                    kernel.version
-                ),
-            ));
-        }
         let nice = t.nice.unwrap_or(0);
         if !(-20..=19).contains(&nice) {
             return Err(SimError::bad_value(file, &k("nice"), format!("nice {nice} out of range"), "-20..19"));
@@ -706,47 +718,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         }
         let cpus = match &t.cpus {
             None => CpuMask::full(nr_cpus),
-            Some(toml::Value::String(s)) => CpuMask::parse_list(s, nr_cpus).map_err(|m| {
-                SimError::topology(
-                    file,
-                    &k("cpus"),
-                    m,
-                    format!("CPUs 0-{} as \"0-3,6\" or a list of integers", nr_cpus - 1),
-                )
-            })?,
-            Some(toml::Value::Array(a)) => {
-                let mut mask = CpuMask::new(nr_cpus);
-                for v in a {
-                    match v.as_integer() {
-                        Some(c) if c >= 0 && (c as usize) < nr_cpus => mask.set(c as usize),
-                        _ => {
-                            return Err(SimError::topology(
-                                file,
-                                &k("cpus"),
-                                format!("{v} is not a CPU of this machine"),
-                                format!("CPUs 0-{}", nr_cpus - 1),
-                            ))
-                        }
-                    }
-                }
-                if mask.is_empty() {
-                    return Err(SimError::topology(
-                        file,
-                        &k("cpus"),
-                        "the CPU list is empty",
-                        format!("CPUs 0-{}", nr_cpus - 1),
-                    ));
-                }
-                mask
-            }
-            Some(v) => {
-                return Err(SimError::topology(
-                    file,
-                    &k("cpus"),
-                    format!("{v} is not a CPU list"),
-                    "\"0-3,6\" or a list of integers",
-                ))
-            }
+            Some(v) => parse_cpus_at(v, file, &k("cpus"), nr_cpus)?,
         };
         let start = t.start.as_deref().map(|s| duration_at(s, file, &k("start"))).transpose()?.unwrap_or(0);
         let mut ops = Vec::new();
@@ -803,6 +775,10 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
             }
         }
     }
+    let rt_migrate_test = match &raw.rt_migrate_test {
+        Some(r) => Some(compile_rt_migrate_test(r, file, &machine, &mut groups, &mut barriers, &mut events)?),
+        None => None,
+    };
     Ok(Scenario {
         name: raw.name.unwrap_or_else(|| file.rsplit('/').next().unwrap_or(file).trim_end_matches(".toml").to_string()),
         description: raw.description.unwrap_or_default(),
@@ -813,7 +789,205 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         groups,
         barriers,
         events,
+        rt_migrate_test,
     })
+}
+
+/// A CPU list value (`"0-3,6"` or an array of integers) at `key`.
+fn parse_cpus_at(v: &toml::Value, file: &str, key: &str, nr_cpus: usize) -> Result<CpuMask> {
+let mask = match v {
+        toml::Value::String(s) => CpuMask::parse_list(s, nr_cpus).map_err(|m| {
+            SimError::topology(
+                file,
+                key,
+                m,
+                format!("CPUs 0-{} as \"0-3,6\" or a list of integers", nr_cpus - 1),
+            )
+        })?,
+        toml::Value::Array(a) => {
+            let mut mask = CpuMask::new(nr_cpus);
+            for v in a {
+                match v.as_integer() {
+                    Some(c) if c >= 0 && (c as usize) < nr_cpus => mask.set(c as usize),
+                    _ => {
+                        return Err(SimError::topology(
+                            file,
+                            key,
+                            format!("{v} is not a CPU of this machine"),
+                            format!("CPUs 0-{}", nr_cpus - 1),
+                        ))
+                    }
+                }
+            }
+            if mask.is_empty() {
+                return Err(SimError::topology(
+                    file,
+                    key,
+                    "the CPU list is empty",
+                    format!("CPUs 0-{}", nr_cpus - 1),
+                ));
+            }
+            mask
+        }
+        v => {
+            return Err(SimError::topology(
+                file,
+                key,
+                format!("{v} is not a CPU list"),
+                "\"0-3,6\" or a list of integers",
+            ))
+        }
+    };
+    Ok(mask)
+}
+
+/// Compile `[rt_migrate_test]` into the tool's main thread (a group of one
+/// that runs `runs` times: create the threads, `loops` iterations, release
+/// them one last time with `done`) and one template group per thread, forked
+/// by the main thread at the start of each run. Barriers "rtmt-start" and
+/// "rtmt-end" have nr_tasks + 1 participants, as the tool's.
+///
+/// Deviation: the main thread is one task for all runs (the real `while`
+/// loop starts a new process, whose main thread fork balancing places); the
+/// threads are created SCHED_FIFO (the tool creates them SCHED_OTHER and
+/// each sets its own priority first thing); thread creation takes no time.
+fn compile_rt_migrate_test(
+    r: &RawRtMigrateTest,
+    file: &str,
+    machine: &Machine,
+    groups: &mut Vec<TaskGroup>,
+    barriers: &mut Vec<(String, usize)>,
+    events: &mut Vec<String>,
+) -> Result<(RtmtConfig, Vec<usize>)> {
+    let k = |s: &str| format!("rt_migrate_test.{s}");
+    let int = |v: Option<i64>, key: &str, def: i64, lo: i64, hi: i64| -> Result<i64> {
+        let v = v.unwrap_or(def);
+        if !(lo..=hi).contains(&v) {
+            return Err(SimError::bad_value(file, &k(key), format!("{v}"), format!("{lo}..{hi}")));
+        }
+        Ok(v)
+    };
+    let dur = |v: &Option<String>, key: &str, def: u64| -> Result<u64> {
+        match v {
+            Some(s) => {
+                let d = duration_at(s, file, &k(key))?;
+                if d == 0 {
+                    return Err(SimError::bad_value(file, &k(key), "must be positive", DURATION_ACCEPTED));
+                }
+                Ok(d)
+            }
+            None => Ok(def),
+        }
+    };
+    let nr_cpus = machine.nr_cpus();
+    let nr_tasks = int(r.nr_tasks, "nr_tasks", nr_cpus as i64 + 1, 1, 98)? as usize;
+    let prio = int(r.prio, "prio", 2, 1, 98)?;
+    if prio + nr_tasks as i64 > 99 {
+        return Err(SimError::bad_value(
+            file,
+            &k("prio"),
+            format!("prio {prio} with {nr_tasks} tasks puts the main thread at {}", prio + nr_tasks as i64),
+            "prio + nr_tasks <= 99",
+        ));
+    }
+    let cfg = RtmtConfig {
+        nr_tasks,
+        prio: prio as u32,
+        run_ns: dur(&r.run, "run", 20_000_000)?,
+        sleep_ns: dur(&r.sleep, "sleep", 100_000_000)?,
+        loops: int(r.loops, "loops", 50, 1, 100_000)? as usize,
+        maxerr_ns: dur(&r.maxerr, "maxerr", 1_000_000)?,
+        check: r.check.unwrap_or(false),
+        runs: int(r.runs, "runs", 1, 1, 10_000_000)? as usize,
+        rotate_high: r.rotate_high.unwrap_or(true),
+        loop_ns: dur(&r.loop_cost, "loop_cost", 119)?,
+    };
+    let cpus = match &r.cpus {
+        Some(v) => parse_cpus_at(v, file, &k("cpus"), nr_cpus)?,
+        None => CpuMask::full(nr_cpus),
+    };
+    for name in ["rt-migrate-test", "rt-migrate-test-start", "rt-migrate-test-end", "rt-migrate-test-join"] {
+        if groups.iter().any(|g| g.name.starts_with(name))
+            || barriers.iter().any(|(b, _)| b == name)
+            || events.iter().any(|e| e == name)
+        {
+            return Err(SimError::bad_value(
+                file,
+                "task",
+                format!("the name \"{name}\" is taken by [rt_migrate_test]"),
+                "another task or barrier name",
+            ));
+        }
+    }
+    let b_start = barriers.len();
+    barriers.push(("rt-migrate-test-start".into(), nr_tasks + 1));
+    let b_end = barriers.len();
+    barriers.push(("rt-migrate-test-end".into(), nr_tasks + 1));
+    let join = events.len();
+    events.push("rt-migrate-test-join".into());
+    let first_child = groups.len() + 1;
+    let child_groups: Vec<usize> = (0..nr_tasks).map(|i| first_child + i).collect();
+    // The main thread.
+    let mut ops = vec![Op::LoopStart { count: cfg.runs as u64, end: 0 }, Op::Rtmt(RtmtOp::RunStart)];
+    ops.extend(child_groups.iter().map(|&g| Op::Fork(g)));
+    let inner = ops.len();
+    ops.push(Op::LoopStart { count: cfg.loops as u64, end: 0 });
+    ops.extend([
+        Op::Rtmt(RtmtOp::Mark),
+        Op::Barrier(b_start),
+        Op::Sleep(Dist::Const(cfg.sleep_ns)),
+        Op::Barrier(b_end),
+        Op::Rtmt(RtmtOp::Check),
+    ]);
+    ops.push(Op::LoopEnd { start: inner });
+    let inner_end = ops.len() - 1;
+    ops[inner] = Op::LoopStart { count: cfg.loops as u64, end: inner_end };
+    ops.extend([Op::Rtmt(RtmtOp::Final), Op::Barrier(b_start), Op::Rtmt(RtmtOp::Done), Op::Barrier(b_end)]);
+    // pthread_join() of every thread.
+    ops.extend((0..nr_tasks).map(|_| Op::Wait(join)));
+    ops.push(Op::LoopEnd { start: 0 });
+    let outer_end = ops.len() - 1;
+    ops[0] = Op::LoopStart { count: cfg.runs as u64, end: outer_end };
+    groups.push(TaskGroup {
+        name: "rt-migrate-test".into(),
+        count: 1,
+        policy: Policy::Fifo,
+        nice: 0,
+        rt_priority: cfg.prio + nr_tasks as u32,
+        cpus: cpus.clone(),
+        start: 0,
+        kthread: false,
+        program: Program { ops },
+    });
+    for i in 0..nr_tasks {
+        let mut ops = vec![Op::LoopStart { count: 0, end: 0 }, Op::Rtmt(RtmtOp::ExitIfDone)];
+        if cfg.rotate_high && i == nr_tasks - 1 {
+            ops.push(Op::RtmtRotate);
+        }
+        ops.extend([
+            Op::Barrier(b_start),
+            Op::Rtmt(RtmtOp::Start(i)),
+            Op::Runtime(Dist::Const(cfg.run_ns)),
+            Op::Rtmt(RtmtOp::End(i)),
+            Op::Barrier(b_end),
+        ]);
+        ops.push(Op::LoopEnd { start: 0 });
+        let end = ops.len() - 1;
+        ops[0] = Op::LoopStart { count: 0, end };
+        ops.extend([Op::Signal(join), Op::Exit]);
+        groups.push(TaskGroup {
+            name: format!("rt-migrate-test-{i}"),
+            count: 0,
+            policy: Policy::Fifo,
+            nice: 0,
+            rt_priority: cfg.prio + i as u32,
+            cpus: cpus.clone(),
+            start: 0,
+            kthread: false,
+            program: Program { ops },
+        });
+    }
+    Ok((cfg, child_groups))
 }
 
 #[cfg(test)]

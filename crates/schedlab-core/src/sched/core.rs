@@ -23,6 +23,7 @@ use crate::sched::topology::{build_sched_domains, SchedTopology};
 use crate::sched::{load_weight, Policy, SchedClass};
 use crate::stats::{CpuTime, Recorder};
 use crate::trace::Trace;
+use crate::workload::rt_migrate_test::{RtMigrateTest, RtmtAction};
 use crate::workload::Op;
 
 /// Events of the simulation. Every state change happens in one of these.
@@ -216,6 +217,8 @@ pub struct Sim {
     // RT class (rt.rs, cpupri.rs).
     /// Push/pull balancing of RT tasks (2.6.25+; the only era modelled).
     pub rt_push_pull: bool,
+    /// `[rt_migrate_test]`: the tool's state (workload/rt_migrate_test.rs).
+    pub rtmt: Option<Box<RtMigrateTest>>,
     /// rd->cpupri.
     pub cpupri: CpuPri,
     /// rd->rto_mask and rd->rto_count: RT-overloaded runqueues.
@@ -369,7 +372,8 @@ impl Sim {
             sg_imbalance: vec![false; ngroups],
             nohz_load_balancer: None,
             live_tasks: 0,
-            rt_push_pull: true,
+            rt_push_pull: sc.kernel.version.at_least_26(25),
+            rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
             cpupri: CpuPri::new(nr),
             rto_mask: CpuMask::new(nr),
             rto_count: 0,
@@ -675,7 +679,14 @@ impl Sim {
         if next.is_none() {
             // balance_fair -> newidle_balance before going idle.
             if self.newidle_balance(cpu) > 0 {
-                next = self.pick_next_task_fair(cpu, None);
+                // The legacy era's balancer may have pulled an RT task.
+                let rq = &self.rqs[cpu];
+                if rq.nr_running != rq.cfs.nr_running {
+                    next = self.pick_next_task_rt(cpu);
+                }
+                if next.is_none() {
+                    next = self.pick_next_task_fair(cpu, None);
+                }
             }
         }
         if next == prev && next.is_some() {
@@ -867,7 +878,13 @@ impl Sim {
         if self.tasks[tid].cpus.test(from) {
             self.tasks[tid].cpu = from;
         }
-        let cpu = self.select_task_rq_rt(tid, from);
+        let cpu = if self.rt_legacy() {
+            // 2.6.24: sched_fork -> sched_balance_self(SD_BALANCE_FORK), for
+            // every class.
+            self.select_task_rq_fork_avg(tid, from)
+        } else {
+            self.select_task_rq_rt(tid, from)
+        };
         self.tasks[tid].cpu = cpu;
         self.tasks[tid].recent_used_cpu = cpu;
         self.tasks[tid].state = TaskState::Runnable;
@@ -900,7 +917,10 @@ impl Sim {
         }
         let prev_cpu = self.tasks[tid].cpu;
         let is_rt = self.tasks[tid].policy.is_rt();
-        let cpu = if is_rt {
+        let cpu = if self.rt_legacy() {
+            // 2.6.24: one try_to_wake_up placement for every class (rt_legacy.rs).
+            self.select_task_rq_legacy(tid, prev_cpu, waker_cpu)
+        } else if is_rt {
             self.select_task_rq_rt(tid, prev_cpu)
         } else {
             self.select_task_rq_fair_wakeup(tid, prev_cpu, waker_cpu, from_task)
@@ -993,7 +1013,12 @@ impl Sim {
     /// stopper (idle for the model) until schedule() runs.
     pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
         self.account_cpu(cpu);
-        self.put_prev_task_fair(cpu, p);
+        if self.tasks[p].policy.is_rt() {
+            self.update_rt_rq_load_avg(cpu, true);
+            self.put_prev_task_rt(cpu, p);
+        } else {
+            self.put_prev_task_fair(cpu, p);
+        }
         self.rqs[cpu].curr = None;
         self.wasted.nr_idle_cpus += 1;
         if self.tasks[p].nr_cpus_allowed == 1 {
@@ -1010,9 +1035,16 @@ impl Sim {
     /// Move a queued, not running task between runqueues (detach_task +
     /// attach_task of the balancer).
     pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize) {
-        self.dequeue_task_fair(src, tid, false);
-        self.set_task_cpu(tid, dst);
-        self.enqueue_task_fair(dst, tid, false, false);
+        if self.tasks[tid].policy.is_rt() {
+            // Only the legacy era's generic balancer moves RT tasks this way.
+            self.dequeue_task_rt(src, tid);
+            self.set_task_cpu(tid, dst);
+            self.enqueue_task_rt(dst, tid, false);
+        } else {
+            self.dequeue_task_fair(src, tid, false);
+            self.set_task_cpu(tid, dst);
+            self.enqueue_task_fair(dst, tid, false, false);
+        }
         self.check_preempt_curr(dst, tid);
     }
 
@@ -1217,7 +1249,60 @@ impl Sim {
                     self.ktask_run(tid, work, threads, min_chunk);
                     return;
                 }
+                Op::Rtmt(op) => {
+                    let cpu = self.tasks[tid].cpu;
+                    self.update_curr(cpu);
+                    let (pid, now, exec) = (self.tasks[tid].pid, self.now, self.tasks[tid].se.sum_exec_runtime);
+                    let Some(rtmt) = self.rtmt.as_mut() else { continue };
+                    match rtmt.op(op, pid, now, exec) {
+                        RtmtAction::Continue => {}
+                        RtmtAction::BreakLoop => {
+                            // `break` out of the iteration loop: its LoopEnd ends it.
+                            if let Some(top) = self.tasks[tid].loop_stack.last_mut() {
+                                top.1 = 1;
+                            }
+                        }
+                        RtmtAction::LeaveLoop => {
+                            // Continue after the innermost loop's LoopEnd.
+                            if let Some((start, _)) = self.tasks[tid].loop_stack.pop() {
+                                if let Op::LoopStart { end, .. } = self.templates[template].program.ops[start] {
+                                    self.tasks[tid].pc = end + 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                Op::RtmtRotate => {
+                    let save = self.templates[template].cpus.clone();
+                    let Some(rtmt) = self.rtmt.as_mut() else { continue };
+                    let target = rtmt.next_rotate_cpu(|c| save.test(c));
+                    let mut mask = CpuMask::new(self.rqs.len());
+                    mask.set(target);
+                    self.set_cpus_allowed_curr(tid, mask);
+                }
             }
+        }
+    }
+
+    /// sched_setaffinity() of the running RT task `tid` (rt-migrate-test's
+    /// rotation): its queued accounting is redone under the new mask.
+    ///
+    /// Deviation: when its CPU leaves the mask the kernel has the migration
+    /// thread move it at once; the model moves it when it next blocks, which
+    /// rt-migrate-test's thread does right after (at its barrier).
+    pub fn set_cpus_allowed_curr(&mut self, tid: TaskId, mask: CpuMask) {
+        let cpu = self.tasks[tid].cpu;
+        debug_assert!(self.tasks[tid].policy.is_rt() && self.rqs[cpu].curr == Some(tid));
+        let was_pinned = self.tasks[tid].nr_cpus_allowed == 1;
+        self.dequeue_task_rt(cpu, tid);
+        self.tasks[tid].nr_cpus_allowed = mask.weight();
+        self.tasks[tid].cpus = mask;
+        self.enqueue_task_rt(cpu, tid, true);
+        let pinned = self.tasks[tid].nr_cpus_allowed == 1;
+        if was_pinned && !pinned {
+            self.wasted.nr_pinned_running -= 1;
+        } else if pinned && !was_pinned {
+            self.wasted.nr_pinned_running += 1;
         }
     }
 
@@ -1226,6 +1311,11 @@ impl Sim {
         let cpu = self.tasks[tid].cpu;
         self.update_curr(cpu);
         self.dequeue_task(cpu, tid);
+        if !self.tasks[tid].cpus.test(cpu) {
+            // Its affinity changed while it ran (set_cpus_allowed_curr).
+            let dst = self.tasks[tid].cpus.first().unwrap_or(cpu);
+            self.set_task_cpu(tid, dst);
+        }
         self.tasks[tid].state = TaskState::Blocked;
         self.tasks[tid].need_advance = true;
         self.resched_curr(cpu);

@@ -5,6 +5,7 @@ pub mod cpupri;
 pub mod fair;
 pub mod features;
 pub mod rt;
+pub mod rt_legacy;
 pub mod task;
 pub mod topology;
 
@@ -96,6 +97,11 @@ pub fn weight_idleprio(v: crate::kernel::KernelVersion) -> (u32, u32) {
 pub fn load_weight(policy: Policy, nice: i32, v: crate::kernel::KernelVersion) -> (u32, u32) {
     if policy == Policy::Idle {
         return weight_idleprio(v);
+    }
+    if policy.is_rt() && !v.at_least_26(25) {
+        // set_load_weight(): RT tasks weigh twice nice -20 [sched.c @2.6.24];
+        // only the legacy era's balancer reads it (rt_legacy.rs).
+        return (rt_legacy::RT_LEGACY_WEIGHT, rt_legacy::RT_LEGACY_WMULT);
     }
     let i = (nice + 20).clamp(0, 39) as usize;
     (SCHED_PRIO_TO_WEIGHT[i], SCHED_PRIO_TO_WMULT[i])

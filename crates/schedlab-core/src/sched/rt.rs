@@ -120,6 +120,11 @@ impl RtPrioArray {
         self.queue[prio].len()
     }
 
+    /// The tasks queued at `prio`, head first.
+    pub fn tasks_at(&self, prio: usize) -> impl DoubleEndedIterator<Item = TaskId> + '_ {
+        self.queue[prio].iter().copied()
+    }
+
     /// Every queued task, highest priority first (for checks and reports).
     pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.queue.iter().flat_map(|q| q.iter().copied())
@@ -134,6 +139,9 @@ pub struct RtRq {
     pub rt_nr_running: u32,
     /// Queued RT tasks that may run elsewhere (nr_cpus_allowed > 1).
     pub rt_nr_migratory: u32,
+    /// The queued RT tasks' load weights: their part of rq->load before
+    /// 2.6.25 (rt_legacy.rs).
+    pub load_weight: u64,
     /// In rd->rto_mask.
     pub overloaded: bool,
     /// highest_prio.curr: the highest queued prio, MAX_RT_PRIO if none.
@@ -158,6 +166,7 @@ impl Default for RtRq {
             active: RtPrioArray::default(),
             rt_nr_running: 0,
             rt_nr_migratory: 0,
+            load_weight: 0,
             overloaded: false,
             highest_prio: MAX_RT_PRIO,
             pushable: BTreeSet::new(),
@@ -265,8 +274,10 @@ impl Sim {
         self.update_curr(cpu);
         let prio = self.rt_prio(tid);
         let migratory = self.tasks[tid].nr_cpus_allowed > 1;
+        let weight = self.tasks[tid].weight as u64;
         let rt = &mut self.rqs[cpu].rt;
         rt.active.enqueue(prio, tid, head);
+        rt.load_weight += weight;
         rt.rt_nr_running += 1;
         rt.rt_nr_migratory += u32::from(migratory);
         self.tasks[tid].rt.on_rq = true;
@@ -287,7 +298,9 @@ impl Sim {
         let prio = self.rt_prio(tid);
         let migratory = self.tasks[tid].nr_cpus_allowed > 1;
         self.dequeue_pushable_task(cpu, tid);
+        let weight = self.tasks[tid].weight as u64;
         let rt = &mut self.rqs[cpu].rt;
+        rt.load_weight -= weight;
         let removed = rt.active.dequeue(prio, tid);
         debug_assert!(removed, "dequeued RT task was not queued");
         rt.rt_nr_running -= 1;

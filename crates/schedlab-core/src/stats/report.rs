@@ -182,5 +182,6 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         "migrations": migrations,
         "wasted_cpu_ns": sim.wasted.ns,
         "wasted_cpu_pct": if end > warm { (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0 } else { 0.0 },
+        "rt_migrate_test": sim.rtmt.as_ref().map(|r| r.report()),
     })
 }

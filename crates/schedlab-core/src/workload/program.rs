@@ -65,6 +65,12 @@ pub enum Op {
     Park,
     /// A ktask job: the task becomes the main thread of `threads` workers.
     Parallel { work: u64, threads: usize, min_chunk: u64 },
+    /// rt-migrate-test's bookkeeping (not a scenario op; see
+    /// workload/rt_migrate_test.rs).
+    Rtmt(super::rt_migrate_test::RtmtOp),
+    /// rt-migrate-test's highest thread pins itself to the next CPU (not a
+    /// scenario op).
+    RtmtRotate,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

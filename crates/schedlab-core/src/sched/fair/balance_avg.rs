@@ -36,6 +36,7 @@ use crate::engine::Instant;
 use crate::kernel::{BalancerEra, PreemptModel};
 use crate::sched::core::{msecs_to_jiffies, CpuIdleType, Ev, Sim};
 use crate::sched::features::Feature;
+use crate::sched::rt_legacy::IDLE_PRIO;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
 use crate::sched::{weight_idleprio, Policy};
@@ -256,6 +257,12 @@ impl Sim {
     pub fn weighted_cpuload(&self, cpu: usize) -> u64 {
         if self.cfg.version.at_least(3, 8) {
             self.rqs[cpu].cfs.avg.load_avg
+        } else if self.rt_legacy() {
+            // 2.6.24: rq->load captures the RT tasks too (rt_legacy.rs).
+            // Deviation: 2.6.25 .. 2.6.3x counted them as well; schedlab
+            // counts them only in the legacy era, where RT tasks are balanced
+            // by this load.
+            self.rqs[cpu].cfs.load_weight + self.rqs[cpu].rt.load_weight
         } else {
             self.rqs[cpu].cfs.load_weight
         }
@@ -630,6 +637,10 @@ impl Sim {
         if t.is_idle_policy() && self.cfg.version.at_least(4, 16) {
             return false;
         }
+        // task_hot(): only fair tasks are ever cache hot.
+        if t.policy.is_rt() {
+            return false;
+        }
         let cfs = &self.rqs[src].cfs;
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
             && self.rqs[dst].nr_running > 0
@@ -661,6 +672,12 @@ impl Sim {
     /// weight/2 exceeds what is left to move; pull the others. Returns
     /// (load moved, tasks moved). As in the kernel, a task skipped for its
     /// weight never reaches can_migrate_task, so it leaves `all_pinned` set.
+    ///
+    /// The legacy era (2.6.24, rt_legacy.rs) walks the classes from the
+    /// highest, RT first, with its own count of examined tasks per class,
+    /// and keeps a task too heavy for the imbalance when it would be the
+    /// highest priority on this CPU (skip_for_load && prio >= this_best_prio,
+    /// with SCHED_LOAD_SCALE_FUZZ) [sched.c @2.6.24 move_tasks, balance_tasks].
     #[allow(clippy::too_many_arguments)] // the kernel passes the same set
     fn balance_tasks_avg(
         &mut self,
@@ -676,30 +693,45 @@ impl Sim {
             *all_pinned = false;
             return (0, 0);
         }
+        let legacy = self.rt_legacy();
         let mut pinned = true;
         let mut rem = max_load_move as i64;
         let mut pulled = 0;
-        // `if (loops++ > sysctl_sched_nr_migrate) break;`
-        for (loops, p) in self.cfs_tasks_head_first(busiest).into_iter().enumerate() {
-            if loops as u64 > self.cfg.sysctl.sched_nr_migrate {
-                break;
-            }
-            if !self.pass_accepts(pass, p) {
-                continue;
-            }
-            let w = self.lb_task_load(p);
-            if (w >> 1) as i64 > rem || !self.can_migrate_task_avg(p, busiest, this_cpu, lvl, &mut pinned) {
-                continue;
-            }
-            self.move_queued_task(p, busiest, this_cpu);
-            pulled += 1;
-            rem -= w as i64;
-            // CONFIG_PREEMPT: newidle stops after the first task.
-            if self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
-                break;
-            }
-            if rem <= 0 {
-                break;
+        let classes = if legacy {
+            vec![self.rt_tasks_lb_order(busiest), self.cfs_tasks_head_first(busiest)]
+        } else {
+            vec![self.cfs_tasks_head_first(busiest)]
+        };
+        let fuzz = if legacy { SCHED_LOAD_SCALE as i64 } else { 0 };
+        let mut this_best_prio = self.rqs[this_cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(IDLE_PRIO);
+        'classes: for list in classes {
+            // `if (loops++ > sysctl_sched_nr_migrate) break;`
+            for (loops, p) in list.into_iter().enumerate() {
+                if loops as u64 > self.cfg.sysctl.sched_nr_migrate {
+                    break;
+                }
+                if !self.pass_accepts(pass, p) {
+                    continue;
+                }
+                let w = self.lb_task_load(p);
+                let skip_for_load = (w >> 1) as i64 > rem + fuzz;
+                let keep_for_prio = legacy && self.tasks[p].prio() < this_best_prio;
+                if (skip_for_load && !keep_for_prio)
+                    || !self.can_migrate_task_avg(p, busiest, this_cpu, lvl, &mut pinned)
+                {
+                    continue;
+                }
+                self.move_queued_task(p, busiest, this_cpu);
+                pulled += 1;
+                rem -= w as i64;
+                // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
+                if !legacy && self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
+                    break 'classes;
+                }
+                if rem <= 0 {
+                    break 'classes;
+                }
+                this_best_prio = this_best_prio.min(self.tasks[p].prio());
             }
         }
         *all_pinned = pinned;
@@ -732,7 +764,8 @@ impl Sim {
             {
                 break;
             }
-            if moved == 0 || max_load_move <= total {
+            // 2.6.24's move_tasks is one walk over the classes.
+            if moved == 0 || max_load_move <= total || self.rt_legacy() {
                 break;
             }
         }
@@ -894,7 +927,11 @@ impl Sim {
         if let Some(c) = self.rqs[busiest].curr {
             self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
         }
-        if self.rqs[busiest].cfs.h_nr_running == 0 || busiest == target {
+        // 2.6.24's migration thread moves any class (move_one_task walks
+        // the classes, RT first).
+        let legacy = self.rt_legacy();
+        let movable = if legacy { self.rqs[busiest].nr_running } else { self.rqs[busiest].cfs.h_nr_running };
+        if movable == 0 || busiest == target {
             return;
         }
         let Some(lvl) = self.topo.cpu_domains[target]
@@ -905,7 +942,9 @@ impl Sim {
         };
         self.rqs[target].sd[lvl].stats.alb_count += 1;
         let curr = self.rqs[busiest].curr;
-        for p in self.cfs_tasks_head_first(busiest) {
+        let mut candidates = if legacy { self.rt_tasks_lb_order(busiest) } else { Vec::new() };
+        candidates.extend(self.cfs_tasks_head_first(busiest));
+        for p in candidates {
             // Seed 002 (4/6): the regular pass's stopper leaves SCHED_IDLE
             // tasks alone when the feature is on.
             if !self.pass_accepts(Pass::Normal, p) || !self.tasks[p].cpus.test(target) {
