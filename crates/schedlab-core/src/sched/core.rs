@@ -43,6 +43,8 @@ pub enum Ev {
     NohzKick(usize),
     /// The RT bandwidth period timer (sched_rt_period_timer).
     RtPeriod,
+    /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
+    RtoPushIpi(usize),
     /// mpstat sample boundary.
     Sample,
     /// End of the measurement.
@@ -217,6 +219,12 @@ pub struct Sim {
     // RT class (rt.rs, cpupri.rs).
     /// Push/pull balancing of RT tasks (2.6.25+; the only era modelled).
     pub rt_push_pull: bool,
+    /// RT_PUSH_IPI's root-domain iterator (rd->rto_cpu, rto_loop,
+    /// rto_loop_next, rto_loop_start): rt.rs.
+    pub rto_push: crate::sched::rt::RtoPush,
+    /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
+    /// allows one push round).
+    pub rt_inv_since: std::cell::Cell<Option<u64>>,
     /// `[rt_migrate_test]`: the tool's state (workload/rt_migrate_test.rs).
     pub rtmt: Option<Box<RtMigrateTest>>,
     /// rd->cpupri.
@@ -373,6 +381,8 @@ impl Sim {
             nohz_load_balancer: None,
             live_tasks: 0,
             rt_push_pull: sc.kernel.version.at_least_26(25),
+            rto_push: Default::default(),
+            rt_inv_since: std::cell::Cell::new(None),
             rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
             cpupri: CpuPri::new(nr),
             rto_mask: CpuMask::new(nr),
@@ -528,6 +538,7 @@ impl Sim {
             Ev::ActiveBalance(cpu) => self.active_load_balance_cpu_stop(cpu),
             Ev::NohzKick(cpu) => self.nohz_idle_balance(cpu),
             Ev::RtPeriod => self.sched_rt_period_timer(),
+            Ev::RtoPushIpi(cpu) => self.rto_push_irq_work_func(cpu),
             Ev::Sample => {
                 self.take_sample();
                 let next = self.now + self.rec.interval;

@@ -22,6 +22,7 @@ use crate::engine::Instant;
 use crate::sched::core::{Ev, Sim};
 use crate::sched::fair::balance_avg::decayed_normal_avg;
 use crate::sched::fair::pelt;
+use crate::sched::features::Feature;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sched::topology::SD_WAKE_AFFINE;
 use crate::sched::Policy;
@@ -150,6 +151,10 @@ pub struct RtRq {
     pub pushable: BTreeSet<(usize, u64, TaskId)>,
     /// Run time charged in the current period (ns).
     pub rt_time: u64,
+    /// rt_rq->rt_runtime: this CPU's budget per period; None until first
+    /// used (then the global sched_rt_runtime_us). RT_RUNTIME_SHARE moves
+    /// budget between CPUs.
+    pub rt_runtime: Option<u64>,
     pub rt_throttled: bool,
     /// rq->avg_rt (4.19+): PELT utilisation of RT tasks on this CPU, which
     /// scale_rt_capacity takes off the capacity the fair balancer sees.
@@ -171,6 +176,7 @@ impl Default for RtRq {
             highest_prio: MAX_RT_PRIO,
             pushable: BTreeSet::new(),
             rt_time: 0,
+            rt_runtime: None,
             rt_throttled: false,
             avg_rt: pelt::SchedAvg::default(),
             rt_avg: 0,
@@ -187,6 +193,19 @@ impl RtRq {
     pub fn next_pushable_prio(&self) -> usize {
         self.pushable.first().map(|&(p, _, _)| p).unwrap_or(MAX_RT_PRIO)
     }
+}
+
+/// RT_PUSH_IPI's state in the root domain [rt.c @6.12]: the CPU the push
+/// irq_work visits (rto_cpu, None = -1), the loop counters and the
+/// rto_loop_start "lock" that lets a single chain run at a time.
+#[derive(Debug, Clone, Default)]
+pub struct RtoPush {
+    pub rto_cpu: Option<usize>,
+    pub rto_loop: u64,
+    pub rto_loop_next: u64,
+    pub rto_loop_start: bool,
+    /// IPIs sent (hops of the chain), for the report.
+    pub ipis: u64,
 }
 
 impl Sim {
@@ -362,21 +381,53 @@ impl Sim {
         let (avg, age) = decayed_normal_avg(rq.rt_avg, rq.rt_age_stamp, self.now);
         rq.rt_avg = avg + delta;
         rq.rt_age_stamp = age;
-        let Some(runtime) = self.rt_runtime_ns() else { return };
+        let Some(global) = self.rt_runtime_ns() else { return };
         let period = self.rt_period_ns();
         let rt = &mut self.rqs[cpu].rt;
         rt.rt_time += delta;
+        // rt_rq->rt_runtime starts at the global runtime (sched_rt_do_global).
+        let runtime = *rt.rt_runtime.get_or_insert(global);
         if rt.rt_throttled || runtime >= period {
             return;
         }
-        // Deviation: RT_RUNTIME_SHARE (do_balance_runtime, borrowing unused
-        // runtime from the other CPUs of the root domain) is not modelled: every
-        // rq throttles at its own runtime, as 6.1+ (feature off) and 2.6.25 do.
+        // sched_rt_runtime_exceeded -> balance_runtime (RT_RUNTIME_SHARE).
+        if rt.rt_time > runtime && self.cfg.features.on(Feature::RT_RUNTIME_SHARE) {
+            self.do_balance_runtime(cpu, global, period);
+        }
+        let rt = &mut self.rqs[cpu].rt;
+        let runtime = rt.rt_runtime.unwrap_or(global);
         if rt.rt_time > runtime {
             rt.rt_throttled = true;
             self.rt_throttle_events += 1;
             // "sched: RT throttling activated" (printk_deferred_once).
             self.resched_curr(cpu);
+        }
+    }
+
+    /// do_balance_runtime() [rt.c @5.5, @6.12]: borrow from every other CPU
+    /// of the root domain 1/n of its spare runtime (rt_runtime − rt_time),
+    /// never beyond the period. Borrowed runtime is not given back (only CPU
+    /// hotplug's __disable_runtime resets it), so a CPU that once borrowed up
+    /// to the period can run RT at 100 % from then on.
+    fn do_balance_runtime(&mut self, cpu: usize, global: u64, period: u64) {
+        let weight = self.rqs.len() as u64;
+        for i in 0..self.rqs.len() {
+            if i == cpu {
+                continue;
+            }
+            let it = &mut self.rqs[i].rt;
+            let it_runtime = *it.rt_runtime.get_or_insert(global);
+            let spare = it_runtime as i64 - it.rt_time as i64;
+            if spare <= 0 {
+                continue;
+            }
+            let mine = self.rqs[cpu].rt.rt_runtime.unwrap_or(global);
+            let diff = (spare as u64 / weight).min(period - mine);
+            self.rqs[i].rt.rt_runtime = Some(it_runtime - diff);
+            self.rqs[cpu].rt.rt_runtime = Some(mine + diff);
+            if mine + diff == period {
+                break;
+            }
         }
     }
 
@@ -413,6 +464,7 @@ impl Sim {
                 self.update_curr(cpu);
             }
             let rt = &mut self.rqs[cpu].rt;
+            let runtime = rt.rt_runtime.unwrap_or(runtime);
             if rt.rt_time > 0 {
                 rt.rt_time -= rt.rt_time.min(runtime);
                 let mut enqueue = false;
@@ -632,14 +684,15 @@ impl Sim {
 
     /// pull_rt_task(this_rq): take from the overloaded rqs every waiting task
     /// that beats what this rq will run, unless it is about to run there.
-    ///
-    /// Deviation: RT_PUSH_IPI (4.x+: ask the overloaded CPUs to push by an
-    /// irq_work chain instead of pulling under their locks) is not modelled;
-    /// every version pulls directly. The outcome (which task lands where) is
-    /// the same in the model, where both happen at once.
+    /// With RT_PUSH_IPI (LINUX-FACTS 5.6) the CPU does not pull: it starts
+    /// (or re-arms) the push irq_work chain over the overloaded CPUs.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn pull_rt_task(&mut self, this_cpu: usize) {
         if self.rto_count == 0 || (self.rto_count == 1 && self.rto_mask.test(this_cpu)) {
+            return;
+        }
+        if self.cfg.features.on(Feature::RT_PUSH_IPI) {
+            self.tell_cpu_to_push(this_cpu);
             return;
         }
         let cpus: Vec<usize> = self.rto_mask.iter().collect();
@@ -668,11 +721,87 @@ impl Sim {
         }
     }
 
+    /// rto_next_cpu(): the next CPU of rto_mask after rto_cpu; at the end
+    /// of the mask, another pass if a request came in meanwhile
+    /// (rto_loop_next moved), else None.
+    fn rto_next_cpu(&mut self) -> Option<usize> {
+        loop {
+            let from = self.rto_push.rto_cpu.map_or(0, |c| c + 1);
+            if let Some(cpu) = self.rto_mask.iter().find(|&c| c >= from) {
+                self.rto_push.rto_cpu = Some(cpu);
+                return Some(cpu);
+            }
+            self.rto_push.rto_cpu = None;
+            if self.rto_push.rto_loop == self.rto_push.rto_loop_next {
+                return None;
+            }
+            self.rto_push.rto_loop = self.rto_push.rto_loop_next;
+        }
+    }
+
+    /// tell_cpu_to_push(): note the request; if no chain runs, start one at
+    /// the first overloaded CPU. Each hop is an IPI (costs.wakeup_ipi).
+    fn tell_cpu_to_push(&mut self, _this_cpu: usize) {
+        self.rto_push.rto_loop_next += 1;
+        if self.rto_push.rto_loop_start {
+            return;
+        }
+        self.rto_push.rto_loop_start = true;
+        match self.rto_next_cpu() {
+            Some(cpu) => self.send_rto_push_ipi(cpu),
+            None => self.rto_push.rto_loop_start = false,
+        }
+    }
+
+    fn send_rto_push_ipi(&mut self, cpu: usize) {
+        self.rto_push.ipis += 1;
+        let at = self.now + self.cfg.costs.wakeup_ipi_ns;
+        self.q.schedule(Instant(at), Ev::RtoPushIpi(cpu));
+    }
+
+    /// rto_push_irq_work_func(): push this CPU's waiting RT tasks if it is
+    /// still overloaded, then forward the irq_work to the next overloaded
+    /// CPU, or end the chain.
+    #[inline(never)] // RT-only: keep it out of the fair hot path
+    pub fn rto_push_irq_work_func(&mut self, cpu: usize) {
+        if self.rqs[cpu].rt.overloaded {
+            self.push_rt_tasks(cpu);
+        }
+        match self.rto_next_cpu() {
+            Some(next) => self.send_rto_push_ipi(next),
+            None => self.rto_push.rto_loop_start = false,
+        }
+    }
+
     /// RT invariant (the checker): with push/pull on, no runnable RT task
     /// with an unrestricted affinity waits while a CPU runs something of
     /// lower priority. Throttled runqueues are exempt on both sides (their
     /// RT tasks may not run, and the kernel does not push them away).
+    ///
+    /// With RT_PUSH_IPI the pull is an IPI chain, so a violation may last
+    /// one push round: (CPUs + 1) IPI deliveries; it is an error beyond.
     pub fn check_rt_invariant(&self) -> Result<(), String> {
+        match self.rt_invariant_violation() {
+            Ok(()) => {
+                self.rt_inv_since.set(None);
+                Ok(())
+            }
+            Err(e) => {
+                if !self.cfg.features.on(Feature::RT_PUSH_IPI) {
+                    return Err(e);
+                }
+                let since = self.rt_inv_since.get().unwrap_or(self.now);
+                self.rt_inv_since.set(Some(since));
+                let round = (self.rqs.len() as u64 + 1) * self.cfg.costs.wakeup_ipi_ns;
+                if self.now - since > round {
+                    return Err(format!("{e} for {} ns, longer than a push round ({round} ns)", self.now - since));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn rt_invariant_violation(&self) -> Result<(), String> {
         if !self.rt_push_pull || self.rt_nr_tasks == 0 {
             return Ok(());
         }

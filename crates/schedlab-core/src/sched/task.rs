@@ -73,8 +73,16 @@ pub struct TaskStats {
     pub last_wakeup: Option<u64>,
     pub wakeup_delay_sum: u64,
     pub wakeup_delay_max: u64,
+    /// When the longest delay ended (perf sched latency's "max at").
+    pub wakeup_delay_max_at: u64,
     pub wakeup_delays: u64,
+    /// Wakeup delays in log2 buckets of microseconds: [0] < 1 us,
+    /// [k] in [2^(k-1), 2^k) us, the last open-ended.
+    pub wakeup_delay_hist: [u32; DELAY_HIST_BUCKETS],
 }
+
+/// Buckets of TaskStats::wakeup_delay_hist (the last holds >= 2^21 us ~ 2 s).
+pub const DELAY_HIST_BUCKETS: usize = 23;
 
 impl TaskStats {
     /// The task starts running at `now`: close its wait and its wakeup
@@ -90,8 +98,14 @@ impl TaskStats {
         if let Some(wk) = self.last_wakeup.take() {
             let d = now - wk;
             self.wakeup_delay_sum += d;
-            self.wakeup_delay_max = self.wakeup_delay_max.max(d);
+            if d > self.wakeup_delay_max || self.wakeup_delays == 0 {
+                self.wakeup_delay_max = d;
+                self.wakeup_delay_max_at = now;
+            }
             self.wakeup_delays += 1;
+            let us = d / 1000;
+            let b = (64 - us.leading_zeros() as usize).min(DELAY_HIST_BUCKETS - 1);
+            self.wakeup_delay_hist[b] += 1;
         }
         w
     }

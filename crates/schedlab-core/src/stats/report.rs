@@ -84,6 +84,9 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
             "nr_wakeups": t.stats.nr_wakeups,
             "wakeup_delay_avg_ns": t.stats.wakeup_delay_sum.checked_div(t.stats.wakeup_delays).unwrap_or(0),
             "wakeup_delay_max_ns": t.stats.wakeup_delay_max,
+            "wakeup_delay_max_at_ns": t.stats.wakeup_delay_max_at,
+            "wakeup_delays": t.stats.wakeup_delays,
+            "wakeup_delay_hist_us": t.stats.wakeup_delay_hist,
             "last_cpu": t.cpu,
         })
     };
@@ -182,6 +185,8 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         "migrations": migrations,
         "wasted_cpu_ns": sim.wasted.ns,
         "wasted_cpu_pct": if end > warm { (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0 } else { 0.0 },
+        "rt": {"push_pull": sim.rt_push_pull, "rt_migrations": sim.rt_migrations, "push_ipis": sim.rto_push.ipis,
+               "throttle_events": sim.rt_throttle_events},
         "rt_migrate_test": sim.rtmt.as_ref().map(|r| r.report()),
     })
 }
