@@ -154,7 +154,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let sc =
         scenario::load(&text, &args.scenario, &args.sets).map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
     let allowed = sys::allowed_cpus().map_err(|e| Fail::Host(format!("sched_getaffinity: {e}")))?;
-    plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
+    plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(e.to_string()))?;
     let host_cpus: Vec<usize> = allowed[..sc.machine.nr_cpus()].to_vec();
     sys::install_wake_handler().map_err(|e| Fail::Host(format!("sigaction: {e}")))?;
 

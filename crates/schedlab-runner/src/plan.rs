@@ -3,7 +3,6 @@
 
 use schedlab_core::scenario::Scenario;
 use schedlab_core::workload::Op;
-use schedlab_core::SimError;
 
 /// The key path of every op of a compiled program (loops are flattened into
 /// LoopStart/LoopEnd; LoopEnd gets its loop's path).
@@ -35,6 +34,8 @@ pub fn op_paths(group: usize, ops: &[Op]) -> Vec<String> {
     out
 }
 
+pub const REAL_OPS: &str = "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit";
+
 pub fn op_name(op: &Op) -> &'static str {
     match op {
         Op::Run(_) => "run",
@@ -54,39 +55,52 @@ pub fn op_name(op: &Op) -> &'static str {
 }
 
 /// Refuse what has no real counterpart. `host_cpus` are the CPUs this process may use.
-pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), SimError> {
+/// A refusal: the stable code and the message (file: key: what; accepted).
+#[derive(Debug)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
     let file = &sc.source;
     let nr = sc.machine.nr_cpus();
     if nr > host_cpus {
-        return Err(SimError::topology(
-            file,
-            "machine",
-            format!(
-                "machine \"{}\" has {nr} CPUs but this host lets the runner use only {host_cpus} online CPU(s); \
-                 the real-kernel runner cannot create CPUs",
+        return Err(Refusal {
+            code: "SL110",
+            message: format!(
+                "{file}: machine: machine \"{}\" has {nr} CPUs but this host lets the runner use only {host_cpus} \
+                 online CPU(s), and a real kernel cannot be given more; accepted: a machine of at most {host_cpus} \
+                 CPUs (or simulate it: schedlab run)",
                 sc.machine.name
             ),
-            format!("a machine of at most {host_cpus} CPUs (or run it in the simulator: schedlab run)"),
-        ));
+        });
     }
     for (gi, g) in sc.groups.iter().enumerate() {
         if g.kthread && g.count > 0 {
-            return Err(SimError::not_modelled(
-                file,
-                &format!("task[{gi}].kthread"),
-                "the real-kernel runner cannot create kernel threads (kthread = true); \
-                 its tasks are threads of one user process",
-            ));
+            return Err(Refusal {
+                code: "SL120",
+                message: format!(
+                    "{file}: task[{gi}].kthread: no real counterpart: the real-kernel runner cannot create kernel \
+                     threads; its tasks are threads of one user process; accepted: kthread = false"
+                ),
+            });
         }
         for (op, path) in g.program.ops.iter().zip(op_paths(gi, &g.program.ops)) {
             if let Op::Parallel { .. } = op {
-                return Err(SimError::not_modelled(
-                    file,
-                    &path,
-                    "op \"parallel\" (an in-kernel ktask job on an unbound workqueue) has no real counterpart \
-                     in the real-kernel runner; accepted ops there: run, runtime, sleep, timer, yield, loop, \
-                     barrier, wait, signal, fork, exit",
-                ));
+                return Err(Refusal {
+                    code: "SL120",
+                    message: format!(
+                        "{file}: {path}: op \"parallel\" (an in-kernel ktask job on an unbound workqueue) has no \
+                         real counterpart in the real-kernel runner; accepted ops there: {REAL_OPS}"
+                    ),
+                });
             }
         }
     }
@@ -123,9 +137,9 @@ program = [{ run = "1ms" }, { loop = { count = 2, body = [{ sleep = "1ms" }, { p
             ]
         );
         let e = check(&sc, 2).unwrap_err();
-        assert_eq!(e.code(), "SL120");
+        assert_eq!(e.code, "SL120");
         assert!(e.to_string().contains("task[0].program[1].loop.body[1].parallel"), "{e}");
         let e = check(&sc, 1).unwrap_err();
-        assert_eq!(e.code(), "SL110");
+        assert_eq!(e.code, "SL110");
     }
 }
