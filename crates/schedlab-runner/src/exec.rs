@@ -139,19 +139,20 @@ impl Shared {
 
     /// Start one thread of group `g`. Initial threads wait at the gate.
     pub fn spawn(self: &Arc<Self>, g: usize, forked: bool) -> std::io::Result<()> {
-        let (comm, slot) = {
+        let (comm, slot, idx) = {
             let mut slots = lock(&self.slots);
             let idx = slots.iter().filter(|s| s.group == g).count();
-            let comm = format!("{}-{}", self.groups[g].name, idx);
+            // As the simulator names them (sched/core.rs alloc_task), at most 15 bytes like the kernel's comm.
+            let grp = &self.groups[g];
+            let comm = if grp.count > 1 { format!("{}-{}", grp.name, idx) } else { grp.name.clone() };
+            let comm: String = comm.chars().take(15).collect();
             slots.push(Slot { comm: comm.clone(), group: g, forked, ..Default::default() });
-            (comm, slots.len() - 1)
+            (comm, slots.len() - 1, idx)
         };
         *lock(&self.done.0) += 1;
         let me = Arc::clone(self);
-        // The kernel's comm holds 15 bytes.
-        let name: String = comm.chars().take(15).collect();
-        let h = std::thread::Builder::new().name(name).stack_size(256 * 1024).spawn(move || {
-            me.thread_main(slot, g, &comm, forked);
+        let h = std::thread::Builder::new().name(comm.clone()).stack_size(256 * 1024).spawn(move || {
+            me.thread_main(slot, g, idx, &comm, forked);
             let mut live = lock(&me.done.0);
             *live -= 1;
             me.done.1.notify_all();
@@ -193,7 +194,7 @@ impl Shared {
         Ok(())
     }
 
-    fn thread_main(self: &Arc<Self>, slot: usize, gi: usize, comm: &str, forked: bool) {
+    fn thread_main(self: &Arc<Self>, slot: usize, gi: usize, idx: usize, comm: &str, forked: bool) {
         let tid = sys::gettid();
         lock(&self.slots)[slot].tid = tid;
         let g = &self.groups[gi];
@@ -230,7 +231,6 @@ impl Shared {
         }
         let start = sys::now();
         lock(&self.slots)[slot].start_ns = Some(start.saturating_sub(t0));
-        let idx = comm.rsplit('-').next().and_then(|i| i.parse::<usize>().ok()).unwrap_or(0);
         let mut rng = Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx));
         let mut delays = Vec::new();
         self.interpret(gi, &mut rng, &mut delays);

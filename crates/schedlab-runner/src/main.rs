@@ -278,7 +278,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(Fail::Host(m)) => {
-            eprintln!("schedlab-runner: error: [RUN] {m}");
+            eprintln!("schedlab-runner: error: [SL300] {m}");
             ExitCode::from(3)
         }
     }
