@@ -28,8 +28,8 @@ from schedlab import native
 from schedlab.errors import (
     InternalError,
     NotModelledError,
-    SchedlabError,
     ScenarioError,
+    SchedlabError,
     TopologyError,
     UsageError,
 )
@@ -124,10 +124,11 @@ def _median(values: list[Any]) -> Any:
             return int(m)
         return m
     if isinstance(first, dict):
-        return {
-            k: (first[k] if k in _NOT_MEASURED else _median([v.get(k) if isinstance(v, dict) else None for v in values]))
-            for k in first
-        }
+        out = {}
+        for k in first:
+            column = [v.get(k) if isinstance(v, dict) else None for v in values]
+            out[k] = first[k] if k in _NOT_MEASURED else _median(column)
+        return out
     if isinstance(first, list):
         lists = [v for v in values if isinstance(v, list)]
         if len(lists) != len(values):
@@ -135,7 +136,9 @@ def _median(values: list[Any]) -> Any:
         if first and all(isinstance(x, dict) and "comm" in x for x in first):
             # Tasks: by name (a fork may make one run longer than another).
             by_comm = [{x.get("comm"): x for x in lst if isinstance(x, dict)} for lst in lists]
-            return [_median([b.get(x["comm"]) for b in by_comm]) if all(x["comm"] in b for b in by_comm) else x for x in first]
+            return [
+                _median([b[x["comm"]] for b in by_comm]) if all(x["comm"] in b for b in by_comm) else x for x in first
+            ]
         if any(len(v) != len(first) for v in lists):
             return first
         return [_median([v[i] for v in lists]) for i in range(len(first))]
@@ -300,7 +303,7 @@ def _read_json(p: str) -> dict[str, Any]:
     except json.JSONDecodeError as e:
         raise UsageError("SL001", f"{p}: not JSON: {e}; accepted: a report from `schedlab run/real --json`") from None
     if not isinstance(doc, dict) or "tasks" not in doc:
-        raise UsageError("SL001", f"{p}: not a schedlab report (no \"tasks\"); accepted: `schedlab run/real --json`")
+        raise UsageError("SL001", f'{p}: not a schedlab report (no "tasks"); accepted: `schedlab run/real --json`')
     return doc
 
 
@@ -310,9 +313,7 @@ def cmd_real(args: argparse.Namespace) -> int:
     def progress(msg: str) -> None:
         print(f"  {msg}", file=sys.stderr, flush=True)
 
-    report = run_real(
-        args.scenario, repeat=args.repeat, overrides=overrides, progress=None if args.quiet else progress
-    )
+    report = run_real(args.scenario, repeat=args.repeat, overrides=overrides, progress=None if args.quiet else progress)
     if args.json:
         _write_json(args.json, report)
     if not args.quiet and args.json != "-":

@@ -228,7 +228,6 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         return Err(Fail::Host(late.join("\n")));
     }
     let slots = exec_lock(&shared.slots).clone();
-    let mut base = base;
     base.resize(slots.len(), None);
     let mut end = end;
     end.resize(slots.len(), None);

@@ -11,6 +11,9 @@ use schedlab_core::scenario::Scenario;
 use crate::procfs::{CpuJiffies, TaskCounters};
 use crate::{sys, Measured};
 
+/// Per group: (count, first start, all exited, last exit, runtime).
+type GroupAcc = (usize, Option<u64>, bool, Option<u64>, u64);
+
 fn pct(x: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
@@ -96,8 +99,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Value {
 
     let mut tasks = Vec::new();
     let mut all_delays = Vec::new();
-    // Per group: (count, start, all exited, last exit, runtime).
-    let mut groups: Vec<(usize, Option<u64>, bool, Option<u64>, u64)> = vec![(0, None, true, None, 0); sc.groups.len()];
+    let mut groups: Vec<GroupAcc> = vec![(0, None, true, None, 0); sc.groups.len()];
     let mut migrations = 0u64;
     let mut switches = 0u64;
     for (i, s) in m.slots.iter().enumerate() {
