@@ -303,7 +303,8 @@ mod tests {
 
     #[test]
     fn this_thread_is_readable() {
+        // A fresh thread may not have been charged any CPU time yet: only the format is checked.
         let c = read_task("/proc/thread-self").expect("own counters");
-        assert!(c.cpu_ns > 0);
+        assert!(c.last_cpu.is_some());
     }
 }
