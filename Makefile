@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build demo test lint fmt bench clean distclean
+.PHONY: all venv build demo test lint fmt bench clean distclean runner
 
 all: build
 
@@ -37,6 +37,8 @@ demo: build
 # its test harness cannot link: the Rust tests live in schedlab-core.
 test: build
 	$(CARGO) test -p schedlab-core --release
+	$(CARGO) test -p schedlab-runner --release
+	$(CARGO) build -p schedlab-runner --release
 	$(BIN)/pytest -q tests
 
 lint: $(STAMP)
@@ -50,6 +52,15 @@ fmt: $(STAMP)
 	$(CARGO) fmt --all
 	$(BIN)/ruff check --fix python tests
 	$(BIN)/ruff format python tests
+
+# The real-kernel runner, statically linked (glibc, crt-static) so it can go
+# into an initramfs: target/x86_64-unknown-linux-gnu/release/schedlab-runner.
+RUNNER_TARGET := x86_64-unknown-linux-gnu
+runner:
+	RUSTFLAGS="-C target-feature=+crt-static" $(CARGO) build --release -p schedlab-runner --target $(RUNNER_TARGET)
+	@file target/$(RUNNER_TARGET)/release/schedlab-runner | grep -Eq 'statically linked|static-pie linked' || { \
+	  echo "make runner: target/$(RUNNER_TARGET)/release/schedlab-runner is not statically linked" >&2; exit 1; }
+	@echo "static binary: target/$(RUNNER_TARGET)/release/schedlab-runner"
 
 bench:
 	$(CARGO) run --release -p schedlab-core --bin schedlab-bench

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from schedlab import __version__, native
+from schedlab import __version__, native, real
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.experiment import Experiment, default_jobs
 from schedlab.overrides import Override, parse_set_arg, toml_literal
@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_set(x)
 
     sub.add_parser("version", help="print the versions of the package and the native core")
+    real.add_subcommands(sub)
     return p
 
 
@@ -270,4 +271,5 @@ _COMMANDS = {
     "list": _cmd_list,
     "reproduce": _cmd_reproduce,
     "version": _cmd_version,
+    **real.COMMANDS,
 }

@@ -1,0 +1,456 @@
+//! The scenario's tasks as real threads of this process, and their program
+//! interpreter. Every blocking op can be ended by the stop flag: condition
+//! variables are notified, sleeping threads get a signal (their
+//! clock_nanosleep returns EINTR), spinning threads check the flag.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use schedlab_core::engine::Rng;
+use schedlab_core::scenario::{Scenario, TaskGroup};
+use schedlab_core::workload::Op;
+
+use crate::procfs::{self, TaskCounters};
+use crate::sys;
+
+/// Length of one user-space spin chunk of `run` (ns of CPU time).
+pub const CHUNK_NS: u64 = 20_000;
+
+/// Pure user-space work the optimiser cannot remove.
+pub fn burn(iters: u64) {
+    let mut x = 0u64;
+    for i in 0..iters {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    std::hint::black_box(x);
+}
+
+/// Iterations of `burn` per CHUNK_NS of this CPU's time, measured on the
+/// thread's CPU clock (so a loaded CPU does not skew it).
+pub fn calibrate() -> u64 {
+    let n = 200_000;
+    let mut best = u64::MAX;
+    for _ in 0..5 {
+        let t = sys::thread_cpu();
+        burn(n);
+        best = best.min(sys::thread_cpu() - t);
+    }
+    (n * CHUNK_NS / best.max(1)).max(1)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One thread of the run, as the report sees it.
+#[derive(Debug, Clone, Default)]
+pub struct Slot {
+    pub comm: String,
+    pub group: usize,
+    pub tid: i32,
+    pub forked: bool,
+    /// Relative to t0 (ns).
+    pub start_ns: Option<u64>,
+    pub exit_ns: Option<u64>,
+    /// The thread has finished (its own final counters are in `own_final`).
+    pub finished: bool,
+    /// Counters the thread read itself when its program ended.
+    pub own_final: Option<TaskCounters>,
+    /// Wakeup delays (ns) of sleep/timer ops whose intended wake lay in the window.
+    pub wake_delays: Vec<u64>,
+}
+
+/// A pthread-style barrier that the stop flag can break.
+struct Barrier {
+    participants: usize,
+    state: Mutex<(usize, u64)>, // (arrived, generation)
+    cv: Condvar,
+}
+
+/// A counting semaphore (wait/signal).
+struct Event {
+    pending: Mutex<u64>,
+    cv: Condvar,
+}
+
+/// Start gate and setup reports of the initial threads.
+#[derive(Default)]
+struct Gate {
+    ready: usize,
+    errors: Vec<String>,
+    open: bool,
+}
+
+pub struct Shared {
+    pub stop: AtomicBool,
+    groups: Vec<TaskGroup>,
+    host_cpus: Vec<usize>,
+    seed: u64,
+    /// `burn` iterations per CHUNK_NS.
+    chunk_iters: u64,
+    /// CLOCK_MONOTONIC of time 0; set when the gate opens.
+    t0: Mutex<u64>,
+    /// The measurement window (absolute CLOCK_MONOTONIC ns).
+    window: Mutex<(u64, u64)>,
+    barriers: Vec<Barrier>,
+    events: Vec<Event>,
+    park: (Mutex<()>, Condvar),
+    gate: (Mutex<Gate>, Condvar),
+    pub slots: Mutex<Vec<Slot>>,
+    handles: Mutex<Vec<JoinHandle<()>>>,
+    /// Errors of threads started after the gate (forks), fatal for the run.
+    pub late_errors: Mutex<Vec<String>>,
+    done: (Mutex<usize>, Condvar), // live threads
+}
+
+impl Shared {
+    pub fn new(sc: &Scenario, host_cpus: Vec<usize>, seed: u64, chunk_iters: u64) -> Arc<Shared> {
+        Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            groups: sc.groups.clone(),
+            host_cpus,
+            seed,
+            chunk_iters,
+            t0: Mutex::new(0),
+            window: Mutex::new((0, u64::MAX)),
+            barriers: sc
+                .barriers
+                .iter()
+                .map(|(_, n)| Barrier { participants: *n, state: Mutex::new((0, 0)), cv: Condvar::new() })
+                .collect(),
+            events: sc.events.iter().map(|_| Event { pending: Mutex::new(0), cv: Condvar::new() }).collect(),
+            park: (Mutex::new(()), Condvar::new()),
+            gate: (Mutex::new(Gate::default()), Condvar::new()),
+            slots: Mutex::new(Vec::new()),
+            handles: Mutex::new(Vec::new()),
+            late_errors: Mutex::new(Vec::new()),
+            done: (Mutex::new(0), Condvar::new()),
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    pub fn set_window(&self, start: u64, end: u64) {
+        *lock(&self.window) = (start, end);
+    }
+
+    /// Start one thread of group `g`. Initial threads wait at the gate.
+    pub fn spawn(self: &Arc<Self>, g: usize, forked: bool) -> std::io::Result<()> {
+        let (comm, slot, idx) = {
+            let mut slots = lock(&self.slots);
+            let idx = slots.iter().filter(|s| s.group == g).count();
+            // As the simulator names them (sched/core.rs alloc_task), at most 15 bytes like the kernel's comm.
+            let grp = &self.groups[g];
+            let comm = if grp.count > 1 { format!("{}-{}", grp.name, idx) } else { grp.name.clone() };
+            let comm: String = comm.chars().take(15).collect();
+            slots.push(Slot { comm: comm.clone(), group: g, forked, ..Default::default() });
+            (comm, slots.len() - 1, idx)
+        };
+        *lock(&self.done.0) += 1;
+        let me = Arc::clone(self);
+        let h = std::thread::Builder::new().name(comm.clone()).stack_size(256 * 1024).spawn(move || {
+            me.thread_main(slot, g, idx, &comm, forked);
+            let mut live = lock(&me.done.0);
+            *live -= 1;
+            me.done.1.notify_all();
+        });
+        match h {
+            Ok(h) => {
+                lock(&self.handles).push(h);
+                Ok(())
+            }
+            Err(e) => {
+                lock(&self.slots)[slot].finished = true;
+                *lock(&self.done.0) -= 1;
+                Err(e)
+            }
+        }
+    }
+
+    fn setup(&self, g: &TaskGroup, tid: i32) -> Result<(), String> {
+        let cpus: Vec<usize> = g.cpus.iter().map(|c| self.host_cpus[c]).collect();
+        sys::set_affinity(tid, &cpus).map_err(|e| format!("sched_setaffinity({cpus:?}): {e}"))?;
+        sys::set_policy(tid, g.policy, g.rt_priority).map_err(|e| {
+            let hint = if e.raw_os_error() == Some(libc::EPERM) {
+                " (EPERM: needs CAP_SYS_NICE or RLIMIT_RTPRIO)"
+            } else {
+                ""
+            };
+            format!("sched_setscheduler({}, priority {}): {e}{hint}", g.policy.name(), g.rt_priority)
+        })?;
+        if !g.policy.is_rt() {
+            sys::set_nice(tid, g.nice).map_err(|e| {
+                let hint = if e.raw_os_error() == Some(libc::EACCES) || e.raw_os_error() == Some(libc::EPERM) {
+                    " (EPERM: a negative nice needs CAP_SYS_NICE or RLIMIT_NICE)"
+                } else {
+                    ""
+                };
+                format!("setpriority(nice {}): {e}{hint}", g.nice)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn thread_main(self: &Arc<Self>, slot: usize, gi: usize, idx: usize, comm: &str, forked: bool) {
+        let tid = sys::gettid();
+        lock(&self.slots)[slot].tid = tid;
+        let g = &self.groups[gi];
+        let setup = self.setup(g, tid).map_err(|e| format!("{comm}: {e}"));
+        if forked {
+            if let Err(e) = setup {
+                lock(&self.late_errors).push(e);
+                lock(&self.slots)[slot].finished = true;
+                return;
+            }
+        } else {
+            let (m, cv) = &self.gate;
+            let mut gate = lock(m);
+            gate.ready += 1;
+            if let Err(e) = setup {
+                gate.errors.push(e);
+            }
+            cv.notify_all();
+            while !gate.open {
+                gate = cv.wait(gate).unwrap_or_else(|e| e.into_inner());
+            }
+            drop(gate);
+            if self.stopped() {
+                lock(&self.slots)[slot].finished = true;
+                return;
+            }
+        }
+        let t0 = *lock(&self.t0);
+        if !forked && g.start > 0 {
+            let at = t0 + g.start;
+            while sys::now() < at && !self.stopped() {
+                sys::sleep_until(at);
+            }
+        }
+        let start = sys::now();
+        lock(&self.slots)[slot].start_ns = Some(start.saturating_sub(t0));
+        let mut rng = Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx));
+        let mut delays = Vec::new();
+        self.interpret(gi, &mut rng, &mut delays);
+        let end = sys::now();
+        let natural = !self.stopped();
+        let own = if natural { procfs::read_task("/proc/thread-self").ok() } else { None };
+        let mut slots = lock(&self.slots);
+        let s = &mut slots[slot];
+        s.wake_delays = delays;
+        s.own_final = own;
+        if natural {
+            s.exit_ns = Some(end.saturating_sub(t0));
+        }
+        s.finished = true;
+    }
+
+    /// Sleep until `at`; record the wakeup delay. False when stopped.
+    fn sleep_abs(&self, at: u64, delays: &mut Vec<u64>) -> bool {
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            if sys::sleep_until(at) || sys::now() >= at {
+                break;
+            }
+        }
+        let woke = sys::now();
+        if self.stopped() {
+            return false;
+        }
+        let (ws, we) = *lock(&self.window);
+        if at >= ws && at <= we {
+            delays.push(woke.saturating_sub(at));
+        }
+        true
+    }
+
+    fn interpret(self: &Arc<Self>, gi: usize, rng: &mut Rng, delays: &mut Vec<u64>) {
+        let ops = &self.groups[gi].program.ops;
+        let mut pc = 0usize;
+        let mut loops: Vec<(usize, u64)> = Vec::new();
+        let mut timer_next: Option<u64> = None;
+        while let Some(op) = ops.get(pc) {
+            if self.stopped() {
+                return;
+            }
+            pc += 1;
+            match op {
+                Op::Run(d) => {
+                    // CPU work: spin in user space in chunks of ~CHUNK_NS, reading
+                    // the thread's CPU clock (a syscall) only between chunks.
+                    let w = d.sample(rng);
+                    let begin = sys::thread_cpu();
+                    while !self.stopped() {
+                        let used = sys::thread_cpu().wrapping_sub(begin);
+                        if used >= w {
+                            break;
+                        }
+                        if w - used > CHUNK_NS {
+                            burn(self.chunk_iters);
+                        }
+                    }
+                }
+                Op::Runtime(d) => {
+                    let until = sys::now() + d.sample(rng);
+                    while !self.stopped() && sys::now() < until {
+                        std::hint::spin_loop();
+                    }
+                }
+                Op::Sleep(d) => {
+                    let at = sys::now() + d.sample(rng);
+                    if !self.sleep_abs(at, delays) {
+                        return;
+                    }
+                }
+                Op::Timer { period } => {
+                    let now = sys::now();
+                    let next = timer_next.map_or(now + period, |n| n + period);
+                    timer_next = Some(next);
+                    if next > now && !self.sleep_abs(next, delays) {
+                        return;
+                    }
+                }
+                Op::Yield => sys::sched_yield(),
+                Op::LoopStart { count, .. } => loops.push((pc - 1, if *count == 0 { u64::MAX } else { *count })),
+                Op::LoopEnd { start } => {
+                    let Some(top) = loops.last_mut() else { return };
+                    if top.1 != u64::MAX {
+                        top.1 -= 1;
+                    }
+                    if top.1 > 0 {
+                        pc = start + 1;
+                    } else {
+                        loops.pop();
+                    }
+                }
+                Op::Barrier(b) => {
+                    let bar = &self.barriers[*b];
+                    let mut st = lock(&bar.state);
+                    st.0 += 1;
+                    if st.0 >= bar.participants {
+                        st.0 = 0;
+                        st.1 += 1;
+                        bar.cv.notify_all();
+                    } else {
+                        let gen = st.1;
+                        while st.1 == gen && !self.stopped() {
+                            st = bar.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+                        }
+                    }
+                }
+                Op::Wait(e) => {
+                    let ev = &self.events[*e];
+                    let mut p = lock(&ev.pending);
+                    while *p == 0 && !self.stopped() {
+                        p = ev.cv.wait(p).unwrap_or_else(|e| e.into_inner());
+                    }
+                    if *p > 0 {
+                        *p -= 1;
+                    }
+                }
+                Op::Signal(e) => {
+                    let ev = &self.events[*e];
+                    *lock(&ev.pending) += 1;
+                    ev.cv.notify_one();
+                }
+                Op::Fork(g) => {
+                    if self.stopped() {
+                        return;
+                    }
+                    if let Err(e) = self.spawn(*g, true) {
+                        lock(&self.late_errors).push(format!("fork of {}: {e}", self.groups[*g].name));
+                    }
+                }
+                Op::Exit => return,
+                Op::Park => {
+                    let (m, cv) = &self.park;
+                    let mut gd = lock(m);
+                    while !self.stopped() {
+                        gd = cv.wait(gd).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+                Op::Parallel { .. } => return, // refused before the run (plan.rs)
+            }
+        }
+    }
+
+    /// Wait until every initial thread has applied its attributes; the setup errors.
+    pub fn wait_ready(&self, n: usize) -> Vec<String> {
+        let (m, cv) = &self.gate;
+        let mut gate = lock(m);
+        while gate.ready < n {
+            gate = cv.wait(gate).unwrap_or_else(|e| e.into_inner());
+        }
+        gate.errors.clone()
+    }
+
+    /// Open the start gate: time 0 is `t0`.
+    pub fn open_gate(&self, t0: u64) {
+        *lock(&self.t0) = t0;
+        let (m, cv) = &self.gate;
+        lock(m).open = true;
+        cv.notify_all();
+    }
+
+    /// Wait until no thread is live or `deadline` (CLOCK_MONOTONIC) passes.
+    pub fn wait_all_exit(&self, deadline: u64) -> bool {
+        let (m, cv) = &self.done;
+        let mut live = lock(m);
+        while *live > 0 {
+            let now = sys::now();
+            if now >= deadline {
+                return false;
+            }
+            let (l, _) = cv
+                .wait_timeout(live, std::time::Duration::from_nanos(deadline - now))
+                .unwrap_or_else(|e| e.into_inner());
+            live = l;
+        }
+        true
+    }
+
+    /// Stop every thread and join them all.
+    pub fn stop_and_join(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        {
+            let (m, cv) = &self.gate;
+            lock(m).open = true;
+            cv.notify_all();
+        }
+        loop {
+            for b in &self.barriers {
+                let _g = lock(&b.state);
+                b.cv.notify_all();
+            }
+            for e in &self.events {
+                let _g = lock(&e.pending);
+                e.cv.notify_all();
+            }
+            {
+                let _g = lock(&self.park.0);
+                self.park.1.notify_all();
+            }
+            let tids: Vec<i32> =
+                lock(&self.slots).iter().filter(|s| !s.finished && s.tid != 0).map(|s| s.tid).collect();
+            for t in tids {
+                sys::kick(t);
+            }
+            if self.wait_all_exit(sys::now() + 2_000_000) {
+                break;
+            }
+        }
+        loop {
+            let h = lock(&self.handles).pop();
+            match h {
+                Some(h) => {
+                    let _ = h.join();
+                }
+                None => break,
+            }
+        }
+    }
+}

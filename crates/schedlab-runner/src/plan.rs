@@ -1,0 +1,145 @@
+//! What of a validated scenario can run on a real kernel: refusals name the
+//! key path as the core's errors do (`task[0].program[1].parallel`).
+
+use schedlab_core::scenario::Scenario;
+use schedlab_core::workload::Op;
+
+/// The key path of every op of a compiled program (loops are flattened into
+/// LoopStart/LoopEnd; LoopEnd gets its loop's path).
+pub fn op_paths(group: usize, ops: &[Op]) -> Vec<String> {
+    let mut out = Vec::with_capacity(ops.len());
+    // (prefix, next index)
+    let mut stack: Vec<(String, usize)> = vec![(format!("task[{group}].program"), 0)];
+    for op in ops {
+        match op {
+            Op::LoopEnd { .. } => {
+                stack.pop();
+                let (prefix, idx) = stack.last_mut().expect("loop end has a parent");
+                out.push(format!("{prefix}[{}].loop", *idx));
+                *idx += 1;
+            }
+            _ => {
+                let (prefix, idx) = stack.last_mut().expect("program level");
+                let path = format!("{prefix}[{}]", *idx);
+                if let Op::LoopStart { .. } = op {
+                    out.push(format!("{path}.loop"));
+                    stack.push((format!("{path}.loop.body"), 0));
+                } else {
+                    *idx += 1;
+                    out.push(format!("{path}.{}", op_name(op)));
+                }
+            }
+        }
+    }
+    out
+}
+
+pub const REAL_OPS: &str = "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit";
+
+pub fn op_name(op: &Op) -> &'static str {
+    match op {
+        Op::Run(_) => "run",
+        Op::Runtime(_) => "runtime",
+        Op::Sleep(_) => "sleep",
+        Op::Timer { .. } => "timer",
+        Op::Yield => "yield",
+        Op::LoopStart { .. } | Op::LoopEnd { .. } => "loop",
+        Op::Barrier(_) => "barrier",
+        Op::Wait(_) => "wait",
+        Op::Signal(_) => "signal",
+        Op::Fork(_) => "fork",
+        Op::Exit => "exit",
+        Op::Park => "park",
+        Op::Parallel { .. } => "parallel",
+    }
+}
+
+/// Refuse what has no real counterpart. `host_cpus` are the CPUs this process may use.
+/// A refusal: the stable code and the message (file: key: what; accepted).
+#[derive(Debug)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.code, self.message)
+    }
+}
+
+pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
+    let file = &sc.source;
+    let nr = sc.machine.nr_cpus();
+    if nr > host_cpus {
+        return Err(Refusal {
+            code: "SL110",
+            message: format!(
+                "{file}: machine: machine \"{}\" has {nr} CPUs but this host lets the runner use only {host_cpus} \
+                 online CPU(s), and a real kernel cannot be given more; accepted: a machine of at most {host_cpus} \
+                 CPUs (or simulate it: schedlab run)",
+                sc.machine.name
+            ),
+        });
+    }
+    for (gi, g) in sc.groups.iter().enumerate() {
+        if g.kthread && g.count > 0 {
+            return Err(Refusal {
+                code: "SL120",
+                message: format!(
+                    "{file}: task[{gi}].kthread: no real counterpart: the real-kernel runner cannot create kernel \
+                     threads; its tasks are threads of one user process; accepted: kthread = false"
+                ),
+            });
+        }
+        for (op, path) in g.program.ops.iter().zip(op_paths(gi, &g.program.ops)) {
+            if let Op::Parallel { .. } = op {
+                return Err(Refusal {
+                    code: "SL120",
+                    message: format!(
+                        "{file}: {path}: op \"parallel\" (an in-kernel ktask job on an unbound workqueue) has no \
+                         real counterpart in the real-kernel runner; accepted ops there: {REAL_OPS}"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_follow_loops() {
+        let text = r#"
+name = "p"
+[machine]
+sockets = 1
+cores_per_socket = 2
+threads_per_core = 1
+[[task]]
+name = "a"
+program = [{ run = "1ms" }, { loop = { count = 2, body = [{ sleep = "1ms" }, { parallel = { work = "1ms" } }] } }, { exit = true }]
+"#;
+        let sc = schedlab_core::scenario::load(text, "p.toml", &[]).expect("valid");
+        let paths = op_paths(0, &sc.groups[0].program.ops);
+        assert_eq!(
+            paths,
+            vec![
+                "task[0].program[0].run",
+                "task[0].program[1].loop",
+                "task[0].program[1].loop.body[0].sleep",
+                "task[0].program[1].loop.body[1].parallel",
+                "task[0].program[1].loop",
+                "task[0].program[2].exit",
+            ]
+        );
+        let e = check(&sc, 2).unwrap_err();
+        assert_eq!(e.code, "SL120");
+        assert!(e.to_string().contains("task[0].program[1].loop.body[1].parallel"), "{e}");
+        let e = check(&sc, 1).unwrap_err();
+        assert_eq!(e.code, "SL110");
+    }
+}

@@ -1,0 +1,193 @@
+//! The JSON report of a real run: the simulator's key names
+//! (schedlab-core's stats/report.rs) where the quantity exists, plus
+//! `"source": "real"` and `"host"`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use schedlab_core::scenario::Scenario;
+
+use crate::procfs::{CpuJiffies, TaskCounters};
+use crate::{sys, Measured};
+
+/// Per group: (count, first start, all exited, last exit, runtime).
+type GroupAcc = (usize, Option<u64>, bool, Option<u64>, u64);
+
+fn pct(x: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        (x as f64 * 10000.0 / total as f64).round() / 100.0
+    }
+}
+
+fn mpstat_row(cpu: Value, d: &CpuJiffies) -> Value {
+    let t = d.total();
+    let mut row = serde_json::Map::new();
+    row.insert("cpu".into(), cpu);
+    for (k, v) in d.columns() {
+        row.insert(k.into(), json!(pct(v, t)));
+    }
+    Value::Object(row)
+}
+
+/// Deltas of the scenario's CPUs (scenario CPU i = host CPU `host[i]`).
+fn deltas(a: &BTreeMap<usize, CpuJiffies>, b: &BTreeMap<usize, CpuJiffies>, host: &[usize]) -> Vec<CpuJiffies> {
+    host.iter()
+        .map(|h| match (a.get(h), b.get(h)) {
+            (Some(x), Some(y)) => x.delta(y),
+            _ => CpuJiffies::default(),
+        })
+        .collect()
+}
+
+fn rows(d: &[CpuJiffies]) -> Vec<Value> {
+    let mut all = CpuJiffies::default();
+    for x in d {
+        all.add(x);
+    }
+    let mut out = vec![mpstat_row(json!("all"), &all)];
+    out.extend(d.iter().enumerate().map(|(i, x)| mpstat_row(json!(i), x)));
+    out
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn delay_stats(v: &[u64]) -> Value {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let avg = if s.is_empty() { 0 } else { s.iter().sum::<u64>() / s.len() as u64 };
+    json!({
+        "count": s.len(), "avg_ns": avg, "p50_ns": percentile(&s, 50.0), "p90_ns": percentile(&s, 90.0),
+        "p99_ns": percentile(&s, 99.0), "max_ns": s.last().copied(),
+    })
+}
+
+pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Value {
+    let ns_per_jiffy = 1_000_000_000 / sys::clock_ticks();
+    let (ws, we) = m.window;
+    let cpu_d = deltas(&m.stat_end, &m.stat_base, &m.host_cpus);
+    let cpus: Vec<Value> = cpu_d
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let c: BTreeMap<&str, u64> = d.columns().into_iter().collect();
+            json!({
+                "cpu": i, "host_cpu": m.host_cpus[i], "usr_ns": c["usr"] * ns_per_jiffy,
+                "nice_ns": c["nice"] * ns_per_jiffy, "sys_ns": c["sys"] * ns_per_jiffy,
+                "idle_ns": c["idle"] * ns_per_jiffy, "iowait_ns": c["iowait"] * ns_per_jiffy,
+                "irq_ns": c["irq"] * ns_per_jiffy, "soft_ns": c["soft"] * ns_per_jiffy,
+                "steal_ns": c["steal"] * ns_per_jiffy,
+            })
+        })
+        .collect();
+    let mut samples = Vec::new();
+    let mut prev = &m.stat_base;
+    for (t, snap) in &m.samples {
+        samples.push(json!({"end_ns": t, "rows": rows(&deltas(snap, prev, &m.host_cpus))}));
+        prev = snap;
+    }
+    let average = rows(&cpu_d);
+
+    let mut tasks = Vec::new();
+    let mut all_delays = Vec::new();
+    let mut groups: Vec<GroupAcc> = vec![(0, None, true, None, 0); sc.groups.len()];
+    let mut migrations = 0u64;
+    let mut switches = 0u64;
+    for (i, s) in m.slots.iter().enumerate() {
+        if s.tid == 0 {
+            continue;
+        }
+        let g = &sc.groups[s.group];
+        let gone_before_window = s.exit_ns.is_some_and(|e| e < ws);
+        let fin = m.end[i].or(s.own_final);
+        let d = match (fin, gone_before_window) {
+            (Some(f), false) => f.delta(&m.base[i].unwrap_or_default()),
+            _ => TaskCounters::default(),
+        };
+        let nsw = d.nvcsw + d.nivcsw;
+        migrations += d.nr_migrations.unwrap_or(0);
+        switches += nsw;
+        all_delays.extend_from_slice(&s.wake_delays);
+        let w = delay_stats(&s.wake_delays);
+        let prio = if g.policy.is_rt() { 99 - g.rt_priority as i32 } else { 120 + g.nice };
+        tasks.push(json!({
+            "pid": s.tid, "comm": s.comm, "group": g.name, "policy": g.policy.name(), "nice": g.nice,
+            "rt_priority": g.rt_priority, "prio": prio, "cpus_allowed": g.cpus.to_list_string(),
+            "start_ns": s.start_ns, "exit_ns": s.exit_ns,
+            "runtime_ns": d.cpu_ns, "wait_ns": d.wait_ns, "wait_max_ns": d.wait_max_ns, "timeslices": d.timeslices,
+            "nr_switches": nsw, "nr_voluntary_switches": d.nvcsw, "nr_involuntary_switches": d.nivcsw,
+            "nr_migrations": d.nr_migrations, "nr_wakeups": d.nr_wakeups,
+            "wakeup_delay_avg_ns": w["avg_ns"], "wakeup_delay_max_ns": w["max_ns"].as_u64().unwrap_or(0),
+            "wakeup_delay_p50_ns": w["p50_ns"], "wakeup_delay_p90_ns": w["p90_ns"], "wakeup_delay_p99_ns": w["p99_ns"],
+            "wakeups_measured": w["count"],
+            "last_cpu": fin.and_then(|f| f.last_cpu).and_then(|h| m.host_cpus.iter().position(|&x| x == h)),
+            "forked": s.forked,
+        }));
+        let e = &mut groups[s.group];
+        e.0 += 1;
+        e.1 = Some(e.1.map_or(s.start_ns.unwrap_or(0), |x: u64| x.min(s.start_ns.unwrap_or(0))));
+        e.2 &= s.exit_ns.is_some();
+        e.3 = e.3.max(s.exit_ns);
+        e.4 += d.cpu_ns;
+    }
+    let groups: Vec<Value> = sc
+        .groups
+        .iter()
+        .zip(&groups)
+        .map(|(g, &(count, start, all_exited, last, runtime))| {
+            let end_ns = if count > 0 && all_exited { last } else { None };
+            json!({
+                "name": g.name, "count": count, "start_ns": start, "end_ns": end_ns,
+                "elapsed_s": end_ns.zip(start).map(|(e, s)| e.saturating_sub(s) as f64 / 1e9), "runtime_ns": runtime,
+            })
+        })
+        .collect();
+    let u = sys::uname();
+    json!({
+        "schedlab": env!("CARGO_PKG_VERSION"),
+        "scenario": sc.name,
+        "scenario_file": sc.source,
+        "source": "real",
+        "seed": seed,
+        "host": {
+            "kernel_release": u.release, "kernel_version": u.version, "arch": u.machine,
+            "nr_cpus": sys::online_cpus(), "cpus_used": m.host_cpus, "user_hz": sys::clock_ticks(),
+            "coordinator_fifo": m.main_rt,
+        },
+        "kernel": {"version": u.release, "scenario_version": sc.kernel.version.to_string()},
+        "machine": {"name": sc.machine.name, "nr_cpus": m.host_cpus.len(), "description": sc.machine.description},
+        "real": {"end_ns": we, "reason": m.reason},
+        "measure": {"start_ns": ws, "end_ns": we, "interval_ns": m.interval_ns},
+        "cpus": cpus,
+        "mpstat": {"samples": samples, "average": average},
+        "tasks": tasks,
+        "groups": groups,
+        "migrations": migrations,
+        "switches": switches,
+        "wakeup_delay": delay_stats(&all_delays),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), Some(50));
+        assert_eq!(percentile(&v, 99.0), Some(99));
+        assert_eq!(percentile(&v, 100.0), Some(100));
+        assert_eq!(percentile(&[7], 90.0), Some(7));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

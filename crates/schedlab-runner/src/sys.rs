@@ -1,0 +1,158 @@
+//! Thin wrappers over the syscalls the runner needs (libc only).
+
+use std::io;
+
+use schedlab_core::sched::Policy;
+
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+fn clock(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec; the clocks used here always exist.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_MONOTONIC in ns.
+pub fn now() -> u64 {
+    clock(libc::CLOCK_MONOTONIC)
+}
+
+/// CPU time this thread has consumed (CLOCK_THREAD_CPUTIME_ID), ns.
+pub fn thread_cpu() -> u64 {
+    clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// Sleep until the absolute CLOCK_MONOTONIC instant `at`. Returns false when a
+/// signal interrupted the sleep (the caller checks whether it must stop).
+pub fn sleep_until(at: u64) -> bool {
+    let ts = libc::timespec { tv_sec: (at / 1_000_000_000) as libc::time_t, tv_nsec: (at % 1_000_000_000) as _ };
+    // SAFETY: ts is valid; the remaining-time pointer may be null with TIMER_ABSTIME.
+    let r = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+    r == 0
+}
+
+pub fn sched_yield() {
+    // SAFETY: no arguments.
+    unsafe { libc::sched_yield() };
+}
+
+/// The CPUs this process may run on (sched_getaffinity), in order.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the size matches.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect())
+    }
+}
+
+pub fn set_affinity(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays in bounds
+    // (host CPU numbers come from sched_getaffinity).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+pub fn policy_number(p: Policy) -> libc::c_int {
+    match p {
+        Policy::Normal => libc::SCHED_OTHER,
+        Policy::Batch => libc::SCHED_BATCH,
+        Policy::Idle => libc::SCHED_IDLE,
+        Policy::Fifo => libc::SCHED_FIFO,
+        Policy::Rr => libc::SCHED_RR,
+    }
+}
+
+/// sched_setscheduler on one thread (the syscall takes a tid).
+pub fn set_policy(tid: i32, policy: Policy, rt_priority: u32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: rt_priority as libc::c_int };
+    // SAFETY: param is a valid sched_param.
+    if unsafe { libc::sched_setscheduler(tid, policy_number(policy), &param) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// setpriority(PRIO_PROCESS, tid, nice): per thread on Linux.
+pub fn set_nice(tid: i32, nice: i32) -> io::Result<()> {
+    // SAFETY: plain integer arguments.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+extern "C" fn on_wake_signal(_: libc::c_int) {}
+
+/// The signal that interrupts a thread's clock_nanosleep at the end of the run.
+pub const WAKE_SIGNAL: libc::c_int = libc::SIGUSR1;
+
+/// Install a no-op handler without SA_RESTART, so sleeps return EINTR.
+pub fn install_wake_handler() -> io::Result<()> {
+    // SAFETY: a zeroed sigaction with a valid handler and an empty mask.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_wake_signal as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = 0;
+        if libc::sigaction(WAKE_SIGNAL, &sa, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Send the wake signal to one thread of this process.
+pub fn kick(tid: i32) {
+    // SAFETY: tgkill with our own pid; a thread that has exited gives ESRCH, ignored.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, WAKE_SIGNAL);
+    }
+}
+
+pub struct Uname {
+    pub release: String,
+    pub machine: String,
+    pub version: String,
+}
+
+pub fn uname() -> Uname {
+    // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        libc::uname(&mut u);
+        let s = |f: &[libc::c_char]| std::ffi::CStr::from_ptr(f.as_ptr()).to_string_lossy().into_owned();
+        Uname { release: s(&u.release), machine: s(&u.machine), version: s(&u.version) }
+    }
+}
+
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf with a valid name.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    n.max(1) as usize
+}
+
+/// USER_HZ: the unit of /proc/stat.
+pub fn clock_ticks() -> u64 {
+    // SAFETY: sysconf with a valid name.
+    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if n > 0 {
+        n as u64
+    } else {
+        100
+    }
+}

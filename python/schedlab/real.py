@@ -1,0 +1,335 @@
+"""Real-kernel runs and sim-vs-real comparison.
+
+    schedlab real SCENARIO [--repeat N] [--json FILE] [--set KEY=VALUE]... [--quiet]
+    schedlab compare SIM.json REAL.json
+
+``real`` runs the scenario's tasks as real threads on the local kernel with the
+``schedlab-runner`` binary (``SCHEDLAB_RUNNER``, else ``target/release``, else
+built with cargo), ``--repeat`` times, and reports the median of every number
+over the runs in the simulator's report shape (plus ``"source": "real"``).
+``compare`` prints per-task CPU share, per-CPU %idle, migrations and switches
+per second from a ``schedlab run --json`` report beside a ``schedlab real`` one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from schedlab import native
+from schedlab.errors import (
+    InternalError,
+    NotModelledError,
+    ScenarioError,
+    SchedlabError,
+    TopologyError,
+    UsageError,
+)
+from schedlab.overrides import Override, parse_set_arg
+from schedlab.report import format_run_report
+from schedlab.scenarios import read_text, resolve
+
+__all__ = [
+    "COMMANDS",
+    "HostError",
+    "add_subcommands",
+    "compare_rows",
+    "find_runner",
+    "format_compare",
+    "median_reports",
+    "run_real",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+RUNNER_ENV = "SCHEDLAB_RUNNER"
+RUNNER_NAME = "schedlab-runner"
+
+#: Keys whose value is an identity or a setting, not a measurement: taken from the first run.
+_NOT_MEASURED = frozenset({"pid", "seed", "host", "cpu", "host_cpu", "last_cpu", "schedlab"})
+
+
+class HostError(SchedlabError):
+    """The real run failed on this host (a syscall was refused, e.g. EPERM for SCHED_FIFO) (SL300)."""
+
+
+_CLASSES: dict[str, type[SchedlabError]] = {
+    "SL001": UsageError,
+    "SL100": ScenarioError,
+    "SL101": ScenarioError,
+    "SL102": ScenarioError,
+    "SL103": ScenarioError,
+    "SL110": TopologyError,
+    "SL120": NotModelledError,
+    "SL300": HostError,
+}
+
+
+def find_runner(*, build: bool = True) -> Path:
+    """The runner binary: ``$SCHEDLAB_RUNNER``, else the checkout's target/, else built with cargo."""
+    env = os.environ.get(RUNNER_ENV)
+    if env:
+        p = Path(env)
+        if not (p.is_file() and os.access(p, os.X_OK)):
+            raise UsageError("SL001", f"{RUNNER_ENV}={env}: not an executable file; accepted: the schedlab-runner path")
+        return p
+    candidates = [
+        REPO / "target" / "release" / RUNNER_NAME,
+        REPO / "target" / "x86_64-unknown-linux-gnu" / "release" / RUNNER_NAME,
+    ]
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    cargo = shutil.which("cargo")
+    if build and cargo and (REPO / "Cargo.toml").is_file():
+        print(f"schedlab: building {RUNNER_NAME} with cargo ...", file=sys.stderr, flush=True)
+        r = subprocess.run([cargo, "build", "--release", "-p", RUNNER_NAME], cwd=REPO, check=False)
+        if r.returncode == 0 and candidates[0].is_file():
+            return candidates[0]
+    raise UsageError(
+        "SL001",
+        f"{RUNNER_NAME} not found; accepted: set {RUNNER_ENV} to its path, or build it "
+        f"(`cargo build --release -p {RUNNER_NAME}` or `make runner` in the checkout)",
+    )
+
+
+def _runner_error(stderr: str, rc: int) -> SchedlabError:
+    """Map ``schedlab-runner: error: [CODE] message`` onto the exception classes."""
+    text = stderr.strip()
+    for line in text.splitlines():
+        _, sep, rest = line.partition("error: [")
+        if sep:
+            code, _, msg = rest.partition("] ")
+            return _CLASSES.get(code, InternalError)(code, f"{RUNNER_NAME}: {msg}")
+    return InternalError("SL900", f"{RUNNER_NAME} exited with status {rc}: {text or '(no message)'}")
+
+
+def _median(values: list[Any]) -> Any:
+    first = values[0]
+    if isinstance(first, bool) or first is None or isinstance(first, str):
+        return first
+    if isinstance(first, (int, float)):
+        nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(nums) != len(values):
+            return first
+        m = statistics.median(nums)
+        if all(isinstance(v, int) for v in nums) and float(m).is_integer():
+            return int(m)
+        return m
+    if isinstance(first, dict):
+        out = {}
+        for k in first:
+            column = [v.get(k) if isinstance(v, dict) else None for v in values]
+            out[k] = first[k] if k in _NOT_MEASURED else _median(column)
+        return out
+    if isinstance(first, list):
+        lists = [v for v in values if isinstance(v, list)]
+        if len(lists) != len(values):
+            return first
+        if first and all(isinstance(x, dict) and "comm" in x for x in first):
+            # Tasks: by name (a fork may make one run longer than another).
+            by_comm = [{x.get("comm"): x for x in lst if isinstance(x, dict)} for lst in lists]
+            return [
+                _median([b[x["comm"]] for b in by_comm]) if all(x["comm"] in b for b in by_comm) else x for x in first
+            ]
+        if any(len(v) != len(first) for v in lists):
+            return first
+        return [_median([v[i] for v in lists]) for i in range(len(first))]
+    return first
+
+
+def median_reports(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One report whose every measured number is the median over ``reports``."""
+    if not reports:
+        raise InternalError("SL900", "median_reports: no reports")
+    merged = _median(list(reports))
+    assert isinstance(merged, dict)
+    merged["repeat"] = len(reports)
+    return merged
+
+
+def run_real(
+    scenario: str,
+    *,
+    repeat: int = 1,
+    overrides: Sequence[Override] = (),
+    runner: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run ``scenario`` on this kernel ``repeat`` times; the median report."""
+    if repeat < 1:
+        raise UsageError("SL001", f"--repeat {repeat}: accepted: an integer >= 1")
+    path = resolve(scenario)
+    text = read_text(path)
+    source = str(path)
+    summary = native.check(text, source, overrides)
+    nr = int((summary.get("machine") or {}).get("nr_cpus") or 0)
+    host = os.cpu_count() or 1
+    if nr > host:
+        raise TopologyError(
+            "SL110",
+            f"{source}: machine: the scenario's machine has {nr} CPUs but this host has {host}; a real run "
+            f"cannot create CPUs; accepted: a machine of at most {host} CPUs (or simulate it: schedlab run)",
+        )
+    exe = runner or find_runner()
+    cmd = [str(exe), source, "--json", "-"]
+    for k, v in overrides:
+        cmd += ["--set", f"{k}={v}"]
+    reports = []
+    for i in range(repeat):
+        if progress:
+            progress(f"real run {i + 1}/{repeat}: {' '.join(cmd)}")
+        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise _runner_error(r.stderr, r.returncode)
+        try:
+            reports.append(json.loads(r.stdout))
+        except json.JSONDecodeError as e:
+            raise InternalError("SL900", f"{RUNNER_NAME}: output is not JSON: {e}") from None
+    return median_reports(reports)
+
+
+# ---------------------------------------------------------------- compare
+
+
+def _window_s(doc: Mapping[str, Any]) -> float | None:
+    m = doc.get("measure") or {}
+    start, end = m.get("start_ns"), m.get("end_ns")
+    if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end > start:
+        return float(end - start) / 1e9
+    return None
+
+
+def _per_s(x: Any, window: float | None) -> float | None:
+    return float(x) / window if isinstance(x, (int, float)) and window else None
+
+
+Row = tuple[str, "float | None", "float | None"]
+
+
+def compare_rows(sim: Mapping[str, Any], real: Mapping[str, Any]) -> list[Row]:
+    """(metric, sim, real) rows: per-task CPU share (%), per-CPU %idle, migrations/s, switches/s."""
+    ws, wr = _window_s(sim), _window_s(real)
+    rows: list[Row] = []
+
+    def tasks(doc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+        return {str(t.get("comm")): t for t in doc.get("tasks") or [] if isinstance(t, Mapping)}
+
+    ts, tr = tasks(sim), tasks(real)
+    for comm in list(ts) + [c for c in tr if c not in ts]:
+        a, b = ts.get(comm, {}), tr.get(comm, {})
+        sa = _per_s(a.get("runtime_ns"), ws)
+        sb = _per_s(b.get("runtime_ns"), wr)
+        rows.append((f"cpu share % {comm}", None if sa is None else sa / 1e7, None if sb is None else sb / 1e7))
+
+    def idle(doc: Mapping[str, Any]) -> dict[str, float]:
+        avg = (doc.get("mpstat") or {}).get("average") or []
+        return {str(r.get("cpu")): float(r["idle"]) for r in avg if isinstance(r, Mapping) and "idle" in r}
+
+    ia, ib = idle(sim), idle(real)
+    for cpu in list(ia) + [c for c in ib if c not in ia]:
+        rows.append((f"%idle cpu {cpu}", ia.get(cpu), ib.get(cpu)))
+
+    def switches(doc: Mapping[str, Any]) -> int:
+        return sum(int(t.get("nr_switches") or 0) for t in tasks(doc).values())
+
+    rows.append(("migrations/s", _per_s(sim.get("migrations"), ws), _per_s(real.get("migrations"), wr)))
+    rows.append(("switches/s", _per_s(switches(sim), ws), _per_s(switches(real), wr)))
+    return rows
+
+
+def format_compare(rows: Sequence[Row], sim_name: str = "sim", real_name: str = "real") -> str:
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f}"
+
+    table = [["metric", sim_name, real_name, "difference"]]
+    for metric, a, b in rows:
+        diff = None if a is None or b is None else b - a
+        table.append([metric, f(a), f(b), "-" if diff is None else f"{diff:+.2f}"])
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    lines = []
+    for r in table:
+        lines.append("  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]).rstrip())
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def add_subcommands(sub: Any) -> None:
+    """Register ``real`` and ``compare`` on the CLI's subparsers."""
+    r = sub.add_parser("real", help="run a scenario as real threads on this kernel (schedlab-runner), medians")
+    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
+    r.add_argument("--repeat", type=int, default=1, metavar="N", help="runs; every number is the median (default 1)")
+    r.add_argument("--json", metavar="FILE", help="write the median report to FILE ('-' for stdout)")
+    r.add_argument(
+        "--set",
+        "-o",
+        dest="set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key (repeatable), as `schedlab run --set`",
+    )
+    r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
+    c = sub.add_parser("compare", help="compare a `schedlab run --json` report with a `schedlab real --json` one")
+    c.add_argument("sim", metavar="SIM.json", help="simulator report")
+    c.add_argument("real", metavar="REAL.json", help="real-kernel report")
+
+
+def _write_json(dest: str, doc: Mapping[str, Any]) -> None:
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    if dest == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(dest).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError("SL001", f"--json {dest}: cannot write: {e.strerror or e}") from None
+
+
+def _read_json(p: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(Path(p).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UsageError("SL001", f"{p}: cannot read: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError("SL001", f"{p}: not JSON: {e}; accepted: a report from `schedlab run/real --json`") from None
+    if not isinstance(doc, dict) or "tasks" not in doc:
+        raise UsageError("SL001", f'{p}: not a schedlab report (no "tasks"); accepted: `schedlab run/real --json`')
+    return doc
+
+
+def cmd_real(args: argparse.Namespace) -> int:
+    overrides = [parse_set_arg(s) for s in args.set]
+
+    def progress(msg: str) -> None:
+        print(f"  {msg}", file=sys.stderr, flush=True)
+
+    report = run_real(args.scenario, repeat=args.repeat, overrides=overrides, progress=None if args.quiet else progress)
+    if args.json:
+        _write_json(args.json, report)
+    if not args.quiet and args.json != "-":
+        host = report.get("host") or {}
+        print(
+            f"real kernel {host.get('kernel_release', '?')} ({host.get('nr_cpus', '?')} CPUs), "
+            f"median of {report.get('repeat', 1)} run(s)"
+        )
+        print(format_run_report(report))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    sim, real = _read_json(args.sim), _read_json(args.real)
+    print(format_compare(compare_rows(sim, real)))
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"real": cmd_real, "compare": cmd_compare}
