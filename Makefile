@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build demo test lint fmt bench clean distclean runner
+.PHONY: all venv build demo test lint fmt bench clean distclean runner oracle-setup
 
 all: build
 
@@ -61,6 +61,11 @@ runner:
 	@file target/$(RUNNER_TARGET)/release/schedlab-runner | grep -Eq 'statically linked|static-pie linked' || { \
 	  echo "make runner: target/$(RUNNER_TARGET)/release/schedlab-runner is not statically linked" >&2; exit 1; }
 	@echo "static binary: target/$(RUNNER_TARGET)/release/schedlab-runner"
+
+# The QEMU oracle (python/schedlab/qemu.py): QEMU 10 and Debian's 6.1 and
+# 6.12 kernels unpacked into .oracle/ (private apt; a second run only verifies).
+oracle-setup:
+	$(PYTHON) scripts/oracle-setup
 
 bench:
 	$(CARGO) run --release -p schedlab-core --bin schedlab-bench
