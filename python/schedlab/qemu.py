@@ -57,6 +57,7 @@ __all__ = [
     "PRESETS",
     "BootResult",
     "CpioEntry",
+    "FileSource",
     "Layout",
     "Oracle",
     "OracleError",
@@ -83,6 +84,10 @@ END_MARKER = "=== SCHEDLAB-REPORT END ==="
 EXIT_MARKER = "=== SCHEDLAB-EXIT"
 #: The kernels oracle-setup fetches: label -> what it stands for.
 KERNELS = {"6.1": "bookworm linux-image-amd64 (CFS)", "6.12": "bookworm-backports linux-image-amd64 (EEVDF)"}
+#: TCG's "max" CPU with an Intel vendor: its topology comes from CPUID leaf 0xB,
+#: which both 6.1 and 6.12 read. (With TCG's default AMD vendor and no
+#: TOPOEXT, 6.1 sees every SMT thread as a core of its own.)
+DEFAULT_CPU = "max,vendor=GenuineIntel"
 DEFAULT_APPEND = "console=ttyS0 quiet panic=-1 cryptomgr.notests"
 #: Guest memory per NUMA node unless the scenario asks less (TCG: keep it small).
 MEMORY_PER_NODE_MIB = 512
@@ -139,9 +144,7 @@ def cpio_newc(entries: Iterable[CpioEntry]) -> bytes:
     Deterministic: uid/gid 0, mtime 0, inode numbers by position. Parents must
     come before their children (the kernel creates entries in order)."""
     out = io.BytesIO()
-    ino = 0
-    for e in [*entries, CpioEntry("TRAILER!!!", 0)]:
-        ino += 1
+    for ino, e in enumerate([*entries, CpioEntry("TRAILER!!!", 0)], start=1):
         name = e.name.lstrip("/").encode() + b"\0"
         hdr = _newc_header(0 if e.name == "TRAILER!!!" else ino, e, len(name))
         out.write(hdr + name + _pad4(len(hdr) + len(name)))
@@ -307,7 +310,8 @@ def layout_from_machine(table: Mapping[str, Any], source: str = "<machine>") -> 
         if not parsed:
             raise TopologyError("SL110", f'{source}: machine.memory: cannot read "{mem}" as a size')
         memory = parsed
-    name = str(preset) if preset is not None and not ({"sockets", "cores_per_socket", "threads_per_core", "nodes"} & set(table)) else "custom"
+    explicit = {"sockets", "cores_per_socket", "threads_per_core", "nodes"} & set(table)
+    name = str(preset) if preset is not None and not explicit else "custom"
     return Layout(name, sockets, cores, threads, nodes, tuple(tuple(r) for r in distance), memory)
 
 
@@ -356,7 +360,7 @@ def kernel_for_version(version: str) -> str:
     """The oracle kernel standing for a scenario's ``kernel.version``: 6.1 (CFS)
     before 6.6, 6.12 (EEVDF) from 6.6 on."""
     parts = [int(x) for x in str(version).split(".")[:2] if x.isdigit()]
-    major, minor = (parts + [0, 0])[:2]
+    major, minor = [*parts, 0, 0][:2]
     return "6.12" if (major, minor) >= (6, 6) else "6.1"
 
 
@@ -390,6 +394,7 @@ def qemu_args(
     shift: int = 3,
     append: str = DEFAULT_APPEND,
     memory_per_node_mib: int = MEMORY_PER_NODE_MIB,
+    cpu: str = DEFAULT_CPU,
 ) -> list[str]:
     """The QEMU command-line options (without the binary) booting ``kernel``
     with ``initrd`` on ``layout``. Raises ``TopologyError`` for machines whose
@@ -401,7 +406,7 @@ def qemu_args(
             f"the QEMU oracle boots at most APIC ID {MAX_APIC_ID} (no x2APIC interrupt remapping)",
         )
     mib = node_memory_mib(layout, memory_per_node_mib)
-    args = ["-machine", "q35", "-cpu", "max", "-accel", "tcg"]
+    args = ["-machine", "q35", "-cpu", cpu, "-accel", "tcg"]
     args += ["-icount", f"shift={shift},sleep=off", "-rtc", "clock=vm"]
     args += ["-nographic", "-no-reboot", "-net", "none"]
     args += [
@@ -484,7 +489,10 @@ _BUSYBOX_DIRS = ("bin", "sbin", "usr", "usr/bin", "usr/sbin")
 def busybox_applets(busybox: Path) -> list[str]:
     """The applet paths (``bin/sh``, ``usr/bin/awk``...) of a busybox binary,
     by running it on the host (busybox-static runs anywhere on x86_64)."""
-    out = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=False)
+    try:
+        out = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
     if out.returncode != 0:
         return []
     return sorted({ln.strip().lstrip("/") for ln in out.stdout.splitlines() if ln.strip()})
@@ -529,7 +537,8 @@ def build_initramfs(
         d = d.strip("/")
         if not d or d in dirs:
             return
-        add_dir(str(Path(d).parent)) if "/" in d else None
+        if "/" in d:
+            add_dir(str(Path(d).parent))
         dirs.add(d)
         entries.append(CpioEntry(d, stat.S_IFDIR | 0o755))
 
@@ -643,9 +652,7 @@ def boot(
         work.mkdir(parents=True, exist_ok=True)
         initrd = work / "initrd.gz"
         initrd.write_bytes(initrd_bytes)
-        args = qemu_args(
-            layout, vmlinuz, initrd, shift=shift, append=cmdline, memory_per_node_mib=memory_per_node_mib
-        )
+        args = qemu_args(layout, vmlinuz, initrd, shift=shift, append=cmdline, memory_per_node_mib=memory_per_node_mib)
         command = [str(orc.launcher), *args]
         (work / "cmdline").write_text(shlex.join(command) + "\n")
         log_path = work / "console.log"
@@ -683,28 +690,29 @@ def boot(
 # The topology probe
 
 PROBE_SCRIPT = r"""
+q='"'
 cpus=""
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
   [ -d "$d/topology" ] || continue
-  n=${d##*/cpu}
-  pkg=$(cat $d/topology/physical_package_id)
-  core=$(cat $d/topology/core_id)
-  sib=$(cat $d/topology/thread_siblings_list)
-  cpus="$cpus${cpus:+,}{\"cpu\":$n,\"package\":$pkg,\"core_id\":$core,\"thread_siblings\":\"$sib\"}"
+  t=$d/topology
+  c="{${q}cpu$q:${d##*/cpu},${q}package$q:$(cat $t/physical_package_id),${q}core_id$q:$(cat $t/core_id)"
+  cpus="$cpus${cpus:+,}$c,${q}thread_siblings$q:$q$(cat $t/thread_siblings_list)$q}"
 done
 nodes=""
 for d in /sys/devices/system/node/node[0-9]*; do
   [ -d "$d" ] || continue
-  n=${d##*/node}
   mem=$(awk '/MemTotal/ {print $4}' $d/meminfo)
-  nodes="$nodes${nodes:+,}\"$n\":{\"cpulist\":\"$(cat $d/cpulist)\",\"distance\":\"$(cat $d/distance)\",\"mem_kb\":$mem}"
+  n="$q${d##*/node}$q:{${q}cpulist$q:$q$(cat $d/cpulist)$q,${q}distance$q:$q$(cat $d/distance)$q"
+  nodes="$nodes${nodes:+,}$n,${q}mem_kb$q:$mem}"
 done
 domains=""
 for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do
-  [ -f "$d/name" ] && domains="$domains${domains:+,}\"$(cat $d/name)\""
+  [ -f "$d/name" ] && domains="$domains${domains:+,}$q$(cat $d/name)$q"
 done
 echo "=== SCHEDLAB-REPORT BEGIN ==="
-echo "{\"uname_r\":\"$(uname -r)\",\"online\":\"$(cat /sys/devices/system/cpu/online)\",\"nproc\":$(nproc),\"uptime_s\":$(cut -d' ' -f1 /proc/uptime),\"cpus\":[$cpus],\"nodes\":{$nodes},\"cpu0_domains\":[$domains]}"
+echo "{${q}uname_r$q:$q$(uname -r)$q,${q}online$q:$q$(cat /sys/devices/system/cpu/online)$q,"
+echo " ${q}nproc$q:$(nproc),${q}uptime_s$q:$(cut -d' ' -f1 /proc/uptime),"
+echo " ${q}cpus$q:[$cpus],${q}nodes$q:{$nodes},${q}cpu0_domains$q:[$domains]}"
 echo "=== SCHEDLAB-REPORT END ==="
 """
 
