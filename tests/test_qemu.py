@@ -4,10 +4,12 @@ end-to-end boot that runs only when `make oracle-setup` has filled .oracle/."""
 from __future__ import annotations
 
 import gzip
+import importlib.machinery
 import re
 import shutil
 import stat
 import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -287,3 +289,75 @@ def test_boot_timeout_shows_console() -> None:
     with pytest.raises(qemu.OracleError, match="did not finish within 3 s") as e:
         qemu.boot("4cpu", "6.1", ["/bin/true"], timeout=3, oracle=ORACLE)
     assert "last console lines" in str(e.value)
+
+
+#: A stand-in for the static runner: a busybox script with the runner's
+#: interface (`RUNNER --serial SCENARIO.toml`, JSON between the markers).
+FAKE_RUNNER = f"""#!/bin/sh
+[ "$1" = --serial ] || exit 3
+echo "{BEGIN_MARKER}"
+echo "{{\\"args\\": \\"$*\\", \\"scenario_lines\\": $(wc -l < "$2"), \\"nproc\\": $(nproc)}}"
+echo "{END_MARKER}"
+"""
+
+
+@needs_oracle
+def test_run_in_guest_plumbing(tmp_path: Path) -> None:
+    assert ORACLE is not None
+    runner = tmp_path / "runner"
+    runner.write_text(FAKE_RUNNER)
+    runner.chmod(0o755)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'name = "two"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = "6.1"\n'
+        '[measure]\nduration = "100ms"\n[[task]]\nname = "hog"\ncount = 1\nprogram = [ { run = "10ms" } ]\n'
+    )
+    doc = qemu.run_in_guest(scenario, runner, shift=3, timeout=120, oracle=ORACLE)
+    assert doc["args"] == "--serial /schedlab/scenario.toml"
+    assert doc["scenario_lines"] == len(scenario.read_text().splitlines())
+    assert doc["nproc"] == 2
+    assert doc["oracle"]["kernel"] == "6.1" and doc["oracle"]["exit_status"] == 0
+
+
+# --------------------------------------------------------------------------
+# scripts/oracle-setup: reading the system's apt sources
+
+
+def _oracle_setup_module() -> types.ModuleType:
+    loader = importlib.machinery.SourceFileLoader("oracle_setup", str(REPO / "scripts/oracle-setup"))
+    mod = types.ModuleType(loader.name)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_oracle_setup_reads_apt_sources() -> None:
+    mod = _oracle_setup_module()
+    listed = mod._parse_list_file(
+        "# comment\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main contrib\n"
+        "deb-src http://mirror.example/debian bookworm main\n"
+        "deb http://security.example/debian-security bookworm-security main\n"
+    )
+    assert [(e["types"], e["uris"], e["suites"], e["signed_by"]) for e in listed] == [
+        (["deb"], ["http://mirror.example/debian"], ["bookworm"], "/k.gpg"),
+        (["deb-src"], ["http://mirror.example/debian"], ["bookworm"], None),
+        (["deb"], ["http://security.example/debian-security"], ["bookworm-security"], None),
+    ]
+    deb822 = mod._parse_deb822_file(
+        "Types: deb deb-src\n"
+        "# http://snapshot.example/archive\n"
+        "URIs: http://mirror.example/debian\n"
+        "Suites: bookworm bookworm-updates\n"
+        "Components: main\n"
+        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+        "\n"
+        "Types: deb\n"
+        "URIs: http://other.example/debian\n"
+        "Suites: bookworm\n"
+        "Enabled: no\n"
+    )
+    assert deb822[0]["uris"] == ["http://mirror.example/debian"]
+    assert deb822[0]["suites"] == ["bookworm", "bookworm-updates"]
+    assert deb822[0]["types"] == ["deb", "deb-src"]
+    assert deb822[0]["signed_by"] == "/usr/share/keyrings/debian-archive-keyring.gpg"
+    assert deb822[0]["enabled"] and not deb822[1]["enabled"]
