@@ -661,9 +661,11 @@ def boot(
             proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
             try:
                 rc = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            except BaseException as e:  # the timeout, or ^C: never leave QEMU behind
                 proc.kill()
                 proc.wait()
+                if not isinstance(e, subprocess.TimeoutExpired):
+                    raise
                 console = log_path.read_bytes().decode("utf-8", "replace")
                 raise OracleError(
                     f"the guest ({layout.name}, {layout.nr_cpus} CPUs, kernel {kernel}) did not finish "
