@@ -203,7 +203,7 @@ def test_serial_markers(runner: Path, tmp_path: Path) -> None:
     assert doc["measure"]["end_ns"] == 100_000_000
 
 
-def test_real_repeat_medians_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_real_repeat_medians_and_compare(runner: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("schedlab._native")
     from schedlab.cli import main
 

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.native
 
-EXPERIMENTS = ["ktask-nice", "sched-idle"]
+EXPERIMENTS = ["ktask-nice", "sched-idle", "rt-migrate"]
 
 #: Bands the model is known to miss, with the reason (also in the closing
 #: notes). The test insists they stay OUT, so the day the model reaches one
@@ -25,6 +25,13 @@ KNOWN_OUT = {
         "baseline per-second %idle fluctuates (max - min, points)": (
             "the model sits near a fixed point (3 of 16 CPUs idle nearly every second); of the real "
             "machine's background activity only vmstat_update's kworkers are modelled, which move it little"
+        ),
+    },
+    "rt-migrate": {
+        "legacy worst latency of a higher thread behind a lower one (us)": (
+            "60 ms, not 10-25: each run starts with its new threads stacked on the main thread's CPU (2.6.24 "
+            "fork balancing reads the stale cpu_load[] of tickless CPUs), so the first release queues three "
+            "threads behind each other; the idle CPUs' stale next_balance delays the pulls"
         ),
     },
 }

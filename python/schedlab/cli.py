@@ -78,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--schedstat-file", metavar="FILE", help="write the counters as /proc/schedstat (version 15) text to FILE"
     )
+    r.add_argument(
+        "--latency", action="store_true", help="print the perf sched latency table (wakeup-to-run delay per task)"
+    )
+    r.add_argument("--histogram", action="store_true", help="with --latency: each task's delays in log2 buckets")
+    r.add_argument(
+        "--rt-migrate-test",
+        action="store_true",
+        help="print rt-migrate-test's own output (scenarios with [rt_migrate_test]) instead of the report",
+    )
 
     c = sub.add_parser("check", help="parse and validate a scenario (and its experiment) without running it")
     c.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
@@ -160,8 +169,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except OSError as e:
             msg = f"--schedstat-file {args.schedstat_file}: cannot write: {e.strerror or e}"
             raise UsageError("SL001", msg) from None
-    if not args.quiet and args.json != "-":
+    if args.json == "-":
+        return EXIT_OK
+    if args.rt_migrate_test:
+        from schedlab.report import format_rt_migrate_test
+
+        print(format_rt_migrate_test(report))
+        r = report.get("rt_migrate_test") or {}
+        # The tool's exit status: 255 (-1) when a checked run failed.
+        return 255 if r.get("check") and r.get("failed_runs") else EXIT_OK
+    if not args.quiet:
         print(format_run_report(report, samples=args.samples, schedstat=args.schedstat))
+    if args.latency:
+        from schedlab.report import format_perf_sched_latency
+
+        print()
+        print(format_perf_sched_latency(report, histogram=args.histogram))
     return EXIT_OK
 
 

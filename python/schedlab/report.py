@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from schedlab.errors import UsageError
+
 __all__ = [
     "MPSTAT_COLUMNS",
     "format_experiment",
@@ -409,3 +411,116 @@ def _cell(r: Mapping[str, Any], values: str, stdevs: str, m: str, dec: int) -> s
 def _is_scalar_or_none(r: Mapping[str, Any], m: str) -> bool:
     v = (r.get("metrics") or {}).get(m)
     return m in (r.get("metrics") or {}) and not isinstance(v, list)
+
+
+# --------------------------------------------------------------------------
+# perf sched latency
+
+
+def format_perf_sched_latency(report: Mapping[str, Any], *, histogram: bool = False) -> str:
+    """The per-task table of ``perf sched latency -p`` (older perf's columns):
+    runtime, switches, average and maximum wakeup-to-run delay and when the
+    maximum ended, sorted by average delay as perf sorts by default
+    (``avg, max, switch, runtime``); a TOTAL row. With ``histogram``, each
+    task's delays in log2 buckets of microseconds follow.
+
+    Kernel threads are included (they are tasks perf sees too).
+    """
+    tasks = [*(report.get("tasks") or []), *(report.get("kernel_threads") or [])]
+
+    def key(t: Mapping[str, Any]) -> tuple[float, float, float, float]:
+        return (
+            -float(t.get("wakeup_delay_avg_ns") or 0),
+            -float(t.get("wakeup_delay_max_ns") or 0),
+            -float(t.get("nr_switches") or 0),
+            -float(t.get("runtime_ns") or 0),
+        )
+
+    rule = " " + "-" * 113
+    out = [
+        rule,
+        "  Task                  |   Runtime ms  | Switches | Average delay ms "
+        "| Maximum delay ms | Maximum delay at       |",
+        rule,
+    ]
+    total_rt, total_sw = 0, 0
+    for t in sorted(tasks, key=key):
+        rt = int(t.get("runtime_ns") or 0)
+        sw = int(t.get("nr_switches") or 0)
+        total_rt += rt
+        total_sw += sw
+        name = f"{t.get('comm')}:{t.get('pid')}"
+        avg = int(t.get("wakeup_delay_avg_ns") or 0) / 1e6
+        mx = int(t.get("wakeup_delay_max_ns") or 0) / 1e6
+        at = int(t.get("wakeup_delay_max_at_ns") or 0) / 1e9
+        out.append(
+            f"  {name:<22}|{rt / 1e6:11.3f} ms |{sw:9d} | avg:{avg:9.3f} ms | max:{mx:9.3f} ms | max at: {at:13.6f} s"
+        )
+    out += [rule, f"  TOTAL:                |{total_rt / 1e6:11.3f} ms |{total_sw:9d} |", " " + "-" * 51]
+    if histogram:
+        out += ["", "Wakeup delay histogram (count per bucket; us)"]
+        for t in sorted(tasks, key=key):
+            hist = list(t.get("wakeup_delay_hist_us") or [])
+            if not any(hist):
+                continue
+            out.append(f"  {t.get('comm')}:{t.get('pid')}")
+            for i, n in enumerate(hist):
+                if n:
+                    lo = 0 if i == 0 else 1 << (i - 1)
+                    hi = f"{1 << i}" if i < len(hist) - 1 else "inf"
+                    out.append(f"    [{lo:>8} .. {hi:>8})  {n}")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
+# rt-migrate-test output
+
+
+def format_rt_migrate_test(report: Mapping[str, Any]) -> str:
+    """rt-migrate-test's own stdout for the runs the simulator kept (the
+    first run and the first failed one): per iteration the start offsets
+    (us from the main thread's time stamp), `` len:`` and `` loops:`` rows;
+    ``Parent pid``; per thread Max/Min/Tot/Avg of its start offsets; with
+    ``check``, `` Passed!`` or `` Failed!``. With several runs a ``#`` line
+    names each printed run and a summary follows; for one run the text is
+    the tool's alone, to diff against the real tool's output.
+    """
+    r = report.get("rt_migrate_test")
+    if not isinstance(r, Mapping):
+        raise UsageError("SL001", "--rt-migrate-test: the scenario has no [rt_migrate_test] table")
+    n = int(r["nr_tasks"])
+    prio = int(r["prio"])
+    runs = int(r["runs"])
+    out: list[str] = []
+    for run in r.get("kept_runs") or []:
+        if runs > 1:
+            what = "failed" if run["failed"] else "passed"
+            out.append(f"# schedlab: run {int(run['run']) + 1} of {runs} ({what})")
+        out.append("Iter: " + "".join(f"{t:6d}  " for t in range(n)))
+        starts, lens, loops = run["starts_us"], run["lens_us"], run["loops"]
+        for i, row in enumerate(starts):
+            out.append(f"{i:4d}:   " + "".join(f"{v:6d}  " for v in row))
+            out.append(" len:   " + "".join(f"{v:6d}  " for v in lens[i]))
+            out.append(" loops: " + "".join(f"{v:6d}  " for v in loops[i]))
+            out.append("")
+        out.append(f"Parent pid: {run['parent_pid']}")
+        iters = max(len(starts), 1)
+        for t in range(n):
+            col = [row[t] for row in starts] or [0]
+            out.append(f" Task {t} (prio {prio + t}) (pid {run['pids'][t]}):")
+            out.append(f"   Max: {max(col)} us")
+            out.append(f"   Min: {min(col)} us")
+            out.append(f"   Tot: {sum(col)} us")
+            out.append(f"   Avg: {sum(col) // iters} us")
+            out.append("")
+        if r.get("check"):
+            out.append(" Failed!" if run["failed"] else " Passed!")
+        out.append("")
+    if runs > 1:
+        out.append(
+            f"# schedlab: {runs} runs, {r['failed_runs']} failed; {r['iterations']} iterations, "
+            f"{r['failed_iterations']} failed; worst delay of a higher thread behind a lower one "
+            f"{float(r['max_wake_latency_us']):.0f} us (run {int(r['max_wake_latency_at']['run']) + 1}, "
+            f"iteration {r['max_wake_latency_at']['iteration']})"
+        )
+    return "\n".join(out).rstrip("\n")

@@ -373,7 +373,7 @@ impl Shared {
                         gd = cv.wait(gd).unwrap_or_else(|e| e.into_inner());
                     }
                 }
-                Op::Parallel { .. } => return, // refused before the run (plan.rs)
+                Op::Parallel { .. } | Op::Rtmt(_) | Op::RtmtRotate => return, // refused before the run (plan.rs)
             }
         }
     }

@@ -51,6 +51,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Exit => "exit",
         Op::Park => "park",
         Op::Parallel { .. } => "parallel",
+        Op::Rtmt(_) | Op::RtmtRotate => "rt_migrate_test",
     }
 }
 
@@ -79,6 +80,16 @@ pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
                  online CPU(s), and a real kernel cannot be given more; accepted: a machine of at most {host_cpus} \
                  CPUs (or simulate it: schedlab run)",
                 sc.machine.name
+            ),
+        });
+    }
+    if sc.rt_migrate_test.is_some() {
+        return Err(Refusal {
+            code: "SL120",
+            message: format!(
+                "{file}: rt_migrate_test: the runner does not imitate rt-migrate-test; on a real kernel run the \
+                 tool itself (rt-tests' rt-migrate-test, e.g. `rt-migrate-test -c 5`) and compare its output with \
+                 `schedlab run SCENARIO --rt-migrate-test`; accepted: a scenario without [rt_migrate_test]"
             ),
         });
     }

@@ -795,14 +795,9 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
 
 /// A CPU list value (`"0-3,6"` or an array of integers) at `key`.
 fn parse_cpus_at(v: &toml::Value, file: &str, key: &str, nr_cpus: usize) -> Result<CpuMask> {
-let mask = match v {
+    let mask = match v {
         toml::Value::String(s) => CpuMask::parse_list(s, nr_cpus).map_err(|m| {
-            SimError::topology(
-                file,
-                key,
-                m,
-                format!("CPUs 0-{} as \"0-3,6\" or a list of integers", nr_cpus - 1),
-            )
+            SimError::topology(file, key, m, format!("CPUs 0-{} as \"0-3,6\" or a list of integers", nr_cpus - 1))
         })?,
         toml::Value::Array(a) => {
             let mut mask = CpuMask::new(nr_cpus);
@@ -820,12 +815,7 @@ let mask = match v {
                 }
             }
             if mask.is_empty() {
-                return Err(SimError::topology(
-                    file,
-                    key,
-                    "the CPU list is empty",
-                    format!("CPUs 0-{}", nr_cpus - 1),
-                ));
+                return Err(SimError::topology(file, key, "the CPU list is empty", format!("CPUs 0-{}", nr_cpus - 1)));
             }
             mask
         }

@@ -775,7 +775,8 @@ impl Sim {
 
     /// RT invariant (the checker): with push/pull on, no runnable RT task
     /// with an unrestricted affinity waits while a CPU runs something of
-    /// lower priority. Throttled runqueues are exempt on both sides (their
+    /// lower priority, unless a task with a restricted affinity waits ahead
+    /// of it on its runqueue (the case the seed leaves uncovered). Throttled runqueues are exempt on both sides (their
     /// RT tasks may not run, and the kernel does not push them away).
     ///
     /// With RT_PUSH_IPI the pull is an IPI chain, so a violation may last
@@ -823,8 +824,14 @@ impl Sim {
                 continue;
             }
             for t in rq.rt.active.iter() {
-                if rq.curr == Some(t) || self.tasks[t].nr_cpus_allowed < nr {
+                if rq.curr == Some(t) {
                     continue;
+                }
+                if self.tasks[t].nr_cpus_allowed < nr {
+                    // The seed's uncovered case: push_rt_tasks stops at a
+                    // head it cannot place, so the tasks behind it stay even
+                    // where they could run. The rq is exempt.
+                    break;
                 }
                 let p = self.tasks[t].prio();
                 if p < low {

@@ -248,7 +248,10 @@ impl RtMigrateTest {
         let me = self.cfg.maxerr_ns;
         for i in 1..self.cfg.nr_tasks {
             let (last, last_loops, last_len) = (s[i - 1], lp[i - 1], len[i - 1]);
-            if last < s[i] && s[i] - last > me && (lp[i] < last_loops || s[i] > last_len || (len[i] > last_len && len[i] - last_len > me)) {
+            if last < s[i]
+                && s[i] - last > me
+                && (lp[i] < last_loops || s[i] > last_len || (len[i] > last_len && len[i] - last_len > me))
+            {
                 return true;
             }
         }
@@ -311,7 +314,9 @@ impl RtMigrateTest {
             .kept
             .iter()
             .map(|r| {
-                let conv = |m: &Vec<Vec<u64>>| -> Vec<Vec<u64>> { m.iter().map(|row| row.iter().map(|&v| us(v)).collect()).collect() };
+                let conv = |m: &Vec<Vec<u64>>| -> Vec<Vec<u64>> {
+                    m.iter().map(|row| row.iter().map(|&v| us(v)).collect()).collect()
+                };
                 json!({
                     "run": r.run,
                     "failed": r.failed,
