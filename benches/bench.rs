@@ -42,6 +42,16 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/seeds/ktask-nice.toml",
         overrides: &[("kernel.ktask.helper_nice", "0")],
     },
+    Bench {
+        name: "rt-migrate/push_pull x6500",
+        file: "scenarios/seeds/rt-migrate.toml",
+        overrides: &[("kernel.version", "\"2.6.25\"")],
+    },
+    Bench {
+        name: "rt-migrate/v6.6 ipi x6500",
+        file: "scenarios/seeds/rt-migrate.toml",
+        overrides: &[("kernel.version", "\"6.6\"")],
+    },
     Bench { name: "smp64-mixed/cfs", file: "scenarios/bench/smp64-mixed.toml", overrides: &[] },
     Bench {
         name: "smp64-mixed/eevdf",

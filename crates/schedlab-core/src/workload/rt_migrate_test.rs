@@ -85,6 +85,11 @@ pub struct RtMigrateTest {
     pub max_latency_ns: u64,
     /// The iteration and run of max_latency_ns.
     pub max_latency_at: (usize, usize),
+    /// Each iteration's worst delay of a higher thread behind a lower one,
+    /// in log2 buckets of microseconds (as TaskStats::wakeup_delay_hist).
+    pub latency_hist: [u64; crate::sched::task::DELAY_HIST_BUCKETS],
+    /// Failed iterations other than a run's first.
+    pub failed_later_iterations: u64,
     task_max: Vec<u64>,
     task_min: Vec<u64>,
     task_tot: Vec<u64>,
@@ -146,6 +151,8 @@ impl RtMigrateTest {
             failed_iterations: 0,
             max_latency_ns: 0,
             max_latency_at: (0, 0),
+            latency_hist: [0; crate::sched::task::DELAY_HIST_BUCKETS],
+            failed_later_iterations: 0,
             task_max: vec![0; n],
             task_min: vec![u64::MAX; n],
             task_tot: vec![0; n],
@@ -222,6 +229,9 @@ impl RtMigrateTest {
                 self.iter += 1;
                 if failed {
                     self.failed_iterations += 1;
+                    if l > 0 {
+                        self.failed_later_iterations += 1;
+                    }
                     self.cur.failed = true;
                     if self.cfg.check {
                         // `loop++; nr_runs = loop; break;`
@@ -267,14 +277,20 @@ impl RtMigrateTest {
             self.task_min[t] = self.task_min[t].min(v);
             self.task_tot[t] += v;
         }
+        let mut worst = 0;
         for i in 1..s.len() {
             for j in 0..i {
-                if s[i] > s[j] && s[i] - s[j] > self.max_latency_ns {
-                    self.max_latency_ns = s[i] - s[j];
-                    self.max_latency_at = (self.run, l);
+                if s[i] > s[j] {
+                    worst = worst.max(s[i] - s[j]);
                 }
             }
         }
+        if worst > self.max_latency_ns {
+            self.max_latency_ns = worst;
+            self.max_latency_at = (self.run, l);
+        }
+        let us = worst / 1000;
+        self.latency_hist[(64 - us.leading_zeros() as usize).min(self.latency_hist.len() - 1)] += 1;
     }
 
     fn finish_run(&mut self) {
@@ -341,6 +357,8 @@ impl RtMigrateTest {
             "failed_runs": self.failed_runs,
             "iterations": self.iterations,
             "failed_iterations": self.failed_iterations,
+            "failed_later_iterations": self.failed_later_iterations,
+            "latency_hist_us": self.latency_hist,
             "max_wake_latency_us": self.max_latency_ns as f64 / 1000.0,
             "max_wake_latency_at": {"run": self.max_latency_at.0, "iteration": self.max_latency_at.1},
             "tasks": tasks,
