@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -26,7 +25,7 @@ from schedlab import __version__, native, real
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.experiment import Experiment, default_jobs
 from schedlab.overrides import Override, parse_set_arg, toml_literal
-from schedlab.report import format_experiment, format_run_report
+from schedlab.report import format_experiment, format_run_report, write_json
 from schedlab.scenarios import bundled, parse_toml, read_text, resolve, scenarios_dir
 
 __all__ = ["build_parser", "main"]
@@ -142,17 +141,6 @@ def _load(name: str) -> tuple[Path, str, str]:
     return path, read_text(path), str(path)
 
 
-def _write_json(dest: str, doc: Mapping[str, Any]) -> None:
-    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
-    if dest == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        Path(dest).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise UsageError("SL001", f"--json {dest}: cannot write: {e.strerror or e}") from None
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise UsageError("SL001", f"--seed {args.seed}: accepted: an integer >= 0")
@@ -160,7 +148,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _, text, source = _load(args.scenario)
     report = native.run(text, source, args.seed, overrides, args.check, args.trace)
     if args.json:
-        _write_json(args.json, report)
+        write_json(args.json, report)
     if args.schedstat_file:
         from schedlab.report import proc_schedstat
 
@@ -273,7 +261,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if extra:
         result["set"] = dict(extra)
     if args.json:
-        _write_json(args.json, result)
+        write_json(args.json, result)
     if not args.quiet and args.json != "-":
         print(format_experiment(result))
     return EXIT_OK if all(b["ok"] for b in result["bands"]) else EXIT_BANDS_OUT

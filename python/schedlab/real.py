@@ -34,7 +34,7 @@ from schedlab.errors import (
     UsageError,
 )
 from schedlab.overrides import Override, parse_set_arg
-from schedlab.report import format_run_report
+from schedlab.report import format_run_report, write_json
 from schedlab.scenarios import read_text, resolve
 
 __all__ = [
@@ -284,17 +284,6 @@ def add_subcommands(sub: Any) -> None:
     c.add_argument("real", metavar="REAL.json", help="real-kernel report")
 
 
-def _write_json(dest: str, doc: Mapping[str, Any]) -> None:
-    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
-    if dest == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        Path(dest).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise UsageError("SL001", f"--json {dest}: cannot write: {e.strerror or e}") from None
-
-
 def _read_json(p: str) -> dict[str, Any]:
     try:
         doc = json.loads(Path(p).read_text(encoding="utf-8"))
@@ -315,7 +304,7 @@ def cmd_real(args: argparse.Namespace) -> int:
 
     report = run_real(args.scenario, repeat=args.repeat, overrides=overrides, progress=None if args.quiet else progress)
     if args.json:
-        _write_json(args.json, report)
+        write_json(args.json, report)
     if not args.quiet and args.json != "-":
         host = report.get("host") or {}
         print(

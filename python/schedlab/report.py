@@ -13,10 +13,26 @@ extra keys and missing optional sections.
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from schedlab.errors import UsageError
+
+
+def write_json(dest: str, doc: Mapping[str, Any]) -> None:
+    """Write a report as indented JSON to `dest` (`-`: stdout); SL001 if it cannot."""
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    if dest == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(dest).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError("SL001", f"--json {dest}: cannot write: {e.strerror or e}") from None
+
 
 __all__ = [
     "MPSTAT_COLUMNS",

@@ -14,13 +14,7 @@ use crate::{sys, Measured};
 /// Per group: (count, first start, all exited, last exit, runtime).
 type GroupAcc = (usize, Option<u64>, bool, Option<u64>, u64);
 
-fn pct(x: u64, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        (x as f64 * 10000.0 / total as f64).round() / 100.0
-    }
-}
+use schedlab_core::stats::report::pct;
 
 fn mpstat_row(cpu: Value, d: &CpuJiffies) -> Value {
     let t = d.total();

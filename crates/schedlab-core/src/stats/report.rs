@@ -6,7 +6,8 @@ use crate::scenario::Scenario;
 use crate::sched::core::Sim;
 use crate::stats::CpuTime;
 
-fn pct(x: u64, total: u64) -> f64 {
+/// A share in percent with two decimals, as mpstat prints it.
+pub fn pct(x: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
     } else {
