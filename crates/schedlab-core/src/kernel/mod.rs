@@ -73,7 +73,9 @@ impl Tunables {
             sched_migration_cost_ns: 500_000,
             sched_nr_migrate: 32,
             sched_child_runs_first: u64::from(!v.at_least_26(32)),
-            sched_rt_runtime_us: 950_000,
+            // RT throttling came with 2.6.25 [LINUX-FACTS 5.2]: before it
+            // there is no budget (RUNTIME_INF, as -1 means).
+            sched_rt_runtime_us: if v.at_least_26(25) { 950_000 } else { -1 },
             sched_rt_period_us: 1_000_000,
             sched_rr_timeslice_ms: 100,
         }
