@@ -175,15 +175,18 @@ def test_percentile_nearest_rank() -> None:
     assert v.percentile([5.0], 99) == 5.0
 
 
-TRACE = """\
-# tracer: nop
-  <idle>-0  [000] d..2.     0.900000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000
-  hog-5     [000] d..2.     0.900010: sched_switch: prev_comm=hog prev_pid=5 prev_prio=120 prev_state=R ==> next_comm=t next_pid=7 next_prio=120
-  <idle>-0  [000] d..2.     1.000000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000
-  <idle>-0  [000] d..2.     1.000001: sched_wakeup: comm=k pid=9 prio=120 target_cpu=000
-  hog-5     [000] d..2.     1.000250: sched_switch: prev_comm=hog prev_pid=5 prev_prio=120 prev_state=R ==> next_comm=t next_pid=7 next_prio=120
-  t-7       [000] d..2.     1.000300: sched_switch: prev_comm=t prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=k next_pid=9 next_prio=120
-"""
+_SW = "sched_switch: prev_comm={p} prev_pid={pp} prev_prio=120 prev_state={s} ==> next_comm={n} next_pid={np} next_prio=120"
+TRACE = "\n".join(
+    [
+        "# tracer: nop",
+        "  <idle>-0  [000] d..2.     0.900000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
+        "  hog-5     [000] d..2.     0.900010: " + _SW.format(p="hog", pp=5, s="R", n="t", np=7),
+        "  <idle>-0  [000] d..2.     1.000000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
+        "  <idle>-0  [000] d..2.     1.000001: sched_wakeup: comm=k pid=9 prio=120 target_cpu=000",
+        "  hog-5     [000] d..2.     1.000250: " + _SW.format(p="hog", pp=5, s="R", n="t", np=7),
+        "  t-7       [000] d..2.     1.000300: " + _SW.format(p="t", pp=7, s="S", n="k", np=9),
+    ]
+)
 
 
 def test_trace_delays() -> None:
