@@ -115,7 +115,7 @@ def _suite(tmp_path: Path, body: str) -> Path:
             '[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "share", tol = "±3 points" }]\n',
             "SL102",
             "selectors",
-        ),  # fmt: skip
+        ),
         ('[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "idle", cpu = 0 }]\n', "SL103", "tol"),
     ],
 )
@@ -175,7 +175,10 @@ def test_percentile_nearest_rank() -> None:
     assert v.percentile([5.0], 99) == 5.0
 
 
-_SW = "sched_switch: prev_comm={p} prev_pid={pp} prev_prio=120 prev_state={s} ==> next_comm={n} next_pid={np} next_prio=120"
+_SW = (
+    "sched_switch: prev_comm={p} prev_pid={pp} prev_prio=120 prev_state={s} "
+    "==> next_comm={n} next_pid={np} next_prio=120"
+)
 TRACE = "\n".join(
     [
         "# tracer: nop",
