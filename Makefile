@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build demo test lint fmt bench clean distclean runner oracle-setup
+.PHONY: all venv build demo test lint fmt bench clean distclean runner oracle-setup validate
 
 all: build
 
@@ -66,6 +66,13 @@ runner:
 # 6.12 kernels unpacked into .oracle/ (private apt; a second run only verifies).
 oracle-setup:
 	$(PYTHON) scripts/oracle-setup
+
+# The validation suite (validation/suite.toml) on both oracle kernels: the
+# fidelity tables, and validation/results-<kernel>.json. Fails when a row is off.
+validate: build oracle-setup runner
+	$(BIN)/schedlab validate --kernel 6.1 --json validation/results-6.1.json; s1=$$?; \
+	$(BIN)/schedlab validate --kernel 6.12 --json validation/results-6.12.json; s2=$$?; \
+	test $$s1 -eq 0 && test $$s2 -eq 0
 
 bench:
 	$(CARGO) run --release -p schedlab-core --bin schedlab-bench

@@ -5,10 +5,12 @@
     schedlab list
     schedlab reproduce NAME [--quick] [--repeat N] [--json FILE] [--jobs N] [--quiet]
     schedlab version
+    schedlab validate [--kernel 6.1|6.12] [--json FILE] [--only NAME ...] [--local]
 
 SCENARIO and NAME are a bundled name (``schedlab list``) or a path. Every error
 schedlab raises on purpose prints ``schedlab: error: [CODE] message`` and exits
-with status 2; ``reproduce`` exits 1 when a band is OUT.
+with status 2; ``reproduce`` exits 1 when a band is OUT, ``validate`` when a
+row is off (or a negative control ok).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from schedlab import __version__, native, real
+from schedlab import __version__, native, real, validate
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.experiment import Experiment, default_jobs
 from schedlab.overrides import Override, parse_set_arg, toml_literal
@@ -104,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("version", help="print the versions of the package and the native core")
     real.add_subcommands(sub)
+    validate.add_subcommand(sub)
     return p
 
 
@@ -283,4 +286,5 @@ _COMMANDS = {
     "reproduce": _cmd_reproduce,
     "version": _cmd_version,
     **real.COMMANDS,
+    **validate.COMMANDS,
 }

@@ -18,6 +18,9 @@ SL103    ScenarioError         a required key is missing
 SL110    TopologyError         unknown preset, bad layout, affinity off-machine
 SL120    NotModelledError      something schedlab does not model (yet)
 SL200    InvariantError        the simulation reached a forbidden state
+SL300    HostError             a real run failed: the host refused a syscall
+                               (EPERM for SCHED_FIFO), the QEMU oracle is not
+                               set up, the guest timed out or printed no report
 SL900    InternalError         a bug, or the native module is missing
 =======  ====================  ==============================================
 """
@@ -25,6 +28,7 @@ SL900    InternalError         a bug, or the native module is missing
 from __future__ import annotations
 
 __all__ = [
+    "HostError",
     "InternalError",
     "InvariantError",
     "NotModelledError",
@@ -75,6 +79,17 @@ class NotModelledError(SchedlabError):
 
 class InvariantError(SchedlabError):
     """The simulation reached a state the model forbids (SL200)."""
+
+
+class HostError(SchedlabError):
+    """A real run failed on this host or in the QEMU oracle (SL300): a syscall
+    was refused (EPERM for SCHED_FIFO), the oracle is missing (run ``make
+    oracle-setup``), the guest timed out or printed no report. ``console_tail``
+    holds the guest's last console lines when there is a guest."""
+
+    def __init__(self, code: str, message: str, console_tail: str = "") -> None:
+        super().__init__(code, message)
+        self.console_tail = console_tail
 
 
 class InternalError(SchedlabError):

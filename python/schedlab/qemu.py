@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, cast
 
-from schedlab.errors import SchedlabError, TopologyError
+from schedlab.errors import HostError, SchedlabError, TopologyError
 
 __all__ = [
     "BEGIN_MARKER",
@@ -98,12 +98,9 @@ MAX_APIC_ID = 254
 _SETUP_HINT = "run `make oracle-setup` in the schedlab checkout (or set SCHEDLAB_ORACLE to its .oracle directory)"
 
 
-class OracleError(SchedlabError):
-    """The QEMU oracle is missing, the guest timed out or printed no report (SL300)."""
-
-    def __init__(self, message: str, console_tail: str = "") -> None:
-        super().__init__("SL300", message)
-        self.console_tail = console_tail
+#: The QEMU oracle is missing, the guest timed out or printed no report: the
+#: one SL300 class of schedlab.errors (``OracleError("SL300", message, tail)``).
+OracleError = HostError
 
 
 # --------------------------------------------------------------------------
@@ -445,7 +442,9 @@ class Oracle:
 
     def kernel(self, label: str) -> Path:
         if label not in self.kernels:
-            raise OracleError(f"no kernel {label!r} in {self.root}; accepted: {', '.join(sorted(self.kernels))}")
+            raise OracleError(
+                "SL300", f"no kernel {label!r} in {self.root}; accepted: {', '.join(sorted(self.kernels))}"
+            )
         return self.kernels[label]
 
 
@@ -463,7 +462,7 @@ def find_oracle(directory: str | Path | None = None) -> Oracle:
     root = Path(directory) if directory is not None else _default_oracle_dir()
     mf = root / "manifest.json"
     if not mf.is_file():
-        raise OracleError(f"the QEMU oracle is not set up ({mf} missing): {_SETUP_HINT}")
+        raise OracleError("SL300", f"the QEMU oracle is not set up ({mf} missing): {_SETUP_HINT}")
     try:
         doc = json.loads(mf.read_text())
         launcher = root / doc["launcher"]
@@ -471,10 +470,10 @@ def find_oracle(directory: str | Path | None = None) -> Oracle:
         kernels = {k: root / v["vmlinuz"] for k, v in doc["kernels"].items()}
         releases = {k: str(v["release"]) for k, v in doc["kernels"].items()}
     except (ValueError, KeyError, TypeError) as e:
-        raise OracleError(f"{mf} is unreadable ({e}): {_SETUP_HINT}") from None
+        raise OracleError("SL300", f"{mf} is unreadable ({e}): {_SETUP_HINT}") from None
     for p in [launcher, busybox, *kernels.values()]:
         if not p.is_file():
-            raise OracleError(f"the QEMU oracle is incomplete ({p} missing): {_SETUP_HINT}")
+            raise OracleError("SL300", f"the QEMU oracle is incomplete ({p} missing): {_SETUP_HINT}")
     return Oracle(root, launcher, busybox, kernels, releases, doc)
 
 
@@ -668,6 +667,7 @@ def boot(
                     raise
                 console = log_path.read_bytes().decode("utf-8", "replace")
                 raise OracleError(
+                    "SL300",
                     f"the guest ({layout.name}, {layout.nr_cpus} CPUs, kernel {kernel}) did not finish "
                     f"within {timeout:g} s of wall time; last console lines:\n{_tail(console)}",
                     _tail(console),
@@ -677,10 +677,13 @@ def boot(
     report = extract_report(console)
     status = _exit_status(console)
     if rc != 0:
-        raise OracleError(f"QEMU exited with status {rc}; last console lines:\n{_tail(console)}", _tail(console))
+        raise OracleError(
+            "SL300", f"QEMU exited with status {rc}; last console lines:\n{_tail(console)}", _tail(console)
+        )
     if report is None:
         why = f"the program exited with status {status}" if status is not None else "/init did not finish"
         raise OracleError(
+            "SL300",
             f"the guest printed no report between {BEGIN_MARKER!r} and {END_MARKER!r} ({why}); "
             f"last console lines:\n{_tail(console)}",
             _tail(console),
@@ -742,7 +745,7 @@ def probe(
     try:
         doc = cast("dict[str, Any]", json.loads(res.report))
     except ValueError as e:
-        raise OracleError(f"the probe's report is not JSON ({e}):\n{res.report[:2000]}") from None
+        raise OracleError("SL300", f"the probe's report is not JSON ({e}):\n{res.report[:2000]}") from None
     node_of: dict[int, int] = {}
     for n, info in doc["nodes"].items():
         for c in parse_cpulist(info["cpulist"]):
@@ -816,7 +819,7 @@ def run_in_guest(
     try:
         doc = cast("dict[str, Any]", json.loads(res.report))
     except ValueError as e:
-        raise OracleError(f"the runner's report is not JSON ({e}):\n{res.report[:2000]}") from None
+        raise OracleError("SL300", f"the runner's report is not JSON ({e}):\n{res.report[:2000]}") from None
     doc["oracle"] = {
         "kernel": kernel,
         "release": orc.kernel_releases.get(kernel),

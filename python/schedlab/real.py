@@ -26,6 +26,7 @@ from typing import Any
 
 from schedlab import native
 from schedlab.errors import (
+    HostError,
     InternalError,
     NotModelledError,
     ScenarioError,
@@ -54,10 +55,6 @@ RUNNER_NAME = "schedlab-runner"
 
 #: Keys whose value is an identity or a setting, not a measurement: taken from the first run.
 _NOT_MEASURED = frozenset({"pid", "seed", "host", "cpu", "host_cpu", "last_cpu", "schedlab"})
-
-
-class HostError(SchedlabError):
-    """The real run failed on this host (a syscall was refused, e.g. EPERM for SCHED_FIFO) (SL300)."""
 
 
 _CLASSES: dict[str, type[SchedlabError]] = {

@@ -1,0 +1,335 @@
+"""schedlab validate: tolerances, the suite file, metrics, the control logic,
+the JSON shape, and (when `make oracle-setup` has run) one QEMU scenario end
+to end, as CI runs it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO, RunCli
+from schedlab import qemu
+from schedlab import validate as v
+from schedlab.errors import HostError, ScenarioError, UsageError
+
+NATIVE = pytest.mark.native
+
+# --------------------------------------------------------------------------
+# Tolerances
+
+
+@pytest.mark.parametrize(
+    ("text", "sim", "real", "ok"),
+    [
+        ("±3 points", 50.0, 52.9, True),
+        ("±3 points", 50.0, 53.1, False),
+        ("+-3 points", 50.0, 47.0, True),
+        ("±25 %", 80.0, 100.0, True),
+        ("±25 %", 74.0, 100.0, False),
+        ("±25 %", 1.0, 0.0, False),
+        ("±25 %", 0.0, 0.0, True),
+        ("<= 5/s", 4.0, 5.0, True),
+        ("<= 5/s", 0.0, 6.0, False),
+        ("±2/s", 10.0, 12.0, True),
+        ("±20 us", 30.0, 55.0, False),
+        ("±1 ms", 30.0, 1000.0, True),
+        ("±30 % or ±20 us", 5.0, 24.0, True),
+        ("±30 % or ±20 us", 100.0, 140.0, True),
+        ("±30 % or ±20 us", 5.0, 60.0, False),
+    ],
+)
+def test_tolerance_verdicts(text: str, sim: float, real: float, ok: bool) -> None:
+    assert v.parse_tolerance(text).ok(sim, real) is ok
+
+
+def test_tolerance_units() -> None:
+    assert v.parse_tolerance("±3 points").units() == {"points"}
+    assert v.parse_tolerance("±25 % or ±5/s").units() == {"/s"}
+    assert v.parse_tolerance("±2 ms").bounds[0].value == 2000.0
+
+
+@pytest.mark.parametrize("text", ["", "3 points", "±x points", "±3 parsecs", "<= 5 %", "±3 points or", "== 3/s"])
+def test_tolerance_errors(text: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        v.parse_tolerance(text, "scenario x.metrics[0].tol")
+    assert e.value.code == "SL102"
+    assert "scenario x.metrics[0].tol" in e.value.message
+
+
+# --------------------------------------------------------------------------
+# The suite file
+
+
+def test_bundled_suite() -> None:
+    suite = v.load_suite(REPO / "validation" / "suite.toml")
+    plain = [e for e in suite.entries if not e.control]
+    controls = [e for e in suite.entries if e.control]
+    assert len(plain) >= 8 and controls
+    assert all(c.sim_set for c in controls), "a control needs a deliberately wrong sim_set"
+    metrics = {m.metric for e in plain for m in e.metrics}
+    assert {"share", "idle", "migrations", "switches", "wakeup_p50"} <= metrics
+    text = (REPO / "validation" / "suite.toml").read_text()
+    assert "BEFORE ANY REAL RESULT" in text
+
+
+@NATIVE
+def test_bundled_suite_scenarios_are_valid_and_small() -> None:
+    from schedlab import native
+
+    suite = v.load_suite()
+    for e in suite.entries:
+        for kernel in v.KERNELS:
+            summary = native.check(e.file.read_text(), str(e.file), [("kernel.version", f'"{kernel}"'), *e.sim_set])
+            assert summary["machine"]["nr_cpus"] <= 16, e.name
+        qemu.layout_from_scenario(e.file)  # the oracle can boot it
+
+
+def _suite(tmp_path: Path, body: str) -> Path:
+    (tmp_path / "s.toml").write_text((REPO / "validation" / "nice-pinned.toml").read_text())
+    p = tmp_path / "suite.toml"
+    p.write_text('[suite]\nname = "t"\n' + body)
+    return p
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "what"),
+    [
+        ('[[scenario]]\nname = "a"\nfile = "s.toml"\ncolour = 1\nmetrics = []\n', "SL101", "colour"),
+        ('[[scenario]]\nname = "a"\nfile = "s.toml"\n', "SL103", "metrics"),
+        ('[[scenario]]\nname = "a"\nfile = "nope.toml"\nmetrics = []\n', "SL102", "nope.toml"),
+        (
+            '[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "share", task = "n0", tol = "±3/s" }]\n',
+            "SL102",
+            "unit",
+        ),
+        (
+            '[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "speed", tol = "±3/s" }]\n',
+            "SL102",
+            "accepted",
+        ),
+        (
+            '[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "share", tol = "±3 points" }]\n',
+            "SL102",
+            "selectors",
+        ),
+        ('[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "idle", cpu = 0 }]\n', "SL103", "tol"),
+    ],
+)
+def test_suite_errors(tmp_path: Path, body: str, code: str, what: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        v.load_suite(_suite(tmp_path, body))
+    assert e.value.code == code and what in e.value.message
+
+
+def test_only_unknown_name() -> None:
+    with pytest.raises(UsageError, match="--only nope"):
+        v.select_entries(v.load_suite(), ["nope"])
+
+
+# --------------------------------------------------------------------------
+# Metrics
+
+
+def _view() -> v.View:
+    tasks = {
+        "a": v.TaskView("a", "g", 0.5e9, 100, 2),
+        "b": v.TaskView("b", "g", 0.25e9, 50, 0),
+        "c": v.TaskView("c", "h", 1.0e9, 10, None),
+    }
+    idle = {"all": 40.0, "0": 0.0, "1": 100.0, "2": 20.0, "3": 40.0}
+    return v.View(1.0, tasks, idle, lambda comm, p: {None: 7.0, "a": p}.get(comm))
+
+
+def _spec(metric: str, **kw: Any) -> v.MetricSpec:
+    return v.MetricSpec(metric, v.parse_tolerance("±1 points"), **kw)
+
+
+def test_compute() -> None:
+    view = _view()
+    assert v.compute(_spec("share", task="a"), view) == 50.0
+    assert v.compute(_spec("share", group="g"), view) == 37.5
+    assert v.compute(_spec("share_min", group="g"), view) == 25.0
+    assert v.compute(_spec("share_max", group="g"), view) == 50.0
+    assert v.compute(_spec("idle", cpu="all"), view) == 40.0
+    assert v.compute(_spec("idle", cpus="0-1"), view) == 50.0
+    assert v.compute(_spec("idle_spread", sets=("0-1", "2-3")), view) == 20.0
+    assert v.compute(_spec("sibling_overlap", sets=("0-1", "2-3")), view) == 30.0
+    assert v.compute(_spec("switches"), view) == 160.0
+    assert v.compute(_spec("migrations", group="g"), view) == 2.0
+    assert v.compute(_spec("migrations"), view) is None  # c's is null: not measured
+    assert v.compute(_spec("wakeup_p90", task="a"), view) == 90.0
+    assert v.compute(_spec("wakeup_p50"), view) == 7.0
+    with pytest.raises(v.MetricError, match="no task 'zz'"):
+        v.compute(_spec("share", task="zz"), view)
+    with pytest.raises(v.MetricError, match="no CPU 9"):
+        v.compute(_spec("idle", cpu="9"), view)
+
+
+def test_percentile_nearest_rank() -> None:
+    assert v.percentile([], 50) is None
+    assert v.percentile([float(x) for x in range(1, 101)], 90) == 90.0
+    assert v.percentile([5.0], 99) == 5.0
+
+
+_SW = (
+    "sched_switch: prev_comm={p} prev_pid={pp} prev_prio=120 prev_state={s} "
+    "==> next_comm={n} next_pid={np} next_prio=120"
+)
+TRACE = "\n".join(
+    [
+        "# tracer: nop",
+        "  <idle>-0  [000] d..2.     0.900000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
+        "  hog-5     [000] d..2.     0.900010: " + _SW.format(p="hog", pp=5, s="R", n="t", np=7),
+        "  <idle>-0  [000] d..2.     1.000000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
+        "  <idle>-0  [000] d..2.     1.000001: sched_wakeup: comm=k pid=9 prio=120 target_cpu=000",
+        "  hog-5     [000] d..2.     1.000250: " + _SW.format(p="hog", pp=5, s="R", n="t", np=7),
+        "  t-7       [000] d..2.     1.000300: " + _SW.format(p="t", pp=7, s="S", n="k", np=9),
+    ]
+)
+
+
+def test_trace_delays() -> None:
+    d = v.trace_delays_us(TRACE, {7: "t"}, 0.95, 2.0)
+    assert d == {"t": [pytest.approx(250.0)]}
+
+
+def _report(
+    shares: Mapping[str, float], *, migrations: int | None = 0, window_ns: int = 1_500_000_000
+) -> dict[str, Any]:
+    """A runner-shaped report with the given per-task CPU shares (%)."""
+    tasks = [
+        {"comm": c, "group": c, "runtime_ns": int(s / 100 * window_ns), "nr_switches": 150, "nr_migrations": migrations,
+         "wakeups_measured": 0}
+        for c, s in shares.items()
+    ]  # fmt: skip
+    return {
+        "source": "real",
+        "measure": {"start_ns": 500_000_000, "end_ns": 500_000_000 + window_ns},
+        "tasks": tasks,
+        "mpstat": {"average": [{"cpu": "all", "idle": 50.0}, {"cpu": 0, "idle": 0.0}, {"cpu": 1, "idle": 100.0}]},
+        "migrations": 0,
+        "wakeup_delay": {"count": 0},
+        "host": {"kernel_release": "6.1.0-test"},
+    }
+
+
+def test_real_view_nulls() -> None:
+    view = v.real_view(_report({"n0": 70.0}, migrations=None))
+    assert v.compute(_spec("migrations"), view) is None
+    assert v.compute(_spec("wakeup_p50", task="n0"), view) is None
+    assert v.compute(_spec("share", task="n0"), view) == pytest.approx(70.0)
+
+
+# --------------------------------------------------------------------------
+# The control logic and the JSON
+
+
+def test_exit_status() -> None:
+    ok = {"verdict": "ok", "control": False}
+    off = {"verdict": "off", "control": False}
+    c_off = {"verdict": "off", "control": True}
+    c_ok = {"verdict": "ok", "control": True}
+    assert v.exit_status([ok, c_off]) == 0
+    assert v.exit_status([ok, off, c_off]) == 1
+    assert v.exit_status([ok, c_ok]) == 1
+    assert v.exit_status([]) == 0
+
+
+@NATIVE
+@pytest.mark.parametrize("migrations", [0, None])
+def test_validate_with_a_fake_real_run(migrations: int | None) -> None:
+    """The whole pipeline against a made-up real run with the textbook shares."""
+    suite = v.load_suite()
+    calls: list[str] = []
+
+    def fake_real(entry: v.Entry) -> Mapping[str, Any]:
+        calls.append(entry.name)
+        return _report({"n0": 69.7, "n5": 22.9, "n10": 7.5}, migrations=migrations)
+
+    doc = v.validate(suite, "6.1", fake_real, only=["nice-pinned", "control-nice"], progress=None)
+    assert calls == ["nice-pinned"], "the control reuses the scenario's real run"
+    assert doc["kernel"] == "6.1"
+    json.dumps(doc, allow_nan=False)
+    for r in doc["results"]:
+        assert set(r) == {"scenario", "metric", "sim", "real", "tolerance", "verdict", "control"}
+        assert r["verdict"] in ("ok", "off")
+        assert isinstance(r["sim"], float) and isinstance(r["real"], float)
+    rows = {(r["scenario"], r["metric"]): r for r in doc["results"]}
+    assert rows[("nice-pinned", "share n0")]["verdict"] == "ok"
+    assert rows[("nice-pinned", "share n5")]["verdict"] == "ok"
+    assert rows[("control-nice", "share n5")]["verdict"] == "off"
+    assert rows[("control-nice", "share n5")]["control"] is True
+    if migrations is None:
+        assert ("nice-pinned", "migrations") not in rows
+        assert {"scenario": "nice-pinned", "metric": "migrations", "why": "the real run did not measure it"} in doc[
+            "unmeasured"
+        ]
+    table = v.format_table(doc)
+    assert "control: want off" in table and "tolerance" in table.splitlines()[0]
+
+
+# --------------------------------------------------------------------------
+# The CLI
+
+
+def test_cli_unknown_only(run_cli: RunCli) -> None:
+    r = run_cli("validate", "--only", "nope", "--local")
+    assert r.returncode == 2 and "[SL001]" in r.stderr and "nice-pinned" in r.stderr
+
+
+@NATIVE
+def test_cli_missing_oracle_is_sl300(run_cli: RunCli, tmp_path: Path) -> None:
+    r = run_cli("validate", "--only", "nice-pinned", env={"SCHEDLAB_ORACLE": str(tmp_path / "none")})
+    assert r.returncode == 2, r.stderr
+    assert "[SL300]" in r.stderr and "make oracle-setup" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@NATIVE
+def test_cli_local_refuses_big_machines(run_cli: RunCli) -> None:
+    import os
+
+    if (os.cpu_count() or 1) >= 16:
+        pytest.skip("this host has 16 CPUs or more")
+    r = run_cli("validate", "--local", "--only", "4x4-spread")
+    assert r.returncode == 2 and "[SL110]" in r.stderr and "4x4-spread (16 CPUs)" in r.stderr
+
+
+def test_host_error_is_one_class() -> None:
+    from schedlab import real
+
+    assert qemu.OracleError is HostError and real.HostError is HostError
+    e = HostError("SL300", "guest gone", "tail")
+    assert str(e) == "[SL300] guest gone" and e.console_tail == "tail"
+
+
+# --------------------------------------------------------------------------
+# End to end under QEMU (CI runs `make oracle-setup` first)
+
+
+def _oracle() -> qemu.Oracle | None:
+    try:
+        return qemu.find_oracle()
+    except HostError:
+        return None
+
+
+@NATIVE
+@pytest.mark.skipif(_oracle() is None, reason="the QEMU oracle is not set up: run `make oracle-setup`")
+def test_validate_one_scenario_in_qemu(run_cli: RunCli, tmp_path: Path) -> None:
+    """`schedlab validate --kernel 6.1 --only nice-pinned control-nice`: one
+    2-CPU guest (~30-60 s of wall time), the control reusing its real run."""
+    out = tmp_path / "results.json"
+    r = run_cli("validate", "--kernel", "6.1", "--only", "nice-pinned", "control-nice", "--json", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["kernel"] == "6.1" and doc["mode"] == "qemu"
+    assert doc["real_kernel"] and doc["real_kernel"][0].startswith("6.1.")
+    scenarios = {row["scenario"] for row in doc["results"]}
+    assert scenarios == {"nice-pinned", "control-nice"}
+    assert all(row["verdict"] == ("off" if row["control"] else "ok") for row in doc["results"])
+    assert "PASS" in r.stdout
