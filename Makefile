@@ -1,8 +1,10 @@
 # schedlab -- the two commands a new user needs:
 #   make demo   virtualenv + native build + `schedlab reproduce ktask-nice`
-#   make test   Rust unit tests + the pytest suite (what .ci/run runs)
+#   make test   the QEMU oracle (once), Rust unit tests + the pytest suite,
+#               one validation scenario under QEMU (what .ci/run runs)
 # Needs only Rust (cargo) and Python >= 3.9 with venv; everything else comes
-# from PyPI into .venv.
+# from PyPI into .venv, and (make oracle-setup) from the system's Debian/Ubuntu
+# apt archive into .oracle/.
 
 PYTHON ?= python3
 CARGO  ?= cargo
@@ -35,7 +37,7 @@ demo: build
 
 # schedlab-python is a cdylib linked against libpython only at import time, so
 # its test harness cannot link: the Rust tests live in schedlab-core.
-test: build
+test: build oracle-setup
 	$(CARGO) test -p schedlab-core --release
 	$(CARGO) test -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release

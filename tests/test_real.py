@@ -231,3 +231,23 @@ def test_median_of_reports() -> None:
     m = real.median_reports([a, b, c])
     assert m["tasks"][0]["runtime_ns"] == 3 and m["tasks"][0]["pid"] == 7
     assert m["migrations"] == 2 and m["repeat"] == 3
+
+
+def test_compare_uses_the_simulators_window_not_its_totals() -> None:
+    # The simulator's totals count from time 0 (warm-up included); its
+    # "window" holds the deltas over the measurement, as the runner measures.
+    import schedlab
+
+    text = (
+        'name = "w"\n[machine]\npreset = "4cpu"\n[kernel]\nversion = "6.1"\n'
+        '[measure]\nwarmup = "1s"\nduration = "2s"\n'
+        '[[task]]\nname = "hog"\ncount = 8\nprogram = [{ loop = { count = 0, body = [{ run = "100ms" }] } }]\n'
+    )
+    sim = schedlab.run_scenario(text, seed=1)
+    for t in sim["tasks"]:
+        assert t["runtime_ns"] > t["window"]["runtime_ns"]
+    rows = {m: (a, b) for m, a, b in real.compare_rows(sim, sim)}
+    shares = [a for m, (a, _) in rows.items() if m.startswith("cpu share % hog")]
+    assert len(shares) == 8
+    for s in shares:
+        assert s is not None and 45.0 <= s <= 55.0  # 8 hogs on 4 CPUs: half a CPU each

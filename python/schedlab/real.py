@@ -211,6 +211,20 @@ def _per_s(x: Any, window: float | None) -> float | None:
 Row = tuple[str, "float | None", "float | None"]
 
 
+def _in_window(t: Mapping[str, Any], key: str) -> Any:
+    """A task's counter over the measurement window: the simulator's report
+    has it under "window" (its totals count from time 0, before the
+    warm-up); the runner's counters are window deltas already."""
+    w = t.get("window")
+    return (w if isinstance(w, Mapping) else t).get(key)
+
+
+def _migrations(doc: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]) -> Any:
+    if any(isinstance(t.get("window"), Mapping) for t in tasks.values()):
+        return sum(int(_in_window(t, "nr_migrations") or 0) for t in tasks.values())
+    return doc.get("migrations")
+
+
 def compare_rows(sim: Mapping[str, Any], real: Mapping[str, Any]) -> list[Row]:
     """(metric, sim, real) rows: per-task CPU share (%), per-CPU %idle, migrations/s, switches/s."""
     ws, wr = _window_s(sim), _window_s(real)
@@ -222,8 +236,8 @@ def compare_rows(sim: Mapping[str, Any], real: Mapping[str, Any]) -> list[Row]:
     ts, tr = tasks(sim), tasks(real)
     for comm in list(ts) + [c for c in tr if c not in ts]:
         a, b = ts.get(comm, {}), tr.get(comm, {})
-        sa = _per_s(a.get("runtime_ns"), ws)
-        sb = _per_s(b.get("runtime_ns"), wr)
+        sa = _per_s(_in_window(a, "runtime_ns"), ws)
+        sb = _per_s(_in_window(b, "runtime_ns"), wr)
         rows.append((f"cpu share % {comm}", None if sa is None else sa / 1e7, None if sb is None else sb / 1e7))
 
     def idle(doc: Mapping[str, Any]) -> dict[str, float]:
@@ -235,9 +249,9 @@ def compare_rows(sim: Mapping[str, Any], real: Mapping[str, Any]) -> list[Row]:
         rows.append((f"%idle cpu {cpu}", ia.get(cpu), ib.get(cpu)))
 
     def switches(doc: Mapping[str, Any]) -> int:
-        return sum(int(t.get("nr_switches") or 0) for t in tasks(doc).values())
+        return sum(int(_in_window(t, "nr_switches") or 0) for t in tasks(doc).values())
 
-    rows.append(("migrations/s", _per_s(sim.get("migrations"), ws), _per_s(real.get("migrations"), wr)))
+    rows.append(("migrations/s", _per_s(_migrations(sim, ts), ws), _per_s(_migrations(real, tr), wr)))
     rows.append(("switches/s", _per_s(switches(sim), ws), _per_s(switches(real), wr)))
     return rows
 

@@ -18,7 +18,7 @@ use crate::sched::fair::pelt;
 use crate::sched::fair::CfsRq;
 use crate::sched::features::Feature;
 use crate::sched::rt::RtRq;
-use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
+use crate::sched::task::{RtEntity, SchedEntity, Task, TaskCounters, TaskId, TaskState, TaskStats};
 use crate::sched::topology::{build_sched_domains, SchedTopology};
 use crate::sched::{load_weight, Policy, SchedClass};
 use crate::stats::{CpuTime, Recorder};
@@ -225,6 +225,9 @@ pub struct Sim {
     /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
     /// allows one push round).
     pub rt_inv_since: std::cell::Cell<Option<u64>>,
+    /// Every task's counters when the warm-up ended (report "window" =
+    /// final − base); empty without a warm-up. Indexed by task id.
+    pub task_base: Vec<TaskCounters>,
     /// `[rt_migrate_test]`: the tool's state (workload/rt_migrate_test.rs).
     pub rtmt: Option<Box<RtMigrateTest>>,
     /// rd->cpupri.
@@ -382,6 +385,7 @@ impl Sim {
             live_tasks: 0,
             rt_push_pull: sc.kernel.version.at_least_26(25),
             rto_push: Default::default(),
+            task_base: Vec::new(),
             rt_inv_since: std::cell::Cell::new(None),
             rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
             cpupri: CpuPri::new(nr),
@@ -554,8 +558,30 @@ impl Sim {
         for cpu in 0..self.rqs.len() {
             self.account_cpu(cpu);
         }
+        if self.rec.warmup > 0 && self.now == self.rec.warmup && self.task_base.is_empty() {
+            self.task_base = (0..self.tasks.len()).map(|t| self.task_counters(t)).collect();
+        }
         let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
         self.rec.sample(self.now, &accts);
+    }
+
+    /// A task's cumulative counters now, without touching its accounting
+    /// (the running task's current stretch and a waiting task's current
+    /// wait are added on the side).
+    pub fn task_counters(&self, tid: TaskId) -> TaskCounters {
+        let t = &self.tasks[tid];
+        let running = t.state == TaskState::Runnable && self.rqs[t.cpu].curr == Some(tid);
+        let runtime = t.se.sum_exec_runtime + if running { self.now.saturating_sub(t.se.exec_start) } else { 0 };
+        let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.now.saturating_sub(ws));
+        TaskCounters {
+            runtime_ns: runtime,
+            wait_ns: wait,
+            nr_switches: t.stats.nr_switches,
+            nr_voluntary_switches: t.stats.nvcsw,
+            nr_involuntary_switches: t.stats.nivcsw,
+            nr_migrations: t.stats.nr_migrations,
+            nr_wakeups: t.stats.nr_wakeups,
+        }
     }
 
     // ------------------------------------------------------ CPU accounting

@@ -4,6 +4,7 @@ use serde_json::{json, Map, Value};
 
 use crate::scenario::Scenario;
 use crate::sched::core::Sim;
+use crate::sched::task::TaskCounters;
 use crate::stats::CpuTime;
 
 /// A share in percent with two decimals, as mpstat prints it.
@@ -74,7 +75,12 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
     let is_kernel_thread = |t: &&crate::sched::task::Task| t.group >= 2 * sim.nr_scenario_groups;
-    let task_json = |t: &crate::sched::task::Task| {
+    // Each task's counters over the measurement window (after the warm-up).
+    let windows: Vec<TaskCounters> = (0..sim.tasks.len())
+        .map(|i| sim.task_counters(i).since(&sim.task_base.get(i).copied().unwrap_or_default()))
+        .collect();
+    let task_json = |(i, t): (usize, &crate::sched::task::Task)| {
+        let w = &windows[i];
         json!({
             "pid": t.pid, "comm": t.comm, "group": sim.group_names[t.group], "policy": t.policy.name(),
             "nice": t.nice, "rt_priority": t.rt_priority, "prio": t.prio(), "cpus_allowed": t.cpus.to_list_string(),
@@ -89,15 +95,21 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
             "wakeup_delays": t.stats.wakeup_delays,
             "wakeup_delay_hist_us": t.stats.wakeup_delay_hist,
             "last_cpu": t.cpu,
+            "window": {"runtime_ns": w.runtime_ns, "wait_ns": w.wait_ns, "nr_switches": w.nr_switches,
+                       "nr_voluntary_switches": w.nr_voluntary_switches,
+                       "nr_involuntary_switches": w.nr_involuntary_switches,
+                       "nr_migrations": w.nr_migrations, "nr_wakeups": w.nr_wakeups},
         })
     };
     let tasks: Vec<Value> = sim
         .tasks
         .iter()
-        .filter(|t| t.state != crate::sched::task::TaskState::New && !is_kernel_thread(t))
+        .enumerate()
+        .filter(|(_, t)| t.state != crate::sched::task::TaskState::New && !is_kernel_thread(t))
         .map(task_json)
         .collect();
-    let kernel_threads: Vec<Value> = sim.tasks.iter().filter(is_kernel_thread).map(task_json).collect();
+    let kernel_threads: Vec<Value> =
+        sim.tasks.iter().enumerate().filter(|(_, t)| is_kernel_thread(t)).map(task_json).collect();
     let mut groups = Vec::new();
     for (gi, name) in sim.group_names.iter().enumerate().take(2 * sim.nr_scenario_groups) {
         let members: Vec<&crate::sched::task::Task> =
