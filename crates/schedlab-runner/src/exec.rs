@@ -14,8 +14,13 @@ use schedlab_core::workload::Op;
 use crate::procfs::{self, TaskCounters};
 use crate::sys;
 
-/// Length of one user-space spin chunk of `run` (ns of CPU time).
+/// The calibration unit: `burn` iterations per CHUNK_NS of CPU time.
 pub const CHUNK_NS: u64 = 20_000;
+/// One burst of `run` between two clock reads (ns of CPU time).
+pub const BURST_NS: u64 = 2_000;
+/// A gap between two reads longer than this means the thread was not running
+/// (preempted or waiting); interrupts on the CPU take less.
+pub const GAP_NS: u64 = 50_000;
 
 /// Pure user-space work the optimiser cannot remove.
 pub fn burn(iters: u64) {
@@ -280,18 +285,26 @@ impl Shared {
             pc += 1;
             match op {
                 Op::Run(d) => {
-                    // CPU work: spin in user space in chunks of ~CHUNK_NS, reading
-                    // the thread's CPU clock (a syscall) only between chunks.
+                    // CPU work as a plain user-space hog. Progress is counted
+                    // on CLOCK_MONOTONIC (the vDSO; no kernel entry) between
+                    // short bursts: a gap over GAP_NS between two reads means
+                    // the thread was off the CPU and does not count. Reading
+                    // the thread's CPU clock instead enters the scheduler
+                    // (task_sched_runtime -> update_curr), which on EEVDF
+                    // reschedules at the end of the slice between ticks; a
+                    // `while (1)` hog, which the simulator models, does not.
                     let w = d.sample(rng);
-                    let begin = sys::thread_cpu();
-                    while !self.stopped() {
-                        let used = sys::thread_cpu().wrapping_sub(begin);
-                        if used >= w {
-                            break;
+                    let burst = (self.chunk_iters * BURST_NS / CHUNK_NS).max(1);
+                    let mut used = 0u64;
+                    let mut last = sys::now();
+                    while used < w && !self.stopped() {
+                        burn(burst);
+                        let t = sys::now();
+                        let gap = t.saturating_sub(last);
+                        if gap < GAP_NS {
+                            used += gap;
                         }
-                        if w - used > CHUNK_NS {
-                            burn(self.chunk_iters);
-                        }
+                        last = t;
                     }
                 }
                 Op::Runtime(d) => {
