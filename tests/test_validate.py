@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, RunCli
 from schedlab import qemu
 from schedlab import validate as v
-from schedlab.errors import HostError, ScenarioError, UsageError
+from schedlab.errors import HostError, ScenarioError, SchedlabError, UsageError
 
 NATIVE = pytest.mark.native
 
@@ -333,3 +333,18 @@ def test_validate_one_scenario_in_qemu(run_cli: RunCli, tmp_path: Path) -> None:
     assert scenarios == {"nice-pinned", "control-nice"}
     assert all(row["verdict"] == ("off" if row["control"] else "ok") for row in doc["results"])
     assert "PASS" in r.stdout
+
+
+def test_save_real_and_real_from_round_trip(tmp_path: Path) -> None:
+    # A kept real report is judged again without a guest: what the simulator
+    # developer does after a model change.
+    suite = v.load_suite()
+    entry = v.select_entries(suite, ["nice-pinned"])[0]
+    fake = {"tasks": [], "mpstat": {"average": []}, "measure": {"start_ns": 0, "end_ns": 1}}
+    saved = v.saving_real(lambda e: fake, str(tmp_path / "kept"))
+    assert saved(entry) == fake
+    assert (tmp_path / "kept" / "nice-pinned.json").exists()
+    assert v.kept_real(str(tmp_path / "kept"))(entry) == fake
+    with pytest.raises(SchedlabError) as e:
+        v.kept_real(str(tmp_path / "nothing"))(entry)
+    assert "--save-real" in str(e.value)

@@ -47,6 +47,7 @@ from typing import Any
 from schedlab import native
 from schedlab.errors import ScenarioError, TopologyError, UsageError
 from schedlab.overrides import Override, toml_literal
+from schedlab.report import write_json
 from schedlab.scenarios import parse_toml, read_text
 
 __all__ = [
@@ -747,6 +748,50 @@ def add_subcommand(sub: Any) -> None:
     v.add_argument("--local", action="store_true", help="the real runs on this kernel instead of under QEMU")
     v.add_argument("--suite", metavar="FILE", help="suite file (default: validation/suite.toml)")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress lines and no table")
+    v.add_argument("--save-real", metavar="DIR", help="keep each real run's report as DIR/<scenario file stem>.json")
+    v.add_argument(
+        "--real-from",
+        metavar="DIR",
+        help="judge the simulator against real reports kept earlier with --save-real (no guest is booted)",
+    )
+
+
+def saving_real(inner: RealRunner, directory: str) -> RealRunner:
+    """Keep every real report the inner runner returns (re-judge a model change later with --real-from)."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError("SL001", f"--save-real {directory}: cannot create: {e.strerror or e}") from None
+
+    def run(entry: Entry) -> Mapping[str, Any]:
+        doc = inner(entry)
+        write_json(str(d / f"{entry.file.stem}.json"), doc)
+        return doc
+
+    return run
+
+
+def kept_real(directory: str) -> RealRunner:
+    """Real reports kept by --save-real, one per scenario file."""
+
+    def run(entry: Entry) -> Mapping[str, Any]:
+        p = Path(directory) / f"{entry.file.stem}.json"
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise UsageError(
+                "SL001",
+                f"--real-from {directory}: no kept report for {entry.name} ({p}): {e.strerror or e}; "
+                "accepted: a directory written by --save-real",
+            ) from None
+        except ValueError as e:
+            raise UsageError("SL001", f"--real-from {directory}: {p} is not JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise UsageError("SL001", f"--real-from {directory}: {p} is not a report object")
+        return doc
+
+    return run
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -755,25 +800,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     entries = select_entries(suite, args.only)
     progress = None if args.quiet else _note
-    if args.local:
+    if args.real_from:
+        kernel = args.kernel or "6.1"
+        real_runner = kept_real(args.real_from)
+    elif args.local:
         kernel = args.kernel or kernel_for_version(".".join(os.uname().release.split(".")[:2]))
         real_runner = local_real(entries)
     else:
         kernel = args.kernel or "6.1"
         real_runner = qemu_real(kernel, progress or (lambda m: None))
+    if args.save_real:
+        real_runner = saving_real(real_runner, args.save_real)
     t0 = time.monotonic()
     doc = validate(suite, kernel, real_runner, only=args.only, progress=progress)
-    doc["mode"] = "local" if args.local else "qemu"
+    doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
     doc["wall_s"] = round(time.monotonic() - t0, 1)
     if args.json:
-        text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
-        if args.json == "-":
-            sys.stdout.write(text)
-        else:
-            try:
-                Path(args.json).write_text(text, encoding="utf-8")
-            except OSError as e:
-                raise UsageError("SL001", f"--json {args.json}: cannot write: {e.strerror or e}") from None
+        write_json(args.json, doc)
     if not args.quiet and args.json != "-":
         print(format_table(doc))
     return exit_status(doc["results"])

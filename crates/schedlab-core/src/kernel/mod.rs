@@ -172,6 +172,12 @@ pub struct Costs {
     /// Delivery of a reschedule/wakeup IPI to another CPU: 2 us, within the
     /// 1-3 us x86 figure of LINUX-FACTS 9.3 (secondary sources).
     pub wakeup_ipi_ns: u64,
+    /// hrtimer slack of a sleeping fair task (current->timer_slack_ns, 50 us
+    /// by default since 2.6.28, PR_SET_TIMERSLACK; RT tasks sleep with none,
+    /// hrtimer_nanosleep). A timer may fire anywhere in [expiry, expiry +
+    /// slack]: with another interrupt (the tick) inside that range it runs in
+    /// it, after the tick; else at expiry + slack.
+    pub timer_slack_ns: u64,
     /// C1 exit latency when an idle CPU is woken: 2 us, Skylake-SP C1 in the
     /// intel_idle table [LINUX-FACTS 9.4]. Deeper states are not modelled.
     pub idle_exit_ns: u64,
@@ -190,6 +196,7 @@ impl Default for Costs {
             migration_remote_llc_ns: 50_000,
             migration_remote_node_ns: 100_000,
             wakeup_ipi_ns: 2_000,
+            timer_slack_ns: 50_000,
             idle_exit_ns: 2_000,
             vmstat_update_ns: 5_000,
         }

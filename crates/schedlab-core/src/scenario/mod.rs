@@ -83,6 +83,7 @@ struct RawCosts {
     migration_remote_llc: Option<String>,
     migration_remote_node: Option<String>,
     wakeup_ipi: Option<String>,
+    timer_slack: Option<String>,
     idle_exit: Option<String>,
 }
 
@@ -593,6 +594,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         (&c.migration_remote_llc, &mut costs.migration_remote_llc_ns, "migration_remote_llc"),
         (&c.migration_remote_node, &mut costs.migration_remote_node_ns, "migration_remote_node"),
         (&c.wakeup_ipi, &mut costs.wakeup_ipi_ns, "wakeup_ipi"),
+        (&c.timer_slack, &mut costs.timer_slack_ns, "timer_slack"),
         (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
     ] {
         if let Some(s) = val {

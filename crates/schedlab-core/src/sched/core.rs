@@ -1188,7 +1188,8 @@ impl Sim {
                 Op::Sleep(d) => {
                     let w = d.sample(&mut self.tasks[tid].rng);
                     self.block(tid);
-                    self.q.schedule(Instant(self.now + w), Ev::Timeout(tid));
+                    let at = self.hrtimer_fires_at(tid, self.now + w);
+                    self.q.schedule(Instant(at), Ev::Timeout(tid));
                     return;
                 }
                 Op::Timer { period } => {
@@ -1199,7 +1200,8 @@ impl Sim {
                     self.tasks[tid].timer_next = Some(next);
                     if next > self.now {
                         self.block(tid);
-                        self.q.schedule(Instant(next), Ev::Timeout(tid));
+                        let at = self.hrtimer_fires_at(tid, next);
+                        self.q.schedule(Instant(at), Ev::Timeout(tid));
                         return;
                     }
                 }
@@ -1340,6 +1342,37 @@ impl Sim {
             self.wasted.nr_pinned_running -= 1;
         } else if pinned && !was_pinned {
             self.wasted.nr_pinned_running += 1;
+        }
+    }
+
+    /// When the sleep timer of `tid` (just blocked) armed for `expiry`
+    /// fires: hrtimers are ordered by their hard expiry (expiry + slack) and
+    /// a timer whose soft expiry has passed runs in whatever interrupt comes
+    /// first. RT tasks sleep without slack. With slack, a tick of the task's
+    /// CPU inside [expiry, expiry + slack] runs the timer in the same
+    /// interrupt, after scheduler_tick (1 ns later here, to order the
+    /// events); else it fires at expiry + slack.
+    ///
+    /// Deviation: whether the CPU will tick then is judged when the timer is
+    /// armed (it ticks if it still has work: NO_HZ_IDLE stops an idle CPU's
+    /// tick).
+    fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> u64 {
+        // Timer slack dates from 2.6.28.
+        let slack = if self.tasks[tid].policy.is_rt() || !self.cfg.version.at_least_26(28) {
+            0
+        } else {
+            self.cfg.costs.timer_slack_ns
+        };
+        if slack == 0 {
+            return expiry;
+        }
+        let cpu = self.tasks[tid].cpu;
+        let tick = self.cfg.tick_ns;
+        let next_tick = expiry.div_ceil(tick) * tick;
+        if self.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
+            next_tick + 1
+        } else {
+            expiry + slack
         }
     }
 

@@ -1,0 +1,58 @@
+"""hrtimer slack (kernel.costs.timer_slack): a fair task's sleep timer fires
+anywhere in [expiry, expiry + slack]; with the tick of its CPU inside that
+range it runs in the same interrupt, after scheduler_tick, else at
+expiry + slack. RT tasks sleep without slack."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import schedlab
+
+BATCH = """
+name = "slack"
+[machine]
+sockets = 1
+cores_per_socket = 2
+[kernel]
+version = "6.1"
+vmstat_kworkers = false
+{costs}
+[measure]
+duration = "2s"
+[[task]]
+name = "hog"
+cpus = "0"
+program = [{{ loop = {{ count = 0, body = [{{ run = "100ms" }}] }} }}]
+[[task]]
+name = "b"
+policy = "{policy}"
+{prio}
+cpus = "0"
+program = [{{ loop = {{ count = 0, body = [{{ timer = "10ms" }}, {{ run = "1ms" }}] }} }}]
+"""
+
+
+def hist(policy: str = "SCHED_BATCH", costs: str = "", prio: str = "") -> list[int]:
+    r: dict[str, Any] = schedlab.run_scenario(BATCH.format(policy=policy, costs=costs, prio=prio), seed=1, check=True)
+    t = next(t for t in r["tasks"] if t["comm"] == "b")
+    return list(t["wakeup_delay_hist_us"])
+
+
+def test_batch_wakeups_wait_for_a_tick_and_slack_moves_them_past_it() -> None:
+    # HZ=250: the 10 ms timer falls on a tick every other period, 2 ms before
+    # one otherwise. A BATCH wakee never preempts: it runs at the next tick.
+    with_slack = hist()
+    # On a tick: the timer runs after scheduler_tick, so it waits a whole
+    # tick (bucket [2048, 4096) us); else it fires 50 us late and waits
+    # ~1.95 ms (bucket [1024, 2048) us). Nothing runs at once.
+    assert sum(with_slack[:11]) == 0, with_slack
+    assert with_slack[11] > 0 and with_slack[12] > 0, with_slack
+    no_slack = hist(costs='[kernel.costs]\ntimer_slack = "0ns"')
+    # Without slack the on-tick wakeups are seen by that tick: no delay.
+    assert no_slack[0] > 0, no_slack
+
+
+def test_rt_sleepers_have_no_slack() -> None:
+    rt = hist(policy="SCHED_FIFO", prio="rt_priority = 10")
+    assert sum(rt[1:]) == 0, rt  # an RT wakee preempts the hog at once
