@@ -16,11 +16,8 @@ use crate::sys;
 
 /// The calibration unit: `burn` iterations per CHUNK_NS of CPU time.
 pub const CHUNK_NS: u64 = 20_000;
-/// One burst of `run` between two clock reads (ns of CPU time).
-pub const BURST_NS: u64 = 2_000;
-/// A gap between two reads longer than this means the thread was not running
-/// (preempted or waiting); interrupts on the CPU take less.
-pub const GAP_NS: u64 = 50_000;
+/// One burst of `run` between two checks of the stop flag (ns of CPU time).
+pub const BURST_NS: u64 = 10_000;
 
 /// Pure user-space work the optimiser cannot remove.
 pub fn burn(iters: u64) {
@@ -285,26 +282,24 @@ impl Shared {
             pc += 1;
             match op {
                 Op::Run(d) => {
-                    // CPU work as a plain user-space hog. Progress is counted
-                    // on CLOCK_MONOTONIC (the vDSO; no kernel entry) between
-                    // short bursts: a gap over GAP_NS between two reads means
-                    // the thread was off the CPU and does not count. Reading
-                    // the thread's CPU clock instead enters the scheduler
-                    // (task_sched_runtime -> update_curr), which on EEVDF
-                    // reschedules at the end of the slice between ticks; a
-                    // `while (1)` hog, which the simulator models, does not.
+                    // CPU work as a plain user-space hog: the calibrated
+                    // number of `burn` iterations, in bursts that only check
+                    // the stop flag. No clock is read: the thread's CPU clock
+                    // enters the scheduler (task_sched_runtime ->
+                    // update_curr, which on EEVDF reschedules at slice end
+                    // between ticks) and, under QEMU TCG, CLOCK_MONOTONIC
+                    // inflated short runs by a third; a `while (1)` loop, which
+                    // the simulator models, does neither. Preemption pauses
+                    // the iterations, so the work is CPU time at the
+                    // calibrated speed.
                     let w = d.sample(rng);
+                    let total = (w as u128 * self.chunk_iters as u128 / CHUNK_NS as u128) as u64;
                     let burst = (self.chunk_iters * BURST_NS / CHUNK_NS).max(1);
-                    let mut used = 0u64;
-                    let mut last = sys::now();
-                    while used < w && !self.stopped() {
-                        burn(burst);
-                        let t = sys::now();
-                        let gap = t.saturating_sub(last);
-                        if gap < GAP_NS {
-                            used += gap;
-                        }
-                        last = t;
+                    let mut done = 0u64;
+                    while done < total && !self.stopped() {
+                        let n = burst.min(total - done);
+                        burn(n);
+                        done += n;
                     }
                 }
                 Op::Runtime(d) => {
