@@ -18,6 +18,8 @@ use crate::sys;
 pub const CHUNK_NS: u64 = 20_000;
 /// One burst of `run` between two checks of the stop flag (ns of CPU time).
 pub const BURST_NS: u64 = 10_000;
+/// The shortest pass of `run` between two reads of the CPU clock.
+pub const MIN_PASS_NS: u64 = 20_000;
 
 /// Pure user-space work the optimiser cannot remove.
 pub fn burn(iters: u64) {
@@ -282,24 +284,32 @@ impl Shared {
             pc += 1;
             match op {
                 Op::Run(d) => {
-                    // CPU work as a plain user-space hog: the calibrated
-                    // number of `burn` iterations, in bursts that only check
-                    // the stop flag. No clock is read: the thread's CPU clock
-                    // enters the scheduler (task_sched_runtime ->
-                    // update_curr, which on EEVDF reschedules at slice end
-                    // between ticks) and, under QEMU TCG, CLOCK_MONOTONIC
-                    // inflated short runs by a third; a `while (1)` loop, which
-                    // the simulator models, does neither. Preemption pauses
-                    // the iterations, so the work is CPU time at the
-                    // calibrated speed.
+                    // CPU work: `w` of this thread's CPU time. The thread's
+                    // CPU clock is read rarely: reading it enters the
+                    // scheduler (task_sched_runtime -> update_curr, which on
+                    // EEVDF reschedules at slice end between ticks), and a
+                    // `while (1)` loop, which the simulator models, never
+                    // does. Each pass burns a quarter of what is left at the
+                    // calibrated speed (so a CPU up to 4x slower than at
+                    // calibration does not overshoot; under QEMU TCG with
+                    // icount, busy sibling vCPUs slow each other down), then
+                    // reads the clock; the reads bunch up at the op's end.
                     let w = d.sample(rng);
-                    let total = (w as u128 * self.chunk_iters as u128 / CHUNK_NS as u128) as u64;
+                    let begin = sys::thread_cpu();
                     let burst = (self.chunk_iters * BURST_NS / CHUNK_NS).max(1);
-                    let mut done = 0u64;
-                    while done < total && !self.stopped() {
-                        let n = burst.min(total - done);
-                        burn(n);
-                        done += n;
+                    while !self.stopped() {
+                        let used = sys::thread_cpu().saturating_sub(begin);
+                        if used >= w {
+                            break;
+                        }
+                        let pass_ns = ((w - used) / 4).max(MIN_PASS_NS);
+                        let total = (pass_ns as u128 * self.chunk_iters as u128 / CHUNK_NS as u128) as u64;
+                        let mut done = 0u64;
+                        while done < total && !self.stopped() {
+                            let n = burst.min(total - done);
+                            burn(n);
+                            done += n;
+                        }
                     }
                 }
                 Op::Runtime(d) => {
