@@ -348,3 +348,18 @@ def test_save_real_and_real_from_round_trip(tmp_path: Path) -> None:
     with pytest.raises(SchedlabError) as e:
         v.kept_real(str(tmp_path / "nothing"))(entry)
     assert "--save-real" in str(e.value)
+
+
+def test_trace_delays_start_at_the_timer_expiry() -> None:
+    # The runner measures from the timer's expiry; so does the sim side when
+    # the task armed a sleep timer (hrtimer_start softexpires), slack included.
+    trace = "\n".join(
+        [
+            "               t-7       [000] d..2.     1.000000: hrtimer_start: hrtimer=ffff888000007000 "
+            "function=hrtimer_wakeup expires=1010050000 softexpires=1010000000 mode=ABS",
+            "          <idle>-0       [000] d..2.     1.010050: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
+            "            hog-8       [000] d..2.     1.010300: sched_switch: prev_comm=hog prev_pid=8 prev_prio=120 "
+            "prev_state=R ==> next_comm=t next_pid=7 next_prio=120",
+        ]
+    )
+    assert v.trace_delays_us(trace, {7: "t"}, 0.0, 2.0) == {"t": [pytest.approx(300.0)]}

@@ -17,7 +17,7 @@ The simulator's per-task counters are cumulative from time 0, so its
 measurement-window values are the full run minus a run stopped at the end of
 the warm-up (the simulation is deterministic: the shorter run is a prefix of
 the longer). At 6.12 it runs with NO_DELAY_DEQUEUE (not modelled; see
-``KERNEL_SIM_SET``). Its wakeup delays come from its sched trace (``sched_wakeup`` to
+``KERNEL_SIM_SET``). Its wakeup delays come from its sched trace (the sleep timer's expiry, or ``sched_wakeup``, to
 ``sched_switch``); the runner's from its timer/sleep ops (expiry to return to
 user space, hrtimer slack included).
 
@@ -398,13 +398,16 @@ def _task_view(t: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> T
     )
 
 
-_TRACE_RE = re.compile(r"\s(\d+\.\d+): (sched_wakeup|sched_switch): (.*)$")
+_TRACE_RE = re.compile(r"\s(\d+\.\d+): (sched_wakeup|sched_switch|hrtimer_start): (.*)$")
 
 
 def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float, end_s: float) -> dict[str, list[float]]:
-    """Wakeup-to-running delays (us) per comm from ftrace text: each
-    ``sched_wakeup`` of a pid in ``pids`` at a time in [start_s, end_s] to
-    the next ``sched_switch`` to it (perf sched latency's definition)."""
+    """Wakeup delays (us) per comm from ftrace text, measured as the runner
+    measures them: from the sleep timer's expiry (the ``softexpires`` of the
+    task's last ``hrtimer_start``, so hrtimer slack counts) or, for a wakeup
+    without a timer, from its ``sched_wakeup``, to the next ``sched_switch``
+    to the task. Wakeups in [start_s, end_s] only."""
+    armed: dict[int, float] = {}
     pending: dict[int, float] = {}
     out: dict[str, list[float]] = {c: [] for c in pids.values()}
     for line in trace.splitlines():
@@ -413,15 +416,30 @@ def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float, end_s: 
             continue
         t = float(m.group(1))
         kv = dict(x.split("=", 1) for x in m.group(3).replace(" ==> ", " ").split() if "=" in x)
-        if m.group(2) == "sched_wakeup":
+        event = m.group(2)
+        if event == "hrtimer_start":
+            pid = _pid_of_line(line)
+            if pid in pids:
+                armed[pid] = int(kv.get("softexpires", "0")) / 1e9
+        elif event == "sched_wakeup":
             pid = int(kv.get("pid", -1))
+            since = armed.pop(pid, t)
             if pid in pids and start_s <= t <= end_s and pid not in pending:
-                pending[pid] = t
+                pending[pid] = min(since, t)
         else:
             pid = int(kv.get("next_pid", -1))
             if pid in pending:
                 out[pids[pid]].append((t - pending.pop(pid)) * 1e6)
     return out
+
+
+_WHO_RE = re.compile(r"^\s*\S+-(\d+)\s+\[")
+
+
+def _pid_of_line(line: str) -> int:
+    """The pid of the task an ftrace line was recorded in (``comm-PID [CPU]``)."""
+    m = _WHO_RE.match(line)
+    return int(m.group(1)) if m else -1
 
 
 def _window(report: Mapping[str, Any]) -> tuple[float, float]:

@@ -1188,8 +1188,7 @@ impl Sim {
                 Op::Sleep(d) => {
                     let w = d.sample(&mut self.tasks[tid].rng);
                     self.block(tid);
-                    let at = self.hrtimer_fires_at(tid, self.now + w);
-                    self.q.schedule(Instant(at), Ev::Timeout(tid));
+                    self.arm_sleep_timer(tid, self.now + w);
                     return;
                 }
                 Op::Timer { period } => {
@@ -1200,8 +1199,7 @@ impl Sim {
                     self.tasks[tid].timer_next = Some(next);
                     if next > self.now {
                         self.block(tid);
-                        let at = self.hrtimer_fires_at(tid, next);
-                        self.q.schedule(Instant(at), Ev::Timeout(tid));
+                        self.arm_sleep_timer(tid, next);
                         return;
                     }
                 }
@@ -1345,6 +1343,14 @@ impl Sim {
         }
     }
 
+    /// hrtimer_start of the sleep timer of `tid` (just blocked) for `expiry`.
+    fn arm_sleep_timer(&mut self, tid: TaskId, expiry: u64) {
+        let (at, hard) = self.hrtimer_fires_at(tid, expiry);
+        let cpu = self.tasks[tid].cpu;
+        self.trace.hrtimer_start(self.now, cpu, &self.tasks[tid], expiry, hard);
+        self.q.schedule(Instant(at), Ev::Timeout(tid));
+    }
+
     /// When the sleep timer of `tid` (just blocked) armed for `expiry`
     /// fires: hrtimers are ordered by their hard expiry (expiry + slack) and
     /// a timer whose soft expiry has passed runs in whatever interrupt comes
@@ -1356,7 +1362,8 @@ impl Sim {
     /// Deviation: whether the CPU will tick then is judged when the timer is
     /// armed (it ticks if it still has work: NO_HZ_IDLE stops an idle CPU's
     /// tick).
-    fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> u64 {
+    /// Returns (when it fires, its hard expiry).
+    fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> (u64, u64) {
         // Timer slack dates from 2.6.28.
         let slack = if self.tasks[tid].policy.is_rt() || !self.cfg.version.at_least_26(28) {
             0
@@ -1364,15 +1371,15 @@ impl Sim {
             self.cfg.costs.timer_slack_ns
         };
         if slack == 0 {
-            return expiry;
+            return (expiry, expiry);
         }
         let cpu = self.tasks[tid].cpu;
         let tick = self.cfg.tick_ns;
         let next_tick = expiry.div_ceil(tick) * tick;
         if self.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
-            next_tick + 1
+            (next_tick + 1, expiry + slack)
         } else {
-            expiry + slack
+            (expiry + slack, expiry + slack)
         }
     }
 

@@ -1,5 +1,6 @@
 //! The tracepoint-named event stream (sched_switch, sched_wakeup,
-//! sched_wakeup_new, sched_migrate_task, sched_process_exit). Every event is
+//! sched_wakeup_new, sched_migrate_task, sched_process_exit, and the
+//! hrtimer_start of sleep timers). Every event is
 //! folded into a running FNV-1a hash (the determinism fingerprint) and,
 //! when asked, written as ftrace text (FORMATS.md 2.3).
 
@@ -76,6 +77,24 @@ impl Trace {
             };
             self.line(now, cpu, prev, format_args!("sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}"));
         }
+    }
+
+    /// hrtimer_start of a task's sleep timer (the kernel's hrtimer event;
+    /// the timer address is a stand-in derived from the pid). `expires` is
+    /// the hard expiry, `softexpires` the one asked for.
+    pub fn hrtimer_start(&mut self, now: u64, cpu: usize, p: &Task, softexpires: u64, expires: u64) {
+        self.rec(6, now, cpu, p.pid as u64, softexpires);
+        self.line(
+            now,
+            cpu,
+            Some(p),
+            format_args!(
+                "hrtimer_start: hrtimer={:016x} function=hrtimer_wakeup expires={} softexpires={} mode=ABS",
+                0xffff_8880_0000_0000u64 | (p.pid as u64) << 12,
+                expires,
+                softexpires
+            ),
+        );
     }
 
     pub fn sched_wakeup(&mut self, now: u64, cpu: usize, p: &Task) {
