@@ -917,7 +917,8 @@ impl Sim {
         }
         let cpu = if self.rt_legacy() {
             // 2.6.24: sched_fork -> sched_balance_self(SD_BALANCE_FORK), for
-            // every class.
+            // every class. Deviation: the 2.6.35 form of find_idlest_group /
+            // find_idlest_cpu stands in for 2.6.24's (same loads and test).
             self.select_task_rq_fork_avg(tid, from)
         } else {
             self.select_task_rq_rt(tid, from)

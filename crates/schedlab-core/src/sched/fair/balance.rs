@@ -695,20 +695,26 @@ impl Sim {
     }
 
     /// active_load_balance_cpu_stop(): runs on `busiest` as the stopper.
-    pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
-        if self.avg_load_era() {
-            return self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
-        }
+    /// The stopper (migration thread) runs on `busiest` for a kicked active
+    /// balance: clear the request and charge the preempted task the two
+    /// switches. Returns push_cpu, or None if nothing was requested.
+    pub(crate) fn stopper_enter(&mut self, busiest: usize) -> Option<usize> {
         if !self.rqs[busiest].active_balance {
-            return;
+            return None;
         }
         self.rqs[busiest].active_balance = false;
-        let target = self.rqs[busiest].push_cpu;
-        // The stopper thread preempts the current task: charge the switch.
         self.update_curr(busiest);
         if let Some(c) = self.rqs[busiest].curr {
             self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
         }
+        Some(self.rqs[busiest].push_cpu)
+    }
+
+    pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
+        if self.avg_load_era() {
+            return self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
+        }
+        let Some(target) = self.stopper_enter(busiest) else { return };
         if self.rqs[busiest].cfs.h_nr_running == 0 {
             return;
         }

@@ -917,16 +917,7 @@ impl Sim {
     /// something to move when any CFS task is queued ("nr_running <= 1"
     /// counts the stopper).
     pub fn active_load_balance_cpu_stop_avg(&mut self, busiest: usize) {
-        if !self.rqs[busiest].active_balance {
-            return;
-        }
-        self.rqs[busiest].active_balance = false;
-        let target = self.rqs[busiest].push_cpu;
-        // The stopper preempts the current task and returns: two switches.
-        self.update_curr(busiest);
-        if let Some(c) = self.rqs[busiest].curr {
-            self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
-        }
+        let Some(target) = self.stopper_enter(busiest) else { return };
         // 2.6.24's migration thread moves any class (move_one_task walks
         // the classes, RT first).
         let legacy = self.rt_legacy();
