@@ -36,6 +36,9 @@ pub struct SchedEntity {
     pub avg: SchedAvg,
     /// PELT attached to a cfs_rq (false for a brand-new or migrated-away task).
     pub attached: bool,
+    /// CFS: the old cfs_rq's min_vruntime that a !DEQUEUE_SLEEP dequeue
+    /// normalized vruntime against, for the migration that follows.
+    pub norm_min_vruntime: Option<u64>,
 }
 
 /// struct sched_rt_entity, reduced.

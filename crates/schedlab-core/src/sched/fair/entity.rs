@@ -433,6 +433,7 @@ impl Sim {
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
     pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
         self.update_curr(cpu);
+        self.tasks[tid].se.norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
         if !self.tasks[tid].se.attached {
             self.update_load_avg(cpu, None);
@@ -477,8 +478,14 @@ impl Sim {
 
     /// dequeue_task_fair(). `sleep`: DEQUEUE_SLEEP.
     pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, sleep: bool) {
-        let _ = sleep;
         self.update_curr(cpu);
+        if !sleep && self.cfg.fair == FairEra::Cfs && self.cfg.version.at_least(4, 16) {
+            // dequeue_entity since "sched/fair: Fix min_vruntime tracking"
+            // (2016; every modelled version from 4.16 has it): normalize
+            // after update_curr(), which counted @se if it held min_vruntime
+            // back, and before update_min_vruntime() discounts it.
+            self.tasks[tid].se.norm_min_vruntime = Some(self.rqs[cpu].cfs.min_vruntime);
+        }
         self.update_load_avg(cpu, Some(tid));
         self.clear_buddies(cpu, tid);
         if self.cfg.fair == FairEra::Eevdf {
@@ -514,8 +521,23 @@ impl Sim {
     /// removes the task's contribution from the old cfs_rq.
     pub fn migrate_task_rq_fair(&mut self, tid: TaskId, old: usize, new: usize) {
         if self.cfg.fair == FairEra::Cfs {
-            let v = self.tasks[tid].se.vruntime;
-            let rel = v as i128 - self.rqs[old].cfs.min_vruntime as i128;
+            // A queued task was normalized by its dequeue; 2.6.x did that
+            // after update_min_vruntime() had already stepped past @se when
+            // it was the leftmost (its cfs_rq->curr was the stopper's
+            // prev, or another task), so a pulled leftmost task arrives
+            // behind the new min_vruntime by the gap to the next one. A
+            // sleeping (waking) task is normalized against the old
+            // min_vruntime as it is now.
+            let se = &mut self.tasks[tid].se;
+            let v = se.vruntime;
+            let base = se.norm_min_vruntime.take().unwrap_or(self.rqs[old].cfs.min_vruntime);
+            let rel = v as i128 - base as i128;
+            if self.cfg.version.at_least(4, 16) {
+                // enqueue_entity() renormalizes a migrated task after
+                // update_curr() of the destination ("placed at the current
+                // moment in time"); 2.6.x added the stale min_vruntime first.
+                self.update_curr(new);
+            }
             self.tasks[tid].se.vruntime = (self.rqs[new].cfs.min_vruntime as i128 + rel).max(0) as u64;
         }
         if self.tasks[tid].se.attached {
@@ -615,5 +637,53 @@ impl Sim {
                 self.tasks[tid].se.deadline += vs;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::core::Sim;
+    use crate::trace::Trace;
+
+    /// Three SCHED_IDLE hogs pinned to CPU 0, run `us` microseconds.
+    fn idle_hogs(version: &str, us: u64) -> Sim {
+        let text = format!(
+            "name = \"t\"\n[machine]\npreset = \"4x4\"\n[kernel]\nversion = \"{version}\"\nvmstat_kworkers = false\n\
+             [measure]\nduration = \"{us}us\"\n\
+             [[task]]\nname = \"hog\"\ncount = 3\npolicy = \"SCHED_IDLE\"\ncpus = [0]\n\
+             program = [{{ run = \"1s\" }}]\n"
+        );
+        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, 1, false, Trace::new(false)).expect("sim");
+        sim.run().expect("run");
+        sim
+    }
+
+    /// Pull CPU 0's leftmost waiting task to the empty CPU 1; return how far
+    /// it lands from CPU 1's min_vruntime (vruntime - min_vruntime).
+    fn pull_leftmost(sim: &mut Sim) -> i128 {
+        sim.update_curr(0);
+        let curr = sim.rqs[0].cfs.curr.expect("a hog runs");
+        let mut queued = sim.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
+        let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
+        // The leftmost holds min_vruntime back: curr and the next one are
+        // to its right (the state in which the two rules differ).
+        assert!(sim.tasks[curr].se.vruntime > left && next > left);
+        let l = sim.rqs[0].cfs.leftmost().expect("queued").1;
+        let before = sim.rqs[1].cfs.min_vruntime;
+        sim.move_queued_task(l, 0, 1);
+        sim.tasks[l].se.vruntime as i128 - before as i128
+    }
+
+    #[test]
+    fn pulled_leftmost_task_keeps_its_place_from_4_x() {
+        // 2.6.35 normalized after update_min_vruntime() had stepped past the
+        // departing leftmost: it arrives behind min_vruntime, by the gap.
+        let mut old = idle_hogs("2.6.35", 50_500);
+        assert!(pull_leftmost(&mut old) < 0);
+        // "Fix min_vruntime tracking": normalized against the min_vruntime
+        // it held back, it arrives at (not behind) the new min_vruntime.
+        let mut new = idle_hogs("6.1", 56_500);
+        assert_eq!(pull_leftmost(&mut new), 0);
     }
 }
