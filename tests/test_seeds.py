@@ -80,3 +80,22 @@ def test_ktask_nice_numbers_follow_the_mechanism(tmp_path: Path) -> None:
     assert 43.04 * 1.6 < by["normal_prio"]["stressng_s"] < 43.04 * 1.9
     assert by["normal_prio"]["ktask_s"] == pytest.approx(90.81, abs=0.5)
     assert data["derived"]
+
+
+def test_sched_idle_pathology_needs_the_2635_group_imb() -> None:
+    """The seed says its baseline ran on v2.6.25-rc6. 2.6.25's own balancer
+    marks a group imbalanced only past one nice-0 task of spread, so the
+    nice-0 task among weight-2 soakers never makes its socket busiest and
+    nothing is evicted: no idle time. 2.6.35's test (two average tasks)
+    produces it. The README reads the seed's 2.6.25 as 2.6.35 on this basis."""
+    import schedlab
+
+    idle = {}
+    for version in ("2.6.25", "2.6.35"):
+        report = schedlab.run_scenario("sched-idle", seed=1, overrides={"kernel.version": version})
+        rows = [r for s in report["mpstat"]["samples"] for r in s["rows"] if r["cpu"] == "all"]
+        idle[version] = sum(r["idle"] for r in rows) / len(rows)
+        if version == "2.6.25":
+            assert report["active_balances"] == 0
+    assert idle["2.6.25"] < 1.0
+    assert idle["2.6.35"] > 8.0

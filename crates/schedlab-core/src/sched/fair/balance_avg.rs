@@ -19,9 +19,14 @@
 //! cpu_load[] from instantaneous rq load before 3.8 and from PELT after;
 //! no LB_BIAS feature before 2.6.35 (the bias is always on); no avg_idle guard
 //! on newidle before 2.6.35; newidle failures count in nr_balance_failed
-//! before 2.6.37; the NOHZ owner model before 2.6.36 and the kick model of
-//! fair/balance.rs after; the cpu_load[] catch-up after a tickless stretch
-//! (decay_load_missed) from 2.6.36.
+//! from 2.6.32 (load_balance_newidle folded in) to 2.6.36; the NOHZ owner
+//! model before 2.6.36 and the kick model of fair/balance.rs after; the
+//! cpu_load[] catch-up after a tickless stretch (decay_load_missed) from
+//! 2.6.36. 2.6.24 and 2.6.25 run their own forms from sched.c (`lb_2625`):
+//! group_imb above SCHED_LOAD_SCALE, the older imbalance arithmetic
+//! (calculate_imbalance_2625), SCHED_LOAD_SCALE_FUZZ and the
+//! highest-priority exception in balance_tasks, one walk of move_tasks, and
+//! load_balance_newidle(), whose failures count only in schedstat.
 //!
 //! Deviations: 4.16 .. 5.4 run this 2.6.35 balancer with the differences above
 //! only (no LBF_DST_PINNED/SOME_PINNED retries, no group_imbalance flag, no
@@ -112,17 +117,7 @@ fn capacity_of_power(power: u64) -> u64 {
 pub fn fix_small_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64, imbalance: &mut u64) {
     let s = SCHED_LOAD_SCALE;
     let bpwr = sds.busiest_pwr.max(1);
-    let tpwr = sds.this_pwr.max(1);
-    let mut imbn = 2;
-    match sds.this_load_per_task.checked_div(sds.this_nr_running) {
-        Some(per_task) => {
-            sds.this_load_per_task = per_task;
-            if sds.busiest_load_per_task > per_task {
-                imbn = 1;
-            }
-        }
-        None => sds.this_load_per_task = this_cpu_avg_load_per_task,
-    }
+    let imbn = small_imbalance_imbn(sds, this_cpu_avg_load_per_task);
     let scaled_busy_load_per_task = sds.busiest_load_per_task * s / bpwr;
     if sds.max_load.saturating_sub(sds.this_load) + scaled_busy_load_per_task >= scaled_busy_load_per_task * imbn {
         *imbalance = sds.busiest_load_per_task;
@@ -130,6 +125,34 @@ pub fn fix_small_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64,
     }
     // Not enough imbalance to justify moving a task; but it may raise the
     // total CPU power used.
+    if moving_one_task_gains_power(sds) {
+        *imbalance = sds.busiest_load_per_task;
+    }
+}
+
+/// The head of fix_small_imbalance(): our load per task (`idle_per_task`
+/// when our group runs nothing) and how many busiest tasks the gap must
+/// hold, 2, or 1 when the busiest group's tasks are heavier than ours.
+fn small_imbalance_imbn(sds: &mut SdLbStats, idle_per_task: u64) -> u64 {
+    match sds.this_load_per_task.checked_div(sds.this_nr_running) {
+        Some(per_task) => {
+            sds.this_load_per_task = per_task;
+            if sds.busiest_load_per_task > per_task {
+                return 1;
+            }
+        }
+        None => sds.this_load_per_task = idle_per_task,
+    }
+    2
+}
+
+/// The tail of fix_small_imbalance() (2.6.24 .. 2.6.3x): whether moving one
+/// busiest task here raises the total "cpu power used"
+/// Σ power·min(load per task, load).
+fn moving_one_task_gains_power(sds: &SdLbStats) -> bool {
+    let s = SCHED_LOAD_SCALE;
+    let bpwr = sds.busiest_pwr.max(1);
+    let tpwr = sds.this_pwr.max(1);
     let mut pwr_now = bpwr * sds.busiest_load_per_task.min(sds.max_load);
     pwr_now += tpwr * sds.this_load_per_task.min(sds.this_load);
     pwr_now /= s;
@@ -147,9 +170,7 @@ pub fn fix_small_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64,
     };
     pwr_move += tpwr * sds.this_load_per_task.min(sds.this_load + tmp);
     pwr_move /= s;
-    if pwr_move > pwr_now {
-        *imbalance = sds.busiest_load_per_task;
-    }
+    pwr_move > pwr_now
 }
 
 /// calculate_imbalance() [sched_fair.c @2.6.35]: the weighted load to move,
@@ -182,6 +203,54 @@ pub fn calculate_imbalance(sds: &mut SdLbStats, this_cpu_avg_load_per_task: u64)
         fix_small_imbalance(sds, this_cpu_avg_load_per_task, &mut imbalance);
     }
     imbalance
+}
+
+/// SCHED_LOAD_SCALE_FUZZ [sched.h @2.6.24, @2.6.25]: slack added to the
+/// remaining imbalance when deciding whether a task is too heavy to pull,
+/// and to the gap in the small-imbalance test.
+pub const SCHED_LOAD_SCALE_FUZZ: u64 = SCHED_LOAD_SCALE;
+
+/// The imbalance part of find_busiest_group() as 2.6.24/2.6.25 wrote it
+/// inline [sched.c @2.6.24, @2.6.25], after the same busiest-group choice
+/// and balanced checks as 2.6.35. Differences from calculate_imbalance():
+/// balanced when the busiest group's load is no more than one of its tasks;
+/// max_pull stops one task above that, not at the group's capacity; the
+/// small-imbalance test compares the raw gap plus SCHED_LOAD_SCALE_FUZZ
+/// with `imbn` tasks, and takes SCHED_LOAD_SCALE as our load per task when
+/// our group runs nothing. None: balanced after all.
+pub fn calculate_imbalance_2625(sds: &mut SdLbStats) -> Option<u64> {
+    let s = SCHED_LOAD_SCALE;
+    sds.busiest_load_per_task /= sds.busiest_nr_running.max(1);
+    if sds.group_imb {
+        sds.busiest_load_per_task = sds.busiest_load_per_task.min(sds.avg_load);
+    }
+    // "Negative imbalances (*we* are more loaded than anyone else) will be
+    // counted as no imbalance".
+    if sds.max_load <= sds.busiest_load_per_task {
+        return None;
+    }
+    let mut imbalance = 0;
+    if sds.max_load >= sds.avg_load {
+        // Don't pull so many tasks that a group would go idle.
+        let max_pull = (sds.max_load - sds.avg_load).min(sds.max_load - sds.busiest_load_per_task);
+        let a = (max_pull as u128) * sds.busiest_pwr as u128;
+        let b = (sds.avg_load.saturating_sub(sds.this_load) as u128) * sds.this_pwr as u128;
+        imbalance = (a.min(b) / s as u128) as u64;
+        if imbalance >= sds.busiest_load_per_task {
+            return Some(imbalance);
+        }
+    }
+    // small_imbalance:
+    let imbn = small_imbalance_imbn(sds, s);
+    if sds.max_load.saturating_sub(sds.this_load) + SCHED_LOAD_SCALE_FUZZ >= sds.busiest_load_per_task * imbn {
+        return Some(sds.busiest_load_per_task);
+    }
+    // Not enough imbalance to justify moving a task; but it may raise the
+    // total CPU power used.
+    if moving_one_task_gains_power(sds) {
+        imbalance = sds.busiest_load_per_task;
+    }
+    Some(imbalance)
 }
 
 /// Seed 002 (3/6): the decaying sum `normal_avg` seen at `now` with its
@@ -243,6 +312,17 @@ impl Sim {
     #[inline]
     pub fn avg_load_era(&self) -> bool {
         self.cfg.balancer == BalancerEra::AvgLoad
+    }
+
+    /// The balancer forms of kernel/sched.c in 2.6.24 and 2.6.25, the
+    /// modelled versions before 2.6.35: find_busiest_group with its own
+    /// group_imb test and imbalance arithmetic (calculate_imbalance_2625),
+    /// balance_tasks with SCHED_LOAD_SCALE_FUZZ and the highest-priority
+    /// exception, and load_balance_newidle() apart from load_balance().
+    /// Each changed somewhere in 2.6.26 .. 2.6.33.
+    #[inline]
+    pub(crate) fn lb_2625(&self) -> bool {
+        !self.cfg.version.at_least_26(26)
     }
 
     /// Whether the domain balances at all (SD_LOAD_BALANCE; every domain
@@ -519,10 +599,15 @@ impl Sim {
         s.power = self.group_power(g);
         s.avg_load = s.group_load * SCHED_LOAD_SCALE / s.power;
         // The group is imbalanced inside when its CPUs differ by more than
-        // two average tasks. (Unsigned as in the kernel: a group with no
+        // two average tasks; in 2.6.24/2.6.25 by more than one nice-0 task
+        // (SCHED_LOAD_SCALE). (Unsigned as in the kernel: a group with no
         // counted CPU wraps to 1.)
-        let avg_load_per_task = s.sum_weighted_load.checked_div(s.sum_nr_running).unwrap_or(0);
-        s.group_imb = max_cpu_load.wrapping_sub(min_cpu_load) > 2 * avg_load_per_task;
+        let spread = max_cpu_load.wrapping_sub(min_cpu_load);
+        s.group_imb = if self.lb_2625() {
+            spread > SCHED_LOAD_SCALE
+        } else {
+            spread > 2 * s.sum_weighted_load.checked_div(s.sum_nr_running).unwrap_or(0)
+        };
         s.group_capacity = capacity_of_power(s.power);
         s
     }
@@ -585,7 +670,11 @@ impl Sim {
         if 100 * sds.max_load <= dom.imbalance_pct as u64 * sds.this_load {
             return None;
         }
-        let imbalance = calculate_imbalance(&mut sds, self.cpu_avg_load_per_task(env.this_cpu));
+        let imbalance = if self.lb_2625() {
+            calculate_imbalance_2625(&mut sds)?
+        } else {
+            calculate_imbalance(&mut sds, self.cpu_avg_load_per_task(env.this_cpu))
+        };
         Some((busiest, imbalance))
     }
 
@@ -694,6 +783,7 @@ impl Sim {
             return (0, 0);
         }
         let legacy = self.rt_legacy();
+        let generic = self.lb_2625();
         let mut pinned = true;
         let mut rem = max_load_move as i64;
         let mut pulled = 0;
@@ -702,7 +792,7 @@ impl Sim {
         } else {
             vec![self.cfs_tasks_head_first(busiest)]
         };
-        let fuzz = if legacy { SCHED_LOAD_SCALE as i64 } else { 0 };
+        let fuzz = if generic { SCHED_LOAD_SCALE_FUZZ as i64 } else { 0 };
         let mut this_best_prio = self.rqs[this_cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(IDLE_PRIO);
         'classes: for list in classes {
             // `if (loops++ > sysctl_sched_nr_migrate) break;`
@@ -715,7 +805,7 @@ impl Sim {
                 }
                 let w = self.lb_task_load(p);
                 let skip_for_load = (w >> 1) as i64 > rem + fuzz;
-                let keep_for_prio = legacy && self.tasks[p].prio() < this_best_prio;
+                let keep_for_prio = generic && self.tasks[p].prio() < this_best_prio;
                 if (skip_for_load && !keep_for_prio)
                     || !self.can_migrate_task_avg(p, busiest, this_cpu, lvl, &mut pinned)
                 {
@@ -725,7 +815,7 @@ impl Sim {
                 pulled += 1;
                 rem -= w as i64;
                 // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
-                if !legacy && self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
+                if !generic && self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
                     break 'classes;
                 }
                 if rem <= 0 {
@@ -758,14 +848,15 @@ impl Sim {
             let (moved, n) = self.balance_tasks_avg(this_cpu, busiest, rem, lvl, idle, all_pinned, pass);
             total += moved;
             tasks += n;
-            if self.cfg.preempt == PreemptModel::Full
+            if !self.lb_2625()
+                && self.cfg.preempt == PreemptModel::Full
                 && idle == CpuIdleType::NewlyIdle
                 && self.rqs[this_cpu].nr_running > 0
             {
                 break;
             }
-            // 2.6.24's move_tasks is one walk over the classes.
-            if moved == 0 || max_load_move <= total || self.rt_legacy() {
+            // 2.6.24/2.6.25's move_tasks is one walk over the classes.
+            if moved == 0 || max_load_move <= total || self.lb_2625() {
                 break;
             }
         }
@@ -887,6 +978,75 @@ impl Sim {
             return -1;
         }
         moved as i32
+    }
+
+    /// load_balance_newidle() [sched.c @2.6.24, @2.6.25]: the newidle pass
+    /// before 2.6.32 folded it into load_balance(). A failure is only
+    /// counted in schedstat: nr_balance_failed, active balance and the
+    /// balance interval are left to the periodic pass; a success or a
+    /// balanced domain clears nr_balance_failed. Returns tasks pulled, 0, or
+    /// -1 when an SMT domain found nothing while a sibling is busy.
+    fn load_balance_newidle_2625(&mut self, this_cpu: usize, lvl: usize) -> i32 {
+        let sd = self.topo.cpu_domains[this_cpu][lvl];
+        let share_power = self.topo.domains[sd].flags & SD_SHARE_CPUPOWER != 0;
+        let ix = CpuIdleType::NewlyIdle as usize;
+        let mut env = AvgEnv { sd, lvl, this_cpu, idle: CpuIdleType::NewlyIdle, cpus: CpuMask::full(self.rqs.len()) };
+        let mut sd_idle = share_power;
+        let mut balance = true;
+        self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+        let mut moved = 0;
+        loop {
+            let Some((g, imbalance)) = self.find_busiest_group_avg(&env, &mut sd_idle, &mut balance) else {
+                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
+                return self.lb_newidle_balanced_2625(this_cpu, lvl, sd_idle, share_power);
+            };
+            let Some(busiest) = self.find_busiest_queue_avg(g, imbalance, &env.cpus) else {
+                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
+                return self.lb_newidle_balanced_2625(this_cpu, lvl, sd_idle, share_power);
+            };
+            self.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += imbalance;
+            if self.rqs[busiest].nr_running > 1 {
+                let mut all_pinned = false;
+                let (_, n) = self.move_tasks_avg(
+                    this_cpu,
+                    busiest,
+                    imbalance,
+                    lvl,
+                    CpuIdleType::NewlyIdle,
+                    &mut all_pinned,
+                    Pass::Normal,
+                );
+                moved = n;
+                if all_pinned {
+                    // Unlike load_balance(), an emptied mask falls through
+                    // to the failure below.
+                    env.cpus.clear(busiest);
+                    if !env.cpus.is_empty() {
+                        continue;
+                    }
+                }
+            }
+            break;
+        }
+        let st = &mut self.rqs[this_cpu].sd[lvl];
+        if moved == 0 {
+            st.stats.lb_failed[ix] += 1;
+            return if !sd_idle && share_power { -1 } else { 0 };
+        }
+        st.nr_balance_failed = 0;
+        st.stats.lb_gained[ix] += moved as u64;
+        moved as i32
+    }
+
+    /// load_balance_newidle()'s out_balanced [sched.c @2.6.25].
+    fn lb_newidle_balanced_2625(&mut self, this_cpu: usize, lvl: usize, sd_idle: bool, share_power: bool) -> i32 {
+        let st = &mut self.rqs[this_cpu].sd[lvl];
+        st.stats.lb_balanced[CpuIdleType::NewlyIdle as usize] += 1;
+        if !sd_idle && share_power {
+            return -1;
+        }
+        st.nr_balance_failed = 0;
+        0
     }
 
     /// load_balance()'s out_one_pinned tail: back the interval off.
@@ -1038,7 +1198,11 @@ impl Sim {
             }
             if self.topo.domains[d].flags & SD_BALANCE_NEWIDLE != 0 {
                 let mut balance = true;
-                pulled = self.load_balance_ld(cpu, lvl, CpuIdleType::NewlyIdle, &mut balance);
+                pulled = if self.lb_2625() {
+                    self.load_balance_newidle_2625(cpu, lvl)
+                } else {
+                    self.load_balance_ld(cpu, lvl, CpuIdleType::NewlyIdle, &mut balance)
+                };
                 if pulled == 0 {
                     pulled = self.load_balance_idle(cpu, lvl, CpuIdleType::NewlyIdle) as i32;
                 }
@@ -1236,6 +1400,68 @@ mod tests {
         // (3/2 ≤ 256) may move, the nice-0 task (1024/2 > 256) may not.
         assert_eq!(sds.busiest_load_per_task, 67);
         assert_eq!(imb, 256);
+    }
+
+    /// The same kind of socket seen by 2.6.25 (SCHED_IDLE weight 2): the nice-0
+    /// task and a soaker on one CPU, a soaker on each sibling, five tasks on
+    /// four CPUs. Not group_imb (1026 − 2 is not above SCHED_LOAD_SCALE), but
+    /// over capacity, so busiest.
+    #[test]
+    fn calculate_imbalance_2625_cases() {
+        let busiest_group_load = 1024 + 4 * 2;
+        let mk = || SdLbStats {
+            busiest: Some(0),
+            total_load: busiest_group_load + 12 * 2,
+            total_pwr: 4 * 4096,
+            this_load: 2 * 4 * 1024 / 4096,
+            this_nr_running: 4,
+            this_load_per_task: 8,
+            this_pwr: 4096,
+            max_load: busiest_group_load * 1024 / 4096,
+            busiest_load_per_task: busiest_group_load,
+            busiest_nr_running: 5,
+            busiest_group_capacity: 4,
+            busiest_pwr: 4096,
+            group_imb: false,
+            avg_load: SCHED_LOAD_SCALE * (busiest_group_load + 24) / (4 * 4096),
+        };
+        let mut sds = mk();
+        assert_eq!((sds.max_load, sds.avg_load, sds.this_load), (258, 66, 2));
+        // Load per task 1032/5 = 206; max_pull = min(258 − 66, 258 − 206) = 52;
+        // min(52·4096, 64·4096)/1024 = 208: one soaker's worth and more, not
+        // the nice-0 task.
+        assert_eq!(calculate_imbalance_2625(&mut sds), Some(208));
+        // 2.6.35 caps the pull at the load above capacity instead:
+        // min(192, 1·1024²/4096 = 256) → min(192·4096, 64·4096)/1024 = 256.
+        let mut sds = mk();
+        assert_eq!(calculate_imbalance(&mut sds, 2), 256);
+        // The nice-0 task alone: its group's load is no more than one of its
+        // tasks, which 2.6.25 calls balanced.
+        let mut sds = SdLbStats {
+            max_load: 256,
+            avg_load: 66,
+            busiest_load_per_task: 1024,
+            busiest_nr_running: 1,
+            busiest_pwr: 4096,
+            this_pwr: 4096,
+            ..Default::default()
+        };
+        assert_eq!(calculate_imbalance_2625(&mut sds), None);
+        // Small imbalance: the raw gap plus SCHED_LOAD_SCALE_FUZZ against two
+        // tasks; an idle group counts SCHED_LOAD_SCALE per task.
+        let mut sds = SdLbStats {
+            max_load: 12,
+            avg_load: 11,
+            this_load: 10,
+            this_nr_running: 0,
+            busiest_load_per_task: 40,
+            busiest_nr_running: 4,
+            busiest_pwr: 4096,
+            this_pwr: 4096,
+            ..Default::default()
+        };
+        assert_eq!(calculate_imbalance_2625(&mut sds), Some(10));
+        assert_eq!(sds.this_load_per_task, SCHED_LOAD_SCALE);
     }
 
     #[test]
