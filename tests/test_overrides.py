@@ -100,6 +100,10 @@ def test_parse_set_arg() -> None:
     )
     assert parse_set_arg('kernel.sysctl."a=b"=1') == ('kernel.sysctl."a=b"', "1")
     assert parse_set_arg("name=a=b") == ("name", '"a=b"')
+    # A kernel version is a string as typed, never the float 6.1 (or 6.10 -> 6.1).
+    assert parse_set_arg("kernel.version=6.10") == ("kernel.version", '"6.10"')
+    assert parse_set_arg("kernel.version=2.6.25") == ("kernel.version", '"2.6.25"')
+    assert parse_set_arg('kernel.version="6.1"') == ("kernel.version", '"6.1"')
 
 
 @pytest.mark.parametrize("arg", ["task.0.nice", "=19", "a..b=1", 'a."b=1'])

@@ -187,6 +187,10 @@ def cli_value_literal(text: str) -> str:
     return text.strip()
 
 
+#: Keys whose value is always a string, taken as written on the command line.
+_STRING_KEYS = frozenset({"kernel.version"})
+
+
 def parse_set_arg(arg: str) -> Override:
     """``"task.0.nice=19"`` -> ``("task.0.nice", "19")``; raises ``UsageError`` (SL001)."""
     eq = _first_unquoted_eq(arg)
@@ -198,7 +202,11 @@ def parse_set_arg(arg: str) -> Override:
         )
     key, value = arg[:eq].strip(), arg[eq + 1 :]
     try:
-        return normalize_key(key), cli_value_literal(value)
+        key = normalize_key(key)
+        if key in _STRING_KEYS and not value.strip().startswith(('"', "'")):
+            # A version reads as a TOML float (6.1), and 6.10 would become 6.1.
+            return key, _quote(value.strip())
+        return key, cli_value_literal(value)
     except ValueError as e:
         raise UsageError("SL001", f"--set {arg!r}: {e}") from None
 
