@@ -22,7 +22,7 @@ use crate::sched::task::{RtEntity, SchedEntity, Task, TaskCounters, TaskId, Task
 use crate::sched::topology::{build_sched_domains, SchedTopology};
 use crate::sched::{load_weight, Policy, SchedClass};
 use crate::stats::{CpuTime, Recorder};
-use crate::trace::Trace;
+use crate::trace::{Ctx, Trace};
 use crate::workload::rt_migrate_test::{RtMigrateTest, RtmtAction};
 use crate::workload::Op;
 
@@ -124,6 +124,9 @@ pub struct Rq {
     pub next_balance: u64,
     pub sd: Vec<SdState>,
     pub active_balance: bool,
+    /// The stopper (migration/N) has the CPU: it preempted curr for an
+    /// active balance and schedule() has not yet switched away from it.
+    pub stopper_running: bool,
     pub push_cpu: usize,
     pub nohz_idle: bool,
     pub acct: CpuTime,
@@ -262,6 +265,15 @@ pub fn msecs_to_jiffies(ms: u64, hz: u32) -> u64 {
     (ms * hz as u64).div_ceil(1000)
 }
 
+/// What runs on a CPU for a trace line: the stopper while it has the CPU,
+/// else the current task or the idle task.
+fn trace_ctx<'a>(rq: &Rq, tasks: &'a [Task]) -> Ctx<'a> {
+    if rq.stopper_running {
+        return Ctx::Stopper;
+    }
+    rq.curr.map(|c| &tasks[c]).into()
+}
+
 impl Sim {
     pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
         let cfg = sc.kernel.clone();
@@ -324,6 +336,7 @@ impl Sim {
                 next_balance: tick,
                 sd,
                 active_balance: false,
+                stopper_running: false,
                 push_cpu: 0,
                 nohz_idle: true,
                 acct: CpuTime::default(),
@@ -398,7 +411,8 @@ impl Sim {
             rt_throttle_events: 0,
             rt_migrations: 0,
             wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
-            next_pid: 100,
+            // Above every migration/N's stand-in pid (trace::stopper_pid).
+            next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
             list_seq: 0,
             events_processed: 0,
             end_ns,
@@ -774,7 +788,9 @@ impl Sim {
                 self.rqs[cpu].stats.timeslices += 1;
                 let cs = self.cfg.costs.context_switch_ns;
                 self.tasks[n].cs_debt += cs;
-                self.trace.sched_switch(self.now, cpu, prev.map(|p| &self.tasks[p]), Some(&self.tasks[n]));
+                let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
+                let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
+                self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
                 if self.tasks[n].need_advance {
                     self.advance(n);
                 }
@@ -794,7 +810,9 @@ impl Sim {
             None => {
                 self.rqs[cpu].stats.sched_goidle += 1;
                 self.rqs[cpu].idle_stamp = Some(self.now);
-                self.trace.sched_switch(self.now, cpu, prev.map(|p| &self.tasks[p]), None);
+                let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
+                let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
+                self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
                 self.update_idle_core(cpu);
             }
         }
@@ -968,7 +986,7 @@ impl Sim {
             self.rqs[waker_cpu].stats.ttwu_local += 1;
         }
         if cpu != prev_cpu {
-            self.set_task_cpu(tid, cpu);
+            self.set_task_cpu(tid, cpu, waker_cpu);
         }
         self.tasks[tid].state = TaskState::Runnable;
         self.tasks[tid].stats.nr_wakeups += 1;
@@ -1019,7 +1037,8 @@ impl Sim {
     }
 
     /// set_task_cpu(): move a not-running task's accounting to `new_cpu`.
-    pub fn set_task_cpu(&mut self, tid: TaskId, new_cpu: usize) {
+    /// `exec_cpu` runs it (for the trace line).
+    pub fn set_task_cpu(&mut self, tid: TaskId, new_cpu: usize, exec_cpu: usize) {
         let old = self.tasks[tid].cpu;
         if old == new_cpu {
             return;
@@ -1042,7 +1061,8 @@ impl Sim {
             c.migration_remote_node_ns
         };
         t.cs_debt += refill;
-        self.trace.sched_migrate_task(self.now, &self.tasks[tid], old, new_cpu);
+        let who = trace_ctx(&self.rqs[exec_cpu], &self.tasks);
+        self.trace.sched_migrate_task(self.now, exec_cpu, who, &self.tasks[tid], old, new_cpu);
     }
 
     /// The stopper (or 2.6.x migration thread) preempts `p`, the task
@@ -1058,6 +1078,7 @@ impl Sim {
             self.put_prev_task_fair(cpu, p);
         }
         self.rqs[cpu].curr = None;
+        self.rqs[cpu].stopper_running = true;
         self.wasted.nr_idle_cpus += 1;
         if self.tasks[p].nr_cpus_allowed == 1 {
             self.wasted.nr_pinned_running -= 1;
@@ -1067,20 +1088,21 @@ impl Sim {
         }
         self.tasks[p].stats.nivcsw += 1;
         self.tasks[p].stats.nr_switches += 1;
-        self.trace.sched_switch(self.now, cpu, Some(&self.tasks[p]), None);
+        self.trace.sched_switch(self.now, cpu, Ctx::Task(&self.tasks[p]), Ctx::Stopper);
     }
 
     /// Move a queued, not running task between runqueues (detach_task +
     /// attach_task of the balancer).
-    pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize) {
+    /// `exec_cpu` runs the move: the pulling CPU, or the source's stopper.
+    pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize, exec_cpu: usize) {
         if self.tasks[tid].policy.is_rt() {
             // Only the legacy era's generic balancer moves RT tasks this way.
             self.dequeue_task_rt(src, tid);
-            self.set_task_cpu(tid, dst);
+            self.set_task_cpu(tid, dst, exec_cpu);
             self.enqueue_task_rt(dst, tid, false);
         } else {
             self.dequeue_task_fair(src, tid, false);
-            self.set_task_cpu(tid, dst);
+            self.set_task_cpu(tid, dst, exec_cpu);
             self.enqueue_task_fair(dst, tid, false, false);
         }
         self.check_preempt_curr(dst, tid);
@@ -1392,7 +1414,7 @@ impl Sim {
         if !self.tasks[tid].cpus.test(cpu) {
             // Its affinity changed while it ran (set_cpus_allowed_curr).
             let dst = self.tasks[tid].cpus.first().unwrap_or(cpu);
-            self.set_task_cpu(tid, dst);
+            self.set_task_cpu(tid, dst, cpu);
         }
         self.tasks[tid].state = TaskState::Blocked;
         self.tasks[tid].need_advance = true;

@@ -642,9 +642,10 @@ impl Sim {
     // -------------------------------------------------------------- push/pull
 
     /// Move a queued, not running RT task (deactivate, set_task_cpu, activate).
-    fn move_queued_task_rt(&mut self, p: TaskId, src: usize, dst: usize) {
+    /// `exec_cpu` runs it: the pushing or the pulling CPU.
+    fn move_queued_task_rt(&mut self, p: TaskId, src: usize, dst: usize, exec_cpu: usize) {
         self.dequeue_task_rt(src, p);
-        self.set_task_cpu(p, dst);
+        self.set_task_cpu(p, dst, exec_cpu);
         self.enqueue_task_rt(dst, p, false);
         self.rt_migrations += 1;
     }
@@ -671,7 +672,7 @@ impl Sim {
         if dst == cpu || self.rqs[dst].rt.highest_prio <= prio {
             return false;
         }
-        self.move_queued_task_rt(p, cpu, dst);
+        self.move_queued_task_rt(p, cpu, dst, cpu);
         self.resched_curr(dst);
         true
     }
@@ -716,7 +717,7 @@ impl Sim {
             if (prio as i32) < self.curr_prio(src) {
                 continue; // it is about to preempt there
             }
-            self.move_queued_task_rt(p, src, this_cpu);
+            self.move_queued_task_rt(p, src, this_cpu, this_cpu);
             self.resched_curr(this_cpu);
         }
     }

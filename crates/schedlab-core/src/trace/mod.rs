@@ -23,6 +23,30 @@ fn fnv(h: &mut u64, v: u64) {
     *h ^= *h >> 29;
 }
 
+/// Who runs a traced event's code on its CPU, as the comm-pid column and
+/// sched_switch's prev/next show it.
+#[derive(Debug, Clone, Copy)]
+pub enum Ctx<'a> {
+    /// The idle task (`<idle>-0`, `swapper/N`).
+    Idle,
+    Task(&'a Task),
+    /// The per-CPU stopper, `migration/N`, while it runs an active balance.
+    Stopper,
+}
+
+impl<'a> From<Option<&'a Task>> for Ctx<'a> {
+    fn from(t: Option<&'a Task>) -> Self {
+        t.map_or(Ctx::Idle, Ctx::Task)
+    }
+}
+
+/// The pid shown for migration/N. Deviation: a stand-in (the kernel's is
+/// whatever kthreadd handed out at boot); schedlab's task pids start above
+/// every CPU's (Sim::new).
+pub fn stopper_pid(cpu: usize) -> u32 {
+    2 + cpu as u32
+}
+
 fn ts(now: u64) -> String {
     format!("{}.{:06}", now / 1_000_000_000, (now % 1_000_000_000) / 1000)
 }
@@ -46,34 +70,44 @@ impl Trace {
         fnv(h, b);
     }
 
-    fn line(&mut self, now: u64, cpu: usize, who: Option<&Task>, body: std::fmt::Arguments) {
+    fn line(&mut self, now: u64, cpu: usize, who: Ctx, body: std::fmt::Arguments) {
         if let Some(t) = self.text.as_mut() {
-            let (comm, pid) = who.map(|w| (w.comm.as_str(), w.pid)).unwrap_or(("<idle>", 0));
+            let stopper;
+            let (comm, pid) = match who {
+                Ctx::Idle => ("<idle>", 0),
+                Ctx::Task(w) => (w.comm.as_str(), w.pid),
+                Ctx::Stopper => {
+                    stopper = format!("migration/{cpu}");
+                    (stopper.as_str(), stopper_pid(cpu))
+                }
+            };
             let _ = writeln!(t, "{:>16}-{:<7} [{:03}] d..2. {:>12}: {}", comm, pid, cpu, ts(now), body);
         }
     }
 
-    pub fn sched_switch(&mut self, now: u64, cpu: usize, prev: Option<&Task>, next: Option<&Task>) {
-        self.rec(1, now, cpu, prev.map_or(0, |t| t.pid as u64), next.map_or(0, |t| t.pid as u64));
+    /// sched_switch. The idle task shows as swapper/N (prio 120), the
+    /// stopper as migration/N (prio 0, SCHED_FIFO 99 as the kernel reports
+    /// it); the stopper and the idle task are always "R" as prev except
+    /// that the stopper sleeps when done.
+    pub fn sched_switch(&mut self, now: u64, cpu: usize, prev: Ctx, next: Ctx) {
+        let pid = |c: Ctx| match c {
+            Ctx::Idle => 0,
+            Ctx::Task(t) => t.pid,
+            Ctx::Stopper => stopper_pid(cpu),
+        };
+        self.rec(1, now, cpu, pid(prev) as u64, pid(next) as u64);
         if self.text.is_some() {
-            let (pc, pp, pprio, pstate) = match prev {
-                Some(t) => (
-                    t.comm.clone(),
-                    t.pid,
-                    t.prio(),
-                    if t.state == crate::sched::task::TaskState::Runnable {
-                        "R"
-                    } else if t.state == crate::sched::task::TaskState::Dead {
-                        "X"
-                    } else {
-                        "S"
-                    },
-                ),
-                None => (format!("swapper/{cpu}"), 0, 120, "R"),
+            let who = |c: Ctx| match c {
+                Ctx::Idle => (format!("swapper/{cpu}"), 0, 120),
+                Ctx::Task(t) => (t.comm.clone(), t.pid, t.prio()),
+                Ctx::Stopper => (format!("migration/{cpu}"), stopper_pid(cpu), 0),
             };
-            let (nc, np, nprio) = match next {
-                Some(t) => (t.comm.clone(), t.pid, t.prio()),
-                None => (format!("swapper/{cpu}"), 0, 120),
+            let ((pc, pp, pprio), (nc, np, nprio)) = (who(prev), who(next));
+            let pstate = match prev {
+                Ctx::Task(t) if t.state == crate::sched::task::TaskState::Runnable => "R",
+                Ctx::Task(t) if t.state == crate::sched::task::TaskState::Dead => "X",
+                Ctx::Task(_) | Ctx::Stopper => "S",
+                Ctx::Idle => "R",
             };
             self.line(now, cpu, prev, format_args!("sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}"));
         }
@@ -87,7 +121,7 @@ impl Trace {
         self.line(
             now,
             cpu,
-            Some(p),
+            Ctx::Task(p),
             format_args!(
                 "hrtimer_start: hrtimer={:016x} function=hrtimer_wakeup expires={} softexpires={} mode=ABS",
                 0xffff_8880_0000_0000u64 | (p.pid as u64) << 12,
@@ -102,7 +136,7 @@ impl Trace {
         self.line(
             now,
             cpu,
-            None,
+            Ctx::Idle,
             format_args!("sched_wakeup: comm={} pid={} prio={} target_cpu={:03}", p.comm, p.pid, p.prio(), cpu),
         );
     }
@@ -112,17 +146,20 @@ impl Trace {
         self.line(
             now,
             cpu,
-            None,
+            Ctx::Idle,
             format_args!("sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03}", p.comm, p.pid, p.prio(), cpu),
         );
     }
 
-    pub fn sched_migrate_task(&mut self, now: u64, p: &Task, orig: usize, dest: usize) {
+    /// sched_migrate_task, written as the CPU that runs set_task_cpu() sees
+    /// it: `exec_cpu` in context `who` (the waker, the pulling CPU's current
+    /// or idle task, the stopper of an active balance, the pushing CPU).
+    pub fn sched_migrate_task(&mut self, now: u64, exec_cpu: usize, who: Ctx, p: &Task, orig: usize, dest: usize) {
         self.rec(4, now, orig, p.pid as u64, dest as u64);
         self.line(
             now,
-            orig,
-            None,
+            exec_cpu,
+            who,
             format_args!(
                 "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
                 p.comm,
@@ -139,7 +176,7 @@ impl Trace {
         self.line(
             now,
             cpu,
-            Some(p),
+            Ctx::Task(p),
             format_args!("sched_process_exit: comm={} pid={} prio={}", p.comm, p.pid, p.prio()),
         );
     }

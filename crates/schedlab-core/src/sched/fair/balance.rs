@@ -485,7 +485,7 @@ impl Sim {
                 }
                 MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
             }
-            self.move_queued_task(p, src, env.dst_cpu);
+            self.move_queued_task(p, src, env.dst_cpu, env.dst_cpu);
             moved += 1;
             if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
                 break;
@@ -703,6 +703,7 @@ impl Sim {
             return None;
         }
         self.rqs[busiest].active_balance = false;
+        self.rqs[busiest].stopper_running = true;
         self.update_curr(busiest);
         if let Some(c) = self.rqs[busiest].curr {
             self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
@@ -711,9 +712,21 @@ impl Sim {
     }
 
     pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
+        let had_curr = self.rqs[busiest].curr.is_some();
         if self.avg_load_era() {
-            return self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
+            self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
+        } else {
+            self.active_load_balance_cpu_stop_gt(busiest);
         }
+        // Unless it preempted the task it moved (schedule() then switches
+        // away from it), the stopper has slept again unseen by the trace.
+        if !(had_curr && self.rqs[busiest].curr.is_none()) {
+            self.rqs[busiest].stopper_running = false;
+        }
+    }
+
+    /// active_load_balance_cpu_stop() of the group-type era.
+    fn active_load_balance_cpu_stop_gt(&mut self, busiest: usize) {
         let Some(target) = self.stopper_enter(busiest) else { return };
         if self.rqs[busiest].cfs.h_nr_running == 0 {
             return;
@@ -760,7 +773,7 @@ impl Sim {
             if is_curr {
                 self.stopper_preempt_curr(busiest, p);
             }
-            self.move_queued_task(p, busiest, target);
+            self.move_queued_task(p, busiest, target, busiest);
             self.rqs[target].sd[lvl].stats.alb_pushed += 1;
             self.rqs[target].sd[lvl].nr_balance_failed = 0;
             self.resched_curr(busiest);

@@ -811,7 +811,7 @@ impl Sim {
                 {
                     continue;
                 }
-                self.move_queued_task(p, busiest, this_cpu);
+                self.move_queued_task(p, busiest, this_cpu, this_cpu);
                 pulled += 1;
                 rem -= w as i64;
                 // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
@@ -1111,7 +1111,7 @@ impl Sim {
             if is_curr {
                 self.stopper_preempt_curr(busiest, p);
             }
-            self.move_queued_task(p, busiest, target);
+            self.move_queued_task(p, busiest, target, busiest);
             self.rqs[target].sd[lvl].stats.alb_pushed += 1;
             self.resched_curr(busiest);
             return;

@@ -671,7 +671,7 @@ mod tests {
         assert!(sim.tasks[curr].se.vruntime > left && next > left);
         let l = sim.rqs[0].cfs.leftmost().expect("queued").1;
         let before = sim.rqs[1].cfs.min_vruntime;
-        sim.move_queued_task(l, 0, 1);
+        sim.move_queued_task(l, 0, 1, 1);
         sim.tasks[l].se.vruntime as i128 - before as i128
     }
 
