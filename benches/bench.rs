@@ -133,7 +133,7 @@ fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
     if quick {
         overrides.push(("measure.duration".to_string(), "\"2s\"".to_string()));
     }
-    let opts = schedlab_core::RunOptions { seed: SEED, check: false, trace_path: None };
+    let opts = schedlab_core::RunOptions { seed: SEED, ..Default::default() };
     let mut best = f64::INFINITY;
     let mut first: Option<(serde_json::Value, u64, String)> = None;
     for _ in 0..runs {

@@ -33,7 +33,14 @@ class FakeNative:
         self.toy = ToyKernel()
 
     def run(
-        self, text: str, source: str, seed: int, overrides: list[tuple[str, str]], check: bool, trace: str | None = None
+        self,
+        text: str,
+        source: str,
+        seed: int,
+        overrides: list[tuple[str, str]],
+        check: bool,
+        trace: str | None = None,
+        perfetto: str | None = None,
     ) -> str:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:

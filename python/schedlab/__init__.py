@@ -62,18 +62,21 @@ def run_scenario(
     overrides: OverridesLike | None = None,
     check: bool = False,
     trace: str | None = None,
+    perfetto: str | None = None,
 ) -> dict[str, Any]:
     """Simulate one scenario and return the report dict (the JSON of ``schedlab run --json``).
 
     ``overrides`` maps dotted keys to Python values (``{"task.0.nice": 19,
     "measure.duration": "2s"}``) or is a list of such pairs, applied in order.
-    ``check`` runs the invariant checker. Raises ``SchedlabError`` subclasses.
+    ``check`` runs the invariant checker. ``trace`` and ``perfetto`` are paths
+    for the sched tracepoints as ftrace text and as a Perfetto protobuf trace.
+    Raises ``SchedlabError`` subclasses.
     """
     from schedlab import native
     from schedlab.overrides import normalize_overrides
 
     text, source = _scenario_text(path_or_text)
-    return native.run(text, source, seed, normalize_overrides(overrides), check, trace)
+    return native.run(text, source, seed, normalize_overrides(overrides), check, trace, perfetto)
 
 
 def check_scenario(path_or_text: ScenarioLike, overrides: OverridesLike | None = None) -> dict[str, Any]:

@@ -1,7 +1,13 @@
 # Type stub for the Rust extension built from crates/schedlab-python.
 
 def run(
-    text: str, source: str, seed: int, overrides: list[tuple[str, str]], check: bool, trace: str | None = None
+    text: str,
+    source: str,
+    seed: int,
+    overrides: list[tuple[str, str]],
+    check: bool,
+    trace: str | None = None,
+    perfetto: str | None = None,
 ) -> str: ...
 def check(text: str, source: str, overrides: list[tuple[str, str]]) -> str: ...
 def version() -> str: ...

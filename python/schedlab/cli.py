@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
     r.add_argument("--check", action="store_true", help="run the invariant checker while simulating")
     r.add_argument("--trace", metavar="FILE", help="write the sched tracepoints as ftrace text to FILE")
+    r.add_argument(
+        "--perfetto", metavar="FILE", help="write the sched tracepoints as a Perfetto protobuf trace to FILE"
+    )
     r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
     r.add_argument("--samples", action="store_true", help="print every mpstat interval, not just Average")
     r.add_argument("--schedstat", action="store_true", help="also print per-CPU schedstat counters")
@@ -149,7 +152,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("SL001", f"--seed {args.seed}: accepted: an integer >= 0")
     overrides = _overrides(args)
     _, text, source = _load(args.scenario)
-    report = native.run(text, source, args.seed, overrides, args.check, args.trace)
+    report = native.run(text, source, args.seed, overrides, args.check, args.trace, args.perfetto)
     if args.json:
         write_json(args.json, report)
     if args.schedstat_file:

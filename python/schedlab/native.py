@@ -61,15 +61,22 @@ def _decode(text: str, what: str) -> dict[str, Any]:
 
 
 def run(
-    text: str, source: str, seed: int, overrides: Sequence[Override], check: bool, trace: str | None = None
+    text: str,
+    source: str,
+    seed: int,
+    overrides: Sequence[Override],
+    check: bool,
+    trace: str | None = None,
+    perfetto: str | None = None,
 ) -> dict[str, Any]:
     """Parse, validate and simulate; the report as a dict (see README, "Report").
 
     ``trace`` is a path: the run's sched tracepoints are written there as
-    ftrace text (``trace-cmd report`` style)."""
+    ftrace text (the kernel's ``trace`` file layout). ``perfetto`` is a path
+    for the same tracepoints as a Perfetto protobuf trace (``.pftrace``)."""
     mod = load()
     pairs = [(k, v) for k, v in overrides]
-    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace))
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto))
     return _decode(out, "the native report")
 
 

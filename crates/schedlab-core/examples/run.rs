@@ -11,6 +11,7 @@ fn main() {
         seed: std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),
         check: std::env::var("CHECK").is_ok(),
         trace_path: std::env::var("TRACE").ok(),
+        perfetto_path: std::env::var("PERFETTO").ok(),
     };
     match schedlab_core::run_text(&text, path, &ov, &opts) {
         Ok(r) => {

@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub check: bool,
     /// Write the ftrace-text trace here.
     pub trace_path: Option<String>,
+    /// Write the Perfetto protobuf trace here.
+    pub perfetto_path: Option<String>,
 }
 
 /// Parse, validate and simulate a scenario; return the JSON report.
@@ -38,14 +40,27 @@ pub fn run_text(
 
 /// Simulate an already validated scenario.
 pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<serde_json::Value> {
-    let trace = trace::Trace::new(opts.trace_path.is_some());
+    let mut trace = trace::Trace::new(opts.trace_path.is_some());
+    if opts.perfetto_path.is_some() {
+        let v = sc.kernel.version;
+        trace = trace.with_perfetto(&v.to_string(), v.at_least(4, 14));
+    }
     let mut sim = sched::core::Sim::new(sc, opts.seed, opts.check, trace)?;
     sim.run()?;
+    let write = |p: &str, bytes: &[u8], opt: &str| {
+        std::fs::write(p, bytes)
+            .map_err(|e| SimError::bad_value(&sc.source, opt, format!("cannot write {p}: {e}"), "a writable path"))
+    };
     if let Some(p) = &opts.trace_path {
         let text = sim.trace.text.take().unwrap_or_default();
-        std::fs::write(p, text).map_err(|e| {
-            SimError::bad_value(&sc.source, "--trace", format!("cannot write {p}: {e}"), "a writable path")
-        })?;
+        write(p, text.as_bytes(), "--trace")?;
+    }
+    if let (Some(p), Some(mut pf)) = (&opts.perfetto_path, sim.trace.pf.take()) {
+        let stoppers: Vec<(u32, String)> =
+            (0..sim.rqs.len()).map(|c| (trace::stopper_pid(c), format!("migration/{c}"))).collect();
+        let names = sim.tasks.iter().map(|t| (t.pid, t.comm.as_str()));
+        pf.process_tree(names.chain(stoppers.iter().map(|(pid, n)| (*pid, n.as_str()))));
+        write(p, &pf.out, "--perfetto")?;
     }
     Ok(stats::report::build(&sim, sc))
 }

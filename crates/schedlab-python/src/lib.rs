@@ -34,7 +34,8 @@ fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) ->
 
 /// Run a scenario and return the JSON report as a string.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None))]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments
 fn run(
     py: Python<'_>,
     text: String,
@@ -43,8 +44,9 @@ fn run(
     overrides: Vec<(String, String)>,
     check: bool,
     trace: Option<String>,
+    perfetto: Option<String>,
 ) -> PyResult<String> {
-    let opts = RunOptions { seed, check, trace_path: trace };
+    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto };
     let r = py.allow_threads(move || guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts)));
     match r {
         Ok(v) => Ok(v.to_string()),

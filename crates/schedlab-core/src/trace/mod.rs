@@ -4,15 +4,20 @@
 //! folded into a running FNV-1a hash (the determinism fingerprint) and,
 //! when asked, written as ftrace text (FORMATS.md 2.3).
 
+pub mod perfetto;
+
 use std::fmt::Write;
 
 use crate::sched::task::Task;
+use perfetto::{put_int, put_str, Perfetto};
 
 #[derive(Debug, Default)]
 pub struct Trace {
     pub hash: u64,
     pub count: u64,
     pub text: Option<String>,
+    /// The Perfetto protobuf stream, when asked (`--perfetto`).
+    pub pf: Option<Perfetto>,
 }
 
 /// Fold one word into the fingerprint: a multiply-xorshift mix per word
@@ -47,6 +52,36 @@ pub fn stopper_pid(cpu: usize) -> u32 {
     2 + cpu as u32
 }
 
+impl Ctx<'_> {
+    /// (comm, pid, prio) as sched_switch shows this side on `cpu`.
+    fn switch_side(self, cpu: usize) -> (String, u32, i32) {
+        match self {
+            Ctx::Idle => (format!("swapper/{cpu}"), 0, 120),
+            Ctx::Task(t) => (t.comm.clone(), t.pid, t.prio()),
+            Ctx::Stopper => (format!("migration/{cpu}"), stopper_pid(cpu), 0),
+        }
+    }
+
+    fn pid(self, cpu: usize) -> u32 {
+        match self {
+            Ctx::Idle => 0,
+            Ctx::Task(t) => t.pid,
+            Ctx::Stopper => stopper_pid(cpu),
+        }
+    }
+}
+
+/// A wakeup-style event message: comm, pid, prio, success = 1, target_cpu.
+fn wakeup_fields(p: &Task, target_cpu: usize) -> Vec<u8> {
+    let mut f = Vec::with_capacity(32);
+    put_str(&mut f, 1, &p.comm);
+    put_int(&mut f, 2, p.pid as i64);
+    put_int(&mut f, 3, p.prio() as i64);
+    put_int(&mut f, 4, 1);
+    put_int(&mut f, 5, target_cpu as i64);
+    f
+}
+
 fn ts(now: u64) -> String {
     format!("{}.{:06}", now / 1_000_000_000, (now % 1_000_000_000) / 1000)
 }
@@ -57,7 +92,15 @@ impl Trace {
             hash: 0xcbf2_9ce4_8422_2325,
             count: 0,
             text: text.then(|| String::from("# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n")),
+            pf: None,
         }
+    }
+
+    /// Also write a Perfetto protobuf trace for kernel `release`;
+    /// `state_4_14`: sched_switch.prev_state in the 4.14+ bit layout.
+    pub fn with_perfetto(mut self, release: &str, state_4_14: bool) -> Self {
+        self.pf = Some(Perfetto::new(release, state_4_14));
+        self
     }
 
     fn rec(&mut self, kind: u64, now: u64, cpu: usize, a: u64, b: u64) {
@@ -90,27 +133,29 @@ impl Trace {
     /// it); the stopper and the idle task are always "R" as prev except
     /// that the stopper sleeps when done.
     pub fn sched_switch(&mut self, now: u64, cpu: usize, prev: Ctx, next: Ctx) {
-        let pid = |c: Ctx| match c {
-            Ctx::Idle => 0,
-            Ctx::Task(t) => t.pid,
-            Ctx::Stopper => stopper_pid(cpu),
-        };
-        self.rec(1, now, cpu, pid(prev) as u64, pid(next) as u64);
-        if self.text.is_some() {
-            let who = |c: Ctx| match c {
-                Ctx::Idle => (format!("swapper/{cpu}"), 0, 120),
-                Ctx::Task(t) => (t.comm.clone(), t.pid, t.prio()),
-                Ctx::Stopper => (format!("migration/{cpu}"), stopper_pid(cpu), 0),
-            };
-            let ((pc, pp, pprio), (nc, np, nprio)) = (who(prev), who(next));
-            let pstate = match prev {
-                Ctx::Task(t) if t.state == crate::sched::task::TaskState::Runnable => "R",
-                Ctx::Task(t) if t.state == crate::sched::task::TaskState::Dead => "X",
-                Ctx::Task(_) | Ctx::Stopper => "S",
-                Ctx::Idle => "R",
-            };
-            self.line(now, cpu, prev, format_args!("sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}"));
+        self.rec(1, now, cpu, prev.pid(cpu) as u64, next.pid(cpu) as u64);
+        if self.text.is_none() && self.pf.is_none() {
+            return;
         }
+        let ((pc, pp, pprio), (nc, np, nprio)) = (prev.switch_side(cpu), next.switch_side(cpu));
+        let pstate = match prev {
+            Ctx::Task(t) if t.state == crate::sched::task::TaskState::Runnable => "R",
+            Ctx::Task(t) if t.state == crate::sched::task::TaskState::Dead => "X",
+            Ctx::Task(_) | Ctx::Stopper => "S",
+            Ctx::Idle => "R",
+        };
+        if let Some(pf) = self.pf.as_mut() {
+            let mut f = Vec::with_capacity(64);
+            put_str(&mut f, 1, &pc);
+            put_int(&mut f, 2, pp as i64);
+            put_int(&mut f, 3, pprio as i64);
+            put_int(&mut f, 4, pf.prev_state(pstate));
+            put_str(&mut f, 5, &nc);
+            put_int(&mut f, 6, np as i64);
+            put_int(&mut f, 7, nprio as i64);
+            pf.event(cpu, now, pp, perfetto::SCHED_SWITCH, &f);
+        }
+        self.line(now, cpu, prev, format_args!("sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}"));
     }
 
     /// hrtimer_start of a task's sleep timer (the kernel's hrtimer event;
@@ -131,8 +176,15 @@ impl Trace {
         );
     }
 
+    /// sched_wakeup (and, in the Perfetto stream, sched_waking, the event
+    /// Perfetto builds thread states from).
     pub fn sched_wakeup(&mut self, now: u64, cpu: usize, p: &Task) {
         self.rec(2, now, cpu, p.pid as u64, 0);
+        if let Some(pf) = self.pf.as_mut() {
+            let f = wakeup_fields(p, cpu);
+            pf.event(cpu, now, 0, perfetto::SCHED_WAKING, &f);
+            pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP, &f);
+        }
         self.line(
             now,
             cpu,
@@ -143,6 +195,9 @@ impl Trace {
 
     pub fn sched_wakeup_new(&mut self, now: u64, cpu: usize, p: &Task) {
         self.rec(3, now, cpu, p.pid as u64, 0);
+        if let Some(pf) = self.pf.as_mut() {
+            pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP_NEW, &wakeup_fields(p, cpu));
+        }
         self.line(
             now,
             cpu,
@@ -156,6 +211,15 @@ impl Trace {
     /// or idle task, the stopper of an active balance, the pushing CPU).
     pub fn sched_migrate_task(&mut self, now: u64, exec_cpu: usize, who: Ctx, p: &Task, orig: usize, dest: usize) {
         self.rec(4, now, orig, p.pid as u64, dest as u64);
+        if let Some(pf) = self.pf.as_mut() {
+            let mut f = Vec::with_capacity(32);
+            put_str(&mut f, 1, &p.comm);
+            put_int(&mut f, 2, p.pid as i64);
+            put_int(&mut f, 3, p.prio() as i64);
+            put_int(&mut f, 4, orig as i64);
+            put_int(&mut f, 5, dest as i64);
+            pf.event(exec_cpu, now, who.pid(exec_cpu), perfetto::SCHED_MIGRATE_TASK, &f);
+        }
         self.line(
             now,
             exec_cpu,
@@ -173,6 +237,14 @@ impl Trace {
 
     pub fn sched_process_exit(&mut self, now: u64, cpu: usize, p: &Task) {
         self.rec(5, now, cpu, p.pid as u64, 0);
+        if let Some(pf) = self.pf.as_mut() {
+            let mut f = Vec::with_capacity(32);
+            put_str(&mut f, 1, &p.comm);
+            put_int(&mut f, 2, p.pid as i64);
+            put_int(&mut f, 3, p.pid as i64);
+            put_int(&mut f, 4, p.prio() as i64);
+            pf.event(cpu, now, p.pid, perfetto::SCHED_PROCESS_EXIT, &f);
+        }
         self.line(
             now,
             cpu,
