@@ -23,8 +23,9 @@ EXPERIMENTS = ["ktask-nice", "sched-idle", "rt-migrate"]
 KNOWN_OUT = {
     "sched-idle": {
         "baseline per-second %idle fluctuates (max - min, points)": (
-            "the model sits near a fixed point (3 of 16 CPUs idle nearly every second); of the real "
-            "machine's background activity only vmstat_update's kworkers are modelled, which move it little"
+            "the model sits near a fixed point (3 of 16 CPUs idle nearly every second); a soaker comes back "
+            "only when a kworker queued for a tick makes another socket outweigh the nice-0 task's, about "
+            "once per 25 s with vmstat_update's kworkers as the only background activity"
         ),
     },
     "rt-migrate": {
