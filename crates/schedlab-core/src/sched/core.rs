@@ -250,6 +250,9 @@ pub struct Sim {
     /// Tasks moved by push/pull.
     pub rt_migrations: u64,
     pub wasted: Wasted,
+    /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)
+    /// while it does; trace lines of its pulls are written there.
+    pub lb_exec: Option<usize>,
     pub next_pid: u32,
     pub list_seq: u64,
     pub events_processed: u64,
@@ -410,6 +413,7 @@ impl Sim {
             rt_pressure: false,
             rt_throttle_events: 0,
             rt_migrations: 0,
+            lb_exec: None,
             wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
             // Above every migration/N's stand-in pid (trace::stopper_pid).
             next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,

@@ -485,7 +485,7 @@ impl Sim {
                 }
                 MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
             }
-            self.move_queued_task(p, src, env.dst_cpu, env.dst_cpu);
+            self.move_queued_task(p, src, env.dst_cpu, self.lb_exec.unwrap_or(env.dst_cpu));
             moved += 1;
             if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
                 break;
@@ -875,7 +875,9 @@ impl Sim {
                 continue;
             }
             if self.now >= self.rqs[c].next_balance {
+                self.lb_exec = (c != ilb).then_some(ilb);
                 self.rebalance_domains(c, CpuIdleType::Idle);
+                self.lb_exec = None;
             }
             next = next.min(self.rqs[c].next_balance);
         }

@@ -811,7 +811,7 @@ impl Sim {
                 {
                     continue;
                 }
-                self.move_queued_task(p, busiest, this_cpu, this_cpu);
+                self.move_queued_task(p, busiest, this_cpu, self.lb_exec.unwrap_or(this_cpu));
                 pulled += 1;
                 rem -= w as i64;
                 // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
@@ -1306,7 +1306,9 @@ impl Sim {
             if !self.idle_cpu(cpu) {
                 break; // need_resched(): the owner has work now.
             }
+            self.lb_exec = Some(cpu);
             self.rebalance_domains_avg(c, CpuIdleType::Idle);
+            self.lb_exec = None;
             let nb = self.rqs[c].next_balance;
             if self.rqs[cpu].next_balance > nb {
                 self.rqs[cpu].next_balance = nb;
