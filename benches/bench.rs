@@ -15,7 +15,8 @@
 //! * `--quick`: one run each, and `measure.duration = 2s` (ktask-nice then
 //!   stops at 2 s instead of running until every task exits).
 //! * `--runs N`: best of N runs instead of 3.
-//! * `FILTER`: run only the scenarios whose name contains one of the filters.
+//! * `FILTER`: run only the scenarios whose name contains one of the filters
+//!   (a filter that is a whole scenario name selects that scenario alone).
 //! * `tasks` counts the tasks that existed in the run (ktask helper threads
 //!   included), from the report.
 //!
@@ -193,8 +194,18 @@ fn main() -> ExitCode {
         }
     }
     let runs = runs.unwrap_or(if quick { 1 } else { 3 });
+    // A filter that is a scenario's whole name selects that one only
+    // ("sched-idle/smp64" without "sched-idle/smp64/2.6.35"); others match
+    // as substrings.
+    let matches = |b: &Bench, f: &String| {
+        if BENCHES.iter().any(|x| x.name == f.as_str()) {
+            b.name == f.as_str()
+        } else {
+            b.name.contains(f.as_str())
+        }
+    };
     let selected: Vec<&Bench> =
-        BENCHES.iter().filter(|b| filters.is_empty() || filters.iter().any(|f| b.name.contains(f.as_str()))).collect();
+        BENCHES.iter().filter(|b| filters.is_empty() || filters.iter().any(|f| matches(b, f))).collect();
     if selected.is_empty() {
         let names: Vec<&str> = BENCHES.iter().map(|b| b.name).collect();
         eprintln!("schedlab-bench: no scenario matches {filters:?}; scenarios: {}", names.join(", "));
