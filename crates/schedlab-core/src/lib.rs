@@ -42,8 +42,7 @@ pub fn run_text(
 pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<serde_json::Value> {
     let mut trace = trace::Trace::new(opts.trace_path.is_some());
     if opts.perfetto_path.is_some() {
-        let v = sc.kernel.version;
-        trace = trace.with_perfetto(&v.to_string(), v.at_least(4, 14));
+        trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14);
     }
     let mut sim = sched::core::Sim::new(sc, opts.seed, opts.check, trace)?;
     sim.run()?;

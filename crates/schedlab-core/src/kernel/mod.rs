@@ -2,31 +2,15 @@
 //! tunables (by their sysctl names) and the global cost constants.
 
 pub mod ktask;
+pub mod mechanisms;
 pub mod version;
 pub mod workqueue;
 
 use std::collections::BTreeMap;
 
 use crate::sched::features::Features;
+pub use mechanisms::{BalancerEra, FairEra, Mechanisms, NohzModel, RtBalance, SdInit, WakeupForm};
 pub use version::KernelVersion;
-
-/// Which fair-class pick rule the version uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FairEra {
-    /// vruntime, min_vruntime, sched_latency/min_granularity (2.6.23 .. 6.5).
-    Cfs,
-    /// Earliest eligible virtual deadline first (6.6+).
-    Eevdf,
-}
-
-/// Which load balancer the version uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BalancerEra {
-    /// avg_load find_busiest_group (2.6.x .. 5.4).
-    AvgLoad,
-    /// Group types and migration types (5.5+, Vincent Guittot's rework).
-    GroupType,
-}
 
 /// Tunables before CPU-count scaling, in ns unless named otherwise.
 /// Names are the sysctls of the 2.6 .. 5.x kernels (debugfs knobs since 5.13
@@ -140,9 +124,9 @@ impl Tunables {
 /// The factor the boot code multiplies latency/granularity tunables by
 /// [LINUX-FACTS 1.4: sched_init_granularity (2.6.24-2.6.32),
 /// get_update_sysctl_factor (2.6.33+)].
-pub fn sysctl_factor(v: KernelVersion, scaling: u64, online_cpus: usize) -> u64 {
+pub fn sysctl_factor(m: &Mechanisms, scaling: u64, online_cpus: usize) -> u64 {
     let ilog2 = |n: usize| (usize::BITS - 1 - n.max(1).leading_zeros()) as u64;
-    if !v.at_least_26(33) {
+    if m.sched_init_granularity_2624 {
         return 1 + ilog2(online_cpus);
     }
     let cpus = online_cpus.min(8);
@@ -150,6 +134,40 @@ pub fn sysctl_factor(v: KernelVersion, scaling: u64, online_cpus: usize) -> u64 
         0 => 1,
         2 => cpus as u64,
         _ => 1 + ilog2(cpus),
+    }
+}
+
+/// The fair tunables as the running kernel holds them: the sysctls scaled
+/// by the CPU-count factor at boot (sched_init_granularity /
+/// update_sysctl), in ns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaledTunables {
+    pub sched_latency: u64,
+    pub sched_min_granularity: u64,
+    pub sched_wakeup_granularity: u64,
+    pub sched_base_slice: u64,
+    /// sched_nr_latency = ceil(latency / min_granularity).
+    pub sched_nr_latency: u64,
+}
+
+impl ScaledTunables {
+    pub fn new(cfg: &KernelConfig, online_cpus: usize) -> Self {
+        let t = &cfg.sysctl;
+        let factor = sysctl_factor(&cfg.mech, t.sched_tunable_scaling, online_cpus);
+        let mut sched_latency = t.sched_latency_ns * factor;
+        let mut sched_min_granularity = t.sched_min_granularity_ns * factor;
+        if cfg.mech.sched_init_granularity_2624 {
+            // 2.6.24 .. 2.6.32 capped latency and min_granularity at 200 ms.
+            sched_latency = sched_latency.min(200_000_000);
+            sched_min_granularity = sched_min_granularity.min(200_000_000);
+        }
+        ScaledTunables {
+            sched_latency,
+            sched_min_granularity,
+            sched_wakeup_granularity: t.sched_wakeup_granularity_ns * factor,
+            sched_base_slice: t.sched_base_slice_ns * factor,
+            sched_nr_latency: sched_latency.div_ceil(sched_min_granularity.max(1)),
+        }
     }
 }
 
@@ -217,8 +235,9 @@ pub struct KernelConfig {
     pub version: KernelVersion,
     pub hz: u32,
     pub tick_ns: u64,
-    pub fair: FairEra,
-    pub balancer: BalancerEra,
+    /// The mechanism forms of this version (`kernel.fair` and
+    /// `kernel.balancer` override the two eras).
+    pub mech: Mechanisms,
     pub features: Features,
     pub sysctl: Tunables,
     pub costs: Costs,
@@ -235,8 +254,7 @@ impl KernelConfig {
             version: v,
             hz: 250,
             tick_ns: 4_000_000,
-            fair: if v.at_least(6, 6) { FairEra::Eevdf } else { FairEra::Cfs },
-            balancer: if v.at_least(5, 5) { BalancerEra::GroupType } else { BalancerEra::AvgLoad },
+            mech: Mechanisms::of(v),
             features: Features::defaults(v),
             sysctl: Tunables::defaults(v),
             costs: Costs::default(),

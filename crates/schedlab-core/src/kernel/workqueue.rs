@@ -28,7 +28,7 @@ impl Sim {
             return;
         }
         let nr = self.rqs.len();
-        let nice = if self.cfg.version.at_least_26(36) { 0 } else { -5 };
+        let nice = if self.cfg.mech.cmwq { 0 } else { -5 };
         let program = Program {
             ops: vec![
                 Op::LoopStart { count: 0, end: 3 },
@@ -56,8 +56,7 @@ impl Sim {
         for cpu in 0..nr {
             let tid = self.alloc_task(group, Some(template), &g, cpu);
             let t = &mut self.tasks[tid];
-            t.comm =
-                if self.cfg.version.at_least_26(36) { format!("kworker/{cpu}:0") } else { format!("events/{cpu}") };
+            t.comm = if self.cfg.mech.cmwq { format!("kworker/{cpu}:0") } else { format!("events/{cpu}") };
             t.cpus = CpuMask::from_cpus(nr, &[cpu]);
             t.nr_cpus_allowed = 1;
             t.cpu = cpu;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use crate::cpumask::CpuMask;
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
-use crate::kernel::{sysctl_factor, BalancerEra, FairEra, KernelConfig, PreemptModel};
+use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel};
 use crate::machine::{Machine, MachineSpec};
 use crate::sched::Policy;
 use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
@@ -624,20 +624,19 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         kernel.vmstat_kworkers = v;
     }
     if let Some(f) = &raw.kernel.fair {
-        kernel.fair = match f.as_str() {
+        kernel.mech.fair = match f.as_str() {
             "cfs" => FairEra::Cfs,
             "eevdf" => FairEra::Eevdf,
             _ => return Err(SimError::bad_value(file, "kernel.fair", format!("\"{f}\""), "cfs, eevdf")),
         };
     }
     if let Some(b) = &raw.kernel.balancer {
-        kernel.balancer = match b.as_str() {
+        kernel.mech.balancer = match b.as_str() {
             "avg_load" => BalancerEra::AvgLoad,
             "group_type" => BalancerEra::GroupType,
             _ => return Err(SimError::bad_value(file, "kernel.balancer", format!("\"{b}\""), "avg_load, group_type")),
         };
     }
-    let _ = sysctl_factor(version, kernel.sysctl.sched_tunable_scaling, nr_cpus);
 
     // Measure.
     let m = &raw.measure;

@@ -10,7 +10,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::{EventKey, EventQueue, Instant, Rng};
 use crate::error::SimError;
 use crate::kernel::ktask::KtaskJob;
-use crate::kernel::{sysctl_factor, BalancerEra, FairEra, KernelConfig};
+use crate::kernel::{BalancerEra, FairEra, KernelConfig, ScaledTunables};
 use crate::machine::Machine;
 use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
 use crate::sched::cpupri::CpuPri;
@@ -198,11 +198,7 @@ pub struct Sim {
     pub seed: u64,
     pub rng: Rng,
     /// Scaled tunables (after the CPU-count factor).
-    pub sched_latency: u64,
-    pub sched_min_granularity: u64,
-    pub sched_wakeup_granularity: u64,
-    pub sched_base_slice: u64,
-    pub sched_nr_latency: u64,
+    pub tun: ScaledTunables,
     pub resched_pending: Vec<usize>,
     pub resched_spare: Vec<usize>,
     pub nohz_idle_cpus: CpuMask,
@@ -220,8 +216,6 @@ pub struct Sim {
     pub nohz_load_balancer: Option<usize>,
     pub live_tasks: usize,
     // RT class (rt.rs, cpupri.rs).
-    /// Push/pull balancing of RT tasks (2.6.25+; the only era modelled).
-    pub rt_push_pull: bool,
     /// RT_PUSH_IPI's root-domain iterator (rd->rto_cpu, rto_loop,
     /// rto_loop_next, rto_loop_start): rt.rs.
     pub rto_push: crate::sched::rt::RtoPush,
@@ -289,18 +283,8 @@ impl Sim {
                 "DELAY_DEQUEUE (default on in 6.12) is not modelled yet; add \"NO_DELAY_DEQUEUE\" to kernel.features",
             ));
         }
-        let topo = build_sched_domains(&machine, cfg.version);
-        let factor = sysctl_factor(cfg.version, cfg.sysctl.sched_tunable_scaling, nr);
-        let mut sched_latency = cfg.sysctl.sched_latency_ns * factor;
-        let mut sched_min_granularity = cfg.sysctl.sched_min_granularity_ns * factor;
-        if !cfg.version.at_least_26(33) {
-            // 2.6.24 .. 2.6.32 capped latency and min_granularity at 200 ms.
-            sched_latency = sched_latency.min(200_000_000);
-            sched_min_granularity = sched_min_granularity.min(200_000_000);
-        }
-        let sched_wakeup_granularity = cfg.sysctl.sched_wakeup_granularity_ns * factor;
-        let sched_base_slice = cfg.sysctl.sched_base_slice_ns * factor;
-        let sched_nr_latency = sched_latency.div_ceil(sched_min_granularity.max(1));
+        let topo = build_sched_domains(&machine, &cfg.mech);
+        let tun = ScaledTunables::new(&cfg, nr);
         let tick = cfg.tick_ns;
         let mut rqs = Vec::with_capacity(nr);
         // The machine has been up for a while when the workload starts, so
@@ -316,7 +300,11 @@ impl Sim {
                     let max_ns = msecs_to_jiffies(dom.max_interval_ms * dom.busy_factor as u64, cfg.hz) * tick;
                     SdState {
                         last_balance: -(phase_rng.range(0, max_ns) as i64),
-                        balance_interval: if cfg.version.at_least(4, 16) { dom.span_weight as u64 } else { 1 },
+                        balance_interval: if cfg.mech.balance_interval_starts_at_span {
+                            dom.span_weight as u64
+                        } else {
+                            1
+                        },
                         nr_balance_failed: 0,
                         max_newidle_lb_cost: 0,
                         stats: LbStats::default(),
@@ -383,11 +371,7 @@ impl Sim {
             jobs: Vec::new(),
             seed,
             rng: Rng::fork(seed, "sim"),
-            sched_latency,
-            sched_min_granularity,
-            sched_wakeup_granularity,
-            sched_base_slice,
-            sched_nr_latency,
+            tun,
             resched_pending: Vec::new(),
             resched_spare: Vec::new(),
             nohz_idle_cpus: CpuMask::full(nr),
@@ -399,7 +383,6 @@ impl Sim {
             sg_imbalance: vec![false; ngroups],
             nohz_load_balancer: None,
             live_tasks: 0,
-            rt_push_pull: sc.kernel.version.at_least_26(25),
             rto_push: Default::default(),
             task_base: Vec::new(),
             rt_inv_since: std::cell::Cell::new(None),
@@ -451,7 +434,7 @@ impl Sim {
     /// Allocate a task (not yet runnable).
     pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
         let tid = self.tasks.len();
-        let (weight, inv_weight) = load_weight(g.policy, g.nice, self.cfg.version);
+        let (weight, inv_weight) = load_weight(g.policy, g.nice, &self.cfg.mech);
         let pid = self.next_pid;
         self.next_pid += 1;
         let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
@@ -679,7 +662,7 @@ impl Sim {
         let Some(curr) = self.rqs[cpu].curr else {
             // Idle: the tick is stopped (nohz); the idle CPU is balanced by
             // the ILB on its behalf.
-            if self.cfg.balancer == BalancerEra::AvgLoad {
+            if self.cfg.mech.balancer == BalancerEra::AvgLoad {
                 // avg_load era: the NOHZ owner keeps ticking (balance_avg.rs).
                 self.scheduler_tick_idle_avg(cpu);
                 return;
@@ -688,7 +671,7 @@ impl Sim {
             return;
         };
         self.update_curr(cpu);
-        if self.cfg.balancer == BalancerEra::AvgLoad {
+        if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
         match self.tasks[curr].sched_class() {
@@ -715,7 +698,7 @@ impl Sim {
         }
         let prev_runnable = prev.filter(|&p| self.tasks[p].state == TaskState::Runnable && self.tasks[p].cpu == cpu);
         let prev_rt = prev.is_some_and(|p| self.tasks[p].policy.is_rt());
-        if prev_rt && self.rt_push_pull {
+        if prev_rt && self.cfg.mech.rt_push_pull() {
             // balance_rt(): the rq is about to lower its priority (prev left
             // the RT queue) -> pull_rt_task before picking.
             let p = prev.unwrap();
@@ -805,7 +788,7 @@ impl Sim {
                 if self.rqs[cpu].nohz_idle {
                     self.nohz_balance_exit_idle(cpu);
                 }
-                if next_rt && self.rt_push_pull && !self.rqs[cpu].rt.pushable.is_empty() {
+                if next_rt && self.cfg.mech.rt_push_pull() && !self.rqs[cpu].rt.pushable.is_empty() {
                     // rt_queue_push_tasks() (post_schedule_rt in 2.6.25):
                     // push the preempted or waiting RT tasks away.
                     self.push_rt_tasks(cpu);
@@ -888,7 +871,7 @@ impl Sim {
             *took -= moved;
             r.sys += moved;
         }
-        if self.cfg.balancer == BalancerEra::AvgLoad {
+        if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }
         match self.tasks[tid].sched_class() {
@@ -916,7 +899,7 @@ impl Sim {
         // post_init_entity_util_avg(): a new task starts with half the
         // CPU's spare capacity as its utilisation (weight-scaled since 6.10).
         self.update_load_avg(cpu, None);
-        let util_weight = if self.cfg.version.at_least(6, 10) { w } else { w << 10 };
+        let util_weight = if self.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
         let cap = self.capacity_of(cpu);
         let cfs_avg = self.rqs[cpu].cfs.avg;
         pelt::post_init_entity_util_avg(&cfs_avg, &mut self.tasks[tid].se.avg, util_weight, cap);
@@ -1140,7 +1123,7 @@ impl Sim {
     #[inline]
     pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
         let rq = &self.rqs[cpu];
-        self.cfg.version.at_least(5, 4) && rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
+        self.cfg.mech.sched_idle_cpu && rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
     }
 
     // ------------------------------------------------------------ programs
@@ -1392,7 +1375,7 @@ impl Sim {
     /// Returns (when it fires, its hard expiry).
     fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> (u64, u64) {
         // Timer slack dates from 2.6.28.
-        let slack = if self.tasks[tid].policy.is_rt() || !self.cfg.version.at_least_26(28) {
+        let slack = if self.tasks[tid].policy.is_rt() || !self.cfg.mech.hrtimer_slack {
             0
         } else {
             self.cfg.costs.timer_slack_ns
@@ -1607,7 +1590,7 @@ impl Sim {
     }
 
     pub fn fair_era(&self) -> FairEra {
-        self.cfg.fair
+        self.cfg.mech.fair
     }
 
     pub fn policy_of(&self, tid: TaskId) -> Policy {

@@ -84,21 +84,12 @@ pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
     /*  15 */ 119304647, 148102320, 186737708, 238609294, 286331153,
 ];
 
-/// WEIGHT_IDLEPRIO: 3 since 2.6.29 (commit cce7ade80369), 2 before.
-pub fn weight_idleprio(v: crate::kernel::KernelVersion) -> (u32, u32) {
-    if v.at_least_26(29) {
-        (3, 1_431_655_765)
-    } else {
-        (2, 2_147_483_648)
-    }
-}
-
 /// Load weight and inverse weight for a fair task (set_load_weight).
-pub fn load_weight(policy: Policy, nice: i32, v: crate::kernel::KernelVersion) -> (u32, u32) {
+pub fn load_weight(policy: Policy, nice: i32, m: &crate::kernel::Mechanisms) -> (u32, u32) {
     if policy == Policy::Idle {
-        return weight_idleprio(v);
+        return m.weight_idleprio;
     }
-    if policy.is_rt() && !v.at_least_26(25) {
+    if policy.is_rt() && !m.rt_push_pull() {
         // set_load_weight(): RT tasks weigh twice nice -20 [sched.c @2.6.24];
         // only the legacy era's balancer reads it (rt_legacy.rs).
         return (rt_legacy::RT_LEGACY_WEIGHT, rt_legacy::RT_LEGACY_WMULT);
@@ -148,11 +139,11 @@ mod tests {
 
     #[test]
     fn idle_weight_by_version() {
-        let old = crate::kernel::KernelVersion::parse("2.6.25").unwrap();
-        let new = crate::kernel::KernelVersion::parse("2.6.35").unwrap();
-        assert_eq!(load_weight(Policy::Idle, 0, old).0, 2);
-        assert_eq!(load_weight(Policy::Idle, 0, new).0, 3);
-        assert_eq!(load_weight(Policy::Normal, 19, new).0, 15);
+        let m = |v| crate::kernel::Mechanisms::of(crate::kernel::KernelVersion::parse(v).unwrap());
+        let (old, new) = (m("2.6.25"), m("2.6.35"));
+        assert_eq!(load_weight(Policy::Idle, 0, &old).0, 2);
+        assert_eq!(load_weight(Policy::Idle, 0, &new).0, 3);
+        assert_eq!(load_weight(Policy::Normal, 19, &new).0, 15);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use crate::engine::Instant;
+use crate::kernel::RtBalance;
 use crate::sched::core::{Ev, Sim};
 use crate::sched::fair::balance_avg::decayed_normal_avg;
 use crate::sched::fair::pelt;
@@ -242,10 +243,10 @@ impl Sim {
         let over = rt.rt_nr_running > 1 && rt.rt_nr_migratory > 0;
         let was = rt.overloaded;
         rt.overloaded = over;
-        if changed && self.rt_push_pull {
+        if changed && self.cfg.mech.rt_push_pull() {
             self.cpupri.set(cpu, highest as i32);
         }
-        if over != was && self.rt_push_pull {
+        if over != was && self.cfg.mech.rt_push_pull() {
             if over {
                 self.rto_mask.set(cpu);
                 self.rto_count += 1;
@@ -533,7 +534,7 @@ impl Sim {
             self.resched_curr(cpu);
             return;
         }
-        if pp == cp && self.rt_push_pull && self.cfg.version.at_least_26(26) && !self.rqs[cpu].need_resched {
+        if pp == cp && self.cfg.mech.rt_balance == RtBalance::PushPull && !self.rqs[cpu].need_resched {
             self.check_preempt_equal_prio(cpu, curr, p);
         }
     }
@@ -560,7 +561,7 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn select_task_rq_rt(&mut self, p: TaskId, cpu: usize) -> usize {
         let cpu = if self.tasks[p].cpus.test(cpu) { cpu } else { self.tasks[p].cpus.first().unwrap_or(cpu) };
-        if self.tasks[p].nr_cpus_allowed == 1 || !self.rt_push_pull {
+        if self.tasks[p].nr_cpus_allowed == 1 || !self.cfg.mech.rt_push_pull() {
             return cpu;
         }
         let Some(curr) = self.rqs[cpu].curr else { return cpu };
@@ -568,7 +569,7 @@ impl Sim {
             return cpu;
         }
         let pprio = self.tasks[p].prio();
-        if !self.cfg.version.at_least_26(26) {
+        if self.cfg.mech.rt_balance == RtBalance::PushPull2625 {
             // 2.6.25: move whenever an RT task runs there.
             return self.find_lowest_rq(p, cpu).unwrap_or(cpu);
         }
@@ -625,7 +626,7 @@ impl Sim {
     /// running RT task will not make room for it.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn task_woken_rt(&mut self, cpu: usize, p: TaskId) {
-        if !self.rt_push_pull
+        if !self.cfg.mech.rt_push_pull()
             || self.rqs[cpu].curr == Some(p)
             || self.rqs[cpu].need_resched
             || self.tasks[p].nr_cpus_allowed <= 1
@@ -804,7 +805,7 @@ impl Sim {
     }
 
     fn rt_invariant_violation(&self) -> Result<(), String> {
-        if !self.rt_push_pull || self.rt_nr_tasks == 0 {
+        if !self.cfg.mech.rt_push_pull() || self.rt_nr_tasks == 0 {
             return Ok(());
         }
         let nr = self.rqs.len();

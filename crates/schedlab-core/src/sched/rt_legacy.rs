@@ -18,7 +18,7 @@
 //!   and `idle_cpu()` was only `rq->curr == rq->idle`, so several tasks
 //!   woken in one burst could all land on the same not-yet-switched CPU.
 //!
-//! Nothing here runs from 2.6.25 on (`Sim::rt_push_pull`).
+//! Nothing here runs from 2.6.25 on (`cfg.mech.rt_balance`).
 
 use crate::sched::core::Sim;
 use crate::sched::rt::MAX_RT_PRIO;
@@ -38,7 +38,7 @@ impl Sim {
     /// the generic load balancer (2.6.24 and before).
     #[inline]
     pub fn rt_legacy(&self) -> bool {
-        !self.rt_push_pull
+        !self.cfg.mech.rt_push_pull()
     }
 
     /// idle_cpu() before 2.6.3x: `rq->curr == rq->idle`, nothing else. A CPU

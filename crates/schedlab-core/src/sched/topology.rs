@@ -55,7 +55,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::kernel::version::KernelVersion;
+use crate::kernel::Mechanisms;
 use crate::machine::Machine;
 
 // ---------------------------------------------------------------------------
@@ -367,45 +367,8 @@ pub fn cpulist(cpus: &[usize]) -> String {
 // Eras and per-level parameters
 // ---------------------------------------------------------------------------
 
-/// Which construction the version uses. Versions between the listed ones
-/// take the older one, like the presets of kernel/version.rs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Era {
-    /// 2.6.24/2.6.25 templates.
-    Tmpl25,
-    /// 2.6.35 templates (2.6.35 .. 4.15).
-    Tmpl35,
-    /// sd_init with cpu_load indices and smt_gain (4.16, 4.19).
-    Init416,
-    /// sd_init without indices, busy_factor 32 (5.4, 5.5, 5.7).
-    Init55,
-    /// sd_init with busy_factor 16, imbalance_pct 117, no SD_LOAD_BALANCE (6.1+).
-    Init61,
-}
-
-impl Era {
-    fn of(v: KernelVersion) -> Era {
-        if !v.at_least_26(35) {
-            Era::Tmpl25
-        } else if !v.at_least(4, 16) {
-            Era::Tmpl35
-        } else if !v.at_least(5, 4) {
-            // The cpu_load[] indices went in 5.3 (believed; unverified) and
-            // smt_gain in 4.20: both are present in 4.16 [@4.16] and 4.19.
-            Era::Init416
-        } else if !v.at_least(6, 1) {
-            // busy_factor 32 -> 16, imbalance_pct 125 -> 117 and the removal
-            // of SD_LOAD_BALANCE lie between 5.7.14 and 6.1 (LINUX-FACTS 3.3, 3.2).
-            Era::Init55
-        } else {
-            Era::Init61
-        }
-    }
-
-    fn is_26(self) -> bool {
-        self <= Era::Tmpl35
-    }
-}
+/// The construction forms: the mechanism table's `SdInit` (kernel/mechanisms.rs).
+use crate::kernel::SdInit as Era;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -764,7 +727,7 @@ fn sched_domain_node_span(m: &Machine, node: usize) -> Vec<usize> {
     set
 }
 
-fn topology_levels(m: &Machine, era: Era, v: KernelVersion) -> Vec<Level> {
+fn topology_levels(m: &Machine, era: Era, pkg_named_pkg: bool) -> Vec<Level> {
     let n = m.nr_cpus();
     let core = |m: &Machine, c: usize| m.cpus[c].core;
     let llc = |m: &Machine, c: usize| m.cpus[c].llc;
@@ -806,7 +769,7 @@ fn topology_levels(m: &Machine, era: Era, v: KernelVersion) -> Vec<Level> {
     // degenerate instead, so only the surviving level's name differs.
     let numa_in_package = m.nr_nodes > m.nr_packages;
     if !numa_in_package {
-        let name = if v.at_least(6, 12) { "PKG" } else { "DIE" };
+        let name = if pkg_named_pkg { "PKG" } else { "DIE" };
         levels.push(family_level(m, Kind::Pkg, name, &m.node_cpus, node));
     }
     // sched_init_numa: one level per distinct distance, the first (local
@@ -937,10 +900,10 @@ impl Builder<'_> {
 
 /// Build the sched domains and groups of machine `m` as kernel `v` would at
 /// boot (all CPUs online, one root domain, no isolcpus).
-pub fn build_sched_domains(m: &Machine, v: KernelVersion) -> SchedTopology {
-    let era = Era::of(v);
+pub fn build_sched_domains(m: &Machine, mech: &Mechanisms) -> SchedTopology {
+    let era = mech.sd_init;
     let n = m.nr_cpus();
-    let levels = topology_levels(m, era, v);
+    let levels = topology_levels(m, era, mech.sd_pkg_named_pkg);
     let mut b = Builder {
         m,
         era,

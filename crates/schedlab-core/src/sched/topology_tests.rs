@@ -1,6 +1,7 @@
 //! Unit tests of sched/topology.rs: levels, groups and parameters per
 //! preset and kernel version.
 use super::*;
+use crate::kernel::KernelVersion;
 
 fn kv(s: &str) -> KernelVersion {
     KernelVersion::parse(s).unwrap()
@@ -8,7 +9,7 @@ fn kv(s: &str) -> KernelVersion {
 
 fn topo(preset: &str, v: &str) -> (Machine, SchedTopology) {
     let m = Machine::preset(preset).unwrap();
-    let t = build_sched_domains(&m, kv(v));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv(v)));
     check_invariants(&m, &t);
     (m, t)
 }
@@ -318,12 +319,12 @@ fn numa_in_package_skips_pkg() {
         ..Default::default()
     };
     let m = Machine::build(&spec, "t").unwrap();
-    let t = build_sched_domains(&m, kv("6.12"));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.12")));
     check_invariants(&m, &t);
     assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("NUMA", 8, 2)]);
     assert_eq!(dom(&t, 0, 1).numa_distance, 11);
     // Two nodes per LLC-less split on 2.6.35: CPU = node, NODE = both.
-    let t = build_sched_domains(&m, kv("2.6.35"));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("2.6.35")));
     check_invariants(&m, &t);
     assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("NODE", 8, 2)]);
 }
@@ -339,7 +340,7 @@ fn asymmetric_ring_builds_overlapping_groups() {
         ..Default::default()
     };
     let m = Machine::build(&spec, "t").unwrap();
-    let t = build_sched_domains(&m, kv("6.1"));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.1")));
     let spans = |c: usize| -> Vec<Vec<usize>> { t.cpu_domains[c].iter().map(|&d| t.domains[d].span.clone()).collect() };
     // NUMA-1: 0-1,3 for node 0; NUMA-2: 0-3.
     assert_eq!(spans(0), vec![vec![0, 1, 3], vec![0, 1, 2, 3]]);

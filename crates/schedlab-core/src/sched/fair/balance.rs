@@ -81,7 +81,7 @@ impl Sim {
     /// group_classify().
     pub fn group_classify(&self, sd: usize, s: &SgStats, g: usize) -> GroupType {
         let pct = self.topo.domains[sd].imbalance_pct as u64;
-        let runnable = self.cfg.version.at_least(5, 7);
+        let runnable = self.cfg.mech.lb_group_runnable;
         // group_is_overloaded
         if s.sum_nr_running > s.group_weight
             && (s.group_capacity * 100 < s.group_util * pct
@@ -289,7 +289,7 @@ impl Sim {
                 env.migration_type = MigrationType::Task;
                 env.imbalance = ((local.idle_cpus as i64 - busiest.idle_cpus as i64) >> 1).max(0);
             }
-            if dom.flags & SD_NUMA != 0 && env.migration_type == MigrationType::Task && self.cfg.version.at_least(5, 7)
+            if dom.flags & SD_NUMA != 0 && env.migration_type == MigrationType::Task && self.cfg.mech.lb_numa_imbalance
             {
                 // adjust_numa_imbalance: allow a small imbalance to remain
                 // when the destination would run few tasks.
@@ -347,7 +347,7 @@ impl Sim {
                     // "Don't try to pull utilization from a CPU with one
                     // running task": detach_tasks would fail on it (6.x;
                     // believed 5.10, unverified).
-                    if nr <= 1 && self.cfg.version.at_least(5, 10) {
+                    if nr <= 1 && self.cfg.mech.lb_util_skip_single_task {
                         continue;
                     }
                     let util = self.cpu_util(i);
@@ -373,7 +373,7 @@ impl Sim {
         if t.is_idle_policy() {
             return false;
         }
-        if self.cfg.version.at_least(6, 12) && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
+        if self.cfg.mech.task_hot_smt_exempt && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
             return false;
         }
         let src = &self.rqs[env.src_cpu].cfs;
@@ -393,7 +393,7 @@ impl Sim {
     /// can_migrate_task().
     fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
         let t = &self.tasks[p];
-        if t.is_per_cpu_kthread() && self.cfg.version.at_least(5, 10) {
+        if t.is_per_cpu_kthread() && self.cfg.mech.lb_skip_per_cpu_kthread {
             return false;
         }
         if !t.cpus.test(env.dst_cpu) {
@@ -466,7 +466,7 @@ impl Sim {
                     // 5.10+ relaxes by shifting with the failure count;
                     // 5.5 skipped tasks heavier than twice the imbalance until
                     // cache_nice_tries failures.
-                    let too_big = if self.cfg.version.at_least(5, 10) {
+                    let too_big = if self.cfg.mech.lb_detach_shift {
                         (load >> failed.min(63)) as i64 > env.imbalance
                     } else {
                         (load / 2) as i64 > env.imbalance && failed <= cache_nice
@@ -687,7 +687,7 @@ impl Sim {
         if env.migration_type == MigrationType::Misfit {
             return true;
         }
-        if self.cfg.version.at_least(5, 12) && env.migration_type != MigrationType::Task {
+        if self.cfg.mech.alb_migrate_task_only && env.migration_type != MigrationType::Task {
             return false;
         }
         let failed = self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed;
@@ -790,7 +790,7 @@ impl Sim {
             ms *= self.topo.domains[d].busy_factor as u64;
         }
         let mut j = crate::sched::core::msecs_to_jiffies(ms, self.cfg.hz);
-        if busy && self.cfg.version.at_least(6, 1) {
+        if busy && self.cfg.mech.balance_interval_busy_minus_one {
             j = j.saturating_sub(1);
         }
         let max_j = (self.cfg.hz as u64 * self.rqs.len() as u64 / 10).max(1);

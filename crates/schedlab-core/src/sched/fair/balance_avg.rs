@@ -38,13 +38,13 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::Instant;
-use crate::kernel::{BalancerEra, PreemptModel};
+use crate::kernel::{BalancerEra, NohzModel, PreemptModel};
 use crate::sched::core::{msecs_to_jiffies, CpuIdleType, Ev, Sim};
 use crate::sched::features::Feature;
 use crate::sched::rt_legacy::IDLE_PRIO;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
-use crate::sched::{weight_idleprio, Policy};
+use crate::sched::Policy;
 
 /// SCHED_LOAD_SCALE (= NICE_0_LOAD, and the unit of cpu_power).
 pub const SCHED_LOAD_SCALE: u64 = 1024;
@@ -311,7 +311,7 @@ impl Sim {
     /// and wakeup.rs).
     #[inline]
     pub fn avg_load_era(&self) -> bool {
-        self.cfg.balancer == BalancerEra::AvgLoad
+        self.cfg.mech.balancer == BalancerEra::AvgLoad
     }
 
     /// The balancer forms of kernel/sched.c in 2.6.24 and 2.6.25, the
@@ -322,20 +322,20 @@ impl Sim {
     /// Each changed somewhere in 2.6.26 .. 2.6.33.
     #[inline]
     pub(crate) fn lb_2625(&self) -> bool {
-        !self.cfg.version.at_least_26(26)
+        self.cfg.mech.lb_sched_c_2625
     }
 
     /// Whether the domain balances at all (SD_LOAD_BALANCE; every domain
     /// balances from 5.8, where the flag was removed).
     pub(crate) fn sd_balances(&self, d: usize) -> bool {
-        self.topo.domains[d].flags & SD_LOAD_BALANCE != 0 || self.cfg.version.at_least(5, 8)
+        self.topo.domains[d].flags & SD_LOAD_BALANCE != 0 || !self.cfg.mech.sd_load_balance_flag
     }
 
     /// weighted_cpuload(): rq->load.weight, the instantaneous sum of the
     /// runnable weights (2.6.x). From 3.8 it is the PELT runnable load.
     /// Deviation (3.8+): schedlab's PELT load_avg includes blocked load.
     pub fn weighted_cpuload(&self, cpu: usize) -> u64 {
-        if self.cfg.version.at_least(3, 8) {
+        if self.cfg.mech.cpu_load_from_pelt {
             self.rqs[cpu].cfs.avg.load_avg
         } else if self.rt_legacy() {
             // 2.6.24: rq->load captures the RT tasks too (rt_legacy.rs).
@@ -350,7 +350,7 @@ impl Sim {
 
     /// A task's contribution to weighted_cpuload (se.load.weight in 2.6.x).
     pub(crate) fn lb_task_load(&self, p: TaskId) -> u64 {
-        if self.cfg.version.at_least(3, 8) {
+        if self.cfg.mech.cpu_load_from_pelt {
             self.tasks[p].se.avg.load_avg.max(1)
         } else {
             self.tasks[p].weight as u64
@@ -365,7 +365,7 @@ impl Sim {
     pub fn update_cpu_load(&mut self, cpu: usize) {
         let jiffies = self.now / self.cfg.tick_ns;
         let this_load = self.weighted_cpuload(cpu);
-        let catch_up = self.cfg.version.at_least_26(36);
+        let catch_up = self.cfg.mech.cpu_load_decay_missed;
         let rq = &mut self.rqs[cpu];
         if catch_up {
             let missed = jiffies.saturating_sub(rq.last_load_update_tick).saturating_sub(1);
@@ -416,7 +416,7 @@ impl Sim {
                 power = (power * (sd.smt_gain as u64 / sd.span_weight as u64)) >> 10;
             }
         }
-        if self.rt_pressure && self.cfg.version.at_least_26(35) {
+        if self.rt_pressure && self.cfg.mech.scale_rt_power {
             // scale_rt_power(): the share of the recent sched_avg_period
             // not spent on RT [sched_fair.c @2.6.35]. Deviation: it dates
             // from 2.6.31 (unverified); 2.6.25 had no RT scaling.
@@ -483,7 +483,7 @@ impl Sim {
     /// Seed 002 (5/6): idle load = idle_nr_running × WEIGHT_IDLEPRIO / idle
     /// power, in SCHED_LOAD_SCALE units like avg_load.
     fn idle_load(&self, cpu: usize) -> u64 {
-        let w = weight_idleprio(self.cfg.version).0 as u64;
+        let w = self.cfg.mech.weight_idleprio.0 as u64;
         self.idle_nr_running(cpu) * w * SCHED_LOAD_SCALE / self.idle_power(cpu)
     }
 
@@ -505,7 +505,7 @@ impl Sim {
         if !self.sd_idle_load_balance(d) {
             return 0;
         }
-        let w = weight_idleprio(self.cfg.version).0 as u64;
+        let w = self.cfg.mech.weight_idleprio.0 as u64;
         let this_pwr = self.idle_power(this_cpu);
         let this_load = self.idle_load(this_cpu);
         let (mut total_w, mut total_pwr, mut max_load) = (0u64, 0u64, 0u64);
@@ -723,7 +723,7 @@ impl Sim {
     /// destination even when the NOHZ owner balances on its behalf.
     fn task_hot_avg(&self, p: TaskId, src: usize, dst: usize) -> bool {
         let t = &self.tasks[p];
-        if t.is_idle_policy() && self.cfg.version.at_least(4, 16) {
+        if t.is_idle_policy() && self.cfg.mech.task_hot_idle_exempt {
             return false;
         }
         // task_hot(): only fair tasks are ever cache hot.
@@ -869,7 +869,7 @@ impl Sim {
     /// cache_nice_tries + 2 failures. A newidle pass kicks it only with
     /// sched_mc_power_savings >= 2 (default 0), i.e. never, before 4.x.
     fn need_active_balance_avg(&self, this_cpu: usize, lvl: usize, idle: CpuIdleType) -> bool {
-        if idle == CpuIdleType::NewlyIdle && !self.cfg.version.at_least(4, 16) {
+        if idle == CpuIdleType::NewlyIdle && !self.cfg.mech.newidle_active_balance {
             return false;
         }
         let sd = self.topo.cpu_domains[this_cpu][lvl];
@@ -946,7 +946,7 @@ impl Sim {
             self.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
             // Newidle failures count too until 2.6.37 ("Increment
             // cache_nice_tries only on periodic lb").
-            if idle != CpuIdleType::NewlyIdle || !self.cfg.version.at_least_26(37) {
+            if idle != CpuIdleType::NewlyIdle || self.cfg.mech.newidle_counts_failures {
                 self.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
             }
             if self.need_active_balance_avg(this_cpu, lvl, idle) {
@@ -1182,10 +1182,10 @@ impl Sim {
     pub fn idle_balance_avg(&mut self, cpu: usize) -> u32 {
         let nr_before = self.rqs[cpu].nr_running;
         self.rqs[cpu].idle_stamp = Some(self.now);
-        if self.cfg.version.at_least_26(35) && self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns {
+        if self.cfg.mech.newidle_avg_idle_guard && self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns {
             return 0;
         }
-        if self.cfg.version.at_least(4, 16) && self.nr_overloaded == 0 {
+        if self.cfg.mech.newidle_overload_guard && self.nr_overloaded == 0 {
             return 0;
         }
         let tick = self.cfg.tick_ns;
@@ -1228,7 +1228,7 @@ impl Sim {
     /// nohz.load_balancer, keeps its tick and balances for every tickless
     /// idle CPU. 2.6.36 replaced it with the kick model of fair/balance.rs.
     pub fn nohz_owner_model(&self) -> bool {
-        !self.cfg.version.at_least_26(36)
+        self.cfg.mech.nohz == NohzModel::Owner
     }
 
     /// A tick on an idle CPU (scheduler_tick() with the idle task current).
@@ -1558,7 +1558,7 @@ mod tests {
     #[test]
     fn source_and_target_load_bias() {
         let mut sim = sim_2635(false);
-        assert_eq!(sim.cfg.balancer, BalancerEra::AvgLoad);
+        assert_eq!(sim.cfg.mech.balancer, BalancerEra::AvgLoad);
         sim.rqs[5].cfs.load_weight = 1024;
         sim.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
         // idx 0: the instantaneous load.

@@ -36,7 +36,7 @@ impl Sim {
     pub fn update_curr_fair(&mut self, cpu: usize, tid: TaskId, delta: u64) {
         let dv = self.vdelta(delta, tid);
         self.tasks[tid].se.vruntime += dv;
-        if self.cfg.fair == FairEra::Eevdf
+        if self.cfg.mech.fair == FairEra::Eevdf
             && self.tasks[tid].se.on_rq
             && self.update_deadline(tid)
             && self.rqs[cpu].cfs.nr_running > 1
@@ -137,7 +137,7 @@ impl Sim {
         if se.vruntime < se.deadline {
             return false;
         }
-        let slice = self.sched_base_slice;
+        let slice = self.tun.sched_base_slice;
         let vs = self.vdelta(slice, tid);
         let se = &mut self.tasks[tid].se;
         se.slice = slice;
@@ -197,10 +197,10 @@ impl Sim {
 
     /// __sched_period().
     fn sched_period(&self, nr: u64) -> u64 {
-        if nr > self.sched_nr_latency {
-            nr * self.sched_min_granularity
+        if nr > self.tun.sched_nr_latency {
+            nr * self.tun.sched_min_granularity
         } else {
-            self.sched_latency
+            self.tun.sched_latency
         }
     }
 
@@ -217,14 +217,14 @@ impl Sim {
         let period = self.sched_period(nr);
         let mut slice = if load == 0 { period } else { (period as u128 * se.weight as u128 / load as u128) as u64 };
         if self.cfg.features.on(Feature::BASE_SLICE) {
-            slice = slice.max(self.sched_min_granularity);
+            slice = slice.max(self.tun.sched_min_granularity);
         }
         slice
     }
 
     /// wakeup_gran(): the wakeup granularity in the wakee's virtual time.
     fn wakeup_gran(&self, tid: TaskId) -> u64 {
-        self.vdelta(self.sched_wakeup_granularity, tid)
+        self.vdelta(self.tun.sched_wakeup_granularity, tid)
     }
 
     /// wakeup_preempt_entity(curr, se): -1 if se is not ahead of curr, 1 if
@@ -307,7 +307,7 @@ impl Sim {
             return None;
         }
         debug_assert!(prev.is_none() || self.rqs[cpu].cfs.curr == prev);
-        match self.cfg.fair {
+        match self.cfg.mech.fair {
             FairEra::Cfs => self.pick_next_entity_cfs(cpu),
             FairEra::Eevdf => self.pick_eevdf(cpu),
         }
@@ -321,7 +321,7 @@ impl Sim {
         debug_assert_eq!(cfs.curr, Some(tid));
         cfs.curr = None;
         cfs.tasks_timeline.insert((v, tid));
-        if self.cfg.fair == FairEra::Eevdf {
+        if self.cfg.mech.fair == FairEra::Eevdf {
             self.avg_add(cpu, tid);
         }
         self.tasks[tid].stats.wait_start = Some(self.now);
@@ -332,7 +332,7 @@ impl Sim {
         self.clear_buddies(cpu, tid);
         let v = self.tasks[tid].se.vruntime;
         if self.rqs[cpu].cfs.curr != Some(tid) {
-            if self.cfg.fair == FairEra::Eevdf {
+            if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cpu, tid);
             }
             let removed = self.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
@@ -345,7 +345,7 @@ impl Sim {
         let t = &mut self.tasks[tid];
         t.se.exec_start = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
-        if self.cfg.fair == FairEra::Eevdf {
+        if self.cfg.mech.fair == FairEra::Eevdf {
             // RUN_TO_PARITY marker (protect_slice): vlag == deadline.
             t.se.vlag = t.se.deadline as i64;
         }
@@ -371,7 +371,7 @@ impl Sim {
 
     /// place_entity() for both eras.
     fn place_entity(&mut self, cpu: usize, tid: TaskId, initial: bool) {
-        match self.cfg.fair {
+        match self.cfg.mech.fair {
             FairEra::Cfs => {
                 let cfs = &self.rqs[cpu].cfs;
                 let mut vruntime = cfs.min_vruntime;
@@ -390,9 +390,9 @@ impl Sim {
                     return;
                 }
                 let f = &self.cfg.features;
-                let mut thresh = self.sched_latency;
-                if self.tasks[tid].is_idle_policy() && self.cfg.version.at_least(6, 1) {
-                    thresh = self.sched_min_granularity;
+                let mut thresh = self.tun.sched_latency;
+                if self.tasks[tid].is_idle_policy() && self.cfg.mech.idle_sleeper_credit_min_granularity {
+                    thresh = self.tun.sched_min_granularity;
                 }
                 if f.on(Feature::GENTLE_FAIR_SLEEPERS) {
                     thresh >>= 1;
@@ -404,7 +404,7 @@ impl Sim {
                 se.vruntime = se.vruntime.max(vruntime);
             }
             FairEra::Eevdf => {
-                let slice = self.sched_base_slice;
+                let slice = self.tun.sched_base_slice;
                 let mut vslice = self.vdelta(slice, tid);
                 let v = self.avg_vruntime(cpu) as i128;
                 let mut lag: i128 = 0;
@@ -444,7 +444,7 @@ impl Sim {
         } else {
             self.update_load_avg(cpu, Some(tid));
         }
-        if initial || wakeup || self.cfg.fair == FairEra::Eevdf {
+        if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
             self.place_entity(cpu, tid, initial);
         }
         let is_curr = self.rqs[cpu].curr == Some(tid);
@@ -463,7 +463,7 @@ impl Sim {
             cfs.curr = Some(tid);
         } else {
             cfs.tasks_timeline.insert((v, tid));
-            if self.cfg.fair == FairEra::Eevdf {
+            if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_add(cpu, tid);
             }
             self.tasks[tid].stats.wait_start = Some(self.now);
@@ -479,7 +479,7 @@ impl Sim {
     /// dequeue_task_fair(). `sleep`: DEQUEUE_SLEEP.
     pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, sleep: bool) {
         self.update_curr(cpu);
-        if !sleep && self.cfg.fair == FairEra::Cfs && self.cfg.version.at_least(4, 16) {
+        if !sleep && self.cfg.mech.fair == FairEra::Cfs && self.cfg.mech.cfs_renorm_fixed {
             // dequeue_entity since "sched/fair: Fix min_vruntime tracking"
             // (2016; every modelled version from 4.16 has it): normalize
             // after update_curr(), which counted @se if it held min_vruntime
@@ -488,7 +488,7 @@ impl Sim {
         }
         self.update_load_avg(cpu, Some(tid));
         self.clear_buddies(cpu, tid);
-        if self.cfg.fair == FairEra::Eevdf {
+        if self.cfg.mech.fair == FairEra::Eevdf {
             self.update_entity_lag(cpu, tid);
         }
         let is_curr = self.rqs[cpu].cfs.curr == Some(tid);
@@ -497,7 +497,7 @@ impl Sim {
         if is_curr {
             self.rqs[cpu].cfs.curr = None;
         } else {
-            if self.cfg.fair == FairEra::Eevdf {
+            if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cpu, tid);
             }
             let removed = self.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
@@ -520,7 +520,7 @@ impl Sim {
     /// CFS keeps vruntime relative to min_vruntime across the move; PELT
     /// removes the task's contribution from the old cfs_rq.
     pub fn migrate_task_rq_fair(&mut self, tid: TaskId, old: usize, new: usize) {
-        if self.cfg.fair == FairEra::Cfs {
+        if self.cfg.mech.fair == FairEra::Cfs {
             // A queued task was normalized by its dequeue; 2.6.x did that
             // after update_min_vruntime() had already stepped past @se when
             // it was the leftmost (its cfs_rq->curr was the stopper's
@@ -532,7 +532,7 @@ impl Sim {
             let v = se.vruntime;
             let base = se.norm_min_vruntime.take().unwrap_or(self.rqs[old].cfs.min_vruntime);
             let rel = v as i128 - base as i128;
-            if self.cfg.version.at_least(4, 16) {
+            if self.cfg.mech.cfs_renorm_fixed {
                 // enqueue_entity() renormalizes a migrated task after
                 // update_curr() of the destination ("placed at the current
                 // moment in time"); 2.6.x added the stale min_vruntime first.
@@ -555,7 +555,7 @@ impl Sim {
             return;
         }
         self.update_load_avg(cpu, Some(curr));
-        if self.cfg.fair == FairEra::Cfs && self.rqs[cpu].cfs.nr_running > 1 {
+        if self.cfg.mech.fair == FairEra::Cfs && self.rqs[cpu].cfs.nr_running > 1 {
             self.check_preempt_tick(cpu, curr);
         }
     }
@@ -570,10 +570,10 @@ impl Sim {
             self.clear_buddies(cpu, curr);
             return;
         }
-        if !self.cfg.version.at_least_26(35) {
+        if !self.cfg.mech.check_preempt_tick_vdiff {
             return; // 2.6.25 had only the slice test.
         }
-        if delta_exec < self.sched_min_granularity {
+        if delta_exec < self.tun.sched_min_granularity {
             return;
         }
         let Some((lv, _)) = self.rqs[cpu].cfs.leftmost() else { return };
@@ -601,9 +601,9 @@ impl Sim {
             return; // Batch and idle tasks do not preempt.
         }
         self.update_curr(cpu);
-        match self.cfg.fair {
+        match self.cfg.mech.fair {
             FairEra::Cfs => {
-                let scale = self.rqs[cpu].cfs.nr_running as u64 >= self.sched_nr_latency;
+                let scale = self.rqs[cpu].cfs.nr_running as u64 >= self.tun.sched_nr_latency;
                 if self.cfg.features.on(Feature::NEXT_BUDDY) && scale {
                     self.rqs[cpu].cfs.next = Some(p);
                 }
@@ -630,7 +630,7 @@ impl Sim {
         }
         self.clear_buddies(cpu, tid);
         self.update_curr(cpu);
-        match self.cfg.fair {
+        match self.cfg.mech.fair {
             FairEra::Cfs => self.rqs[cpu].cfs.skip = Some(tid),
             FairEra::Eevdf => {
                 let vs = self.vdelta(self.tasks[tid].se.slice, tid);

@@ -123,7 +123,7 @@ impl Sim {
         if sync && self.rqs[this].nr_running == 1 {
             return Some(this);
         }
-        if self.cfg.version.at_least(6, 0) && self.available_idle_cpu(prev) {
+        if self.cfg.mech.wa_idle_prev && self.available_idle_cpu(prev) {
             return Some(prev);
         }
         None
@@ -311,7 +311,7 @@ impl Sim {
         // P1 (5.6+): a per-CPU kthread waking a task on its own CPU stacks it.
         if self.cfg.features.on(Feature::KTHREAD_STACKING) {
             if let Some(w) = waker {
-                let in_task_ok = from_task || !self.cfg.version.at_least(6, 1);
+                let in_task_ok = from_task || !self.cfg.mech.kthread_stacking_in_task;
                 if self.tasks[w].is_per_cpu_kthread()
                     && prev == this_cpu
                     && self.rqs[this_cpu].nr_running <= 1
@@ -399,7 +399,7 @@ impl Sim {
                 sd0.stats.ttwu_wake_remote += 1;
             }
         }
-        if from_task && self.cfg.version < crate::kernel::KernelVersion::new(6, 12, 0) {
+        if from_task && self.cfg.mech.waker_recent_used_cpu {
             if let Some(w) = waker {
                 if want_affine {
                     self.tasks[w].recent_used_cpu = cpu;

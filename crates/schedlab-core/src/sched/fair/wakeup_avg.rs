@@ -4,17 +4,19 @@
 //! and the 2.6.35 select_idle_sibling. LINUX-FACTS 3.10, 4.2, 4.3. Used for
 //! kernels before 4.16; 4.16+ use fair/wakeup.rs.
 
+use crate::kernel::WakeupForm;
 use crate::sched::core::Sim;
 use crate::sched::fair::balance_avg::SCHED_LOAD_SCALE;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 
 impl Sim {
-    /// The 2.6.x wakeup placement applies (avg_load era before 4.16; from
-    /// 4.16 wakeup.rs's wake_affine/select_idle_sibling are used).
+    /// The 2.6.x wakeup placement applies: the version's form, on the
+    /// avg_load balancer whose cpu_load[] it reads (from 4.16 wakeup.rs's
+    /// wake_affine/select_idle_sibling are used).
     #[inline]
     pub fn wakeup_placement_26(&self) -> bool {
-        self.avg_load_era() && !self.cfg.version.at_least(4, 16)
+        self.cfg.mech.wakeup == WakeupForm::V2635 && self.avg_load_era()
     }
 
     /// select_task_rq_fair(SD_BALANCE_FORK) [sched_fair.c @2.6.35]: from the

@@ -1,0 +1,329 @@
+//! The kernel version chosen once into named mechanisms.
+//!
+//! A scenario names `kernel.version`; this table turns it into one field per
+//! mechanism whose form changed between the modelled versions, so the code
+//! of a mechanism asks `cfg.mech.lb_detach_shift`, never a version number,
+//! and a reader greps the mechanism. Every field says which kernel change it
+//! stands for and, where known, the release that brought it; "believed" marks
+//! a release read off a later tree but not checked against the commit.
+//!
+//! Versions between the presets take the form of the newest change at or
+//! below them (`KernelVersion` ordering). The sched_features live apart, in
+//! `sched/features.rs` (they are runtime switches in the kernel too), and the
+//! tunables' defaults in `kernel/mod.rs`.
+
+use super::version::KernelVersion;
+
+/// Which fair-class pick rule the version uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FairEra {
+    /// vruntime, min_vruntime, sched_latency/min_granularity (2.6.23 .. 6.5).
+    Cfs,
+    /// Earliest eligible virtual deadline first (6.6+).
+    Eevdf,
+}
+
+/// Which load balancer the version uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalancerEra {
+    /// avg_load find_busiest_group (2.6.x .. 5.4).
+    AvgLoad,
+    /// Group types and migration types (5.5+, Vincent Guittot's rework).
+    GroupType,
+}
+
+/// How RT tasks are balanced (LINUX-FACTS 5.3, 5.4; seed 004).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RtBalance {
+    /// 2.6.24: RT tasks weigh 2 × nice −20 in rq->load and move only through
+    /// the generic balancer; try_to_wake_up places every class
+    /// (`sched/rt_legacy.rs`).
+    Legacy,
+    /// 2.6.25: push/pull with cpupri; select_task_rq_rt moves a woken task
+    /// whenever an RT task runs on its CPU, and there is no equal-priority
+    /// preemption check.
+    PushPull2625,
+    /// 2.6.26+: select_task_rq_rt moves it only when the running RT task is
+    /// pinned or not lower; check_preempt_equal_prio.
+    PushPull,
+}
+
+/// Which form of the fair wakeup and fork placement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeupForm {
+    /// The 2.6.35 select_task_rq_fair on cpu_load[]: wake_affine with
+    /// source/target_load, the 2.6.35 select_idle_sibling, find_idlest_group
+    /// on avg load (`fair/wakeup_avg.rs`). Kernels before 4.16.
+    V2635,
+    /// wake_affine_idle/weight, wake_wide, select_idle_sibling with its
+    /// idle-core/CPU/SMT scans, find_idlest_group by group type
+    /// (`fair/wakeup.rs`). 4.16+ (Deviation: 4.16 .. 5.4 use the 5.5 form).
+    Modern,
+}
+
+/// Which sched-domain construction the version uses (`sched/topology.rs`).
+/// Versions between the listed ones take the older one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SdInit {
+    /// 2.6.24/2.6.25 SD_*_INIT templates.
+    Tmpl25,
+    /// 2.6.35 templates (2.6.35 .. 4.15).
+    Tmpl35,
+    /// sd_init with cpu_load indices and smt_gain (4.16, 4.19). The indices
+    /// went in 5.3 (believed; unverified) and smt_gain in 4.20.
+    Init416,
+    /// sd_init without indices, busy_factor 32 (5.4, 5.5, 5.7).
+    Init55,
+    /// sd_init with busy_factor 16, imbalance_pct 117, no SD_LOAD_BALANCE
+    /// (6.1+; the changes lie between 5.7.14 and 6.1, LINUX-FACTS 3.2, 3.3).
+    Init61,
+}
+
+impl SdInit {
+    /// The 2.6.x templates rather than sd_init().
+    pub fn is_26(self) -> bool {
+        self <= SdInit::Tmpl35
+    }
+}
+
+/// How idle CPUs are balanced while their tick is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NohzModel {
+    /// 2.6.2x .. 2.6.35: one idle CPU, nohz.load_balancer, keeps its tick
+    /// and balances for every tickless idle CPU (`fair/nohz_owner.rs`).
+    Owner,
+    /// 2.6.36+: a busy CPU kicks an idle one (the ILB) to balance on behalf
+    /// of the others (`fair/nohz.rs`).
+    Kick,
+}
+
+/// The mechanisms of one kernel version. Built by [`Mechanisms::of`];
+/// `kernel.fair` and `kernel.balancer` in a scenario override the two eras.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mechanisms {
+    // ------------------------------------------------------------- eras
+    pub fair: FairEra,
+    pub balancer: BalancerEra,
+    pub rt_balance: RtBalance,
+    pub wakeup: WakeupForm,
+    pub sd_init: SdInit,
+    pub nohz: NohzModel,
+    /// The package level is named PKG (6.12; DIE before).
+    pub sd_pkg_named_pkg: bool,
+
+    // ----------------------------------------------- weights and tunables
+    /// WEIGHT_IDLEPRIO and its inverse: 3 since 2.6.29 (commit
+    /// cce7ade80369), 2 before.
+    pub weight_idleprio: (u32, u32),
+    /// sched_init_granularity() of 2.6.24 .. 2.6.32: the latency tunables
+    /// scale by 1 + ilog2(all online CPUs), capped at 200 ms; from 2.6.33
+    /// get_update_sysctl_factor() with sched_tunable_scaling and at most 8
+    /// CPUs counted (LINUX-FACTS 1.4).
+    pub sched_init_granularity_2624: bool,
+    /// sd->balance_interval starts at the domain's weight (4.16+; 1 before).
+    pub balance_interval_starts_at_span: bool,
+    /// hrtimer slack for fair sleepers (current->timer_slack_ns, 2.6.28).
+    pub hrtimer_slack: bool,
+    /// post_init_entity_util_avg() scales the new task's share of the spare
+    /// capacity by its load weight rather than by weight << 10 (6.10).
+    pub post_init_util_by_weight: bool,
+    /// sched_idle_cpu(): a CPU running only SCHED_IDLE tasks counts as idle
+    /// for the wakeup path (5.4).
+    pub sched_idle_cpu: bool,
+
+    // ------------------------------------------------------------- CFS
+    /// Migrated CFS tasks are renormalized as 4.x+ does ("sched/fair: Fix
+    /// min_vruntime tracking", 2016): against the min_vruntime the task held
+    /// back, after the destination's update_curr(). Before (2.6.x), after
+    /// update_min_vruntime() and against the destination's stale
+    /// min_vruntime.
+    pub cfs_renorm_fixed: bool,
+    /// check_preempt_tick() also preempts once curr is a whole slice of
+    /// vruntime ahead of the leftmost (2.6.35; 2.6.25 had the slice test only).
+    pub check_preempt_tick_vdiff: bool,
+    /// place_entity(): a waking SCHED_IDLE task gets min_granularity, not
+    /// sched_latency, as its sleeper credit (6.1).
+    pub idle_sleeper_credit_min_granularity: bool,
+
+    // ------------------------------------------- the avg_load balancer
+    /// The sched.c balancer forms of 2.6.24 and 2.6.25: group_imb above
+    /// SCHED_LOAD_SCALE, the older imbalance arithmetic
+    /// (calculate_imbalance_2625), SCHED_LOAD_SCALE_FUZZ and the
+    /// highest-priority exception in balance_tasks, one move_tasks walk,
+    /// load_balance_newidle() (`fair/balance_2625.rs`). Each changed
+    /// somewhere in 2.6.26 .. 2.6.33.
+    pub lb_sched_c_2625: bool,
+    /// The SD_LOAD_BALANCE flag decides whether a domain balances (before
+    /// 5.8, which removed it; every domain balances after).
+    pub sd_load_balance_flag: bool,
+    /// cpu_load[] and task loads come from PELT (3.8+) rather than from the
+    /// instantaneous rq->load.weight.
+    pub cpu_load_from_pelt: bool,
+    /// decay_load_missed(): the cpu_load[] of a CPU whose tick resumes
+    /// catches up the missed ticks as zero-load ticks (2.6.36).
+    pub cpu_load_decay_missed: bool,
+    /// scale_rt_power(): cpu_power shrinks with recent RT time (modelled
+    /// from 2.6.35; Deviation: it dates from 2.6.31, unverified).
+    pub scale_rt_power: bool,
+    /// task_hot(): SCHED_IDLE tasks are never cache hot (4.16+ here).
+    pub task_hot_idle_exempt: bool,
+    /// A newidle balance may kick active balance (4.16+; 2.6.3x only with
+    /// sched_mc_power_savings >= 2, i.e. never by default).
+    pub newidle_active_balance: bool,
+    /// Newidle failures count in nr_balance_failed (until 2.6.37,
+    /// "Increment cache_nice_tries only on periodic lb").
+    pub newidle_counts_failures: bool,
+    /// idle_balance() is skipped while avg_idle < sysctl_sched_migration_cost
+    /// (2.6.35; 2.6.2x had no guard).
+    pub newidle_avg_idle_guard: bool,
+    /// idle_balance() is skipped when no runqueue is overloaded (4.16).
+    pub newidle_overload_guard: bool,
+
+    // ------------------------------------------ the group-type balancer
+    /// group_classify() also reads the runnable average (5.7).
+    pub lb_group_runnable: bool,
+    /// adjust_numa_imbalance(): a small NUMA imbalance may remain (5.7).
+    pub lb_numa_imbalance: bool,
+    /// find_busiest_queue() skips a CPU with one task when pulling
+    /// utilisation (6.x; believed 5.10, unverified).
+    pub lb_util_skip_single_task: bool,
+    /// can_migrate_task() refuses per-CPU kthreads (5.10).
+    pub lb_skip_per_cpu_kthread: bool,
+    /// detach_tasks() relaxes a heavy task's test by shifting its load with
+    /// the failure count (5.10); 5.5 skipped tasks heavier than twice the
+    /// imbalance until cache_nice_tries failures.
+    pub lb_detach_shift: bool,
+    /// task_hot(): no task is cache hot between SMT siblings (6.12).
+    pub task_hot_smt_exempt: bool,
+    /// need_active_balance(): after enough failures only a migrate_task
+    /// imbalance kicks the stopper ("sched/fair: Reduce cases for active
+    /// balance", believed 5.12, unverified; LINUX-FACTS 3.9).
+    pub alb_migrate_task_only: bool,
+    /// get_sd_balance_interval(): a busy CPU's interval is one jiffy shorter
+    /// (6.1).
+    pub balance_interval_busy_minus_one: bool,
+
+    // ------------------------------------------------ the wakeup path
+    /// wake_affine_idle() returns prev when prev is idle (6.0).
+    pub wa_idle_prev: bool,
+    /// KTHREAD_STACKING applies only when a task (not an interrupt) wakes
+    /// (6.1: in_task()).
+    pub kthread_stacking_in_task: bool,
+    /// select_task_rq_fair() sets the waker's recent_used_cpu (before 6.12).
+    pub waker_recent_used_cpu: bool,
+
+    // -------------------------------------------------- kernel threads
+    /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
+    /// nice 0; before them "events/N" at nice −5.
+    pub cmwq: bool,
+
+    // ------------------------------------------------------- tracing
+    /// sched_switch's prev_state as 4.14+ prints it (Perfetto's reader).
+    pub trace_prev_state_4_14: bool,
+}
+
+impl Mechanisms {
+    /// The mechanisms of version `v`.
+    pub fn of(v: KernelVersion) -> Mechanisms {
+        let at = |major, minor| v.at_least(major, minor);
+        let at26 = |x| v.at_least_26(x);
+        let sd_init = if !at26(35) {
+            SdInit::Tmpl25
+        } else if !at(4, 16) {
+            SdInit::Tmpl35
+        } else if !at(5, 4) {
+            SdInit::Init416
+        } else if !at(6, 1) {
+            SdInit::Init55
+        } else {
+            SdInit::Init61
+        };
+        Mechanisms {
+            fair: if at(6, 6) { FairEra::Eevdf } else { FairEra::Cfs },
+            balancer: if at(5, 5) { BalancerEra::GroupType } else { BalancerEra::AvgLoad },
+            rt_balance: if !at26(25) {
+                RtBalance::Legacy
+            } else if !at26(26) {
+                RtBalance::PushPull2625
+            } else {
+                RtBalance::PushPull
+            },
+            wakeup: if at(4, 16) { WakeupForm::Modern } else { WakeupForm::V2635 },
+            sd_init,
+            nohz: if at26(36) { NohzModel::Kick } else { NohzModel::Owner },
+            sd_pkg_named_pkg: at(6, 12),
+            weight_idleprio: if at26(29) { (3, 1_431_655_765) } else { (2, 2_147_483_648) },
+            sched_init_granularity_2624: !at26(33),
+            balance_interval_starts_at_span: at(4, 16),
+            hrtimer_slack: at26(28),
+            post_init_util_by_weight: at(6, 10),
+            sched_idle_cpu: at(5, 4),
+            cfs_renorm_fixed: at(4, 16),
+            check_preempt_tick_vdiff: at26(35),
+            idle_sleeper_credit_min_granularity: at(6, 1),
+            lb_sched_c_2625: !at26(26),
+            sd_load_balance_flag: !at(5, 8),
+            cpu_load_from_pelt: at(3, 8),
+            cpu_load_decay_missed: at26(36),
+            scale_rt_power: at26(35),
+            task_hot_idle_exempt: at(4, 16),
+            newidle_active_balance: at(4, 16),
+            newidle_counts_failures: !at26(37),
+            newidle_avg_idle_guard: at26(35),
+            newidle_overload_guard: at(4, 16),
+            lb_group_runnable: at(5, 7),
+            lb_numa_imbalance: at(5, 7),
+            lb_util_skip_single_task: at(5, 10),
+            lb_skip_per_cpu_kthread: at(5, 10),
+            lb_detach_shift: at(5, 10),
+            task_hot_smt_exempt: at(6, 12),
+            alb_migrate_task_only: at(5, 12),
+            balance_interval_busy_minus_one: at(6, 1),
+            wa_idle_prev: at(6, 0),
+            kthread_stacking_in_task: at(6, 1),
+            waker_recent_used_cpu: !at(6, 12),
+            cmwq: at26(36),
+            trace_prev_state_4_14: at(4, 14),
+        }
+    }
+
+    /// RT tasks are balanced by push/pull (2.6.25+).
+    #[inline]
+    pub fn rt_push_pull(&self) -> bool {
+        self.rt_balance != RtBalance::Legacy
+    }
+
+    /// The fair class runs the avg_load balancer.
+    #[inline]
+    pub fn avg_load(&self) -> bool {
+        self.balancer == BalancerEra::AvgLoad
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(s: &str) -> Mechanisms {
+        Mechanisms::of(KernelVersion::parse(s).unwrap())
+    }
+
+    #[test]
+    fn presets_pick_their_eras() {
+        let m = of("2.6.24");
+        assert_eq!(
+            (m.rt_balance, m.balancer, m.wakeup, m.nohz),
+            (RtBalance::Legacy, BalancerEra::AvgLoad, WakeupForm::V2635, NohzModel::Owner)
+        );
+        assert!(m.lb_sched_c_2625 && !m.hrtimer_slack && m.weight_idleprio.0 == 2);
+        let m = of("2.6.35");
+        assert_eq!((m.rt_balance, m.sd_init), (RtBalance::PushPull, SdInit::Tmpl35));
+        assert!(!m.lb_sched_c_2625 && m.weight_idleprio.0 == 3 && m.nohz == NohzModel::Owner);
+        let m = of("5.5");
+        assert_eq!((m.balancer, m.fair, m.wakeup), (BalancerEra::GroupType, FairEra::Cfs, WakeupForm::Modern));
+        assert!(!m.lb_detach_shift && m.sd_load_balance_flag);
+        let m = of("6.12");
+        assert_eq!(m.fair, FairEra::Eevdf);
+        assert!(m.sd_pkg_named_pkg && m.task_hot_smt_exempt && !m.waker_recent_used_cpu && m.post_init_util_by_weight);
+    }
+}
