@@ -1,5 +1,6 @@
 //! The discrete-event engine: virtual time, the event queue and RNG streams.
 
+pub mod event;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -5,8 +5,8 @@
 
 use crate::scenario::TaskGroup;
 use crate::sched::core::Sim;
+use crate::sched::prio::Policy;
 use crate::sched::task::{KtaskRole, TaskId, TaskState};
-use crate::sched::Policy;
 
 /// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.
 pub const KTASK_LOAD_BAL_SHIFT: u32 = 2;

@@ -17,8 +17,8 @@
 use crate::cpumask::CpuMask;
 use crate::scenario::TaskGroup;
 use crate::sched::core::Sim;
+use crate::sched::prio::Policy;
 use crate::sched::task::TaskState;
-use crate::sched::Policy;
 use crate::workload::{Dist, Op, Program};
 
 impl Sim {

@@ -16,7 +16,7 @@ use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel};
 use crate::machine::{Machine, MachineSpec};
-use crate::sched::Policy;
+use crate::sched::prio::Policy;
 use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
 use crate::workload::{Dist, Op, Program};
 use units::{parse_duration, DURATION_ACCEPTED};

@@ -7,172 +7,26 @@
 //! kernel's function names map onto methods one to one.
 
 use crate::cpumask::CpuMask;
-use crate::engine::{EventKey, EventQueue, Instant, Rng};
+use crate::engine::event::Ev;
+use crate::engine::{EventQueue, Instant, Rng};
 use crate::error::SimError;
 use crate::kernel::ktask::KtaskJob;
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, ScaledTunables};
 use crate::machine::Machine;
 use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
+use crate::sched::class::SchedClass;
 use crate::sched::cpupri::CpuPri;
-use crate::sched::fair::pelt;
-use crate::sched::fair::CfsRq;
 use crate::sched::features::Feature;
-use crate::sched::rt::RtRq;
+use crate::sched::pelt;
+use crate::sched::prio::{load_weight, Policy};
+use crate::sched::sched::{CfsRq, LbStats, Rq, RqStats, SdState};
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskCounters, TaskId, TaskState, TaskStats};
 use crate::sched::topology::{build_sched_domains, SchedTopology};
-use crate::sched::{load_weight, Policy, SchedClass};
-use crate::stats::{CpuTime, Recorder};
+use crate::stats::{CpuTime, Recorder, Wasted};
 use crate::trace::{Ctx, Trace};
 use crate::workload::rt_migrate_test::{RtMigrateTest, RtmtAction};
 use crate::workload::Op;
-
-/// Events of the simulation. Every state change happens in one of these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ev {
-    /// A task group instance is created (its start delay elapsed).
-    Start(TaskId),
-    /// The scheduler tick on a CPU.
-    Tick(usize),
-    /// The current op of the task running on this CPU completes.
-    OpDone(usize),
-    /// A sleeping task's timer expires.
-    Timeout(TaskId),
-    /// The per-CPU stopper runs active_load_balance_cpu_stop.
-    ActiveBalance(usize),
-    /// An idle CPU kicked by nohz_balancer_kick runs nohz_idle_balance.
-    NohzKick(usize),
-    /// The RT bandwidth period timer (sched_rt_period_timer).
-    RtPeriod,
-    /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
-    RtoPushIpi(usize),
-    /// mpstat sample boundary.
-    Sample,
-    /// End of the measurement.
-    End,
-}
-
-/// enum cpu_idle_type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuIdleType {
-    Idle = 0,
-    NotIdle = 1,
-    NewlyIdle = 2,
-}
-
-/// Load-balance schedstat counters of one domain level on one CPU.
-#[derive(Debug, Clone, Default)]
-pub struct LbStats {
-    pub lb_count: [u64; 3],
-    pub lb_balanced: [u64; 3],
-    pub lb_failed: [u64; 3],
-    pub lb_imbalance: [u64; 3],
-    pub lb_gained: [u64; 3],
-    pub lb_nobusyg: [u64; 3],
-    pub lb_nobusyq: [u64; 3],
-    pub alb_count: u64,
-    pub alb_pushed: u64,
-    pub alb_failed: u64,
-    pub ttwu_wake_remote: u64,
-    pub ttwu_move_affine: u64,
-}
-
-/// The per-CPU, per-level mutable part of struct sched_domain (each CPU has
-/// its own copy in the kernel; the span and groups are shared in topology).
-#[derive(Debug, Clone)]
-pub struct SdState {
-    /// In ns; may be negative: the domain was built before the workload started.
-    pub last_balance: i64,
-    /// In ms, like the kernel's balance_interval.
-    pub balance_interval: u64,
-    pub nr_balance_failed: u32,
-    pub max_newidle_lb_cost: u64,
-    pub stats: LbStats,
-}
-
-/// Per-runqueue schedstat counters.
-#[derive(Debug, Clone, Default)]
-pub struct RqStats {
-    pub sched_count: u64,
-    pub sched_goidle: u64,
-    pub ttwu_count: u64,
-    pub ttwu_local: u64,
-    pub run_ns: u64,
-    pub wait_ns: u64,
-    pub timeslices: u64,
-}
-
-/// struct rq.
-#[derive(Debug, Clone)]
-pub struct Rq {
-    pub cpu: usize,
-    pub curr: Option<TaskId>,
-    /// Runnable tasks of every class, including curr.
-    pub nr_running: u32,
-    pub cfs: CfsRq,
-    /// Boxed: the fair hot path touches only nr_running, and a smaller rq
-    /// keeps the balancer's walks over the runqueues cheap.
-    pub rt: Box<RtRq>,
-    pub need_resched: bool,
-    pub tick_key: Option<EventKey>,
-    pub op_key: Option<EventKey>,
-    /// When the armed op event fires (valid while op_key is Some).
-    pub op_at: u64,
-    pub idle_stamp: Option<u64>,
-    pub avg_idle: u64,
-    pub max_idle_balance_cost: u64,
-    /// In ns (jiffies × TICK_NSEC).
-    pub next_balance: u64,
-    pub sd: Vec<SdState>,
-    pub active_balance: bool,
-    /// The stopper (migration/N) has the CPU: it preempted curr for an
-    /// active balance and schedule() has not yet switched away from it.
-    pub stopper_running: bool,
-    pub push_cpu: usize,
-    pub nohz_idle: bool,
-    pub acct: CpuTime,
-    pub acct_since: u64,
-    pub stats: RqStats,
-    pub wake_avg_idle: u64,
-    // avg_load era (fair/balance_avg.rs).
-    /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (LINUX-FACTS 2.3).
-    pub cpu_load: [u64; 5],
-    /// Jiffy of the last update_cpu_load (2.6.36+ catch-up after nohz).
-    pub last_load_update_tick: u64,
-    /// 2.6.x NOHZ owner model: stopped the tick since the last busy tick.
-    pub in_nohz_recently: bool,
-    /// Seed 002 (3/6): decaying sum of SCHED_NORMAL/BATCH run time (ns) and
-    /// the start of its current averaging period.
-    pub normal_avg: u64,
-    pub age_stamp: u64,
-}
-
-/// Book-keeping for the wasted-CPU figure.
-#[derive(Debug, Clone, Default)]
-pub struct Wasted {
-    pub ns: u64,
-    pub last: u64,
-    /// CPUs wasted right now.
-    pub rate: u64,
-    pub total_nr_running: u64,
-    pub nr_idle_cpus: u64,
-    /// Runnable tasks whose affinity is more than one CPU but not the whole
-    /// machine (they need the slow path).
-    pub nr_restricted: u64,
-    /// Runnable tasks pinned to one CPU, and how many of them run: a pinned
-    /// task waits only for its own CPU, so it never makes another CPU's idle
-    /// time wasted.
-    pub nr_pinned_runnable: u64,
-    pub nr_pinned_running: u64,
-}
-
-/// State of a barrier or event.
-#[derive(Debug, Clone, Default)]
-pub struct SyncObj {
-    pub participants: usize,
-    pub arrived: Vec<TaskId>,
-    pub pending: u64,
-    pub waiters: Vec<TaskId>,
-}
+use crate::workload::SyncObj;
 
 /// The simulation: one machine, one kernel, one workload.
 pub struct Sim {
@@ -218,7 +72,7 @@ pub struct Sim {
     // RT class (rt.rs, cpupri.rs).
     /// RT_PUSH_IPI's root-domain iterator (rd->rto_cpu, rto_loop,
     /// rto_loop_next, rto_loop_start): rt.rs.
-    pub rto_push: crate::sched::rt::RtoPush,
+    pub rto_push: crate::sched::sched::RtoPush,
     /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
     /// allows one push round).
     pub rt_inv_since: std::cell::Cell<Option<u64>>,
@@ -434,7 +288,8 @@ impl Sim {
     /// Allocate a task (not yet runnable).
     pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
         let tid = self.tasks.len();
-        let (weight, inv_weight) = load_weight(g.policy, g.nice, &self.cfg.mech);
+        let (weight, inv_weight) =
+            load_weight(g.policy, g.nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
         let pid = self.next_pid;
         self.next_pid += 1;
         let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };

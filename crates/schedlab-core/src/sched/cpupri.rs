@@ -13,14 +13,12 @@
 //! always meets a full mask), at most 102 steps otherwise.
 
 use crate::cpumask::CpuMask;
-use crate::sched::rt::MAX_RT_PRIO;
+use crate::sched::prio::{MAX_PRIO, MAX_RT_PRIO};
 
 pub const CPUPRI_NR_PRIORITIES: usize = MAX_RT_PRIO + 2;
 pub const CPUPRI_INVALID: i32 = -1;
 pub const CPUPRI_IDLE: i32 = 0;
 pub const CPUPRI_NORMAL: i32 = 1;
-/// Kernel prio of the idle task (MAX_PRIO).
-pub const MAX_PRIO: i32 = 140;
 
 /// convert_prio(): a kernel prio (0..98 RT, 100..139 fair, 140 idle) to a level.
 ///

@@ -16,198 +16,16 @@
 //!   does not preempt, and after a switch to an RT task); an rq that lowers
 //!   its priority pulls the best waiting task from the overloaded rqs.
 
-use std::collections::{BTreeSet, VecDeque};
-
+use crate::engine::event::Ev;
 use crate::engine::Instant;
 use crate::kernel::RtBalance;
-use crate::sched::core::{Ev, Sim};
+use crate::sched::core::Sim;
 use crate::sched::fair::balance_avg::decayed_normal_avg;
-use crate::sched::fair::pelt;
 use crate::sched::features::Feature;
+use crate::sched::pelt;
+use crate::sched::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::task::{TaskId, TaskState};
 use crate::sched::topology::SD_WAKE_AFFINE;
-use crate::sched::Policy;
-
-/// MAX_RT_PRIO: kernel prios 0..99 are RT.
-pub const MAX_RT_PRIO: usize = 100;
-/// RT_MAX_TRIES of find_lock_lowest_rq (one try suffices here: no lock
-/// races, so the rq found cannot change under us).
-pub const RT_MAX_TRIES: u32 = 3;
-
-/// struct rt_prio_array: the bitmap and the per-priority FIFO lists.
-///
-/// Complexity: enqueue (head or tail), pick (find-first-set over two words)
-/// and requeue of the head are O(1). Deviation: the kernel's list_del is O(1)
-/// for any element; removing a task from the middle of its VecDeque is
-/// O(k) in the tasks of that one priority (the common removal is the running
-/// task, which is the head).
-#[derive(Debug, Clone)]
-pub struct RtPrioArray {
-    bitmap: [u64; 2],
-    queue: Vec<VecDeque<TaskId>>,
-}
-
-impl Default for RtPrioArray {
-    fn default() -> Self {
-        RtPrioArray { bitmap: [0; 2], queue: vec![VecDeque::new(); MAX_RT_PRIO] }
-    }
-}
-
-impl RtPrioArray {
-    #[inline]
-    fn set_bit(&mut self, prio: usize) {
-        self.bitmap[prio / 64] |= 1 << (prio % 64);
-    }
-
-    #[inline]
-    fn clear_bit(&mut self, prio: usize) {
-        self.bitmap[prio / 64] &= !(1 << (prio % 64));
-    }
-
-    /// sched_find_first_bit(): the highest (numerically lowest) non-empty prio.
-    #[inline]
-    pub fn first(&self) -> Option<usize> {
-        if self.bitmap[0] != 0 {
-            Some(self.bitmap[0].trailing_zeros() as usize)
-        } else if self.bitmap[1] != 0 {
-            Some(64 + self.bitmap[1].trailing_zeros() as usize)
-        } else {
-            None
-        }
-    }
-
-    /// __enqueue_rt_entity(): at the tail, or the head (ENQUEUE_HEAD).
-    pub fn enqueue(&mut self, prio: usize, tid: TaskId, head: bool) {
-        if head {
-            self.queue[prio].push_front(tid);
-        } else {
-            self.queue[prio].push_back(tid);
-        }
-        self.set_bit(prio);
-    }
-
-    /// __dequeue_rt_entity(). Returns false if the task was not queued.
-    pub fn dequeue(&mut self, prio: usize, tid: TaskId) -> bool {
-        let q = &mut self.queue[prio];
-        let removed = if q.front() == Some(&tid) {
-            q.pop_front();
-            true
-        } else if let Some(i) = q.iter().position(|&t| t == tid) {
-            q.remove(i);
-            true
-        } else {
-            false
-        };
-        if q.is_empty() {
-            self.clear_bit(prio);
-        }
-        removed
-    }
-
-    /// requeue_task_rt(): move to the tail (or head) of its list.
-    pub fn requeue(&mut self, prio: usize, tid: TaskId, head: bool) {
-        if self.queue[prio].len() > 1 && self.dequeue(prio, tid) {
-            self.enqueue(prio, tid, head);
-        }
-    }
-
-    /// The head of the highest non-empty list (pick_next_rt_entity).
-    #[inline]
-    pub fn pick(&self) -> Option<TaskId> {
-        self.first().and_then(|p| self.queue[p].front().copied())
-    }
-
-    /// Number of tasks queued at `prio`.
-    pub fn len_at(&self, prio: usize) -> usize {
-        self.queue[prio].len()
-    }
-
-    /// The tasks queued at `prio`, head first.
-    pub fn tasks_at(&self, prio: usize) -> impl DoubleEndedIterator<Item = TaskId> + '_ {
-        self.queue[prio].iter().copied()
-    }
-
-    /// Every queued task, highest priority first (for checks and reports).
-    pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
-        self.queue.iter().flat_map(|q| q.iter().copied())
-    }
-}
-
-/// struct rt_rq.
-#[derive(Debug, Clone)]
-pub struct RtRq {
-    pub active: RtPrioArray,
-    /// Queued RT tasks, the running one included.
-    pub rt_nr_running: u32,
-    /// Queued RT tasks that may run elsewhere (nr_cpus_allowed > 1).
-    pub rt_nr_migratory: u32,
-    /// The queued RT tasks' load weights: their part of rq->load before
-    /// 2.6.25 (rt_legacy.rs).
-    pub load_weight: u64,
-    /// In rd->rto_mask.
-    pub overloaded: bool,
-    /// highest_prio.curr: the highest queued prio, MAX_RT_PRIO if none.
-    pub highest_prio: usize,
-    /// pushable_tasks plist: (prio, seq, task), waiting and migratable.
-    pub pushable: BTreeSet<(usize, u64, TaskId)>,
-    /// Run time charged in the current period (ns).
-    pub rt_time: u64,
-    /// rt_rq->rt_runtime: this CPU's budget per period; None until first
-    /// used (then the global sched_rt_runtime_us). RT_RUNTIME_SHARE moves
-    /// budget between CPUs.
-    pub rt_runtime: Option<u64>,
-    pub rt_throttled: bool,
-    /// rq->avg_rt (4.19+): PELT utilisation of RT tasks on this CPU, which
-    /// scale_rt_capacity takes off the capacity the fair balancer sees.
-    pub avg_rt: pelt::SchedAvg,
-    /// rq->rt_avg (2.6.31 .. 4.18): decaying sum of RT run time, halved per
-    /// sched_avg_period, for scale_rt_power; and its period start.
-    pub rt_avg: u64,
-    pub rt_age_stamp: u64,
-}
-
-impl Default for RtRq {
-    fn default() -> Self {
-        RtRq {
-            active: RtPrioArray::default(),
-            rt_nr_running: 0,
-            rt_nr_migratory: 0,
-            load_weight: 0,
-            overloaded: false,
-            highest_prio: MAX_RT_PRIO,
-            pushable: BTreeSet::new(),
-            rt_time: 0,
-            rt_runtime: None,
-            rt_throttled: false,
-            avg_rt: pelt::SchedAvg::default(),
-            rt_avg: 0,
-            rt_age_stamp: 0,
-        }
-    }
-}
-
-impl RtRq {
-    /// highest_prio.next as pull_rt_task reads it. Deviation: the kernel
-    /// tracks the second-highest queued prio; the model uses the best
-    /// pushable one (the task a pull could take), a tighter hint.
-    #[inline]
-    pub fn next_pushable_prio(&self) -> usize {
-        self.pushable.first().map(|&(p, _, _)| p).unwrap_or(MAX_RT_PRIO)
-    }
-}
-
-/// RT_PUSH_IPI's state in the root domain [rt.c @6.12]: the CPU the push
-/// irq_work visits (rto_cpu, None = -1), the loop counters and the
-/// rto_loop_start "lock" that lets a single chain run at a time.
-#[derive(Debug, Clone, Default)]
-pub struct RtoPush {
-    pub rto_cpu: Option<usize>,
-    pub rto_loop: u64,
-    pub rto_loop_next: u64,
-    pub rto_loop_start: bool,
-    /// IPIs sent (hops of the chain), for the report.
-    pub ipis: u64,
-}
 
 impl Sim {
     #[inline]
@@ -229,7 +47,7 @@ impl Sim {
     /// MAX_PRIO-ish for idle (anything RT beats it).
     #[inline]
     pub fn curr_prio(&self, cpu: usize) -> i32 {
-        self.rqs[cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(crate::sched::cpupri::MAX_PRIO)
+        self.rqs[cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(crate::sched::prio::MAX_PRIO)
     }
 
     // ------------------------------------------------------------ bookkeeping
@@ -846,61 +664,5 @@ impl Sim {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bitmap_pick_is_highest_priority_fifo() {
-        let mut a = RtPrioArray::default();
-        assert_eq!(a.pick(), None);
-        a.enqueue(50, 1, false);
-        a.enqueue(50, 2, false);
-        a.enqueue(98, 3, false);
-        a.enqueue(70, 4, false);
-        assert_eq!(a.first(), Some(50));
-        assert_eq!(a.pick(), Some(1));
-        a.requeue(50, 1, false);
-        assert_eq!(a.pick(), Some(2));
-        assert!(a.dequeue(50, 2));
-        assert!(a.dequeue(50, 1));
-        assert_eq!(a.first(), Some(70));
-        a.enqueue(0, 5, false);
-        assert_eq!(a.pick(), Some(5));
-        a.enqueue(0, 6, true);
-        assert_eq!(a.pick(), Some(6));
-        assert!(!a.dequeue(0, 99));
-        assert!(a.dequeue(0, 6) && a.dequeue(0, 5) && a.dequeue(70, 4));
-        assert_eq!(a.first(), Some(98));
-        assert!(a.dequeue(98, 3));
-        assert_eq!(a.first(), None);
-    }
-
-    #[test]
-    fn bitmap_covers_both_words() {
-        let mut a = RtPrioArray::default();
-        for p in [99, 64, 63, 0] {
-            a.enqueue(p, p, false);
-        }
-        assert_eq!(a.first(), Some(0));
-        a.dequeue(0, 0);
-        assert_eq!(a.first(), Some(63));
-        a.dequeue(63, 63);
-        assert_eq!(a.first(), Some(64));
-        a.dequeue(64, 64);
-        assert_eq!(a.first(), Some(99));
-        assert_eq!(a.iter().collect::<Vec<_>>(), vec![99]);
-    }
-
-    #[test]
-    fn requeue_alone_is_a_no_op() {
-        let mut a = RtPrioArray::default();
-        a.enqueue(10, 7, false);
-        a.requeue(10, 7, false);
-        assert_eq!(a.pick(), Some(7));
-        assert_eq!(a.len_at(10), 1);
     }
 }

@@ -21,17 +21,9 @@
 //! Nothing here runs from 2.6.25 on (`cfg.mech.rt_balance`).
 
 use crate::sched::core::Sim;
-use crate::sched::rt::MAX_RT_PRIO;
+use crate::sched::prio::MAX_RT_PRIO;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_WAKE_AFFINE, SD_WAKE_BALANCE, SD_WAKE_IDLE};
-
-/// set_load_weight() for RT tasks before 2.6.25: prio_to_weight[0] * 2.
-pub const RT_LEGACY_WEIGHT: u32 = 2 * 88761;
-/// Its inverse: prio_to_wmult[0] >> 1.
-pub const RT_LEGACY_WMULT: u32 = 48388 >> 1;
-/// The idle task's prio (init_idle: MAX_PRIO), balance_tasks'
-/// this_best_prio when the pulling CPU is idle.
-pub const IDLE_PRIO: i32 = 140;
 
 impl Sim {
     /// The kernel predates the push/pull series: RT tasks are balanced by

@@ -2,8 +2,9 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::Rng;
-use crate::sched::fair::pelt::SchedAvg;
-use crate::sched::{Policy, SchedClass};
+use crate::sched::class::SchedClass;
+use crate::sched::pelt::SchedAvg;
+use crate::sched::prio::Policy;
 
 pub type TaskId = usize;
 

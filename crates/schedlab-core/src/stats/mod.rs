@@ -61,3 +61,22 @@ impl Recorder {
         self.snaps.push((now, accts.to_vec()));
     }
 }
+
+/// Book-keeping for the wasted-CPU figure.
+#[derive(Debug, Clone, Default)]
+pub struct Wasted {
+    pub ns: u64,
+    pub last: u64,
+    /// CPUs wasted right now.
+    pub rate: u64,
+    pub total_nr_running: u64,
+    pub nr_idle_cpus: u64,
+    /// Runnable tasks whose affinity is more than one CPU but not the whole
+    /// machine (they need the slow path).
+    pub nr_restricted: u64,
+    /// Runnable tasks pinned to one CPU, and how many of them run: a pinned
+    /// task waits only for its own CPU, so it never makes another CPU's idle
+    /// time wasted.
+    pub nr_pinned_runnable: u64,
+    pub nr_pinned_running: u64,
+}

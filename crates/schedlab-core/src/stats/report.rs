@@ -160,7 +160,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
         })
         .collect();
     // Totals over every CPU and level: what a user greps schedstat for first.
-    let sum_lb = |f: &dyn Fn(&crate::sched::core::LbStats) -> u64| -> u64 {
+    let sum_lb = |f: &dyn Fn(&crate::sched::sched::LbStats) -> u64| -> u64 {
         sim.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
     };
     let active_balances = sum_lb(&|s| s.alb_pushed);

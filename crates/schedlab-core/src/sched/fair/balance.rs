@@ -11,9 +11,11 @@
 //! asymmetric capacity (misfit, asym_packing never arise); NUMA fbq
 //! classes are not modelled.
 
+use crate::engine::event::Ev;
 use crate::engine::Instant;
-use crate::sched::core::{CpuIdleType, Ev, Sim};
+use crate::sched::core::Sim;
 use crate::sched::features::Feature;
+use crate::sched::sched::CpuIdleType;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SERIALIZE, SD_SHARE_CPUCAPACITY};
 

@@ -37,14 +37,16 @@
 //! (sched_mc/smt_power_savings) is off, as by default, and not modelled.
 
 use crate::cpumask::CpuMask;
+use crate::engine::event::Ev;
 use crate::engine::Instant;
 use crate::kernel::{BalancerEra, NohzModel, PreemptModel};
-use crate::sched::core::{msecs_to_jiffies, CpuIdleType, Ev, Sim};
+use crate::sched::core::{msecs_to_jiffies, Sim};
 use crate::sched::features::Feature;
-use crate::sched::rt_legacy::IDLE_PRIO;
+use crate::sched::prio::Policy;
+use crate::sched::prio::MAX_PRIO;
+use crate::sched::sched::CpuIdleType;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
-use crate::sched::Policy;
 
 /// SCHED_LOAD_SCALE (= NICE_0_LOAD, and the unit of cpu_power).
 pub const SCHED_LOAD_SCALE: u64 = 1024;
@@ -793,7 +795,7 @@ impl Sim {
             vec![self.cfs_tasks_head_first(busiest)]
         };
         let fuzz = if generic { SCHED_LOAD_SCALE_FUZZ as i64 } else { 0 };
-        let mut this_best_prio = self.rqs[this_cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(IDLE_PRIO);
+        let mut this_best_prio = self.rqs[this_cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(MAX_PRIO);
         'classes: for list in classes {
             // `if (loops++ > sysctl_sched_nr_migrate) break;`
             for (loops, p) in list.into_iter().enumerate() {

@@ -15,10 +15,10 @@
 
 use crate::kernel::FairEra;
 use crate::sched::core::Sim;
-use crate::sched::fair::pelt;
 use crate::sched::features::Feature;
+use crate::sched::pelt;
+use crate::sched::prio::{calc_delta_fair, Policy};
 use crate::sched::task::{TaskId, TaskState};
-use crate::sched::{calc_delta_fair, Policy};
 
 impl Sim {
     #[inline]

@@ -1,0 +1,29 @@
+//! The events of the simulation: every state change happens in one of these.
+//! Each names the room that handles it.
+
+use crate::sched::task::TaskId;
+
+/// Events of the simulation. Every state change happens in one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ev {
+    /// A task group instance is created (its start delay elapsed).
+    Start(TaskId),
+    /// The scheduler tick on a CPU.
+    Tick(usize),
+    /// The current op of the task running on this CPU completes.
+    OpDone(usize),
+    /// A sleeping task's timer expires.
+    Timeout(TaskId),
+    /// The per-CPU stopper runs active_load_balance_cpu_stop.
+    ActiveBalance(usize),
+    /// An idle CPU kicked by nohz_balancer_kick runs nohz_idle_balance.
+    NohzKick(usize),
+    /// The RT bandwidth period timer (sched_rt_period_timer).
+    RtPeriod,
+    /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
+    RtoPushIpi(usize),
+    /// mpstat sample boundary.
+    Sample,
+    /// End of the measurement.
+    End,
+}

@@ -1,0 +1,155 @@
+//! Models include/linux/sched/prio.h, include/uapi/linux/sched.h and the
+//! weight tables of kernel/sched/core.c: scheduling policies, the priority
+//! ranges, nice-to-weight and the fixed-point arithmetic on weights.
+//! Imports nothing: every other room may use it.
+
+/// MAX_RT_PRIO: kernel prios 0..99 are RT.
+pub const MAX_RT_PRIO: usize = 100;
+/// MAX_PRIO: kernel prios 100..139 are the fair nice levels; 140 is the
+/// idle task's (init_idle).
+pub const MAX_PRIO: i32 = 140;
+
+/// Scheduling policy (include/uapi/linux/sched.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Normal,
+    Batch,
+    Idle,
+    Fifo,
+    Rr,
+}
+
+impl Policy {
+    pub fn parse(s: &str) -> Option<Policy> {
+        Some(match s {
+            "SCHED_NORMAL" | "SCHED_OTHER" | "normal" | "other" => Policy::Normal,
+            "SCHED_BATCH" | "batch" => Policy::Batch,
+            "SCHED_IDLE" | "idle" => Policy::Idle,
+            "SCHED_FIFO" | "fifo" => Policy::Fifo,
+            "SCHED_RR" | "rr" => Policy::Rr,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Normal => "SCHED_NORMAL",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+        }
+    }
+
+    pub fn is_rt(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
+pub const NICE_0_LOAD: u64 = 1024;
+pub const NICE_0_SHIFT: u32 = 10;
+pub const WMULT_SHIFT: u32 = 32;
+
+/// sched_prio_to_weight [kernel/sched/core.c @6.1; identical since 2.6.23].
+pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
+    /* -20 */ 88761, 71755, 56483, 46273, 36291, //
+    /* -15 */ 29154, 23254, 18705, 14949, 11916, //
+    /* -10 */ 9548, 7620, 6100, 4904, 3906, //
+    /*  -5 */ 3121, 2501, 1991, 1586, 1277, //
+    /*   0 */ 1024, 820, 655, 526, 423, //
+    /*   5 */ 335, 272, 215, 172, 137, //
+    /*  10 */ 110, 87, 70, 56, 45, //
+    /*  15 */ 36, 29, 23, 18, 15,
+];
+
+/// sched_prio_to_wmult = 2^32 / weight [kernel/sched/core.c @6.1].
+pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
+    /* -20 */ 48388, 59856, 76040, 92818, 118348, //
+    /* -15 */ 147320, 184698, 229616, 287308, 360437, //
+    /* -10 */ 449829, 563644, 704093, 875809, 1099582, //
+    /*  -5 */ 1376151, 1717300, 2157191, 2708050, 3363326, //
+    /*   0 */ 4194304, 5237765, 6557202, 8165337, 10153587, //
+    /*   5 */ 12820798, 15790321, 19976592, 24970740, 31350126, //
+    /*  10 */ 39045157, 49367440, 61356676, 76695844, 95443717, //
+    /*  15 */ 119304647, 148102320, 186737708, 238609294, 286331153,
+];
+
+/// Load weight and inverse weight for a fair task (set_load_weight).
+/// `weight_idleprio` is the version's WEIGHT_IDLEPRIO (2 before 2.6.29,
+/// 3 after); `rt_in_load`: RT tasks carry a load weight (2.6.24, whose
+/// generic balancer moves them; rt_legacy.rs).
+pub fn load_weight(policy: Policy, nice: i32, weight_idleprio: (u32, u32), rt_in_load: bool) -> (u32, u32) {
+    if policy == Policy::Idle {
+        return weight_idleprio;
+    }
+    if policy.is_rt() && rt_in_load {
+        // set_load_weight(): RT tasks weigh twice nice -20 [sched.c @2.6.24].
+        return (RT_LEGACY_WEIGHT, RT_LEGACY_WMULT);
+    }
+    let i = (nice + 20).clamp(0, 39) as usize;
+    (SCHED_PRIO_TO_WEIGHT[i], SCHED_PRIO_TO_WMULT[i])
+}
+
+/// __calc_delta: delta * weight / lw, using the precomputed inverse weight
+/// (delta * weight * wmult >> 32), as the kernel does to avoid a division.
+/// Done in 128 bits so no precision-saving shifts are needed.
+#[inline]
+pub fn calc_delta(delta: u64, weight: u64, inv_weight: u32) -> u64 {
+    ((delta as u128 * weight as u128 * inv_weight as u128) >> WMULT_SHIFT) as u64
+}
+
+/// calc_delta_fair: delta_exec scaled to virtual time (delta * 1024 / w).
+#[inline]
+pub fn calc_delta_fair(delta: u64, weight: u32, inv_weight: u32) -> u64 {
+    if weight as u64 == NICE_0_LOAD {
+        delta
+    } else {
+        calc_delta(delta, NICE_0_LOAD, inv_weight)
+    }
+}
+
+/// set_load_weight() for RT tasks before 2.6.25: prio_to_weight[0] * 2.
+pub const RT_LEGACY_WEIGHT: u32 = 2 * 88761;
+/// Its inverse: prio_to_wmult[0] >> 1.
+pub const RT_LEGACY_WMULT: u32 = 48388 >> 1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_tables_are_consistent() {
+        // Each nice level is worth ~1.25x, and wmult = 2^32 / weight.
+        for i in 0..40 {
+            let w = SCHED_PRIO_TO_WEIGHT[i] as u64;
+            let inv = SCHED_PRIO_TO_WMULT[i] as u64;
+            let exact = (1u64 << 32) / w;
+            assert!(exact.abs_diff(inv) <= 1, "nice {}: {} vs {}", i as i32 - 20, inv, exact);
+            if i > 0 {
+                let r = SCHED_PRIO_TO_WEIGHT[i - 1] as f64 / w as f64;
+                assert!((1.15..1.35).contains(&r), "ratio at {i}: {r}");
+            }
+        }
+        assert_eq!(SCHED_PRIO_TO_WEIGHT[20], 1024);
+        assert_eq!(SCHED_PRIO_TO_WEIGHT[39], 15);
+    }
+
+    #[test]
+    fn idle_weight_by_version() {
+        let (old, new) = ((2, 2_147_483_648), (3, 1_431_655_765));
+        assert_eq!(load_weight(Policy::Idle, 0, old, false).0, 2);
+        assert_eq!(load_weight(Policy::Idle, 0, new, false).0, 3);
+        assert_eq!(load_weight(Policy::Normal, 19, new, false).0, 15);
+        assert_eq!(load_weight(Policy::Fifo, 0, new, true).0, 2 * 88761);
+    }
+
+    #[test]
+    fn virtual_time_scales_with_weight() {
+        // nice 0: identity; nice 19 (w 15) advances 1024/15 ~ 68x faster.
+        assert_eq!(calc_delta_fair(1_000_000, 1024, 4194304), 1_000_000);
+        let v = calc_delta_fair(1_000_000, 15, 286331153);
+        assert!((68_260_000..68_270_000).contains(&v), "{v}");
+        let v = calc_delta_fair(1_000_000, 3, 1_431_655_765);
+        assert!((341_330_000..341_340_000).contains(&v), "{v}");
+    }
+}
