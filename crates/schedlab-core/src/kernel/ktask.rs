@@ -79,7 +79,7 @@ impl Sim {
             let h = self.alloc_task(helpers_group, None, &g, job * 1000 + i);
             self.tasks[h].comm = format!("kworker/u{}:{}", self.rqs.len() * 2, i);
             self.tasks[h].ktask = Some(KtaskRole::Helper(job));
-            self.start_task(h, Some(cpu));
+            self.wake_up_new_task(h, Some(cpu));
         }
         self.tasks[main].ktask = Some(KtaskRole::Main(job));
         self.ktask_chunk_done(main);

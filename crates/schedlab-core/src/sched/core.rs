@@ -11,13 +11,15 @@ use crate::engine::event::Ev;
 use crate::engine::{EventQueue, Instant, Rng};
 use crate::error::SimError;
 use crate::kernel::ktask::KtaskJob;
+use crate::kernel::RtBalance;
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, ScaledTunables};
 use crate::machine::Machine;
 use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
-use crate::sched::class::SchedClass;
+use crate::sched::class::{
+    Pick, SchedClass, WakeSource, DEQUEUE_SLEEP, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK, WF_TTWU,
+};
 use crate::sched::cpupri::CpuPri;
 use crate::sched::features::Feature;
-use crate::sched::pelt;
 use crate::sched::prio::{load_weight, Policy};
 use crate::sched::sched::{CfsRq, LbStats, Rq, RqStats, SdState};
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskCounters, TaskId, TaskState, TaskStats};
@@ -388,7 +390,7 @@ impl Sim {
 
     fn handle(&mut self, ev: Ev) {
         match ev {
-            Ev::Start(tid) => self.start_task(tid, None),
+            Ev::Start(tid) => self.wake_up_new_task(tid, None),
             Ev::Tick(cpu) => self.scheduler_tick(cpu),
             Ev::OpDone(cpu) => self.op_done(cpu),
             Ev::Timeout(tid) => {
@@ -529,10 +531,7 @@ impl Sim {
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
-        match self.tasks[curr].sched_class() {
-            SchedClass::Rt => self.task_tick_rt(cpu, curr),
-            _ => self.task_tick_fair(cpu, curr),
-        }
+        self.tasks[curr].sched_class().task_tick(self, cpu, curr);
         // Softirq order: TIMER_SOFTIRQ (expired timers, so vmstat_update's
         // kworker wakes) runs before SCHED_SOFTIRQ (the balancer).
         self.run_housekeeping_timer(cpu);
@@ -552,36 +551,11 @@ impl Sim {
             self.update_curr(cpu);
         }
         let prev_runnable = prev.filter(|&p| self.tasks[p].state == TaskState::Runnable && self.tasks[p].cpu == cpu);
-        let prev_rt = prev.is_some_and(|p| self.tasks[p].policy.is_rt());
-        if prev_rt && self.cfg.mech.rt_push_pull() {
-            // balance_rt(): the rq is about to lower its priority (prev left
-            // the RT queue) -> pull_rt_task before picking.
-            let p = prev.unwrap();
-            if !self.tasks[p].rt.on_rq && self.rqs[cpu].rt.highest_prio > self.tasks[p].prio() as usize {
-                self.pull_rt_task(cpu);
-            }
+        if let Some(p) = prev {
+            // put_prev_task_balance(): prev's class may pull work first.
+            self.tasks[p].sched_class().balance(self, cpu, p);
         }
-        // Class order: stop (the stopper is an event) > rt > fair > idle.
-        // nr_running above the fair count means RT tasks are queued (checked
-        // without touching the boxed rt_rq).
-        let rq = &self.rqs[cpu];
-        let mut next = if rq.nr_running != rq.cfs.nr_running { self.pick_next_task_rt(cpu) } else { None };
-        if next.is_none() {
-            next = self.pick_next_task_fair(cpu, if prev_rt { None } else { prev_runnable });
-        }
-        if next.is_none() {
-            // balance_fair -> newidle_balance before going idle.
-            if self.newidle_balance(cpu) > 0 {
-                // The legacy era's balancer may have pulled an RT task.
-                let rq = &self.rqs[cpu];
-                if rq.nr_running != rq.cfs.nr_running {
-                    next = self.pick_next_task_rt(cpu);
-                }
-                if next.is_none() {
-                    next = self.pick_next_task_fair(cpu, None);
-                }
-            }
-        }
+        let next = self.pick_next_task(cpu);
         if next == prev && next.is_some() {
             // Keep running; re-arm the op timer (its end may have moved).
             self.arm_op_timer(cpu);
@@ -592,15 +566,8 @@ impl Sim {
             if let Some(op) = self.rqs[cpu].op_key.take() {
                 self.q.cancel(op);
             }
-            if prev_rt {
-                self.update_rt_rq_load_avg(cpu, true);
-            }
+            self.tasks[p].sched_class().put_prev_task(self, cpu, p, prev_runnable.is_some());
             if prev_runnable.is_some() {
-                if prev_rt {
-                    self.put_prev_task_rt(cpu, p);
-                } else {
-                    self.put_prev_task_fair(cpu, p);
-                }
                 self.tasks[p].stats.nivcsw += 1;
             } else {
                 self.tasks[p].stats.nvcsw += 1;
@@ -619,44 +586,48 @@ impl Sim {
             self.wasted.nr_pinned_running += 1;
         }
         self.rqs[cpu].curr = next;
-        match next {
-            Some(n) => {
-                let next_rt = self.tasks[n].policy.is_rt();
-                if next_rt {
-                    self.set_next_task_rt(cpu, n);
-                } else {
-                    self.set_next_entity(cpu, n);
-                }
-                self.rqs[cpu].stats.timeslices += 1;
-                let cs = self.cfg.costs.context_switch_ns;
-                self.tasks[n].cs_debt += cs;
-                let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
-                let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
-                self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
-                if self.tasks[n].need_advance {
-                    self.advance(n);
-                }
-                if self.rqs[cpu].curr == Some(n) {
-                    self.arm_op_timer(cpu);
-                }
-                self.tick_restart(cpu);
-                if self.rqs[cpu].nohz_idle {
-                    self.nohz_balance_exit_idle(cpu);
-                }
-                if next_rt && self.cfg.mech.rt_push_pull() && !self.rqs[cpu].rt.pushable.is_empty() {
-                    // rt_queue_push_tasks() (post_schedule_rt in 2.6.25):
-                    // push the preempted or waiting RT tasks away.
-                    self.push_rt_tasks(cpu);
+        let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
+        let Some(n) = next else {
+            self.set_next_task_idle(cpu);
+            let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
+            self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
+            return;
+        };
+        let class = self.tasks[n].sched_class();
+        class.set_next_task(self, cpu, n);
+        self.rqs[cpu].stats.timeslices += 1;
+        let cs = self.cfg.costs.context_switch_ns;
+        self.tasks[n].cs_debt += cs;
+        let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
+        self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
+        if self.tasks[n].need_advance {
+            self.advance(n);
+        }
+        if self.rqs[cpu].curr == Some(n) {
+            self.arm_op_timer(cpu);
+        }
+        self.tick_restart(cpu);
+        if self.rqs[cpu].nohz_idle {
+            self.nohz_balance_exit_idle(cpu);
+        }
+        class.balance_callback(self, cpu, n);
+    }
+
+    /// __pick_next_task(): ask the classes from the highest; the idle class
+    /// always has its idle task. A newidle balance that pulled tasks makes
+    /// the walk start again, without balancing again.
+    fn pick_next_task(&mut self, cpu: usize) -> Option<TaskId> {
+        let mut newidle = true;
+        loop {
+            for class in SchedClass::ORDER {
+                match class.pick_next_task(self, cpu, newidle) {
+                    Pick::Empty => {}
+                    Pick::Task(p) => return Some(p),
+                    Pick::Idle => return None,
+                    Pick::Retry => break,
                 }
             }
-            None => {
-                self.rqs[cpu].stats.sched_goidle += 1;
-                self.rqs[cpu].idle_stamp = Some(self.now);
-                let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
-                let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
-                self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
-                self.update_idle_core(cpu);
-            }
+            newidle = false;
         }
     }
 
@@ -729,69 +700,31 @@ impl Sim {
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }
-        match self.tasks[tid].sched_class() {
-            SchedClass::Rt => self.update_curr_rt(cpu, delta),
-            _ => self.update_curr_fair(cpu, tid, delta),
-        }
+        self.tasks[tid].sched_class().update_curr(self, cpu, tid, delta);
     }
 
     // -------------------------------------------------------------- wakeup
 
-    /// Place a new task and make it runnable (wake_up_new_task).
-    pub fn start_task(&mut self, tid: TaskId, parent_cpu: Option<usize>) {
-        let from = parent_cpu.unwrap_or_else(|| self.tasks[tid].cpus.first().unwrap_or(0));
-        self.tasks[tid].stats.start_ns = self.now;
+    /// wake_up_new_task(): place a new task and make it runnable.
+    /// `parent_cpu` is the forking task's CPU (None: a scenario task the
+    /// harness starts, "forked" on its first allowed CPU).
+    pub fn wake_up_new_task(&mut self, p: TaskId, parent_cpu: Option<usize>) {
+        let from = parent_cpu.unwrap_or_else(|| self.tasks[p].cpus.first().unwrap_or(0));
+        self.tasks[p].stats.start_ns = self.now;
         self.live_tasks += 1;
-        if self.tasks[tid].policy.is_rt() {
-            return self.wake_up_new_task_rt(tid, from);
-        }
-        let cpu = self.select_task_rq_fork(tid, from);
-        self.tasks[tid].cpu = cpu;
-        self.tasks[tid].recent_used_cpu = cpu;
-        self.tasks[tid].state = TaskState::Runnable;
-        let w = self.tasks[tid].weight as u64;
-        pelt::init_entity(&mut self.tasks[tid].se.avg, w);
-        // post_init_entity_util_avg(): a new task starts with half the
-        // CPU's spare capacity as its utilisation (weight-scaled since 6.10).
-        self.update_load_avg(cpu, None);
-        let util_weight = if self.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
-        let cap = self.capacity_of(cpu);
-        let cfs_avg = self.rqs[cpu].cfs.avg;
-        pelt::post_init_entity_util_avg(&cfs_avg, &mut self.tasks[tid].se.avg, util_weight, cap);
-        self.trace.sched_wakeup_new(self.now, cpu, &self.tasks[tid]);
-        self.enqueue_task_fair(cpu, tid, true, false);
-        self.tasks[tid].stats.last_wakeup = Some(self.now);
-        self.wakeup_idle_cost(tid, from, cpu);
-        self.check_preempt_curr(cpu, tid);
-    }
-
-    /// wake_up_new_task() for an RT task: sched_fork gives it a full RR
-    /// slice; select_task_rq_rt places it; no PELT (fair-only here).
-    #[inline(never)]
-    fn wake_up_new_task_rt(&mut self, tid: TaskId, from: usize) {
-        self.rt_nr_tasks += 1;
-        self.tasks[tid].rt.time_slice = self.rr_timeslice_ticks;
-        // sched_fork: the child starts on the parent's CPU.
-        if self.tasks[tid].cpus.test(from) {
-            self.tasks[tid].cpu = from;
-        }
-        let cpu = if self.rt_legacy() {
-            // 2.6.24: sched_fork -> sched_balance_self(SD_BALANCE_FORK), for
-            // every class. Deviation: the 2.6.35 form of find_idlest_group /
-            // find_idlest_cpu stands in for 2.6.24's (same loads and test).
-            self.select_task_rq_fork_avg(tid, from)
-        } else {
-            self.select_task_rq_rt(tid, from)
-        };
-        self.tasks[tid].cpu = cpu;
-        self.tasks[tid].recent_used_cpu = cpu;
-        self.tasks[tid].state = TaskState::Runnable;
-        self.trace.sched_wakeup_new(self.now, cpu, &self.tasks[tid]);
-        self.enqueue_task_rt(cpu, tid, false);
-        self.tasks[tid].stats.last_wakeup = Some(self.now);
-        self.wakeup_idle_cost(tid, from, cpu);
-        self.check_preempt_curr(cpu, tid);
-        self.task_woken_rt(cpu, tid);
+        let class = self.tasks[p].sched_class();
+        class.task_fork(self, p, from);
+        let cpu = class.select_task_rq(self, p, from, WF_FORK, WakeSource { cpu: from, in_task: true });
+        self.tasks[p].cpu = cpu;
+        self.tasks[p].recent_used_cpu = cpu;
+        self.tasks[p].state = TaskState::Runnable;
+        class.post_init(self, cpu, p);
+        self.trace.sched_wakeup_new(self.now, cpu, &self.tasks[p]);
+        class.enqueue_task(self, cpu, p, ENQUEUE_INITIAL);
+        self.tasks[p].stats.last_wakeup = Some(self.now);
+        self.wakeup_idle_cost(p, from, cpu);
+        self.wakeup_preempt(cpu, p);
+        class.task_woken(self, cpu, p);
     }
 
     /// The wakee of an idle or remote CPU pays the IPI and the idle exit
@@ -814,14 +747,14 @@ impl Sim {
             return;
         }
         let prev_cpu = self.tasks[tid].cpu;
-        let is_rt = self.tasks[tid].policy.is_rt();
-        let cpu = if self.rt_legacy() {
-            // 2.6.24: one try_to_wake_up placement for every class (rt_legacy.rs).
+        let class = self.tasks[tid].sched_class();
+        let cpu = if self.cfg.mech.rt_balance == RtBalance::Legacy {
+            // 2.6.24's try_to_wake_up placed every class itself (the
+            // select_task_rq hook came with 2.6.25's RT balancing).
             self.select_task_rq_legacy(tid, prev_cpu, waker_cpu)
-        } else if is_rt {
-            self.select_task_rq_rt(tid, prev_cpu)
         } else {
-            self.select_task_rq_fair_wakeup(tid, prev_cpu, waker_cpu, from_task)
+            let src = WakeSource { cpu: waker_cpu, in_task: from_task };
+            class.select_task_rq(self, tid, prev_cpu, WF_TTWU, src)
         };
         self.rqs[waker_cpu].stats.ttwu_count += 1;
         if cpu == waker_cpu {
@@ -846,30 +779,22 @@ impl Sim {
                 rq.avg_idle = (rq.avg_idle as i64 + (delta as i64 - rq.avg_idle as i64) / 8) as u64;
             }
         }
-        if is_rt {
-            self.enqueue_task_rt(cpu, tid, false);
-        } else {
-            self.enqueue_task_fair(cpu, tid, false, true);
-        }
+        class.enqueue_task(self, cpu, tid, ENQUEUE_WAKEUP);
         self.wakeup_idle_cost(tid, waker_cpu, cpu);
-        self.check_preempt_curr(cpu, tid);
-        if is_rt {
-            self.task_woken_rt(cpu, tid);
-        }
+        self.wakeup_preempt(cpu, tid);
+        class.task_woken(self, cpu, tid);
     }
 
-    /// wakeup_preempt / check_preempt_curr.
-    fn check_preempt_curr(&mut self, cpu: usize, tid: TaskId) {
+    /// wakeup_preempt() (check_preempt_curr before 6.6): `p` became
+    /// runnable on `cpu`. Same class: the class decides; a higher class
+    /// always preempts.
+    fn wakeup_preempt(&mut self, cpu: usize, p: TaskId) {
         match self.rqs[cpu].curr {
             None => self.resched_curr(cpu),
-            Some(curr) if curr != tid => {
-                // Same class: ask the class; a higher class always preempts.
-                let (pc, cc) = (self.tasks[tid].sched_class(), self.tasks[curr].sched_class());
+            Some(curr) if curr != p => {
+                let (pc, cc) = (self.tasks[p].sched_class(), self.tasks[curr].sched_class());
                 if pc == cc {
-                    match pc {
-                        SchedClass::Rt => self.check_preempt_curr_rt(cpu, curr, tid),
-                        _ => self.check_preempt_wakeup_fair(cpu, curr, tid),
-                    }
+                    pc.wakeup_preempt(self, cpu, curr, p);
                 } else if pc < cc {
                     self.resched_curr(cpu);
                 }
@@ -885,9 +810,7 @@ impl Sim {
         if old == new_cpu {
             return;
         }
-        if !self.tasks[tid].policy.is_rt() {
-            self.migrate_task_rq_fair(tid, old, new_cpu);
-        }
+        self.tasks[tid].sched_class().migrate_task_rq(self, tid, old, new_cpu);
         let t = &mut self.tasks[tid];
         t.cpu = new_cpu;
         t.stats.nr_migrations += 1;
@@ -907,47 +830,15 @@ impl Sim {
         self.trace.sched_migrate_task(self.now, exec_cpu, who, &self.tasks[tid], old, new_cpu);
     }
 
-    /// The stopper (or 2.6.x migration thread) preempts `p`, the task
-    /// running on `cpu`, so that active balance may move it: its CPU time is
-    /// booked, it goes back into the tree, and the CPU is left to the
-    /// stopper (idle for the model) until schedule() runs.
-    pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
-        self.account_cpu(cpu);
-        if self.tasks[p].policy.is_rt() {
-            self.update_rt_rq_load_avg(cpu, true);
-            self.put_prev_task_rt(cpu, p);
-        } else {
-            self.put_prev_task_fair(cpu, p);
-        }
-        self.rqs[cpu].curr = None;
-        self.rqs[cpu].stopper_running = true;
-        self.wasted.nr_idle_cpus += 1;
-        if self.tasks[p].nr_cpus_allowed == 1 {
-            self.wasted.nr_pinned_running -= 1;
-        }
-        if let Some(k) = self.rqs[cpu].op_key.take() {
-            self.q.cancel(k);
-        }
-        self.tasks[p].stats.nivcsw += 1;
-        self.tasks[p].stats.nr_switches += 1;
-        self.trace.sched_switch(self.now, cpu, Ctx::Task(&self.tasks[p]), Ctx::Stopper);
-    }
-
     /// Move a queued, not running task between runqueues (detach_task +
-    /// attach_task of the balancer).
+    /// attach_task of the balancer; move_queued_task).
     /// `exec_cpu` runs the move: the pulling CPU, or the source's stopper.
     pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize, exec_cpu: usize) {
-        if self.tasks[tid].policy.is_rt() {
-            // Only the legacy era's generic balancer moves RT tasks this way.
-            self.dequeue_task_rt(src, tid);
-            self.set_task_cpu(tid, dst, exec_cpu);
-            self.enqueue_task_rt(dst, tid, false);
-        } else {
-            self.dequeue_task_fair(src, tid, false);
-            self.set_task_cpu(tid, dst, exec_cpu);
-            self.enqueue_task_fair(dst, tid, false, false);
-        }
-        self.check_preempt_curr(dst, tid);
+        let class = self.tasks[tid].sched_class();
+        class.dequeue_task(self, src, tid, 0);
+        self.set_task_cpu(tid, dst, exec_cpu);
+        class.enqueue_task(self, dst, tid, 0);
+        self.wakeup_preempt(dst, tid);
     }
 
     // ------------------------------------------------- nr_running / overload
@@ -1069,10 +960,7 @@ impl Sim {
                     }
                 }
                 Op::Yield => {
-                    match self.tasks[tid].sched_class() {
-                        SchedClass::Rt => self.yield_task_rt(tid),
-                        _ => self.yield_task_fair(tid),
-                    }
+                    self.tasks[tid].sched_class().yield_task(self, tid);
                     self.tasks[tid].need_advance = true;
                     let cpu = self.tasks[tid].cpu;
                     self.resched_curr(cpu);
@@ -1137,7 +1025,7 @@ impl Sim {
                     let idx = self.tasks.iter().filter(|t| t.group == g).count();
                     let child = self.alloc_task(g, Some(g), &tmpl, idx);
                     let cpu = self.tasks[tid].cpu;
-                    self.start_task(child, Some(cpu));
+                    self.wake_up_new_task(child, Some(cpu));
                 }
                 Op::Park => {
                     self.block(tid);
@@ -1196,10 +1084,11 @@ impl Sim {
         let cpu = self.tasks[tid].cpu;
         debug_assert!(self.tasks[tid].policy.is_rt() && self.rqs[cpu].curr == Some(tid));
         let was_pinned = self.tasks[tid].nr_cpus_allowed == 1;
-        self.dequeue_task_rt(cpu, tid);
+        let class = self.tasks[tid].sched_class();
+        class.dequeue_task(self, cpu, tid, 0);
         self.tasks[tid].nr_cpus_allowed = mask.weight();
         self.tasks[tid].cpus = mask;
-        self.enqueue_task_rt(cpu, tid, true);
+        class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
         let pinned = self.tasks[tid].nr_cpus_allowed == 1;
         if was_pinned && !pinned {
             self.wasted.nr_pinned_running -= 1;
@@ -1263,12 +1152,9 @@ impl Sim {
         self.resched_curr(cpu);
     }
 
-    /// dequeue_task(rq, p, DEQUEUE_SLEEP) by class.
+    /// dequeue_task(rq, p, DEQUEUE_SLEEP).
     fn dequeue_task(&mut self, cpu: usize, tid: TaskId) {
-        match self.tasks[tid].sched_class() {
-            SchedClass::Rt => self.dequeue_task_rt(cpu, tid),
-            _ => self.dequeue_task_fair(cpu, tid, true),
-        }
+        self.tasks[tid].sched_class().dequeue_task(self, cpu, tid, DEQUEUE_SLEEP);
     }
 
     pub fn do_exit(&mut self, tid: TaskId) {
@@ -1277,19 +1163,9 @@ impl Sim {
             self.update_curr(cpu);
             self.dequeue_task(cpu, tid);
         }
-        if self.tasks[tid].policy.is_rt() {
-            self.rt_nr_tasks -= 1;
-        }
         self.tasks[tid].state = TaskState::Dead;
         self.tasks[tid].stats.exit_ns = Some(self.now);
-        // task_dead_fair -> remove_entity_load_avg: the dead task's load and
-        // utilisation leave the cfs_rq at once instead of decaying.
-        if self.tasks[tid].se.attached {
-            let w = self.tasks[tid].weight as u64;
-            let se_avg = self.tasks[tid].se.avg;
-            pelt::detach_entity(&mut self.rqs[cpu].cfs.avg, &se_avg, w);
-            self.tasks[tid].se.attached = false;
-        }
+        self.tasks[tid].sched_class().task_dead(self, cpu, tid);
         self.trace.sched_process_exit(self.now, cpu, &self.tasks[tid]);
         self.live_tasks -= 1;
         self.resched_curr(cpu);

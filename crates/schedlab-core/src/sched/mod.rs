@@ -5,11 +5,13 @@ pub mod core;
 pub mod cpupri;
 pub mod fair;
 pub mod features;
+pub mod idle;
 pub mod pelt;
 pub mod prio;
 pub mod rt;
 pub mod rt_legacy;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h
 pub mod sched;
+pub mod stop_task;
 pub mod task;
 pub mod topology;

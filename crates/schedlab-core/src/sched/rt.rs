@@ -19,6 +19,7 @@
 use crate::engine::event::Ev;
 use crate::engine::Instant;
 use crate::kernel::RtBalance;
+use crate::sched::class::{Pick, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
 use crate::sched::core::Sim;
 use crate::sched::fair::balance_avg::decayed_normal_avg;
 use crate::sched::features::Feature;
@@ -26,6 +27,103 @@ use crate::sched::pelt;
 use crate::sched::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::task::{TaskId, TaskState};
 use crate::sched::topology::SD_WAKE_AFFINE;
+
+/// The RT class (rt_sched_class): SCHED_FIFO and SCHED_RR.
+pub struct RtSchedClass;
+
+impl SchedClassOps for RtSchedClass {
+    fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
+        sim.enqueue_task_rt(cpu, p, flags & ENQUEUE_HEAD != 0);
+    }
+
+    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, _flags: u32) {
+        sim.dequeue_task_rt(cpu, p);
+    }
+
+    fn yield_task(sim: &mut Sim, p: TaskId) {
+        sim.yield_task_rt(p);
+    }
+
+    fn wakeup_preempt(sim: &mut Sim, cpu: usize, curr: TaskId, p: TaskId) {
+        sim.check_preempt_curr_rt(cpu, curr, p);
+    }
+
+    /// balance_rt(): the runqueue is about to lower its priority (prev left
+    /// the RT queue): pull_rt_task before picking.
+    fn balance(sim: &mut Sim, cpu: usize, prev: TaskId) {
+        if sim.cfg.mech.rt_push_pull()
+            && !sim.tasks[prev].rt.on_rq
+            && sim.rqs[cpu].rt.highest_prio > sim.tasks[prev].prio() as usize
+        {
+            sim.pull_rt_task(cpu);
+        }
+    }
+
+    /// pick_next_task_rt(). nr_running above the fair count means RT tasks
+    /// are queued: checked without touching the boxed rt_rq.
+    #[inline]
+    fn pick_next_task(sim: &mut Sim, cpu: usize, _newidle: bool) -> Pick {
+        let rq = &sim.rqs[cpu];
+        if rq.nr_running == rq.cfs.nr_running {
+            return Pick::Empty;
+        }
+        sim.pick_next_task_rt(cpu).map_or(Pick::Empty, Pick::Task)
+    }
+
+    fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
+        sim.update_rt_rq_load_avg(cpu, true);
+        if runnable {
+            sim.put_prev_task_rt(cpu, p);
+        }
+    }
+
+    fn set_next_task(sim: &mut Sim, cpu: usize, p: TaskId) {
+        sim.set_next_task_rt(cpu, p);
+    }
+
+    /// rt_queue_push_tasks() (post_schedule_rt in 2.6.25): push the
+    /// preempted or waiting RT tasks away.
+    fn balance_callback(sim: &mut Sim, cpu: usize, _p: TaskId) {
+        if sim.cfg.mech.rt_push_pull() && !sim.rqs[cpu].rt.pushable.is_empty() {
+            sim.push_rt_tasks(cpu);
+        }
+    }
+
+    fn select_task_rq(sim: &mut Sim, p: TaskId, cpu: usize, wake_flags: u32, _src: WakeSource) -> usize {
+        if wake_flags & WF_FORK != 0 && sim.cfg.mech.rt_balance == RtBalance::Legacy {
+            // 2.6.24: sched_fork -> sched_balance_self(SD_BALANCE_FORK), for
+            // every class. Deviation: the 2.6.35 form of find_idlest_group /
+            // find_idlest_cpu stands in for 2.6.24's (same loads and test).
+            return sim.select_task_rq_fork_avg(p, cpu);
+        }
+        sim.select_task_rq_rt(p, cpu)
+    }
+
+    /// sched_fork(): a full RR slice; the child starts on the parent's CPU.
+    fn task_fork(sim: &mut Sim, p: TaskId, parent_cpu: usize) {
+        sim.rt_nr_tasks += 1;
+        sim.tasks[p].rt.time_slice = sim.rr_timeslice_ticks;
+        if sim.tasks[p].cpus.test(parent_cpu) {
+            sim.tasks[p].cpu = parent_cpu;
+        }
+    }
+
+    fn task_woken(sim: &mut Sim, cpu: usize, p: TaskId) {
+        sim.task_woken_rt(cpu, p);
+    }
+
+    fn task_dead(sim: &mut Sim, _cpu: usize, _p: TaskId) {
+        sim.rt_nr_tasks -= 1;
+    }
+
+    fn task_tick(sim: &mut Sim, cpu: usize, curr: TaskId) {
+        sim.task_tick_rt(cpu, curr);
+    }
+
+    fn update_curr(sim: &mut Sim, cpu: usize, _curr: TaskId, delta: u64) {
+        sim.update_curr_rt(cpu, delta);
+    }
+}
 
 impl Sim {
     #[inline]

@@ -696,23 +696,6 @@ impl Sim {
         failed > self.topo.domains[env.sd].cache_nice_tries + 2
     }
 
-    /// active_load_balance_cpu_stop(): runs on `busiest` as the stopper.
-    /// The stopper (migration thread) runs on `busiest` for a kicked active
-    /// balance: clear the request and charge the preempted task the two
-    /// switches. Returns push_cpu, or None if nothing was requested.
-    pub(crate) fn stopper_enter(&mut self, busiest: usize) -> Option<usize> {
-        if !self.rqs[busiest].active_balance {
-            return None;
-        }
-        self.rqs[busiest].active_balance = false;
-        self.rqs[busiest].stopper_running = true;
-        self.update_curr(busiest);
-        if let Some(c) = self.rqs[busiest].curr {
-            self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
-        }
-        Some(self.rqs[busiest].push_cpu)
-    }
-
     pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
         let had_curr = self.rqs[busiest].curr.is_some();
         if self.avg_load_era() {

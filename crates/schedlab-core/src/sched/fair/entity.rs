@@ -300,13 +300,12 @@ impl Sim {
 
     // --------------------------------------------------- class operations
 
-    /// pick_next_task_fair(): `prev` is the previous task if it is still
-    /// runnable here (it is cfs_rq->curr and competes with the tree).
-    pub fn pick_next_task_fair(&mut self, cpu: usize, prev: Option<TaskId>) -> Option<TaskId> {
+    /// The entity pick of pick_next_task_fair(): a still runnable previous
+    /// task is cfs_rq->curr and competes with the tree.
+    pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
         if self.rqs[cpu].cfs.nr_running == 0 {
             return None;
         }
-        debug_assert!(prev.is_none() || self.rqs[cpu].cfs.curr == prev);
         match self.cfg.mech.fair {
             FairEra::Cfs => self.pick_next_entity_cfs(cpu),
             FairEra::Eevdf => self.pick_eevdf(cpu),

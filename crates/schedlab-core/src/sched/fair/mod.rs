@@ -6,3 +6,100 @@ pub mod balance_avg;
 pub mod entity;
 pub mod wakeup;
 pub mod wakeup_avg;
+
+use crate::sched::class::{Pick, SchedClassOps, WakeSource, DEQUEUE_SLEEP, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK};
+use crate::sched::core::Sim;
+use crate::sched::pelt;
+use crate::sched::task::TaskId;
+
+/// The fair class (fair_sched_class): SCHED_NORMAL, SCHED_BATCH and
+/// SCHED_IDLE tasks, by CFS or EEVDF (`entity.rs`), placed by the wakeup
+/// path (`wakeup.rs`, `wakeup_avg.rs`) and balanced by the load balancer of
+/// the version's era (`balance.rs`, `balance_avg.rs`).
+pub struct FairSchedClass;
+
+impl SchedClassOps for FairSchedClass {
+    fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
+        sim.enqueue_task_fair(cpu, p, flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
+    }
+
+    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
+        sim.dequeue_task_fair(cpu, p, flags & DEQUEUE_SLEEP != 0);
+    }
+
+    fn yield_task(sim: &mut Sim, p: TaskId) {
+        sim.yield_task_fair(p);
+    }
+
+    fn wakeup_preempt(sim: &mut Sim, cpu: usize, curr: TaskId, p: TaskId) {
+        sim.check_preempt_wakeup_fair(cpu, curr, p);
+    }
+
+    /// pick_next_task_fair(): the entity CFS or EEVDF picks; with nothing
+    /// queued, a newly idle balance (sched_balance_newidle), and RETRY_TASK
+    /// if it pulled anything.
+    fn pick_next_task(sim: &mut Sim, cpu: usize, newidle: bool) -> Pick {
+        if sim.rqs[cpu].cfs.nr_running > 0 {
+            return sim.pick_next_task_fair(cpu).map_or(Pick::Empty, Pick::Task);
+        }
+        if newidle && sim.newidle_balance(cpu) > 0 {
+            return Pick::Retry;
+        }
+        Pick::Empty
+    }
+
+    /// put_prev_task_fair(): a preempted task goes back into the tree.
+    fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
+        if runnable {
+            sim.put_prev_task_fair(cpu, p);
+        }
+    }
+
+    fn set_next_task(sim: &mut Sim, cpu: usize, p: TaskId) {
+        sim.set_next_entity(cpu, p);
+    }
+
+    fn select_task_rq(sim: &mut Sim, p: TaskId, cpu: usize, wake_flags: u32, src: WakeSource) -> usize {
+        if wake_flags & WF_FORK != 0 {
+            sim.select_task_rq_fork(p, cpu)
+        } else {
+            sim.select_task_rq_fair_wakeup(p, cpu, src.cpu, src.in_task)
+        }
+    }
+
+    /// init_entity_runnable_average() and post_init_entity_util_avg(): a
+    /// new task starts fully loaded, with half the CPU's spare capacity as
+    /// its utilisation (weight-scaled since 6.10).
+    fn post_init(sim: &mut Sim, cpu: usize, p: TaskId) {
+        let w = sim.tasks[p].weight as u64;
+        pelt::init_entity(&mut sim.tasks[p].se.avg, w);
+        sim.update_load_avg(cpu, None);
+        let util_weight = if sim.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
+        let cap = sim.capacity_of(cpu);
+        let cfs_avg = sim.rqs[cpu].cfs.avg;
+        pelt::post_init_entity_util_avg(&cfs_avg, &mut sim.tasks[p].se.avg, util_weight, cap);
+    }
+
+    fn migrate_task_rq(sim: &mut Sim, p: TaskId, old: usize, new: usize) {
+        sim.migrate_task_rq_fair(p, old, new);
+    }
+
+    /// task_dead_fair() -> remove_entity_load_avg(): the dead task's load and
+    /// utilisation leave the cfs_rq at once instead of decaying.
+    fn task_dead(sim: &mut Sim, cpu: usize, p: TaskId) {
+        if sim.tasks[p].se.attached {
+            let w = sim.tasks[p].weight as u64;
+            let se_avg = sim.tasks[p].se.avg;
+            pelt::detach_entity(&mut sim.rqs[cpu].cfs.avg, &se_avg, w);
+            sim.tasks[p].se.attached = false;
+        }
+    }
+
+    fn task_tick(sim: &mut Sim, cpu: usize, curr: TaskId) {
+        sim.task_tick_fair(cpu, curr);
+    }
+
+    fn update_curr(sim: &mut Sim, cpu: usize, curr: TaskId, delta: u64) {
+        sim.update_curr_fair(cpu, curr, delta);
+    }
+}
