@@ -7,6 +7,7 @@ pub mod cpumask;
 pub mod engine;
 pub mod error;
 pub mod kernel;
+pub mod kthread;
 pub mod machine;
 pub mod scenario;
 pub mod sched;
@@ -44,7 +45,7 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<serde_
     if opts.perfetto_path.is_some() {
         trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14);
     }
-    let mut sim = sched::core::Sim::new(sc, opts.seed, opts.check, trace)?;
+    let mut sim = engine::sim::Sim::new(sc, opts.seed, opts.check, trace)?;
     sim.run()?;
     let write = |p: &str, bytes: &[u8], opt: &str| {
         std::fs::write(p, bytes)

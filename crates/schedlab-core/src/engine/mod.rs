@@ -3,6 +3,8 @@
 pub mod event;
 pub mod queue;
 pub mod rng;
+pub mod run;
+pub mod sim;
 pub mod time;
 
 pub use queue::{EventKey, EventQueue};

@@ -1,10 +1,8 @@
 //! Kernel configuration of one run: version, mechanism eras, features,
 //! tunables (by their sysctl names) and the global cost constants.
 
-pub mod ktask;
 pub mod mechanisms;
 pub mod version;
-pub mod workqueue;
 
 use std::collections::BTreeMap;
 
@@ -249,6 +247,11 @@ pub struct KernelConfig {
 }
 
 impl KernelConfig {
+    /// msecs_to_jiffies(): ms rounded up to whole ticks.
+    pub fn msecs_to_jiffies(&self, ms: u64) -> u64 {
+        (ms * self.hz as u64).div_ceil(1000)
+    }
+
     pub fn defaults(v: KernelVersion) -> Self {
         KernelConfig {
             version: v,

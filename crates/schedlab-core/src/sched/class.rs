@@ -20,12 +20,8 @@
 //! take a task are never called; `set_next_task_idle` and the pick's
 //! `Pick::Idle` stand for what the kernel does with rq->idle.
 
-use crate::sched::core::Sim;
-use crate::sched::fair::FairSchedClass;
-use crate::sched::idle::IdleSchedClass;
-use crate::sched::rt::RtSchedClass;
-use crate::sched::stop_task::StopSchedClass;
-use crate::sched::task::TaskId;
+use crate::engine::sim::Sim;
+use crate::sched::task::{Task, TaskId};
 
 /// The scheduling classes in pick order (kernel/sched/sched.h:
 /// for_each_class walks stop -> dl -> rt -> fair -> idle). Defined once here.
@@ -40,6 +36,27 @@ pub enum SchedClass {
 impl SchedClass {
     /// for_each_class(): the highest class first.
     pub const ORDER: [SchedClass; 4] = [SchedClass::Stop, SchedClass::Rt, SchedClass::Fair, SchedClass::Idle];
+}
+
+/// stop_sched_class: `impl SchedClassOps` in sched/stop_task.rs.
+pub struct StopSchedClass;
+/// rt_sched_class (SCHED_FIFO, SCHED_RR): sched/rt.rs.
+pub struct RtSchedClass;
+/// fair_sched_class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE): sched/fair/mod.rs.
+pub struct FairSchedClass;
+/// idle_sched_class: sched/idle.rs.
+pub struct IdleSchedClass;
+
+impl Task {
+    /// p->sched_class.
+    #[inline]
+    pub fn sched_class(&self) -> SchedClass {
+        if self.policy.is_rt() {
+            SchedClass::Rt
+        } else {
+            SchedClass::Fair
+        }
+    }
 }
 
 // enqueue_task() / dequeue_task() flags (kernel/sched/sched.h).

@@ -4,12 +4,9 @@
 //! (cpuidle states, their exit latency) belongs in `idle/` (cpuidle), not
 //! here.
 
-use crate::sched::class::{Pick, SchedClassOps, WakeSource};
-use crate::sched::core::Sim;
+use crate::engine::sim::Sim;
+use crate::sched::class::{IdleSchedClass, Pick, SchedClassOps, WakeSource};
 use crate::sched::task::TaskId;
-
-/// The idle class.
-pub struct IdleSchedClass;
 
 impl SchedClassOps for IdleSchedClass {
     fn enqueue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {

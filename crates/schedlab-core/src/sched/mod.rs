@@ -3,6 +3,8 @@
 pub mod class;
 pub mod core;
 pub mod cpupri;
+pub mod cputime;
+pub mod debug;
 pub mod fair;
 pub mod features;
 pub mod idle;

@@ -17,19 +17,16 @@
 //!   its priority pulls the best waiting task from the overloaded rqs.
 
 use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
 use crate::engine::Instant;
 use crate::kernel::RtBalance;
-use crate::sched::class::{Pick, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
-use crate::sched::core::Sim;
+use crate::sched::class::{Pick, RtSchedClass, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
 use crate::sched::fair::balance_avg::decayed_normal_avg;
 use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::task::{TaskId, TaskState};
 use crate::sched::topology::SD_WAKE_AFFINE;
-
-/// The RT class (rt_sched_class): SCHED_FIFO and SCHED_RR.
-pub struct RtSchedClass;
 
 impl SchedClassOps for RtSchedClass {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
@@ -689,78 +686,5 @@ impl Sim {
             Some(next) => self.send_rto_push_ipi(next),
             None => self.rto_push.rto_loop_start = false,
         }
-    }
-
-    /// RT invariant (the checker): with push/pull on, no runnable RT task
-    /// with an unrestricted affinity waits while a CPU runs something of
-    /// lower priority, unless a task with a restricted affinity waits ahead
-    /// of it on its runqueue (the case the seed leaves uncovered). Throttled runqueues are exempt on both sides (their
-    /// RT tasks may not run, and the kernel does not push them away).
-    ///
-    /// With RT_PUSH_IPI the pull is an IPI chain, so a violation may last
-    /// one push round: (CPUs + 1) IPI deliveries; it is an error beyond.
-    pub fn check_rt_invariant(&self) -> Result<(), String> {
-        match self.rt_invariant_violation() {
-            Ok(()) => {
-                self.rt_inv_since.set(None);
-                Ok(())
-            }
-            Err(e) => {
-                if !self.cfg.features.on(Feature::RT_PUSH_IPI) {
-                    return Err(e);
-                }
-                let since = self.rt_inv_since.get().unwrap_or(self.now);
-                self.rt_inv_since.set(Some(since));
-                let round = (self.rqs.len() as u64 + 1) * self.cfg.costs.wakeup_ipi_ns;
-                if self.now - since > round {
-                    return Err(format!("{e} for {} ns, longer than a push round ({round} ns)", self.now - since));
-                }
-                Ok(())
-            }
-        }
-    }
-
-    fn rt_invariant_violation(&self) -> Result<(), String> {
-        if !self.cfg.mech.rt_push_pull() || self.rt_nr_tasks == 0 {
-            return Ok(());
-        }
-        let nr = self.rqs.len();
-        // The lowest priority any unthrottled CPU runs (larger = lower).
-        let mut lowest: Option<(i32, usize)> = None;
-        for rq in &self.rqs {
-            if rq.rt.rt_throttled {
-                continue;
-            }
-            let pr = self.curr_prio(rq.cpu);
-            if lowest.is_none_or(|(l, _)| pr > l) {
-                lowest = Some((pr, rq.cpu));
-            }
-        }
-        let Some((low, low_cpu)) = lowest else { return Ok(()) };
-        for rq in &self.rqs {
-            if rq.rt.rt_throttled {
-                continue;
-            }
-            for t in rq.rt.active.iter() {
-                if rq.curr == Some(t) {
-                    continue;
-                }
-                if self.tasks[t].nr_cpus_allowed < nr {
-                    // The seed's uncovered case: push_rt_tasks stops at a
-                    // head it cannot place, so the tasks behind it stay even
-                    // where they could run. The rq is exempt.
-                    break;
-                }
-                let p = self.tasks[t].prio();
-                if p < low {
-                    return Err(format!(
-                        "RT task {} (prio {}) waits on CPU {} while CPU {} runs prio {}",
-                        self.tasks[t].comm, p, rq.cpu, low_cpu, low
-                    ));
-                }
-                break; // lower ones on this rq wait behind this one anyway
-            }
-        }
-        Ok(())
     }
 }

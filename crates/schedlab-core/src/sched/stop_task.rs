@@ -10,13 +10,10 @@
 //! trace shows `migration/N`; its work takes no time beyond the two context
 //! switches charged to the task it preempts.
 
-use crate::sched::class::{Pick, SchedClassOps, WakeSource};
-use crate::sched::core::Sim;
+use crate::engine::sim::Sim;
+use crate::sched::class::{Pick, SchedClassOps, StopSchedClass, WakeSource};
 use crate::sched::task::TaskId;
 use crate::trace::Ctx;
-
-/// The stop class. No task of the model is in it (see the module comment).
-pub struct StopSchedClass;
 
 impl SchedClassOps for StopSchedClass {
     fn enqueue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {

@@ -2,7 +2,6 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::Rng;
-use crate::sched::class::SchedClass;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::prio::Policy;
 
@@ -210,16 +209,6 @@ impl Task {
             99 - self.rt_priority as i32
         } else {
             120 + self.nice
-        }
-    }
-
-    /// The task's scheduling class.
-    #[inline]
-    pub fn sched_class(&self) -> SchedClass {
-        if self.policy.is_rt() {
-            SchedClass::Rt
-        } else {
-            SchedClass::Fair
         }
     }
 }

@@ -2,6 +2,7 @@
 //! per-task and per-group figures, schedstat counters.
 
 pub mod report;
+pub mod wasted;
 
 /// Cumulative CPU time by kind, in ns (the /proc/stat columns schedlab
 /// models: user, nice, system, idle).

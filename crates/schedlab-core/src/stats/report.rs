@@ -2,9 +2,9 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::engine::sim::Sim;
 use crate::scenario::Scenario;
-use crate::sched::core::Sim;
-use crate::sched::task::TaskCounters;
+use crate::sched::task::{TaskCounters, TaskId, TaskState};
 use crate::stats::CpuTime;
 
 /// A share in percent with two decimals, as mpstat prints it.
@@ -202,4 +202,25 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Value {
                "throttle_events": sim.rt_throttle_events},
         "rt_migrate_test": sim.rtmt.as_ref().map(|r| r.report()),
     })
+}
+
+impl Sim {
+    /// A task's cumulative counters now, without touching its accounting
+    /// (the running task's current stretch and a waiting task's current
+    /// wait are added on the side).
+    pub fn task_counters(&self, tid: TaskId) -> TaskCounters {
+        let t = &self.tasks[tid];
+        let running = t.state == TaskState::Runnable && self.rqs[t.cpu].curr == Some(tid);
+        let runtime = t.se.sum_exec_runtime + if running { self.now.saturating_sub(t.se.exec_start) } else { 0 };
+        let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.now.saturating_sub(ws));
+        TaskCounters {
+            runtime_ns: runtime,
+            wait_ns: wait,
+            nr_switches: t.stats.nr_switches,
+            nr_voluntary_switches: t.stats.nvcsw,
+            nr_involuntary_switches: t.stats.nivcsw,
+            nr_migrations: t.stats.nr_migrations,
+            nr_wakeups: t.stats.nr_wakeups,
+        }
+    }
 }

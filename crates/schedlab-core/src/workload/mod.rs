@@ -1,5 +1,6 @@
 //! Task programs and their interpreter state.
 
+pub mod interp;
 pub mod program;
 pub mod rt_migrate_test;
 

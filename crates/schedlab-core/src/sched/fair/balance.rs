@@ -12,8 +12,8 @@
 //! classes are not modelled.
 
 use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
 use crate::engine::Instant;
-use crate::sched::core::Sim;
 use crate::sched::features::Feature;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::task::{TaskId, TaskState};
@@ -774,7 +774,7 @@ impl Sim {
         if busy {
             ms *= self.topo.domains[d].busy_factor as u64;
         }
-        let mut j = crate::sched::core::msecs_to_jiffies(ms, self.cfg.hz);
+        let mut j = self.cfg.msecs_to_jiffies(ms);
         if busy && self.cfg.mech.balance_interval_busy_minus_one {
             j = j.saturating_sub(1);
         }

@@ -38,9 +38,9 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
 use crate::engine::Instant;
 use crate::kernel::{BalancerEra, NohzModel, PreemptModel};
-use crate::sched::core::{msecs_to_jiffies, Sim};
 use crate::sched::features::Feature;
 use crate::sched::prio::Policy;
 use crate::sched::prio::MAX_PRIO;
@@ -1144,7 +1144,7 @@ impl Sim {
             if idle != CpuIdleType::Idle {
                 ms *= self.topo.domains[d].busy_factor as u64;
             }
-            let interval = msecs_to_jiffies(ms, self.cfg.hz).clamp(1, max_j) * tick;
+            let interval = self.cfg.msecs_to_jiffies(ms).clamp(1, max_j) * tick;
             // Deviation: SD_SERIALIZE's global trylock never contends in a
             // serial simulation.
             if self.now as i64 >= self.rqs[cpu].sd[lvl].last_balance + interval as i64 {
@@ -1209,7 +1209,7 @@ impl Sim {
                     pulled = self.load_balance_idle(cpu, lvl, CpuIdleType::NewlyIdle) as i32;
                 }
             }
-            let interval = msecs_to_jiffies(self.rqs[cpu].sd[lvl].balance_interval, self.cfg.hz) * tick;
+            let interval = self.cfg.msecs_to_jiffies(self.rqs[cpu].sd[lvl].balance_interval) * tick;
             let due = (self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
             next_balance = next_balance.min(due);
             if pulled != 0 {

@@ -13,8 +13,8 @@
 //! the pick scans that prefix. Deviation: the kernel finds the same entity in
 //! O(log n) with an augmented rbtree; this scan is O(eligible).
 
+use crate::engine::sim::Sim;
 use crate::kernel::FairEra;
-use crate::sched::core::Sim;
 use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{calc_delta_fair, Policy};
@@ -641,7 +641,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::sched::core::Sim;
+    use crate::engine::sim::Sim;
     use crate::trace::Trace;
 
     /// Three SCHED_IDLE hogs pinned to CPU 0, run `us` microseconds.

@@ -7,16 +7,12 @@ pub mod entity;
 pub mod wakeup;
 pub mod wakeup_avg;
 
-use crate::sched::class::{Pick, SchedClassOps, WakeSource, DEQUEUE_SLEEP, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK};
-use crate::sched::core::Sim;
+use crate::engine::sim::Sim;
+use crate::sched::class::{
+    FairSchedClass, Pick, SchedClassOps, WakeSource, DEQUEUE_SLEEP, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK,
+};
 use crate::sched::pelt;
 use crate::sched::task::TaskId;
-
-/// The fair class (fair_sched_class): SCHED_NORMAL, SCHED_BATCH and
-/// SCHED_IDLE tasks, by CFS or EEVDF (`entity.rs`), placed by the wakeup
-/// path (`wakeup.rs`, `wakeup_avg.rs`) and balanced by the load balancer of
-/// the version's era (`balance.rs`, `balance_avg.rs`).
-pub struct FairSchedClass;
 
 impl SchedClassOps for FairSchedClass {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {

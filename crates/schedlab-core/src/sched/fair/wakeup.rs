@@ -3,7 +3,7 @@
 //! select_idle_sibling and its idle scans, and the slow path
 //! find_idlest_group / find_idlest_group_cpu / find_idlest_cpu.
 
-use crate::sched::core::Sim;
+use crate::engine::sim::Sim;
 use crate::sched::fair::balance::{GroupType, SgStats};
 use crate::sched::features::Feature;
 use crate::sched::task::TaskId;

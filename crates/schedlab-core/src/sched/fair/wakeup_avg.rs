@@ -4,8 +4,8 @@
 //! and the 2.6.35 select_idle_sibling. LINUX-FACTS 3.10, 4.2, 4.3. Used for
 //! kernels before 4.16; 4.16+ use fair/wakeup.rs.
 
+use crate::engine::sim::Sim;
 use crate::kernel::WakeupForm;
-use crate::sched::core::Sim;
 use crate::sched::fair::balance_avg::SCHED_LOAD_SCALE;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};

@@ -3,25 +3,14 @@
 //! unbound workqueue take from a shared cursor. P0 runs the helpers at
 //! MAX_NICE (`kernel.ktask.helper_nice = 19`). LINUX-FACTS section 8.1.
 
+use crate::engine::sim::Sim;
+use crate::kthread::KtaskJob;
 use crate::scenario::TaskGroup;
-use crate::sched::core::Sim;
 use crate::sched::prio::Policy;
 use crate::sched::task::{KtaskRole, TaskId, TaskState};
 
 /// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.
 pub const KTASK_LOAD_BAL_SHIFT: u32 = 2;
-
-#[derive(Debug, Clone)]
-pub struct KtaskJob {
-    pub main: TaskId,
-    pub total: u64,
-    pub chunk: u64,
-    /// Work handed out so far.
-    pub cursor: u64,
-    pub nthreads: usize,
-    pub active_helpers: usize,
-    pub main_waiting: bool,
-}
 
 /// The v4 chunk size: (size / nthreads) >> KTASK_LOAD_BAL_SHIFT, rounded
 /// down to a multiple of min_chunk when larger, at least min_chunk; one

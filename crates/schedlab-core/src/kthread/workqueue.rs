@@ -15,8 +15,8 @@
 //! `kernel.vmstat_kworkers = false` removes them (a noise-free machine).
 
 use crate::cpumask::CpuMask;
+use crate::engine::sim::Sim;
 use crate::scenario::TaskGroup;
-use crate::sched::core::Sim;
 use crate::sched::prio::Policy;
 use crate::sched::task::TaskState;
 use crate::workload::{Dist, Op, Program};

@@ -1,0 +1,324 @@
+//! The simulated machine: one kernel's state on one machine running one
+//! workload, and its construction from a scenario.
+//!
+//! `Sim` holds everything; the kernel's mechanisms are `impl Sim` blocks in
+//! the rooms that model them (`sched/core.rs`, `sched/fair/`, `sched/rt.rs`,
+//! `kthread/`, ...), so a kernel function is a method with the kernel's
+//! name. This file holds only the state and how it is set up; the event
+//! loop that drives it is `engine/run.rs`.
+
+use crate::cpumask::CpuMask;
+use crate::engine::event::Ev;
+use crate::engine::queue::EventQueue;
+use crate::engine::rng::Rng;
+use crate::engine::time::Instant;
+use crate::error::SimError;
+use crate::kernel::{KernelConfig, ScaledTunables};
+use crate::kthread::KtaskJob;
+use crate::machine::Machine;
+use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
+use crate::sched::cpupri::CpuPri;
+use crate::sched::features::Feature;
+use crate::sched::prio::load_weight;
+use crate::sched::sched::{CfsRq, LbStats, Rq, RqStats, SdState};
+use crate::sched::task::{RtEntity, SchedEntity, Task, TaskCounters, TaskId, TaskState, TaskStats};
+use crate::sched::topology::{build_sched_domains, SchedTopology};
+use crate::stats::{CpuTime, Recorder, Wasted};
+use crate::trace::Trace;
+use crate::workload::rt_migrate_test::RtMigrateTest;
+use crate::workload::SyncObj;
+
+/// The simulation: one machine, one kernel, one workload.
+pub struct Sim {
+    pub cfg: KernelConfig,
+    pub machine: Machine,
+    pub topo: SchedTopology,
+    pub now: u64,
+    pub q: EventQueue<Ev>,
+    pub tasks: Vec<Task>,
+    pub rqs: Vec<Rq>,
+    pub templates: Vec<TaskGroup>,
+    /// Scenario groups come first in `templates` and `group_names`.
+    pub nr_scenario_groups: usize,
+    /// Per CPU: the bound kworker running vmstat_update, and when its
+    /// deferrable timer is next due (kernel/workqueue.rs).
+    pub hk_kworker: Vec<Option<TaskId>>,
+    pub hk_next: Vec<u64>,
+    /// Report groups: the scenario's groups, then "<group>.helpers" groups.
+    pub group_names: Vec<String>,
+    pub barriers: Vec<SyncObj>,
+    pub events: Vec<SyncObj>,
+    pub jobs: Vec<KtaskJob>,
+    pub seed: u64,
+    pub rng: Rng,
+    /// Scaled tunables (after the CPU-count factor).
+    pub tun: ScaledTunables,
+    pub resched_pending: Vec<usize>,
+    pub resched_spare: Vec<usize>,
+    pub nohz_idle_cpus: CpuMask,
+    pub nohz_next_balance: u64,
+    /// Runqueues with nr_running >= 2 (root_domain->overload).
+    pub nr_overloaded: usize,
+    /// Per LLC (indexed by sd_llc_id): CPUs not in nohz idle (nr_busy_cpus).
+    pub llc_nr_busy: Vec<usize>,
+    pub llc_has_idle_cores: Vec<bool>,
+    pub llc_nr_idle_scan: Vec<usize>,
+    /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
+    pub sg_imbalance: Vec<bool>,
+    /// nohz.load_balancer: the idle CPU that balances for the tickless ones
+    /// (avg_load era before 2.6.36, fair/balance_avg.rs).
+    pub nohz_load_balancer: Option<usize>,
+    pub live_tasks: usize,
+    // RT class (rt.rs, cpupri.rs).
+    /// RT_PUSH_IPI's root-domain iterator (rd->rto_cpu, rto_loop,
+    /// rto_loop_next, rto_loop_start): rt.rs.
+    pub rto_push: crate::sched::sched::RtoPush,
+    /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
+    /// allows one push round).
+    pub rt_inv_since: std::cell::Cell<Option<u64>>,
+    /// Every task's counters when the warm-up ended (report "window" =
+    /// final − base); empty without a warm-up. Indexed by task id.
+    pub task_base: Vec<TaskCounters>,
+    /// `[rt_migrate_test]`: the tool's state (workload/rt_migrate_test.rs).
+    pub rtmt: Option<Box<RtMigrateTest>>,
+    /// rd->cpupri.
+    pub cpupri: CpuPri,
+    /// rd->rto_mask and rd->rto_count: RT-overloaded runqueues.
+    pub rto_mask: CpuMask,
+    pub rto_count: usize,
+    /// rt_bandwidth.rt_period_active.
+    pub rt_period_active: bool,
+    /// sched_rr_timeslice in ticks.
+    pub rr_timeslice_ticks: u64,
+    /// RT tasks that exist (started, not dead): the RT checks are skipped at 0.
+    pub rt_nr_tasks: usize,
+    /// Some RT task has run: capacities carry RT pressure from now on.
+    pub rt_pressure: bool,
+    pub rt_throttle_events: u64,
+    /// Tasks moved by push/pull.
+    pub rt_migrations: u64,
+    pub wasted: Wasted,
+    /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)
+    /// while it does; trace lines of its pulls are written there.
+    pub lb_exec: Option<usize>,
+    pub next_pid: u32,
+    pub list_seq: u64,
+    pub events_processed: u64,
+    pub end_ns: u64,
+    pub stop_reason: &'static str,
+    pub fatal: Option<SimError>,
+    pub check: bool,
+    pub rec: Recorder,
+    pub trace: Trace,
+}
+
+impl Sim {
+    pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
+        let cfg = sc.kernel.clone();
+        let machine = sc.machine.clone();
+        let nr = machine.nr_cpus();
+        if cfg.features.on(Feature::DELAY_DEQUEUE) {
+            return Err(SimError::not_modelled(
+                &sc.source,
+                "kernel.features",
+                "DELAY_DEQUEUE (default on in 6.12) is not modelled yet; add \"NO_DELAY_DEQUEUE\" to kernel.features",
+            ));
+        }
+        let topo = build_sched_domains(&machine, &cfg.mech);
+        let tun = ScaledTunables::new(&cfg, nr);
+        let tick = cfg.tick_ns;
+        let mut rqs = Vec::with_capacity(nr);
+        // The machine has been up for a while when the workload starts, so
+        // each CPU's domains last balanced at an arbitrary point within
+        // their interval: the phase is drawn from the seed (this, not a
+        // fudge factor, is where repeated runs differ).
+        let mut phase_rng = Rng::fork(seed, "sd_last_balance");
+        for cpu in 0..nr {
+            let sd = topo.cpu_domains[cpu]
+                .iter()
+                .map(|&d| {
+                    let dom = &topo.domains[d];
+                    let max_ns = cfg.msecs_to_jiffies(dom.max_interval_ms * dom.busy_factor as u64) * tick;
+                    SdState {
+                        last_balance: -(phase_rng.range(0, max_ns) as i64),
+                        balance_interval: if cfg.mech.balance_interval_starts_at_span {
+                            dom.span_weight as u64
+                        } else {
+                            1
+                        },
+                        nr_balance_failed: 0,
+                        max_newidle_lb_cost: 0,
+                        stats: LbStats::default(),
+                    }
+                })
+                .collect();
+            rqs.push(Rq {
+                cpu,
+                curr: None,
+                nr_running: 0,
+                cfs: CfsRq::new(),
+                rt: Box::default(),
+                need_resched: false,
+                tick_key: None,
+                op_key: None,
+                op_at: 0,
+                idle_stamp: Some(0),
+                avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
+                max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,
+                next_balance: tick,
+                sd,
+                active_balance: false,
+                stopper_running: false,
+                push_cpu: 0,
+                nohz_idle: true,
+                acct: CpuTime::default(),
+                acct_since: 0,
+                stats: RqStats::default(),
+                wake_avg_idle: 0,
+                cpu_load: [0; 5],
+                last_load_update_tick: 0,
+                in_nohz_recently: true,
+                normal_avg: 0,
+                age_stamp: 0,
+            });
+        }
+        let nr_llc_ids = nr;
+        let ngroups = topo.groups.len();
+        // Every CPU starts idle and tickless: no LLC has a busy CPU.
+        let llc_nr_busy = vec![0; nr_llc_ids];
+        let mut group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
+        for g in &sc.groups {
+            group_names.push(format!("{}.helpers", g.name));
+        }
+        let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
+        let events = sc.events.iter().map(|_| SyncObj::default()).collect();
+        let end_ns = sc.measure.duration.map(|d| sc.measure.warmup + d).unwrap_or(MAX_SIM_NS);
+        let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns);
+        let mut sim = Sim {
+            cfg,
+            machine,
+            topo,
+            now: 0,
+            q: EventQueue::new(),
+            tasks: Vec::new(),
+            rqs,
+            templates: sc.groups.clone(),
+            nr_scenario_groups: sc.groups.len(),
+            hk_kworker: vec![None; nr],
+            hk_next: vec![u64::MAX; nr],
+            group_names,
+            barriers,
+            events,
+            jobs: Vec::new(),
+            seed,
+            rng: Rng::fork(seed, "sim"),
+            tun,
+            resched_pending: Vec::new(),
+            resched_spare: Vec::new(),
+            nohz_idle_cpus: CpuMask::full(nr),
+            nohz_next_balance: 0,
+            nr_overloaded: 0,
+            llc_nr_busy,
+            llc_has_idle_cores: vec![true; nr_llc_ids],
+            llc_nr_idle_scan: vec![usize::MAX; nr_llc_ids],
+            sg_imbalance: vec![false; ngroups],
+            nohz_load_balancer: None,
+            live_tasks: 0,
+            rto_push: Default::default(),
+            task_base: Vec::new(),
+            rt_inv_since: std::cell::Cell::new(None),
+            rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
+            cpupri: CpuPri::new(nr),
+            rto_mask: CpuMask::new(nr),
+            rto_count: 0,
+            rt_period_active: false,
+            rr_timeslice_ticks: 0,
+            rt_nr_tasks: 0,
+            rt_pressure: false,
+            rt_throttle_events: 0,
+            rt_migrations: 0,
+            lb_exec: None,
+            wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
+            // Above every migration/N's stand-in pid (trace::stopper_pid).
+            next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
+            list_seq: 0,
+            events_processed: 0,
+            end_ns,
+            stop_reason: "duration reached",
+            fatal: None,
+            check: check || sc.measure.check,
+            rec,
+            trace,
+        };
+        sim.create_housekeeping();
+        sim.rr_timeslice_ticks = sim.cfg.msecs_to_jiffies(sim.cfg.sysctl.sched_rr_timeslice_ms).max(1);
+        // Create the initial tasks.
+        for (gi, g) in sc.groups.iter().enumerate() {
+            for i in 0..g.count {
+                let tid = sim.alloc_task(gi, Some(gi), g, i);
+                sim.q.schedule(Instant(g.start), Ev::Start(tid));
+            }
+        }
+        // mpstat: a baseline snapshot when the warm-up ends (at 0 the
+        // recorder starts from zeros), then one per interval; a sample that
+        // falls on the end of the run is taken by the End handler.
+        let first = if sc.measure.warmup > 0 { sc.measure.warmup } else { sc.measure.interval };
+        if first < end_ns {
+            sim.q.schedule(Instant(first), Ev::Sample);
+        }
+        if end_ns < MAX_SIM_NS {
+            sim.q.schedule(Instant(end_ns), Ev::End);
+        }
+        Ok(sim)
+    }
+
+    /// Allocate a task (not yet runnable).
+    pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
+        let tid = self.tasks.len();
+        let (weight, inv_weight) =
+            load_weight(g.policy, g.nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
+        let comm: String = comm.chars().take(15).collect();
+        self.tasks.push(Task {
+            pid,
+            comm,
+            group,
+            template,
+            policy: g.policy,
+            nice: g.nice,
+            rt_priority: g.rt_priority,
+            weight,
+            inv_weight,
+            kthread: g.kthread,
+            nr_cpus_allowed: g.cpus.weight(),
+            cpus: g.cpus.clone(),
+            state: TaskState::New,
+            cpu: g.cpus.first().unwrap_or(0),
+            se: SchedEntity::default(),
+            rt: RtEntity::default(),
+            pc: 0,
+            loop_stack: Vec::new(),
+            work_left: 0,
+            runtime_end: None,
+            cs_debt: 0,
+            need_advance: true,
+            timer_next: None,
+            ktask: None,
+            rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
+            stats: TaskStats::default(),
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            recent_used_cpu: 0,
+            list_seq: 0,
+        });
+        tid
+    }
+
+    pub fn next_list_seq(&mut self) -> u64 {
+        self.list_seq += 1;
+        self.list_seq
+    }
+}

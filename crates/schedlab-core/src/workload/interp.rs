@@ -1,0 +1,287 @@
+//! The task-program interpreter: runs each task's ops (workload/program.rs)
+//! on its CPU, turning them into CPU work, sleeps and the syscalls of the
+//! scheduler core. Sleep timers are hrtimers with the kernel's slack.
+
+use crate::cpumask::CpuMask;
+use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
+use crate::engine::time::Instant;
+use crate::error::SimError;
+use crate::sched::task::{TaskId, TaskState};
+use crate::workload::rt_migrate_test::RtmtAction;
+use crate::workload::Op;
+
+impl Sim {
+    pub(crate) fn op_done(&mut self, cpu: usize) {
+        self.rqs[cpu].op_key = None;
+        let Some(tid) = self.rqs[cpu].curr else { return };
+        self.update_curr(cpu);
+        let t = &self.tasks[tid];
+        if let Some(end) = t.runtime_end {
+            if self.now < end || t.cs_debt > 0 {
+                self.arm_op_timer(cpu);
+                return;
+            }
+            self.tasks[tid].runtime_end = None;
+        } else if t.work_left > 0 || t.cs_debt > 0 {
+            self.arm_op_timer(cpu);
+            return;
+        }
+        if self.tasks[tid].ktask.is_some() && !self.tasks[tid].need_advance {
+            self.ktask_chunk_done(tid);
+        } else {
+            self.tasks[tid].need_advance = true;
+            self.advance(tid);
+        }
+        if self.rqs[cpu].curr == Some(tid) && self.tasks[tid].state == TaskState::Runnable {
+            self.arm_op_timer(cpu);
+        }
+    }
+
+    /// Interpret the task's program from its pc until it reaches an op that
+    /// takes time or blocks. The task is running on its CPU.
+    pub fn advance(&mut self, tid: TaskId) {
+        self.tasks[tid].need_advance = false;
+        let Some(template) = self.tasks[tid].template else {
+            // A ktask helper runs the helper loop only.
+            self.ktask_chunk_done(tid);
+            return;
+        };
+        let mut steps = 0u32;
+        loop {
+            steps += 1;
+            if steps > 1_000_000 {
+                self.fatal = Some(SimError::Invariant {
+                    message: format!(
+                        "task {} runs a program that makes no progress (a loop of zero-time ops)",
+                        self.tasks[tid].comm
+                    ),
+                });
+                return;
+            }
+            let pc = self.tasks[tid].pc;
+            let Some(op) = self.templates[template].program.ops.get(pc).cloned() else {
+                self.do_exit(tid);
+                return;
+            };
+            self.tasks[tid].pc += 1;
+            match op {
+                Op::Run(d) => {
+                    let w = d.sample(&mut self.tasks[tid].rng);
+                    if w == 0 {
+                        continue;
+                    }
+                    self.tasks[tid].work_left = w;
+                    return;
+                }
+                Op::Runtime(d) => {
+                    let w = d.sample(&mut self.tasks[tid].rng);
+                    self.tasks[tid].runtime_end = Some(self.now + w);
+                    return;
+                }
+                Op::Sleep(d) => {
+                    let w = d.sample(&mut self.tasks[tid].rng);
+                    self.block(tid);
+                    self.arm_sleep_timer(tid, self.now + w);
+                    return;
+                }
+                Op::Timer { period } => {
+                    let next = match self.tasks[tid].timer_next {
+                        None => self.now + period,
+                        Some(n) => n + period,
+                    };
+                    self.tasks[tid].timer_next = Some(next);
+                    if next > self.now {
+                        self.block(tid);
+                        self.arm_sleep_timer(tid, next);
+                        return;
+                    }
+                }
+                Op::Yield => {
+                    self.tasks[tid].sched_class().yield_task(self, tid);
+                    self.tasks[tid].need_advance = true;
+                    let cpu = self.tasks[tid].cpu;
+                    self.resched_curr(cpu);
+                    return;
+                }
+                Op::LoopStart { count, end } => {
+                    if count == 0 {
+                        self.tasks[tid].loop_stack.push((pc, u64::MAX));
+                    } else {
+                        self.tasks[tid].loop_stack.push((pc, count));
+                    }
+                    let _ = end;
+                }
+                Op::LoopEnd { start } => {
+                    let top = self.tasks[tid].loop_stack.last_mut().expect("loop stack");
+                    if top.1 != u64::MAX {
+                        top.1 -= 1;
+                    }
+                    if top.1 > 0 {
+                        self.tasks[tid].pc = start + 1;
+                    } else {
+                        self.tasks[tid].loop_stack.pop();
+                    }
+                }
+                Op::Barrier(b) => {
+                    let bar = &mut self.barriers[b];
+                    bar.arrived.push(tid);
+                    if bar.arrived.len() >= bar.participants {
+                        let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
+                        let cpu = self.tasks[tid].cpu;
+                        for w in waiters {
+                            if w != tid {
+                                self.try_to_wake_up(w, cpu, true);
+                            }
+                        }
+                    } else {
+                        self.block(tid);
+                        return;
+                    }
+                }
+                Op::Wait(e) => {
+                    if self.events[e].pending > 0 {
+                        self.events[e].pending -= 1;
+                    } else {
+                        self.events[e].waiters.push(tid);
+                        self.block(tid);
+                        return;
+                    }
+                }
+                Op::Signal(e) => {
+                    if self.events[e].waiters.is_empty() {
+                        self.events[e].pending += 1;
+                    } else {
+                        let w = self.events[e].waiters.remove(0);
+                        let cpu = self.tasks[tid].cpu;
+                        self.record_wakee(tid, w);
+                        self.try_to_wake_up(w, cpu, true);
+                    }
+                }
+                Op::Fork(g) => {
+                    let tmpl = self.templates[g].clone();
+                    let idx = self.tasks.iter().filter(|t| t.group == g).count();
+                    let child = self.alloc_task(g, Some(g), &tmpl, idx);
+                    let cpu = self.tasks[tid].cpu;
+                    self.wake_up_new_task(child, Some(cpu));
+                }
+                Op::Park => {
+                    self.block(tid);
+                    return;
+                }
+                Op::Exit => {
+                    self.do_exit(tid);
+                    return;
+                }
+                Op::Parallel { work, threads, min_chunk } => {
+                    self.ktask_run(tid, work, threads, min_chunk);
+                    return;
+                }
+                Op::Rtmt(op) => {
+                    let cpu = self.tasks[tid].cpu;
+                    self.update_curr(cpu);
+                    let (pid, now, exec) = (self.tasks[tid].pid, self.now, self.tasks[tid].se.sum_exec_runtime);
+                    let Some(rtmt) = self.rtmt.as_mut() else { continue };
+                    match rtmt.op(op, pid, now, exec) {
+                        RtmtAction::Continue => {}
+                        RtmtAction::BreakLoop => {
+                            // `break` out of the iteration loop: its LoopEnd ends it.
+                            if let Some(top) = self.tasks[tid].loop_stack.last_mut() {
+                                top.1 = 1;
+                            }
+                        }
+                        RtmtAction::LeaveLoop => {
+                            // Continue after the innermost loop's LoopEnd.
+                            if let Some((start, _)) = self.tasks[tid].loop_stack.pop() {
+                                if let Op::LoopStart { end, .. } = self.templates[template].program.ops[start] {
+                                    self.tasks[tid].pc = end + 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                Op::RtmtRotate => {
+                    let save = self.templates[template].cpus.clone();
+                    let Some(rtmt) = self.rtmt.as_mut() else { continue };
+                    let target = rtmt.next_rotate_cpu(|c| save.test(c));
+                    let mut mask = CpuMask::new(self.rqs.len());
+                    mask.set(target);
+                    self.set_cpus_allowed_curr(tid, mask);
+                }
+            }
+        }
+    }
+
+    /// Arm the completion event of the current op of the task on `cpu`.
+    pub fn arm_op_timer(&mut self, cpu: usize) {
+        let Some(tid) = self.rqs[cpu].curr else {
+            if let Some(k) = self.rqs[cpu].op_key.take() {
+                self.q.cancel(k);
+            }
+            return;
+        };
+        let t = &self.tasks[tid];
+        let at = if let Some(end) = t.runtime_end {
+            (self.now + t.cs_debt).max(end)
+        } else if t.work_left > 0 || t.cs_debt > 0 {
+            self.now + t.cs_debt + t.work_left
+        } else if t.need_advance {
+            self.now
+        } else {
+            if let Some(k) = self.rqs[cpu].op_key.take() {
+                self.q.cancel(k);
+            }
+            return;
+        };
+        // The completion time of a running op does not move while the task
+        // keeps running, so most re-arms are no-ops: skip the cancel/insert.
+        if self.rqs[cpu].op_key.is_some() && self.rqs[cpu].op_at == at {
+            return;
+        }
+        if let Some(k) = self.rqs[cpu].op_key.take() {
+            self.q.cancel(k);
+        }
+        self.rqs[cpu].op_at = at;
+        self.rqs[cpu].op_key = Some(self.q.schedule(Instant(at), Ev::OpDone(cpu)));
+    }
+
+    /// hrtimer_start of the sleep timer of `tid` (just blocked) for `expiry`.
+    pub(crate) fn arm_sleep_timer(&mut self, tid: TaskId, expiry: u64) {
+        let (at, hard) = self.hrtimer_fires_at(tid, expiry);
+        let cpu = self.tasks[tid].cpu;
+        self.trace.hrtimer_start(self.now, cpu, &self.tasks[tid], expiry, hard);
+        self.q.schedule(Instant(at), Ev::Timeout(tid));
+    }
+
+    /// When the sleep timer of `tid` (just blocked) armed for `expiry`
+    /// fires: hrtimers are ordered by their hard expiry (expiry + slack) and
+    /// a timer whose soft expiry has passed runs in whatever interrupt comes
+    /// first. RT tasks sleep without slack. With slack, a tick of the task's
+    /// CPU inside [expiry, expiry + slack] runs the timer in the same
+    /// interrupt, after scheduler_tick (1 ns later here, to order the
+    /// events); else it fires at expiry + slack.
+    ///
+    /// Deviation: whether the CPU will tick then is judged when the timer is
+    /// armed (it ticks if it still has work: NO_HZ_IDLE stops an idle CPU's
+    /// tick).
+    /// Returns (when it fires, its hard expiry).
+    pub(crate) fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> (u64, u64) {
+        // Timer slack dates from 2.6.28.
+        let slack = if self.tasks[tid].policy.is_rt() || !self.cfg.mech.hrtimer_slack {
+            0
+        } else {
+            self.cfg.costs.timer_slack_ns
+        };
+        if slack == 0 {
+            return (expiry, expiry);
+        }
+        let cpu = self.tasks[tid].cpu;
+        let tick = self.cfg.tick_ns;
+        let next_tick = expiry.div_ceil(tick) * tick;
+        if self.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
+            (next_tick + 1, expiry + slack)
+        } else {
+            (expiry + slack, expiry + slack)
+        }
+    }
+}
