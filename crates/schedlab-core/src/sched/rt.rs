@@ -21,10 +21,10 @@ use crate::engine::sim::Sim;
 use crate::engine::Instant;
 use crate::kernel::RtBalance;
 use crate::sched::class::{Pick, RtSchedClass, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
-use crate::sched::fair::balance_avg::decayed_normal_avg;
 use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{Policy, MAX_RT_PRIO};
+use crate::sched::sched::sched_avg_update;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sched::topology::SD_WAKE_AFFINE;
 
@@ -292,7 +292,7 @@ impl Sim {
     pub fn update_curr_rt(&mut self, cpu: usize, delta: u64) {
         // sched_rt_avg_update(): rt_avg for scale_rt_power (2.6.x era).
         let rq = &mut self.rqs[cpu].rt;
-        let (avg, age) = decayed_normal_avg(rq.rt_avg, rq.rt_age_stamp, self.now);
+        let (avg, age) = sched_avg_update(rq.rt_avg, rq.rt_age_stamp, self.now);
         rq.rt_avg = avg + delta;
         rq.rt_age_stamp = age;
         let Some(global) = self.rt_runtime_ns() else { return };

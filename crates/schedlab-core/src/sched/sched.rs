@@ -110,6 +110,26 @@ pub enum CpuIdleType {
     NewlyIdle = 2,
 }
 
+// ------------------------------------------------- rq->rt_avg (2.6.x)
+
+/// sched_avg_period(): sysctl_sched_time_avg (1000 ms) / 2 [sched.c @2.6.35].
+pub const SCHED_AVG_PERIOD_NS: u64 = 500_000_000;
+
+/// sched_avg_update() [sched.c @2.6.35]: a decaying sum (rq->rt_avg, and
+/// seed 002's normal_avg) seen at `now` with its period start: halved once
+/// per elapsed sched_avg_period(). Returns (sum, period start).
+pub fn sched_avg_update(normal_avg: u64, age_stamp: u64, now: u64) -> (u64, u64) {
+    let mut avg = normal_avg;
+    let mut age = age_stamp;
+    let elapsed = now.saturating_sub(age);
+    if elapsed > SCHED_AVG_PERIOD_NS {
+        let periods = (elapsed - 1) / SCHED_AVG_PERIOD_NS;
+        age += periods * SCHED_AVG_PERIOD_NS;
+        avg = if periods >= 64 { 0 } else { avg >> periods };
+    }
+    (avg, age)
+}
+
 // --------------------------------------------------------------- cfs_rq
 
 /// Where min_vruntime starts. The kernel starts at (u64)(-(1 << 20)) and

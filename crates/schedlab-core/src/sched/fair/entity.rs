@@ -1,17 +1,8 @@
-//! Models the entity half of kernel/sched/fair.c: update_curr, place_entity,
-//! enqueue/dequeue_entity, pick_next_entity, the tick and wakeup preemption,
-//! in both eras.
-//!
-//! CFS (2.6.23 .. 6.5): run the entity with the smallest vruntime; a waking
-//! task is placed at min_vruntime minus a sleeper credit; the tick preempts
-//! once the entity ran its slice `period * w / W`.
-//!
-//! EEVDF (6.6+): V = Σ w_i v_i / Σ w_i is the virtual time of an ideal fluid
-//! scheduler; an entity with lag V - v_i >= 0 is eligible; among eligible
-//! entities run the one with the earliest virtual deadline v_i + r_i/w_i.
-//! Eligible entities are a prefix of the vruntime-ordered tree (v_i <= V), so
-//! the pick scans that prefix. Deviation: the kernel finds the same entity in
-//! O(log n) with an augmented rbtree; this scan is O(eligible).
+//! Models the entity code of kernel/sched/fair.c that both eras share:
+//! update_curr, min_vruntime, enqueue/dequeue_entity, put_prev/set_next,
+//! PELT updates, migration, the tick and wakeup preemption entry points.
+//! Where the eras differ it calls into `fair/cfs.rs` (2.6.23 .. 6.5) or
+//! `fair/eevdf.rs` (6.6+), chosen by `cfg.mech.fair`.
 
 use crate::engine::sim::Sim;
 use crate::kernel::FairEra;
@@ -22,13 +13,13 @@ use crate::sched::task::{TaskId, TaskState};
 
 impl Sim {
     #[inline]
-    fn vdelta(&self, delta: u64, tid: TaskId) -> u64 {
+    pub(crate) fn vdelta(&self, delta: u64, tid: TaskId) -> u64 {
         let t = &self.tasks[tid];
         calc_delta_fair(delta, t.weight, t.inv_weight)
     }
 
     #[inline]
-    fn curr_on_rq(&self, cpu: usize) -> Option<TaskId> {
+    pub(crate) fn curr_on_rq(&self, cpu: usize) -> Option<TaskId> {
         self.rqs[cpu].cfs.curr.filter(|&c| self.tasks[c].se.on_rq)
     }
 
@@ -67,224 +58,6 @@ impl Sim {
         }
     }
 
-    // ------------------------------------------------------------- EEVDF
-
-    fn entity_key(&self, cpu: usize, tid: TaskId) -> i128 {
-        self.tasks[tid].se.vruntime as i128 - self.rqs[cpu].cfs.min_vruntime as i128
-    }
-
-    /// (Σ w_i key_i, Σ w_i) with curr included, as avg_vruntime() builds them.
-    fn avg_sums(&self, cpu: usize) -> (i128, i128) {
-        let cfs = &self.rqs[cpu].cfs;
-        let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
-        if let Some(c) = self.curr_on_rq(cpu) {
-            let w = self.tasks[c].weight as i128;
-            avg += self.entity_key(cpu, c) * w;
-            load += w;
-        }
-        (avg, load)
-    }
-
-    /// avg_vruntime(): V, rounded toward -inf so an entity at V is eligible.
-    pub fn avg_vruntime(&self, cpu: usize) -> u64 {
-        let (avg, load) = self.avg_sums(cpu);
-        let mut a = avg;
-        if load > 0 {
-            if a < 0 {
-                a -= load - 1;
-            }
-            a /= load;
-        }
-        (self.rqs[cpu].cfs.min_vruntime as i128 + a) as u64
-    }
-
-    /// entity_eligible(): Σ w_j (v_j - v0) >= (v_i - v0) Σ w_j.
-    fn entity_eligible(&self, cpu: usize, tid: TaskId) -> bool {
-        let (avg, load) = self.avg_sums(cpu);
-        avg >= self.entity_key(cpu, tid) * load
-    }
-
-    fn avg_add(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.tasks[tid].weight as i128;
-        let k = self.entity_key(cpu, tid);
-        let cfs = &mut self.rqs[cpu].cfs;
-        cfs.avg_vruntime += k * w;
-        cfs.avg_load += w;
-    }
-
-    fn avg_sub(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.tasks[tid].weight as i128;
-        let k = self.entity_key(cpu, tid);
-        let cfs = &mut self.rqs[cpu].cfs;
-        cfs.avg_vruntime -= k * w;
-        cfs.avg_load -= w;
-    }
-
-    /// update_entity_lag(): vlag = V - v, clamped to the virtual time of
-    /// max(2 slices, one tick).
-    fn update_entity_lag(&mut self, cpu: usize, tid: TaskId) {
-        let v = self.avg_vruntime(cpu) as i128;
-        let se = &self.tasks[tid].se;
-        let lag = v - se.vruntime as i128;
-        let limit = self.vdelta((2 * se.slice).max(self.cfg.tick_ns), tid) as i128;
-        self.tasks[tid].se.vlag = lag.clamp(-limit, limit) as i64;
-    }
-
-    /// update_deadline(): once vruntime passes the deadline, issue a new
-    /// request of base_slice. Returns true when a new request was issued.
-    fn update_deadline(&mut self, tid: TaskId) -> bool {
-        let se = &self.tasks[tid].se;
-        if se.vruntime < se.deadline {
-            return false;
-        }
-        let slice = self.tun.sched_base_slice;
-        let vs = self.vdelta(slice, tid);
-        let se = &mut self.tasks[tid].se;
-        se.slice = slice;
-        se.deadline = se.vruntime + vs;
-        true
-    }
-
-    /// pick_eevdf().
-    fn pick_eevdf(&self, cpu: usize) -> Option<TaskId> {
-        let cfs = &self.rqs[cpu].cfs;
-        let mut curr = self.curr_on_rq(cpu);
-        let left = cfs.leftmost().map(|(_, t)| t);
-        if cfs.nr_running == 1 {
-            return curr.or(left);
-        }
-        if let Some(c) = curr {
-            if !self.entity_eligible(cpu, c) {
-                curr = None;
-            }
-        }
-        if self.cfg.features.on(Feature::NEXT_BUDDY) {
-            if let Some(n) = cfs.next {
-                if self.tasks[n].se.on_rq && self.entity_eligible(cpu, n) {
-                    return Some(n);
-                }
-            }
-        }
-        if self.cfg.features.on(Feature::RUN_TO_PARITY) {
-            if let Some(c) = curr {
-                let se = &self.tasks[c].se;
-                if se.vlag == se.deadline as i64 {
-                    return Some(c);
-                }
-            }
-        }
-        let (avg, load) = self.avg_sums(cpu);
-        let v0 = cfs.min_vruntime as i128;
-        let mut best: Option<TaskId> = None;
-        for &(v, t) in cfs.tasks_timeline.iter() {
-            if avg < (v as i128 - v0) * load {
-                break; // the rest are ineligible
-            }
-            if best.is_none_or(|b| self.tasks[t].se.deadline < self.tasks[b].se.deadline) {
-                best = Some(t);
-            }
-        }
-        if let Some(c) = curr {
-            if best.is_none_or(|b| self.tasks[c].se.deadline < self.tasks[b].se.deadline) {
-                best = Some(c);
-            }
-        }
-        // "EEVDF scheduling fail, picking leftmost" (a rounding corner case).
-        best.or(left).or(self.curr_on_rq(cpu))
-    }
-
-    // --------------------------------------------------------------- CFS
-
-    /// __sched_period().
-    fn sched_period(&self, nr: u64) -> u64 {
-        if nr > self.tun.sched_nr_latency {
-            nr * self.tun.sched_min_granularity
-        } else {
-            self.tun.sched_latency
-        }
-    }
-
-    /// sched_slice(): period * w / W (W counting the entity if not queued).
-    pub fn sched_slice(&self, cpu: usize, tid: TaskId) -> u64 {
-        let cfs = &self.rqs[cpu].cfs;
-        let se = &self.tasks[tid];
-        let on_rq = se.se.on_rq;
-        let nr = cfs.nr_running as u64 + u64::from(!on_rq);
-        let mut load = cfs.load_weight;
-        if !on_rq {
-            load += se.weight as u64;
-        }
-        let period = self.sched_period(nr);
-        let mut slice = if load == 0 { period } else { (period as u128 * se.weight as u128 / load as u128) as u64 };
-        if self.cfg.features.on(Feature::BASE_SLICE) {
-            slice = slice.max(self.tun.sched_min_granularity);
-        }
-        slice
-    }
-
-    /// wakeup_gran(): the wakeup granularity in the wakee's virtual time.
-    fn wakeup_gran(&self, tid: TaskId) -> u64 {
-        self.vdelta(self.tun.sched_wakeup_granularity, tid)
-    }
-
-    /// wakeup_preempt_entity(curr, se): -1 if se is not ahead of curr, 1 if
-    /// it is more than a wakeup granularity ahead, else 0.
-    fn wakeup_preempt_entity(&self, curr: TaskId, se: TaskId) -> i32 {
-        let vdiff = self.tasks[curr].se.vruntime as i128 - self.tasks[se].se.vruntime as i128;
-        if vdiff <= 0 {
-            return -1;
-        }
-        if vdiff > self.wakeup_gran(se) as i128 {
-            1
-        } else {
-            0
-        }
-    }
-
-    /// pick_next_entity(cfs_rq, curr) of 2.6.35 .. 6.5, with the skip, last
-    /// and next buddies.
-    fn pick_next_entity_cfs(&self, cpu: usize) -> Option<TaskId> {
-        let cfs = &self.rqs[cpu].cfs;
-        let curr = self.curr_on_rq(cpu);
-        let mut left = cfs.leftmost().map(|(_, t)| t);
-        if let Some(c) = curr {
-            if left.is_none_or(|l| self.tasks[c].se.vruntime < self.tasks[l].se.vruntime) {
-                left = Some(c);
-            }
-        }
-        let left = left?;
-        let mut se = left;
-        if cfs.skip == Some(se) {
-            let second = if Some(se) == curr {
-                cfs.leftmost().map(|(_, t)| t)
-            } else {
-                let mut s = cfs.tasks_timeline.iter().nth(1).map(|&(_, t)| t);
-                if let Some(c) = curr {
-                    if s.is_none_or(|x| self.tasks[c].se.vruntime < self.tasks[x].se.vruntime) {
-                        s = Some(c);
-                    }
-                }
-                s
-            };
-            if let Some(s) = second {
-                if self.wakeup_preempt_entity(s, left) < 1 {
-                    se = s;
-                }
-            }
-        }
-        if let Some(l) = cfs.last {
-            if self.tasks[l].se.on_rq && self.wakeup_preempt_entity(l, left) < 1 {
-                se = l;
-            }
-        }
-        if let Some(n) = cfs.next {
-            if self.tasks[n].se.on_rq && self.wakeup_preempt_entity(n, left) < 1 {
-                se = n;
-            }
-        }
-        Some(se)
-    }
-
     pub fn clear_buddies(&mut self, cpu: usize, tid: TaskId) {
         let cfs = &mut self.rqs[cpu].cfs;
         if cfs.next == Some(tid) {
@@ -299,6 +72,14 @@ impl Sim {
     }
 
     // --------------------------------------------------- class operations
+
+    /// place_entity() for the era (fair/cfs.rs, fair/eevdf.rs).
+    fn place_entity(&mut self, cpu: usize, tid: TaskId, initial: bool) {
+        match self.cfg.mech.fair {
+            FairEra::Cfs => self.place_entity_cfs(cpu, tid, initial),
+            FairEra::Eevdf => self.place_entity_eevdf(cpu, tid, initial),
+        }
+    }
 
     /// The entity pick of pick_next_task_fair(): a still runnable previous
     /// task is cfs_rq->curr and competes with the tree.
@@ -366,67 +147,6 @@ impl Sim {
         }
         let cfs = &mut self.rqs[cpu].cfs;
         pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, cfs.h_nr_running as u64, running.is_some());
-    }
-
-    /// place_entity() for both eras.
-    fn place_entity(&mut self, cpu: usize, tid: TaskId, initial: bool) {
-        match self.cfg.mech.fair {
-            FairEra::Cfs => {
-                let cfs = &self.rqs[cpu].cfs;
-                let mut vruntime = cfs.min_vruntime;
-                if initial {
-                    // Deviation: task_fork_fair starts the child at the
-                    // parent's vruntime and place_entity takes the max; the
-                    // model's tasks are launched by no parent on that
-                    // runqueue, so the child starts at min_vruntime (+ the
-                    // START_DEBIT vslice), which is where the max lands
-                    // whenever the parent is not far ahead.
-                    if self.cfg.features.on(Feature::START_DEBIT) {
-                        let s = self.sched_slice(cpu, tid);
-                        vruntime += self.vdelta(s, tid);
-                    }
-                    self.tasks[tid].se.vruntime = vruntime;
-                    return;
-                }
-                let f = &self.cfg.features;
-                let mut thresh = self.tun.sched_latency;
-                if self.tasks[tid].is_idle_policy() && self.cfg.mech.idle_sleeper_credit_min_granularity {
-                    thresh = self.tun.sched_min_granularity;
-                }
-                if f.on(Feature::GENTLE_FAIR_SLEEPERS) {
-                    thresh >>= 1;
-                }
-                if f.on(Feature::GENTLE_FAIR_SLEEPERS) || f.on(Feature::NEW_FAIR_SLEEPERS) {
-                    vruntime = vruntime.saturating_sub(thresh);
-                }
-                let se = &mut self.tasks[tid].se;
-                se.vruntime = se.vruntime.max(vruntime);
-            }
-            FairEra::Eevdf => {
-                let slice = self.tun.sched_base_slice;
-                let mut vslice = self.vdelta(slice, tid);
-                let v = self.avg_vruntime(cpu) as i128;
-                let mut lag: i128 = 0;
-                let cfs = &self.rqs[cpu].cfs;
-                if self.cfg.features.on(Feature::PLACE_LAG) && cfs.nr_running > 0 && !initial {
-                    lag = self.tasks[tid].se.vlag as i128;
-                    let mut load = cfs.avg_load;
-                    if let Some(c) = self.curr_on_rq(cpu) {
-                        load += self.tasks[c].weight as i128;
-                    }
-                    if load > 0 {
-                        lag = lag * (load + self.tasks[tid].weight as i128) / load;
-                    }
-                }
-                if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {
-                    vslice /= 2;
-                }
-                let se = &mut self.tasks[tid].se;
-                se.slice = slice;
-                se.vruntime = (v - lag).max(0) as u64;
-                se.deadline = se.vruntime + vslice;
-            }
-        }
     }
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
@@ -559,32 +279,6 @@ impl Sim {
         }
     }
 
-    /// check_preempt_tick() (CFS).
-    fn check_preempt_tick(&mut self, cpu: usize, curr: TaskId) {
-        let ideal = self.sched_slice(cpu, curr);
-        let se = &self.tasks[curr].se;
-        let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
-        if delta_exec > ideal {
-            self.resched_curr(cpu);
-            self.clear_buddies(cpu, curr);
-            return;
-        }
-        if !self.cfg.mech.check_preempt_tick_vdiff {
-            return; // 2.6.25 had only the slice test.
-        }
-        if delta_exec < self.tun.sched_min_granularity {
-            return;
-        }
-        let Some((lv, _)) = self.rqs[cpu].cfs.leftmost() else { return };
-        let delta = self.tasks[curr].se.vruntime as i128 - lv as i128;
-        if delta < 0 {
-            return;
-        }
-        if delta > ideal as i128 {
-            self.resched_curr(cpu);
-        }
-    }
-
     /// check_preempt_wakeup() / check_preempt_wakeup_fair().
     pub fn check_preempt_wakeup_fair(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
         if !self.cfg.features.on(Feature::WAKEUP_PREEMPTION) {
@@ -601,19 +295,9 @@ impl Sim {
         }
         self.update_curr(cpu);
         match self.cfg.mech.fair {
-            FairEra::Cfs => {
-                let scale = self.rqs[cpu].cfs.nr_running as u64 >= self.tun.sched_nr_latency;
-                if self.cfg.features.on(Feature::NEXT_BUDDY) && scale {
-                    self.rqs[cpu].cfs.next = Some(p);
-                }
-                if self.wakeup_preempt_entity(curr, p) == 1 {
-                    self.resched_curr(cpu);
-                    if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.tasks[curr].se.on_rq {
-                        self.rqs[cpu].cfs.last = Some(curr);
-                    }
-                }
-            }
+            FairEra::Cfs => self.check_preempt_wakeup_cfs(cpu, curr, p),
             FairEra::Eevdf => {
+                // Preempt if the wakee is what EEVDF would pick now.
                 if self.pick_eevdf(cpu) == Some(p) {
                     self.resched_curr(cpu);
                 }

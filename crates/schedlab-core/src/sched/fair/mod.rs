@@ -2,8 +2,16 @@
 //! be: the entity (CFS and EEVDF), PELT, the wakeup path and the balancer.
 
 pub mod balance;
+pub mod balance_2625;
 pub mod balance_avg;
+pub mod cfs;
+pub mod cpu_load;
+pub mod eevdf;
 pub mod entity;
+pub mod nohz;
+pub mod nohz_owner;
+pub mod sched_idle_lb;
+pub mod sd_lb_stats;
 pub mod wakeup;
 pub mod wakeup_avg;
 

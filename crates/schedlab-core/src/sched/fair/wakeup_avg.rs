@@ -6,7 +6,7 @@
 
 use crate::engine::sim::Sim;
 use crate::kernel::WakeupForm;
-use crate::sched::fair::balance_avg::SCHED_LOAD_SCALE;
+use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
 use crate::sched::task::TaskId;
 use crate::sched::topology::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 

@@ -1,0 +1,92 @@
+//! Models the periodic balance trigger and NOHZ idle balancing of
+//! kernel/sched/fair.c in the kick model (2.6.36+; `cfg.mech.nohz ==
+//! NohzModel::Kick`): trigger_load_balance() from the tick of a busy CPU,
+//! nohz_balancer_kick() picking an idle CPU (the ILB) to balance for the
+//! tickless ones, nohz_idle_balance(), and the nohz.idle_cpus_mask and
+//! per-LLC nr_busy_cpus bookkeeping as CPUs enter and leave idle.
+//! The older owner model is `fair/nohz_owner.rs`.
+
+use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
+use crate::engine::time::Instant;
+use crate::sched::sched::CpuIdleType;
+
+impl Sim {
+    /// trigger_load_balance() from the tick of a busy CPU, and
+    /// nohz_balancer_kick().
+    pub fn trigger_load_balance(&mut self, cpu: usize) {
+        if self.avg_load_era() && self.trigger_load_balance_avg(cpu) {
+            return; // 2.6.x NOHZ owner model (balance_avg.rs)
+        }
+        if self.now >= self.rqs[cpu].next_balance {
+            let idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
+            self.rebalance_domains(cpu, idle);
+        }
+        self.nohz_balancer_kick(cpu);
+    }
+
+    pub(crate) fn nohz_balancer_kick(&mut self, cpu: usize) {
+        if self.nohz_idle_cpus.is_empty() || self.now < self.nohz_next_balance {
+            return;
+        }
+        let mut kick = self.rqs[cpu].nr_running >= 2;
+        if !kick {
+            let llc = self.topo.sd_llc_id[cpu];
+            kick = self.llc_nr_busy[llc] > 1;
+        }
+        if !kick {
+            return;
+        }
+        // find_new_ilb(): first idle CPU in the nohz mask.
+        let Some(ilb) = self.nohz_idle_cpus.iter().find(|&c| self.idle_cpu(c)) else { return };
+        self.nohz_next_balance = self.now + self.cfg.tick_ns;
+        let at = self.now + self.cfg.costs.wakeup_ipi_ns;
+        self.q.schedule(Instant(at), Ev::NohzKick(ilb));
+    }
+
+    /// nohz_idle_balance(): the kicked idle CPU balances for every tickless
+    /// idle CPU whose next_balance is due, then for itself.
+    pub fn nohz_idle_balance(&mut self, ilb: usize) {
+        if self.avg_load_era() && self.nohz_owner_model() {
+            return self.nohz_ilb_nominated_avg(ilb); // balance_avg.rs
+        }
+        let cpus: Vec<usize> = self.nohz_idle_cpus.iter().collect();
+        let mut next = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
+        for c in cpus.iter().copied().filter(|&c| c != ilb).chain(std::iter::once(ilb)) {
+            if !self.idle_cpu(ilb) {
+                break; // need_resched: this CPU got work; abort.
+            }
+            if !self.idle_cpu(c) {
+                continue;
+            }
+            if self.now >= self.rqs[c].next_balance {
+                self.lb_exec = (c != ilb).then_some(ilb);
+                self.rebalance_domains(c, CpuIdleType::Idle);
+                self.lb_exec = None;
+            }
+            next = next.min(self.rqs[c].next_balance);
+        }
+        self.nohz_next_balance = next;
+    }
+
+    pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
+        if self.rqs[cpu].nohz_idle || !self.idle_cpu(cpu) {
+            return;
+        }
+        self.rqs[cpu].nohz_idle = true;
+        self.nohz_idle_cpus.set(cpu);
+        let llc = self.topo.sd_llc_id[cpu];
+        self.llc_nr_busy[llc] = self.llc_nr_busy[llc].saturating_sub(1);
+    }
+
+    pub fn nohz_balance_exit_idle(&mut self, cpu: usize) {
+        if !self.rqs[cpu].nohz_idle {
+            return;
+        }
+        self.select_nohz_load_balancer_exit(cpu); // avg_load era (balance_avg.rs)
+        self.rqs[cpu].nohz_idle = false;
+        self.nohz_idle_cpus.clear(cpu);
+        let llc = self.topo.sd_llc_id[cpu];
+        self.llc_nr_busy[llc] += 1;
+    }
+}
