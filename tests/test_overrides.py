@@ -1,4 +1,5 @@
-"""Override keys and values: --set parsing, TOML literal conversion, quoting."""
+"""Override keys and values: --set parsing, TOML literal conversion, quoting
+(the grammar is the core's, called through the binding)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from schedlab.overrides import (
     split_key,
     toml_literal,
 )
+
+pytestmark = pytest.mark.native
 
 
 @pytest.mark.parametrize(

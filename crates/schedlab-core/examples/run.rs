@@ -4,8 +4,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = &args[1];
     let text = std::fs::read_to_string(path).expect("read scenario");
-    let ov: Vec<(String, String)> =
-        args[2..].iter().filter_map(|a| a.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))).collect();
+    // KEY=VALUE as `schedlab run --set` takes it.
+    let ov: Vec<(String, String)> = args[2..]
+        .iter()
+        .map(|a| schedlab_core::scenario::overrides::parse_set(a).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
     let t0 = std::time::Instant::now();
     let opts = schedlab_core::RunOptions {
         seed: std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1),

@@ -29,6 +29,8 @@ pub enum SimError {
     Invariant { message: String },
     /// A bug: an internal consistency failure, reported instead of a panic.
     Internal { message: String },
+    /// The command line or an API argument is malformed (`--set x`).
+    Usage { message: String },
 }
 
 impl SimError {
@@ -43,6 +45,7 @@ impl SimError {
             SimError::NotModelled { .. } => "SL120",
             SimError::Invariant { .. } => "SL200",
             SimError::Internal { .. } => "SL900",
+            SimError::Usage { .. } => "SL001",
         }
     }
 
@@ -57,6 +60,7 @@ impl SimError {
             SimError::NotModelled { .. } => "NotModelledError",
             SimError::Invariant { .. } => "InvariantError",
             SimError::Internal { .. } => "InternalError",
+            SimError::Usage { .. } => "UsageError",
         }
     }
 
@@ -104,6 +108,7 @@ impl fmt::Display for SimError {
             }
             SimError::Invariant { message } => write!(f, "invariant violated: {message}"),
             SimError::Internal { message } => write!(f, "internal error (please report): {message}"),
+            SimError::Usage { message } => write!(f, "{message}"),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The thin PyO3 binding: no simulation logic here. Core errors cross as
 //! instances of the classes in `schedlab.errors` (one mapping, `to_pyerr`).
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use schedlab_core::scenario::overrides;
 use schedlab_core::{RunOptions, SimError};
 
 /// Map a core error onto `schedlab.errors.<Kind>(code, message)`.
@@ -65,6 +66,43 @@ fn check(py: Python<'_>, text: String, source: String, overrides: Vec<(String, S
     }
 }
 
+/// `--set KEY=VALUE` -> (canonical key, TOML literal): the override
+/// grammar (schedlab_core::scenario::overrides). UsageError (SL001) if malformed.
+#[pyfunction]
+fn parse_set(py: Python<'_>, arg: &str) -> PyResult<(String, String)> {
+    overrides::parse_set(arg).map_err(|message| to_pyerr(py, SimError::Usage { message }))
+}
+
+/// The segments of an override key; ValueError if malformed.
+#[pyfunction]
+fn split_key(key: &str) -> PyResult<Vec<String>> {
+    overrides::split_key(key).map_err(PyValueError::new_err)
+}
+
+/// Segments -> a key, quoting only the segments that need it.
+#[pyfunction]
+fn format_key(segments: Vec<String>) -> String {
+    overrides::format_key(&segments)
+}
+
+/// The canonical form of an override key; ValueError if malformed.
+#[pyfunction]
+fn normalize_key(key: &str) -> PyResult<String> {
+    overrides::normalize_key(key).map_err(PyValueError::new_err)
+}
+
+/// A TOML basic string holding `text`.
+#[pyfunction]
+fn toml_string(text: &str) -> String {
+    overrides::quote(text)
+}
+
+/// A command-line value as TOML literal text (a literal, or else a string).
+#[pyfunction]
+fn value_literal(text: &str) -> String {
+    overrides::value_literal(text)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -75,5 +113,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_set, m)?)?;
+    m.add_function(wrap_pyfunction!(split_key, m)?)?;
+    m.add_function(wrap_pyfunction!(format_key, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_key, m)?)?;
+    m.add_function(wrap_pyfunction!(value_literal, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_string, m)?)?;
     Ok(())
 }

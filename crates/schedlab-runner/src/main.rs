@@ -81,10 +81,8 @@ fn parse_args() -> Result<Option<Args>, Fail> {
             "--serial" => a.serial = true,
             "--set" | "-o" => {
                 let kv = value("--set")?;
-                let (k, v) = kv
-                    .split_once('=')
-                    .ok_or_else(|| usage(format!("--set {kv}: accepted: KEY=VALUE (task.0.nice=5)")))?;
-                a.sets.push((k.trim().to_string(), v.trim().to_string()));
+                // The override grammar of every schedlab command line.
+                a.sets.push(schedlab_core::scenario::overrides::parse_set(&kv).map_err(usage)?);
             }
             "--seed" => {
                 let v = value("--seed")?;

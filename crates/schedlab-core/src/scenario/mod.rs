@@ -1,10 +1,12 @@
-//! Scenario schema, parsing, overrides and validation.
+//! Scenario schema, parsing and validation (the override grammar is
+//! `overrides.rs`).
 //!
 //! Text -> TOML tree -> (drop the Python-only `experiment` and `variant`
 //! tables) -> apply overrides -> serde into the raw schema (unknown keys are
 //! errors, with their key path) -> `compile` into a validated `Scenario`
 //! whose every value has been checked with its key path.
 
+pub mod overrides;
 pub mod units;
 
 use std::collections::BTreeMap;
@@ -167,90 +169,6 @@ fn loc(file: &str, key: &str) -> Location {
     Location { file: file.to_string(), key: key.to_string() }
 }
 
-/// Split an override key into segments: dots separate, a double-quoted
-/// segment may contain dots (`kernel.sysctl."kernel.sched_nr_migrate"`).
-pub fn split_key(key: &str) -> std::result::Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut was_quoted = false;
-    for c in key.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                was_quoted = true;
-            }
-            '.' if !quoted => {
-                if cur.is_empty() && !was_quoted {
-                    return Err(format!("empty segment in key \"{key}\""));
-                }
-                out.push(std::mem::take(&mut cur));
-                was_quoted = false;
-            }
-            _ => cur.push(c),
-        }
-    }
-    if quoted {
-        return Err(format!("unbalanced quote in key \"{key}\""));
-    }
-    if cur.is_empty() && !was_quoted {
-        return Err(format!("empty segment in key \"{key}\""));
-    }
-    out.push(cur);
-    Ok(out)
-}
-
-/// Parse an override value: a TOML literal if it is one, else a string.
-pub fn parse_literal(v: &str) -> toml::Value {
-    match format!("v = {v}").parse::<toml::Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(v.to_string())),
-        Err(_) => toml::Value::String(v.to_string()),
-    }
-}
-
-fn set_path(node: &mut toml::Value, segs: &[String], value: toml::Value) -> std::result::Result<(), String> {
-    let Some((seg, rest)) = segs.split_first() else { return Ok(()) };
-    match node {
-        toml::Value::Table(t) => {
-            if rest.is_empty() {
-                t.insert(seg.clone(), value);
-                Ok(())
-            } else {
-                let child = t.entry(seg.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                set_path(child, rest, value)
-            }
-        }
-        toml::Value::Array(a) => {
-            let idx = match seg.parse::<usize>() {
-                Ok(i) if i < a.len() => i,
-                Ok(i) => return Err(format!("index {i} is past the end (length {})", a.len())),
-                Err(_) => a
-                    .iter()
-                    .position(|e| e.get("name").and_then(|x| x.as_str()) == Some(seg.as_str()))
-                    .ok_or_else(|| format!("no element named \"{seg}\""))?,
-            };
-            if rest.is_empty() {
-                a[idx] = value;
-                Ok(())
-            } else {
-                set_path(&mut a[idx], rest, value)
-            }
-        }
-        _ => Err(format!("\"{seg}\" is below a value that is not a table or array")),
-    }
-}
-
-fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value, file: &str) -> Result<()> {
-    let accepted = "a path of tables and arrays (array elements by index or by name; quote segments containing dots)";
-    let segs = split_key(key).map_err(|m| SimError::bad_value(file, key, m, accepted))?;
-    let mut tree = toml::Value::Table(std::mem::take(root));
-    let r = set_path(&mut tree, &segs, value);
-    if let toml::Value::Table(t) = tree {
-        *root = t;
-    }
-    r.map_err(|m| SimError::bad_value(file, key, format!("override: {m}"), accepted))
-}
-
 /// Convert a serde error into a SimError with the key path.
 fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, file: &str) -> SimError {
     let path = e.path().to_string();
@@ -285,7 +203,7 @@ pub fn load(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Sc
     root.remove("experiment");
     root.remove("variant");
     for (k, v) in overrides {
-        apply_override(&mut root, k, parse_literal(v), file)?;
+        overrides::apply_override(&mut root, k, v, file)?;
     }
     let de = toml::Value::Table(root);
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| serde_error(e, file))?;
@@ -979,28 +897,4 @@ fn compile_rt_migrate_test(
         });
     }
     Ok((cfg, child_groups))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_split_with_quotes() {
-        assert_eq!(split_key("a.b.c").unwrap(), vec!["a", "b", "c"]);
-        assert_eq!(
-            split_key("kernel.sysctl.\"kernel.sched_nr_migrate\"").unwrap(),
-            vec!["kernel", "sysctl", "kernel.sched_nr_migrate"]
-        );
-        assert!(split_key("a..b").is_err());
-        assert!(split_key("a.\"b").is_err());
-    }
-
-    #[test]
-    fn literals() {
-        assert_eq!(parse_literal("19"), toml::Value::Integer(19));
-        assert_eq!(parse_literal("\"20ms\""), toml::Value::String("20ms".into()));
-        assert_eq!(parse_literal("20ms"), toml::Value::String("20ms".into()));
-        assert_eq!(parse_literal("true"), toml::Value::Boolean(true));
-    }
 }
