@@ -8,8 +8,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use schedlab_core::engine::Rng;
-use schedlab_core::scenario::{Scenario, TaskGroup};
+use schedlab_core::scenario::Scenario;
 use schedlab_core::workload::Op;
+use schedlab_core::workload::TaskGroup;
 
 use crate::procfs::{self, TaskCounters};
 use crate::sys;

@@ -16,7 +16,7 @@ use crate::error::SimError;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::KtaskJob;
 use crate::machine::Machine;
-use crate::scenario::{Scenario, TaskGroup, MAX_SIM_NS};
+use crate::scenario::{Scenario, MAX_SIM_NS};
 use crate::sched::cpupri::CpuPri;
 use crate::sched::features::Feature;
 use crate::sched::prio::load_weight;
@@ -27,6 +27,7 @@ use crate::stats::{CpuTime, Recorder, Wasted};
 use crate::trace::Trace;
 use crate::workload::rt_migrate_test::RtMigrateTest;
 use crate::workload::SyncObj;
+use crate::workload::TaskGroup;
 
 /// The simulation: one machine, one kernel, one workload.
 pub struct Sim {

@@ -1,6 +1,7 @@
 //! Kernel configuration of one run: version, mechanism eras, features,
 //! tunables (by their sysctl names) and the global cost constants.
 
+pub mod config;
 pub mod mechanisms;
 pub mod version;
 

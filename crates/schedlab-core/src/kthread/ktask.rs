@@ -5,9 +5,9 @@
 
 use crate::engine::sim::Sim;
 use crate::kthread::KtaskJob;
-use crate::scenario::TaskGroup;
 use crate::sched::prio::Policy;
 use crate::sched::task::{KtaskRole, TaskId, TaskState};
+use crate::workload::TaskGroup;
 
 /// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.
 pub const KTASK_LOAD_BAL_SHIFT: u32 = 2;

@@ -16,9 +16,9 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::sim::Sim;
-use crate::scenario::TaskGroup;
 use crate::sched::prio::Policy;
 use crate::sched::task::TaskState;
+use crate::workload::TaskGroup;
 use crate::workload::{Dist, Op, Program};
 
 impl Sim {

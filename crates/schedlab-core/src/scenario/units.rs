@@ -1,5 +1,7 @@
 //! Durations with units: "20ms", "1.5s", "250us", "100ns", "2min".
 
+use crate::error::{Result, SimError};
+
 /// Parse a duration string into ns. Err(text) says what is wrong.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -29,6 +31,10 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 
 pub const DURATION_ACCEPTED: &str =
     "a string like \"20ms\", \"1.5s\", \"250us\", \"100ns\", \"2min\" (units ns, us, ms, s, min, h)";
+
+pub fn duration_at(s: &str, file: &str, key: &str) -> Result<u64> {
+    parse_duration(s).map_err(|m| SimError::bad_value(file, key, m, DURATION_ACCEPTED))
+}
 
 #[cfg(test)]
 mod tests {

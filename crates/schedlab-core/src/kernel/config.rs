@@ -1,0 +1,177 @@
+//! Compiles a scenario's `[kernel]` table into the `KernelConfig` of one
+//! run: the version's presets (mechanisms, features, tunables, costs), then
+//! the scenario's overrides by the kernel's own names, each checked with its
+//! key path.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::error::{Location, Result, SimError};
+use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
+use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, Tunables};
+use crate::scenario::units::{duration_at, parse_duration};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawKernel {
+    pub(crate) version: Option<String>,
+    pub(crate) hz: Option<i64>,
+    #[serde(default)]
+    pub(crate) features: Vec<String>,
+    #[serde(default)]
+    pub(crate) sysctl: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub(crate) costs: RawCosts,
+    #[serde(default)]
+    pub(crate) ktask: RawKtask,
+    pub(crate) preempt: Option<String>,
+    /// Mechanism-era overrides: "cfs"/"eevdf", "avg_load"/"group_type".
+    pub(crate) fair: Option<String>,
+    /// Per-CPU vmstat_update kworkers (kernel background activity).
+    pub(crate) vmstat_kworkers: Option<bool>,
+    pub(crate) balancer: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCosts {
+    pub(crate) context_switch: Option<String>,
+    pub(crate) migration_smt: Option<String>,
+    pub(crate) migration_llc: Option<String>,
+    pub(crate) migration_remote_llc: Option<String>,
+    pub(crate) migration_remote_node: Option<String>,
+    pub(crate) wakeup_ipi: Option<String>,
+    pub(crate) timer_slack: Option<String>,
+    pub(crate) idle_exit: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawKtask {
+    pub(crate) helper_nice: Option<i64>,
+}
+
+/// `[kernel]` -> KernelConfig.
+pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig> {
+    let vstr = raw.version.as_deref().unwrap_or("6.1");
+    let version = KernelVersion::parse(vstr).ok_or_else(|| {
+        SimError::bad_value(
+            file,
+            "kernel.version",
+            format!("unknown kernel version \"{vstr}\""),
+            format!("a version 2.6.23 or later, e.g. {}", KNOWN_VERSIONS.join(", ")),
+        )
+    })?;
+    let mut kernel = KernelConfig::defaults(version);
+    if let Some(hz) = raw.hz {
+        if ![100, 250, 300, 1000].contains(&hz) {
+            return Err(SimError::bad_value(
+                file,
+                "kernel.hz",
+                format!("HZ {hz} is not a Kconfig choice"),
+                "100, 250, 300, 1000",
+            ));
+        }
+        kernel.hz = hz as u32;
+        kernel.tick_ns = 1_000_000_000 / hz as u64;
+    }
+    for (i, f) in raw.features.iter().enumerate() {
+        let accepted = kernel.features.accepted_names();
+        kernel
+            .features
+            .apply(f, version)
+            .map_err(|m| SimError::bad_value(file, &format!("kernel.features[{i}]"), m, accepted))?;
+    }
+    for (name, v) in &raw.sysctl {
+        let key = format!("kernel.sysctl.\"{name}\"");
+        let val = match v {
+            toml::Value::Integer(n) => *n,
+            toml::Value::String(s) => match parse_duration(s) {
+                Ok(ns) if name.ends_with("_ns") => ns as i64,
+                Ok(ns) if name.ends_with("_us") => (ns / 1000) as i64,
+                Ok(ns) if name.ends_with("_ms") => (ns / 1_000_000) as i64,
+                _ => {
+                    return Err(SimError::bad_value(
+                        file,
+                        &key,
+                        format!("\"{s}\" is not an integer"),
+                        "an integer in the sysctl's own unit, or a duration string for *_ns/_us/_ms",
+                    ))
+                }
+            },
+            _ => {
+                return Err(SimError::bad_value(
+                    file,
+                    &key,
+                    format!("{v} is not an integer"),
+                    "an integer in the sysctl's own unit",
+                ))
+            }
+        };
+        kernel.sysctl.set(name, val).map_err(|m| {
+            if m.starts_with("unknown sysctl") {
+                SimError::UnknownKey { at: loc(file, &key), accepted: Tunables::NAMES.join(", ") }
+            } else {
+                SimError::bad_value(file, &key, m, "see the sysctl's documentation")
+            }
+        })?;
+    }
+    let c = &raw.costs;
+    let costs = &mut kernel.costs;
+    for (val, slot, k) in [
+        (&c.context_switch, &mut costs.context_switch_ns, "context_switch"),
+        (&c.migration_smt, &mut costs.migration_smt_ns, "migration_smt"),
+        (&c.migration_llc, &mut costs.migration_llc_ns, "migration_llc"),
+        (&c.migration_remote_llc, &mut costs.migration_remote_llc_ns, "migration_remote_llc"),
+        (&c.migration_remote_node, &mut costs.migration_remote_node_ns, "migration_remote_node"),
+        (&c.wakeup_ipi, &mut costs.wakeup_ipi_ns, "wakeup_ipi"),
+        (&c.timer_slack, &mut costs.timer_slack_ns, "timer_slack"),
+        (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
+    ] {
+        if let Some(s) = val {
+            *slot = duration_at(s, file, &format!("kernel.costs.{k}"))?;
+        }
+    }
+    if let Some(n) = raw.ktask.helper_nice {
+        if !(-20..=19).contains(&n) {
+            return Err(SimError::bad_value(
+                file,
+                "kernel.ktask.helper_nice",
+                format!("nice {n} out of range"),
+                "-20..19 (P0 uses 19, MAX_NICE)",
+            ));
+        }
+        kernel.ktask_helper_nice = n as i32;
+    }
+    if let Some(p) = &raw.preempt {
+        kernel.preempt = match p.as_str() {
+            "none" => PreemptModel::None,
+            "voluntary" => PreemptModel::Voluntary,
+            "full" => PreemptModel::Full,
+            _ => return Err(SimError::bad_value(file, "kernel.preempt", format!("\"{p}\""), "none, voluntary, full")),
+        };
+    }
+    if let Some(v) = raw.vmstat_kworkers {
+        kernel.vmstat_kworkers = v;
+    }
+    if let Some(f) = &raw.fair {
+        kernel.mech.fair = match f.as_str() {
+            "cfs" => FairEra::Cfs,
+            "eevdf" => FairEra::Eevdf,
+            _ => return Err(SimError::bad_value(file, "kernel.fair", format!("\"{f}\""), "cfs, eevdf")),
+        };
+    }
+    if let Some(b) = &raw.balancer {
+        kernel.mech.balancer = match b.as_str() {
+            "avg_load" => BalancerEra::AvgLoad,
+            "group_type" => BalancerEra::GroupType,
+            _ => return Err(SimError::bad_value(file, "kernel.balancer", format!("\"{b}\""), "avg_load, group_type")),
+        };
+    }
+    Ok(kernel)
+}
+
+fn loc(file: &str, key: &str) -> Location {
+    Location { file: file.to_string(), key: key.to_string() }
+}

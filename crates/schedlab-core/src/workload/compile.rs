@@ -1,0 +1,592 @@
+//! Compiles the scenario's `[[task]]` groups and `[rt_migrate_test]` into
+//! task groups with their programs: every op checked with its key path,
+//! loops laid out flat with their jump targets, barrier and event names
+//! interned, fork targets resolved.
+
+use serde::Deserialize;
+
+use crate::cpumask::CpuMask;
+use crate::error::{Location, Result, SimError};
+use crate::machine::Machine;
+use crate::scenario::units::{duration_at, DURATION_ACCEPTED};
+use crate::sched::prio::Policy;
+use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
+use crate::workload::{Dist, Op, Program, TaskGroup};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTask {
+    pub(crate) name: String,
+    pub(crate) count: Option<i64>,
+    pub(crate) policy: Option<String>,
+    pub(crate) nice: Option<i64>,
+    pub(crate) rt_priority: Option<i64>,
+    pub(crate) cpus: Option<toml::Value>,
+    pub(crate) start: Option<String>,
+    pub(crate) kthread: Option<bool>,
+    #[serde(default)]
+    pub(crate) program: Vec<toml::Value>,
+}
+
+/// `[rt_migrate_test]`: the rt-tests tool as a workload (its options).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRtMigrateTest {
+    pub(crate) nr_tasks: Option<i64>,
+    pub(crate) prio: Option<i64>,
+    pub(crate) run: Option<String>,
+    pub(crate) sleep: Option<String>,
+    pub(crate) loops: Option<i64>,
+    pub(crate) maxerr: Option<String>,
+    pub(crate) check: Option<bool>,
+    pub(crate) runs: Option<i64>,
+    pub(crate) rotate_high: Option<bool>,
+    pub(crate) loop_cost: Option<String>,
+    pub(crate) cpus: Option<toml::Value>,
+}
+
+/// What compile_tasks returns: the groups, the barriers (name,
+/// participants), the wait/signal events and the rt-migrate-test config
+/// with its threads' groups.
+pub(crate) type CompiledTasks = (Vec<TaskGroup>, Vec<(String, usize)>, Vec<String>, Option<(RtmtConfig, Vec<usize>)>);
+
+/// The `[[task]]` groups and `[rt_migrate_test]` of a scenario.
+pub(crate) fn compile_tasks(
+    raw_tasks: &[RawTask],
+    raw_rtmt: Option<&RawRtMigrateTest>,
+    file: &str,
+    machine: &Machine,
+) -> Result<CompiledTasks> {
+    let nr_cpus = machine.nr_cpus();
+    let mut barriers = Vec::new();
+    let mut events = Vec::new();
+    let mut fork_refs: Vec<(String, String)> = Vec::new();
+    let mut groups: Vec<TaskGroup> = Vec::new();
+    let mut barrier_uses_per_group = Vec::new();
+    for (i, t) in raw_tasks.iter().enumerate() {
+        let k = |s: &str| format!("task[{i}].{s}");
+        if t.name.is_empty() || t.name.contains(char::is_whitespace) {
+            return Err(SimError::bad_value(
+                file,
+                &k("name"),
+                format!("\"{}\"", t.name),
+                "a non-empty name without spaces",
+            ));
+        }
+        if groups.iter().any(|g| g.name == t.name) {
+            return Err(SimError::bad_value(
+                file,
+                &k("name"),
+                format!("duplicate task name \"{}\"", t.name),
+                "unique names",
+            ));
+        }
+        let count = t.count.unwrap_or(1);
+        if !(0..=100_000).contains(&count) {
+            return Err(SimError::bad_value(file, &k("count"), format!("{count}"), "0..100000"));
+        }
+        let pstr = t.policy.as_deref().unwrap_or("SCHED_NORMAL");
+        let policy = Policy::parse(pstr).ok_or_else(|| {
+            SimError::bad_value(
+                file,
+                &k("policy"),
+                format!("unknown policy \"{pstr}\""),
+                "SCHED_NORMAL (SCHED_OTHER), SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR",
+            )
+        })?;
+        let nice = t.nice.unwrap_or(0);
+        if !(-20..=19).contains(&nice) {
+            return Err(SimError::bad_value(file, &k("nice"), format!("nice {nice} out of range"), "-20..19"));
+        }
+        let rt_priority = t.rt_priority.unwrap_or(0);
+        if policy.is_rt() {
+            if !(1..=99).contains(&rt_priority) {
+                return Err(SimError::bad_value(
+                    file,
+                    &k("rt_priority"),
+                    format!("rt_priority {rt_priority} out of range for {}", policy.name()),
+                    "1..99 for SCHED_FIFO and SCHED_RR",
+                ));
+            }
+        } else if rt_priority != 0 {
+            return Err(SimError::bad_value(
+                file,
+                &k("rt_priority"),
+                format!("rt_priority {rt_priority} needs SCHED_FIFO or SCHED_RR"),
+                "0 for fair policies (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE)",
+            ));
+        }
+        let cpus = match &t.cpus {
+            None => CpuMask::full(nr_cpus),
+            Some(v) => parse_cpus_at(v, file, &k("cpus"), nr_cpus)?,
+        };
+        let start = t.start.as_deref().map(|s| duration_at(s, file, &k("start"))).transpose()?.unwrap_or(0);
+        let mut ops = Vec::new();
+        let mut ctx = ProgCtx {
+            file,
+            barriers: &mut barriers,
+            events: &mut events,
+            fork_refs: &mut fork_refs,
+            barrier_uses: Vec::new(),
+        };
+        compile_ops(&t.program, &k("program"), &mut ctx, &mut ops)?;
+        barrier_uses_per_group.push(ctx.barrier_uses);
+        if ops.is_empty() {
+            return Err(SimError::bad_value(
+                file,
+                &k("program"),
+                "the program is empty",
+                format!("a list of ops: {OPS_ACCEPTED}"),
+            ));
+        }
+        groups.push(TaskGroup {
+            name: t.name.clone(),
+            count: count as usize,
+            policy,
+            nice: nice as i32,
+            rt_priority: rt_priority as u32,
+            cpus,
+            start,
+            kthread: t.kthread.unwrap_or(false),
+            program: Program { ops },
+        });
+    }
+    for (gi, uses) in barrier_uses_per_group.iter().enumerate() {
+        for &b in uses {
+            barriers[b].1 += groups[gi].count;
+        }
+    }
+    // Resolve fork targets in order of appearance.
+    let mut refs = fork_refs.into_iter();
+    for g in &mut groups {
+        for op in &mut g.program.ops {
+            if let Op::Fork(target) = op {
+                let (name, key) = refs.next().expect("one ref per fork op");
+                let Some(idx) = raw_tasks.iter().position(|t| t.name == name) else {
+                    let names: Vec<&str> = raw_tasks.iter().map(|t| t.name.as_str()).collect();
+                    return Err(SimError::bad_value(
+                        file,
+                        &key,
+                        format!("no task group named \"{name}\""),
+                        names.join(", "),
+                    ));
+                };
+                *target = idx;
+            }
+        }
+    }
+    let rt_migrate_test = match raw_rtmt {
+        Some(r) => Some(compile_rt_migrate_test(r, file, machine, &mut groups, &mut barriers, &mut events)?),
+        None => None,
+    };
+    Ok((groups, barriers, events, rt_migrate_test))
+}
+
+fn loc(file: &str, key: &str) -> Location {
+    Location { file: file.to_string(), key: key.to_string() }
+}
+
+fn dist_at(v: &toml::Value, file: &str, key: &str) -> Result<Dist> {
+    let accepted = "a duration string (\"20ms\") or {exp = D}, {uniform = [D, D]}, {normal = [mean, sd]}";
+    match v {
+        toml::Value::String(s) => Ok(Dist::Const(duration_at(s, file, key)?)),
+        toml::Value::Table(t) if t.len() == 1 => {
+            let (k, val) = t.iter().next().expect("one entry");
+            let sub = format!("{key}.{k}");
+            let pair = |val: &toml::Value| -> Result<(u64, u64)> {
+                match val.as_array().map(|a| a.as_slice()) {
+                    Some([toml::Value::String(a), toml::Value::String(b)]) => {
+                        Ok((duration_at(a, file, &sub)?, duration_at(b, file, &sub)?))
+                    }
+                    _ => Err(SimError::bad_value(file, &sub, "expected two duration strings", accepted)),
+                }
+            };
+            match k.as_str() {
+                "exp" => match val {
+                    toml::Value::String(s) => Ok(Dist::Exp(duration_at(s, file, &sub)?)),
+                    _ => Err(SimError::bad_value(file, &sub, "expected a duration string (the mean)", accepted)),
+                },
+                "uniform" => {
+                    let (a, b) = pair(val)?;
+                    if a > b {
+                        return Err(SimError::bad_value(file, &sub, "low bound above high bound", accepted));
+                    }
+                    Ok(Dist::Uniform(a, b))
+                }
+                "normal" => {
+                    let (m, sd) = pair(val)?;
+                    Ok(Dist::Normal(m, sd))
+                }
+                _ => Err(SimError::UnknownKey { at: loc(file, &sub), accepted: "exp, uniform, normal".into() }),
+            }
+        }
+        _ => Err(SimError::bad_value(file, key, format!("unexpected value {v}"), accepted)),
+    }
+}
+
+const OPS_ACCEPTED: &str = "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel";
+
+struct ProgCtx<'a> {
+    file: &'a str,
+    barriers: &'a mut Vec<(String, usize)>,
+    events: &'a mut Vec<String>,
+    fork_refs: &'a mut Vec<(String, String)>,
+    barrier_uses: Vec<usize>,
+}
+
+fn intern(v: &mut Vec<String>, name: &str) -> usize {
+    if let Some(i) = v.iter().position(|x| x == name) {
+        i
+    } else {
+        v.push(name.to_string());
+        v.len() - 1
+    }
+}
+
+fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec<Op>) -> Result<()> {
+    let file = ctx.file;
+    for (i, v) in list.iter().enumerate() {
+        let k = format!("{key}[{i}]");
+        let t = v
+            .as_table()
+            .filter(|t| t.len() == 1)
+            .ok_or_else(|| SimError::bad_value(file, &k, "an op is a table with exactly one key", OPS_ACCEPTED))?;
+        let (name, val) = t.iter().next().expect("one entry");
+        let sub = format!("{k}.{name}");
+        let want_str = |val: &toml::Value| -> Result<String> {
+            val.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| SimError::bad_value(file, &sub, "expected a name string", "a string"))
+        };
+        match name.as_str() {
+            "run" => out.push(Op::Run(dist_at(val, file, &sub)?)),
+            "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
+            "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
+            "timer" => {
+                let period = match val {
+                    toml::Value::String(s) => duration_at(s, file, &sub)?,
+                    toml::Value::Table(t) => {
+                        for key in t.keys() {
+                            if key != "period" {
+                                return Err(SimError::UnknownKey {
+                                    at: loc(file, &format!("{sub}.{key}")),
+                                    accepted: "period".into(),
+                                });
+                            }
+                        }
+                        match t.get("period").and_then(|p| p.as_str()) {
+                            Some(s) => duration_at(s, file, &format!("{sub}.period"))?,
+                            None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.period")) }),
+                        }
+                    }
+                    _ => {
+                        return Err(SimError::bad_value(
+                            file,
+                            &sub,
+                            "expected a period",
+                            "\"10ms\" or {period = \"10ms\"}",
+                        ))
+                    }
+                };
+                if period == 0 {
+                    return Err(SimError::bad_value(file, &sub, "period must be positive", DURATION_ACCEPTED));
+                }
+                out.push(Op::Timer { period });
+            }
+            "yield" => out.push(Op::Yield),
+            "exit" => out.push(Op::Exit),
+            "barrier" => {
+                let b = want_str(val)?;
+                let idx = match ctx.barriers.iter().position(|(n, _)| *n == b) {
+                    Some(i) => i,
+                    None => {
+                        ctx.barriers.push((b, 0));
+                        ctx.barriers.len() - 1
+                    }
+                };
+                if !ctx.barrier_uses.contains(&idx) {
+                    ctx.barrier_uses.push(idx);
+                }
+                out.push(Op::Barrier(idx));
+            }
+            "wait" => {
+                let e = want_str(val)?;
+                out.push(Op::Wait(intern(ctx.events, &e)));
+            }
+            "signal" => {
+                let e = want_str(val)?;
+                out.push(Op::Signal(intern(ctx.events, &e)));
+            }
+            "fork" => {
+                let g = want_str(val)?;
+                ctx.fork_refs.push((g, sub.clone()));
+                out.push(Op::Fork(usize::MAX)); // resolved after all groups are known
+            }
+            "loop" => {
+                let t = val
+                    .as_table()
+                    .ok_or_else(|| SimError::bad_value(file, &sub, "expected a table", "{count = N, body = [ops]}"))?;
+                for key in t.keys() {
+                    if key != "count" && key != "body" {
+                        return Err(SimError::UnknownKey {
+                            at: loc(file, &format!("{sub}.{key}")),
+                            accepted: "count, body".into(),
+                        });
+                    }
+                }
+                let count = match t.get("count") {
+                    None => 0,
+                    Some(toml::Value::Integer(n)) if *n >= 0 => *n as u64,
+                    Some(_) => {
+                        return Err(SimError::bad_value(
+                            file,
+                            &format!("{sub}.count"),
+                            "expected a non-negative integer",
+                            "0 (forever) or a positive count",
+                        ))
+                    }
+                };
+                let body = t
+                    .get("body")
+                    .and_then(|b| b.as_array())
+                    .ok_or_else(|| SimError::MissingKey { at: loc(file, &format!("{sub}.body")) })?;
+                let start = out.len();
+                out.push(Op::LoopStart { count, end: 0 });
+                compile_ops(body, &format!("{sub}.body"), ctx, out)?;
+                let end = out.len();
+                out.push(Op::LoopEnd { start });
+                out[start] = Op::LoopStart { count, end };
+            }
+            "parallel" => {
+                let t = val.as_table().ok_or_else(|| {
+                    SimError::bad_value(file, &sub, "expected a table", "{work = D, threads = N, min_chunk = D}")
+                })?;
+                for key in t.keys() {
+                    if !["work", "threads", "min_chunk"].contains(&key.as_str()) {
+                        return Err(SimError::UnknownKey {
+                            at: loc(file, &format!("{sub}.{key}")),
+                            accepted: "work, threads, min_chunk".into(),
+                        });
+                    }
+                }
+                let work = match t.get("work").and_then(|w| w.as_str()) {
+                    Some(s) => duration_at(s, file, &format!("{sub}.work"))?,
+                    None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.work")) }),
+                };
+                let threads = match t.get("threads") {
+                    Some(toml::Value::Integer(n)) if (1..=4096).contains(n) => *n as usize,
+                    None => 4, // KTASK_DEFAULT_MAX_THREADS
+                    Some(_) => {
+                        return Err(SimError::bad_value(
+                            file,
+                            &format!("{sub}.threads"),
+                            "expected an integer 1..4096",
+                            "1..4096 (default 4, KTASK_DEFAULT_MAX_THREADS)",
+                        ))
+                    }
+                };
+                let min_chunk = match t.get("min_chunk").and_then(|w| w.as_str()) {
+                    Some(s) => duration_at(s, file, &format!("{sub}.min_chunk"))?.max(1),
+                    None => 1_000_000,
+                };
+                out.push(Op::Parallel { work, threads, min_chunk });
+            }
+            "io" | "lock" | "unlock" | "queue_work" | "alloc" | "read" | "wake" => {
+                return Err(SimError::not_modelled(
+                    file,
+                    &sub,
+                    format!("op \"{name}\" is not modelled yet; accepted ops: {OPS_ACCEPTED}"),
+                ));
+            }
+            _ => return Err(SimError::UnknownKey { at: loc(file, &sub), accepted: OPS_ACCEPTED.into() }),
+        }
+    }
+    Ok(())
+}
+
+/// A CPU list value (`"0-3,6"` or an array of integers) at `key`.
+fn parse_cpus_at(v: &toml::Value, file: &str, key: &str, nr_cpus: usize) -> Result<CpuMask> {
+    let mask = match v {
+        toml::Value::String(s) => CpuMask::parse_list(s, nr_cpus).map_err(|m| {
+            SimError::topology(file, key, m, format!("CPUs 0-{} as \"0-3,6\" or a list of integers", nr_cpus - 1))
+        })?,
+        toml::Value::Array(a) => {
+            let mut mask = CpuMask::new(nr_cpus);
+            for v in a {
+                match v.as_integer() {
+                    Some(c) if c >= 0 && (c as usize) < nr_cpus => mask.set(c as usize),
+                    _ => {
+                        return Err(SimError::topology(
+                            file,
+                            key,
+                            format!("{v} is not a CPU of this machine"),
+                            format!("CPUs 0-{}", nr_cpus - 1),
+                        ))
+                    }
+                }
+            }
+            if mask.is_empty() {
+                return Err(SimError::topology(file, key, "the CPU list is empty", format!("CPUs 0-{}", nr_cpus - 1)));
+            }
+            mask
+        }
+        v => {
+            return Err(SimError::topology(
+                file,
+                key,
+                format!("{v} is not a CPU list"),
+                "\"0-3,6\" or a list of integers",
+            ))
+        }
+    };
+    Ok(mask)
+}
+
+/// Compile `[rt_migrate_test]` into the tool's main thread (a group of one
+/// that runs `runs` times: create the threads, `loops` iterations, release
+/// them one last time with `done`) and one template group per thread, forked
+/// by the main thread at the start of each run. Barriers "rtmt-start" and
+/// "rtmt-end" have nr_tasks + 1 participants, as the tool's.
+///
+/// Deviation: the main thread is one task for all runs (the real `while`
+/// loop starts a new process, whose main thread fork balancing places); the
+/// threads are created SCHED_FIFO (the tool creates them SCHED_OTHER and
+/// each sets its own priority first thing); thread creation takes no time.
+fn compile_rt_migrate_test(
+    r: &RawRtMigrateTest,
+    file: &str,
+    machine: &Machine,
+    groups: &mut Vec<TaskGroup>,
+    barriers: &mut Vec<(String, usize)>,
+    events: &mut Vec<String>,
+) -> Result<(RtmtConfig, Vec<usize>)> {
+    let k = |s: &str| format!("rt_migrate_test.{s}");
+    let int = |v: Option<i64>, key: &str, def: i64, lo: i64, hi: i64| -> Result<i64> {
+        let v = v.unwrap_or(def);
+        if !(lo..=hi).contains(&v) {
+            return Err(SimError::bad_value(file, &k(key), format!("{v}"), format!("{lo}..{hi}")));
+        }
+        Ok(v)
+    };
+    let dur = |v: &Option<String>, key: &str, def: u64| -> Result<u64> {
+        match v {
+            Some(s) => {
+                let d = duration_at(s, file, &k(key))?;
+                if d == 0 {
+                    return Err(SimError::bad_value(file, &k(key), "must be positive", DURATION_ACCEPTED));
+                }
+                Ok(d)
+            }
+            None => Ok(def),
+        }
+    };
+    let nr_cpus = machine.nr_cpus();
+    let nr_tasks = int(r.nr_tasks, "nr_tasks", nr_cpus as i64 + 1, 1, 98)? as usize;
+    let prio = int(r.prio, "prio", 2, 1, 98)?;
+    if prio + nr_tasks as i64 > 99 {
+        return Err(SimError::bad_value(
+            file,
+            &k("prio"),
+            format!("prio {prio} with {nr_tasks} tasks puts the main thread at {}", prio + nr_tasks as i64),
+            "prio + nr_tasks <= 99",
+        ));
+    }
+    let cfg = RtmtConfig {
+        nr_tasks,
+        prio: prio as u32,
+        run_ns: dur(&r.run, "run", 20_000_000)?,
+        sleep_ns: dur(&r.sleep, "sleep", 100_000_000)?,
+        loops: int(r.loops, "loops", 50, 1, 100_000)? as usize,
+        maxerr_ns: dur(&r.maxerr, "maxerr", 1_000_000)?,
+        check: r.check.unwrap_or(false),
+        runs: int(r.runs, "runs", 1, 1, 10_000_000)? as usize,
+        rotate_high: r.rotate_high.unwrap_or(true),
+        loop_ns: dur(&r.loop_cost, "loop_cost", 119)?,
+    };
+    let cpus = match &r.cpus {
+        Some(v) => parse_cpus_at(v, file, &k("cpus"), nr_cpus)?,
+        None => CpuMask::full(nr_cpus),
+    };
+    for name in ["rt-migrate-test", "rt-migrate-test-start", "rt-migrate-test-end", "rt-migrate-test-join"] {
+        if groups.iter().any(|g| g.name.starts_with(name))
+            || barriers.iter().any(|(b, _)| b == name)
+            || events.iter().any(|e| e == name)
+        {
+            return Err(SimError::bad_value(
+                file,
+                "task",
+                format!("the name \"{name}\" is taken by [rt_migrate_test]"),
+                "another task or barrier name",
+            ));
+        }
+    }
+    let b_start = barriers.len();
+    barriers.push(("rt-migrate-test-start".into(), nr_tasks + 1));
+    let b_end = barriers.len();
+    barriers.push(("rt-migrate-test-end".into(), nr_tasks + 1));
+    let join = events.len();
+    events.push("rt-migrate-test-join".into());
+    let first_child = groups.len() + 1;
+    let child_groups: Vec<usize> = (0..nr_tasks).map(|i| first_child + i).collect();
+    // The main thread.
+    let mut ops = vec![Op::LoopStart { count: cfg.runs as u64, end: 0 }, Op::Rtmt(RtmtOp::RunStart)];
+    ops.extend(child_groups.iter().map(|&g| Op::Fork(g)));
+    let inner = ops.len();
+    ops.push(Op::LoopStart { count: cfg.loops as u64, end: 0 });
+    ops.extend([
+        Op::Rtmt(RtmtOp::Mark),
+        Op::Barrier(b_start),
+        Op::Sleep(Dist::Const(cfg.sleep_ns)),
+        Op::Barrier(b_end),
+        Op::Rtmt(RtmtOp::Check),
+    ]);
+    ops.push(Op::LoopEnd { start: inner });
+    let inner_end = ops.len() - 1;
+    ops[inner] = Op::LoopStart { count: cfg.loops as u64, end: inner_end };
+    ops.extend([Op::Rtmt(RtmtOp::Final), Op::Barrier(b_start), Op::Rtmt(RtmtOp::Done), Op::Barrier(b_end)]);
+    // pthread_join() of every thread.
+    ops.extend((0..nr_tasks).map(|_| Op::Wait(join)));
+    ops.push(Op::LoopEnd { start: 0 });
+    let outer_end = ops.len() - 1;
+    ops[0] = Op::LoopStart { count: cfg.runs as u64, end: outer_end };
+    groups.push(TaskGroup {
+        name: "rt-migrate-test".into(),
+        count: 1,
+        policy: Policy::Fifo,
+        nice: 0,
+        rt_priority: cfg.prio + nr_tasks as u32,
+        cpus: cpus.clone(),
+        start: 0,
+        kthread: false,
+        program: Program { ops },
+    });
+    for i in 0..nr_tasks {
+        let mut ops = vec![Op::LoopStart { count: 0, end: 0 }, Op::Rtmt(RtmtOp::ExitIfDone)];
+        if cfg.rotate_high && i == nr_tasks - 1 {
+            ops.push(Op::RtmtRotate);
+        }
+        ops.extend([
+            Op::Barrier(b_start),
+            Op::Rtmt(RtmtOp::Start(i)),
+            Op::Runtime(Dist::Const(cfg.run_ns)),
+            Op::Rtmt(RtmtOp::End(i)),
+            Op::Barrier(b_end),
+        ]);
+        ops.push(Op::LoopEnd { start: 0 });
+        let end = ops.len() - 1;
+        ops[0] = Op::LoopStart { count: 0, end };
+        ops.extend([Op::Signal(join), Op::Exit]);
+        groups.push(TaskGroup {
+            name: format!("rt-migrate-test-{i}"),
+            count: 0,
+            policy: Policy::Fifo,
+            nice: 0,
+            rt_priority: cfg.prio + i as u32,
+            cpus: cpus.clone(),
+            start: 0,
+            kthread: false,
+            program: Program { ops },
+        });
+    }
+    Ok((cfg, child_groups))
+}
