@@ -127,62 +127,7 @@ impl Sim {
         }
         let topo = build_sched_domains(&machine, &cfg.mech);
         let tun = ScaledTunables::new(&cfg, nr);
-        let tick = cfg.tick_ns;
-        let mut rqs = Vec::with_capacity(nr);
-        // The machine has been up for a while when the workload starts, so
-        // each CPU's domains last balanced at an arbitrary point within
-        // their interval: the phase is drawn from the seed (this, not a
-        // fudge factor, is where repeated runs differ).
-        let mut phase_rng = Rng::fork(seed, "sd_last_balance");
-        for cpu in 0..nr {
-            let sd = topo.cpu_domains[cpu]
-                .iter()
-                .map(|&d| {
-                    let dom = &topo.domains[d];
-                    let max_ns = cfg.msecs_to_jiffies(dom.max_interval_ms * dom.busy_factor as u64) * tick;
-                    SdState {
-                        last_balance: -(phase_rng.range(0, max_ns) as i64),
-                        balance_interval: if cfg.mech.balance_interval_starts_at_span {
-                            dom.span_weight as u64
-                        } else {
-                            1
-                        },
-                        nr_balance_failed: 0,
-                        max_newidle_lb_cost: 0,
-                        stats: LbStats::default(),
-                    }
-                })
-                .collect();
-            rqs.push(Rq {
-                cpu,
-                curr: None,
-                nr_running: 0,
-                cfs: CfsRq::new(),
-                rt: Box::default(),
-                need_resched: false,
-                tick_key: None,
-                op_key: None,
-                op_at: 0,
-                idle_stamp: Some(0),
-                avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
-                max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,
-                next_balance: tick,
-                sd,
-                active_balance: false,
-                stopper_running: false,
-                push_cpu: 0,
-                nohz_idle: true,
-                acct: CpuTime::default(),
-                acct_since: 0,
-                stats: RqStats::default(),
-                wake_avg_idle: 0,
-                cpu_load: [0; 5],
-                last_load_update_tick: 0,
-                in_nohz_recently: true,
-                normal_avg: 0,
-                age_stamp: 0,
-            });
-        }
+        let rqs = sched_init(&cfg, &topo, seed);
         let nr_llc_ids = nr;
         let ngroups = topo.groups.len();
         // Every CPU starts idle and tickless: no LLC has a busy CPU.
@@ -322,4 +267,62 @@ impl Sim {
         self.list_seq += 1;
         self.list_seq
     }
+}
+
+/// sched_init() and the domains' attachment: one runqueue per CPU, idle
+/// and tickless, with the per-CPU state of each of its sched domains.
+fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
+    let nr = topo.cpu_domains.len();
+    let tick = cfg.tick_ns;
+    let mut rqs = Vec::with_capacity(nr);
+    // The machine has been up for a while when the workload starts, so
+    // each CPU's domains last balanced at an arbitrary point within
+    // their interval: the phase is drawn from the seed (this, not a
+    // fudge factor, is where repeated runs differ).
+    let mut phase_rng = Rng::fork(seed, "sd_last_balance");
+    for cpu in 0..nr {
+        let sd = topo.cpu_domains[cpu]
+            .iter()
+            .map(|&d| {
+                let dom = &topo.domains[d];
+                let max_ns = cfg.msecs_to_jiffies(dom.max_interval_ms * dom.busy_factor as u64) * tick;
+                SdState {
+                    last_balance: -(phase_rng.range(0, max_ns) as i64),
+                    balance_interval: if cfg.mech.balance_interval_starts_at_span { dom.span_weight as u64 } else { 1 },
+                    nr_balance_failed: 0,
+                    max_newidle_lb_cost: 0,
+                    stats: LbStats::default(),
+                }
+            })
+            .collect();
+        rqs.push(Rq {
+            cpu,
+            curr: None,
+            nr_running: 0,
+            cfs: CfsRq::new(),
+            rt: Box::default(),
+            need_resched: false,
+            tick_key: None,
+            op_key: None,
+            op_at: 0,
+            idle_stamp: Some(0),
+            avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
+            max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,
+            next_balance: tick,
+            sd,
+            active_balance: false,
+            stopper_running: false,
+            push_cpu: 0,
+            nohz_idle: true,
+            acct: CpuTime::default(),
+            acct_since: 0,
+            stats: RqStats::default(),
+            cpu_load: [0; 5],
+            last_load_update_tick: 0,
+            in_nohz_recently: true,
+            normal_avg: 0,
+            age_stamp: 0,
+        });
+    }
+    rqs
 }

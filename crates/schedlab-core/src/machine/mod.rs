@@ -183,6 +183,116 @@ fn preset_description(name: &str) -> Option<&'static str> {
 }
 
 /// The default SLIT: LOCAL_DISTANCE on the diagonal, 21 elsewhere.
+/// The CPUs of a layout in schedlab's numbering, and the CPU lists of
+/// every core, LLC, package and node.
+fn lay_out(
+    sockets: usize,
+    cores_per_socket: usize,
+    threads_per_core: usize,
+    llcs_per_socket: usize,
+    nodes: usize,
+    nodes_per_socket: usize,
+) -> (Vec<CpuInfo>, [Vec<Vec<usize>>; 4]) {
+    let nr_cpus = sockets * cores_per_socket * threads_per_core;
+    let cores_per_llc = cores_per_socket / llcs_per_socket;
+    let sockets_per_node = if nodes <= sockets { sockets / nodes } else { 1 };
+    let cores_per_node_in_socket = cores_per_socket / nodes_per_socket;
+    let nr_cores = sockets * cores_per_socket;
+    let nr_llcs = sockets * llcs_per_socket;
+    let mut cpus = Vec::with_capacity(nr_cpus);
+    let mut core_cpus = vec![Vec::with_capacity(threads_per_core); nr_cores];
+    let mut llc_cpus = vec![Vec::new(); nr_llcs];
+    let mut package_cpus = vec![Vec::new(); sockets];
+    let mut node_cpus = vec![Vec::new(); nodes];
+    for (pkg, pkg_cpus) in package_cpus.iter_mut().enumerate() {
+        for c in 0..cores_per_socket {
+            let core = pkg * cores_per_socket + c;
+            let llc = pkg * llcs_per_socket + c / cores_per_llc;
+            let node = if nodes <= sockets {
+                pkg / sockets_per_node
+            } else {
+                pkg * nodes_per_socket + c / cores_per_node_in_socket
+            };
+            for thread in 0..threads_per_core {
+                let id = core * threads_per_core + thread;
+                cpus.push(CpuInfo { id, core, thread, llc, package: pkg, node, capacity: CPU_CAPACITY });
+                core_cpus[core].push(id);
+                llc_cpus[llc].push(id);
+                pkg_cpus.push(id);
+                node_cpus[node].push(id);
+            }
+        }
+    }
+    (cpus, [core_cpus, llc_cpus, package_cpus, node_cpus])
+}
+
+/// How many nodes share a socket: 1 when each node holds whole sockets,
+/// nodes / sockets when each socket is split into nodes (which must split
+/// its cores and LLCs evenly).
+fn split_nodes(
+    nodes: usize,
+    sockets: usize,
+    cores_per_socket: usize,
+    llcs_per_socket: usize,
+    file: &str,
+) -> Result<usize> {
+    const NODES_ACCEPTED: &str = "a divisor of sockets (each node holds whole sockets) or a multiple of \
+        sockets (each socket split into nodes/sockets nodes, which must split cores_per_socket and \
+        llcs_per_socket evenly)";
+    if nodes <= sockets {
+        if sockets % nodes != 0 {
+            return Err(SimError::topology(
+                file,
+                "machine.nodes",
+                format!("{nodes} nodes do not split {sockets} sockets evenly"),
+                NODES_ACCEPTED,
+            ));
+        }
+        Ok(1)
+    } else {
+        if nodes % sockets != 0 {
+            return Err(SimError::topology(
+                file,
+                "machine.nodes",
+                format!("{nodes} nodes are not a whole number of nodes per socket for {sockets} sockets"),
+                NODES_ACCEPTED,
+            ));
+        }
+        let nps = nodes / sockets;
+        if cores_per_socket % nps != 0 || llcs_per_socket % nps != 0 {
+            return Err(SimError::topology(
+                file,
+                "machine.nodes",
+                format!(
+                    "{nps} nodes per socket do not split {cores_per_socket} cores and \
+                     {llcs_per_socket} LLCs per socket evenly"
+                ),
+                NODES_ACCEPTED,
+            ));
+        }
+        Ok(nps)
+    }
+}
+
+/// `machine.memory` ("756GiB") in bytes; 0 when not given.
+fn memory_at(memory: Option<&str>, file: &str) -> Result<u64> {
+    Ok(match memory {
+        None => 0,
+        Some(m) => match parse_size(m) {
+            Some(0) => return Err(SimError::topology(file, "machine.memory", "memory size is zero", SIZE_ACCEPTED)),
+            Some(b) => b,
+            None => {
+                return Err(SimError::topology(
+                    file,
+                    "machine.memory",
+                    format!("cannot read \"{m}\" as a size"),
+                    SIZE_ACCEPTED,
+                ))
+            }
+        },
+    })
+}
+
 pub fn default_distance(nodes: usize) -> Vec<Vec<u32>> {
     (0..nodes)
         .map(|a| (0..nodes).map(|b| if a == b { LOCAL_DISTANCE } else { DEFAULT_REMOTE_DISTANCE }).collect())
@@ -284,14 +394,14 @@ impl Machine {
             .checked_mul(cores_per_socket)
             .and_then(|c| c.checked_mul(threads_per_core))
             .filter(|&n| n <= MAX_CPUS);
-        let Some(nr_cpus) = nr_cpus else {
+        if nr_cpus.is_none() {
             return Err(SimError::topology(
                 file,
                 "machine",
                 "too many CPUs",
                 format!("sockets x cores_per_socket x threads_per_core <= {MAX_CPUS}"),
             ));
-        };
+        }
         if nodes > MAX_NODES {
             return Err(SimError::topology(
                 file,
@@ -310,42 +420,7 @@ impl Machine {
             ));
         }
 
-        const NODES_ACCEPTED: &str = "a divisor of sockets (each node holds whole sockets) or a multiple of \
-            sockets (each socket split into nodes/sockets nodes, which must split cores_per_socket and \
-            llcs_per_socket evenly)";
-        let nodes_per_socket = if nodes <= sockets {
-            if sockets % nodes != 0 {
-                return Err(SimError::topology(
-                    file,
-                    "machine.nodes",
-                    format!("{nodes} nodes do not split {sockets} sockets evenly"),
-                    NODES_ACCEPTED,
-                ));
-            }
-            1
-        } else {
-            if nodes % sockets != 0 {
-                return Err(SimError::topology(
-                    file,
-                    "machine.nodes",
-                    format!("{nodes} nodes are not a whole number of nodes per socket for {sockets} sockets"),
-                    NODES_ACCEPTED,
-                ));
-            }
-            let nps = nodes / sockets;
-            if cores_per_socket % nps != 0 || llcs_per_socket % nps != 0 {
-                return Err(SimError::topology(
-                    file,
-                    "machine.nodes",
-                    format!(
-                        "{nps} nodes per socket do not split {cores_per_socket} cores and \
-                         {llcs_per_socket} LLCs per socket evenly"
-                    ),
-                    NODES_ACCEPTED,
-                ));
-            }
-            nps
-        };
+        let nodes_per_socket = split_nodes(nodes, sockets, cores_per_socket, llcs_per_socket, file)?;
 
         let node_distance = match (&spec.distance, pl) {
             (Some(d), _) => d.clone(),
@@ -354,54 +429,12 @@ impl Machine {
         };
         validate_distance(&node_distance, nodes, file)?;
 
-        let memory_bytes = match spec.memory.as_deref().or(pl.map(|p| p.memory)) {
-            None => 0,
-            Some(m) => match parse_size(m) {
-                Some(0) => {
-                    return Err(SimError::topology(file, "machine.memory", "memory size is zero", SIZE_ACCEPTED))
-                }
-                Some(b) => b,
-                None => {
-                    return Err(SimError::topology(
-                        file,
-                        "machine.memory",
-                        format!("cannot read \"{m}\" as a size"),
-                        SIZE_ACCEPTED,
-                    ))
-                }
-            },
-        };
+        let memory_bytes = memory_at(spec.memory.as_deref().or(pl.map(|p| p.memory)), file)?;
 
         // Lay out the CPUs (see the numbering rule at the top of the file).
-        let cores_per_llc = cores_per_socket / llcs_per_socket;
-        let sockets_per_node = if nodes <= sockets { sockets / nodes } else { 1 };
-        let cores_per_node_in_socket = cores_per_socket / nodes_per_socket;
-        let nr_cores = sockets * cores_per_socket;
-        let nr_llcs = sockets * llcs_per_socket;
-        let mut cpus = Vec::with_capacity(nr_cpus);
-        let mut core_cpus = vec![Vec::with_capacity(threads_per_core); nr_cores];
-        let mut llc_cpus = vec![Vec::new(); nr_llcs];
-        let mut package_cpus = vec![Vec::new(); sockets];
-        let mut node_cpus = vec![Vec::new(); nodes];
-        for (pkg, pkg_cpus) in package_cpus.iter_mut().enumerate() {
-            for c in 0..cores_per_socket {
-                let core = pkg * cores_per_socket + c;
-                let llc = pkg * llcs_per_socket + c / cores_per_llc;
-                let node = if nodes <= sockets {
-                    pkg / sockets_per_node
-                } else {
-                    pkg * nodes_per_socket + c / cores_per_node_in_socket
-                };
-                for thread in 0..threads_per_core {
-                    let id = core * threads_per_core + thread;
-                    cpus.push(CpuInfo { id, core, thread, llc, package: pkg, node, capacity: CPU_CAPACITY });
-                    core_cpus[core].push(id);
-                    llc_cpus[llc].push(id);
-                    pkg_cpus.push(id);
-                    node_cpus[node].push(id);
-                }
-            }
-        }
+        let (cpus, [core_cpus, llc_cpus, package_cpus, node_cpus]) =
+            lay_out(sockets, cores_per_socket, threads_per_core, llcs_per_socket, nodes, nodes_per_socket);
+        let (nr_cores, nr_llcs) = (core_cpus.len(), llc_cpus.len());
 
         let name = match &preset {
             Some((n, _)) => (*n).to_string(),

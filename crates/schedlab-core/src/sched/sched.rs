@@ -46,7 +46,6 @@ pub struct Rq {
     pub acct: CpuTime,
     pub acct_since: u64,
     pub stats: RqStats,
-    pub wake_avg_idle: u64,
     // avg_load era (fair/balance_avg.rs).
     /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (LINUX-FACTS 2.3).
     pub cpu_load: [u64; 5],

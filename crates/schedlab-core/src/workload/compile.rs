@@ -243,6 +243,68 @@ fn intern(v: &mut Vec<String>, name: &str) -> usize {
     }
 }
 
+/// `timer = "10ms"` or `timer = { period = "10ms" }`: the period in ns.
+fn timer_period_at(val: &toml::Value, file: &str, sub: &str) -> Result<u64> {
+    let period = match val {
+        toml::Value::String(s) => duration_at(s, file, sub)?,
+        toml::Value::Table(t) => {
+            for key in t.keys() {
+                if key != "period" {
+                    return Err(SimError::UnknownKey {
+                        at: loc(file, &format!("{sub}.{key}")),
+                        accepted: "period".into(),
+                    });
+                }
+            }
+            match t.get("period").and_then(|p| p.as_str()) {
+                Some(s) => duration_at(s, file, &format!("{sub}.period"))?,
+                None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.period")) }),
+            }
+        }
+        _ => return Err(SimError::bad_value(file, sub, "expected a period", "\"10ms\" or {period = \"10ms\"}")),
+    };
+    if period == 0 {
+        return Err(SimError::bad_value(file, sub, "period must be positive", DURATION_ACCEPTED));
+    }
+    Ok(period)
+}
+
+/// `parallel = { work = D, threads = N, min_chunk = D }`: a ktask job.
+fn parallel_at(val: &toml::Value, file: &str, sub: &str) -> Result<Op> {
+    let t = val
+        .as_table()
+        .ok_or_else(|| SimError::bad_value(file, sub, "expected a table", "{work = D, threads = N, min_chunk = D}"))?;
+    for key in t.keys() {
+        if !["work", "threads", "min_chunk"].contains(&key.as_str()) {
+            return Err(SimError::UnknownKey {
+                at: loc(file, &format!("{sub}.{key}")),
+                accepted: "work, threads, min_chunk".into(),
+            });
+        }
+    }
+    let work = match t.get("work").and_then(|w| w.as_str()) {
+        Some(s) => duration_at(s, file, &format!("{sub}.work"))?,
+        None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.work")) }),
+    };
+    let threads = match t.get("threads") {
+        Some(toml::Value::Integer(n)) if (1..=4096).contains(n) => *n as usize,
+        None => 4, // KTASK_DEFAULT_MAX_THREADS
+        Some(_) => {
+            return Err(SimError::bad_value(
+                file,
+                &format!("{sub}.threads"),
+                "expected an integer 1..4096",
+                "1..4096 (default 4, KTASK_DEFAULT_MAX_THREADS)",
+            ))
+        }
+    };
+    let min_chunk = match t.get("min_chunk").and_then(|w| w.as_str()) {
+        Some(s) => duration_at(s, file, &format!("{sub}.min_chunk"))?.max(1),
+        None => 1_000_000,
+    };
+    Ok(Op::Parallel { work, threads, min_chunk })
+}
+
 fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec<Op>) -> Result<()> {
     let file = ctx.file;
     for (i, v) in list.iter().enumerate() {
@@ -262,37 +324,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             "run" => out.push(Op::Run(dist_at(val, file, &sub)?)),
             "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
-            "timer" => {
-                let period = match val {
-                    toml::Value::String(s) => duration_at(s, file, &sub)?,
-                    toml::Value::Table(t) => {
-                        for key in t.keys() {
-                            if key != "period" {
-                                return Err(SimError::UnknownKey {
-                                    at: loc(file, &format!("{sub}.{key}")),
-                                    accepted: "period".into(),
-                                });
-                            }
-                        }
-                        match t.get("period").and_then(|p| p.as_str()) {
-                            Some(s) => duration_at(s, file, &format!("{sub}.period"))?,
-                            None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.period")) }),
-                        }
-                    }
-                    _ => {
-                        return Err(SimError::bad_value(
-                            file,
-                            &sub,
-                            "expected a period",
-                            "\"10ms\" or {period = \"10ms\"}",
-                        ))
-                    }
-                };
-                if period == 0 {
-                    return Err(SimError::bad_value(file, &sub, "period must be positive", DURATION_ACCEPTED));
-                }
-                out.push(Op::Timer { period });
-            }
+            "timer" => out.push(Op::Timer { period: timer_period_at(val, file, &sub)? }),
             "yield" => out.push(Op::Yield),
             "exit" => out.push(Op::Exit),
             "barrier" => {
@@ -357,40 +389,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 out.push(Op::LoopEnd { start });
                 out[start] = Op::LoopStart { count, end };
             }
-            "parallel" => {
-                let t = val.as_table().ok_or_else(|| {
-                    SimError::bad_value(file, &sub, "expected a table", "{work = D, threads = N, min_chunk = D}")
-                })?;
-                for key in t.keys() {
-                    if !["work", "threads", "min_chunk"].contains(&key.as_str()) {
-                        return Err(SimError::UnknownKey {
-                            at: loc(file, &format!("{sub}.{key}")),
-                            accepted: "work, threads, min_chunk".into(),
-                        });
-                    }
-                }
-                let work = match t.get("work").and_then(|w| w.as_str()) {
-                    Some(s) => duration_at(s, file, &format!("{sub}.work"))?,
-                    None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.work")) }),
-                };
-                let threads = match t.get("threads") {
-                    Some(toml::Value::Integer(n)) if (1..=4096).contains(n) => *n as usize,
-                    None => 4, // KTASK_DEFAULT_MAX_THREADS
-                    Some(_) => {
-                        return Err(SimError::bad_value(
-                            file,
-                            &format!("{sub}.threads"),
-                            "expected an integer 1..4096",
-                            "1..4096 (default 4, KTASK_DEFAULT_MAX_THREADS)",
-                        ))
-                    }
-                };
-                let min_chunk = match t.get("min_chunk").and_then(|w| w.as_str()) {
-                    Some(s) => duration_at(s, file, &format!("{sub}.min_chunk"))?.max(1),
-                    None => 1_000_000,
-                };
-                out.push(Op::Parallel { work, threads, min_chunk });
-            }
+            "parallel" => out.push(parallel_at(val, file, &sub)?),
             "io" | "lock" | "unlock" | "queue_work" | "alloc" | "read" | "wake" => {
                 return Err(SimError::not_modelled(
                     file,

@@ -12,32 +12,6 @@ use crate::workload::rt_migrate_test::RtmtAction;
 use crate::workload::Op;
 
 impl Sim {
-    pub(crate) fn op_done(&mut self, cpu: usize) {
-        self.rqs[cpu].op_key = None;
-        let Some(tid) = self.rqs[cpu].curr else { return };
-        self.update_curr(cpu);
-        let t = &self.tasks[tid];
-        if let Some(end) = t.runtime_end {
-            if self.now < end || t.cs_debt > 0 {
-                self.arm_op_timer(cpu);
-                return;
-            }
-            self.tasks[tid].runtime_end = None;
-        } else if t.work_left > 0 || t.cs_debt > 0 {
-            self.arm_op_timer(cpu);
-            return;
-        }
-        if self.tasks[tid].ktask.is_some() && !self.tasks[tid].need_advance {
-            self.ktask_chunk_done(tid);
-        } else {
-            self.tasks[tid].need_advance = true;
-            self.advance(tid);
-        }
-        if self.rqs[cpu].curr == Some(tid) && self.tasks[tid].state == TaskState::Runnable {
-            self.arm_op_timer(cpu);
-        }
-    }
-
     /// Interpret the task's program from its pc until it reaches an op that
     /// takes time or blocks. The task is running on its CPU.
     pub fn advance(&mut self, tid: TaskId) {
@@ -65,150 +39,183 @@ impl Sim {
                 return;
             };
             self.tasks[tid].pc += 1;
-            match op {
-                Op::Run(d) => {
-                    let w = d.sample(&mut self.tasks[tid].rng);
-                    if w == 0 {
-                        continue;
-                    }
-                    self.tasks[tid].work_left = w;
-                    return;
+            if !self.exec_op(tid, template, pc, op) {
+                return;
+            }
+        }
+    }
+
+    /// Run one op of `tid`'s program (at `pc` of `template`). Returns true
+    /// to go on with the next op, false when the task now spends time, blocks
+    /// or exits.
+    fn exec_op(&mut self, tid: TaskId, template: usize, pc: usize, op: Op) -> bool {
+        match op {
+            Op::Run(d) => {
+                let w = d.sample(&mut self.tasks[tid].rng);
+                if w == 0 {
+                    return true;
                 }
-                Op::Runtime(d) => {
-                    let w = d.sample(&mut self.tasks[tid].rng);
-                    self.tasks[tid].runtime_end = Some(self.now + w);
-                    return;
-                }
-                Op::Sleep(d) => {
-                    let w = d.sample(&mut self.tasks[tid].rng);
+                self.tasks[tid].work_left = w;
+                return false;
+            }
+            Op::Runtime(d) => {
+                let w = d.sample(&mut self.tasks[tid].rng);
+                self.tasks[tid].runtime_end = Some(self.now + w);
+                return false;
+            }
+            Op::Sleep(d) => {
+                let w = d.sample(&mut self.tasks[tid].rng);
+                self.block(tid);
+                self.arm_sleep_timer(tid, self.now + w);
+                return false;
+            }
+            Op::Timer { period } => {
+                let next = match self.tasks[tid].timer_next {
+                    None => self.now + period,
+                    Some(n) => n + period,
+                };
+                self.tasks[tid].timer_next = Some(next);
+                if next > self.now {
                     self.block(tid);
-                    self.arm_sleep_timer(tid, self.now + w);
-                    return;
-                }
-                Op::Timer { period } => {
-                    let next = match self.tasks[tid].timer_next {
-                        None => self.now + period,
-                        Some(n) => n + period,
-                    };
-                    self.tasks[tid].timer_next = Some(next);
-                    if next > self.now {
-                        self.block(tid);
-                        self.arm_sleep_timer(tid, next);
-                        return;
-                    }
-                }
-                Op::Yield => {
-                    self.tasks[tid].sched_class().yield_task(self, tid);
-                    self.tasks[tid].need_advance = true;
-                    let cpu = self.tasks[tid].cpu;
-                    self.resched_curr(cpu);
-                    return;
-                }
-                Op::LoopStart { count, end } => {
-                    if count == 0 {
-                        self.tasks[tid].loop_stack.push((pc, u64::MAX));
-                    } else {
-                        self.tasks[tid].loop_stack.push((pc, count));
-                    }
-                    let _ = end;
-                }
-                Op::LoopEnd { start } => {
-                    let top = self.tasks[tid].loop_stack.last_mut().expect("loop stack");
-                    if top.1 != u64::MAX {
-                        top.1 -= 1;
-                    }
-                    if top.1 > 0 {
-                        self.tasks[tid].pc = start + 1;
-                    } else {
-                        self.tasks[tid].loop_stack.pop();
-                    }
-                }
-                Op::Barrier(b) => {
-                    let bar = &mut self.barriers[b];
-                    bar.arrived.push(tid);
-                    if bar.arrived.len() >= bar.participants {
-                        let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
-                        let cpu = self.tasks[tid].cpu;
-                        for w in waiters {
-                            if w != tid {
-                                self.try_to_wake_up(w, cpu, true);
-                            }
-                        }
-                    } else {
-                        self.block(tid);
-                        return;
-                    }
-                }
-                Op::Wait(e) => {
-                    if self.events[e].pending > 0 {
-                        self.events[e].pending -= 1;
-                    } else {
-                        self.events[e].waiters.push(tid);
-                        self.block(tid);
-                        return;
-                    }
-                }
-                Op::Signal(e) => {
-                    if self.events[e].waiters.is_empty() {
-                        self.events[e].pending += 1;
-                    } else {
-                        let w = self.events[e].waiters.remove(0);
-                        let cpu = self.tasks[tid].cpu;
-                        self.record_wakee(tid, w);
-                        self.try_to_wake_up(w, cpu, true);
-                    }
-                }
-                Op::Fork(g) => {
-                    let tmpl = self.templates[g].clone();
-                    let idx = self.tasks.iter().filter(|t| t.group == g).count();
-                    let child = self.alloc_task(g, Some(g), &tmpl, idx);
-                    let cpu = self.tasks[tid].cpu;
-                    self.wake_up_new_task(child, Some(cpu));
-                }
-                Op::Park => {
-                    self.block(tid);
-                    return;
-                }
-                Op::Exit => {
-                    self.do_exit(tid);
-                    return;
-                }
-                Op::Parallel { work, threads, min_chunk } => {
-                    self.ktask_run(tid, work, threads, min_chunk);
-                    return;
-                }
-                Op::Rtmt(op) => {
-                    let cpu = self.tasks[tid].cpu;
-                    self.update_curr(cpu);
-                    let (pid, now, exec) = (self.tasks[tid].pid, self.now, self.tasks[tid].se.sum_exec_runtime);
-                    let Some(rtmt) = self.rtmt.as_mut() else { continue };
-                    match rtmt.op(op, pid, now, exec) {
-                        RtmtAction::Continue => {}
-                        RtmtAction::BreakLoop => {
-                            // `break` out of the iteration loop: its LoopEnd ends it.
-                            if let Some(top) = self.tasks[tid].loop_stack.last_mut() {
-                                top.1 = 1;
-                            }
-                        }
-                        RtmtAction::LeaveLoop => {
-                            // Continue after the innermost loop's LoopEnd.
-                            if let Some((start, _)) = self.tasks[tid].loop_stack.pop() {
-                                if let Op::LoopStart { end, .. } = self.templates[template].program.ops[start] {
-                                    self.tasks[tid].pc = end + 1;
-                                }
-                            }
-                        }
-                    }
-                }
-                Op::RtmtRotate => {
-                    let save = self.templates[template].cpus.clone();
-                    let Some(rtmt) = self.rtmt.as_mut() else { continue };
-                    let target = rtmt.next_rotate_cpu(|c| save.test(c));
-                    let mut mask = CpuMask::new(self.rqs.len());
-                    mask.set(target);
-                    self.set_cpus_allowed_curr(tid, mask);
+                    self.arm_sleep_timer(tid, next);
+                    return false;
                 }
             }
+            Op::Yield => {
+                self.tasks[tid].sched_class().yield_task(self, tid);
+                self.tasks[tid].need_advance = true;
+                let cpu = self.tasks[tid].cpu;
+                self.resched_curr(cpu);
+                return false;
+            }
+            Op::LoopStart { count, .. } => {
+                // count 0: forever.
+                let n = if count == 0 { u64::MAX } else { count };
+                self.tasks[tid].loop_stack.push((pc, n));
+            }
+            Op::LoopEnd { start } => {
+                let top = self.tasks[tid].loop_stack.last_mut().expect("loop stack");
+                if top.1 != u64::MAX {
+                    top.1 -= 1;
+                }
+                if top.1 > 0 {
+                    self.tasks[tid].pc = start + 1;
+                } else {
+                    self.tasks[tid].loop_stack.pop();
+                }
+            }
+            Op::Barrier(b) => {
+                let bar = &mut self.barriers[b];
+                bar.arrived.push(tid);
+                if bar.arrived.len() >= bar.participants {
+                    let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
+                    let cpu = self.tasks[tid].cpu;
+                    for w in waiters {
+                        if w != tid {
+                            self.try_to_wake_up(w, cpu, true);
+                        }
+                    }
+                } else {
+                    self.block(tid);
+                    return false;
+                }
+            }
+            Op::Wait(e) => {
+                if self.events[e].pending > 0 {
+                    self.events[e].pending -= 1;
+                } else {
+                    self.events[e].waiters.push(tid);
+                    self.block(tid);
+                    return false;
+                }
+            }
+            Op::Signal(e) => {
+                if self.events[e].waiters.is_empty() {
+                    self.events[e].pending += 1;
+                } else {
+                    let w = self.events[e].waiters.remove(0);
+                    let cpu = self.tasks[tid].cpu;
+                    self.record_wakee(tid, w);
+                    self.try_to_wake_up(w, cpu, true);
+                }
+            }
+            Op::Fork(g) => {
+                let tmpl = self.templates[g].clone();
+                let idx = self.tasks.iter().filter(|t| t.group == g).count();
+                let child = self.alloc_task(g, Some(g), &tmpl, idx);
+                let cpu = self.tasks[tid].cpu;
+                self.wake_up_new_task(child, Some(cpu));
+            }
+            Op::Park => {
+                self.block(tid);
+                return false;
+            }
+            Op::Exit => {
+                self.do_exit(tid);
+                return false;
+            }
+            Op::Parallel { work, threads, min_chunk } => {
+                self.ktask_run(tid, work, threads, min_chunk);
+                return false;
+            }
+            Op::Rtmt(op) => {
+                let cpu = self.tasks[tid].cpu;
+                self.update_curr(cpu);
+                let (pid, now, exec) = (self.tasks[tid].pid, self.now, self.tasks[tid].se.sum_exec_runtime);
+                let Some(rtmt) = self.rtmt.as_mut() else { return true };
+                match rtmt.op(op, pid, now, exec) {
+                    RtmtAction::Continue => {}
+                    RtmtAction::BreakLoop => {
+                        // `break` out of the iteration loop: its LoopEnd ends it.
+                        if let Some(top) = self.tasks[tid].loop_stack.last_mut() {
+                            top.1 = 1;
+                        }
+                    }
+                    RtmtAction::LeaveLoop => {
+                        // Continue after the innermost loop's LoopEnd.
+                        if let Some((start, _)) = self.tasks[tid].loop_stack.pop() {
+                            if let Op::LoopStart { end, .. } = self.templates[template].program.ops[start] {
+                                self.tasks[tid].pc = end + 1;
+                            }
+                        }
+                    }
+                }
+            }
+            Op::RtmtRotate => {
+                let save = self.templates[template].cpus.clone();
+                let Some(rtmt) = self.rtmt.as_mut() else { return true };
+                let target = rtmt.next_rotate_cpu(|c| save.test(c));
+                let mut mask = CpuMask::new(self.rqs.len());
+                mask.set(target);
+                self.set_cpus_allowed_curr(tid, mask);
+            }
+        }
+        true
+    }
+
+    pub(crate) fn op_done(&mut self, cpu: usize) {
+        self.rqs[cpu].op_key = None;
+        let Some(tid) = self.rqs[cpu].curr else { return };
+        self.update_curr(cpu);
+        let t = &self.tasks[tid];
+        if let Some(end) = t.runtime_end {
+            if self.now < end || t.cs_debt > 0 {
+                self.arm_op_timer(cpu);
+                return;
+            }
+            self.tasks[tid].runtime_end = None;
+        } else if t.work_left > 0 || t.cs_debt > 0 {
+            self.arm_op_timer(cpu);
+            return;
+        }
+        if self.tasks[tid].ktask.is_some() && !self.tasks[tid].need_advance {
+            self.ktask_chunk_done(tid);
+        } else {
+            self.tasks[tid].need_advance = true;
+            self.advance(tid);
+        }
+        if self.rqs[cpu].curr == Some(tid) && self.tasks[tid].state == TaskState::Runnable {
+            self.arm_op_timer(cpu);
         }
     }
 

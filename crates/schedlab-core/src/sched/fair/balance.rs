@@ -17,7 +17,7 @@ use crate::engine::Instant;
 use crate::sched::features::Feature;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::task::{TaskId, TaskState};
-use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SERIALIZE, SD_SHARE_CPUCAPACITY};
+use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 
 /// enum group_type, in the order that makes a group "busier" (5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -792,10 +792,9 @@ impl Sim {
         let mut busy = idle != CpuIdleType::Idle && !self.sched_idle_cpu(cpu);
         let levels = self.topo.cpu_domains[cpu].len();
         for lvl in 0..levels {
-            let d = self.topo.cpu_domains[cpu][lvl];
             let mut interval = self.sd_balance_interval(cpu, lvl, busy);
-            let serialize = self.topo.domains[d].flags & SD_SERIALIZE != 0;
-            let _ = serialize; // Deviation: the global trylock never contends in a serial simulator.
+            // Deviation: an SD_SERIALIZE domain takes a global trylock first;
+            // in a serial simulation it never contends, so it is not modelled.
             if self.now as i64 >= self.rqs[cpu].sd[lvl].last_balance + interval as i64 {
                 if self.load_balance(cpu, lvl, idle, &mut continue_balancing) > 0 {
                     idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
