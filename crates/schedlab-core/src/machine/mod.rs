@@ -240,7 +240,7 @@ fn split_nodes(
         sockets (each socket split into nodes/sockets nodes, which must split cores_per_socket and \
         llcs_per_socket evenly)";
     if nodes <= sockets {
-        if sockets % nodes != 0 {
+        if !sockets.is_multiple_of(nodes) {
             return Err(SimError::topology(
                 file,
                 "machine.nodes",
@@ -250,7 +250,7 @@ fn split_nodes(
         }
         Ok(1)
     } else {
-        if nodes % sockets != 0 {
+        if !nodes.is_multiple_of(sockets) {
             return Err(SimError::topology(
                 file,
                 "machine.nodes",
@@ -259,7 +259,7 @@ fn split_nodes(
             ));
         }
         let nps = nodes / sockets;
-        if cores_per_socket % nps != 0 || llcs_per_socket % nps != 0 {
+        if !cores_per_socket.is_multiple_of(nps) || !llcs_per_socket.is_multiple_of(nps) {
             return Err(SimError::topology(
                 file,
                 "machine.nodes",
