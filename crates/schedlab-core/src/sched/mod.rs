@@ -14,6 +14,8 @@ pub mod rt;
 pub mod rt_legacy;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h
 pub mod sched;
+pub mod sd_flags;
+pub mod sd_init;
 pub mod stop_task;
 pub mod task;
 pub mod topology;

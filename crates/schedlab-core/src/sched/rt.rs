@@ -25,8 +25,8 @@ use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::sched::sched_avg_update;
+use crate::sched::sd_flags::SD_WAKE_AFFINE;
 use crate::sched::task::{TaskId, TaskState};
-use crate::sched::topology::SD_WAKE_AFFINE;
 
 impl SchedClassOps for RtSchedClass {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {

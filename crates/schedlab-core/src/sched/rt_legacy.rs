@@ -22,8 +22,8 @@
 
 use crate::engine::sim::Sim;
 use crate::sched::prio::MAX_RT_PRIO;
+use crate::sched::sd_flags::{SD_WAKE_AFFINE, SD_WAKE_BALANCE, SD_WAKE_IDLE};
 use crate::sched::task::TaskId;
-use crate::sched::topology::{SD_WAKE_AFFINE, SD_WAKE_BALANCE, SD_WAKE_IDLE};
 
 impl Sim {
     /// The kernel predates the push/pull series: RT tasks are balanced by

@@ -55,132 +55,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::kernel::Mechanisms;
+use crate::kernel::{Mechanisms, SdInit as Era};
 use crate::machine::Machine;
-
-// ---------------------------------------------------------------------------
-// Domain flags. Values are the 2.6.3x bits of include/linux/sched.h @2.6.35
-// (LINUX-FACTS 3.2); flags that 2.6.35 lacks get fresh bits above 0x2000.
-// 6.x generates its values from include/linux/sched/sd_flags.h; the values
-// never leave schedlab, so one numbering serves every version.
-// ---------------------------------------------------------------------------
-
-/// Balance this domain at all (removed in 5.8: every domain balances).
-pub const SD_LOAD_BALANCE: u32 = 0x0001;
-/// Balance when the CPU is about to go idle.
-pub const SD_BALANCE_NEWIDLE: u32 = 0x0002;
-/// Pick the idlest CPU of the domain at exec.
-pub const SD_BALANCE_EXEC: u32 = 0x0004;
-/// Pick the idlest CPU of the domain at fork.
-pub const SD_BALANCE_FORK: u32 = 0x0008;
-/// Take the slow (find_idlest) path at wakeup (2.6.3x+; asym capacity only in 4.16/5.x).
-pub const SD_BALANCE_WAKE: u32 = 0x0010;
-/// Allow waking onto the waker's CPU.
-pub const SD_WAKE_AFFINE: u32 = 0x0020;
-/// 2.6.3x: prefer the waker's domain (never set by the templates).
-pub const SD_PREFER_LOCAL: u32 = 0x0040;
-/// Members share CPU capacity: SMT siblings (SD_SHARE_CPUPOWER in 2.6.x).
-pub const SD_SHARE_CPUCAPACITY: u32 = 0x0080;
-/// 2.6.x name of SD_SHARE_CPUCAPACITY.
-pub const SD_SHARE_CPUPOWER: u32 = SD_SHARE_CPUCAPACITY;
-/// 2.6.x power-saving balance (sched_mc/smt_power_savings; off by default).
-pub const SD_POWERSAVINGS_BALANCE: u32 = 0x0100;
-/// Members share the last-level cache.
-pub const SD_SHARE_PKG_RESOURCES: u32 = 0x0200;
-/// 6.12 name of SD_SHARE_PKG_RESOURCES.
-pub const SD_SHARE_LLC: u32 = SD_SHARE_PKG_RESOURCES;
-/// Only one CPU at a time balances this domain (global trylock).
-pub const SD_SERIALIZE: u32 = 0x0400;
-/// Place busy tasks on the preferred CPUs (ITMT, POWER SMT); never set here.
-pub const SD_ASYM_PACKING: u32 = 0x0800;
-/// Spread tasks to sibling groups first (2.6.32+).
-pub const SD_PREFER_SIBLING: u32 = 0x1000;
-/// Groups may overlap (NUMA levels, 3.x+).
-pub const SD_OVERLAP: u32 = 0x2000;
-/// A NUMA level (4.x+). Fresh bit.
-pub const SD_NUMA: u32 = 0x4000;
-/// Members differ in CPU capacity (big.LITTLE); never set on schedlab machines. Fresh bit.
-pub const SD_ASYM_CPUCAPACITY: u32 = 0x8000;
-/// 2.6.25 only: pull the wakee to an idle CPU of the domain. Its kernel bit
-/// 0x10 was reused by SD_BALANCE_WAKE, hence a fresh bit here.
-pub const SD_WAKE_IDLE: u32 = 0x1_0000;
-/// 2.6.25 only: passive balancing at wakeup. Its kernel bit 0x40 was reused
-/// by SD_PREFER_LOCAL, hence a fresh bit here.
-pub const SD_WAKE_BALANCE: u32 = 0x2_0000;
-/// Members share an L2 cluster (6.x CLS level); not built here. Fresh bit.
-pub const SD_CLUSTER: u32 = 0x4_0000;
-
-/// Names for printing, in bit order.
-pub const SD_FLAG_NAMES: &[(u32, &str)] = &[
-    (SD_LOAD_BALANCE, "SD_LOAD_BALANCE"),
-    (SD_BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"),
-    (SD_BALANCE_EXEC, "SD_BALANCE_EXEC"),
-    (SD_BALANCE_FORK, "SD_BALANCE_FORK"),
-    (SD_BALANCE_WAKE, "SD_BALANCE_WAKE"),
-    (SD_WAKE_AFFINE, "SD_WAKE_AFFINE"),
-    (SD_PREFER_LOCAL, "SD_PREFER_LOCAL"),
-    (SD_SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"),
-    (SD_POWERSAVINGS_BALANCE, "SD_POWERSAVINGS_BALANCE"),
-    (SD_SHARE_PKG_RESOURCES, "SD_SHARE_PKG_RESOURCES"),
-    (SD_SERIALIZE, "SD_SERIALIZE"),
-    (SD_ASYM_PACKING, "SD_ASYM_PACKING"),
-    (SD_PREFER_SIBLING, "SD_PREFER_SIBLING"),
-    (SD_OVERLAP, "SD_OVERLAP"),
-    (SD_NUMA, "SD_NUMA"),
-    (SD_ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"),
-    (SD_WAKE_IDLE, "SD_WAKE_IDLE"),
-    (SD_WAKE_BALANCE, "SD_WAKE_BALANCE"),
-    (SD_CLUSTER, "SD_CLUSTER"),
-];
-
-/// "SD_BALANCE_NEWIDLE|SD_WAKE_AFFINE", or "0".
-pub fn flag_names(flags: u32) -> String {
-    let names: Vec<&str> = SD_FLAG_NAMES.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| *n).collect();
-    if names.is_empty() {
-        "0".to_string()
-    } else {
-        names.join("|")
-    }
-}
-
-/// Flags marked SDF_SHARED_CHILD in sd_flags.h @6.1: if a domain has one,
-/// its children have it too, so highest_flag_domain may stop at the first
-/// domain without it.
-const SD_SHARED_CHILD_MASK: u32 = SD_BALANCE_NEWIDLE
-    | SD_BALANCE_EXEC
-    | SD_BALANCE_FORK
-    | SD_BALANCE_WAKE
-    | SD_WAKE_AFFINE
-    | SD_SHARE_CPUCAPACITY
-    | SD_CLUSTER
-    | SD_SHARE_PKG_RESOURCES
-    | SD_ASYM_PACKING
-    | SD_PREFER_SIBLING;
-
-/// SD_DEGENERATE_GROUPS_MASK @6.1: the flags marked SDF_NEEDS_GROUPS in
-/// sd_flags.h, meaningless on a domain with a single group.
-const SD_DEGENERATE_GROUPS_MASK: u32 = SD_BALANCE_NEWIDLE
-    | SD_BALANCE_EXEC
-    | SD_BALANCE_FORK
-    | SD_BALANCE_WAKE
-    | SD_SHARE_CPUCAPACITY
-    | SD_CLUSTER
-    | SD_SHARE_PKG_RESOURCES
-    | SD_SERIALIZE
-    | SD_ASYM_PACKING
-    | SD_PREFER_SIBLING
-    | SD_OVERLAP
-    | SD_NUMA
-    | SD_ASYM_CPUCAPACITY;
+use crate::sched::sd_flags::*;
+use crate::sched::sd_init::{level_params, sd_degenerate, sd_parent_degenerate, Kind, RawDomain};
 
 /// SD_NODES_PER_DOMAIN [kernel/sched.c @2.6.25, @2.6.35].
 const SD_NODES_PER_DOMAIN: usize = 16;
-/// RECLAIM_DISTANCE / node_reclaim_distance [include/linux/topology.h,
-/// kernel/sched/topology.c @4.16 .. @6.12]: NUMA levels beyond it lose
-/// EXEC, FORK and WAKE_AFFINE.
-pub const RECLAIM_DISTANCE: u32 = 30;
-/// SMT capacity gain, ~15% [SD_SIBLING_INIT @2.6.35; sd_init @4.16].
-pub const SMT_GAIN: u32 = 1178;
 
 // ---------------------------------------------------------------------------
 // Public structures
@@ -361,272 +242,6 @@ pub fn cpulist(cpus: &[usize]) -> String {
         i = j + 1;
     }
     parts.join(",")
-}
-
-// ---------------------------------------------------------------------------
-// Eras and per-level parameters
-// ---------------------------------------------------------------------------
-
-/// The construction forms: the mechanism table's `SdInit` (kernel/mechanisms.rs).
-use crate::kernel::SdInit as Era;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Smt,
-    Mc,
-    /// DIE / PKG (4.16+) or CPU (2.6.x): the node, despite the name.
-    Pkg,
-    /// 4.16+: the NUMA identity level; 2.6.x: the node and its nearest nodes.
-    Node,
-    /// 4.16+ NUMA level of one remote distance.
-    Numa,
-    /// 2.6.x: all CPUs, on machines of more than 16 nodes' worth of CPUs.
-    AllNodes,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Params {
-    flags: u32,
-    min_interval_ms: u64,
-    max_interval_ms: u64,
-    busy_factor: u32,
-    imbalance_pct: u32,
-    cache_nice_tries: u32,
-    /// busy, idle, newidle, wake, forkexec.
-    idx: [usize; 5],
-    smt_gain: u32,
-}
-
-/// A template: `flags, min, max, busy_factor, imbalance_pct, cache_nice_tries, idx`.
-fn tmpl(flags: u32, min: u64, max: u64, busy: u32, imb: u32, cnt: u32, idx: [usize; 5]) -> Params {
-    Params {
-        flags,
-        min_interval_ms: min,
-        max_interval_ms: max,
-        busy_factor: busy,
-        imbalance_pct: imb,
-        cache_nice_tries: cnt,
-        idx,
-        smt_gain: 0,
-    }
-}
-
-const LB: u32 = SD_LOAD_BALANCE;
-const NEWIDLE: u32 = SD_BALANCE_NEWIDLE;
-const EXEC: u32 = SD_BALANCE_EXEC;
-const FORK: u32 = SD_BALANCE_FORK;
-const AFFINE: u32 = SD_WAKE_AFFINE;
-
-/// The 2.6.25 templates [include/linux/topology.h SD_SIBLING_INIT,
-/// SD_MC_INIT, SD_CPU_INIT, SD_ALLNODES_INIT; include/asm-x86/topology.h
-/// SD_NODE_INIT @2.6.25]. BALANCE_FOR_MC_POWER / BALANCE_FOR_PKG_POWER add
-/// nothing with sched_{mc,smt}_power_savings at their default 0.
-fn tmpl_2_6_25(kind: Kind, nr_cpus: usize) -> Params {
-    match kind {
-        Kind::Smt => tmpl(
-            LB | NEWIDLE | FORK | EXEC | AFFINE | SD_WAKE_IDLE | SD_SHARE_CPUPOWER,
-            1,
-            2,
-            64,
-            110,
-            0,
-            [0, 0, 0, 0, 0],
-        ),
-        Kind::Mc => {
-            tmpl(LB | NEWIDLE | FORK | EXEC | AFFINE | SD_SHARE_PKG_RESOURCES, 1, 4, 64, 125, 1, [2, 0, 0, 1, 1])
-        }
-        Kind::Pkg => tmpl(LB | NEWIDLE | FORK | EXEC | AFFINE, 1, 4, 64, 125, 1, [2, 1, 2, 1, 1]),
-        // x86_64 values: SD_CACHE_NICE_TRIES 2, SD_IDLE_IDX 2, SD_NEWIDLE_IDX 0,
-        // SD_FORKEXEC_IDX 1. No NEWIDLE and no WAKE_AFFINE at this level.
-        // Deviation: 32-bit x86 (1/1/2/0) is not modelled.
-        Kind::Node => tmpl(LB | EXEC | FORK | SD_SERIALIZE | SD_WAKE_BALANCE, 8, 32, 32, 125, 2, [3, 2, 0, 1, 1]),
-        Kind::AllNodes => tmpl(LB | SD_SERIALIZE, 64, 64 * nr_cpus as u64, 128, 133, 1, [3, 3, 0, 0, 0]),
-        Kind::Numa => unreachable!("no NUMA levels in 2.6.x"),
-    }
-}
-
-/// The 2.6.35 templates [include/linux/topology.h SD_SIBLING_INIT,
-/// SD_MC_INIT, SD_CPU_INIT, SD_ALLNODES_INIT; arch/x86/include/asm/topology.h
-/// SD_NODE_INIT @2.6.35].
-///
-/// SD_MC_INIT ORs in sd_balance_for_mc_power() and SD_CPU_INIT
-/// sd_balance_for_package_power(); with the power-savings knobs at their
-/// default 0 both return SD_PREFER_SIBLING, so MC and CPU carry it
-/// [include/linux/sched.h @2.6.3x]. (LINUX-FACTS 3.2 lists the literal flags
-/// only.)
-fn tmpl_2_6_35(kind: Kind, nr_cpus: usize) -> Params {
-    let base = LB | NEWIDLE | EXEC | FORK | AFFINE;
-    match kind {
-        Kind::Smt => Params {
-            smt_gain: SMT_GAIN,
-            ..tmpl(base | SD_SHARE_CPUPOWER | SD_SHARE_PKG_RESOURCES, 1, 2, 64, 110, 0, [0, 0, 0, 0, 0])
-        },
-        Kind::Mc => tmpl(base | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING, 1, 4, 64, 125, 1, [2, 0, 0, 0, 0]),
-        Kind::Pkg => tmpl(base | SD_PREFER_SIBLING, 1, 4, 64, 125, 1, [2, 1, 0, 0, 0]),
-        // x86_64: SD_CACHE_NICE_TRIES 2, SD_IDLE_IDX 2.
-        Kind::Node => tmpl(base | SD_SERIALIZE, 8, 32, 32, 125, 2, [3, 2, 0, 0, 0]),
-        Kind::AllNodes => tmpl(LB | NEWIDLE | SD_SERIALIZE, 64, 64 * nr_cpus as u64, 128, 133, 1, [3, 3, 0, 0, 0]),
-        Kind::Numa => unreachable!("no NUMA levels in 2.6.x"),
-    }
-}
-
-/// sd_init [kernel/sched/topology.c @4.16, @5.5, @5.7, @6.1, @6.12]:
-/// intervals span_weight .. 2*span_weight, then "convert topological
-/// properties into behaviour" by the level's descriptive flags.
-fn sd_init(era: Era, kind: Kind, weight: usize, numa_distance: u32) -> Params {
-    // The tl->sd_flags of each level: cpu_smt_flags, cpu_core_flags,
-    // cpu_numa_flags; DIE/PKG and NODE have none.
-    let topo_flags = match kind {
-        Kind::Smt => SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES,
-        Kind::Mc => SD_SHARE_PKG_RESOURCES,
-        Kind::Numa => SD_NUMA,
-        _ => 0,
-    };
-    let mut flags = NEWIDLE | EXEC | FORK | AFFINE | topo_flags;
-    if era < Era::Init61 {
-        flags |= LB;
-    }
-    if era >= Era::Init55 {
-        // 5.x: PREFER_SIBLING is in the base set, removed again on NUMA.
-        flags |= SD_PREFER_SIBLING;
-    }
-    let w = weight as u64;
-    let (busy_factor, imbalance_pct) = if era >= Era::Init61 { (16, 117) } else { (32, 125) };
-    let mut p = tmpl(flags, w, 2 * w, busy_factor, imbalance_pct, 0, [0; 5]);
-    let idx = era == Era::Init416;
-    if p.flags & SD_SHARE_CPUCAPACITY != 0 {
-        p.imbalance_pct = 110;
-        if idx {
-            p.flags |= SD_PREFER_SIBLING;
-            p.smt_gain = SMT_GAIN;
-        }
-    } else if p.flags & SD_SHARE_PKG_RESOURCES != 0 {
-        p.imbalance_pct = 117;
-        p.cache_nice_tries = 1;
-        if idx {
-            p.flags |= SD_PREFER_SIBLING;
-            p.idx[0] = 2;
-        }
-    } else if p.flags & SD_NUMA != 0 {
-        p.cache_nice_tries = 2;
-        if idx {
-            p.idx[0] = 3;
-            p.idx[1] = 2;
-        }
-        p.flags &= !SD_PREFER_SIBLING;
-        p.flags |= SD_SERIALIZE;
-        if numa_distance > RECLAIM_DISTANCE {
-            p.flags &= !(EXEC | FORK | AFFINE);
-        }
-    } else {
-        p.cache_nice_tries = 1;
-        if idx {
-            p.flags |= SD_PREFER_SIBLING;
-            p.idx[0] = 2;
-            p.idx[1] = 1;
-        }
-    }
-    if kind == Kind::Numa {
-        // build_sched_domains: tl->flags & SDTL_OVERLAP -> sd->flags |= SD_OVERLAP.
-        p.flags |= SD_OVERLAP;
-    }
-    p
-}
-
-fn level_params(era: Era, kind: Kind, weight: usize, numa_distance: u32, nr_cpus: usize) -> Params {
-    match era {
-        Era::Tmpl25 => tmpl_2_6_25(kind, nr_cpus),
-        Era::Tmpl35 => tmpl_2_6_35(kind, nr_cpus),
-        _ => sd_init(era, kind, weight, numa_distance),
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Degenerate domains (sd_degenerate, sd_parent_degenerate, cpu_attach_domain)
-// ---------------------------------------------------------------------------
-
-/// Flags that need at least two groups to mean anything (sd_degenerate).
-fn needs_groups_mask(era: Era) -> u32 {
-    match era {
-        // [kernel/sched.c @2.6.25, @2.6.35]
-        Era::Tmpl25 | Era::Tmpl35 => LB | NEWIDLE | FORK | EXEC | SD_SHARE_CPUPOWER | SD_SHARE_PKG_RESOURCES,
-        // [kernel/sched/topology.c @4.16]
-        Era::Init416 | Era::Init55 => {
-            LB | NEWIDLE | FORK | EXEC | SD_SHARE_CPUCAPACITY | SD_ASYM_CPUCAPACITY | SD_SHARE_PKG_RESOURCES
-        }
-        // [@6.1]
-        Era::Init61 => SD_DEGENERATE_GROUPS_MASK,
-    }
-}
-
-/// Flags that keep a single-group domain alive (sd_degenerate: "don't use groups").
-fn no_groups_mask(era: Era) -> u32 {
-    match era {
-        Era::Tmpl25 => SD_WAKE_IDLE | AFFINE | SD_WAKE_BALANCE,
-        _ => AFFINE,
-    }
-}
-
-/// Flags of a single-group parent that do not count (sd_parent_degenerate).
-fn parent_single_group_mask(era: Era) -> u32 {
-    match era {
-        Era::Tmpl25 | Era::Tmpl35 => LB | NEWIDLE | FORK | EXEC | SD_SHARE_CPUPOWER | SD_SHARE_PKG_RESOURCES,
-        Era::Init416 | Era::Init55 => {
-            LB | NEWIDLE
-                | FORK
-                | EXEC
-                | SD_ASYM_CPUCAPACITY
-                | SD_SHARE_CPUCAPACITY
-                | SD_SHARE_PKG_RESOURCES
-                | SD_PREFER_SIBLING
-        }
-        Era::Init61 => SD_DEGENERATE_GROUPS_MASK,
-    }
-}
-
-struct RawDomain {
-    level: usize,
-    span_id: usize,
-    weight: usize,
-    p: Params,
-    groups: Vec<usize>,
-}
-
-fn sd_degenerate(era: Era, d: &RawDomain) -> bool {
-    if d.weight == 1 {
-        return true;
-    }
-    if d.p.flags & needs_groups_mask(era) != 0 && d.groups.len() > 1 {
-        return false;
-    }
-    d.p.flags & no_groups_mask(era) == 0
-}
-
-fn sd_parent_degenerate(era: Era, child: &RawDomain, parent: &RawDomain, same_span: bool, nr_nodes: usize) -> bool {
-    if sd_degenerate(era, parent) {
-        return true;
-    }
-    if !same_span {
-        return false;
-    }
-    let cflags = child.p.flags;
-    let mut pflags = parent.p.flags;
-    if era == Era::Tmpl25 && cflags & AFFINE != 0 {
-        // "WAKE_BALANCE is a subset of WAKE_AFFINE" [@2.6.25].
-        pflags &= !SD_WAKE_BALANCE;
-    }
-    if parent.groups.len() == 1 {
-        pflags &= !parent_single_group_mask(era);
-        // Deviation: 2.6.25 lacks this rule (added for 2.6.26, "fix
-        // sd_parent_degenerate on non-numa smp machine"), so a CONFIG_NUMA
-        // 2.6.25 kernel keeps a single-group NODE domain on a one-node
-        // machine. That domain never finds a busiest group; it is dropped
-        // here for every version. In 6.1+ SERIALIZE is in the mask anyway.
-        if nr_nodes == 1 {
-            pflags &= !SD_SERIALIZE;
-        }
-    }
-    !cflags & pflags == 0
 }
 
 // ---------------------------------------------------------------------------
@@ -896,6 +511,214 @@ impl Builder<'_> {
         self.raws.push(RawDomain { level: li, span_id, weight, p, groups });
         self.raws.len() - 1
     }
+
+    /// Pass 1, level by level (all CPUs' lower domains exist before a
+    /// level's groups are made): each CPU's chain of raw domains and,
+    /// parallel to it, its own group in each.
+    fn attach_levels(&mut self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let b = self;
+        let (n, era) = (b.m.nr_cpus(), b.era);
+        let mut chains: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut cur: Vec<Option<usize>> = vec![None; n];
+        let mut alive = vec![true; n];
+        for li in 0..b.levels.len() {
+            let present: Vec<bool> = (0..n).map(|c| alive[c] && b.levels[li].cpu_span[c].is_some()).collect();
+            let overlap = b.levels[li].overlap;
+            let mut by_span: Vec<Option<usize>> = vec![None; b.levels[li].spans.len()];
+            let mut by_child: BTreeMap<(Option<usize>, usize), Vec<usize>> = BTreeMap::new();
+            let mut by_groups: BTreeMap<(usize, Vec<usize>), usize> = BTreeMap::new();
+            let mut next = cur.clone();
+            for c in 0..n {
+                if !present[c] {
+                    continue;
+                }
+                let sid = b.levels[li].cpu_span[c].unwrap_or(0);
+                let rid = if !overlap {
+                    match by_span[sid] {
+                        Some(r) => r,
+                        None => {
+                            // build_sched_groups for the span's first CPU.
+                            let groups = b.collect_groups(li, sid, None, 0, &cur, &present);
+                            let r = b.new_domain(li, sid, groups);
+                            by_span[sid] = Some(r);
+                            r
+                        }
+                    }
+                } else {
+                    // build_overlap_sched_groups: the first group is the CPU's own
+                    // child domain, then the uncovered CPUs onwards, wrapping.
+                    // Deviation: after the CPU's own group the walk goes on from
+                    // the first CPU of its child domain rather than from the CPU
+                    // itself, so the CPUs of one child share the work; the group
+                    // set can only differ from the kernel's when child spans are
+                    // not contiguous (asymmetric SLITs).
+                    let key = (cur[c], sid);
+                    let groups = match by_child.get(&key) {
+                        Some(g) => g.clone(),
+                        None => {
+                            let first = cur[c].map_or(c, |r| b.span_of(r)[0]);
+                            let span = &b.levels[li].spans[sid];
+                            let start = span.partition_point(|&x| x < first) % span.len();
+                            let mut g = b.collect_groups(li, sid, Some(c), start, &cur, &present);
+                            g.sort_by_key(|&x| (b.groups[x].first_cpu, x));
+                            by_child.insert(key, g.clone());
+                            g
+                        }
+                    };
+                    match by_groups.get(&(sid, groups.clone())) {
+                        Some(&r) => r,
+                        None => {
+                            let r = b.new_domain(li, sid, groups.clone());
+                            by_groups.insert((sid, groups), r);
+                            r
+                        }
+                    }
+                };
+                let src = b.group_src(li, c, cur[c]);
+                let own = b.get_group(li, src);
+                chains[c].push(rid);
+                local[c].push(own);
+                next[c] = Some(rid);
+                // 4.16+: stop once a domain spans the whole cpu_map.
+                if !era.is_26() && b.raws[rid].weight == n {
+                    alive[c] = false;
+                }
+            }
+            cur = next;
+        }
+        (chains, local)
+    }
+
+    /// Pass 2: cpu_attach_domain's pruning, per CPU: the chain of
+    /// (domain, own group) that survives sd_parent_degenerate and
+    /// sd_degenerate.
+    fn prune(&mut self, chains: &[Vec<usize>], local: &[Vec<usize>]) -> Vec<Vec<(usize, usize)>> {
+        let b = self;
+        let (n, era, m) = (b.m.nr_cpus(), b.era, b.m);
+        let mut same_span: BTreeMap<(usize, usize), bool> = BTreeMap::new();
+        let mut kept: Vec<Vec<(usize, usize)>> = Vec::with_capacity(n);
+        for c in 0..n {
+            let mut ch: Vec<(usize, usize)> = chains[c].iter().copied().zip(local[c].iter().copied()).collect();
+            let mut t = 0;
+            while t + 1 < ch.len() {
+                let (child, parent) = (ch[t].0, ch[t + 1].0);
+                let eq = *same_span.entry((child, parent)).or_insert_with(|| b.span_of(child) == b.span_of(parent));
+                if sd_parent_degenerate(era, &b.raws[child], &b.raws[parent], eq, m.nr_nodes) {
+                    ch.remove(t + 1);
+                    // Transfer SD_PREFER_SIBLING down to the child (3.x+; absent
+                    // in 2.6.35, which also did not mask it above).
+                    if era >= Era::Init416 && b.raws[parent].p.flags & SD_PREFER_SIBLING != 0 {
+                        b.raws[child].p.flags |= SD_PREFER_SIBLING;
+                    }
+                } else {
+                    t += 1;
+                }
+            }
+            if let Some(&(bottom, _)) = ch.first() {
+                if sd_degenerate(era, &b.raws[bottom]) {
+                    ch.remove(0);
+                }
+            }
+            kept.push(ch);
+        }
+        kept
+    }
+
+    /// Pass 3: compact the arenas to what survived, renumber the levels,
+    /// and give every CPU its chain of domains and local groups.
+    #[allow(clippy::type_complexity)]
+    fn compact(
+        &self,
+        kept: &[Vec<(usize, usize)>],
+    ) -> (Vec<SchedDomainTopo>, Vec<SchedGroupTopo>, Vec<Vec<usize>>, Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let b = self;
+        let n = b.m.nr_cpus();
+        let mut used = vec![false; b.raws.len()];
+        for ch in kept {
+            for &(r, _) in ch {
+                used[r] = true;
+            }
+        }
+        let live_levels: BTreeSet<usize> = (0..b.raws.len()).filter(|&r| used[r]).map(|r| b.raws[r].level).collect();
+        let rank: BTreeMap<usize, usize> = live_levels.iter().enumerate().map(|(k, &li)| (li, k)).collect();
+        let mut order: Vec<usize> = (0..b.raws.len()).filter(|&r| used[r]).collect();
+        order.sort_by_key(|&r| (b.raws[r].level, b.span_of(r)[0], r));
+        let mut new_id = vec![usize::MAX; b.raws.len()];
+        for (k, &r) in order.iter().enumerate() {
+            new_id[r] = k;
+        }
+        let mut new_gid = vec![usize::MAX; b.groups.len()];
+        let mut groups: Vec<SchedGroupTopo> = Vec::new();
+        let mut domains: Vec<SchedDomainTopo> = Vec::with_capacity(order.len());
+        for &r in &order {
+            let raw = &b.raws[r];
+            let level = &b.levels[raw.level];
+            let span = level.spans[raw.span_id].clone();
+            let mut gl = Vec::with_capacity(raw.groups.len());
+            for &g in &raw.groups {
+                if new_gid[g] == usize::MAX {
+                    new_gid[g] = groups.len();
+                    groups.push(b.groups[g].clone());
+                }
+                gl.push(new_gid[g]);
+            }
+            domains.push(SchedDomainTopo {
+                name: level.name,
+                level: rank[&raw.level],
+                span_weight: span.len(),
+                span,
+                groups: gl,
+                flags: raw.p.flags,
+                min_interval_ms: raw.p.min_interval_ms,
+                max_interval_ms: raw.p.max_interval_ms,
+                busy_factor: raw.p.busy_factor,
+                imbalance_pct: raw.p.imbalance_pct,
+                cache_nice_tries: raw.p.cache_nice_tries,
+                busy_idx: raw.p.idx[0],
+                idle_idx: raw.p.idx[1],
+                newidle_idx: raw.p.idx[2],
+                wake_idx: raw.p.idx[3],
+                forkexec_idx: raw.p.idx[4],
+                smt_gain: raw.p.smt_gain,
+                numa_distance: level.numa_distance,
+                parent: None,
+            });
+        }
+
+        let mut cpu_domains = Vec::with_capacity(n);
+        let mut cpu_local_group = Vec::with_capacity(n);
+        let mut cpu_local_group_idx = Vec::with_capacity(n);
+        for (c, ch) in kept.iter().enumerate() {
+            let ds: Vec<usize> = ch.iter().map(|&(r, _)| new_id[r]).collect();
+            for w in ds.windows(2) {
+                domains[w[0]].parent.get_or_insert(w[1]);
+            }
+            let mut lg = Vec::with_capacity(ch.len());
+            let mut lgi = Vec::with_capacity(ch.len());
+            for &(r, own) in ch {
+                // Groups are sorted by first CPU: binary search, then scan ties.
+                let raw_groups = &b.raws[r].groups;
+                let first = b.groups[own].first_cpu;
+                let pos = raw_groups.partition_point(|&x| b.groups[x].first_cpu < first);
+                let idx = raw_groups[pos..]
+                    .iter()
+                    .position(|&x| x == own)
+                    .map(|i| pos + i)
+                    // Overlap groups of an asymmetric SLIT: the CPU's own child
+                    // group may have been covered by another; use the first
+                    // group containing the CPU.
+                    .or_else(|| raw_groups.iter().position(|&x| b.groups[x].cpus.binary_search(&c).is_ok()))
+                    .unwrap_or(0);
+                lg.push(new_gid[raw_groups[idx]]);
+                lgi.push(idx);
+            }
+            cpu_domains.push(ds);
+            cpu_local_group.push(lg);
+            cpu_local_group_idx.push(lgi);
+        }
+        (domains, groups, cpu_domains, cpu_local_group, cpu_local_group_idx)
+    }
 }
 
 /// Build the sched domains and groups of machine `m` as kernel `v` would at
@@ -915,192 +738,9 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms) -> SchedTopology {
         stamp: 0,
     };
 
-    // Pass 1, level by level (all CPUs' lower domains exist before a level's
-    // groups are made): each CPU's chain of raw domains and, parallel to it,
-    // its own group in each.
-    let mut chains: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut cur: Vec<Option<usize>> = vec![None; n];
-    let mut alive = vec![true; n];
-    for li in 0..b.levels.len() {
-        let present: Vec<bool> = (0..n).map(|c| alive[c] && b.levels[li].cpu_span[c].is_some()).collect();
-        let overlap = b.levels[li].overlap;
-        let mut by_span: Vec<Option<usize>> = vec![None; b.levels[li].spans.len()];
-        let mut by_child: BTreeMap<(Option<usize>, usize), Vec<usize>> = BTreeMap::new();
-        let mut by_groups: BTreeMap<(usize, Vec<usize>), usize> = BTreeMap::new();
-        let mut next = cur.clone();
-        for c in 0..n {
-            if !present[c] {
-                continue;
-            }
-            let sid = b.levels[li].cpu_span[c].unwrap_or(0);
-            let rid = if !overlap {
-                match by_span[sid] {
-                    Some(r) => r,
-                    None => {
-                        // build_sched_groups for the span's first CPU.
-                        let groups = b.collect_groups(li, sid, None, 0, &cur, &present);
-                        let r = b.new_domain(li, sid, groups);
-                        by_span[sid] = Some(r);
-                        r
-                    }
-                }
-            } else {
-                // build_overlap_sched_groups: the first group is the CPU's own
-                // child domain, then the uncovered CPUs onwards, wrapping.
-                // Deviation: after the CPU's own group the walk goes on from
-                // the first CPU of its child domain rather than from the CPU
-                // itself, so the CPUs of one child share the work; the group
-                // set can only differ from the kernel's when child spans are
-                // not contiguous (asymmetric SLITs).
-                let key = (cur[c], sid);
-                let groups = match by_child.get(&key) {
-                    Some(g) => g.clone(),
-                    None => {
-                        let first = cur[c].map_or(c, |r| b.span_of(r)[0]);
-                        let span = &b.levels[li].spans[sid];
-                        let start = span.partition_point(|&x| x < first) % span.len();
-                        let mut g = b.collect_groups(li, sid, Some(c), start, &cur, &present);
-                        g.sort_by_key(|&x| (b.groups[x].first_cpu, x));
-                        by_child.insert(key, g.clone());
-                        g
-                    }
-                };
-                match by_groups.get(&(sid, groups.clone())) {
-                    Some(&r) => r,
-                    None => {
-                        let r = b.new_domain(li, sid, groups.clone());
-                        by_groups.insert((sid, groups), r);
-                        r
-                    }
-                }
-            };
-            let src = b.group_src(li, c, cur[c]);
-            let own = b.get_group(li, src);
-            chains[c].push(rid);
-            local[c].push(own);
-            next[c] = Some(rid);
-            // 4.16+: stop once a domain spans the whole cpu_map.
-            if !era.is_26() && b.raws[rid].weight == n {
-                alive[c] = false;
-            }
-        }
-        cur = next;
-    }
-
-    // Pass 2: cpu_attach_domain's pruning, per CPU.
-    let mut same_span: BTreeMap<(usize, usize), bool> = BTreeMap::new();
-    let mut kept: Vec<Vec<(usize, usize)>> = Vec::with_capacity(n);
-    for c in 0..n {
-        let mut ch: Vec<(usize, usize)> = chains[c].iter().copied().zip(local[c].iter().copied()).collect();
-        let mut t = 0;
-        while t + 1 < ch.len() {
-            let (child, parent) = (ch[t].0, ch[t + 1].0);
-            let eq = *same_span.entry((child, parent)).or_insert_with(|| b.span_of(child) == b.span_of(parent));
-            if sd_parent_degenerate(era, &b.raws[child], &b.raws[parent], eq, m.nr_nodes) {
-                ch.remove(t + 1);
-                // Transfer SD_PREFER_SIBLING down to the child (3.x+; absent
-                // in 2.6.35, which also did not mask it above).
-                if era >= Era::Init416 && b.raws[parent].p.flags & SD_PREFER_SIBLING != 0 {
-                    b.raws[child].p.flags |= SD_PREFER_SIBLING;
-                }
-            } else {
-                t += 1;
-            }
-        }
-        if let Some(&(bottom, _)) = ch.first() {
-            if sd_degenerate(era, &b.raws[bottom]) {
-                ch.remove(0);
-            }
-        }
-        kept.push(ch);
-    }
-
-    // Pass 3: compact the arenas to what survived, renumber levels.
-    let mut used = vec![false; b.raws.len()];
-    for ch in &kept {
-        for &(r, _) in ch {
-            used[r] = true;
-        }
-    }
-    let live_levels: BTreeSet<usize> = (0..b.raws.len()).filter(|&r| used[r]).map(|r| b.raws[r].level).collect();
-    let rank: BTreeMap<usize, usize> = live_levels.iter().enumerate().map(|(k, &li)| (li, k)).collect();
-    let mut order: Vec<usize> = (0..b.raws.len()).filter(|&r| used[r]).collect();
-    order.sort_by_key(|&r| (b.raws[r].level, b.span_of(r)[0], r));
-    let mut new_id = vec![usize::MAX; b.raws.len()];
-    for (k, &r) in order.iter().enumerate() {
-        new_id[r] = k;
-    }
-    let mut new_gid = vec![usize::MAX; b.groups.len()];
-    let mut groups: Vec<SchedGroupTopo> = Vec::new();
-    let mut domains: Vec<SchedDomainTopo> = Vec::with_capacity(order.len());
-    for &r in &order {
-        let raw = &b.raws[r];
-        let level = &b.levels[raw.level];
-        let span = level.spans[raw.span_id].clone();
-        let mut gl = Vec::with_capacity(raw.groups.len());
-        for &g in &raw.groups {
-            if new_gid[g] == usize::MAX {
-                new_gid[g] = groups.len();
-                groups.push(b.groups[g].clone());
-            }
-            gl.push(new_gid[g]);
-        }
-        domains.push(SchedDomainTopo {
-            name: level.name,
-            level: rank[&raw.level],
-            span_weight: span.len(),
-            span,
-            groups: gl,
-            flags: raw.p.flags,
-            min_interval_ms: raw.p.min_interval_ms,
-            max_interval_ms: raw.p.max_interval_ms,
-            busy_factor: raw.p.busy_factor,
-            imbalance_pct: raw.p.imbalance_pct,
-            cache_nice_tries: raw.p.cache_nice_tries,
-            busy_idx: raw.p.idx[0],
-            idle_idx: raw.p.idx[1],
-            newidle_idx: raw.p.idx[2],
-            wake_idx: raw.p.idx[3],
-            forkexec_idx: raw.p.idx[4],
-            smt_gain: raw.p.smt_gain,
-            numa_distance: level.numa_distance,
-            parent: None,
-        });
-    }
-
-    let mut cpu_domains = Vec::with_capacity(n);
-    let mut cpu_local_group = Vec::with_capacity(n);
-    let mut cpu_local_group_idx = Vec::with_capacity(n);
-    for (c, ch) in kept.iter().enumerate() {
-        let ds: Vec<usize> = ch.iter().map(|&(r, _)| new_id[r]).collect();
-        for w in ds.windows(2) {
-            domains[w[0]].parent.get_or_insert(w[1]);
-        }
-        let mut lg = Vec::with_capacity(ch.len());
-        let mut lgi = Vec::with_capacity(ch.len());
-        for &(r, own) in ch {
-            // Groups are sorted by first CPU: binary search, then scan ties.
-            let raw_groups = &b.raws[r].groups;
-            let first = b.groups[own].first_cpu;
-            let pos = raw_groups.partition_point(|&x| b.groups[x].first_cpu < first);
-            let idx = raw_groups[pos..]
-                .iter()
-                .position(|&x| x == own)
-                .map(|i| pos + i)
-                // Overlap groups of an asymmetric SLIT: the CPU's own child
-                // group may have been covered by another; use the first
-                // group containing the CPU.
-                .or_else(|| raw_groups.iter().position(|&x| b.groups[x].cpus.binary_search(&c).is_ok()))
-                .unwrap_or(0);
-            lg.push(new_gid[raw_groups[idx]]);
-            lgi.push(idx);
-        }
-        cpu_domains.push(ds);
-        cpu_local_group.push(lg);
-        cpu_local_group_idx.push(lgi);
-    }
-
+    let (chains, local) = b.attach_levels();
+    let kept = b.prune(&chains, &local);
+    let (domains, groups, cpu_domains, cpu_local_group, cpu_local_group_idx) = b.compact(&kept);
     let mut topo = SchedTopology {
         domains,
         groups,

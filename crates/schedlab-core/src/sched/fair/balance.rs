@@ -16,8 +16,8 @@ use crate::engine::sim::Sim;
 use crate::engine::Instant;
 use crate::sched::features::Feature;
 use crate::sched::sched::CpuIdleType;
+use crate::sched::sd_flags::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::sched::task::{TaskId, TaskState};
-use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 
 /// enum group_type, in the order that makes a group "busier" (5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]

@@ -42,8 +42,8 @@ use crate::sched::fair::sd_lb_stats::{
 use crate::sched::features::Feature;
 use crate::sched::prio::MAX_PRIO;
 use crate::sched::sched::CpuIdleType;
+use crate::sched::sd_flags::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
 use crate::sched::task::TaskId;
-use crate::sched::topology::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
 
 /// MAX_PINNED_INTERVAL (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;

@@ -7,8 +7,8 @@
 use crate::engine::sim::Sim;
 use crate::sched::features::Feature;
 use crate::sched::sched::{sched_avg_update, SCHED_AVG_PERIOD_NS};
+use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;
-use crate::sched::topology::SD_SHARE_CPUPOWER;
 
 /// SCHED_LOAD_SCALE (= NICE_0_LOAD, and the unit of cpu_power).
 pub const SCHED_LOAD_SCALE: u64 = 1024;

@@ -10,8 +10,8 @@ use crate::sched::fair::cpu_load::{scale_normal_power, SCHED_LOAD_SCALE};
 use crate::sched::features::Feature;
 use crate::sched::prio::Policy;
 use crate::sched::sched::{sched_avg_update, CpuIdleType};
+use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;
-use crate::sched::topology::SD_SHARE_CPUPOWER;
 
 impl Sim {
     pub(crate) fn sched_idle_lb_on(&self) -> bool {

@@ -6,8 +6,8 @@
 use crate::engine::sim::Sim;
 use crate::sched::fair::balance::{GroupType, SgStats};
 use crate::sched::features::Feature;
+use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
-use crate::sched::topology::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 

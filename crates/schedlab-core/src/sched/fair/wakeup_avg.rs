@@ -7,8 +7,8 @@
 use crate::engine::sim::Sim;
 use crate::kernel::WakeupForm;
 use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
+use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
-use crate::sched::topology::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 
 impl Sim {
     /// The 2.6.x wakeup placement applies: the version's form, on the
