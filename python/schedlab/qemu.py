@@ -8,8 +8,8 @@ module then
 * builds an initramfs (newc cpio, gzip) in pure Python: busybox with its
   applet links, an ``/init`` that mounts proc, sysfs, devtmpfs and debugfs,
   runs one program and powers off, and any extra files;
-* translates a schedlab machine (preset or explicit ``[machine]`` layout) into
-  ``-smp``/``-numa`` options (CPU ``i`` of the guest is CPU ``i`` of
+* translates a schedlab machine (preset or explicit ``[machine]`` layout, laid
+  out by the core: ``native.check``) into ``-smp``/``-numa`` options (CPU ``i`` of the guest is CPU ``i`` of
   schedlab: both number package by package, core by core, thread by thread);
 * boots it under TCG with ``-icount shift=N,sleep=off -rtc clock=vm``,
   captures the serial console, enforces a wall-time timeout and returns the
@@ -48,15 +48,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, cast
 
-from schedlab.errors import HostError, SchedlabError, TopologyError
+from schedlab.errors import HostError, SchedlabError, TopologyError, UsageError
+from schedlab.overrides import toml_literal
 
 __all__ = [
     "BEGIN_MARKER",
     "END_MARKER",
     "KERNELS",
-    "PRESETS",
     "BootResult",
     "CpioEntry",
+    "CpuPlace",
     "FileSource",
     "Layout",
     "Oracle",
@@ -71,6 +72,7 @@ __all__ = [
     "kernel_for_version",
     "layout_from_machine",
     "layout_from_scenario",
+    "layout_of_preset",
     "probe",
     "qemu_args",
     "read_newc",
@@ -172,86 +174,74 @@ def read_newc(data: bytes) -> list[CpioEntry]:
 
 
 # --------------------------------------------------------------------------
-# Machines
-
-# (sockets, cores/socket, threads/core, nodes, llcs/socket, memory): mirrors
-# preset_layout() in crates/schedlab-core/src/machine/mod.rs (a test compares).
-PRESETS: dict[str, tuple[int, int, int, int, int, str]] = {
-    "8cpu-llc": (1, 8, 1, 1, 1, "16GiB"),
-    "4cpu": (1, 4, 1, 1, 1, "8GiB"),
-    "4x4": (4, 4, 1, 1, 1, "16GiB"),
-    "uma8": (1, 8, 1, 1, 1, "16GiB"),
-    "numa48": (2, 12, 2, 2, 1, "128GiB"),
-    "skl52": (2, 26, 1, 2, 1, "192GiB"),
-    "2x8smt": (1, 8, 2, 1, 1, "32GiB"),
-    "smp64": (2, 16, 2, 2, 1, "256GiB"),
-    "smp256": (4, 32, 2, 4, 1, "1TiB"),
-    "smp1024": (16, 32, 2, 16, 1, "4TiB"),
-}
-LOCAL_DISTANCE = 10
-DEFAULT_REMOTE_DISTANCE = 21
+# Machines: the layout is the core's (native.check), never recomputed here.
 
 
-def _preset_distance(name: str, nodes: int) -> list[list[int]]:
-    if name == "smp1024":
-        return [
-            [LOCAL_DISTANCE if a == b else 21 if a // 4 == b // 4 else 31 for b in range(nodes)] for a in range(nodes)
-        ]
-    return _default_distance(nodes)
+@dataclass(frozen=True)
+class CpuPlace:
+    """Where one CPU sits, with the core's global ids (``core`` and ``llc``
+    are unique across packages)."""
 
-
-def _default_distance(nodes: int) -> list[list[int]]:
-    return [[LOCAL_DISTANCE if a == b else DEFAULT_REMOTE_DISTANCE for b in range(nodes)] for a in range(nodes)]
-
-
-def _parse_size(text: str) -> int | None:
-    s = text.strip()
-    i = 0
-    while i < len(s) and s[i].isdigit():
-        i += 1
-    if i == 0:
-        return None
-    shifts = {"": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20}
-    shifts.update({"g": 30, "gb": 30, "gib": 30, "t": 40, "tb": 40, "tib": 40})
-    unit = s[i:].strip().lower()
-    if unit not in shifts:
-        return None
-    return int(s[:i]) << shifts[unit]
+    package: int
+    core: int
+    thread: int
+    llc: int
+    node: int
 
 
 @dataclass(frozen=True)
 class Layout:
-    """A machine as QEMU needs it. CPU numbering as schedlab's (and QEMU's):
-    ``cpu = ((socket * cores_per_socket + core) * threads_per_core) + thread``."""
+    """A machine as QEMU needs it, as the core built it. CPU numbering as
+    schedlab's (and QEMU's): package by package, core by core, thread by
+    thread (``cpu = ((socket * cores_per_socket + core) * threads_per_core) + thread``)."""
 
     name: str
     sockets: int
     cores_per_socket: int
-    threads_per_core: int = 1
-    nodes: int = 1
-    distance: tuple[tuple[int, ...], ...] = ((LOCAL_DISTANCE,),)
-    memory_bytes: int = 0
+    threads_per_core: int
+    nodes: int
+    distance: tuple[tuple[int, ...], ...]
+    memory_bytes: int
+    cpus: tuple[CpuPlace, ...]
+
+    @classmethod
+    def from_summary(cls, machine: Mapping[str, Any]) -> Layout:
+        """From the ``"machine"`` object of ``native.check``'s summary."""
+        cpus = tuple(
+            CpuPlace(int(c["package"]), int(c["core"]), int(c["thread"]), int(c["llc"]), int(c["node"]))
+            for c in machine["cpus"]
+        )
+        return cls(
+            name=str(machine["name"]),
+            sockets=int(machine["sockets"]),
+            cores_per_socket=int(machine["cores_per_socket"]),
+            threads_per_core=int(machine["threads_per_core"]),
+            nodes=int(machine["nodes"]),
+            distance=tuple(tuple(int(x) for x in row) for row in machine["distance"]),
+            memory_bytes=int(machine["memory_bytes"]),
+            cpus=cpus,
+        )
 
     @property
     def nr_cpus(self) -> int:
-        return self.sockets * self.cores_per_socket * self.threads_per_core
+        return len(self.cpus)
 
     def socket_of(self, cpu: int) -> int:
-        return cpu // (self.cores_per_socket * self.threads_per_core)
+        return self.cpus[cpu].package
 
     def core_of(self, cpu: int) -> int:
         """Core index within its socket (the guest's topology/core_id)."""
-        return (cpu // self.threads_per_core) % self.cores_per_socket
+        return self.cpus[cpu].core % self.cores_per_socket
 
     def node_of(self, cpu: int) -> int:
-        pkg, core = self.socket_of(cpu), self.core_of(cpu)
-        if self.nodes <= self.sockets:
-            return pkg // (self.sockets // self.nodes)
-        nps = self.nodes // self.sockets
-        return pkg * nps + core // (self.cores_per_socket // nps)
+        return self.cpus[cpu].node
 
     def node_cpus(self, node: int) -> list[int]:
-        return [c for c in range(self.nr_cpus) if self.node_of(c) == node]
+        return [c for c, p in enumerate(self.cpus) if p.node == node]
+
+    def thread_siblings(self, cpu: int) -> list[int]:
+        """The CPUs of ``cpu``'s core, itself included."""
+        return [c for c, p in enumerate(self.cpus) if p.core == self.cpus[cpu].core]
 
     def max_apic_id(self) -> int:
         """Largest xAPIC ID QEMU gives this topology (each level's field is
@@ -261,96 +251,55 @@ class Layout:
         return ((self.sockets - 1) << (smt + core)) | ((self.cores_per_socket - 1) << smt) | (self.threads_per_core - 1)
 
 
+def _layout_of_text(text: str, source: str) -> Layout:
+    """The layout the core builds for a scenario text (raises its SL1xx errors)."""
+    from schedlab import native
+
+    return Layout.from_summary(native.check(text, source, [])["machine"])
+
+
 def layout_from_machine(table: Mapping[str, Any], source: str = "<machine>") -> Layout:
     """A ``Layout`` from a scenario's ``[machine]`` table (preset and/or
-    explicit keys), with the core's layout rules (machine/mod.rs)."""
-    preset = table.get("preset")
-    p: tuple[int, int, int, int, int, str] | None = None
-    if preset is not None:
-        if preset not in PRESETS:
-            raise TopologyError(
-                "SL110", f'{source}: machine.preset: unknown preset "{preset}"; accepted: {", ".join(PRESETS)}'
-            )
-        p = PRESETS[preset]
-    elif "sockets" not in table or "cores_per_socket" not in table:
-        raise TopologyError(
-            "SL110", f"{source}: machine: no layout; accepted: a preset, or sockets and cores_per_socket"
-        )
-    dist = table.get("distance")
+    explicit keys): the core checks it and lays it out."""
+    return _layout_of_text(f"machine = {toml_literal(dict(table))}\n", source)
 
-    def pick(key: str, i: int, default: int) -> int:
-        v = table.get(key, p[i] if p else default)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise TopologyError("SL110", f"{source}: machine.{key}: {v!r}; accepted: an integer >= 1")
-        return v
 
-    sockets = pick("sockets", 0, 1)
-    cores = pick("cores_per_socket", 1, 1)
-    threads = pick("threads_per_core", 2, 1)
-    nodes = pick("nodes", 3, len(dist) if isinstance(dist, list) and dist else 1)
-    if (nodes <= sockets and sockets % nodes) or (nodes > sockets and (nodes % sockets or cores % (nodes // sockets))):
-        raise TopologyError(
-            "SL110", f"{source}: machine.nodes: {nodes} nodes do not split {sockets} sockets x {cores} cores evenly"
-        )
-    if isinstance(dist, list):
-        distance = [[int(x) for x in row] for row in dist]
-    elif p is not None and preset is not None and p[3] == nodes:
-        distance = _preset_distance(preset, nodes)
-    else:
-        distance = _default_distance(nodes)
-    if len(distance) != nodes or any(len(r) != nodes for r in distance):
-        raise TopologyError("SL110", f"{source}: machine.distance: not {nodes} x {nodes}")
-    mem = table.get("memory", p[5] if p else None)
-    memory = 0
-    if mem is not None:
-        parsed = _parse_size(str(mem))
-        if not parsed:
-            raise TopologyError("SL110", f'{source}: machine.memory: cannot read "{mem}" as a size')
-        memory = parsed
-    explicit = {"sockets", "cores_per_socket", "threads_per_core", "nodes"} & set(table)
-    name = str(preset) if preset is not None and not explicit else "custom"
-    return Layout(name, sockets, cores, threads, nodes, tuple(tuple(r) for r in distance), memory)
+def layout_of_preset(name: str, source: str | None = None) -> Layout:
+    """A preset's ``Layout``: the core's, from the one-line scenario
+    ``[machine] preset = NAME`` (an unknown name is the core's SL110, which
+    lists the presets)."""
+    return layout_from_machine({"preset": name}, source or f"preset {name}")
 
 
 def layout_from_scenario(scenario: str | Path) -> Layout:
-    """The ``Layout`` of a scenario (bundled name or path). When the native
-    module is built, the scenario is also validated by the core and the CPU
-    count cross-checked."""
-    from schedlab.scenarios import parse_toml, read_text, resolve
+    """The ``Layout`` of a scenario (bundled name or path), as the core builds it."""
+    from schedlab.scenarios import read_text, resolve
 
     path = resolve(str(scenario))
-    text = read_text(path)
-    doc = parse_toml(text, str(path))
-    machine = doc.get("machine")
-    if not isinstance(machine, dict):
-        raise TopologyError("SL110", f"{path}: no [machine] table")
-    layout = layout_from_machine(machine, str(path))
-    try:
-        from schedlab import native
-
-        native.load()
-    except SchedlabError:
-        return layout
-    summary = native.check(text, str(path), [])
-    nr = (summary.get("machine") or {}).get("nr_cpus")
-    if nr is not None and nr != layout.nr_cpus:
-        raise SchedlabError("SL900", f"{path}: the core says {nr} CPUs, qemu.py's layout {layout.nr_cpus} (a bug)")
-    return layout
+    return _layout_of_text(read_text(path), str(path))
 
 
 MachineLike = Union[str, Path, Mapping[str, Any], Layout]
 
 
 def resolve_layout(machine: MachineLike) -> Layout:
-    """A ``Layout`` from a preset name, a scenario (bundled name or path), a
-    ``[machine]`` table or a ``Layout``."""
+    """A ``Layout`` from a scenario (bundled name or path), a preset name, a
+    ``[machine]`` table or a ``Layout``. A name that is neither a file nor a
+    bundled scenario is taken as a preset."""
+    from schedlab.scenarios import resolve
+
     if isinstance(machine, Layout):
         return machine
     if isinstance(machine, Mapping):
         return layout_from_machine(machine)
-    if isinstance(machine, str) and machine in PRESETS:
-        return layout_from_machine({"preset": machine}, machine)
-    return layout_from_scenario(machine)
+    name = str(machine)
+    try:
+        path = resolve(name)
+    except UsageError:
+        if isinstance(machine, Path) or name.endswith(".toml") or "/" in name or os.sep in name:
+            raise
+        return layout_of_preset(name, f"{name} (not a scenario, so a machine preset)")
+    return layout_from_scenario(path)
 
 
 def kernel_for_version(version: str) -> str:
@@ -771,7 +720,7 @@ def check_probe(layout: Layout, doc: Mapping[str, Any]) -> list[str]:
         got = (c.get("package"), c.get("core_id"), c.get("node"))
         if got != want:
             bad.append(f"cpu{i}: (package, core_id, node) {got} != {want}")
-        sib = [s for s in range(layout.nr_cpus) if s // layout.threads_per_core == i // layout.threads_per_core]
+        sib = layout.thread_siblings(i)
         if parse_cpulist(str(c.get("thread_siblings", ""))) != sib:
             bad.append(f"cpu{i}: thread_siblings {c.get('thread_siblings')} != {_ranges(sib)}")
     nodes = doc.get("nodes", {})
