@@ -8,11 +8,13 @@ import importlib.machinery
 import shutil
 import stat
 import subprocess
+import sys
 import types
 from pathlib import Path
 
 import pytest
 
+from conftest import RunCli, cli_env
 from schedlab import qemu
 from schedlab.errors import TopologyError, UsageError
 from schedlab.qemu import BEGIN_MARKER, END_MARKER, CpioEntry
@@ -407,3 +409,24 @@ def test_oracle_setup_reads_apt_sources() -> None:
     assert deb822[0]["types"] == ["deb", "deb-src"]
     assert deb822[0]["signed_by"] == "/usr/share/keyrings/debian-archive-keyring.gpg"
     assert deb822[0]["enabled"] and not deb822[1]["enabled"]
+
+
+# --------------------------------------------------------------------------
+# The command: `schedlab qemu ...`, and `python -m schedlab.qemu ...` delegating to it
+
+
+@NATIVE
+def test_cli_qemu_args(run_cli: RunCli) -> None:
+    r = run_cli("qemu", "args", "numa48")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("qemu-system-x86_64 ") and "-smp cpus=48,sockets=2,cores=12,threads=2" in r.stdout
+    same = subprocess.run(
+        [sys.executable, "-m", "schedlab.qemu", "args", "numa48"],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        check=False,
+    )
+    assert (same.returncode, same.stdout) == (0, r.stdout)
+    bad = run_cli("qemu", "args", "nope")
+    assert bad.returncode == 2 and "[SL110]" in bad.stderr and "unknown preset" in bad.stderr

@@ -22,11 +22,11 @@ busybox shell snippet reporting the guest's kernel release and CPU topology.
 :func:`run_in_guest` runs the workload runner (``RUNNER --serial
 SCENARIO.toml``) the same way.
 
-From the shell::
+From the shell (``python -m schedlab.qemu ...`` is the same)::
 
-    python -m schedlab.qemu probe 4x4 --kernel 6.12
-    python -m schedlab.qemu args numa48             # the QEMU options only
-    python -m schedlab.qemu run SCENARIO --runner PATH [--kernel 6.1]
+    schedlab qemu probe 4x4 --kernel 6.12
+    schedlab qemu args numa48             # the QEMU options only
+    schedlab qemu run SCENARIO --runner PATH [--kernel 6.1]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, cast
 
-from schedlab.errors import HostError, SchedlabError, TopologyError, UsageError
+from schedlab.errors import HostError, TopologyError, UsageError
 from schedlab.overrides import toml_literal
 
 __all__ = [
@@ -780,47 +780,39 @@ def run_in_guest(
 
 
 # --------------------------------------------------------------------------
-# python -m schedlab.qemu
+# schedlab qemu args|probe|run (arguments: cli.py; python -m schedlab.qemu is the same)
+
+
+def cmd_args(args: argparse.Namespace) -> int:
+    layout = resolve_layout(args.machine)
+    print(shlex.join(["qemu-system-x86_64", *qemu_args(layout, "VMLINUZ", "INITRD")]))
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    layout = resolve_layout(args.machine)
+    doc = probe(layout, args.kernel or "6.1", shift=3 if args.shift is None else args.shift,
+                timeout=args.timeout or 300.0)  # fmt: skip
+    print(json.dumps(doc, indent=2))
+    bad = check_probe(layout, doc)
+    for b in bad:
+        print(f"mismatch: {b}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    doc = run_in_guest(args.scenario, args.runner, kernel=args.kernel,
+                       shift=0 if args.shift is None else args.shift, timeout=args.timeout or 1800.0,
+                       keep=args.keep)  # fmt: skip
+    print(json.dumps(doc, indent=2))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m schedlab.qemu", description="The QEMU oracle.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("args", help="print the QEMU options for a machine")
-    a.add_argument("machine", help="preset name or scenario")
-    p = sub.add_parser("probe", help="boot a machine and print the topology the guest sees")
-    p.add_argument("machine", help="preset name or scenario")
-    r = sub.add_parser("run", help="boot a scenario's machine and run the workload runner in it")
-    r.add_argument("scenario")
-    r.add_argument("--runner", required=True, help="the static runner executable")
-    for sp in (p, r):
-        sp.add_argument("--kernel", choices=sorted(KERNELS), help="oracle kernel (probe: 6.1)")
-        sp.add_argument("--shift", type=int, help="-icount shift (probe: 3, run: 0)")
-        sp.add_argument("--timeout", type=float, help="wall seconds (probe: 300, run: 1800)")
-    r.add_argument("--keep", metavar="DIR", help="keep initrd.gz, console.log and cmdline in DIR")
-    args = ap.parse_args(argv)
-    try:
-        if args.cmd == "args":
-            layout = resolve_layout(args.machine)
-            print(shlex.join(["qemu-system-x86_64", *qemu_args(layout, "VMLINUZ", "INITRD")]))
-        elif args.cmd == "probe":
-            layout = resolve_layout(args.machine)
-            doc = probe(layout, args.kernel or "6.1", shift=3 if args.shift is None else args.shift,
-                        timeout=args.timeout or 300.0)  # fmt: skip
-            print(json.dumps(doc, indent=2))
-            bad = check_probe(layout, doc)
-            for b in bad:
-                print(f"mismatch: {b}", file=sys.stderr)
-            return 1 if bad else 0
-        else:
-            doc = run_in_guest(args.scenario, args.runner, kernel=args.kernel,
-                               shift=0 if args.shift is None else args.shift, timeout=args.timeout or 1800.0,
-                               keep=args.keep)  # fmt: skip
-            print(json.dumps(doc, indent=2))
-    except SchedlabError as e:
-        print(f"schedlab: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+    """``python -m schedlab.qemu ARGS``: ``schedlab qemu ARGS``."""
+    from schedlab import cli
+
+    return cli.main(["qemu", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

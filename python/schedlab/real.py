@@ -39,9 +39,9 @@ from schedlab.report import format_run_report, write_json
 from schedlab.scenarios import read_text, resolve
 
 __all__ = [
-    "COMMANDS",
     "HostError",
-    "add_subcommands",
+    "cmd_compare",
+    "cmd_real",
     "compare_rows",
     "find_runner",
     "format_compare",
@@ -271,28 +271,7 @@ def format_compare(rows: Sequence[Row], sim_name: str = "sim", real_name: str = 
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- CLI
-
-
-def add_subcommands(sub: Any) -> None:
-    """Register ``real`` and ``compare`` on the CLI's subparsers."""
-    r = sub.add_parser("real", help="run a scenario as real threads on this kernel (schedlab-runner), medians")
-    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
-    r.add_argument("--repeat", type=int, default=1, metavar="N", help="runs; every number is the median (default 1)")
-    r.add_argument("--json", metavar="FILE", help="write the median report to FILE ('-' for stdout)")
-    r.add_argument(
-        "--set",
-        "-o",
-        dest="set",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override a scenario key (repeatable), as `schedlab run --set`",
-    )
-    r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
-    c = sub.add_parser("compare", help="compare a `schedlab run --json` report with a `schedlab real --json` one")
-    c.add_argument("sim", metavar="SIM.json", help="simulator report")
-    c.add_argument("real", metavar="REAL.json", help="real-kernel report")
+# ---------------------------------------------------------------- commands (arguments: cli.py)
 
 
 def _read_json(p: str) -> dict[str, Any]:
@@ -330,6 +309,3 @@ def cmd_compare(args: argparse.Namespace) -> int:
     sim, real = _read_json(args.sim), _read_json(args.real)
     print(format_compare(compare_rows(sim, real)))
     return 0
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"real": cmd_real, "compare": cmd_compare}

@@ -51,7 +51,6 @@ from schedlab.report import write_json
 from schedlab.scenarios import parse_toml, read_text
 
 __all__ = [
-    "COMMANDS",
     "KERNELS",
     "METRIC_UNITS",
     "Entry",
@@ -59,7 +58,7 @@ __all__ = [
     "Suite",
     "Tolerance",
     "View",
-    "add_subcommand",
+    "cmd_validate",
     "compute",
     "exit_status",
     "format_table",
@@ -752,28 +751,6 @@ def format_table(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- CLI
-
-
-def add_subcommand(sub: Any) -> None:
-    v = sub.add_parser(
-        "validate",
-        help="run the validation suite on the simulator and for real (QEMU oracle or --local) and compare",
-    )
-    v.add_argument("--kernel", choices=KERNELS, help="oracle kernel (default 6.1; --local: from this host's release)")
-    v.add_argument("--json", metavar="FILE", help="write the results to FILE ('-' for stdout)")
-    v.add_argument("--only", nargs="+", metavar="NAME", default=[], help="only these suite scenarios")
-    v.add_argument("--local", action="store_true", help="the real runs on this kernel instead of under QEMU")
-    v.add_argument("--suite", metavar="FILE", help="suite file (default: validation/suite.toml)")
-    v.add_argument("--quiet", "-q", action="store_true", help="no progress lines and no table")
-    v.add_argument("--save-real", metavar="DIR", help="keep each real run's report as DIR/<scenario file stem>.json")
-    v.add_argument(
-        "--real-from",
-        metavar="DIR",
-        help="judge the simulator against real reports kept earlier with --save-real (no guest is booted)",
-    )
-
-
 def saving_real(inner: RealRunner, directory: str) -> RealRunner:
     """Keep every real report the inner runner returns (re-judge a model change later with --real-from)."""
     d = Path(directory)
@@ -812,6 +789,9 @@ def kept_real(directory: str) -> RealRunner:
     return run
 
 
+# ---------------------------------------------------------------- the command (arguments: cli.py)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from schedlab.qemu import kernel_for_version
 
@@ -838,6 +818,3 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not args.quiet and args.json != "-":
         print(format_table(doc))
     return exit_status(doc["results"])
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"validate": cmd_validate}
