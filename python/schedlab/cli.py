@@ -11,7 +11,7 @@
     schedlab qemu args|probe MACHINE / qemu run SCENARIO --runner PATH
 
 Every subcommand's arguments are defined here; the commands themselves live
-beside what they do (``real.py``, ``validate.py``, ``qemu.py``) and this
+beside what they do (``real.py``, ``validate.py``, ``qemu/``) and this
 module dispatches to them.
 
 SCENARIO and NAME are a bundled name (``schedlab list``) or a path. Every error
