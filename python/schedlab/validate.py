@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -40,12 +39,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from schedlab import native
 from schedlab.errors import ScenarioError, TopologyError, UsageError
+from schedlab.metrics import MetricError, Report, TaskWindow, is_number, parse_cpulist, percentile
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.scenarios import parse_toml, read_text
@@ -54,20 +54,20 @@ __all__ = [
     "KERNELS",
     "METRIC_UNITS",
     "Entry",
+    "MetricError",
     "MetricSpec",
+    "Side",
     "Suite",
     "Tolerance",
-    "View",
     "cmd_validate",
     "compute",
     "exit_status",
     "format_table",
     "load_suite",
-    "parse_cpulist",
     "parse_tolerance",
-    "percentile",
-    "real_view",
-    "sim_view",
+    "real_side",
+    "sim_side",
+    "sim_wakeup_delays_us",
     "trace_delays_us",
     "validate",
 ]
@@ -332,69 +332,43 @@ def load_suite(path: str | Path | None = None) -> Suite:
 # ---------------------------------------------------------------- measurements
 
 
-def parse_cpulist(text: str) -> list[int]:
-    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]`` (ValueError if malformed)."""
-    out: list[int] = []
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            raise ValueError(text)
-        a, _, b = part.partition("-")
-        lo, hi = int(a), int(b or a)
-        if hi < lo:
-            raise ValueError(text)
-        out += list(range(lo, hi + 1))
-    return out
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: its report (read over its measurement
+    window) and where its wakeup-delay percentiles come from: ``(task comm,
+    or None for every task, p) -> us``."""
+
+    report: Report
+    wakeup_us: Callable[[str | None, float], float | None]
 
 
-def percentile(values: Sequence[float], p: float) -> float | None:
-    """Nearest-rank percentile (as schedlab-runner computes it)."""
-    if not values:
-        return None
-    s = sorted(values)
-    rank = math.ceil(p / 100.0 * len(s))
-    return float(s[min(max(rank, 1), len(s)) - 1])
+def real_side(doc: Mapping[str, Any]) -> Side:
+    """A real run's side: the runner's report has the percentiles."""
+    rep = Report(doc)
+    return Side(rep, rep.wakeup_delay_us)
 
 
-@dataclass
-class TaskView:
-    comm: str
-    group: str
-    runtime_ns: float
-    switches: float
-    migrations: float | None
+def sim_side(report: Mapping[str, Any], trace: str | None) -> Side:
+    """The simulator's side: its report, and the wakeup delays of its sched
+    trace text (``trace``) over the report's measurement window."""
+    rep = Report(report)
+    delays = sim_wakeup_delays_us(report, trace) if trace is not None else {}
+
+    def pct(comm: str | None, p: float) -> float | None:
+        vals = delays.get(comm, []) if comm is not None else [d for v in delays.values() for d in v]
+        return percentile(vals, p)
+
+    return Side(rep, pct)
 
 
-@dataclass
-class View:
-    """One side's numbers over the measurement window."""
-
-    window_s: float
-    tasks: dict[str, TaskView]
-    idle: dict[str, float]  # "all", "0", "1", ...
-    #: wakeup delay percentile: (task comm or None for all, p) -> us
-    delay_pct: Callable[[str | None, float], float | None] = field(repr=False, default=lambda c, p: None)
-
-
-def _idle_of(report: Mapping[str, Any]) -> dict[str, float]:
-    avg = (report.get("mpstat") or {}).get("average") or []
-    return {str(r.get("cpu")): float(r["idle"]) for r in avg if isinstance(r, Mapping) and "idle" in r}
-
-
-def _task_view(t: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> TaskView:
-    def num(k: str) -> float | None:
-        v = t.get(k)
-        if not isinstance(v, (int, float)):
-            return None
-        b = (base or {}).get(k)
-        return float(v) - (float(b) if isinstance(b, (int, float)) else 0.0)
-
-    return TaskView(
-        comm=str(t.get("comm")),
-        group=str(t.get("group")),
-        runtime_ns=num("runtime_ns") or 0.0,
-        switches=num("nr_switches") or 0.0,
-        migrations=num("nr_migrations"),
-    )
+# TODO(report): replace with the report's timer-delay fields
+def sim_wakeup_delays_us(report: Mapping[str, Any], trace: str) -> dict[str, list[float]]:
+    """Wakeup delays (us) per task comm in the report's measurement window,
+    from the run's ftrace text (see :func:`trace_delays_us`): the simulator's
+    report does not carry them measured as the runner measures them yet."""
+    window = Report(report).window_ns or (0.0, 0.0)
+    pids = {int(t["pid"]): str(t["comm"]) for t in report.get("tasks") or []}
+    return trace_delays_us(trace, pids, window[0] / 1e9, window[1] / 1e9)
 
 
 _TRACE_RE = re.compile(r"\s(\d+\.\d+): (sched_wakeup|sched_switch|hrtimer_start): (.*)$")
@@ -441,108 +415,46 @@ def _pid_of_line(line: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _window(report: Mapping[str, Any]) -> tuple[float, float]:
-    m = report.get("measure") or {}
-    return float(m.get("start_ns") or 0), float(m.get("end_ns") or 0)
-
-
-def sim_view(full: Mapping[str, Any], prefix: Mapping[str, Any], trace: str | None) -> View:
-    """The simulator's window: ``full`` minus ``prefix`` (the same run stopped
-    at the end of the warm-up); ``trace`` its sched trace text."""
-    _, end = _window(full)
-    start = float((prefix.get("measure") or {}).get("end_ns") or 0)
-    window_s = (end - start) / 1e9
-    base = {str(t.get("comm")): t for t in prefix.get("tasks") or []}
-    tasks = {str(t.get("comm")): _task_view(t, base.get(str(t.get("comm")))) for t in full.get("tasks") or []}
-    delays: dict[str, list[float]] = {}
-    if trace is not None:
-        pids = {int(t["pid"]): str(t["comm"]) for t in full.get("tasks") or []}
-        delays = trace_delays_us(trace, pids, start / 1e9, end / 1e9)
-
-    def pct(comm: str | None, p: float) -> float | None:
-        vals = delays.get(comm, []) if comm is not None else [d for v in delays.values() for d in v]
-        return percentile(vals, p)
-
-    return View(window_s, tasks, _idle_of(full), pct)
-
-
-def real_view(report: Mapping[str, Any]) -> View:
-    start, end = _window(report)
-    tasks = {str(t.get("comm")): _task_view(t) for t in report.get("tasks") or []}
-    by_comm = {str(t.get("comm")): t for t in report.get("tasks") or []}
-
-    def pct(comm: str | None, p: float) -> float | None:
-        key = f"p{int(p)}_ns"
-        if comm is None:
-            wd = report.get("wakeup_delay") or {}
-            v = wd.get(key) if wd.get("count") else None
-        else:
-            t = by_comm.get(comm) or {}
-            v = t.get(f"wakeup_delay_{key}") if t.get("wakeups_measured") else None
-        return float(v) / 1000.0 if isinstance(v, (int, float)) else None
-
-    return View((end - start) / 1e9, tasks, _idle_of(report), pct)
-
-
-class MetricError(Exception):
-    """A metric names a task, group or CPU the report does not have."""
-
-
-def compute(spec: MetricSpec, v: View) -> float | None:
-    """The value of ``spec`` in ``v`` (None: not measured). Raises
+def compute(spec: MetricSpec, side: Side) -> float | None:
+    """The value of ``spec`` on one side (None: not measured). Raises
     ``MetricError`` for a selector the report does not have."""
+    rep = side.report
 
-    def select() -> list[TaskView]:
+    def select() -> list[TaskWindow]:
         if spec.task is not None:
-            if spec.task not in v.tasks:
-                raise MetricError(f"no task {spec.task!r} (tasks: {', '.join(v.tasks)})")
-            return [v.tasks[spec.task]]
+            return [rep.task(spec.task)]
         if spec.group is not None:
-            ts = [t for t in v.tasks.values() if t.group == spec.group]
-            if not ts:
-                raise MetricError(f"no task of group {spec.group!r}")
-            return ts
-        return list(v.tasks.values())
+            return rep.group_tasks(spec.group)
+        if not rep.tasks:
+            raise MetricError("a task", [])
+        return list(rep.tasks.values())
 
-    def share(t: TaskView) -> float:
-        return t.runtime_ns / 1e9 / v.window_s * 100.0 if v.window_s > 0 else 0.0
-
-    def idle(cpu: str) -> float:
-        if cpu not in v.idle:
-            raise MetricError(f"no CPU {cpu} in the mpstat average")
-        return v.idle[cpu]
-
-    def mean_idle(cpulist: str) -> float:
-        cpus = parse_cpulist(cpulist)
-        return sum(idle(str(c)) for c in cpus) / len(cpus)
+    def shares() -> list[float] | None:
+        s = [rep.share_pct(t) for t in select()]
+        return None if any(x is None for x in s) else [x for x in s if x is not None]
 
     m = spec.metric
-    if m == "share":
-        ts = select()
-        return sum(share(t) for t in ts) / len(ts)
-    if m == "share_min":
-        return min(share(t) for t in select())
-    if m == "share_max":
-        return max(share(t) for t in select())
+    if m in ("share", "share_min", "share_max"):
+        s = shares()
+        if s is None:
+            return None
+        return sum(s) / len(s) if m == "share" else min(s) if m == "share_min" else max(s)
     if m == "idle":
-        return idle(spec.cpu) if spec.cpu is not None else mean_idle(str(spec.cpus))
+        return rep.idle_pct(spec.cpu) if spec.cpu is not None else rep.mean_idle_pct(str(spec.cpus))
     if m == "idle_spread":
-        means = [mean_idle(s) for s in spec.sets]
+        means = [rep.mean_idle_pct(s) for s in spec.sets]
         return max(means) - min(means)
     if m == "sibling_overlap":
-        return sum(min(100.0 - idle(str(c)) for c in parse_cpulist(s)) for s in spec.sets) / len(spec.sets)
+        return sum(min(100.0 - rep.idle_pct(str(c)) for c in parse_cpulist(s)) for s in spec.sets) / len(spec.sets)
     if m == "migrations":
-        ms = [t.migrations for t in select()]
-        if any(x is None for x in ms) or v.window_s <= 0:
-            return None
-        return sum(x for x in ms if x is not None) / v.window_s
+        return rep.per_s(rep.migrations(select()))
     if m == "switches":
-        return sum(t.switches for t in select()) / v.window_s if v.window_s > 0 else None
+        return rep.per_s(rep.switches(select()))
     if m in ("wakeup_p50", "wakeup_p90"):
         if spec.task is not None:
             select()
-        return v.delay_pct(spec.task, float(m[len("wakeup_p") :]))
-    raise MetricError(f"unknown metric {m!r}")
+        return side.wakeup_us(spec.task, float(m[len("wakeup_p") :]))
+    raise MetricError(f"metric {m!r}", list(METRIC_UNITS))
 
 
 # ---------------------------------------------------------------- running
@@ -552,7 +464,7 @@ def _note(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
 
 
-def run_sim(entry: Entry, kernel: str, seed: int) -> View:
+def run_sim(entry: Entry, kernel: str, seed: int) -> Side:
     """The simulator at ``kernel`` with the entry's ``sim_set``: full run,
     warm-up prefix and trace."""
     text = read_text(entry.file)
@@ -567,7 +479,26 @@ def run_sim(entry: Entry, kernel: str, seed: int) -> View:
         full = native.run(text, source, seed, overrides, False, trace_path)
         trace = Path(trace_path).read_text(encoding="utf-8", errors="replace")
     prefix = native.run(text, source, seed, [*overrides, ("measure.duration", toml_literal("1us"))], False)
-    return sim_view(full, prefix, trace)
+    return sim_side(_window_from_prefix(full, prefix), trace)
+
+
+def _window_from_prefix(full: Mapping[str, Any], prefix: Mapping[str, Any]) -> dict[str, Any]:
+    """``full`` with each task's ``window`` counters and the window start
+    taken from ``prefix``, the same run stopped at the end of the warm-up
+    (the simulation is deterministic: the shorter run is a prefix of the
+    longer): full minus prefix."""
+    base = {str(t.get("comm")): t for t in prefix.get("tasks") or []}
+    tasks = []
+    for t in full.get("tasks") or []:
+        b = base.get(str(t.get("comm"))) or {}
+        window = {
+            k: float(t[k]) - (float(b[k]) if is_number(b.get(k)) else 0.0)
+            for k in ("runtime_ns", "nr_switches", "nr_migrations")
+            if is_number(t.get(k))
+        }
+        tasks.append({**t, "window": window})
+    start = float((prefix.get("measure") or {}).get("end_ns") or 0)
+    return {**full, "tasks": tasks, "measure": {**(full.get("measure") or {}), "start_ns": start}}
 
 
 def static_runner(progress: Callable[[str], None] = _note) -> Path:
@@ -667,7 +598,7 @@ def validate(
         rel = (doc.get("oracle") or {}).get("release") or (doc.get("host") or {}).get("kernel_release")
         if rel:
             releases.add(str(rel))
-        rv = real_view(doc)
+        rv = real_side(doc)
         timings[e.name] = {"sim_s": round(t_sim, 2), "real_s": round(t_real, 2)}
         for spec in e.metrics:
             try:
