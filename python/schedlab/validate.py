@@ -13,13 +13,14 @@ oracle (:func:`schedlab.qemu.run_in_guest`, icount shift=0, with the static
 when every row is ok and every negative-control row is off, 1 otherwise, 2 on
 an error (SL300 when the oracle is missing or a guest fails).
 
-The simulator's per-task counters are cumulative from time 0, so its
-measurement-window values are the full run minus a run stopped at the end of
-the warm-up (the simulation is deterministic: the shorter run is a prefix of
-the longer). At 6.12 it runs with NO_DELAY_DEQUEUE (not modelled; see
-``KERNEL_SIM_SET``). Its wakeup delays come from its sched trace (the sleep timer's expiry, or ``sched_wakeup``, to
-``sched_switch``); the runner's from its timer/sleep ops (expiry to return to
-user space, hrtimer slack included).
+Both sides are read over their measurement window by ``schedlab.metrics``
+(the simulator's per-task ``window`` counters, the runner's counters, which
+are window deltas already); each scenario is simulated once. At 6.12 the
+simulator runs with NO_DELAY_DEQUEUE (not modelled; see ``KERNEL_SIM_SET``).
+Its wakeup delays come from its sched trace (the sleep timer's expiry, or
+``sched_wakeup``, to ``sched_switch``; :func:`sim_wakeup_delays_us`); the
+runner's from its timer/sleep ops (expiry to return to user space, hrtimer
+slack included).
 
 Metrics the guest cannot measure are not emitted: a metric whose real value is
 null (``se.nr_migrations`` absent, a task that recorded no wakeup delay) is
@@ -45,7 +46,7 @@ from typing import Any
 
 from schedlab import native
 from schedlab.errors import ScenarioError, TopologyError, UsageError
-from schedlab.metrics import MetricError, Report, TaskWindow, is_number, parse_cpulist, percentile
+from schedlab.metrics import MetricError, Report, TaskWindow, parse_cpulist, percentile
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.scenarios import parse_toml, read_text
@@ -465,8 +466,8 @@ def _note(msg: str) -> None:
 
 
 def run_sim(entry: Entry, kernel: str, seed: int) -> Side:
-    """The simulator at ``kernel`` with the entry's ``sim_set``: full run,
-    warm-up prefix and trace."""
+    """The simulator at ``kernel`` with the entry's ``sim_set``: one run, its
+    report (window counters) and its sched trace (wakeup delays)."""
     text = read_text(entry.file)
     source = str(entry.file)
     overrides: list[Override] = [
@@ -476,29 +477,9 @@ def run_sim(entry: Entry, kernel: str, seed: int) -> Side:
     ]
     with tempfile.TemporaryDirectory(prefix="schedlab-validate-") as tmp:
         trace_path = str(Path(tmp) / "trace.txt")
-        full = native.run(text, source, seed, overrides, False, trace_path)
+        report = native.run(text, source, seed, overrides, False, trace_path)
         trace = Path(trace_path).read_text(encoding="utf-8", errors="replace")
-    prefix = native.run(text, source, seed, [*overrides, ("measure.duration", toml_literal("1us"))], False)
-    return sim_side(_window_from_prefix(full, prefix), trace)
-
-
-def _window_from_prefix(full: Mapping[str, Any], prefix: Mapping[str, Any]) -> dict[str, Any]:
-    """``full`` with each task's ``window`` counters and the window start
-    taken from ``prefix``, the same run stopped at the end of the warm-up
-    (the simulation is deterministic: the shorter run is a prefix of the
-    longer): full minus prefix."""
-    base = {str(t.get("comm")): t for t in prefix.get("tasks") or []}
-    tasks = []
-    for t in full.get("tasks") or []:
-        b = base.get(str(t.get("comm"))) or {}
-        window = {
-            k: float(t[k]) - (float(b[k]) if is_number(b.get(k)) else 0.0)
-            for k in ("runtime_ns", "nr_switches", "nr_migrations")
-            if is_number(t.get(k))
-        }
-        tasks.append({**t, "window": window})
-    start = float((prefix.get("measure") or {}).get("end_ns") or 0)
-    return {**full, "tasks": tasks, "measure": {**(full.get("measure") or {}), "start_ns": start}}
+    return sim_side(report, trace)
 
 
 def static_runner(progress: Callable[[str], None] = _note) -> Path:
