@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO, RunCli
 from schedlab import qemu
-from schedlab import validate as v
+from schedlab import validation as v
 from schedlab.errors import HostError, ScenarioError, SchedlabError, UsageError
 from schedlab.metrics import MetricError, Report
 

@@ -11,7 +11,7 @@
     schedlab qemu args|probe MACHINE / qemu run SCENARIO --runner PATH
 
 Every subcommand's arguments are defined here; the commands themselves live
-beside what they do (``real.py``, ``validate.py``, ``qemu/``) and this
+beside what they do (``real.py``, ``validation/``, ``qemu/``) and this
 module dispatches to them.
 
 SCENARIO and NAME are a bundled name (``schedlab list``) or a path. Every error
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from schedlab import __version__, native, qemu, real, validate
+from schedlab import __version__, native, qemu, real, validation
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.experiment import Experiment, default_jobs
 from schedlab.overrides import Override, parse_set_arg, toml_literal
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the validation suite on the simulator and for real (QEMU oracle or --local) and compare",
     )
     v.add_argument(
-        "--kernel", choices=validate.KERNELS, help="oracle kernel (default 6.1; --local: from this host's release)"
+        "--kernel", choices=validation.KERNELS, help="oracle kernel (default 6.1; --local: from this host's release)"
     )
     v.add_argument("--json", metavar="FILE", help="write the results to FILE ('-' for stdout)")
     v.add_argument("--only", nargs="+", metavar="NAME", default=[], help="only these suite scenarios")
@@ -361,6 +361,6 @@ _COMMANDS = {
     "version": _cmd_version,
     "real": real.cmd_real,
     "compare": real.cmd_compare,
-    "validate": validate.cmd_validate,
+    "validate": validation.cmd_validate,
     "qemu": _cmd_qemu,
 }
