@@ -64,7 +64,7 @@ runner:
 	  echo "make runner: target/$(RUNNER_TARGET)/release/schedlab-runner is not statically linked" >&2; exit 1; }
 	@echo "static binary: target/$(RUNNER_TARGET)/release/schedlab-runner"
 
-# The QEMU oracle (python/schedlab/qemu.py): QEMU 10 and Debian's 6.1 and
+# The QEMU oracle (python/schedlab/qemu/): QEMU 10 and Debian's 6.1 and
 # 6.12 kernels unpacked into .oracle/ (private apt; a second run only verifies).
 oracle-setup:
 	$(PYTHON) scripts/oracle-setup

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import gzip
 import importlib.machinery
-import re
 import shutil
 import stat
 import subprocess
+import sys
 import types
 from pathlib import Path
 
 import pytest
 
+from conftest import RunCli, cli_env
 from schedlab import qemu
-from schedlab.errors import TopologyError
-from schedlab.qemu import BEGIN_MARKER, END_MARKER, CpioEntry, Layout
+from schedlab.errors import TopologyError, UsageError
+from schedlab.qemu import BEGIN_MARKER, END_MARKER, CpioEntry
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -115,16 +116,54 @@ def _opts(args: list[str], flag: str) -> list[str]:
     return [args[i + 1] for i, a in enumerate(args) if a == flag]
 
 
-def test_presets_mirror_the_core() -> None:
-    """qemu.PRESETS is a copy of preset_layout() in the Rust core."""
-    src = (REPO / "crates/schedlab-core/src/machine/mod.rs").read_text()
-    core = {
-        m.group(1): (*(int(m.group(i)) for i in range(2, 7)), m.group(7))
-        for m in re.finditer(r'"([\w-]+)" => \((\d+), (\d+), (\d+), (\d+), (\d+), "(\w+)"\)', src)
-    }
-    assert core == qemu.PRESETS
+NATIVE = pytest.mark.native
 
 
+@NATIVE
+def test_layout_comes_from_the_core() -> None:
+    """qemu keeps no copy of the presets: a preset's layout is what the core's
+    check() says for the scenario `[machine] preset = NAME`."""
+    from schedlab import native
+
+    summary = native.check('[machine]\npreset = "numa48"\n', "t", [])["machine"]
+    layout = qemu.resolve_layout("numa48")
+    assert layout == qemu.Layout.from_summary(summary)
+    assert (layout.name, layout.nr_cpus, layout.sockets, layout.cores_per_socket) == ("numa48", 48, 2, 12)
+    assert (layout.threads_per_core, layout.nodes, layout.memory_bytes) == (2, 2, 128 << 30)
+    assert layout.distance == ((10, 21), (21, 10))
+    assert summary["cpus"][25] == {"cpu": 25, "package": 1, "core": 12, "thread": 1, "llc": 1, "node": 1}
+    assert layout.thread_siblings(25) == [24, 25]
+    assert not hasattr(qemu, "PRESETS")
+
+
+@NATIVE
+@pytest.mark.parametrize(
+    "name", ["8cpu-llc", "4cpu", "4x4", "uma8", "numa48", "skl52", "2x8smt", "smp64", "smp256", "smp1024"]
+)
+def test_every_preset_lays_out(name: str) -> None:
+    layout = qemu.resolve_layout(name)
+    assert layout.name == name
+    assert layout.nr_cpus == layout.sockets * layout.cores_per_socket * layout.threads_per_core
+    sockets = [layout.socket_of(c) for c in range(layout.nr_cpus)]
+    assert sockets == sorted(sockets)
+    assert sorted(c for n in range(layout.nodes) for c in layout.node_cpus(n)) == list(range(layout.nr_cpus))
+    assert len(layout.distance) == layout.nodes and all(len(r) == layout.nodes for r in layout.distance)
+
+
+@NATIVE
+def test_unknown_preset_is_the_cores_error() -> None:
+    with pytest.raises(TopologyError) as e:
+        qemu.resolve_layout("nope")
+    assert e.value.code == "SL110"
+    msg = e.value.message
+    assert msg.startswith("nope (not a scenario, so a machine preset): machine.preset: unknown preset")
+    assert "4x4" in msg and "smp1024" in msg  # the accepted presets, from the core
+    # A path-like name is a scenario that is not there, not a preset.
+    with pytest.raises(UsageError, match="no such file"):
+        qemu.resolve_layout("nope.toml")
+
+
+@NATIVE
 def test_args_4x4() -> None:
     layout = qemu.resolve_layout("4x4")
     assert (layout.nr_cpus, layout.sockets, layout.nodes) == (16, 4, 1)
@@ -143,6 +182,7 @@ def test_args_4x4() -> None:
     assert "-nographic" in args and "-no-reboot" in args
 
 
+@NATIVE
 def test_args_two_nodes() -> None:
     layout = qemu.resolve_layout(
         {"sockets": 2, "cores_per_socket": 4, "threads_per_core": 2, "nodes": 2, "distance": [[10, 32], [32, 10]]}
@@ -160,6 +200,7 @@ def test_args_two_nodes() -> None:
     assert _opts(args, "-icount") == ["shift=0,sleep=off"]
 
 
+@NATIVE
 def test_args_memory_the_scenario_asks() -> None:
     small = qemu.resolve_layout({"sockets": 2, "cores_per_socket": 2, "nodes": 2, "memory": "600MiB"})
     assert _opts(qemu.qemu_args(small, "k", "i"), "-object")[0] == "memory-backend-ram,id=mem0,size=300M"
@@ -167,13 +208,15 @@ def test_args_memory_the_scenario_asks() -> None:
     assert _opts(qemu.qemu_args(tiny, "k", "i"), "-m") == ["128M"]  # the floor the kernel needs
 
 
+@NATIVE
 def test_layout_numa48_and_split_sockets() -> None:
     n48 = qemu.resolve_layout("numa48")
     assert (n48.nr_cpus, n48.nodes, n48.threads_per_core) == (48, 2, 2)
     assert n48.node_cpus(1) == list(range(24, 48))
     assert (n48.socket_of(25), n48.core_of(25), n48.node_of(25)) == (1, 0, 1)
-    # Two nodes per socket (SNC/NPS): each node holds half a socket's cores.
-    snc = qemu.resolve_layout({"sockets": 2, "cores_per_socket": 4, "nodes": 4})
+    # Two nodes per socket (SNC/NPS): each node holds half a socket's cores
+    # (and of its LLCs: the core refuses an LLC straddling two nodes).
+    snc = qemu.resolve_layout({"sockets": 2, "cores_per_socket": 4, "llcs_per_socket": 2, "nodes": 4})
     assert [snc.node_of(c) for c in range(8)] == [0, 0, 1, 1, 2, 2, 3, 3]
     numa = _opts(qemu.qemu_args(snc, "k", "i"), "-numa")
     assert numa[:4] == [f"node,nodeid={n},cpus={2 * n}-{2 * n + 1},memdev=mem{n}" for n in range(4)]
@@ -181,6 +224,7 @@ def test_layout_numa48_and_split_sockets() -> None:
     assert qemu.resolve_layout("smp1024").distance[0][:5] == (10, 21, 21, 21, 31)
 
 
+@NATIVE
 def test_args_refuse_more_than_xapic() -> None:
     assert qemu.resolve_layout("smp64").max_apic_id() == 63
     assert qemu.resolve_layout("skl52").max_apic_id() == 32 + 25  # 26 cores take 5 bits
@@ -188,6 +232,7 @@ def test_args_refuse_more_than_xapic() -> None:
         qemu.qemu_args(qemu.resolve_layout("smp256"), "k", "i")
 
 
+@NATIVE
 def test_layout_errors() -> None:
     with pytest.raises(TopologyError, match="unknown preset"):
         qemu.resolve_layout({"preset": "nope"})
@@ -197,6 +242,7 @@ def test_layout_errors() -> None:
         qemu.resolve_layout({"sockets": 3, "cores_per_socket": 2, "nodes": 2})
 
 
+@NATIVE
 def test_layout_from_bundled_scenario() -> None:
     layout = qemu.resolve_layout(str(REPO / "scenarios/textbook/n-hogs-n-cpus.toml"))
     assert (layout.name, layout.nr_cpus) == ("8cpu-llc", 8)
@@ -230,8 +276,10 @@ def test_extract_report() -> None:
     assert qemu.extract_report(f"mention of {BEGIN_MARKER} mid-line, then text\n{END_MARKER}\n") is None
 
 
+@NATIVE
 def test_check_probe_finds_mismatches() -> None:
-    layout = Layout("t", sockets=2, cores_per_socket=1, nodes=2, distance=((10, 21), (21, 10)))
+    layout = qemu.resolve_layout({"sockets": 2, "cores_per_socket": 1, "nodes": 2})
+    assert layout.distance == ((10, 21), (21, 10))
     good = {
         "nproc": 2,
         "cpus": [
@@ -361,3 +409,24 @@ def test_oracle_setup_reads_apt_sources() -> None:
     assert deb822[0]["types"] == ["deb", "deb-src"]
     assert deb822[0]["signed_by"] == "/usr/share/keyrings/debian-archive-keyring.gpg"
     assert deb822[0]["enabled"] and not deb822[1]["enabled"]
+
+
+# --------------------------------------------------------------------------
+# The command: `schedlab qemu ...`, and `python -m schedlab.qemu ...` delegating to it
+
+
+@NATIVE
+def test_cli_qemu_args(run_cli: RunCli) -> None:
+    r = run_cli("qemu", "args", "numa48")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("qemu-system-x86_64 ") and "-smp cpus=48,sockets=2,cores=12,threads=2" in r.stdout
+    same = subprocess.run(
+        [sys.executable, "-m", "schedlab.qemu", "args", "numa48"],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        check=False,
+    )
+    assert (same.returncode, same.stdout) == (0, r.stdout)
+    bad = run_cli("qemu", "args", "nope")
+    assert bad.returncode == 2 and "[SL110]" in bad.stderr and "unknown preset" in bad.stderr

@@ -11,21 +11,12 @@ checker on every kernel version in ``VERSIONS``. Two checks per run:
   one, weights decide the split, ...), with tolerances and independent of the
   golden file, so a golden update cannot hide a regression.
 
-Per-task figures over the measured window. The report's ``runtime_ns`` and
-``nr_migrations`` count from the task's start, not from the end of the
-warm-up. So each scenario runs twice: once as written (warm-up W, window D,
-the run ends at W + D) and once cut at the warm-up (``measure.warmup = 0``,
-``measure.duration = W``, the run ends at W). The engine is deterministic and
-orders events by (time, insertion sequence); the two runs differ only in
-mpstat sampling events, which account CPU time but change no scheduling state,
-and in where the ``End`` event stops the loop. So the short run is exactly the
-first W of the long one, and long minus short is the window's runtime and
-migrations. (Warm-up 0 with whole-run figures would be simpler but would
-count the start-up placement and settling that the properties exclude.)
-One known blur: a running task's ``runtime_ns`` is brought up to date at its
-last ``update_curr`` (at latest the previous tick), not at the end of the run,
-so each end of the window may lag by up to one tick (4 ms at HZ=250, 0.08 %
-of a 5 s window).
+Per-task figures over the measured window: each task's ``window`` counters
+in the report (runtime and migrations since the end of the warm-up, the
+running task's current stretch included at both ends), read through
+``schedlab.metrics``. One run per (scenario, version). (Warm-up 0 with
+whole-run figures would be simpler but would count the start-up placement and
+settling that the properties exclude.)
 """
 
 from __future__ import annotations
@@ -33,13 +24,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
 import schedlab
 from conftest import REPO
 from schedlab.errors import NotModelledError
+from schedlab.metrics import Report
 
 pytestmark = pytest.mark.native
 
@@ -92,39 +84,30 @@ def _comm_key(comm: str) -> tuple[str, int]:
 
 def _run(scenario: str, version: str) -> Result:
     path = SCENARIO_DIR / f"{scenario}.toml"
-    base = {"kernel.version": version}
     try:
-        full = schedlab.run_scenario(path, seed=SEED, overrides=base, check=True)
+        report = schedlab.run_scenario(path, seed=SEED, overrides={"kernel.version": version}, check=True)
     except NotModelledError as e:
         pytest.skip(f"kernel {version} is not modelled for {scenario}: {e}")
-    start, end = full["measure"]["start_ns"], full["measure"]["end_ns"]
-    assert full["sim"]["reason"] == "duration reached", full["sim"]
-    before: dict[str, dict[str, Any]] = {}
-    if start > 0:
-        cut = schedlab.run_scenario(
-            path,
-            seed=SEED,
-            overrides={**base, "measure.warmup": "0s", "measure.duration": f"{start}ns"},
-            check=True,
-        )
-        assert cut["sim"]["end_ns"] == start, cut["sim"]
-        before = {t["comm"]: t for t in cut["tasks"]}
-    window = end - start
+    assert report["sim"]["reason"] == "duration reached", report["sim"]
+    start, end = report["measure"]["start_ns"], report["measure"]["end_ns"]
+    rep = Report(report)
+    assert rep.has_window_counters
     rows = []
-    for t in sorted(full["tasks"], key=lambda t: _comm_key(t["comm"])):
-        b = before.get(t["comm"], {"runtime_ns": 0, "nr_migrations": 0})
+    for t in sorted(report["tasks"], key=lambda t: _comm_key(t["comm"])):
+        w = rep.task(t["comm"])
+        share, migrations = rep.share_pct(w), w.nr_migrations
+        assert share is not None and migrations is not None, t
         rows.append(
             TaskRow(
                 comm=t["comm"],
                 nice=t["nice"],
                 cpus_allowed=t["cpus_allowed"],
                 last_cpu=t["last_cpu"],
-                share_pct=(t["runtime_ns"] - b["runtime_ns"]) * 100.0 / window,
-                migrations=t["nr_migrations"] - b["nr_migrations"],
+                share_pct=share,
+                migrations=int(migrations),
             )
         )
-    (avg_all,) = [r for r in full["mpstat"]["average"] if r["cpu"] == "all"]
-    return Result(scenario, version, window, start, end, avg_all["idle"], rows)
+    return Result(scenario, version, end - start, start, end, rep.idle_pct("all"), rows)
 
 
 def render(res: Result) -> str:

@@ -13,8 +13,9 @@ import pytest
 
 from conftest import REPO, RunCli
 from schedlab import qemu
-from schedlab import validate as v
+from schedlab import validation as v
 from schedlab.errors import HostError, ScenarioError, SchedlabError, UsageError
+from schedlab.metrics import MetricError, Report
 
 NATIVE = pytest.mark.native
 
@@ -134,14 +135,19 @@ def test_only_unknown_name() -> None:
 # Metrics
 
 
-def _view() -> v.View:
-    tasks = {
-        "a": v.TaskView("a", "g", 0.5e9, 100, 2),
-        "b": v.TaskView("b", "g", 0.25e9, 50, 0),
-        "c": v.TaskView("c", "h", 1.0e9, 10, None),
+def _side() -> v.Side:
+    """A 1 s window: tasks a, b (group g) and c (group h, migrations not measured)."""
+    idle = (("all", 40.0), (0, 0.0), (1, 100.0), (2, 20.0), (3, 40.0))
+    doc = {
+        "measure": {"start_ns": 0, "end_ns": 1_000_000_000},
+        "tasks": [
+            {"comm": "a", "group": "g", "runtime_ns": 500_000_000, "nr_switches": 100, "nr_migrations": 2},
+            {"comm": "b", "group": "g", "runtime_ns": 250_000_000, "nr_switches": 50, "nr_migrations": 0},
+            {"comm": "c", "group": "h", "runtime_ns": 1_000_000_000, "nr_switches": 10, "nr_migrations": None},
+        ],
+        "mpstat": {"average": [{"cpu": c, "idle": i} for c, i in idle]},
     }
-    idle = {"all": 40.0, "0": 0.0, "1": 100.0, "2": 20.0, "3": 40.0}
-    return v.View(1.0, tasks, idle, lambda comm, p: {None: 7.0, "a": p}.get(comm))
+    return v.Side(Report(doc), lambda comm, p: {None: 7.0, "a": p}.get(comm))
 
 
 def _spec(metric: str, **kw: Any) -> v.MetricSpec:
@@ -149,30 +155,41 @@ def _spec(metric: str, **kw: Any) -> v.MetricSpec:
 
 
 def test_compute() -> None:
-    view = _view()
-    assert v.compute(_spec("share", task="a"), view) == 50.0
-    assert v.compute(_spec("share", group="g"), view) == 37.5
-    assert v.compute(_spec("share_min", group="g"), view) == 25.0
-    assert v.compute(_spec("share_max", group="g"), view) == 50.0
-    assert v.compute(_spec("idle", cpu="all"), view) == 40.0
-    assert v.compute(_spec("idle", cpus="0-1"), view) == 50.0
-    assert v.compute(_spec("idle_spread", sets=("0-1", "2-3")), view) == 20.0
-    assert v.compute(_spec("sibling_overlap", sets=("0-1", "2-3")), view) == 30.0
-    assert v.compute(_spec("switches"), view) == 160.0
-    assert v.compute(_spec("migrations", group="g"), view) == 2.0
-    assert v.compute(_spec("migrations"), view) is None  # c's is null: not measured
-    assert v.compute(_spec("wakeup_p90", task="a"), view) == 90.0
-    assert v.compute(_spec("wakeup_p50"), view) == 7.0
-    with pytest.raises(v.MetricError, match="no task 'zz'"):
-        v.compute(_spec("share", task="zz"), view)
-    with pytest.raises(v.MetricError, match="no CPU 9"):
-        v.compute(_spec("idle", cpu="9"), view)
+    side = _side()
+    assert v.compute(_spec("share", task="a"), side) == 50.0
+    assert v.compute(_spec("share", group="g"), side) == 37.5
+    assert v.compute(_spec("share_min", group="g"), side) == 25.0
+    assert v.compute(_spec("share_max", group="g"), side) == 50.0
+    assert v.compute(_spec("idle", cpu="all"), side) == 40.0
+    assert v.compute(_spec("idle", cpus="0-1"), side) == 50.0
+    assert v.compute(_spec("idle_spread", sets=("0-1", "2-3")), side) == 20.0
+    assert v.compute(_spec("sibling_overlap", sets=("0-1", "2-3")), side) == 30.0
+    assert v.compute(_spec("switches"), side) == 160.0
+    assert v.compute(_spec("migrations", group="g"), side) == 2.0
+    assert v.compute(_spec("migrations"), side) is None  # c's is null: not measured
+    assert v.compute(_spec("wakeup_p90", task="a"), side) == 90.0
+    assert v.compute(_spec("wakeup_p50"), side) == 7.0
+    with pytest.raises(MetricError, match="task 'zz' is not in the report; accepted: a, b, c"):
+        v.compute(_spec("share", task="zz"), side)
+    with pytest.raises(MetricError, match="mpstat CPU 9 is not in the report"):
+        v.compute(_spec("idle", cpu="9"), side)
 
 
-def test_percentile_nearest_rank() -> None:
-    assert v.percentile([], 50) is None
-    assert v.percentile([float(x) for x in range(1, 101)], 90) == 90.0
-    assert v.percentile([5.0], 99) == 5.0
+def test_sim_side_reads_the_window_counters() -> None:
+    """The simulator's tasks count from time 0; their "window" is what counts."""
+    doc = {
+        "measure": {"start_ns": 500_000_000, "end_ns": 1_500_000_000},
+        "tasks": [
+            {"pid": 1, "comm": "a", "group": "g", "runtime_ns": 9_000_000_000, "nr_switches": 900, "nr_migrations": 9,
+             "window": {"runtime_ns": 250_000_000, "nr_switches": 20, "nr_migrations": 1}},
+        ],
+        "mpstat": {"average": [{"cpu": "all", "idle": 75.0}]},
+    }  # fmt: skip
+    side = v.sim_side(doc, None)
+    assert v.compute(_spec("share", task="a"), side) == 25.0
+    assert v.compute(_spec("switches"), side) == 20.0
+    assert v.compute(_spec("migrations"), side) == 1.0
+    assert v.compute(_spec("wakeup_p50"), side) is None  # no trace, no delays
 
 
 _SW = (
@@ -217,11 +234,11 @@ def _report(
     }
 
 
-def test_real_view_nulls() -> None:
-    view = v.real_view(_report({"n0": 70.0}, migrations=None))
-    assert v.compute(_spec("migrations"), view) is None
-    assert v.compute(_spec("wakeup_p50", task="n0"), view) is None
-    assert v.compute(_spec("share", task="n0"), view) == pytest.approx(70.0)
+def test_real_side_nulls() -> None:
+    side = v.real_side(_report({"n0": 70.0}, migrations=None))
+    assert v.compute(_spec("migrations"), side) is None
+    assert v.compute(_spec("wakeup_p50", task="n0"), side) is None
+    assert v.compute(_spec("share", task="n0"), side) == pytest.approx(70.0)
 
 
 # --------------------------------------------------------------------------

@@ -5,12 +5,20 @@
     schedlab list
     schedlab reproduce NAME [--quick] [--repeat N] [--json FILE] [--jobs N] [--quiet]
     schedlab version
+    schedlab real SCENARIO [--repeat N] [--json FILE] [--set KEY=VALUE]... [--quiet]
+    schedlab compare SIM.json REAL.json
     schedlab validate [--kernel 6.1|6.12] [--json FILE] [--only NAME ...] [--local]
+    schedlab qemu args|probe MACHINE / qemu run SCENARIO --runner PATH
+
+Every subcommand's arguments are defined here; the commands themselves live
+beside what they do (``real.py``, ``validation/``, ``qemu/``) and this
+module dispatches to them.
 
 SCENARIO and NAME are a bundled name (``schedlab list``) or a path. Every error
 schedlab raises on purpose prints ``schedlab: error: [CODE] message`` and exits
 with status 2; ``reproduce`` exits 1 when a band is OUT, ``validate`` when a
-row is off (or a negative control ok).
+row is off (or a negative control ok), ``qemu probe`` when the guest's
+topology differs from the machine's.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from schedlab import __version__, native, real, validate
+from schedlab import __version__, native, qemu, real, validation
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.experiment import Experiment, default_jobs
 from schedlab.overrides import Override, parse_set_arg, toml_literal
@@ -108,9 +116,67 @@ def build_parser() -> argparse.ArgumentParser:
     add_set(x)
 
     sub.add_parser("version", help="print the versions of the package and the native core")
-    real.add_subcommands(sub)
-    validate.add_subcommand(sub)
+
+    r = sub.add_parser("real", help="run a scenario as real threads on this kernel (schedlab-runner), medians")
+    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
+    r.add_argument("--repeat", type=int, default=1, metavar="N", help="runs; every number is the median (default 1)")
+    r.add_argument("--json", metavar="FILE", help="write the median report to FILE ('-' for stdout)")
+    r.add_argument(
+        "--set",
+        "-o",
+        dest="set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key (repeatable), as `schedlab run --set`",
+    )
+    r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
+
+    c = sub.add_parser("compare", help="compare a `schedlab run --json` report with a `schedlab real --json` one")
+    c.add_argument("sim", metavar="SIM.json", help="simulator report")
+    c.add_argument("real", metavar="REAL.json", help="real-kernel report")
+
+    v = sub.add_parser(
+        "validate",
+        help="run the validation suite on the simulator and for real (QEMU oracle or --local) and compare",
+    )
+    v.add_argument(
+        "--kernel", choices=validation.KERNELS, help="oracle kernel (default 6.1; --local: from this host's release)"
+    )
+    v.add_argument("--json", metavar="FILE", help="write the results to FILE ('-' for stdout)")
+    v.add_argument("--only", nargs="+", metavar="NAME", default=[], help="only these suite scenarios")
+    v.add_argument("--local", action="store_true", help="the real runs on this kernel instead of under QEMU")
+    v.add_argument("--suite", metavar="FILE", help="suite file (default: validation/suite.toml)")
+    v.add_argument("--quiet", "-q", action="store_true", help="no progress lines and no table")
+    v.add_argument("--save-real", metavar="DIR", help="keep each real run's report as DIR/<scenario file stem>.json")
+    v.add_argument(
+        "--real-from",
+        metavar="DIR",
+        help="judge the simulator against real reports kept earlier with --save-real (no guest is booted)",
+    )
+
+    _add_qemu(sub)
     return p
+
+
+def _add_qemu(sub: Any) -> None:
+    """``schedlab qemu args|probe|run``: the QEMU oracle by hand (``python -m
+    schedlab.qemu`` is the same command)."""
+    q = sub.add_parser("qemu", help="the QEMU oracle: a machine's QEMU options, its topology in a guest, a guest run")
+    qsub = q.add_subparsers(dest="qemu_command", metavar="COMMAND")
+    qsub.required = True
+    a = qsub.add_parser("args", help="print the QEMU options for a machine")
+    a.add_argument("machine", help="preset name or scenario")
+    pr = qsub.add_parser("probe", help="boot a machine and print the topology the guest sees")
+    pr.add_argument("machine", help="preset name or scenario")
+    ru = qsub.add_parser("run", help="boot a scenario's machine and run the workload runner in it")
+    ru.add_argument("scenario")
+    ru.add_argument("--runner", required=True, help="the static runner executable")
+    for sp in (pr, ru):
+        sp.add_argument("--kernel", choices=sorted(qemu.KERNELS), help="oracle kernel (probe: 6.1)")
+        sp.add_argument("--shift", type=int, help="-icount shift (probe: 3, run: 0)")
+        sp.add_argument("--timeout", type=float, help="wall seconds (probe: 300, run: 1800)")
+    ru.add_argument("--keep", metavar="DIR", help="keep initrd.gz, console.log and cmdline in DIR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -282,12 +348,19 @@ def _cmd_version(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_qemu(args: argparse.Namespace) -> int:
+    commands = {"args": qemu.cmd_args, "probe": qemu.cmd_probe, "run": qemu.cmd_run}
+    return commands[args.qemu_command](args)
+
+
 _COMMANDS = {
     "run": _cmd_run,
     "check": _cmd_check,
     "list": _cmd_list,
     "reproduce": _cmd_reproduce,
     "version": _cmd_version,
-    **real.COMMANDS,
-    **validate.COMMANDS,
+    "real": real.cmd_real,
+    "compare": real.cmd_compare,
+    "validate": validation.cmd_validate,
+    "qemu": _cmd_qemu,
 }

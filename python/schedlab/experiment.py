@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from schedlab.errors import ScenarioError
+from schedlab.metrics import MetricError, Report, reduce_samples, row_field
 from schedlab.overrides import Override, flatten_set_table, toml_literal
 from schedlab.units import format_duration_ms, parse_duration_ns
 
@@ -538,97 +539,33 @@ def _parse_band(c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str
 
 
 def extract_metric(report: Mapping[str, Any], spec: MetricSpec) -> MetricValue:
-    """One metric from a report (see ``[experiment.metrics]``).
+    """One metric from a report (see ``[experiment.metrics]``), read through
+    :class:`schedlab.metrics.Report`.
 
     A missing group/task/CPU row is a ``ScenarioError`` naming what the report
     has; a value that is null in the report (a group that never finished) is None.
     """
     where = f"experiment.metrics.{spec.name}"
-    if spec.source == "report":
-        return _number(_report_key(report, spec.selector, where))
-    if spec.source == "group":
-        rows = report.get("groups") or []
-        row = next((g for g in rows if g.get("name") == spec.selector), None)
-        if row is None:
-            raise _not_in_report(where, f"group {spec.selector!r}", [str(g.get("name")) for g in rows])
-        return _number(_field(row, spec.field, where))
-    if spec.source == "task":
-        rows = report.get("tasks") or []
-        row = next((t for t in rows if t.get("comm") == spec.selector), None)
-        if row is None:
-            raise _not_in_report(where, f"task {spec.selector!r}", [str(t.get("comm")) for t in rows])
-        return _number(_field(row, spec.field, where))
-    mp = report.get("mpstat") or {}
-    if spec.selector == "average":
-        return _number(_field(_mpstat_row(mp.get("average") or [], spec.cpu, where), spec.field, where))
-    out: list[float] = []
-    for sample in mp.get("samples") or []:
-        v = _number(_field(_mpstat_row(sample.get("rows") or [], spec.cpu, where), spec.field, where))
-        if v is not None:
-            out.append(v)
+    rep = Report(report)
+    try:
+        if spec.source == "report":
+            return _number(rep.key(spec.selector))
+        if spec.source == "group":
+            return _number(row_field(rep.group_row(spec.selector), spec.field))
+        if spec.source == "task":
+            return _number(row_field(rep.task_row(spec.selector), spec.field))
+        if spec.selector == "average":
+            return _number(row_field(rep.mpstat_row(rep.mpstat_average(), spec.cpu), spec.field))
+        out: list[float] = []
+        for rows in rep.mpstat_samples():
+            v = _number(row_field(rep.mpstat_row(rows, spec.cpu), spec.field))
+            if v is not None:
+                out.append(v)
+    except MetricError as e:
+        raise ScenarioError("SL102", f"{where}: {e}") from None
     if spec.stat:
-        return _reduce(out, spec.stat)
+        return reduce_samples(out, spec.stat)
     return out
-
-
-def _reduce(values: Sequence[float], stat: str) -> float | None:
-    """min / max / range (max - min) / sample stdev of the per-sample values."""
-    if not values:
-        return None
-    if stat == "min":
-        return min(values)
-    if stat == "max":
-        return max(values)
-    if stat == "range":
-        return max(values) - min(values)
-    if len(values) < 2:
-        return 0.0
-    m = sum(values) / len(values)
-    var: float = sum((v - m) ** 2 for v in values) / (len(values) - 1)
-    return float(var**0.5)
-
-
-def _report_key(report: Mapping[str, Any], key: str, where: str) -> Any:
-    if key == "wasted_cpu_pct" and key not in report:
-        return _wasted_cpu_pct(report)
-    node: Any = report
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            have = sorted(k for k, v in report.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
-            raise _not_in_report(where, f"report key {key!r}", [*have, "wasted_cpu_pct"])
-        node = node[part]
-    return node
-
-
-def _wasted_cpu_pct(report: Mapping[str, Any]) -> float | None:
-    """Wasted CPU time (idle while a task it may run waited) as % of all CPU time in the window."""
-    wasted = report.get("wasted_cpu_ns")
-    measure = report.get("measure") or {}
-    nr_cpus = (report.get("machine") or {}).get("nr_cpus")
-    start, end = measure.get("start_ns"), measure.get("end_ns")
-    nums = [_number(x) if _is_num(x) else None for x in (wasted, nr_cpus, start, end)]
-    w, n, t0, t1 = nums
-    if w is None or n is None or t0 is None or t1 is None:
-        return None
-    total = (t1 - t0) * n
-    return 100.0 * w / total if total > 0 else None
-
-
-def _is_num(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _mpstat_row(rows: Sequence[Mapping[str, Any]], cpu: str, where: str) -> Mapping[str, Any]:
-    for r in rows:
-        if str(r.get("cpu")) == cpu:
-            return r
-    raise _not_in_report(where, f"mpstat CPU {cpu}", [str(r.get("cpu")) for r in rows])
-
-
-def _field(row: Mapping[str, Any], name: str, where: str) -> Any:
-    if name not in row:
-        raise _not_in_report(where, f"field {name!r}", list(row))
-    return row[name]
 
 
 def _number(v: Any) -> float | None:
@@ -637,12 +574,6 @@ def _number(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ScenarioError("SL102", f"metric value {v!r} is not a number; accepted: a numeric report field")
     return float(v)
-
-
-def _not_in_report(where: str, what: str, have: Sequence[str]) -> ScenarioError:
-    return ScenarioError(
-        "SL102", f"{where}: {what} is not in the report; accepted: {', '.join(have) or '(nothing there)'}"
-    )
 
 
 def aggregate(values: Sequence[MetricValue]) -> tuple[MetricValue, float | None]:

@@ -81,7 +81,12 @@ def run(
 
 
 def check(text: str, source: str, overrides: Sequence[Override]) -> dict[str, Any]:
-    """Parse and validate only; ``{"name", "machine", "kernel", "tasks"}``."""
+    """Parse and validate only; ``{"name", "machine", "kernel", "tasks"}``.
+
+    ``machine`` is the layout the core built: ``name``, ``nr_cpus``,
+    ``sockets``, ``cores_per_socket``, ``threads_per_core``, ``nodes``,
+    ``distance`` (the SLIT), ``memory_bytes`` and ``cpus`` (per CPU its
+    ``package``, ``core``, ``thread``, ``llc`` and ``node``, global ids)."""
     mod = load()
     pairs = [(k, v) for k, v in overrides]
     out = _guarded(lambda: mod.check(text, source, pairs))

@@ -8,7 +8,8 @@
 built with cargo), ``--repeat`` times, and reports the median of every number
 over the runs in the simulator's report shape (plus ``"source": "real"``).
 ``compare`` prints per-task CPU share, per-CPU %idle, migrations and switches
-per second from a ``schedlab run --json`` report beside a ``schedlab real`` one.
+per second from a ``schedlab run --json`` report beside a ``schedlab real`` one,
+each over its measurement window (read through ``schedlab.metrics``).
 """
 
 from __future__ import annotations
@@ -34,14 +35,15 @@ from schedlab.errors import (
     TopologyError,
     UsageError,
 )
+from schedlab.metrics import Report
 from schedlab.overrides import Override, parse_set_arg
 from schedlab.report import format_run_report, write_json
 from schedlab.scenarios import read_text, resolve
 
 __all__ = [
-    "COMMANDS",
     "HostError",
-    "add_subcommands",
+    "cmd_compare",
+    "cmd_real",
     "compare_rows",
     "find_runner",
     "format_compare",
@@ -196,63 +198,25 @@ def run_real(
 # ---------------------------------------------------------------- compare
 
 
-def _window_s(doc: Mapping[str, Any]) -> float | None:
-    m = doc.get("measure") or {}
-    start, end = m.get("start_ns"), m.get("end_ns")
-    if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end > start:
-        return float(end - start) / 1e9
-    return None
-
-
-def _per_s(x: Any, window: float | None) -> float | None:
-    return float(x) / window if isinstance(x, (int, float)) and window else None
-
-
 Row = tuple[str, "float | None", "float | None"]
 
 
-def _in_window(t: Mapping[str, Any], key: str) -> Any:
-    """A task's counter over the measurement window: the simulator's report
-    has it under "window" (its totals count from time 0, before the
-    warm-up); the runner's counters are window deltas already."""
-    w = t.get("window")
-    return (w if isinstance(w, Mapping) else t).get(key)
-
-
-def _migrations(doc: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]) -> Any:
-    if any(isinstance(t.get("window"), Mapping) for t in tasks.values()):
-        return sum(int(_in_window(t, "nr_migrations") or 0) for t in tasks.values())
-    return doc.get("migrations")
-
-
 def compare_rows(sim: Mapping[str, Any], real: Mapping[str, Any]) -> list[Row]:
-    """(metric, sim, real) rows: per-task CPU share (%), per-CPU %idle, migrations/s, switches/s."""
-    ws, wr = _window_s(sim), _window_s(real)
+    """(metric, sim, real) rows over each report's measurement window
+    (schedlab.metrics): per-task CPU share (%), per-CPU %idle, migrations/s,
+    switches/s."""
+    a, b = Report(sim), Report(real)
     rows: list[Row] = []
-
-    def tasks(doc: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-        return {str(t.get("comm")): t for t in doc.get("tasks") or [] if isinstance(t, Mapping)}
-
-    ts, tr = tasks(sim), tasks(real)
-    for comm in list(ts) + [c for c in tr if c not in ts]:
-        a, b = ts.get(comm, {}), tr.get(comm, {})
-        sa = _per_s(_in_window(a, "runtime_ns"), ws)
-        sb = _per_s(_in_window(b, "runtime_ns"), wr)
-        rows.append((f"cpu share % {comm}", None if sa is None else sa / 1e7, None if sb is None else sb / 1e7))
-
-    def idle(doc: Mapping[str, Any]) -> dict[str, float]:
-        avg = (doc.get("mpstat") or {}).get("average") or []
-        return {str(r.get("cpu")): float(r["idle"]) for r in avg if isinstance(r, Mapping) and "idle" in r}
-
-    ia, ib = idle(sim), idle(real)
+    for comm in list(a.tasks) + [c for c in b.tasks if c not in a.tasks]:
+        ta, tb = a.tasks.get(comm), b.tasks.get(comm)
+        rows.append(
+            (f"cpu share % {comm}", None if ta is None else a.share_pct(ta), None if tb is None else b.share_pct(tb))
+        )
+    ia, ib = a.idle(), b.idle()
     for cpu in list(ia) + [c for c in ib if c not in ia]:
         rows.append((f"%idle cpu {cpu}", ia.get(cpu), ib.get(cpu)))
-
-    def switches(doc: Mapping[str, Any]) -> int:
-        return sum(int(_in_window(t, "nr_switches") or 0) for t in tasks(doc).values())
-
-    rows.append(("migrations/s", _per_s(_migrations(sim, ts), ws), _per_s(_migrations(real, tr), wr)))
-    rows.append(("switches/s", _per_s(switches(sim), ws), _per_s(switches(real), wr)))
+    rows.append(("migrations/s", a.per_s(a.total_migrations()), b.per_s(b.total_migrations())))
+    rows.append(("switches/s", a.per_s(a.switches()), b.per_s(b.switches())))
     return rows
 
 
@@ -271,28 +235,7 @@ def format_compare(rows: Sequence[Row], sim_name: str = "sim", real_name: str = 
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- CLI
-
-
-def add_subcommands(sub: Any) -> None:
-    """Register ``real`` and ``compare`` on the CLI's subparsers."""
-    r = sub.add_parser("real", help="run a scenario as real threads on this kernel (schedlab-runner), medians")
-    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
-    r.add_argument("--repeat", type=int, default=1, metavar="N", help="runs; every number is the median (default 1)")
-    r.add_argument("--json", metavar="FILE", help="write the median report to FILE ('-' for stdout)")
-    r.add_argument(
-        "--set",
-        "-o",
-        dest="set",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override a scenario key (repeatable), as `schedlab run --set`",
-    )
-    r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
-    c = sub.add_parser("compare", help="compare a `schedlab run --json` report with a `schedlab real --json` one")
-    c.add_argument("sim", metavar="SIM.json", help="simulator report")
-    c.add_argument("real", metavar="REAL.json", help="real-kernel report")
+# ---------------------------------------------------------------- commands (arguments: cli.py)
 
 
 def _read_json(p: str) -> dict[str, Any]:
@@ -330,6 +273,3 @@ def cmd_compare(args: argparse.Namespace) -> int:
     sim, real = _read_json(args.sim), _read_json(args.real)
     print(format_compare(compare_rows(sim, real)))
     return 0
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"real": cmd_real, "compare": cmd_compare}

@@ -65,13 +65,45 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<serde_
     Ok(stats::report::build(&sim, sc))
 }
 
-/// Parse and validate only; a short summary.
+/// Parse and validate only; a short summary. Its "machine" is the whole
+/// layout the core built (see [`machine_layout`]), so that the QEMU oracle
+/// (python/schedlab/qemu/) boots the same machine without a copy of the
+/// presets or of the layout rules.
 pub fn check_text(text: &str, file: &str, overrides: &[(String, String)]) -> Result<serde_json::Value> {
     let sc = scenario::load(text, file, overrides)?;
     Ok(serde_json::json!({
         "name": sc.name,
-        "machine": {"name": sc.machine.name, "nr_cpus": sc.machine.nr_cpus()},
+        "machine": machine_layout(&sc.machine),
         "kernel": {"version": sc.kernel.version.to_string()},
         "tasks": sc.groups.iter().map(|g| g.count).sum::<usize>(),
     }))
+}
+
+/// A machine as JSON: `name`, `nr_cpus`, `sockets`, `cores_per_socket`,
+/// `threads_per_core`, `nodes`, `distance` (the SLIT, nodes x nodes),
+/// `memory_bytes` (0: not given) and `cpus`, one `{cpu, package, core,
+/// thread, llc, node}` per CPU in CPU order, with the global ids of
+/// [`machine::CpuInfo`] (`core` and `llc` are unique across packages).
+/// O(cpus + nodes^2).
+fn machine_layout(m: &machine::Machine) -> serde_json::Value {
+    let cpus: Vec<serde_json::Value> = m
+        .cpus
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "cpu": c.id, "package": c.package, "core": c.core, "thread": c.thread, "llc": c.llc, "node": c.node,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "name": m.name,
+        "nr_cpus": m.nr_cpus(),
+        "sockets": m.nr_packages,
+        "cores_per_socket": m.nr_cores / m.nr_packages,
+        "threads_per_core": m.threads_per_core,
+        "nodes": m.nr_nodes,
+        "distance": m.node_distance,
+        "memory_bytes": m.memory_bytes,
+        "cpus": cpus,
+    })
 }

@@ -1,0 +1,340 @@
+"""Booting, probing and running in a guest: :func:`boot` boots an oracle
+kernel on a machine with an initramfs running one program, captures the serial
+console under a wall-time timeout and returns the program's report (the text
+between the markers); :func:`probe` boots a busybox snippet that reports the
+topology the guest sees (:func:`check_probe` compares it with the machine);
+:func:`run_in_guest` runs the workload runner (``RUNNER --serial
+SCENARIO.toml``) and returns its JSON report. Also the ``schedlab qemu``
+commands (their arguments are in cli.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from schedlab.qemu.initramfs import BEGIN_MARKER, END_MARKER, EXIT_MARKER, FileSource, build_initramfs
+from schedlab.qemu.machine import (
+    DEFAULT_APPEND,
+    MEMORY_PER_NODE_MIB,
+    Layout,
+    MachineLike,
+    cpu_ranges,
+    layout_from_scenario,
+    qemu_args,
+    resolve_layout,
+)
+from schedlab.qemu.oracle import Oracle, OracleError, find_oracle, kernel_for_version
+
+__all__ = [
+    "BootResult",
+    "boot",
+    "check_probe",
+    "cmd_args",
+    "cmd_probe",
+    "cmd_run",
+    "extract_report",
+    "parse_cpulist",
+    "probe",
+    "run_in_guest",
+]
+
+
+# --------------------------------------------------------------------------
+# Booting
+
+
+@dataclass
+class BootResult:
+    """What a boot gave: the report text between the markers, the whole
+    console, the program's exit status (None if /init did not print it), the
+    wall time of the QEMU process and the command line."""
+
+    report: str
+    console: str
+    exit_status: int | None
+    wall_s: float
+    command: list[str]
+
+
+def _tail(console: str, n: int = 25) -> str:
+    lines = [ln for ln in console.splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def extract_report(console: str) -> str | None:
+    """The text between the last ``BEGIN_MARKER`` line and the next
+    ``END_MARKER`` line, or None if there is no complete pair. A marker ends
+    its line; anything before it on that line (the firmware's terminal
+    escapes, an unfinished kernel message) is ignored, and so is ``\\r``."""
+    lines = console.replace("\r", "").split("\n")
+    begin = None
+    for i, ln in enumerate(lines):
+        if ln.rstrip().endswith(BEGIN_MARKER):
+            begin = i
+    if begin is None:
+        return None
+    for j in range(begin + 1, len(lines)):
+        if lines[j].rstrip().endswith(END_MARKER):
+            return "\n".join(lines[begin + 1 : j])
+    return None
+
+
+def _exit_status(console: str) -> int | None:
+    for ln in reversed(console.replace("\r", "").split("\n")):
+        s = ln.strip()
+        if s.startswith(EXIT_MARKER):
+            try:
+                return int(s[len(EXIT_MARKER) :].strip().split()[0])
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def boot(
+    machine: MachineLike,
+    kernel: str,
+    program: Sequence[str],
+    files: Mapping[str, FileSource] | None = None,
+    *,
+    shift: int = 3,
+    timeout: float = 300.0,
+    append: str = "",
+    memory_per_node_mib: int = MEMORY_PER_NODE_MIB,
+    oracle: Oracle | None = None,
+    keep: str | Path | None = None,
+) -> BootResult:
+    """Boot the oracle ``kernel`` ("6.1" or "6.12") on ``machine`` with an
+    initramfs running ``program`` (plus ``files``), and return its report.
+
+    ``shift`` is the ``-icount`` shift (3: cheap; 0: one instruction per ns,
+    when per-CPU speed matters). ``timeout`` is wall seconds for the whole
+    QEMU process. ``append`` is added to the kernel command line. ``keep``
+    names a directory that keeps initrd.gz, console.log and cmdline.
+    Raises ``OracleError`` when the oracle is missing, the guest times out
+    (with the last console lines), QEMU fails, or the markers are absent."""
+    layout = resolve_layout(machine)
+    orc = oracle or find_oracle()
+    vmlinuz = orc.kernel(kernel)
+    initrd_bytes = build_initramfs(orc.busybox, program, files)
+    cmdline = DEFAULT_APPEND + (" " + append if append else "")
+    with tempfile.TemporaryDirectory(prefix="schedlab-qemu-") as tmp:
+        work = Path(keep) if keep is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        initrd = work / "initrd.gz"
+        initrd.write_bytes(initrd_bytes)
+        args = qemu_args(layout, vmlinuz, initrd, shift=shift, append=cmdline, memory_per_node_mib=memory_per_node_mib)
+        command = [str(orc.launcher), *args]
+        (work / "cmdline").write_text(shlex.join(command) + "\n")
+        log_path = work / "console.log"
+        start = time.monotonic()
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                rc = proc.wait(timeout=timeout)
+            except BaseException as e:  # the timeout, or ^C: never leave QEMU behind
+                proc.kill()
+                proc.wait()
+                if not isinstance(e, subprocess.TimeoutExpired):
+                    raise
+                console = log_path.read_bytes().decode("utf-8", "replace")
+                raise OracleError(
+                    "SL300",
+                    f"the guest ({layout.name}, {layout.nr_cpus} CPUs, kernel {kernel}) did not finish "
+                    f"within {timeout:g} s of wall time; last console lines:\n{_tail(console)}",
+                    _tail(console),
+                ) from None
+        wall = time.monotonic() - start
+        console = log_path.read_bytes().decode("utf-8", "replace").replace("\r", "")
+    report = extract_report(console)
+    status = _exit_status(console)
+    if rc != 0:
+        raise OracleError(
+            "SL300", f"QEMU exited with status {rc}; last console lines:\n{_tail(console)}", _tail(console)
+        )
+    if report is None:
+        why = f"the program exited with status {status}" if status is not None else "/init did not finish"
+        raise OracleError(
+            "SL300",
+            f"the guest printed no report between {BEGIN_MARKER!r} and {END_MARKER!r} ({why}); "
+            f"last console lines:\n{_tail(console)}",
+            _tail(console),
+        )
+    return BootResult(report, console, status, wall, command)
+
+
+# --------------------------------------------------------------------------
+# The topology probe
+
+PROBE_SCRIPT = r"""
+q='"'
+cpus=""
+for d in /sys/devices/system/cpu/cpu[0-9]*; do
+  [ -d "$d/topology" ] || continue
+  t=$d/topology
+  c="{${q}cpu$q:${d##*/cpu},${q}package$q:$(cat $t/physical_package_id),${q}core_id$q:$(cat $t/core_id)"
+  cpus="$cpus${cpus:+,}$c,${q}thread_siblings$q:$q$(cat $t/thread_siblings_list)$q}"
+done
+nodes=""
+for d in /sys/devices/system/node/node[0-9]*; do
+  [ -d "$d" ] || continue
+  mem=$(awk '/MemTotal/ {print $4}' $d/meminfo)
+  n="$q${d##*/node}$q:{${q}cpulist$q:$q$(cat $d/cpulist)$q,${q}distance$q:$q$(cat $d/distance)$q"
+  nodes="$nodes${nodes:+,}$n,${q}mem_kb$q:$mem}"
+done
+domains=""
+for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do
+  [ -f "$d/name" ] && domains="$domains${domains:+,}$q$(cat $d/name)$q"
+done
+echo "=== SCHEDLAB-REPORT BEGIN ==="
+echo "{${q}uname_r$q:$q$(uname -r)$q,${q}online$q:$q$(cat /sys/devices/system/cpu/online)$q,"
+echo " ${q}nproc$q:$(nproc),${q}uptime_s$q:$(cut -d' ' -f1 /proc/uptime),"
+echo " ${q}cpus$q:[$cpus],${q}nodes$q:{$nodes},${q}cpu0_domains$q:[$domains]}"
+echo "=== SCHEDLAB-REPORT END ==="
+"""
+
+
+def parse_cpulist(text: str) -> list[int]:
+    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``."""
+    out: list[int] = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1))
+    return out
+
+
+def probe(
+    machine: MachineLike, kernel: str, *, shift: int = 3, timeout: float = 300.0, oracle: Oracle | None = None
+) -> dict[str, Any]:
+    """Boot ``machine`` on ``kernel`` and report what the guest sees:
+    ``{"uname_r", "online", "nproc", "uptime_s", "cpus": [{"cpu", "package",
+    "core_id", "thread_siblings", "node"}], "nodes": {"0": {"cpulist",
+    "distance", "mem_kb"}}, "cpu0_domains", "wall_s"}``."""
+    res = boot(machine, kernel, ["/bin/sh", "/schedlab/probe.sh"], {"/schedlab/probe.sh": PROBE_SCRIPT.encode()},
+               shift=shift, timeout=timeout, append="sched_verbose", oracle=oracle)  # fmt: skip
+    try:
+        doc = cast("dict[str, Any]", json.loads(res.report))
+    except ValueError as e:
+        raise OracleError("SL300", f"the probe's report is not JSON ({e}):\n{res.report[:2000]}") from None
+    node_of: dict[int, int] = {}
+    for n, info in doc["nodes"].items():
+        for c in parse_cpulist(info["cpulist"]):
+            node_of[c] = int(n)
+    for c in doc["cpus"]:
+        c["node"] = node_of.get(c["cpu"])
+    doc["cpus"].sort(key=lambda c: c["cpu"])
+    doc["wall_s"] = round(res.wall_s, 2)
+    return doc
+
+
+def check_probe(layout: Layout, doc: Mapping[str, Any]) -> list[str]:
+    """Differences between ``layout`` and a :func:`probe` result (empty: the
+    guest has exactly that topology)."""
+    bad: list[str] = []
+    if doc.get("nproc") != layout.nr_cpus:
+        bad.append(f"nproc {doc.get('nproc')} != {layout.nr_cpus}")
+    cpus = {c["cpu"]: c for c in doc.get("cpus", [])}
+    if sorted(cpus) != list(range(layout.nr_cpus)):
+        bad.append(f"CPUs {sorted(cpus)} != 0..{layout.nr_cpus - 1}")
+    for i, c in sorted(cpus.items()):
+        want = (layout.socket_of(i), layout.core_of(i), layout.node_of(i))
+        got = (c.get("package"), c.get("core_id"), c.get("node"))
+        if got != want:
+            bad.append(f"cpu{i}: (package, core_id, node) {got} != {want}")
+        sib = layout.thread_siblings(i)
+        if parse_cpulist(str(c.get("thread_siblings", ""))) != sib:
+            bad.append(f"cpu{i}: thread_siblings {c.get('thread_siblings')} != {cpu_ranges(sib)}")
+    nodes = doc.get("nodes", {})
+    if len(nodes) != layout.nodes:
+        bad.append(f"{len(nodes)} nodes != {layout.nodes}")
+    for n, info in nodes.items():
+        row = [int(x) for x in str(info.get("distance", "")).split()]
+        if int(n) < layout.nodes and row != list(layout.distance[int(n)]):
+            bad.append(f"node{n}: distance {row} != {list(layout.distance[int(n)])}")
+    return bad
+
+
+# --------------------------------------------------------------------------
+# The workload runner
+
+
+def run_in_guest(
+    scenario: str | Path,
+    runner: str | Path,
+    *,
+    kernel: str | None = None,
+    shift: int = 0,
+    timeout: float = 1800.0,
+    extra_args: Sequence[str] = (),
+    oracle: Oracle | None = None,
+    keep: str | Path | None = None,
+) -> dict[str, Any]:
+    """Boot the scenario's machine on ``kernel`` (default: the oracle kernel
+    for the scenario's ``kernel.version``, see :func:`kernel_for_version`),
+    run ``RUNNER --serial /schedlab/scenario.toml`` at boot and return the
+    JSON it prints between the markers (plus ``"oracle": {kernel, release,
+    shift, wall_s}``). The runner must be a static executable."""
+    from schedlab.scenarios import parse_toml, read_text, resolve
+
+    path = resolve(str(scenario))
+    text = read_text(path)
+    layout = layout_from_scenario(path)
+    if kernel is None:
+        version = str((parse_toml(text, str(path)).get("kernel") or {}).get("version", "6.1"))
+        kernel = kernel_for_version(version)
+    orc = oracle or find_oracle()
+    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": text.encode()}
+    program = ["/schedlab/runner", "--serial", "/schedlab/scenario.toml", *extra_args]
+    res = boot(layout, kernel, program, files, shift=shift, timeout=timeout, oracle=orc, keep=keep)
+    try:
+        doc = cast("dict[str, Any]", json.loads(res.report))
+    except ValueError as e:
+        raise OracleError("SL300", f"the runner's report is not JSON ({e}):\n{res.report[:2000]}") from None
+    doc["oracle"] = {
+        "kernel": kernel,
+        "release": orc.kernel_releases.get(kernel),
+        "shift": shift,
+        "wall_s": round(res.wall_s, 2),
+        "exit_status": res.exit_status,
+    }
+    return doc
+
+
+# --------------------------------------------------------------------------
+# schedlab qemu args|probe|run (arguments: cli.py)
+
+
+def cmd_args(args: argparse.Namespace) -> int:
+    layout = resolve_layout(args.machine)
+    print(shlex.join(["qemu-system-x86_64", *qemu_args(layout, "VMLINUZ", "INITRD")]))
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    layout = resolve_layout(args.machine)
+    doc = probe(layout, args.kernel or "6.1", shift=3 if args.shift is None else args.shift,
+                timeout=args.timeout or 300.0)  # fmt: skip
+    print(json.dumps(doc, indent=2))
+    bad = check_probe(layout, doc)
+    for b in bad:
+        print(f"mismatch: {b}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    doc = run_in_guest(args.scenario, args.runner, kernel=args.kernel,
+                       shift=0 if args.shift is None else args.shift, timeout=args.timeout or 1800.0,
+                       keep=args.keep)  # fmt: skip
+    print(json.dumps(doc, indent=2))
+    return 0

@@ -1,0 +1,102 @@
+"""``schedlab validate``: the simulator against real kernels.
+
+    schedlab validate [--kernel 6.1|6.12] [--json FILE] [--only NAME ...] [--local] [--suite FILE]
+
+For each scenario of ``validation/suite.toml`` (its header documents the
+format, the metrics and the tolerance syntax) this runs the simulator at the
+oracle kernel's version (``kernel.version`` overridden to 6.1 or 6.12, plus
+the entry's ``sim_set``) and the same scenario for real: under the QEMU
+oracle (:func:`schedlab.qemu.run_in_guest`, icount shift=0, with the static
+``schedlab-runner``, built if missing) or, with ``--local``, on this kernel
+(machines bigger than this host are refused). It prints a fidelity table
+(scenario, metric, sim, real, difference, tolerance, verdict) and exits 0
+when every row is ok and every negative-control row is off, 1 otherwise, 2 on
+an error (SL300 when the oracle is missing or a guest fails).
+
+Both sides are read over their measurement window by ``schedlab.metrics``
+(the simulator's per-task ``window`` counters, the runner's counters, which
+are window deltas already); each scenario is simulated once. At 6.12 the
+simulator runs with NO_DELAY_DEQUEUE (not modelled; see ``KERNEL_SIM_SET``).
+Its wakeup delays come from its sched trace (the sleep timer's expiry, or
+``sched_wakeup``, to ``sched_switch``; :func:`sim_wakeup_delays_us`); the
+runner's from its timer/sleep ops (expiry to return to user space, hrtimer
+slack included).
+
+Metrics the guest cannot measure are not emitted: a metric whose real value is
+null (``se.nr_migrations`` absent, a task that recorded no wakeup delay) is
+left out of ``results`` and listed under ``unmeasured``. nr_wakeups and
+wait_max (schedstats, off by default) are not used at all.
+
+The package: ``suite.py`` reads the suite file and its tolerances;
+``runners.py`` produces both sides of a row (the simulator's run and the real
+run under QEMU, on this kernel, or kept from an earlier one); ``results.py``
+computes each metric on both sides through ``schedlab.metrics``, judges the
+rows and prints the table. Every public name is importable from
+``schedlab.validation``.
+"""
+
+from schedlab.metrics import MetricError
+from schedlab.validation.results import cmd_validate, compute, exit_status, format_table, validate
+from schedlab.validation.runners import (
+    GUEST_TIMEOUT_S,
+    KERNEL_SIM_SET,
+    RealRunner,
+    Side,
+    kept_real,
+    local_real,
+    qemu_real,
+    real_side,
+    run_sim,
+    saving_real,
+    sim_side,
+    sim_wakeup_delays_us,
+    static_runner,
+    trace_delays_us,
+)
+from schedlab.validation.suite import (
+    DEFAULT_SUITE,
+    KERNELS,
+    METRIC_UNITS,
+    Bound,
+    Entry,
+    MetricSpec,
+    Suite,
+    Tolerance,
+    load_suite,
+    parse_tolerance,
+    select_entries,
+)
+
+__all__ = [
+    "DEFAULT_SUITE",
+    "GUEST_TIMEOUT_S",
+    "KERNELS",
+    "KERNEL_SIM_SET",
+    "METRIC_UNITS",
+    "Bound",
+    "Entry",
+    "MetricError",
+    "MetricSpec",
+    "RealRunner",
+    "Side",
+    "Suite",
+    "Tolerance",
+    "cmd_validate",
+    "compute",
+    "exit_status",
+    "format_table",
+    "kept_real",
+    "load_suite",
+    "local_real",
+    "parse_tolerance",
+    "qemu_real",
+    "real_side",
+    "run_sim",
+    "saving_real",
+    "select_entries",
+    "sim_side",
+    "sim_wakeup_delays_us",
+    "static_runner",
+    "trace_delays_us",
+    "validate",
+]

@@ -1,0 +1,213 @@
+"""Judging: each suite metric computed on both sides (through
+``schedlab.metrics``), the rows and their verdicts, the JSON document, the
+fidelity table and the exit status; and the ``schedlab validate`` command
+(its arguments are in cli.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import ScenarioError
+from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
+from schedlab.report import write_json
+from schedlab.validation.runners import (
+    KERNEL_SIM_SET,
+    RealRunner,
+    Side,
+    kept_real,
+    local_real,
+    note,
+    qemu_real,
+    real_side,
+    run_sim,
+    saving_real,
+)
+from schedlab.validation.suite import METRIC_UNITS, MetricSpec, Suite, load_suite, select_entries
+
+__all__ = ["cmd_validate", "compute", "exit_status", "format_table", "validate"]
+
+
+def compute(spec: MetricSpec, side: Side) -> float | None:
+    """The value of ``spec`` on one side (None: not measured). Raises
+    ``MetricError`` for a selector the report does not have."""
+    rep = side.report
+
+    def select() -> list[TaskWindow]:
+        if spec.task is not None:
+            return [rep.task(spec.task)]
+        if spec.group is not None:
+            return rep.group_tasks(spec.group)
+        if not rep.tasks:
+            raise MetricError("a task", [])
+        return list(rep.tasks.values())
+
+    def shares() -> list[float] | None:
+        s = [rep.share_pct(t) for t in select()]
+        return None if any(x is None for x in s) else [x for x in s if x is not None]
+
+    m = spec.metric
+    if m in ("share", "share_min", "share_max"):
+        s = shares()
+        if s is None:
+            return None
+        return sum(s) / len(s) if m == "share" else min(s) if m == "share_min" else max(s)
+    if m == "idle":
+        return rep.idle_pct(spec.cpu) if spec.cpu is not None else rep.mean_idle_pct(str(spec.cpus))
+    if m == "idle_spread":
+        means = [rep.mean_idle_pct(s) for s in spec.sets]
+        return max(means) - min(means)
+    if m == "sibling_overlap":
+        return sum(min(100.0 - rep.idle_pct(str(c)) for c in parse_cpulist(s)) for s in spec.sets) / len(spec.sets)
+    if m == "migrations":
+        return rep.per_s(rep.migrations(select()))
+    if m == "switches":
+        return rep.per_s(rep.switches(select()))
+    if m in ("wakeup_p50", "wakeup_p90"):
+        if spec.task is not None:
+            select()
+        return side.wakeup_us(spec.task, float(m[len("wakeup_p") :]))
+    raise MetricError(f"metric {m!r}", list(METRIC_UNITS))
+
+
+def _round(x: float) -> float:
+    return round(x, 3)
+
+
+def validate(
+    suite: Suite,
+    kernel: str,
+    real_runner: RealRunner,
+    *,
+    only: Sequence[str] = (),
+    progress: Callable[[str], None] | None = note,
+) -> dict[str, Any]:
+    """Run the suite; the JSON document (``kernel``, ``results`` and extras)."""
+    say = progress or (lambda m: None)
+    entries = select_entries(suite, only)
+    results: list[dict[str, Any]] = []
+    unmeasured: list[dict[str, Any]] = []
+    timings: dict[str, dict[str, float]] = {}
+    reals: dict[Path, tuple[Mapping[str, Any], float]] = {}
+    releases: set[str] = set()
+    for e in entries:
+        t0 = time.monotonic()
+        sim = run_sim(e, kernel, suite.seed)
+        t_sim = time.monotonic() - t0
+        if e.file not in reals:
+            say(f"{e.name}: real run of {e.file.name} ...")
+            t1 = time.monotonic()
+            doc = real_runner(e)
+            reals[e.file] = (doc, time.monotonic() - t1)
+        doc, t_real = reals[e.file]
+        rel = (doc.get("oracle") or {}).get("release") or (doc.get("host") or {}).get("kernel_release")
+        if rel:
+            releases.add(str(rel))
+        rv = real_side(doc)
+        timings[e.name] = {"sim_s": round(t_sim, 2), "real_s": round(t_real, 2)}
+        for spec in e.metrics:
+            try:
+                a, b = compute(spec, sim), compute(spec, rv)
+            except MetricError as err:
+                raise ScenarioError("SL102", f"{suite.path}: scenario {e.name}: metric {spec.label}: {err}") from None
+            if b is None or a is None:
+                why = "the real run did not measure it" if b is None else "the simulator did not measure it"
+                unmeasured.append({"scenario": e.name, "metric": spec.label, "why": why})
+                continue
+            results.append(
+                {
+                    "scenario": e.name,
+                    "metric": spec.label,
+                    "sim": _round(a),
+                    "real": _round(b),
+                    "tolerance": spec.tol.text,
+                    "verdict": "ok" if spec.tol.ok(a, b) else "off",
+                    "control": e.control,
+                }
+            )
+        say(f"{e.name}: sim {t_sim:.1f} s, real {t_real:.1f} s")
+    return {
+        "kernel": kernel,
+        "suite": suite.name,
+        "real_kernel": sorted(releases),
+        "sim_overrides": [f"{k}={val}" for k, val in KERNEL_SIM_SET.get(kernel, ())],
+        "results": results,
+        "unmeasured": unmeasured,
+        "timings": timings,
+    }
+
+
+def exit_status(results: Sequence[Mapping[str, Any]]) -> int:
+    """0 when every row is ok and every control row is off, else 1."""
+    for r in results:
+        want = "off" if r.get("control") else "ok"
+        if r.get("verdict") != want:
+            return 1
+    return 0
+
+
+def format_table(doc: Mapping[str, Any]) -> str:
+    def f(x: Any) -> str:
+        return "-" if x is None else f"{x:.2f}"
+
+    head = ["scenario", "metric", "sim", "real", "difference", "tolerance", "verdict"]
+    table = [head]
+    for r in doc.get("results") or []:
+        diff = r["sim"] - r["real"]
+        verdict = r["verdict"] + (" (control: want off)" if r.get("control") else "")
+        table.append([r["scenario"], r["metric"], f(r["sim"]), f(r["real"]), f"{diff:+.2f}", r["tolerance"], verdict])
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    right = {2, 3, 4}
+    lines = [
+        "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+        for row in table
+    ]
+    for u in doc.get("unmeasured") or []:
+        lines.append(f"not measured: {u['scenario']}: {u['metric']}: {u['why']}")
+    res = doc.get("results") or []
+    bad = [r for r in res if r["verdict"] != ("off" if r.get("control") else "ok")]
+    lines.append(
+        f"kernel {doc.get('kernel')} ({', '.join(doc.get('real_kernel') or []) or '?'}): {len(res)} rows, "
+        f"{sum(1 for r in res if not r.get('control') and r['verdict'] == 'ok')} ok, "
+        f"{sum(1 for r in res if not r.get('control') and r['verdict'] == 'off')} off, "
+        f"controls {sum(1 for r in res if r.get('control') and r['verdict'] == 'off')}/"
+        f"{sum(1 for r in res if r.get('control'))} off as they must be; "
+        + ("PASS" if not bad else f"FAIL ({len(bad)} row(s) not as required)")
+    )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the command (arguments: cli.py)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from schedlab.qemu import kernel_for_version
+
+    suite = load_suite(args.suite)
+    entries = select_entries(suite, args.only)
+    progress = None if args.quiet else note
+    if args.real_from:
+        kernel = args.kernel or "6.1"
+        real_runner = kept_real(args.real_from)
+    elif args.local:
+        kernel = args.kernel or kernel_for_version(".".join(os.uname().release.split(".")[:2]))
+        real_runner = local_real(entries)
+    else:
+        kernel = args.kernel or "6.1"
+        real_runner = qemu_real(kernel, progress or (lambda m: None))
+    if args.save_real:
+        real_runner = saving_real(real_runner, args.save_real)
+    t0 = time.monotonic()
+    doc = validate(suite, kernel, real_runner, only=args.only, progress=progress)
+    doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
+    doc["wall_s"] = round(time.monotonic() - t0, 1)
+    if args.json:
+        write_json(args.json, doc)
+    if not args.quiet and args.json != "-":
+        print(format_table(doc))
+    return exit_status(doc["results"])
