@@ -136,15 +136,15 @@ fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
     }
     let opts = schedlab_core::RunOptions { seed: SEED, ..Default::default() };
     let mut best = f64::INFINITY;
-    let mut first: Option<(serde_json::Value, u64, String)> = None;
+    let mut first: Option<(schedlab_core::report::Report, u64, String)> = None;
     for _ in 0..runs {
         let t0 = Instant::now();
         let result = schedlab_core::run_text(&text, b.file, &overrides, &opts);
         let dt = t0.elapsed().as_secs_f64();
         let report = result.map_err(|e| format!("error [{}]: {e}", e.code()))?;
         best = best.min(dt);
-        let events = report["sim"]["events"].as_u64().ok_or("report has no sim.events")?;
-        let hash = report["sim"]["trace_hash"].as_str().unwrap_or("").to_string();
+        let sim = report.sim.as_ref().ok_or("report has no sim")?;
+        let (events, hash) = (sim.events, sim.trace_hash.clone());
         match &first {
             None => first = Some((report, events, hash)),
             Some((_, e0, h0)) => {
@@ -157,14 +157,8 @@ fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
         }
     }
     let (report, events, _) = first.ok_or("no runs")?;
-    let end_ns = report["sim"]["end_ns"].as_u64().ok_or("report has no sim.end_ns")?;
-    Ok(Row {
-        cpus: report["cpus"].as_array().map_or(0, Vec::len),
-        tasks: report["tasks"].as_array().map_or(0, Vec::len),
-        sim_s: end_ns as f64 / 1e9,
-        events,
-        wall_s: best,
-    })
+    let end_ns = report.sim.as_ref().map_or(0, |s| s.end_ns);
+    Ok(Row { cpus: report.cpus.len(), tasks: report.tasks.len(), sim_s: end_ns as f64 / 1e9, events, wall_s: best })
 }
 
 fn main() -> ExitCode {

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from schedlab.metrics import MetricError, Report, parse_cpulist, percentile, reduce_samples, row_field
+from schedlab.metrics import MetricError, ReportView, parse_cpulist, percentile, reduce_samples, row_field
 
 #: A simulator-shaped report: a 2 s window after a 1 s warm-up; the tasks'
 #: own counters count from time 0, their "window" over the window only.
@@ -43,7 +43,7 @@ REAL: dict[str, Any] = {
 
 
 def test_sim_report_reads_the_window_counters() -> None:
-    r = Report(SIM)
+    r = ReportView(SIM)
     assert r.has_window_counters
     assert r.window_s == 2.0
     a = r.task("a")
@@ -56,7 +56,7 @@ def test_sim_report_reads_the_window_counters() -> None:
 
 
 def test_real_report_counters_are_the_window() -> None:
-    r = Report(REAL)
+    r = ReportView(REAL)
     assert not r.has_window_counters
     assert r.window_s == 1.0
     assert r.share_pct(r.task("a")) == pytest.approx(60.0)
@@ -66,18 +66,18 @@ def test_real_report_counters_are_the_window() -> None:
     assert r.total_migrations() == 1.0  # the runner's own total
     assert r.wakeup_delay_us("a", 90) == 90.0 and r.wakeup_delay_us(None, 50) == 55.0
     assert r.wakeup_delay_us("b", 50) is None  # measured none
-    assert Report(SIM).wakeup_delay_us("a", 50) is None
+    assert ReportView(SIM).wakeup_delay_us("a", 50) is None
 
 
 def test_cpus() -> None:
-    r = Report(REAL)
+    r = ReportView(REAL)
     assert r.idle() == {"all": 55.0, "0": 40.0, "1": 70.0}
     assert r.idle_pct("1") == 70.0 and r.mean_idle_pct("0-1") == 55.0
     assert r.mpstat_row(r.mpstat_average(), "0")["idle"] == 40.0
 
 
 def test_keys() -> None:
-    r = Report(SIM)
+    r = ReportView(SIM)
     assert r.key("machine.nr_cpus") == 2
     assert r.key("wasted_cpu_pct") == 1.0  # 40 ms of 2 CPUs x 2 s, computed
     with pytest.raises(MetricError, match="report key 'nope' is not in the report; accepted: migrations"):
@@ -96,12 +96,12 @@ def test_keys() -> None:
 )
 def test_missing_things_name_what_the_report_has(call: Any, message: str) -> None:
     with pytest.raises(MetricError) as e:
-        call(Report(REAL))
+        call(ReportView(REAL))
     assert str(e.value).startswith(message)
 
 
 def test_no_window() -> None:
-    r = Report({"tasks": [{"comm": "a", "runtime_ns": 5}], "measure": {"start_ns": 3, "end_ns": 3}})
+    r = ReportView({"tasks": [{"comm": "a", "runtime_ns": 5}], "measure": {"start_ns": 3, "end_ns": 3}})
     assert r.window_s is None and r.share_pct(r.task("a")) is None and r.per_s(1.0) is None
 
 
@@ -118,7 +118,7 @@ def test_a_simulated_cpu_is_fully_accounted_over_the_window() -> None:
         '[[task]]\nname = "hog"\ncount = 2\ncpus = "0"\n'
         'program = [{ loop = { count = 0, body = [{ run = "7ms" }] } }]\n'
     )
-    r = Report(schedlab.run_scenario(text, seed=1))
+    r = ReportView(schedlab.run_scenario(text, seed=1))
     shares = [r.share_pct(t) for t in r.tasks.values()]
     assert sum(s for s in shares if s is not None) == pytest.approx(100.0 - r.idle_pct("0"), abs=0.01)
 

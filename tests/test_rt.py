@@ -9,12 +9,14 @@ an unthrottled CPU runs something of lower priority.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import schedlab
+from schedlab.report_types import Report
 
 HOG = 'program = [{ loop = { count = 0, body = [{ run = "100ms" }] } }]'
 MS = 1_000_000
@@ -38,11 +40,11 @@ def task(name: str, *, policy: str = "", prio: int = 0, cpus: str = "", count: i
     return s + program + "\n"
 
 
-def run(text: str, **kw: Any) -> dict[str, Any]:
+def run(text: str, **kw: Any) -> Report:
     return schedlab.run_scenario(text, seed=1, check=True, **kw)
 
 
-def by_comm(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def by_comm(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["comm"]: t for t in report["tasks"]}
 
 

@@ -31,7 +31,7 @@ import pytest
 import schedlab
 from conftest import REPO
 from schedlab.errors import NotModelledError
-from schedlab.metrics import Report
+from schedlab.metrics import ReportView
 
 pytestmark = pytest.mark.native
 
@@ -90,7 +90,7 @@ def _run(scenario: str, version: str) -> Result:
         pytest.skip(f"kernel {version} is not modelled for {scenario}: {e}")
     assert report["sim"]["reason"] == "duration reached", report["sim"]
     start, end = report["measure"]["start_ns"], report["measure"]["end_ns"]
-    rep = Report(report)
+    rep = ReportView(report)
     assert rep.has_window_counters
     rows = []
     for t in sorted(report["tasks"], key=lambda t: _comm_key(t["comm"])):
@@ -102,7 +102,7 @@ def _run(scenario: str, version: str) -> Result:
                 comm=t["comm"],
                 nice=t["nice"],
                 cpus_allowed=t["cpus_allowed"],
-                last_cpu=t["last_cpu"],
+                last_cpu=t["last_cpu"] if t["last_cpu"] is not None else -1,
                 share_pct=share,
                 migrations=int(migrations),
             )

@@ -15,7 +15,7 @@ from conftest import REPO, RunCli
 from schedlab import qemu
 from schedlab import validation as v
 from schedlab.errors import HostError, ScenarioError, SchedlabError, UsageError
-from schedlab.metrics import MetricError, Report
+from schedlab.metrics import MetricError, ReportView
 
 NATIVE = pytest.mark.native
 
@@ -147,7 +147,7 @@ def _side() -> v.Side:
         ],
         "mpstat": {"average": [{"cpu": c, "idle": i} for c, i in idle]},
     }
-    return v.Side(Report(doc), lambda comm, p: {None: 7.0, "a": p}.get(comm))
+    return v.Side(ReportView(doc), lambda comm, p: {None: 7.0, "a": p}.get(comm))
 
 
 def _spec(metric: str, **kw: Any) -> v.MetricSpec:

@@ -24,6 +24,7 @@ from schedlab.errors import (
     UsageError,
 )
 from schedlab.overrides import OverridesLike
+from schedlab.report_types import Report
 
 __version__ = "0.1.0"
 
@@ -63,8 +64,9 @@ def run_scenario(
     check: bool = False,
     trace: str | None = None,
     perfetto: str | None = None,
-) -> dict[str, Any]:
-    """Simulate one scenario and return the report dict (the JSON of ``schedlab run --json``).
+) -> Report:
+    """Simulate one scenario and return its report (the JSON of ``schedlab run --json``;
+    every key in docs/report.md, typed as ``schedlab.report_types.Report``).
 
     ``overrides`` maps dotted keys to Python values (``{"task.0.nice": 19,
     "measure.duration": "2s"}``) or is a list of such pairs, applied in order.

@@ -235,9 +235,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from schedlab.report import format_rt_migrate_test
 
         print(format_rt_migrate_test(report))
-        r = report.get("rt_migrate_test") or {}
+        r = report.get("rt_migrate_test")
         # The tool's exit status: 255 (-1) when a checked run failed.
-        return 255 if r.get("check") and r.get("failed_runs") else EXIT_OK
+        return 255 if r and r["check"] and r["failed_runs"] else EXIT_OK
     if not args.quiet:
         print(format_run_report(report, samples=args.samples, schedstat=args.schedstat))
     if args.latency:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from schedlab.errors import ScenarioError
-from schedlab.metrics import MetricError, Report, reduce_samples, row_field
+from schedlab.metrics import MetricError, ReportView, reduce_samples, row_field
 from schedlab.overrides import Override, flatten_set_table, toml_literal
 from schedlab.units import format_duration_ms, parse_duration_ns
 
@@ -540,13 +540,13 @@ def _parse_band(c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str
 
 def extract_metric(report: Mapping[str, Any], spec: MetricSpec) -> MetricValue:
     """One metric from a report (see ``[experiment.metrics]``), read through
-    :class:`schedlab.metrics.Report`.
+    :class:`schedlab.metrics.ReportView`.
 
     A missing group/task/CPU row is a ``ScenarioError`` naming what the report
     has; a value that is null in the report (a group that never finished) is None.
     """
     where = f"experiment.metrics.{spec.name}"
-    rep = Report(report)
+    rep = ReportView(report)
     try:
         if spec.source == "report":
             return _number(rep.key(spec.selector))

@@ -18,7 +18,7 @@ counters are window deltas already, and it has no ``window``.
 
 ``schedlab reproduce`` (experiment.py, ``[experiment.metrics]``), ``schedlab
 validate`` (validation/, the suite's metrics) and ``schedlab compare``
-(real.py) all read reports through :class:`Report`.
+(real.py) all read reports through :class:`ReportView`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 __all__ = [
     "MetricError",
-    "Report",
+    "ReportView",
     "TaskWindow",
     "is_number",
     "parse_cpulist",
@@ -70,7 +70,7 @@ class TaskWindow:
     nr_migrations: float | None
 
 
-class Report:
+class ReportView:
     """A report (simulator or real) read over its measurement window.
 
     Complexity: construction is O(tasks); every lookup is O(rows) at most."""

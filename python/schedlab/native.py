@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 
 from schedlab.errors import InternalError, SchedlabError
 from schedlab.overrides import Override
+from schedlab.report_types import Report
 
 __all__ = ["check", "load", "run", "version"]
 
@@ -68,8 +69,9 @@ def run(
     check: bool,
     trace: str | None = None,
     perfetto: str | None = None,
-) -> dict[str, Any]:
-    """Parse, validate and simulate; the report as a dict (see README, "Report").
+) -> Report:
+    """Parse, validate and simulate; the report (docs/report.md, typed as
+    ``schedlab.report_types.Report``).
 
     ``trace`` is a path: the run's sched tracepoints are written there as
     ftrace text (the kernel's ``trace`` file layout). ``perfetto`` is a path
@@ -77,7 +79,7 @@ def run(
     mod = load()
     pairs = [(k, v) for k, v in overrides]
     out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto))
-    return _decode(out, "the native report")
+    return cast("Report", _decode(out, "the native report"))
 
 
 def check(text: str, source: str, overrides: Sequence[Override]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from schedlab.errors import (
     TopologyError,
     UsageError,
 )
-from schedlab.metrics import Report
+from schedlab.metrics import ReportView
 from schedlab.overrides import Override, parse_set_arg
 from schedlab.report import format_run_report, write_json
 from schedlab.scenarios import read_text, resolve
@@ -205,7 +205,7 @@ def compare_rows(sim: Mapping[str, Any], real: Mapping[str, Any]) -> list[Row]:
     """(metric, sim, real) rows over each report's measurement window
     (schedlab.metrics): per-task CPU share (%), per-CPU %idle, migrations/s,
     switches/s."""
-    a, b = Report(sim), Report(real)
+    a, b = ReportView(sim), ReportView(real)
     rows: list[Row] = []
     for comm in list(a.tasks) + [c for c in b.tasks if c not in a.tasks]:
         ta, tb = a.tasks.get(comm), b.tasks.get(comm)

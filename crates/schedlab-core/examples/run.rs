@@ -20,14 +20,15 @@ fn main() {
         Ok(r) => {
             let dt = t0.elapsed().as_secs_f64();
             if let Ok(p) = std::env::var("JSON") {
-                std::fs::write(p, r.to_string()).unwrap();
+                std::fs::write(p, r.to_json()).unwrap();
             }
-            for g in r["groups"].as_array().unwrap() {
-                println!("{} count={} elapsed_s={}", g["name"], g["count"], g["elapsed_s"]);
+            for g in &r.groups {
+                println!("{} count={} elapsed_s={:?}", g.name, g.count, g.elapsed_s);
             }
-            let ev = r["sim"]["events"].as_u64().unwrap();
-            println!("avg: {}", r["mpstat"]["average"][0]);
-            println!("events={} wall={:.3}s => {:.2} Mev/s, end={}", ev, dt, ev as f64 / dt / 1e6, r["sim"]["end_ns"]);
+            let sim = r.sim.as_ref().expect("a simulation report");
+            println!("avg: {:?}", r.mpstat.average[0]);
+            let ev = sim.events;
+            println!("events={} wall={:.3}s => {:.2} Mev/s, end={}", ev, dt, ev as f64 / dt / 1e6, sim.end_ns);
         }
         Err(e) => eprintln!("error [{}]: {}", e.code(), e),
     }

@@ -9,6 +9,7 @@ pub mod error;
 pub mod kernel;
 pub mod kthread;
 pub mod machine;
+pub mod report;
 pub mod scenario;
 pub mod sched;
 pub mod stats;
@@ -28,19 +29,15 @@ pub struct RunOptions {
     pub perfetto_path: Option<String>,
 }
 
-/// Parse, validate and simulate a scenario; return the JSON report.
-pub fn run_text(
-    text: &str,
-    file: &str,
-    overrides: &[(String, String)],
-    opts: &RunOptions,
-) -> Result<serde_json::Value> {
+/// Parse, validate and simulate a scenario; return its report
+/// (`Report::to_json` gives the bytes every writer writes).
+pub fn run_text(text: &str, file: &str, overrides: &[(String, String)], opts: &RunOptions) -> Result<report::Report> {
     let sc = scenario::load(text, file, overrides)?;
     run_scenario(&sc, opts)
 }
 
 /// Simulate an already validated scenario.
-pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<serde_json::Value> {
+pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report::Report> {
     let mut trace = trace::Trace::new(opts.trace_path.is_some());
     if opts.perfetto_path.is_some() {
         trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14);

@@ -48,9 +48,11 @@ fn run(
     perfetto: Option<String>,
 ) -> PyResult<String> {
     let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto };
-    let r = py.allow_threads(move || guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts)));
+    let r = py.allow_threads(move || {
+        guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts).map(|r| r.to_json()))
+    });
     match r {
-        Ok(v) => Ok(v.to_string()),
+        Ok(v) => Ok(v),
         Err(e) => Err(to_pyerr(py, e)),
     }
 }
@@ -103,6 +105,13 @@ fn value_literal(text: &str) -> String {
     overrides::value_literal(text)
 }
 
+/// The report's JSON schema (schedlab_core::report): the source of
+/// docs/report.md and schedlab.report_types.
+#[pyfunction]
+fn report_schema() -> String {
+    schedlab_core::report::schema().to_string()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -119,5 +128,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_key, m)?)?;
     m.add_function(wrap_pyfunction!(value_literal, m)?)?;
     m.add_function(wrap_pyfunction!(toml_string, m)?)?;
+    m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     Ok(())
 }

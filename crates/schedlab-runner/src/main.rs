@@ -243,7 +243,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         main_rt,
     };
     drop(shared);
-    Ok(report::build(&sc, &m, args.seed))
+    Ok(report::build(&sc, &m, args.seed).to_value())
 }
 
 fn emit(args: &Args, doc: &serde_json::Value) -> Result<(), Fail> {

@@ -1,12 +1,16 @@
-//! The JSON report of a real run: the simulator's key names
-//! (schedlab-core's stats/report.rs) where the quantity exists, plus
-//! `"source": "real"` and `"host"`.
+//! The report of a real run: the shared `schedlab_core::report::Report`
+//! (docs/report.md), with the fields a real kernel gives (`"source":
+//! "real"`, `host`, `real`, the timer wakeup delays) and without those only
+//! the simulator has.
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
-
+use schedlab_core::report::{
+    CpuTimes, DelayStats, GroupRow, HostInfo, KernelInfo, MachineInfo, MeasureInfo, Mpstat, MpstatCpu, MpstatRow,
+    MpstatSample, RealInfo, Report, TaskRow,
+};
 use schedlab_core::scenario::Scenario;
+use schedlab_core::stats::report::pct;
 
 use crate::procfs::{CpuJiffies, TaskCounters};
 use crate::{sys, Measured};
@@ -14,16 +18,23 @@ use crate::{sys, Measured};
 /// Per group: (count, first start, all exited, last exit, runtime).
 type GroupAcc = (usize, Option<u64>, bool, Option<u64>, u64);
 
-use schedlab_core::stats::report::pct;
-
-fn mpstat_row(cpu: Value, d: &CpuJiffies) -> Value {
+fn mpstat_row(cpu: MpstatCpu, d: &CpuJiffies) -> MpstatRow {
     let t = d.total();
-    let mut row = serde_json::Map::new();
-    row.insert("cpu".into(), cpu);
-    for (k, v) in d.columns() {
-        row.insert(k.into(), json!(pct(v, t)));
+    let c: BTreeMap<&str, u64> = d.columns().into_iter().collect();
+    let p = |k: &str| pct(c[k], t);
+    MpstatRow {
+        cpu,
+        usr: p("usr"),
+        nice: p("nice"),
+        sys: p("sys"),
+        iowait: p("iowait"),
+        irq: p("irq"),
+        soft: p("soft"),
+        steal: p("steal"),
+        guest: p("guest"),
+        gnice: p("gnice"),
+        idle: p("idle"),
     }
-    Value::Object(row)
 }
 
 /// Deltas of the scenario's CPUs (scenario CPU i = host CPU `host[i]`).
@@ -36,13 +47,13 @@ fn deltas(a: &BTreeMap<usize, CpuJiffies>, b: &BTreeMap<usize, CpuJiffies>, host
         .collect()
 }
 
-fn rows(d: &[CpuJiffies]) -> Vec<Value> {
+fn rows(d: &[CpuJiffies]) -> Vec<MpstatRow> {
     let mut all = CpuJiffies::default();
     for x in d {
         all.add(x);
     }
-    let mut out = vec![mpstat_row(json!("all"), &all)];
-    out.extend(d.iter().enumerate().map(|(i, x)| mpstat_row(json!(i), x)));
+    let mut out = vec![mpstat_row(MpstatCpu::All, &all)];
+    out.extend(d.iter().enumerate().map(|(i, x)| mpstat_row(MpstatCpu::Cpu(i), x)));
     out
 }
 
@@ -55,42 +66,52 @@ pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
     Some(sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
-fn delay_stats(v: &[u64]) -> Value {
+fn delay_stats(v: &[u64]) -> DelayStats {
     let mut s = v.to_vec();
     s.sort_unstable();
     let avg = if s.is_empty() { 0 } else { s.iter().sum::<u64>() / s.len() as u64 };
-    json!({
-        "count": s.len(), "avg_ns": avg, "p50_ns": percentile(&s, 50.0), "p90_ns": percentile(&s, 90.0),
-        "p99_ns": percentile(&s, 99.0), "max_ns": s.last().copied(),
-    })
+    DelayStats {
+        count: s.len() as u64,
+        avg_ns: avg,
+        p50_ns: percentile(&s, 50.0),
+        p90_ns: percentile(&s, 90.0),
+        p99_ns: percentile(&s, 99.0),
+        max_ns: s.last().copied(),
+    }
 }
 
-pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Value {
+fn cpu_times(m: &Measured, cpu_d: &[CpuJiffies]) -> Vec<CpuTimes> {
     let ns_per_jiffy = 1_000_000_000 / sys::clock_ticks();
-    let (ws, we) = m.window;
-    let cpu_d = deltas(&m.stat_end, &m.stat_base, &m.host_cpus);
-    let cpus: Vec<Value> = cpu_d
+    cpu_d
         .iter()
         .enumerate()
         .map(|(i, d)| {
             let c: BTreeMap<&str, u64> = d.columns().into_iter().collect();
-            json!({
-                "cpu": i, "host_cpu": m.host_cpus[i], "usr_ns": c["usr"] * ns_per_jiffy,
-                "nice_ns": c["nice"] * ns_per_jiffy, "sys_ns": c["sys"] * ns_per_jiffy,
-                "idle_ns": c["idle"] * ns_per_jiffy, "iowait_ns": c["iowait"] * ns_per_jiffy,
-                "irq_ns": c["irq"] * ns_per_jiffy, "soft_ns": c["soft"] * ns_per_jiffy,
-                "steal_ns": c["steal"] * ns_per_jiffy,
-            })
+            CpuTimes {
+                cpu: i,
+                host_cpu: Some(m.host_cpus[i]),
+                usr_ns: c["usr"] * ns_per_jiffy,
+                nice_ns: c["nice"] * ns_per_jiffy,
+                sys_ns: c["sys"] * ns_per_jiffy,
+                idle_ns: c["idle"] * ns_per_jiffy,
+                iowait_ns: Some(c["iowait"] * ns_per_jiffy),
+                irq_ns: Some(c["irq"] * ns_per_jiffy),
+                soft_ns: Some(c["soft"] * ns_per_jiffy),
+                steal_ns: Some(c["steal"] * ns_per_jiffy),
+            }
         })
-        .collect();
+        .collect()
+}
+
+pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
+    let (ws, we) = m.window;
+    let cpu_d = deltas(&m.stat_end, &m.stat_base, &m.host_cpus);
     let mut samples = Vec::new();
     let mut prev = &m.stat_base;
     for (t, snap) in &m.samples {
-        samples.push(json!({"end_ns": t, "rows": rows(&deltas(snap, prev, &m.host_cpus))}));
+        samples.push(MpstatSample { end_ns: *t, rows: rows(&deltas(snap, prev, &m.host_cpus)) });
         prev = snap;
     }
-    let average = rows(&cpu_d);
-
     let mut tasks = Vec::new();
     let mut all_delays = Vec::new();
     let mut groups: Vec<GroupAcc> = vec![(0, None, true, None, 0); sc.groups.len()];
@@ -113,19 +134,36 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Value {
         all_delays.extend_from_slice(&s.wake_delays);
         let w = delay_stats(&s.wake_delays);
         let prio = if g.policy.is_rt() { 99 - g.rt_priority as i32 } else { 120 + g.nice };
-        tasks.push(json!({
-            "pid": s.tid, "comm": s.comm, "group": g.name, "policy": g.policy.name(), "nice": g.nice,
-            "rt_priority": g.rt_priority, "prio": prio, "cpus_allowed": g.cpus.to_list_string(),
-            "start_ns": s.start_ns, "exit_ns": s.exit_ns,
-            "runtime_ns": d.cpu_ns, "wait_ns": d.wait_ns, "wait_max_ns": d.wait_max_ns, "timeslices": d.timeslices,
-            "nr_switches": nsw, "nr_voluntary_switches": d.nvcsw, "nr_involuntary_switches": d.nivcsw,
-            "nr_migrations": d.nr_migrations, "nr_wakeups": d.nr_wakeups,
-            "wakeup_delay_avg_ns": w["avg_ns"], "wakeup_delay_max_ns": w["max_ns"].as_u64().unwrap_or(0),
-            "wakeup_delay_p50_ns": w["p50_ns"], "wakeup_delay_p90_ns": w["p90_ns"], "wakeup_delay_p99_ns": w["p99_ns"],
-            "wakeups_measured": w["count"],
-            "last_cpu": fin.and_then(|f| f.last_cpu).and_then(|h| m.host_cpus.iter().position(|&x| x == h)),
-            "forked": s.forked,
-        }));
+        tasks.push(TaskRow {
+            pid: s.tid as u32,
+            comm: s.comm.clone(),
+            group: g.name.clone(),
+            policy: g.policy.name().to_string(),
+            nice: g.nice,
+            rt_priority: g.rt_priority,
+            prio,
+            cpus_allowed: g.cpus.to_list_string(),
+            start_ns: s.start_ns,
+            exit_ns: s.exit_ns,
+            runtime_ns: d.cpu_ns,
+            wait_ns: d.wait_ns,
+            wait_max_ns: d.wait_max_ns,
+            timeslices: Some(d.timeslices),
+            nr_switches: nsw,
+            nr_voluntary_switches: d.nvcsw,
+            nr_involuntary_switches: d.nivcsw,
+            nr_migrations: d.nr_migrations,
+            nr_wakeups: d.nr_wakeups,
+            wakeup_delay_avg_ns: w.avg_ns,
+            wakeup_delay_max_ns: w.max_ns.unwrap_or(0),
+            wakeup_delay_p50_ns: w.p50_ns,
+            wakeup_delay_p90_ns: w.p90_ns,
+            wakeup_delay_p99_ns: w.p99_ns,
+            wakeups_measured: Some(w.count),
+            last_cpu: fin.and_then(|f| f.last_cpu).and_then(|h| m.host_cpus.iter().position(|&x| x == h)),
+            forked: Some(s.forked),
+            ..Default::default()
+        });
         let e = &mut groups[s.group];
         e.0 += 1;
         e.1 = Some(e.1.map_or(s.start_ns.unwrap_or(0), |x: u64| x.min(s.start_ns.unwrap_or(0))));
@@ -133,42 +171,60 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Value {
         e.3 = e.3.max(s.exit_ns);
         e.4 += d.cpu_ns;
     }
-    let groups: Vec<Value> = sc
+    let groups = sc
         .groups
         .iter()
         .zip(&groups)
         .map(|(g, &(count, start, all_exited, last, runtime))| {
             let end_ns = if count > 0 && all_exited { last } else { None };
-            json!({
-                "name": g.name, "count": count, "start_ns": start, "end_ns": end_ns,
-                "elapsed_s": end_ns.zip(start).map(|(e, s)| e.saturating_sub(s) as f64 / 1e9), "runtime_ns": runtime,
-            })
+            GroupRow {
+                name: g.name.clone(),
+                count,
+                start_ns: start,
+                end_ns,
+                elapsed_s: end_ns.zip(start).map(|(e, s)| e.saturating_sub(s) as f64 / 1e9),
+                runtime_ns: runtime,
+            }
         })
         .collect();
     let u = sys::uname();
-    json!({
-        "schedlab": env!("CARGO_PKG_VERSION"),
-        "scenario": sc.name,
-        "scenario_file": sc.source,
-        "source": "real",
-        "seed": seed,
-        "host": {
-            "kernel_release": u.release, "kernel_version": u.version, "arch": u.machine,
-            "nr_cpus": sys::online_cpus(), "cpus_used": m.host_cpus, "user_hz": sys::clock_ticks(),
-            "coordinator_fifo": m.main_rt,
+    Report {
+        schedlab: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: sc.name.clone(),
+        scenario_file: Some(sc.source.clone()),
+        source: "real".to_string(),
+        seed,
+        host: Some(HostInfo {
+            kernel_release: u.release.clone(),
+            kernel_version: u.version,
+            arch: u.machine,
+            nr_cpus: sys::online_cpus(),
+            cpus_used: m.host_cpus.clone(),
+            user_hz: sys::clock_ticks(),
+            coordinator_fifo: m.main_rt,
+        }),
+        kernel: KernelInfo {
+            version: u.release,
+            scenario_version: Some(sc.kernel.version.to_string()),
+            ..Default::default()
         },
-        "kernel": {"version": u.release, "scenario_version": sc.kernel.version.to_string()},
-        "machine": {"name": sc.machine.name, "nr_cpus": m.host_cpus.len(), "description": sc.machine.description},
-        "real": {"end_ns": we, "reason": m.reason},
-        "measure": {"start_ns": ws, "end_ns": we, "interval_ns": m.interval_ns},
-        "cpus": cpus,
-        "mpstat": {"samples": samples, "average": average},
-        "tasks": tasks,
-        "groups": groups,
-        "migrations": migrations,
-        "switches": switches,
-        "wakeup_delay": delay_stats(&all_delays),
-    })
+        machine: MachineInfo {
+            name: sc.machine.name.clone(),
+            nr_cpus: m.host_cpus.len(),
+            description: sc.machine.description.clone(),
+            domains: None,
+        },
+        real: Some(RealInfo { end_ns: we, reason: m.reason.to_string() }),
+        measure: MeasureInfo { start_ns: ws, end_ns: we, interval_ns: m.interval_ns },
+        cpus: cpu_times(m, &cpu_d),
+        mpstat: Mpstat { samples, average: rows(&cpu_d) },
+        tasks,
+        groups,
+        migrations,
+        switches: Some(switches),
+        wakeup_delay: Some(delay_stats(&all_delays)),
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ from typing import Any
 
 from schedlab import native
 from schedlab.errors import TopologyError, UsageError
-from schedlab.metrics import Report, percentile
+from schedlab.metrics import ReportView, percentile
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.scenarios import read_text
@@ -67,20 +67,20 @@ class Side:
     window) and where its wakeup-delay percentiles come from: ``(task comm,
     or None for every task, p) -> us``."""
 
-    report: Report
+    report: ReportView
     wakeup_us: Callable[[str | None, float], float | None]
 
 
 def real_side(doc: Mapping[str, Any]) -> Side:
     """A real run's side: the runner's report has the percentiles."""
-    rep = Report(doc)
+    rep = ReportView(doc)
     return Side(rep, rep.wakeup_delay_us)
 
 
 def sim_side(report: Mapping[str, Any], trace: str | None) -> Side:
     """The simulator's side: its report, and the wakeup delays of its sched
     trace text (``trace``) over the report's measurement window."""
-    rep = Report(report)
+    rep = ReportView(report)
     delays = sim_wakeup_delays_us(report, trace) if trace is not None else {}
 
     def pct(comm: str | None, p: float) -> float | None:
@@ -95,7 +95,7 @@ def sim_wakeup_delays_us(report: Mapping[str, Any], trace: str) -> dict[str, lis
     """Wakeup delays (us) per task comm in the report's measurement window,
     from the run's ftrace text (see :func:`trace_delays_us`): the simulator's
     report does not carry them measured as the runner measures them yet."""
-    window = Report(report).window_ns or (0.0, 0.0)
+    window = ReportView(report).window_ns or (0.0, 0.0)
     pids = {int(t["pid"]): str(t["comm"]) for t in report.get("tasks") or []}
     return trace_delays_us(trace, pids, window[0] / 1e9, window[1] / 1e9)
 

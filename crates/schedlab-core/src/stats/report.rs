@@ -1,10 +1,17 @@
-//! The JSON report of one run (shape documented in docs/scenario.md).
+//! Builds the typed report (`crate::report::Report`, the one schema of
+//! docs/report.md) of one simulation from the machine's final state.
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
 use crate::engine::sim::Sim;
+use crate::report::{
+    CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo, Mpstat,
+    MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
+    TaskWindow,
+};
 use crate::scenario::Scenario;
-use crate::sched::task::{TaskCounters, TaskId, TaskState};
+use crate::sched::sched::LbStats;
+use crate::sched::task::{Task, TaskCounters, TaskId, TaskState};
 use crate::stats::CpuTime;
 
 /// A share in percent with two decimals, as mpstat prints it.
@@ -16,192 +23,279 @@ pub fn pct(x: u64, total: u64) -> f64 {
     }
 }
 
-fn mpstat_row(cpu: Value, d: &CpuTime) -> Value {
+fn mpstat_row(cpu: MpstatCpu, d: &CpuTime) -> MpstatRow {
     let t = d.total();
-    json!({
-        "cpu": cpu, "usr": pct(d.usr, t), "nice": pct(d.nice, t), "sys": pct(d.sys, t),
-        "iowait": 0.0, "irq": 0.0, "soft": 0.0, "steal": 0.0, "guest": 0.0, "gnice": 0.0,
-        "idle": pct(d.idle, t)
-    })
+    MpstatRow {
+        cpu,
+        usr: pct(d.usr, t),
+        nice: pct(d.nice, t),
+        sys: pct(d.sys, t),
+        idle: pct(d.idle, t),
+        ..Default::default()
+    }
 }
 
-fn rows(deltas: &[CpuTime]) -> Vec<Value> {
+/// mpstat's rows for per-CPU deltas: the `all` row, then one per CPU.
+fn rows(deltas: &[CpuTime]) -> Vec<MpstatRow> {
     let mut all = CpuTime::default();
     for d in deltas {
         all.add(d);
     }
-    let mut out = vec![mpstat_row(json!("all"), &all)];
-    for (i, d) in deltas.iter().enumerate() {
-        out.push(mpstat_row(json!(i), d));
-    }
+    let mut out = vec![mpstat_row(MpstatCpu::All, &all)];
+    out.extend(deltas.iter().enumerate().map(|(i, d)| mpstat_row(MpstatCpu::Cpu(i), d)));
     out
 }
 
-/// Time a CPU sat idle while a task allowed on it waited elsewhere is not
-/// tracked per instant yet; this estimate is filled by the balancer issue.
-pub fn build(sim: &Sim, sc: &Scenario) -> Value {
+/// The report of a finished simulation.
+pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let nr = sim.rqs.len();
     let end = sim.end_ns;
     let warm = sc.measure.warmup.min(end);
-    // Per-CPU totals over the measurement window.
+    let (cpus, mpstat) = cpu_time(sim);
+    // The kernel's own threads (the per-CPU vmstat kworkers) are listed
+    // apart from the scenario's tasks.
+    let is_kernel_thread = |t: &Task| t.group >= 2 * sim.nr_scenario_groups;
+    let tasks = (0..sim.tasks.len())
+        .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
+        .map(|i| task_row(sim, i))
+        .collect();
+    let kernel_threads =
+        (0..sim.tasks.len()).filter(|&i| is_kernel_thread(&sim.tasks[i])).map(|i| task_row(sim, i)).collect();
+    let schedstat = schedstat(sim);
+    let migrations: u64 = sim.tasks.iter().map(|t| t.stats.nr_migrations).sum();
+    let features: BTreeMap<String, bool> =
+        sim.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
+    let sysctl = sim.cfg.sysctl.as_map().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let mech = &sim.cfg.mech;
+    Report {
+        schedlab: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: sc.name.clone(),
+        source: sc.source.clone(),
+        seed: sim.seed,
+        kernel: KernelInfo {
+            version: sim.cfg.version.to_string(),
+            hz: Some(sim.cfg.hz),
+            fair: Some(format!("{:?}", mech.fair).to_lowercase()),
+            balancer: Some(if mech.avg_load() { "avg_load" } else { "group_type" }.to_string()),
+            features: Some(features),
+            sysctl: Some(sysctl),
+            scaled: Some(ScaledInfo {
+                sched_latency_ns: sim.tun.sched_latency,
+                sched_min_granularity_ns: sim.tun.sched_min_granularity,
+                sched_wakeup_granularity_ns: sim.tun.sched_wakeup_granularity,
+                sched_base_slice_ns: sim.tun.sched_base_slice,
+            }),
+            ..Default::default()
+        },
+        machine: MachineInfo {
+            name: sim.machine.name.clone(),
+            nr_cpus: nr,
+            description: sim.machine.description.clone(),
+            domains: Some(
+                sim.topo.cpu_domains[0]
+                    .iter()
+                    .map(|&d| DomainInfo {
+                        name: sim.topo.domains[d].name.to_string(),
+                        span: sim.topo.domains[d].span_weight,
+                    })
+                    .collect(),
+            ),
+        },
+        sim: Some(SimInfo {
+            end_ns: end,
+            events: sim.events_processed,
+            reason: sim.stop_reason.to_string(),
+            trace_hash: format!("{:016x}", sim.trace.hash),
+            trace_events: sim.trace.count,
+        }),
+        measure: MeasureInfo { start_ns: warm, end_ns: end, interval_ns: sc.measure.interval },
+        cpus,
+        mpstat,
+        tasks,
+        kernel_threads: Some(kernel_threads),
+        groups: groups(sim, sc),
+        active_balances: Some(schedstat.totals.alb_pushed),
+        schedstat: Some(schedstat),
+        migrations,
+        wasted_cpu_ns: Some(sim.wasted.ns),
+        wasted_cpu_pct: Some(if end > warm {
+            (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
+        } else {
+            0.0
+        }),
+        rt: Some(RtInfo {
+            push_pull: mech.rt_push_pull(),
+            rt_migrations: sim.rt_migrations,
+            push_ipis: sim.rto_push.ipis,
+            throttle_events: sim.rt_throttle_events,
+        }),
+        rt_migrate_test: sim.rtmt.as_ref().map(|r| r.report()),
+        ..Default::default()
+    }
+}
+
+/// Per-CPU times over the window, and mpstat's samples (consecutive
+/// snapshot deltas, whole intervals only) and Average.
+fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
+    let nr = sim.rqs.len();
     let base = sim.rec.snaps.first().map(|(_, v)| v.clone()).unwrap_or_else(|| vec![CpuTime::default(); nr]);
-    let cpus: Vec<Value> = sim
-        .rqs
+    let deltas: Vec<CpuTime> = sim.rqs.iter().enumerate().map(|(i, rq)| rq.acct.delta(&base[i])).collect();
+    let cpus = deltas
         .iter()
         .enumerate()
-        .map(|(i, rq)| {
-            let d = rq.acct.delta(&base[i]);
-            json!({"cpu": i, "usr_ns": d.usr, "nice_ns": d.nice, "sys_ns": d.sys, "idle_ns": d.idle})
+        .map(|(cpu, d)| CpuTimes {
+            cpu,
+            usr_ns: d.usr,
+            nice_ns: d.nice,
+            sys_ns: d.sys,
+            idle_ns: d.idle,
+            ..Default::default()
         })
         .collect();
-    // mpstat samples: consecutive snapshot deltas (full intervals only).
     let mut samples = Vec::new();
     let mut sum = vec![CpuTime::default(); nr];
     for w in sim.rec.snaps.windows(2) {
         let (t1, a) = (&w[1].0, &w[1].1);
         let b = &w[0].1;
-        let deltas: Vec<CpuTime> = a.iter().zip(b).map(|(x, y)| x.delta(y)).collect();
-        for (s, d) in sum.iter_mut().zip(&deltas) {
-            s.add(d);
+        let d: Vec<CpuTime> = a.iter().zip(b).map(|(x, y)| x.delta(y)).collect();
+        for (s, x) in sum.iter_mut().zip(&d) {
+            s.add(x);
         }
-        samples.push(json!({"end_ns": t1, "rows": rows(&deltas)}));
+        samples.push(MpstatSample { end_ns: *t1, rows: rows(&d) });
     }
-    let average = if samples.is_empty() {
-        let deltas: Vec<CpuTime> = sim.rqs.iter().enumerate().map(|(i, rq)| rq.acct.delta(&base[i])).collect();
-        rows(&deltas)
-    } else {
-        rows(&sum)
-    };
-    // The kernel's own threads (the per-CPU vmstat kworkers) are listed
-    // apart from the scenario's tasks.
-    let is_kernel_thread = |t: &&crate::sched::task::Task| t.group >= 2 * sim.nr_scenario_groups;
-    // Each task's counters over the measurement window (after the warm-up).
-    let windows: Vec<TaskCounters> = (0..sim.tasks.len())
-        .map(|i| sim.task_counters(i).since(&sim.task_base.get(i).copied().unwrap_or_default()))
-        .collect();
-    let task_json = |(i, t): (usize, &crate::sched::task::Task)| {
-        let w = &windows[i];
-        json!({
-            "pid": t.pid, "comm": t.comm, "group": sim.group_names[t.group], "policy": t.policy.name(),
-            "nice": t.nice, "rt_priority": t.rt_priority, "prio": t.prio(), "cpus_allowed": t.cpus.to_list_string(),
-            "start_ns": t.stats.start_ns, "exit_ns": t.stats.exit_ns,
-            "runtime_ns": t.se.sum_exec_runtime, "wait_ns": t.stats.wait_ns, "wait_max_ns": t.stats.wait_max,
-            "nr_switches": t.stats.nr_switches, "nr_voluntary_switches": t.stats.nvcsw,
-            "nr_involuntary_switches": t.stats.nivcsw, "nr_migrations": t.stats.nr_migrations,
-            "nr_wakeups": t.stats.nr_wakeups,
-            "wakeup_delay_avg_ns": t.stats.wakeup_delay_sum.checked_div(t.stats.wakeup_delays).unwrap_or(0),
-            "wakeup_delay_max_ns": t.stats.wakeup_delay_max,
-            "wakeup_delay_max_at_ns": t.stats.wakeup_delay_max_at,
-            "wakeup_delays": t.stats.wakeup_delays,
-            "wakeup_delay_hist_us": t.stats.wakeup_delay_hist,
-            "last_cpu": t.cpu,
-            "window": {"runtime_ns": w.runtime_ns, "wait_ns": w.wait_ns, "nr_switches": w.nr_switches,
-                       "nr_voluntary_switches": w.nr_voluntary_switches,
-                       "nr_involuntary_switches": w.nr_involuntary_switches,
-                       "nr_migrations": w.nr_migrations, "nr_wakeups": w.nr_wakeups},
-        })
-    };
-    let tasks: Vec<Value> = sim
-        .tasks
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.state != crate::sched::task::TaskState::New && !is_kernel_thread(t))
-        .map(task_json)
-        .collect();
-    let kernel_threads: Vec<Value> =
-        sim.tasks.iter().enumerate().filter(|(_, t)| is_kernel_thread(t)).map(task_json).collect();
+    let average = if samples.is_empty() { rows(&deltas) } else { rows(&sum) };
+    (cpus, Mpstat { samples, average })
+}
+
+/// One task's row, with its counters over the measurement window.
+fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
+    let t = &sim.tasks[i];
+    let w = sim.task_counters(i).since(&sim.task_base.get(i).copied().unwrap_or_default());
+    let s = &t.stats;
+    TaskRow {
+        pid: t.pid,
+        comm: t.comm.clone(),
+        group: sim.group_names[t.group].clone(),
+        policy: t.policy.name().to_string(),
+        nice: t.nice,
+        rt_priority: t.rt_priority,
+        prio: t.prio(),
+        cpus_allowed: t.cpus.to_list_string(),
+        start_ns: Some(s.start_ns),
+        exit_ns: s.exit_ns,
+        runtime_ns: t.se.sum_exec_runtime,
+        wait_ns: s.wait_ns,
+        wait_max_ns: Some(s.wait_max),
+        nr_switches: s.nr_switches,
+        nr_voluntary_switches: s.nvcsw,
+        nr_involuntary_switches: s.nivcsw,
+        nr_migrations: Some(s.nr_migrations),
+        nr_wakeups: Some(s.nr_wakeups),
+        wakeup_delay_avg_ns: s.wakeup_delay_sum.checked_div(s.wakeup_delays).unwrap_or(0),
+        wakeup_delay_max_ns: s.wakeup_delay_max,
+        wakeup_delay_max_at_ns: Some(s.wakeup_delay_max_at),
+        wakeup_delays: Some(s.wakeup_delays),
+        wakeup_delay_hist_us: Some(s.wakeup_delay_hist.to_vec()),
+        last_cpu: Some(t.cpu),
+        window: Some(window(&w)),
+        ..Default::default()
+    }
+}
+
+fn window(w: &TaskCounters) -> TaskWindow {
+    TaskWindow {
+        runtime_ns: w.runtime_ns,
+        wait_ns: w.wait_ns,
+        nr_switches: w.nr_switches,
+        nr_voluntary_switches: w.nr_voluntary_switches,
+        nr_involuntary_switches: w.nr_involuntary_switches,
+        nr_migrations: w.nr_migrations,
+        nr_wakeups: w.nr_wakeups,
+    }
+}
+
+/// Per group: the scenario's groups, then the `<group>.helpers` groups that
+/// ran.
+fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
     for (gi, name) in sim.group_names.iter().enumerate().take(2 * sim.nr_scenario_groups) {
-        let members: Vec<&crate::sched::task::Task> =
-            sim.tasks.iter().filter(|t| t.group == gi && t.state != crate::sched::task::TaskState::New).collect();
+        let members: Vec<&Task> = sim.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {
             if gi < sc.groups.len() {
-                groups.push(json!({"name": name, "count": 0, "start_ns": null, "end_ns": null, "elapsed_s": null, "runtime_ns": 0}));
+                groups.push(GroupRow { name: name.clone(), ..Default::default() });
             }
             continue;
         }
         let start = members.iter().map(|t| t.stats.start_ns).min().unwrap_or(0);
         let all_exited = members.iter().all(|t| t.stats.exit_ns.is_some());
         let end_ns = if all_exited { members.iter().filter_map(|t| t.stats.exit_ns).max() } else { None };
-        let runtime: u64 = members.iter().map(|t| t.se.sum_exec_runtime).sum();
-        groups.push(json!({
-            "name": name, "count": members.len(), "start_ns": start, "end_ns": end_ns,
-            "elapsed_s": end_ns.map(|e| (e - start) as f64 / 1e9), "runtime_ns": runtime,
-        }));
+        groups.push(GroupRow {
+            name: name.clone(),
+            count: members.len(),
+            start_ns: Some(start),
+            end_ns,
+            elapsed_s: end_ns.map(|e| (e - start) as f64 / 1e9),
+            runtime_ns: members.iter().map(|t| t.se.sum_exec_runtime).sum(),
+        });
     }
-    let schedstat: Vec<Value> = sim
+    groups
+}
+
+/// schedstat per CPU and domain, and the totals a user greps for first.
+fn schedstat(sim: &Sim) -> Schedstat {
+    let cpus = sim
         .rqs
         .iter()
         .map(|rq| {
-            let domains: Vec<Value> = rq
+            let domains = rq
                 .sd
                 .iter()
                 .enumerate()
                 .map(|(lvl, st)| {
-                    let d = sim.topo.cpu_domains[rq.cpu][lvl];
+                    let dom = &sim.topo.domains[sim.topo.cpu_domains[rq.cpu][lvl]];
                     let s = &st.stats;
-                    json!({
-                        "name": sim.topo.domains[d].name, "span": sim.topo.domains[d].span_weight,
-                        "cpus": sim.topo.domains[d].span,
-                        "lb_count": s.lb_count, "lb_balanced": s.lb_balanced, "lb_failed": s.lb_failed,
-                        "lb_imbalance": s.lb_imbalance, "lb_gained": s.lb_gained,
-                        "lb_nobusyg": s.lb_nobusyg, "lb_nobusyq": s.lb_nobusyq,
-                        "alb_count": s.alb_count, "alb_pushed": s.alb_pushed, "alb_failed": s.alb_failed,
-                        "ttwu_wake_remote": s.ttwu_wake_remote, "ttwu_move_affine": s.ttwu_move_affine,
-                    })
+                    DomainSchedstat {
+                        name: dom.name.to_string(),
+                        span: dom.span_weight,
+                        cpus: dom.span.clone(),
+                        lb_count: s.lb_count,
+                        lb_balanced: s.lb_balanced,
+                        lb_failed: s.lb_failed,
+                        lb_imbalance: s.lb_imbalance,
+                        lb_gained: s.lb_gained,
+                        lb_nobusyg: s.lb_nobusyg,
+                        lb_nobusyq: s.lb_nobusyq,
+                        alb_count: s.alb_count,
+                        alb_pushed: s.alb_pushed,
+                        alb_failed: s.alb_failed,
+                        ttwu_wake_remote: s.ttwu_wake_remote,
+                        ttwu_move_affine: s.ttwu_move_affine,
+                    }
                 })
                 .collect();
             let s = &rq.stats;
-            json!({
-                "cpu": rq.cpu, "sched_count": s.sched_count, "sched_goidle": s.sched_goidle,
-                "ttwu_count": s.ttwu_count, "ttwu_local": s.ttwu_local, "run_ns": s.run_ns,
-                "wait_ns": s.wait_ns, "timeslices": s.timeslices, "domains": domains,
-            })
+            CpuSchedstat {
+                cpu: rq.cpu,
+                sched_count: s.sched_count,
+                sched_goidle: s.sched_goidle,
+                ttwu_count: s.ttwu_count,
+                ttwu_local: s.ttwu_local,
+                run_ns: s.run_ns,
+                wait_ns: s.wait_ns,
+                timeslices: s.timeslices,
+                domains,
+            }
         })
         .collect();
-    // Totals over every CPU and level: what a user greps schedstat for first.
-    let sum_lb = |f: &dyn Fn(&crate::sched::sched::LbStats) -> u64| -> u64 {
+    let sum = |f: &dyn Fn(&LbStats) -> u64| -> u64 {
         sim.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
     };
-    let active_balances = sum_lb(&|s| s.alb_pushed);
-    let lb_failed = sum_lb(&|s| s.lb_failed.iter().sum());
-    let lb_gained = sum_lb(&|s| s.lb_gained.iter().sum());
-    let migrations: u64 = sim.tasks.iter().map(|t| t.stats.nr_migrations).sum();
-    let mut features = Map::new();
-    for (n, on) in sim.cfg.features.names() {
-        features.insert(n.to_string(), json!(on));
-    }
-    json!({
-        "schedlab": env!("CARGO_PKG_VERSION"),
-        "scenario": sc.name,
-        "source": sc.source,
-        "seed": sim.seed,
-        "kernel": {
-            "version": sim.cfg.version.to_string(), "hz": sim.cfg.hz,
-            "fair": format!("{:?}", sim.cfg.mech.fair).to_lowercase(),
-            "balancer": match sim.cfg.mech.balancer { crate::kernel::BalancerEra::AvgLoad => "avg_load", crate::kernel::BalancerEra::GroupType => "group_type" },
-            "features": features, "sysctl": sim.cfg.sysctl.as_map(),
-            "scaled": {"sched_latency_ns": sim.tun.sched_latency, "sched_min_granularity_ns": sim.tun.sched_min_granularity,
-                       "sched_wakeup_granularity_ns": sim.tun.sched_wakeup_granularity, "sched_base_slice_ns": sim.tun.sched_base_slice},
-        },
-        "machine": {"name": sim.machine.name, "nr_cpus": nr, "description": sim.machine.description,
-                    "domains": sim.topo.cpu_domains[0].iter().map(|&d| json!({"name": sim.topo.domains[d].name, "span": sim.topo.domains[d].span_weight})).collect::<Vec<_>>()},
-        "sim": {"end_ns": end, "events": sim.events_processed, "reason": sim.stop_reason, "trace_hash": format!("{:016x}", sim.trace.hash), "trace_events": sim.trace.count},
-        "measure": {"start_ns": warm, "end_ns": end, "interval_ns": sc.measure.interval},
-        "cpus": cpus,
-        "mpstat": {"samples": samples, "average": average},
-        "tasks": tasks,
-        "kernel_threads": kernel_threads,
-        "groups": groups,
-        "schedstat": {"cpus": schedstat, "totals": {"alb_pushed": active_balances, "lb_failed": lb_failed, "lb_gained": lb_gained}},
-        "active_balances": active_balances,
-        "migrations": migrations,
-        "wasted_cpu_ns": sim.wasted.ns,
-        "wasted_cpu_pct": if end > warm { (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0 } else { 0.0 },
-        "rt": {"push_pull": sim.cfg.mech.rt_push_pull(), "rt_migrations": sim.rt_migrations, "push_ipis": sim.rto_push.ipis,
-               "throttle_events": sim.rt_throttle_events},
-        "rt_migrate_test": sim.rtmt.as_ref().map(|r| r.report()),
-    })
+    let totals = SchedstatTotals {
+        alb_pushed: sum(&|s| s.alb_pushed),
+        lb_failed: sum(&|s| s.lb_failed.iter().sum()),
+        lb_gained: sum(&|s| s.lb_gained.iter().sum()),
+    };
+    Schedstat { cpus, totals }
 }
 
 impl Sim {

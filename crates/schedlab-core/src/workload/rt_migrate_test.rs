@@ -15,7 +15,7 @@
 //! group and one template group per thread (scenario/mod.rs); the internal
 //! ops of `Op::Rtmt` call into this state.
 
-use serde_json::{json, Value};
+use crate::report::{RtmtAt, RtmtReport, RtmtRun, RtmtTask};
 
 /// The `[rt_migrate_test]` parameters, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,59 +311,55 @@ impl RtMigrateTest {
     }
 
     /// The report's `rt_migrate_test` object.
-    pub fn report(&self) -> Value {
+    /// The tool's results for the report.
+    pub fn report(&self) -> RtmtReport {
         let us = |ns: u64| ns / 1000;
         let iters = self.iterations.max(1);
-        let tasks: Vec<Value> = (0..self.cfg.nr_tasks)
-            .map(|t| {
-                json!({
-                    "task": t,
-                    "prio": self.cfg.prio as usize + t,
-                    "max_us": us(self.task_max[t]),
-                    "min_us": if self.task_min[t] == u64::MAX { 0 } else { us(self.task_min[t]) },
-                    "tot_us": us(self.task_tot[t]),
-                    "avg_us": us(self.task_tot[t] / iters),
-                })
+        let tasks = (0..self.cfg.nr_tasks)
+            .map(|t| RtmtTask {
+                task: t,
+                prio: self.cfg.prio as usize + t,
+                max_us: us(self.task_max[t]),
+                min_us: if self.task_min[t] == u64::MAX { 0 } else { us(self.task_min[t]) },
+                tot_us: us(self.task_tot[t]),
+                avg_us: us(self.task_tot[t] / iters),
             })
             .collect();
-        let kept: Vec<Value> = self
+        let conv =
+            |m: &Vec<Vec<u64>>| -> Vec<Vec<u64>> { m.iter().map(|row| row.iter().map(|&v| us(v)).collect()).collect() };
+        let kept_runs = self
             .kept
             .iter()
-            .map(|r| {
-                let conv = |m: &Vec<Vec<u64>>| -> Vec<Vec<u64>> {
-                    m.iter().map(|row| row.iter().map(|&v| us(v)).collect()).collect()
-                };
-                json!({
-                    "run": r.run,
-                    "failed": r.failed,
-                    "parent_pid": r.parent_pid,
-                    "pids": r.pids,
-                    "starts_us": conv(&r.starts),
-                    "lens_us": conv(&r.lens),
-                    "loops": r.loops,
-                })
+            .map(|r| RtmtRun {
+                run: r.run,
+                failed: r.failed,
+                parent_pid: r.parent_pid,
+                pids: r.pids.clone(),
+                starts_us: conv(&r.starts),
+                lens_us: conv(&r.lens),
+                loops: r.loops.clone(),
             })
             .collect();
-        json!({
-            "nr_tasks": self.cfg.nr_tasks,
-            "prio": self.cfg.prio,
-            "run_ms": self.cfg.run_ns / 1_000_000,
-            "sleep_ms": self.cfg.sleep_ns / 1_000_000,
-            "loops": self.cfg.loops,
-            "maxerr_us": us(self.cfg.maxerr_ns),
-            "check": self.cfg.check,
-            "rotate_high": self.cfg.rotate_high,
-            "runs": self.runs_done,
-            "failed_runs": self.failed_runs,
-            "iterations": self.iterations,
-            "failed_iterations": self.failed_iterations,
-            "failed_later_iterations": self.failed_later_iterations,
-            "latency_hist_us": self.latency_hist,
-            "max_wake_latency_us": self.max_latency_ns as f64 / 1000.0,
-            "max_wake_latency_at": {"run": self.max_latency_at.0, "iteration": self.max_latency_at.1},
-            "tasks": tasks,
-            "kept_runs": kept,
-        })
+        RtmtReport {
+            nr_tasks: self.cfg.nr_tasks,
+            prio: self.cfg.prio,
+            run_ms: self.cfg.run_ns / 1_000_000,
+            sleep_ms: self.cfg.sleep_ns / 1_000_000,
+            loops: self.cfg.loops,
+            maxerr_us: us(self.cfg.maxerr_ns),
+            check: self.cfg.check,
+            rotate_high: self.cfg.rotate_high,
+            runs: self.runs_done,
+            failed_runs: self.failed_runs,
+            iterations: self.iterations,
+            failed_iterations: self.failed_iterations,
+            failed_later_iterations: self.failed_later_iterations,
+            latency_hist_us: self.latency_hist.to_vec(),
+            max_wake_latency_us: self.max_latency_ns as f64 / 1000.0,
+            max_wake_latency_at: RtmtAt { run: self.max_latency_at.0, iteration: self.max_latency_at.1 },
+            tasks,
+            kept_runs,
+        }
     }
 }
 

@@ -1,0 +1,761 @@
+//! The report of one run, simulated (`stats/report.rs` builds it from a
+//! `Sim`) or measured on a real kernel (`schedlab-runner` builds it from
+//! /proc): one schema for both, so every reader (the text reports,
+//! `reproduce`, `validate`, `compare`) reads one vocabulary.
+//!
+//! These types are the one source of the report's shape: `docs/report.md`
+//! and `python/schedlab/report_types.py` are generated from their doc
+//! comments (`scripts/gen-report-types`, checked by the tests), so a field
+//! is documented here or nowhere. Every quantity says its unit in its name
+//! (`_ns`, `_us`, `_ms`, `_s`, `_pct`) unless it is a count.
+//!
+//! Fields a real-kernel report cannot have (the balancer's counters, the
+//! trace fingerprint) or a simulation does not make (the host) are left out
+//! of the JSON where absent; `null` means "this run has the field but no
+//! value" (a task that did not exit, a counter the kernel did not expose).
+//!
+//! The JSON object's keys are sorted (serde_json's map), so a report's
+//! bytes depend only on its values.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The report of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Report {
+    /// The schedlab version that wrote the report.
+    pub schedlab: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// Simulation: the scenario's file as given (or `<string>`). Real kernel:
+    /// `"real"` (the file is then in `scenario_file`).
+    pub source: String,
+    /// Real kernel: the scenario's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub scenario_file: Option<String>,
+    /// The seed of the run (the simulator's RNG streams; the runner's
+    /// distributions).
+    pub seed: u64,
+    /// The kernel that ran.
+    pub kernel: KernelInfo,
+    /// The machine the scenario describes.
+    pub machine: MachineInfo,
+    /// Real kernel: the host it ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub host: Option<HostInfo>,
+    /// Real kernel under the QEMU oracle: the guest's kernel and the
+    /// emulator's settings (added by python/schedlab/qemu/guest.py).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub oracle: Option<OracleInfo>,
+    /// Simulation: how the simulation went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub sim: Option<SimInfo>,
+    /// Real kernel: how the run went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub real: Option<RealInfo>,
+    /// The measurement window: everything below is counted from `start_ns`
+    /// (the end of the warm-up) to `end_ns`, unless it says otherwise.
+    pub measure: MeasureInfo,
+    /// Per CPU: its time by kind over the window (/proc/stat's columns).
+    pub cpus: Vec<CpuTimes>,
+    /// `mpstat -P ALL` over the window: each interval's sample and the
+    /// Average block.
+    pub mpstat: Mpstat,
+    /// The scenario's tasks (those that started), in creation order.
+    pub tasks: Vec<TaskRow>,
+    /// Simulation: the kernel's own threads (the per-CPU vmstat kworkers),
+    /// listed apart from the scenario's tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub kernel_threads: Option<Vec<TaskRow>>,
+    /// Per task group of the scenario, then per `<group>.helpers` group of
+    /// ktask helpers that ran.
+    pub groups: Vec<GroupRow>,
+    /// Simulation: schedstat-named counters per CPU and per sched domain,
+    /// over the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub schedstat: Option<Schedstat>,
+    /// Simulation: tasks moved by active balance (the stopper), over the
+    /// whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub active_balances: Option<u64>,
+    /// Task migrations: simulation, over the whole run; real kernel, over
+    /// the window.
+    pub migrations: u64,
+    /// Real kernel: context switches of the scenario's tasks over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub switches: Option<u64>,
+    /// Simulation: time a CPU sat idle while a runnable task allowed on it
+    /// waited on another runqueue, summed over the CPUs, over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wasted_cpu_ns: Option<u64>,
+    /// Simulation: `wasted_cpu_ns` as a percentage of the window's CPU time
+    /// (window length times CPUs), two decimals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wasted_cpu_pct: Option<f64>,
+    /// Real kernel: the scenario's tasks' timer wakeup delays over the
+    /// window, all tasks together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay: Option<DelayStats>,
+    /// Simulation: the RT class's counters over the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub rt: Option<RtInfo>,
+    /// The rt-migrate-test tool's results, for a scenario with
+    /// `[rt_migrate_test]`; null otherwise.
+    pub rt_migrate_test: Option<RtmtReport>,
+}
+
+/// The kernel of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct KernelInfo {
+    /// Simulation: the modelled version (`6.1`, `2.6.35`). Real kernel: the
+    /// running kernel's release (`uname -r`).
+    pub version: String,
+    /// Real kernel: the version the scenario asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub scenario_version: Option<String>,
+    /// Simulation: CONFIG_HZ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub hz: Option<u32>,
+    /// Simulation: the fair class's pick rule, `cfs` or `eevdf`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub fair: Option<String>,
+    /// Simulation: the load balancer's era, `avg_load` or `group_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub balancer: Option<String>,
+    /// Simulation: every sched_feature the version has, by its debugfs name,
+    /// and whether it was on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub features: Option<BTreeMap<String, bool>>,
+    /// Simulation: the scheduler sysctls by name (before CPU-count scaling),
+    /// in each sysctl's own unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub sysctl: Option<BTreeMap<String, i64>>,
+    /// Simulation: the latency tunables as the kernel ran with them (after
+    /// the boot-time CPU-count scaling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub scaled: Option<ScaledInfo>,
+}
+
+/// The fair class's latency tunables after boot-time scaling, in ns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScaledInfo {
+    /// sysctl_sched_latency (CFS period target).
+    pub sched_latency_ns: u64,
+    /// sysctl_sched_min_granularity.
+    pub sched_min_granularity_ns: u64,
+    /// sysctl_sched_wakeup_granularity.
+    pub sched_wakeup_granularity_ns: u64,
+    /// sysctl_sched_base_slice (EEVDF request size).
+    pub sched_base_slice_ns: u64,
+}
+
+/// The machine of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MachineInfo {
+    /// The preset's name, or `custom`.
+    pub name: String,
+    /// CPUs of the machine (real kernel: CPUs the run used).
+    pub nr_cpus: usize,
+    /// One line describing the machine.
+    pub description: String,
+    /// Simulation: CPU 0's sched domains, bottom-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub domains: Option<Vec<DomainInfo>>,
+}
+
+/// One sched domain level.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DomainInfo {
+    /// The level's name (SMT, MC, DIE/PKG, NUMA; 2.6.x SIBLING, MC, CPU,
+    /// NODE, ALLNODES).
+    pub name: String,
+    /// CPUs in the domain's span.
+    pub span: usize,
+}
+
+/// The host of a real-kernel run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HostInfo {
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `uname -v`.
+    pub kernel_version: String,
+    /// `uname -m`.
+    pub arch: String,
+    /// Online CPUs of the host.
+    pub nr_cpus: usize,
+    /// The host CPU that played each scenario CPU (index = scenario CPU).
+    pub cpus_used: Vec<usize>,
+    /// USER_HZ: /proc/stat's tick.
+    pub user_hz: u64,
+    /// The runner's coordinating thread ran SCHED_FIFO (it could set it).
+    pub coordinator_fifo: bool,
+}
+
+/// A real run under the QEMU oracle.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OracleInfo {
+    /// The oracle kernel's label (`6.1`, `6.12`).
+    pub kernel: String,
+    /// Its release (`6.1.0-50-amd64`; null if the oracle's manifest lacks it).
+    pub release: Option<String>,
+    /// QEMU's `-icount shift`.
+    pub shift: u32,
+    /// Wall time of the guest's boot and run, seconds.
+    pub wall_s: f64,
+    /// The runner's exit status in the guest (null: it did not say).
+    pub exit_status: Option<i32>,
+}
+
+/// How a simulation went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SimInfo {
+    /// Simulated time at the end of the run.
+    pub end_ns: u64,
+    /// Events the engine processed.
+    pub events: u64,
+    /// Why the run stopped: `duration reached`, `all tasks exited` or
+    /// `safety limit reached`.
+    pub reason: String,
+    /// A fingerprint (FNV-1a, hex) of the sched tracepoint stream: equal
+    /// hashes, equal schedules.
+    pub trace_hash: String,
+    /// Tracepoint events in the stream.
+    pub trace_events: u64,
+}
+
+/// How a real-kernel run went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RealInfo {
+    /// Time from the start of the run to its end (CLOCK_MONOTONIC).
+    pub end_ns: u64,
+    /// Why the run stopped.
+    pub reason: String,
+}
+
+/// The measurement window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MeasureInfo {
+    /// Start of the window: the end of the warm-up.
+    pub start_ns: u64,
+    /// End of the window: the end of the run.
+    pub end_ns: u64,
+    /// The mpstat interval.
+    pub interval_ns: u64,
+}
+
+/// One CPU's time by kind over the window (/proc/stat's columns).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpuTimes {
+    /// The scenario's CPU number.
+    pub cpu: usize,
+    /// Real kernel: the host CPU that played it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub host_cpu: Option<usize>,
+    /// User time of tasks at nice <= 0.
+    pub usr_ns: u64,
+    /// User time of tasks at nice > 0.
+    pub nice_ns: u64,
+    /// Kernel time: kernel threads and the context switches themselves.
+    pub sys_ns: u64,
+    /// Idle time.
+    pub idle_ns: u64,
+    /// Real kernel: idle time with IO outstanding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub iowait_ns: Option<u64>,
+    /// Real kernel: hard-interrupt time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub irq_ns: Option<u64>,
+    /// Real kernel: softirq time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub soft_ns: Option<u64>,
+    /// Real kernel: time stolen by the hypervisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub steal_ns: Option<u64>,
+}
+
+/// `mpstat -P ALL`: the samples and the Average block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Mpstat {
+    /// One per whole interval of the window.
+    pub samples: Vec<MpstatSample>,
+    /// The Average block over the window: the `all` row, then one per CPU.
+    pub average: Vec<MpstatRow>,
+}
+
+/// One mpstat interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MpstatSample {
+    /// End of the interval.
+    pub end_ns: u64,
+    /// The `all` row, then one per CPU.
+    pub rows: Vec<MpstatRow>,
+}
+
+/// One mpstat row: percentages of the row's time, two decimals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MpstatRow {
+    /// `"all"` or the CPU number.
+    pub cpu: MpstatCpu,
+    /// %usr.
+    pub usr: f64,
+    /// %nice.
+    pub nice: f64,
+    /// %sys.
+    pub sys: f64,
+    /// %iowait.
+    pub iowait: f64,
+    /// %irq.
+    pub irq: f64,
+    /// %soft.
+    pub soft: f64,
+    /// %steal.
+    pub steal: f64,
+    /// %guest.
+    pub guest: f64,
+    /// %gnice.
+    pub gnice: f64,
+    /// %idle.
+    pub idle: f64,
+}
+
+/// An mpstat row's CPU: `"all"` or a CPU number.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MpstatCpu {
+    /// The `all` row.
+    #[default]
+    All,
+    /// One CPU.
+    Cpu(usize),
+}
+
+impl Serialize for MpstatCpu {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MpstatCpu::All => s.serialize_str("all"),
+            MpstatCpu::Cpu(n) => s.serialize_u64(*n as u64),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MpstatCpu {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) if s == "all" => Ok(MpstatCpu::All),
+            serde_json::Value::Number(n) if n.is_u64() => Ok(MpstatCpu::Cpu(n.as_u64().unwrap_or(0) as usize)),
+            v => Err(serde::de::Error::custom(format!("an mpstat cpu is \"all\" or a CPU number, not {v}"))),
+        }
+    }
+}
+
+impl JsonSchema for MpstatCpu {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "MpstatCpu".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`\"all\"` or a CPU number.",
+            "oneOf": [{"const": "all"}, {"type": "integer", "minimum": 0}]
+        })
+    }
+}
+
+/// One task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskRow {
+    /// Its pid (the simulator's, or the real thread's tid).
+    pub pid: u32,
+    /// Its comm: the group's name, with `-N` for group members.
+    pub comm: String,
+    /// Its group.
+    pub group: String,
+    /// `SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`, `SCHED_RR`.
+    pub policy: String,
+    /// Its nice value.
+    pub nice: i32,
+    /// Its RT priority (1..99; 0 for the fair policies).
+    pub rt_priority: u32,
+    /// The kernel prio as traces print it: 120 + nice, or 99 - rt_priority.
+    pub prio: i32,
+    /// Its CPU affinity as a CPU list (`0-3,6`).
+    pub cpus_allowed: String,
+    /// When it started (null: a real thread that never did).
+    pub start_ns: Option<u64>,
+    /// When it exited (null: it did not).
+    pub exit_ns: Option<u64>,
+    /// CPU time. Simulation: over the whole run; real kernel: over the window.
+    pub runtime_ns: u64,
+    /// Time spent runnable but waiting, over the same span as runtime_ns.
+    pub wait_ns: u64,
+    /// The longest wait (null: the kernel has no schedstats).
+    pub wait_max_ns: Option<u64>,
+    /// Real kernel: timeslices (schedstat's third field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timeslices: Option<u64>,
+    /// Context switches, voluntary and involuntary.
+    pub nr_switches: u64,
+    /// Switches out because it blocked.
+    pub nr_voluntary_switches: u64,
+    /// Switches out because it was preempted.
+    pub nr_involuntary_switches: u64,
+    /// Migrations between CPUs (null: the kernel does not say).
+    pub nr_migrations: Option<u64>,
+    /// Wakeups (null: the kernel has no schedstats).
+    pub nr_wakeups: Option<u64>,
+    /// Mean delay from wakeup to running. Simulation: every wakeup; real
+    /// kernel: the timer wakeups it measured.
+    pub wakeup_delay_avg_ns: u64,
+    /// The longest such delay.
+    pub wakeup_delay_max_ns: u64,
+    /// Simulation: when the longest delay ended (perf sched latency's
+    /// "max at").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_max_at_ns: Option<u64>,
+    /// Simulation: wakeup delays counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delays: Option<u64>,
+    /// Simulation: wakeup delays in log2 buckets of microseconds: [0] below
+    /// 1 us, [k] in [2^(k-1), 2^k) us, the last open-ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_hist_us: Option<Vec<u32>>,
+    /// Real kernel: median timer wakeup delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_p50_ns: Option<u64>,
+    /// Real kernel: 90th percentile timer wakeup delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_p90_ns: Option<u64>,
+    /// Real kernel: 99th percentile timer wakeup delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_p99_ns: Option<u64>,
+    /// Real kernel: timer wakeups measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeups_measured: Option<u64>,
+    /// The CPU it last ran on (null: not known).
+    pub last_cpu: Option<usize>,
+    /// Real kernel: created by a `fork` op (not at the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub forked: Option<bool>,
+    /// Simulation: its counters over the measurement window (deltas since
+    /// the warm-up; the whole run without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub window: Option<TaskWindow>,
+}
+
+/// A task's counters over the measurement window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskWindow {
+    /// CPU time.
+    pub runtime_ns: u64,
+    /// Time runnable but waiting.
+    pub wait_ns: u64,
+    /// Context switches.
+    pub nr_switches: u64,
+    /// Voluntary switches.
+    pub nr_voluntary_switches: u64,
+    /// Involuntary switches.
+    pub nr_involuntary_switches: u64,
+    /// Migrations.
+    pub nr_migrations: u64,
+    /// Wakeups.
+    pub nr_wakeups: u64,
+}
+
+/// One task group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupRow {
+    /// The group's name (`<group>.helpers` for ktask helpers).
+    pub name: String,
+    /// Its tasks that started.
+    pub count: usize,
+    /// When its first task started (null: none did).
+    pub start_ns: Option<u64>,
+    /// When its last task exited, if all did (null otherwise).
+    pub end_ns: Option<u64>,
+    /// end_ns - start_ns in seconds (null if not all exited): a workload's
+    /// completion time.
+    pub elapsed_s: Option<f64>,
+    /// CPU time of its tasks (simulation: whole run; real: window).
+    pub runtime_ns: u64,
+}
+
+/// schedstat-named counters (/proc/schedstat version 15).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Schedstat {
+    /// Per CPU.
+    pub cpus: Vec<CpuSchedstat>,
+    /// Sums over every CPU and level.
+    pub totals: SchedstatTotals,
+}
+
+/// One CPU's schedstat line and its domains'.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpuSchedstat {
+    /// The CPU.
+    pub cpu: usize,
+    /// schedule() calls.
+    pub sched_count: u64,
+    /// schedule() calls that left the CPU idle.
+    pub sched_goidle: u64,
+    /// try_to_wake_up() calls issued on this CPU.
+    pub ttwu_count: u64,
+    /// ...of which woke the task onto this CPU.
+    pub ttwu_local: u64,
+    /// Time tasks ran on this CPU.
+    pub run_ns: u64,
+    /// Time tasks waited on this CPU's runqueue.
+    pub wait_ns: u64,
+    /// Timeslices run on this CPU.
+    pub timeslices: u64,
+    /// Per sched domain of this CPU, bottom-up.
+    pub domains: Vec<DomainSchedstat>,
+}
+
+/// One domain's load-balance counters on one CPU. The three-element arrays
+/// are indexed by enum cpu_idle_type: [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DomainSchedstat {
+    /// The level's name.
+    pub name: String,
+    /// CPUs in the span.
+    pub span: usize,
+    /// The span's CPUs.
+    pub cpus: Vec<usize>,
+    /// load_balance() calls.
+    pub lb_count: [u64; 3],
+    /// ...that found the domain balanced.
+    pub lb_balanced: [u64; 3],
+    /// ...that found an imbalance but moved nothing.
+    pub lb_failed: [u64; 3],
+    /// Sum of the imbalances found.
+    pub lb_imbalance: [u64; 3],
+    /// Tasks pulled.
+    pub lb_gained: [u64; 3],
+    /// No busiest group found.
+    pub lb_nobusyg: [u64; 3],
+    /// No busiest queue found.
+    pub lb_nobusyq: [u64; 3],
+    /// Active balances attempted.
+    pub alb_count: u64,
+    /// Active balances that moved a task.
+    pub alb_pushed: u64,
+    /// Active balances that moved nothing.
+    pub alb_failed: u64,
+    /// Wakeups onto another CPU than the waker's, in this domain.
+    pub ttwu_wake_remote: u64,
+    /// wake_affine() decisions to pull the wakee to the waker's CPU.
+    pub ttwu_move_affine: u64,
+}
+
+/// schedstat totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SchedstatTotals {
+    /// Sum of alb_pushed.
+    pub alb_pushed: u64,
+    /// Sum of lb_failed.
+    pub lb_failed: u64,
+    /// Sum of lb_gained.
+    pub lb_gained: u64,
+}
+
+/// Delay statistics over a set of wakeups.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DelayStats {
+    /// Wakeups measured.
+    pub count: u64,
+    /// Mean delay.
+    pub avg_ns: u64,
+    /// Median (nearest rank; null without wakeups).
+    pub p50_ns: Option<u64>,
+    /// 90th percentile.
+    pub p90_ns: Option<u64>,
+    /// 99th percentile.
+    pub p99_ns: Option<u64>,
+    /// The longest.
+    pub max_ns: Option<u64>,
+}
+
+/// The RT class's counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RtInfo {
+    /// RT tasks are balanced by push/pull (2.6.25+), not by the generic
+    /// balancer.
+    pub push_pull: bool,
+    /// Tasks moved by push/pull.
+    pub rt_migrations: u64,
+    /// RT_PUSH_IPI: IPIs of the push irq_work chain.
+    pub push_ipis: u64,
+    /// Times an rt_rq was throttled (sched_rt_runtime_us exhausted).
+    pub throttle_events: u64,
+}
+
+/// rt-migrate-test's results (rt-tests), as the tool prints them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RtmtReport {
+    /// Threads per run (-t).
+    pub nr_tasks: usize,
+    /// The lowest thread's priority (-p).
+    pub prio: u32,
+    /// Busy time per iteration (-r), ms.
+    pub run_ms: u64,
+    /// Sleep between iterations (-s), ms.
+    pub sleep_ms: u64,
+    /// Iterations per run (-l).
+    pub loops: usize,
+    /// Allowed start skew (-e), us.
+    pub maxerr_us: u64,
+    /// -c: stop a run at its first failed iteration.
+    pub check: bool,
+    /// The highest thread rotates its affinity (rt-tests 2.x).
+    pub rotate_high: bool,
+    /// Runs done.
+    pub runs: usize,
+    /// Runs with a failed iteration.
+    pub failed_runs: usize,
+    /// Iterations done, over every run.
+    pub iterations: u64,
+    /// Iterations where a higher thread ran after a lower one had finished.
+    pub failed_iterations: u64,
+    /// Failed iterations other than a run's first.
+    pub failed_later_iterations: u64,
+    /// Per iteration, the worst wait of a higher thread behind a lower one,
+    /// in log2 buckets of microseconds.
+    pub latency_hist_us: Vec<u64>,
+    /// The worst such wait, us.
+    pub max_wake_latency_us: f64,
+    /// Where it happened.
+    pub max_wake_latency_at: RtmtAt,
+    /// Per thread: its times, as the tool's summary prints them.
+    pub tasks: Vec<RtmtTask>,
+    /// The first runs, kept whole (the tool's per-iteration rows).
+    pub kept_runs: Vec<RtmtRun>,
+}
+
+/// A run and an iteration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RtmtAt {
+    /// The run (from 0).
+    pub run: usize,
+    /// The iteration in it (from 0).
+    pub iteration: usize,
+}
+
+/// One rt-migrate-test thread's summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RtmtTask {
+    /// The thread's index.
+    pub task: usize,
+    /// Its priority.
+    pub prio: usize,
+    /// Max start delay, us.
+    pub max_us: u64,
+    /// Min start delay, us.
+    pub min_us: u64,
+    /// Total start delay, us.
+    pub tot_us: u64,
+    /// Mean start delay, us.
+    pub avg_us: u64,
+}
+
+/// One kept rt-migrate-test run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RtmtRun {
+    /// The run (from 0).
+    pub run: usize,
+    /// Whether an iteration failed.
+    pub failed: bool,
+    /// The main thread's pid.
+    pub parent_pid: u32,
+    /// The threads' pids.
+    pub pids: Vec<u32>,
+    /// Per iteration and thread: start delay from the release, us.
+    pub starts_us: Vec<Vec<u64>>,
+    /// Per iteration and thread: time from start to end, us.
+    pub lens_us: Vec<Vec<u64>>,
+    /// Per iteration and thread: busy-loop passes done.
+    pub loops: Vec<Vec<u64>>,
+}
+
+impl Report {
+    /// The report as a JSON value with sorted keys (the bytes every writer
+    /// produces).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a report always serializes")
+    }
+
+    /// The report as compact JSON text with sorted keys.
+    pub fn to_json(&self) -> String {
+        self.to_value().to_string()
+    }
+}
+
+/// A field left out of the JSON when it has no value is never null: its
+/// schema loses the `null` schemars gives every `Option`, and says
+/// `"x-optional": true` (schemars leaves every `Option` out of `required`,
+/// so that list cannot tell "may be absent" from "may be null").
+fn absent_when_none(schema: &mut schemars::Schema) {
+    schema.insert("x-optional".into(), true.into());
+    if let Some(serde_json::Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let t = types[0].clone();
+            schema.insert("type".into(), t);
+        }
+    }
+    if let Some(serde_json::Value::Array(any)) = schema.get("anyOf").cloned() {
+        let rest: Vec<serde_json::Value> = any.into_iter().filter(|x| x.get("type") != Some(&"null".into())).collect();
+        if rest.len() == 1 {
+            schema.remove("anyOf");
+            if let serde_json::Value::Object(o) = &rest[0] {
+                for (k, v) in o {
+                    schema.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The report's JSON schema (draft 2020-12), with every field's doc
+/// comment as its description: the source of docs/report.md and
+/// python/schedlab/report_types.py.
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Report)).expect("the schema serializes")
+}

@@ -1,0 +1,768 @@
+"""The report's types as TypedDicts, generated from ``crates/schedlab-core/src/report.rs`` by
+``scripts/gen-report-types`` (see docs/report.md); do not edit by hand.
+
+A key that a report may leave out is not required (``total=False``); a
+value typed ``X | None`` may be ``None``. ``Report`` is what ``schedlab.run_scenario``
+returns and ``schedlab run --json`` writes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict, Union
+
+__all__ = [
+    "CpuSchedstat",
+    "CpuTimes",
+    "DelayStats",
+    "DomainInfo",
+    "DomainSchedstat",
+    "GroupRow",
+    "HostInfo",
+    "KernelInfo",
+    "MachineInfo",
+    "MeasureInfo",
+    "Mpstat",
+    "MpstatCpu",
+    "MpstatRow",
+    "MpstatSample",
+    "OracleInfo",
+    "RealInfo",
+    "Report",
+    "RtInfo",
+    "RtmtAt",
+    "RtmtReport",
+    "RtmtRun",
+    "RtmtTask",
+    "ScaledInfo",
+    "Schedstat",
+    "SchedstatTotals",
+    "SimInfo",
+    "TaskRow",
+    "TaskWindow",
+]
+
+
+#: `"all"` or a CPU number.
+MpstatCpu = Union[Literal["all"], int]
+
+
+class _DelayStatsKeys(TypedDict):
+    """The keys of every DelayStats."""
+
+    avg_ns: int
+    """Mean delay."""
+    count: int
+    """Wakeups measured."""
+    max_ns: int | None
+    """The longest."""
+    p50_ns: int | None
+    """Median (nearest rank; null without wakeups)."""
+    p90_ns: int | None
+    """90th percentile."""
+    p99_ns: int | None
+    """99th percentile."""
+
+
+class DelayStats(_DelayStatsKeys, total=False):
+    """Delay statistics over a set of wakeups."""
+
+    pass
+
+
+class _SimInfoKeys(TypedDict):
+    """The keys of every SimInfo."""
+
+    end_ns: int
+    """Simulated time at the end of the run."""
+    events: int
+    """Events the engine processed."""
+    reason: str
+    """Why the run stopped: `duration reached`, `all tasks exited` or `safety limit reached`."""
+    trace_events: int
+    """Tracepoint events in the stream."""
+    trace_hash: str
+    """A fingerprint (FNV-1a, hex) of the sched tracepoint stream: equal hashes, equal schedules."""
+
+
+class SimInfo(_SimInfoKeys, total=False):
+    """How a simulation went."""
+
+    pass
+
+
+class _SchedstatTotalsKeys(TypedDict):
+    """The keys of every SchedstatTotals."""
+
+    alb_pushed: int
+    """Sum of alb_pushed."""
+    lb_failed: int
+    """Sum of lb_failed."""
+    lb_gained: int
+    """Sum of lb_gained."""
+
+
+class SchedstatTotals(_SchedstatTotalsKeys, total=False):
+    """schedstat totals."""
+
+    pass
+
+
+class _DomainSchedstatKeys(TypedDict):
+    """The keys of every DomainSchedstat."""
+
+    alb_count: int
+    """Active balances attempted."""
+    alb_failed: int
+    """Active balances that moved nothing."""
+    alb_pushed: int
+    """Active balances that moved a task."""
+    cpus: list[int]
+    """The span's CPUs."""
+    lb_balanced: list[int]
+    """...that found the domain balanced."""
+    lb_count: list[int]
+    """load_balance() calls."""
+    lb_failed: list[int]
+    """...that found an imbalance but moved nothing."""
+    lb_gained: list[int]
+    """Tasks pulled."""
+    lb_imbalance: list[int]
+    """Sum of the imbalances found."""
+    lb_nobusyg: list[int]
+    """No busiest group found."""
+    lb_nobusyq: list[int]
+    """No busiest queue found."""
+    name: str
+    """The level's name."""
+    span: int
+    """CPUs in the span."""
+    ttwu_move_affine: int
+    """wake_affine() decisions to pull the wakee to the waker's CPU."""
+    ttwu_wake_remote: int
+    """Wakeups onto another CPU than the waker's, in this domain."""
+
+
+class DomainSchedstat(_DomainSchedstatKeys, total=False):
+    """One domain's load-balance counters on one CPU. The three-element arrays are indexed by enum cpu_idle_type:
+    [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
+    """
+
+    pass
+
+
+class _CpuSchedstatKeys(TypedDict):
+    """The keys of every CpuSchedstat."""
+
+    cpu: int
+    """The CPU."""
+    domains: list[DomainSchedstat]
+    """Per sched domain of this CPU, bottom-up."""
+    run_ns: int
+    """Time tasks ran on this CPU."""
+    sched_count: int
+    """schedule() calls."""
+    sched_goidle: int
+    """schedule() calls that left the CPU idle."""
+    timeslices: int
+    """Timeslices run on this CPU."""
+    ttwu_count: int
+    """try_to_wake_up() calls issued on this CPU."""
+    ttwu_local: int
+    """...of which woke the task onto this CPU."""
+    wait_ns: int
+    """Time tasks waited on this CPU's runqueue."""
+
+
+class CpuSchedstat(_CpuSchedstatKeys, total=False):
+    """One CPU's schedstat line and its domains'."""
+
+    pass
+
+
+class _SchedstatKeys(TypedDict):
+    """The keys of every Schedstat."""
+
+    cpus: list[CpuSchedstat]
+    """Per CPU."""
+    totals: SchedstatTotals
+    """Sums over every CPU and level."""
+
+
+class Schedstat(_SchedstatKeys, total=False):
+    """schedstat-named counters (/proc/schedstat version 15)."""
+
+    pass
+
+
+class _RtmtTaskKeys(TypedDict):
+    """The keys of every RtmtTask."""
+
+    avg_us: int
+    """Mean start delay, us."""
+    max_us: int
+    """Max start delay, us."""
+    min_us: int
+    """Min start delay, us."""
+    prio: int
+    """Its priority."""
+    task: int
+    """The thread's index."""
+    tot_us: int
+    """Total start delay, us."""
+
+
+class RtmtTask(_RtmtTaskKeys, total=False):
+    """One rt-migrate-test thread's summary."""
+
+    pass
+
+
+class _RtmtAtKeys(TypedDict):
+    """The keys of every RtmtAt."""
+
+    iteration: int
+    """The iteration in it (from 0)."""
+    run: int
+    """The run (from 0)."""
+
+
+class RtmtAt(_RtmtAtKeys, total=False):
+    """A run and an iteration."""
+
+    pass
+
+
+class _RtmtRunKeys(TypedDict):
+    """The keys of every RtmtRun."""
+
+    failed: bool
+    """Whether an iteration failed."""
+    lens_us: list[list[int]]
+    """Per iteration and thread: time from start to end, us."""
+    loops: list[list[int]]
+    """Per iteration and thread: busy-loop passes done."""
+    parent_pid: int
+    """The main thread's pid."""
+    pids: list[int]
+    """The threads' pids."""
+    run: int
+    """The run (from 0)."""
+    starts_us: list[list[int]]
+    """Per iteration and thread: start delay from the release, us."""
+
+
+class RtmtRun(_RtmtRunKeys, total=False):
+    """One kept rt-migrate-test run."""
+
+    pass
+
+
+class _RtmtReportKeys(TypedDict):
+    """The keys of every RtmtReport."""
+
+    check: bool
+    """-c: stop a run at its first failed iteration."""
+    failed_iterations: int
+    """Iterations where a higher thread ran after a lower one had finished."""
+    failed_later_iterations: int
+    """Failed iterations other than a run's first."""
+    failed_runs: int
+    """Runs with a failed iteration."""
+    iterations: int
+    """Iterations done, over every run."""
+    kept_runs: list[RtmtRun]
+    """The first runs, kept whole (the tool's per-iteration rows)."""
+    latency_hist_us: list[int]
+    """Per iteration, the worst wait of a higher thread behind a lower one, in log2 buckets of microseconds."""
+    loops: int
+    """Iterations per run (-l)."""
+    max_wake_latency_at: RtmtAt
+    """Where it happened."""
+    max_wake_latency_us: float
+    """The worst such wait, us."""
+    maxerr_us: int
+    """Allowed start skew (-e), us."""
+    nr_tasks: int
+    """Threads per run (-t)."""
+    prio: int
+    """The lowest thread's priority (-p)."""
+    rotate_high: bool
+    """The highest thread rotates its affinity (rt-tests 2.x)."""
+    run_ms: int
+    """Busy time per iteration (-r), ms."""
+    runs: int
+    """Runs done."""
+    sleep_ms: int
+    """Sleep between iterations (-s), ms."""
+    tasks: list[RtmtTask]
+    """Per thread: its times, as the tool's summary prints them."""
+
+
+class RtmtReport(_RtmtReportKeys, total=False):
+    """rt-migrate-test's results (rt-tests), as the tool prints them."""
+
+    pass
+
+
+class _RtInfoKeys(TypedDict):
+    """The keys of every RtInfo."""
+
+    push_ipis: int
+    """RT_PUSH_IPI: IPIs of the push irq_work chain."""
+    push_pull: bool
+    """RT tasks are balanced by push/pull (2.6.25+), not by the generic balancer."""
+    rt_migrations: int
+    """Tasks moved by push/pull."""
+    throttle_events: int
+    """Times an rt_rq was throttled (sched_rt_runtime_us exhausted)."""
+
+
+class RtInfo(_RtInfoKeys, total=False):
+    """The RT class's counters."""
+
+    pass
+
+
+class _RealInfoKeys(TypedDict):
+    """The keys of every RealInfo."""
+
+    end_ns: int
+    """Time from the start of the run to its end (CLOCK_MONOTONIC)."""
+    reason: str
+    """Why the run stopped."""
+
+
+class RealInfo(_RealInfoKeys, total=False):
+    """How a real-kernel run went."""
+
+    pass
+
+
+class _OracleInfoKeys(TypedDict):
+    """The keys of every OracleInfo."""
+
+    exit_status: int | None
+    """The runner's exit status in the guest (null: it did not say)."""
+    kernel: str
+    """The oracle kernel's label (`6.1`, `6.12`)."""
+    release: str | None
+    """Its release (`6.1.0-50-amd64`; null if the oracle's manifest lacks it)."""
+    shift: int
+    """QEMU's `-icount shift`."""
+    wall_s: float
+    """Wall time of the guest's boot and run, seconds."""
+
+
+class OracleInfo(_OracleInfoKeys, total=False):
+    """A real run under the QEMU oracle."""
+
+    pass
+
+
+class _MpstatSampleKeys(TypedDict):
+    """The keys of every MpstatSample."""
+
+    end_ns: int
+    """End of the interval."""
+    rows: list[MpstatRow]
+    """The `all` row, then one per CPU."""
+
+
+class MpstatSample(_MpstatSampleKeys, total=False):
+    """One mpstat interval."""
+
+    pass
+
+
+class _MpstatRowKeys(TypedDict):
+    """The keys of every MpstatRow."""
+
+    cpu: MpstatCpu
+    """`"all"` or the CPU number."""
+    gnice: float
+    """%gnice."""
+    guest: float
+    """%guest."""
+    idle: float
+    """%idle."""
+    iowait: float
+    """%iowait."""
+    irq: float
+    """%irq."""
+    nice: float
+    """%nice."""
+    soft: float
+    """%soft."""
+    steal: float
+    """%steal."""
+    sys: float
+    """%sys."""
+    usr: float
+    """%usr."""
+
+
+class MpstatRow(_MpstatRowKeys, total=False):
+    """One mpstat row: percentages of the row's time, two decimals."""
+
+    pass
+
+
+class _MpstatKeys(TypedDict):
+    """The keys of every Mpstat."""
+
+    average: list[MpstatRow]
+    """The Average block over the window: the `all` row, then one per CPU."""
+    samples: list[MpstatSample]
+    """One per whole interval of the window."""
+
+
+class Mpstat(_MpstatKeys, total=False):
+    """`mpstat -P ALL`: the samples and the Average block."""
+
+    pass
+
+
+class _MeasureInfoKeys(TypedDict):
+    """The keys of every MeasureInfo."""
+
+    end_ns: int
+    """End of the window: the end of the run."""
+    interval_ns: int
+    """The mpstat interval."""
+    start_ns: int
+    """Start of the window: the end of the warm-up."""
+
+
+class MeasureInfo(_MeasureInfoKeys, total=False):
+    """The measurement window."""
+
+    pass
+
+
+class _DomainInfoKeys(TypedDict):
+    """The keys of every DomainInfo."""
+
+    name: str
+    """The level's name (SMT, MC, DIE/PKG, NUMA; 2.6.x SIBLING, MC, CPU, NODE, ALLNODES)."""
+    span: int
+    """CPUs in the domain's span."""
+
+
+class DomainInfo(_DomainInfoKeys, total=False):
+    """One sched domain level."""
+
+    pass
+
+
+class _MachineInfoKeys(TypedDict):
+    """The keys of every MachineInfo."""
+
+    description: str
+    """One line describing the machine."""
+    name: str
+    """The preset's name, or `custom`."""
+    nr_cpus: int
+    """CPUs of the machine (real kernel: CPUs the run used)."""
+
+
+class MachineInfo(_MachineInfoKeys, total=False):
+    """The machine of a run."""
+
+    domains: list[DomainInfo]
+    """Simulation: CPU 0's sched domains, bottom-up."""
+
+
+class _TaskWindowKeys(TypedDict):
+    """The keys of every TaskWindow."""
+
+    nr_involuntary_switches: int
+    """Involuntary switches."""
+    nr_migrations: int
+    """Migrations."""
+    nr_switches: int
+    """Context switches."""
+    nr_voluntary_switches: int
+    """Voluntary switches."""
+    nr_wakeups: int
+    """Wakeups."""
+    runtime_ns: int
+    """CPU time."""
+    wait_ns: int
+    """Time runnable but waiting."""
+
+
+class TaskWindow(_TaskWindowKeys, total=False):
+    """A task's counters over the measurement window."""
+
+    pass
+
+
+class _TaskRowKeys(TypedDict):
+    """The keys of every TaskRow."""
+
+    comm: str
+    """Its comm: the group's name, with `-N` for group members."""
+    cpus_allowed: str
+    """Its CPU affinity as a CPU list (`0-3,6`)."""
+    exit_ns: int | None
+    """When it exited (null: it did not)."""
+    group: str
+    """Its group."""
+    last_cpu: int | None
+    """The CPU it last ran on (null: not known)."""
+    nice: int
+    """Its nice value."""
+    nr_involuntary_switches: int
+    """Switches out because it was preempted."""
+    nr_migrations: int | None
+    """Migrations between CPUs (null: the kernel does not say)."""
+    nr_switches: int
+    """Context switches, voluntary and involuntary."""
+    nr_voluntary_switches: int
+    """Switches out because it blocked."""
+    nr_wakeups: int | None
+    """Wakeups (null: the kernel has no schedstats)."""
+    pid: int
+    """Its pid (the simulator's, or the real thread's tid)."""
+    policy: str
+    """`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`, `SCHED_RR`."""
+    prio: int
+    """The kernel prio as traces print it: 120 + nice, or 99 - rt_priority."""
+    rt_priority: int
+    """Its RT priority (1..99; 0 for the fair policies)."""
+    runtime_ns: int
+    """CPU time. Simulation: over the whole run; real kernel: over the window."""
+    start_ns: int | None
+    """When it started (null: a real thread that never did)."""
+    wait_max_ns: int | None
+    """The longest wait (null: the kernel has no schedstats)."""
+    wait_ns: int
+    """Time spent runnable but waiting, over the same span as runtime_ns."""
+    wakeup_delay_avg_ns: int
+    """Mean delay from wakeup to running. Simulation: every wakeup; real kernel: the timer wakeups it measured."""
+    wakeup_delay_max_ns: int
+    """The longest such delay."""
+
+
+class TaskRow(_TaskRowKeys, total=False):
+    """One task."""
+
+    forked: bool
+    """Real kernel: created by a `fork` op (not at the start)."""
+    timeslices: int
+    """Real kernel: timeslices (schedstat's third field)."""
+    wakeup_delay_hist_us: list[int]
+    """Simulation: wakeup delays in log2 buckets of microseconds: [0] below 1 us, [k] in [2^(k-1), 2^k) us, the last
+    open-ended.
+    """
+    wakeup_delay_max_at_ns: int
+    """Simulation: when the longest delay ended (perf sched latency's "max at")."""
+    wakeup_delay_p50_ns: int
+    """Real kernel: median timer wakeup delay."""
+    wakeup_delay_p90_ns: int
+    """Real kernel: 90th percentile timer wakeup delay."""
+    wakeup_delay_p99_ns: int
+    """Real kernel: 99th percentile timer wakeup delay."""
+    wakeup_delays: int
+    """Simulation: wakeup delays counted."""
+    wakeups_measured: int
+    """Real kernel: timer wakeups measured."""
+    window: TaskWindow
+    """Simulation: its counters over the measurement window (deltas since the warm-up; the whole run without one).
+    """
+
+
+class _ScaledInfoKeys(TypedDict):
+    """The keys of every ScaledInfo."""
+
+    sched_base_slice_ns: int
+    """sysctl_sched_base_slice (EEVDF request size)."""
+    sched_latency_ns: int
+    """sysctl_sched_latency (CFS period target)."""
+    sched_min_granularity_ns: int
+    """sysctl_sched_min_granularity."""
+    sched_wakeup_granularity_ns: int
+    """sysctl_sched_wakeup_granularity."""
+
+
+class ScaledInfo(_ScaledInfoKeys, total=False):
+    """The fair class's latency tunables after boot-time scaling, in ns."""
+
+    pass
+
+
+class _KernelInfoKeys(TypedDict):
+    """The keys of every KernelInfo."""
+
+    version: str
+    """Simulation: the modelled version (`6.1`, `2.6.35`). Real kernel: the running kernel's release (`uname -r`).
+    """
+
+
+class KernelInfo(_KernelInfoKeys, total=False):
+    """The kernel of a run."""
+
+    balancer: str
+    """Simulation: the load balancer's era, `avg_load` or `group_type`."""
+    fair: str
+    """Simulation: the fair class's pick rule, `cfs` or `eevdf`."""
+    features: dict[str, bool]
+    """Simulation: every sched_feature the version has, by its debugfs name, and whether it was on."""
+    hz: int
+    """Simulation: CONFIG_HZ."""
+    scaled: ScaledInfo
+    """Simulation: the latency tunables as the kernel ran with them (after the boot-time CPU-count scaling)."""
+    scenario_version: str
+    """Real kernel: the version the scenario asked for."""
+    sysctl: dict[str, int]
+    """Simulation: the scheduler sysctls by name (before CPU-count scaling), in each sysctl's own unit."""
+
+
+class _HostInfoKeys(TypedDict):
+    """The keys of every HostInfo."""
+
+    arch: str
+    """`uname -m`."""
+    coordinator_fifo: bool
+    """The runner's coordinating thread ran SCHED_FIFO (it could set it)."""
+    cpus_used: list[int]
+    """The host CPU that played each scenario CPU (index = scenario CPU)."""
+    kernel_release: str
+    """`uname -r`."""
+    kernel_version: str
+    """`uname -v`."""
+    nr_cpus: int
+    """Online CPUs of the host."""
+    user_hz: int
+    """USER_HZ: /proc/stat's tick."""
+
+
+class HostInfo(_HostInfoKeys, total=False):
+    """The host of a real-kernel run."""
+
+    pass
+
+
+class _GroupRowKeys(TypedDict):
+    """The keys of every GroupRow."""
+
+    count: int
+    """Its tasks that started."""
+    elapsed_s: float | None
+    """end_ns - start_ns in seconds (null if not all exited): a workload's completion time."""
+    end_ns: int | None
+    """When its last task exited, if all did (null otherwise)."""
+    name: str
+    """The group's name (`<group>.helpers` for ktask helpers)."""
+    runtime_ns: int
+    """CPU time of its tasks (simulation: whole run; real: window)."""
+    start_ns: int | None
+    """When its first task started (null: none did)."""
+
+
+class GroupRow(_GroupRowKeys, total=False):
+    """One task group."""
+
+    pass
+
+
+class _CpuTimesKeys(TypedDict):
+    """The keys of every CpuTimes."""
+
+    cpu: int
+    """The scenario's CPU number."""
+    idle_ns: int
+    """Idle time."""
+    nice_ns: int
+    """User time of tasks at nice > 0."""
+    sys_ns: int
+    """Kernel time: kernel threads and the context switches themselves."""
+    usr_ns: int
+    """User time of tasks at nice <= 0."""
+
+
+class CpuTimes(_CpuTimesKeys, total=False):
+    """One CPU's time by kind over the window (/proc/stat's columns)."""
+
+    host_cpu: int
+    """Real kernel: the host CPU that played it."""
+    iowait_ns: int
+    """Real kernel: idle time with IO outstanding."""
+    irq_ns: int
+    """Real kernel: hard-interrupt time."""
+    soft_ns: int
+    """Real kernel: softirq time."""
+    steal_ns: int
+    """Real kernel: time stolen by the hypervisor."""
+
+
+class _ReportKeys(TypedDict):
+    """The keys of every Report."""
+
+    cpus: list[CpuTimes]
+    """Per CPU: its time by kind over the window (/proc/stat's columns)."""
+    groups: list[GroupRow]
+    """Per task group of the scenario, then per `<group>.helpers` group of ktask helpers that ran."""
+    kernel: KernelInfo
+    """The kernel that ran."""
+    machine: MachineInfo
+    """The machine the scenario describes."""
+    measure: MeasureInfo
+    """The measurement window: everything below is counted from `start_ns` (the end of the warm-up) to `end_ns`, unless
+    it says otherwise.
+    """
+    migrations: int
+    """Task migrations: simulation, over the whole run; real kernel, over the window."""
+    mpstat: Mpstat
+    """`mpstat -P ALL` over the window: each interval's sample and the Average block."""
+    rt_migrate_test: RtmtReport | None
+    """The rt-migrate-test tool's results, for a scenario with `[rt_migrate_test]`; null otherwise."""
+    scenario: str
+    """The scenario's name."""
+    schedlab: str
+    """The schedlab version that wrote the report."""
+    seed: int
+    """The seed of the run (the simulator's RNG streams; the runner's distributions)."""
+    source: str
+    """Simulation: the scenario's file as given (or `<string>`). Real kernel: `"real"` (the file is then in
+    `scenario_file`).
+    """
+    tasks: list[TaskRow]
+    """The scenario's tasks (those that started), in creation order."""
+
+
+class Report(_ReportKeys, total=False):
+    """The report of one run."""
+
+    active_balances: int
+    """Simulation: tasks moved by active balance (the stopper), over the whole run."""
+    host: HostInfo
+    """Real kernel: the host it ran on."""
+    kernel_threads: list[TaskRow]
+    """Simulation: the kernel's own threads (the per-CPU vmstat kworkers), listed apart from the scenario's tasks.
+    """
+    oracle: OracleInfo
+    """Real kernel under the QEMU oracle: the guest's kernel and the emulator's settings (added by
+    python/schedlab/qemu/guest.py).
+    """
+    real: RealInfo
+    """Real kernel: how the run went."""
+    rt: RtInfo
+    """Simulation: the RT class's counters over the whole run."""
+    scenario_file: str
+    """Real kernel: the scenario's file."""
+    schedstat: Schedstat
+    """Simulation: schedstat-named counters per CPU and per sched domain, over the whole run."""
+    sim: SimInfo
+    """Simulation: how the simulation went."""
+    switches: int
+    """Real kernel: context switches of the scenario's tasks over the window."""
+    wakeup_delay: DelayStats
+    """Real kernel: the scenario's tasks' timer wakeup delays over the window, all tasks together."""
+    wasted_cpu_ns: int
+    """Simulation: time a CPU sat idle while a runnable task allowed on it waited on another runqueue, summed over the
+    CPUs, over the window.
+    """
+    wasted_cpu_pct: float
+    """Simulation: `wasted_cpu_ns` as a percentage of the window's CPU time (window length times CPUs), two decimals.
+    """
