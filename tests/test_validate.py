@@ -5,17 +5,19 @@ to end, as CI runs it."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import schedlab
 from conftest import REPO, RunCli
 from schedlab import qemu
 from schedlab import validation as v
 from schedlab.errors import HostError, ScenarioError, SchedlabError, UsageError
-from schedlab.metrics import MetricError, ReportView
+from schedlab.metrics import MetricError, ReportView, percentile
 
 NATIVE = pytest.mark.native
 
@@ -141,13 +143,15 @@ def _side() -> v.Side:
     doc = {
         "measure": {"start_ns": 0, "end_ns": 1_000_000_000},
         "tasks": [
-            {"comm": "a", "group": "g", "runtime_ns": 500_000_000, "nr_switches": 100, "nr_migrations": 2},
+            {"comm": "a", "group": "g", "runtime_ns": 500_000_000, "nr_switches": 100, "nr_migrations": 2,
+             "wakeups_measured": 10, "wakeup_delay_p50_ns": 50_000, "wakeup_delay_p90_ns": 90_000},
             {"comm": "b", "group": "g", "runtime_ns": 250_000_000, "nr_switches": 50, "nr_migrations": 0},
             {"comm": "c", "group": "h", "runtime_ns": 1_000_000_000, "nr_switches": 10, "nr_migrations": None},
         ],
         "mpstat": {"average": [{"cpu": c, "idle": i} for c, i in idle]},
-    }
-    return v.Side(ReportView(doc), lambda comm, p: {None: 7.0, "a": p}.get(comm))
+        "wakeup_delay": {"count": 12, "p50_ns": 7_000, "p90_ns": 9_000},
+    }  # fmt: skip
+    return v.Side(ReportView(doc))
 
 
 def _spec(metric: str, **kw: Any) -> v.MetricSpec:
@@ -185,33 +189,11 @@ def test_sim_side_reads_the_window_counters() -> None:
         ],
         "mpstat": {"average": [{"cpu": "all", "idle": 75.0}]},
     }  # fmt: skip
-    side = v.sim_side(doc, None)
+    side = v.sim_side(doc)
     assert v.compute(_spec("share", task="a"), side) == 25.0
     assert v.compute(_spec("switches"), side) == 20.0
     assert v.compute(_spec("migrations"), side) == 1.0
-    assert v.compute(_spec("wakeup_p50"), side) is None  # no trace, no delays
-
-
-_SW = (
-    "sched_switch: prev_comm={p} prev_pid={pp} prev_prio=120 prev_state={s} "
-    "==> next_comm={n} next_pid={np} next_prio=120"
-)
-TRACE = "\n".join(
-    [
-        "# tracer: nop",
-        "  <idle>-0  [000] d..2.     0.900000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
-        "  hog-5     [000] d..2.     0.900010: " + _SW.format(p="hog", pp=5, s="R", n="t", np=7),
-        "  <idle>-0  [000] d..2.     1.000000: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
-        "  <idle>-0  [000] d..2.     1.000001: sched_wakeup: comm=k pid=9 prio=120 target_cpu=000",
-        "  hog-5     [000] d..2.     1.000250: " + _SW.format(p="hog", pp=5, s="R", n="t", np=7),
-        "  t-7       [000] d..2.     1.000300: " + _SW.format(p="t", pp=7, s="S", n="k", np=9),
-    ]
-)
-
-
-def test_trace_delays() -> None:
-    d = v.trace_delays_us(TRACE, {7: "t"}, 0.95, 2.0)
-    assert d == {"t": [pytest.approx(250.0)]}
+    assert v.compute(_spec("wakeup_p50"), side) is None  # no delays measured
 
 
 def _report(
@@ -367,16 +349,60 @@ def test_save_real_and_real_from_round_trip(tmp_path: Path) -> None:
     assert "--save-real" in str(e.value)
 
 
-def test_trace_delays_start_at_the_timer_expiry() -> None:
-    # The runner measures from the timer's expiry; so does the sim side when
-    # the task armed a sleep timer (hrtimer_start softexpires), slack included.
-    trace = "\n".join(
-        [
-            "               t-7       [000] d..2.     1.000000: hrtimer_start: hrtimer=ffff888000007000 "
-            "function=hrtimer_wakeup expires=1010050000 softexpires=1010000000 mode=ABS",
-            "          <idle>-0       [000] d..2.     1.010050: sched_wakeup: comm=t pid=7 prio=120 target_cpu=000",
-            "            hog-8       [000] d..2.     1.010300: sched_switch: prev_comm=hog prev_pid=8 prev_prio=120 "
-            "prev_state=R ==> next_comm=t next_pid=7 next_prio=120",
-        ]
-    )
-    assert v.trace_delays_us(trace, {7: "t"}, 0.0, 2.0) == {"t": [pytest.approx(300.0)]}
+_TRACE_RE = re.compile(r"\s(\d+\.\d+): (sched_wakeup|sched_switch|hrtimer_start): (.*)$")
+_WHO_RE = re.compile(r"^\s*\S+-(\d+)\s+\[")
+
+
+def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float) -> dict[str, list[float]]:
+    """An independent reading of the same delays from the ftrace text: from
+    the task's last hrtimer_start softexpires (or its sched_wakeup) to the
+    next sched_switch to it, for wakeups from start_s on."""
+    armed: dict[int, float] = {}
+    pending: dict[int, float] = {}
+    out: dict[str, list[float]] = {c: [] for c in pids.values()}
+    for line in trace.splitlines():
+        m = _TRACE_RE.search(line)
+        if not m:
+            continue
+        t = float(m.group(1))
+        kv = dict(x.split("=", 1) for x in m.group(3).replace(" ==> ", " ").split() if "=" in x)
+        if m.group(2) == "hrtimer_start":
+            who = _WHO_RE.match(line)
+            if who and int(who.group(1)) in pids:
+                armed[int(who.group(1))] = int(kv["softexpires"]) / 1e9
+        elif m.group(2) == "sched_wakeup":
+            pid = int(kv["pid"])
+            since = armed.pop(pid, t)
+            if pid in pids and t >= start_s and pid not in pending:
+                pending[pid] = min(since, t)
+        else:
+            pid = int(kv["next_pid"])
+            if pid in pending:
+                out[pids[pid]].append((t - pending.pop(pid)) * 1e6)
+    return out
+
+
+@pytest.mark.native
+@pytest.mark.parametrize("kernel", ["6.1", "6.12"])
+def test_the_sim_report_measures_what_its_trace_shows(kernel: str, tmp_path: Path) -> None:
+    """The simulator's timer wakeup delays (report) against the same delays
+    read off its own ftrace text: equal to the trace's microsecond."""
+    trace = tmp_path / "trace.txt"
+    over: dict[str, object] = {"kernel.version": kernel}
+    if kernel == "6.12":
+        over["kernel.features"] = ["NO_DELAY_DEQUEUE"]
+    report = schedlab.run_scenario(REPO / "validation" / "timer-vs-hogs.toml", overrides=over, trace=str(trace))
+    pids = {t["pid"]: t["comm"] for t in report["tasks"]}
+    by_trace = trace_delays_us(trace.read_text(), pids, report["measure"]["start_ns"] / 1e9)
+    measured = 0
+    for t in report["tasks"]:
+        delays = sorted(by_trace[t["comm"]])
+        assert t["wakeups_measured"] == len(delays), t["comm"]
+        for p, key in ((50, "wakeup_delay_p50_ns"), (90, "wakeup_delay_p90_ns")):
+            want = percentile(delays, p)
+            got = t[key]  # type: ignore[literal-required]
+            assert (got is None) == (want is None)
+            if got is not None and want is not None:
+                assert abs(got / 1000 - want) <= 1.0, (t["comm"], p)
+        measured += len(delays)
+    assert measured > 100

@@ -542,6 +542,17 @@ class _TaskRowKeys(TypedDict):
     """Mean delay from wakeup to running. Simulation: every wakeup; real kernel: the timer wakeups it measured."""
     wakeup_delay_max_ns: int
     """The longest such delay."""
+    wakeup_delay_p50_ns: int | None
+    """Median timer wakeup delay over the window (null: none measured). A timer wakeup delay runs from the sleep
+    timer's expiry (hrtimer slack included; a wakeup without a timer: from the wakeup) to the task running; the
+    runner measures the same on a real kernel. Percentiles are nearest-rank.
+    """
+    wakeup_delay_p90_ns: int | None
+    """90th percentile timer wakeup delay (null: none measured)."""
+    wakeup_delay_p99_ns: int | None
+    """99th percentile timer wakeup delay (null: none measured)."""
+    wakeups_measured: int
+    """Timer wakeups measured over the window."""
 
 
 class TaskRow(_TaskRowKeys, total=False):
@@ -557,16 +568,8 @@ class TaskRow(_TaskRowKeys, total=False):
     """
     wakeup_delay_max_at_ns: int
     """Simulation: when the longest delay ended (perf sched latency's "max at")."""
-    wakeup_delay_p50_ns: int
-    """Real kernel: median timer wakeup delay."""
-    wakeup_delay_p90_ns: int
-    """Real kernel: 90th percentile timer wakeup delay."""
-    wakeup_delay_p99_ns: int
-    """Real kernel: 99th percentile timer wakeup delay."""
     wakeup_delays: int
     """Simulation: wakeup delays counted."""
-    wakeups_measured: int
-    """Real kernel: timer wakeups measured."""
     window: TaskWindow
     """Simulation: its counters over the measurement window (deltas since the warm-up; the whole run without one).
     """
@@ -729,6 +732,10 @@ class _ReportKeys(TypedDict):
     """
     tasks: list[TaskRow]
     """The scenario's tasks (those that started), in creation order."""
+    wakeup_delay: DelayStats
+    """The scenario's tasks' timer wakeup delays over the window, all tasks together (see
+    `TaskRow.wakeup_delay_p50_ns`).
+    """
 
 
 class Report(_ReportKeys, total=False):
@@ -757,8 +764,6 @@ class Report(_ReportKeys, total=False):
     """Simulation: how the simulation went."""
     switches: int
     """Real kernel: context switches of the scenario's tasks over the window."""
-    wakeup_delay: DelayStats
-    """Real kernel: the scenario's tasks' timer wakeup delays over the window, all tasks together."""
     wasted_cpu_ns: int
     """Simulation: time a CPU sat idle while a runnable task allowed on it waited on another runqueue, summed over the
     CPUs, over the window.

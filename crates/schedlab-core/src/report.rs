@@ -105,11 +105,9 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub wasted_cpu_pct: Option<f64>,
-    /// Real kernel: the scenario's tasks' timer wakeup delays over the
-    /// window, all tasks together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = absent_when_none)]
-    pub wakeup_delay: Option<DelayStats>,
+    /// The scenario's tasks' timer wakeup delays over the window, all tasks
+    /// together (see `TaskRow.wakeup_delay_p50_ns`).
+    pub wakeup_delay: DelayStats,
     /// Simulation: the RT class's counters over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
@@ -451,22 +449,22 @@ pub struct TaskRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub wakeup_delay_hist_us: Option<Vec<u32>>,
-    /// Real kernel: median timer wakeup delay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = absent_when_none)]
+    /// Median timer wakeup delay over the window (null: none measured).
+    /// A timer wakeup delay runs from the sleep timer's expiry (hrtimer
+    /// slack included; a wakeup without a timer: from the wakeup) to the
+    /// task running; the runner measures the same on a real kernel.
+    /// Percentiles are nearest-rank.
+    #[serde(default)]
     pub wakeup_delay_p50_ns: Option<u64>,
-    /// Real kernel: 90th percentile timer wakeup delay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = absent_when_none)]
+    /// 90th percentile timer wakeup delay (null: none measured).
+    #[serde(default)]
     pub wakeup_delay_p90_ns: Option<u64>,
-    /// Real kernel: 99th percentile timer wakeup delay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = absent_when_none)]
+    /// 99th percentile timer wakeup delay (null: none measured).
+    #[serde(default)]
     pub wakeup_delay_p99_ns: Option<u64>,
-    /// Real kernel: timer wakeups measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(transform = absent_when_none)]
-    pub wakeups_measured: Option<u64>,
+    /// Timer wakeups measured over the window.
+    #[serde(default)]
+    pub wakeups_measured: u64,
     /// The CPU it last ran on (null: not known).
     pub last_cpu: Option<usize>,
     /// Real kernel: created by a `fork` op (not at the start).
@@ -714,6 +712,32 @@ pub struct RtmtRun {
     pub loops: Vec<Vec<u64>>,
 }
 
+impl DelayStats {
+    /// The statistics of a set of delays (ns); O(n log n).
+    pub fn of(delays: &[u64]) -> DelayStats {
+        let mut s = delays.to_vec();
+        s.sort_unstable();
+        let avg = if s.is_empty() { 0 } else { s.iter().sum::<u64>() / s.len() as u64 };
+        DelayStats {
+            count: s.len() as u64,
+            avg_ns: avg,
+            p50_ns: percentile(&s, 50.0),
+            p90_ns: percentile(&s, 90.0),
+            p99_ns: percentile(&s, 99.0),
+            max_ns: s.last().copied(),
+        }
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
 impl Report {
     /// The report as a JSON value with sorted keys (the bytes every writer
     /// produces).
@@ -758,4 +782,37 @@ fn absent_when_none(schema: &mut schemars::Schema) {
 /// python/schedlab/report_types.py.
 pub fn schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Report)).expect("the schema serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), Some(50));
+        assert_eq!(percentile(&v, 99.0), Some(99));
+        assert_eq!(percentile(&v, 100.0), Some(100));
+        assert_eq!(percentile(&[7], 90.0), Some(7));
+        assert_eq!(percentile(&[], 50.0), None);
+        let d = DelayStats::of(&[30, 10, 20]);
+        assert_eq!((d.count, d.avg_ns, d.p50_ns, d.max_ns), (3, 20, Some(20), Some(30)));
+    }
+
+    #[test]
+    fn keys_are_sorted_and_options_null_or_absent() {
+        let v = Report { rt_migrate_test: None, ..Default::default() }.to_value();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        // Always there, possibly null; left out when absent.
+        assert!(v["rt_migrate_test"].is_null());
+        assert!(v.get("host").is_none() && v.get("sim").is_none());
+        let row = serde_json::to_value(TaskRow::default()).unwrap();
+        assert!(row["exit_ns"].is_null() && row.get("window").is_none());
+        assert_eq!(serde_json::to_value(MpstatCpu::All).unwrap(), "all");
+        assert_eq!(serde_json::to_value(MpstatCpu::Cpu(3)).unwrap(), 3);
+    }
 }

@@ -57,29 +57,6 @@ fn rows(d: &[CpuJiffies]) -> Vec<MpstatRow> {
     out
 }
 
-/// Nearest-rank percentile of sorted values.
-pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
-}
-
-fn delay_stats(v: &[u64]) -> DelayStats {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    let avg = if s.is_empty() { 0 } else { s.iter().sum::<u64>() / s.len() as u64 };
-    DelayStats {
-        count: s.len() as u64,
-        avg_ns: avg,
-        p50_ns: percentile(&s, 50.0),
-        p90_ns: percentile(&s, 90.0),
-        p99_ns: percentile(&s, 99.0),
-        max_ns: s.last().copied(),
-    }
-}
-
 fn cpu_times(m: &Measured, cpu_d: &[CpuJiffies]) -> Vec<CpuTimes> {
     let ns_per_jiffy = 1_000_000_000 / sys::clock_ticks();
     cpu_d
@@ -132,7 +109,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         migrations += d.nr_migrations.unwrap_or(0);
         switches += nsw;
         all_delays.extend_from_slice(&s.wake_delays);
-        let w = delay_stats(&s.wake_delays);
+        let w = DelayStats::of(&s.wake_delays);
         let prio = if g.policy.is_rt() { 99 - g.rt_priority as i32 } else { 120 + g.nice };
         tasks.push(TaskRow {
             pid: s.tid as u32,
@@ -159,7 +136,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
             wakeup_delay_p50_ns: w.p50_ns,
             wakeup_delay_p90_ns: w.p90_ns,
             wakeup_delay_p99_ns: w.p99_ns,
-            wakeups_measured: Some(w.count),
+            wakeups_measured: w.count,
             last_cpu: fin.and_then(|f| f.last_cpu).and_then(|h| m.host_cpus.iter().position(|&x| x == h)),
             forked: Some(s.forked),
             ..Default::default()
@@ -222,22 +199,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         groups,
         migrations,
         switches: Some(switches),
-        wakeup_delay: Some(delay_stats(&all_delays)),
+        wakeup_delay: DelayStats::of(&all_delays),
         ..Default::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percentile;
-
-    #[test]
-    fn nearest_rank() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&v, 50.0), Some(50));
-        assert_eq!(percentile(&v, 99.0), Some(99));
-        assert_eq!(percentile(&v, 100.0), Some(100));
-        assert_eq!(percentile(&[7], 90.0), Some(7));
-        assert_eq!(percentile(&[], 50.0), None);
     }
 }

@@ -17,10 +17,10 @@ Both sides are read over their measurement window by ``schedlab.metrics``
 (the simulator's per-task ``window`` counters, the runner's counters, which
 are window deltas already); each scenario is simulated once. At 6.12 the
 simulator runs with NO_DELAY_DEQUEUE (not modelled; see ``KERNEL_SIM_SET``).
-Its wakeup delays come from its sched trace (the sleep timer's expiry, or
-``sched_wakeup``, to ``sched_switch``; :func:`sim_wakeup_delays_us`); the
-runner's from its timer/sleep ops (expiry to return to user space, hrtimer
-slack included).
+Both reports carry the timer wakeup delays: the simulator's from the sleep
+timer's expiry (or, without a timer, the wakeup) to the task running; the
+runner's from its timer/sleep ops (expiry to return to user space); hrtimer
+slack is included on both sides.
 
 Metrics the guest cannot measure are not emitted: a metric whose real value is
 null (``se.nr_migrations`` absent, a task that recorded no wakeup delay) is
@@ -49,9 +49,7 @@ from schedlab.validation.runners import (
     run_sim,
     saving_real,
     sim_side,
-    sim_wakeup_delays_us,
     static_runner,
-    trace_delays_us,
 )
 from schedlab.validation.suite import (
     DEFAULT_SUITE,
@@ -95,8 +93,6 @@ __all__ = [
     "saving_real",
     "select_entries",
     "sim_side",
-    "sim_wakeup_delays_us",
     "static_runner",
-    "trace_delays_us",
     "validate",
 ]

@@ -1,6 +1,5 @@
 """The two sides of a validation row. The simulator's: one run of the
-scenario at the oracle kernel's version, its report and (for the wakeup-delay
-percentiles) its sched trace. The real one: the scenario under the QEMU
+scenario at the oracle kernel's version and its report. The real one: the scenario under the QEMU
 oracle (:func:`schedlab.qemu.run_in_guest`, icount shift=0, with the static
 ``schedlab-runner``, built if missing), on this kernel (``--local``), or a
 report kept earlier (``--save-real`` / ``--real-from``).
@@ -10,11 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +19,7 @@ from typing import Any
 
 from schedlab import native
 from schedlab.errors import TopologyError, UsageError
-from schedlab.metrics import ReportView, percentile
+from schedlab.metrics import ReportView
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.scenarios import read_text
@@ -41,9 +38,7 @@ __all__ = [
     "run_sim",
     "saving_real",
     "sim_side",
-    "sim_wakeup_delays_us",
     "static_runner",
-    "trace_delays_us",
 ]
 
 RUNNER_TARGET = "x86_64-unknown-linux-gnu"
@@ -63,88 +58,29 @@ GUEST_TIMEOUT_S = 900.0
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a comparison: its report (read over its measurement
-    window) and where its wakeup-delay percentiles come from: ``(task comm,
-    or None for every task, p) -> us``."""
+    """One side of a comparison: its report, read over its measurement
+    window, wakeup-delay percentiles included (the simulator's report and
+    the runner's measure them the same way: from the sleep timer's expiry)."""
 
     report: ReportView
-    wakeup_us: Callable[[str | None, float], float | None]
+
+    def wakeup_us(self, comm: str | None, p: float) -> float | None:
+        """The ``p``-th percentile wakeup delay of task ``comm`` (None: every
+        task together), us."""
+        return self.report.wakeup_delay_us(comm, p)
 
 
 def real_side(doc: Mapping[str, Any]) -> Side:
-    """A real run's side: the runner's report has the percentiles."""
-    rep = ReportView(doc)
-    return Side(rep, rep.wakeup_delay_us)
+    """A real run's side."""
+    return Side(ReportView(doc))
 
 
-def sim_side(report: Mapping[str, Any], trace: str | None) -> Side:
-    """The simulator's side: its report, and the wakeup delays of its sched
-    trace text (``trace``) over the report's measurement window."""
-    rep = ReportView(report)
-    delays = sim_wakeup_delays_us(report, trace) if trace is not None else {}
-
-    def pct(comm: str | None, p: float) -> float | None:
-        vals = delays.get(comm, []) if comm is not None else [d for v in delays.values() for d in v]
-        return percentile(vals, p)
-
-    return Side(rep, pct)
+def sim_side(report: Mapping[str, Any]) -> Side:
+    """The simulator's side."""
+    return Side(ReportView(report))
 
 
-# TODO(report): replace with the report's timer-delay fields
-def sim_wakeup_delays_us(report: Mapping[str, Any], trace: str) -> dict[str, list[float]]:
-    """Wakeup delays (us) per task comm in the report's measurement window,
-    from the run's ftrace text (see :func:`trace_delays_us`): the simulator's
-    report does not carry them measured as the runner measures them yet."""
-    window = ReportView(report).window_ns or (0.0, 0.0)
-    pids = {int(t["pid"]): str(t["comm"]) for t in report.get("tasks") or []}
-    return trace_delays_us(trace, pids, window[0] / 1e9, window[1] / 1e9)
-
-
-_TRACE_RE = re.compile(r"\s(\d+\.\d+): (sched_wakeup|sched_switch|hrtimer_start): (.*)$")
-
-
-def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float, end_s: float) -> dict[str, list[float]]:
-    """Wakeup delays (us) per comm from ftrace text, measured as the runner
-    measures them: from the sleep timer's expiry (the ``softexpires`` of the
-    task's last ``hrtimer_start``, so hrtimer slack counts) or, for a wakeup
-    without a timer, from its ``sched_wakeup``, to the next ``sched_switch``
-    to the task. Wakeups in [start_s, end_s] only."""
-    armed: dict[int, float] = {}
-    pending: dict[int, float] = {}
-    out: dict[str, list[float]] = {c: [] for c in pids.values()}
-    for line in trace.splitlines():
-        m = _TRACE_RE.search(line)
-        if not m:
-            continue
-        t = float(m.group(1))
-        kv = dict(x.split("=", 1) for x in m.group(3).replace(" ==> ", " ").split() if "=" in x)
-        event = m.group(2)
-        if event == "hrtimer_start":
-            pid = _pid_of_line(line)
-            if pid in pids:
-                armed[pid] = int(kv.get("softexpires", "0")) / 1e9
-        elif event == "sched_wakeup":
-            pid = int(kv.get("pid", -1))
-            since = armed.pop(pid, t)
-            if pid in pids and start_s <= t <= end_s and pid not in pending:
-                pending[pid] = min(since, t)
-        else:
-            pid = int(kv.get("next_pid", -1))
-            if pid in pending:
-                out[pids[pid]].append((t - pending.pop(pid)) * 1e6)
-    return out
-
-
-_WHO_RE = re.compile(r"^\s*\S+-(\d+)\s+\[")
-
-
-def _pid_of_line(line: str) -> int:
-    """The pid of the task an ftrace line was recorded in (``comm-PID [CPU]``)."""
-    m = _WHO_RE.match(line)
-    return int(m.group(1)) if m else -1
-
-
-# ---------------------------------------------------------------- the simulator
+# ---------------------------------------------------------------- running
 
 
 def note(msg: str) -> None:
@@ -153,8 +89,8 @@ def note(msg: str) -> None:
 
 
 def run_sim(entry: Entry, kernel: str, seed: int) -> Side:
-    """The simulator at ``kernel`` with the entry's ``sim_set``: one run, its
-    report (window counters) and its sched trace (wakeup delays)."""
+    """The simulator at ``kernel`` with the entry's ``sim_set``: one run and
+    its report (window counters, timer wakeup delays)."""
     text = read_text(entry.file)
     source = str(entry.file)
     overrides: list[Override] = [
@@ -162,11 +98,7 @@ def run_sim(entry: Entry, kernel: str, seed: int) -> Side:
         *KERNEL_SIM_SET.get(kernel, ()),
         *entry.sim_set,
     ]
-    with tempfile.TemporaryDirectory(prefix="schedlab-validate-") as tmp:
-        trace_path = str(Path(tmp) / "trace.txt")
-        report = native.run(text, source, seed, overrides, False, trace_path)
-        trace = Path(trace_path).read_text(encoding="utf-8", errors="replace")
-    return sim_side(report, trace)
+    return sim_side(native.run(text, source, seed, overrides, False))
 
 
 # ---------------------------------------------------------------- real runs

@@ -290,6 +290,7 @@ impl Sim {
         self.tasks[tid].stats.nr_wakeups += 1;
         self.tasks[tid].stats.last_wakeup = Some(self.now);
         self.trace.sched_wakeup(self.now, cpu, &self.tasks[tid]);
+        self.tasks[tid].stats.woken(self.now, self.rec.warmup);
         // ttwu_do_activate: feed avg_idle from the idle period that ends.
         if let Some(stamp) = self.rqs[cpu].idle_stamp.take() {
             let delta = self.now.saturating_sub(stamp);

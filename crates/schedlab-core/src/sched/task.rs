@@ -110,16 +110,40 @@ pub struct TaskStats {
     /// Wakeup delays in log2 buckets of microseconds: [0] < 1 us,
     /// [k] in [2^(k-1), 2^k) us, the last open-ended.
     pub wakeup_delay_hist: [u32; DELAY_HIST_BUCKETS],
+    /// The soft expiry of the sleep timer armed last (hrtimer_start), until
+    /// the wakeup it leads to.
+    pub timer_softexpires: Option<u64>,
+    /// A wakeup in the measurement window waits to run: measured from here.
+    pub timer_delay_from: Option<u64>,
+    /// Timer wakeup delays in the measurement window, as schedlab-runner
+    /// measures them on a real kernel: from the sleep timer's expiry (a
+    /// wakeup without a timer: from the wakeup) to running, ns. O(wakeups)
+    /// memory.
+    pub timer_delays: Vec<u64>,
 }
 
 /// Buckets of TaskStats::wakeup_delay_hist (the last holds >= 2^21 us ~ 2 s).
 pub const DELAY_HIST_BUCKETS: usize = 23;
 
 impl TaskStats {
+    /// The task was woken at `now`: a wakeup in the measurement window
+    /// (from `window_start`) starts a timer delay, from the timer's soft
+    /// expiry if a sleep timer woke it.
+    #[inline]
+    pub fn woken(&mut self, now: u64, window_start: u64) {
+        let since = self.timer_softexpires.take().unwrap_or(now);
+        if now >= window_start && self.timer_delay_from.is_none() {
+            self.timer_delay_from = Some(since.min(now));
+        }
+    }
+
     /// The task starts running at `now`: close its wait and its wakeup
     /// delay (perf sched latency); returns the wait that ended.
     #[inline]
     pub fn picked(&mut self, now: u64) -> u64 {
+        if let Some(from) = self.timer_delay_from.take() {
+            self.timer_delays.push(now - from);
+        }
         let mut w = 0;
         if let Some(ws) = self.wait_start.take() {
             w = now - ws;

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use crate::engine::sim::Sim;
 use crate::report::{
-    CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo, Mpstat,
-    MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
-    TaskWindow,
+    CpuSchedstat, CpuTimes, DelayStats, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
+    Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo,
+    TaskRow, TaskWindow,
 };
 use crate::scenario::Scenario;
 use crate::sched::sched::LbStats;
@@ -58,6 +58,10 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let tasks = (0..sim.tasks.len())
         .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
         .map(|i| task_row(sim, i))
+        .collect();
+    let all_delays: Vec<u64> = (0..sim.tasks.len())
+        .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
+        .flat_map(|i| sim.tasks[i].stats.timer_delays.iter().copied())
         .collect();
     let kernel_threads =
         (0..sim.tasks.len()).filter(|&i| is_kernel_thread(&sim.tasks[i])).map(|i| task_row(sim, i)).collect();
@@ -130,6 +134,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
             throttle_events: sim.rt_throttle_events,
         }),
         rt_migrate_test: sim.rtmt.as_ref().map(|r| r.report()),
+        wakeup_delay: DelayStats::of(&all_delays),
         ..Default::default()
     }
 }
@@ -172,6 +177,7 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
     let t = &sim.tasks[i];
     let w = sim.task_counters(i).since(&sim.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
+    let timer = DelayStats::of(&s.timer_delays);
     TaskRow {
         pid: t.pid,
         comm: t.comm.clone(),
@@ -196,6 +202,10 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
         wakeup_delay_max_at_ns: Some(s.wakeup_delay_max_at),
         wakeup_delays: Some(s.wakeup_delays),
         wakeup_delay_hist_us: Some(s.wakeup_delay_hist.to_vec()),
+        wakeup_delay_p50_ns: timer.p50_ns,
+        wakeup_delay_p90_ns: timer.p90_ns,
+        wakeup_delay_p99_ns: timer.p99_ns,
+        wakeups_measured: timer.count,
         last_cpu: Some(t.cpu),
         window: Some(window(&w)),
         ..Default::default()

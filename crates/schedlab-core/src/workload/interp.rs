@@ -257,6 +257,7 @@ impl Sim {
         let (at, hard) = self.hrtimer_fires_at(tid, expiry);
         let cpu = self.tasks[tid].cpu;
         self.trace.hrtimer_start(self.now, cpu, &self.tasks[tid], expiry, hard);
+        self.tasks[tid].stats.timer_softexpires = Some(expiry);
         self.q.schedule(Instant(at), Ev::Timeout(tid));
     }
 
