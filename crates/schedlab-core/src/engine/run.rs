@@ -17,11 +17,11 @@ impl Sim {
                 break;
             }
             self.now = t.0;
-            self.events_processed += 1;
+            self.stats.events_processed += 1;
             match ev {
                 Ev::End => {
                     self.stop_reason = "duration reached";
-                    let (w, iv) = (self.rec.warmup, self.rec.interval);
+                    let (w, iv) = (self.stats.rec.warmup, self.stats.rec.interval);
                     if self.now > w && (self.now - w).is_multiple_of(iv) {
                         self.take_sample();
                     }
@@ -79,7 +79,7 @@ impl Sim {
             Ev::RtoPushIpi(cpu) => self.rto_push_irq_work_func(cpu),
             Ev::Sample => {
                 self.take_sample();
-                let next = self.now + self.rec.interval;
+                let next = self.now + self.stats.rec.interval;
                 if next < self.end_ns {
                     self.q.schedule(Instant(next), Ev::Sample);
                 }
@@ -92,10 +92,10 @@ impl Sim {
         for cpu in 0..self.rqs.len() {
             self.account_cpu(cpu);
         }
-        if self.rec.warmup > 0 && self.now == self.rec.warmup && self.task_base.is_empty() {
-            self.task_base = (0..self.tasks.len()).map(|t| self.task_counters(t)).collect();
+        if self.stats.rec.warmup > 0 && self.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
+            self.stats.task_base = (0..self.tasks.len()).map(|t| self.task_counters(t)).collect();
         }
         let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
-        self.rec.sample(self.now, &accts);
+        self.stats.rec.sample(self.now, &accts);
     }
 }

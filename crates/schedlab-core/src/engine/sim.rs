@@ -14,103 +14,78 @@ use crate::engine::rng::Rng;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::kernel::{KernelConfig, ScaledTunables};
-use crate::kthread::KtaskJob;
+use crate::kthread::Kthreads;
 use crate::machine::Machine;
 use crate::scenario::{Scenario, MAX_SIM_NS};
-use crate::sched::cpupri::CpuPri;
 use crate::sched::features::Feature;
 use crate::sched::prio::load_weight;
-use crate::sched::sched::{CfsRq, LbStats, Rq, RqStats, SdState};
-use crate::sched::task::{RtEntity, SchedEntity, Task, TaskCounters, TaskId, TaskState, TaskStats};
+use crate::sched::sched::{CfsRq, LbStats, Nohz, RootDomain, Rq, RqStats, SchedDomainShared, SdState};
+use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 use crate::sched::topology::{build_sched_domains, SchedTopology};
-use crate::stats::{CpuTime, Recorder, Wasted};
+use crate::stats::{CpuTime, Recorder, Stats, Wasted};
 use crate::trace::Trace;
 use crate::workload::rt_migrate_test::RtMigrateTest;
-use crate::workload::SyncObj;
-use crate::workload::TaskGroup;
+use crate::workload::{SyncObj, TaskGroup, Workload};
 
 /// The simulation: one machine, one kernel, one workload.
 pub struct Sim {
+    // ------------------------------------------------- the machine and kernel
     pub cfg: KernelConfig,
     pub machine: Machine,
+    /// The sched domains and groups (read-only after boot).
     pub topo: SchedTopology,
+    /// The fair tunables after boot-time scaling.
+    pub tun: ScaledTunables,
+    // ------------------------------------------------------------ the engine
+    /// Virtual time, ns.
     pub now: u64,
     pub q: EventQueue<Ev>,
-    pub tasks: Vec<Task>,
-    pub rqs: Vec<Rq>,
-    pub templates: Vec<TaskGroup>,
-    /// Scenario groups come first in `templates` and `group_names`.
-    pub nr_scenario_groups: usize,
-    /// Per CPU: the bound kworker running vmstat_update, and when its
-    /// deferrable timer is next due (kernel/workqueue.rs).
-    pub hk_kworker: Vec<Option<TaskId>>,
-    pub hk_next: Vec<u64>,
-    /// Report groups: the scenario's groups, then "<group>.helpers" groups.
-    pub group_names: Vec<String>,
-    pub barriers: Vec<SyncObj>,
-    pub events: Vec<SyncObj>,
-    pub jobs: Vec<KtaskJob>,
     pub seed: u64,
     pub rng: Rng,
-    /// Scaled tunables (after the CPU-count factor).
-    pub tun: ScaledTunables,
-    pub resched_pending: Vec<usize>,
-    pub resched_spare: Vec<usize>,
-    pub nohz_idle_cpus: CpuMask,
-    pub nohz_next_balance: u64,
-    /// Runqueues with nr_running >= 2 (root_domain->overload).
-    pub nr_overloaded: usize,
-    /// Per LLC (indexed by sd_llc_id): CPUs not in nohz idle (nr_busy_cpus).
-    pub llc_nr_busy: Vec<usize>,
-    pub llc_has_idle_cores: Vec<bool>,
-    pub llc_nr_idle_scan: Vec<usize>,
+    // ------------------------------------------------------ scheduler state
+    /// Every task that exists or existed, by id.
+    pub tasks: Vec<Task>,
+    /// Per-CPU runqueues.
+    pub rqs: Vec<Rq>,
+    pub rd: RootDomain,
+    pub nohz: Nohz,
+    /// Per LLC (indexed by sd_llc_id).
+    pub sds: Vec<SchedDomainShared>,
     /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
     pub sg_imbalance: Vec<bool>,
-    /// nohz.load_balancer: the idle CPU that balances for the tickless ones
-    /// (avg_load era before 2.6.36, fair/balance_avg.rs).
-    pub nohz_load_balancer: Option<usize>,
-    pub live_tasks: usize,
-    // RT class (rt.rs, cpupri.rs).
-    /// RT_PUSH_IPI's root-domain iterator (rd->rto_cpu, rto_loop,
-    /// rto_loop_next, rto_loop_start): rt.rs.
-    pub rto_push: crate::sched::sched::RtoPush,
-    /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
-    /// allows one push round).
-    pub rt_inv_since: std::cell::Cell<Option<u64>>,
-    /// Every task's counters when the warm-up ended (report "window" =
-    /// final − base); empty without a warm-up. Indexed by task id.
-    pub task_base: Vec<TaskCounters>,
-    /// `[rt_migrate_test]`: the tool's state (workload/rt_migrate_test.rs).
-    pub rtmt: Option<Box<RtMigrateTest>>,
-    /// rd->cpupri.
-    pub cpupri: CpuPri,
-    /// rd->rto_mask and rd->rto_count: RT-overloaded runqueues.
-    pub rto_mask: CpuMask,
-    pub rto_count: usize,
-    /// rt_bandwidth.rt_period_active.
+    /// CPUs whose need_resched schedule() must honour after this event
+    /// (two buffers swapped back and forth).
+    pub resched_pending: Vec<usize>,
+    pub resched_spare: Vec<usize>,
+    /// The RT bandwidth period timer is armed (rt_bandwidth.rt_period_active).
     pub rt_period_active: bool,
-    /// sched_rr_timeslice in ticks.
-    pub rr_timeslice_ticks: u64,
     /// RT tasks that exist (started, not dead): the RT checks are skipped at 0.
     pub rt_nr_tasks: usize,
     /// Some RT task has run: capacities carry RT pressure from now on.
     pub rt_pressure: bool,
-    pub rt_throttle_events: u64,
-    /// Tasks moved by push/pull.
-    pub rt_migrations: u64,
-    pub wasted: Wasted,
     /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)
     /// while it does; trace lines of its pulls are written there.
     pub lb_exec: Option<usize>,
     pub next_pid: u32,
+    /// Stamps for list positions (cfs_tasks, pushable_tasks).
     pub list_seq: u64,
-    pub events_processed: u64,
+    /// Tasks started and not dead.
+    pub live_tasks: usize,
+    // ---------------------------------------------- the rest of the kernel
+    pub kthreads: Kthreads,
+    // -------------------------------------------- workload and measurement
+    pub wl: Workload,
+    pub stats: Stats,
+    pub trace: Trace,
+    // ---------------------------------------------------------- the run
     pub end_ns: u64,
     pub stop_reason: &'static str,
     pub fatal: Option<SimError>,
+    /// Run the invariant checker after every event (`--check`).
     pub check: bool,
-    pub rec: Recorder,
-    pub trace: Trace,
+    /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
+    /// allows one push round).
+    pub rt_inv_since: std::cell::Cell<Option<u64>>,
 }
 
 impl Sim {
@@ -128,10 +103,7 @@ impl Sim {
         let topo = build_sched_domains(&machine, &cfg.mech);
         let tun = ScaledTunables::new(&cfg, nr);
         let rqs = sched_init(&cfg, &topo, seed);
-        let nr_llc_ids = nr;
         let ngroups = topo.groups.len();
-        // Every CPU starts idle and tickless: no LLC has a busy CPU.
-        let llc_nr_busy = vec![0; nr_llc_ids];
         let mut group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         for g in &sc.groups {
             group_names.push(format!("{}.helpers", g.name));
@@ -144,60 +116,57 @@ impl Sim {
             cfg,
             machine,
             topo,
+            tun,
             now: 0,
             q: EventQueue::new(),
-            tasks: Vec::new(),
-            rqs,
-            templates: sc.groups.clone(),
-            nr_scenario_groups: sc.groups.len(),
-            hk_kworker: vec![None; nr],
-            hk_next: vec![u64::MAX; nr],
-            group_names,
-            barriers,
-            events,
-            jobs: Vec::new(),
             seed,
             rng: Rng::fork(seed, "sim"),
-            tun,
+            tasks: Vec::new(),
+            rqs,
+            rd: RootDomain::new(nr),
+            // Every CPU starts idle and tickless: no LLC has a busy CPU.
+            nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
+            sds: vec![SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX }; nr],
+            sg_imbalance: vec![false; ngroups],
             resched_pending: Vec::new(),
             resched_spare: Vec::new(),
-            nohz_idle_cpus: CpuMask::full(nr),
-            nohz_next_balance: 0,
-            nr_overloaded: 0,
-            llc_nr_busy,
-            llc_has_idle_cores: vec![true; nr_llc_ids],
-            llc_nr_idle_scan: vec![usize::MAX; nr_llc_ids],
-            sg_imbalance: vec![false; ngroups],
-            nohz_load_balancer: None,
-            live_tasks: 0,
-            rto_push: Default::default(),
-            task_base: Vec::new(),
-            rt_inv_since: std::cell::Cell::new(None),
-            rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
-            cpupri: CpuPri::new(nr),
-            rto_mask: CpuMask::new(nr),
-            rto_count: 0,
             rt_period_active: false,
-            rr_timeslice_ticks: 0,
             rt_nr_tasks: 0,
             rt_pressure: false,
-            rt_throttle_events: 0,
-            rt_migrations: 0,
             lb_exec: None,
-            wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
             // Above every migration/N's stand-in pid (trace::stopper_pid).
             next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
             list_seq: 0,
-            events_processed: 0,
+            live_tasks: 0,
+            kthreads: Kthreads {
+                vmstat_kworker: vec![None; nr],
+                vmstat_next: vec![u64::MAX; nr],
+                ktask_jobs: Vec::new(),
+            },
+            wl: Workload {
+                templates: sc.groups.clone(),
+                nr_scenario_groups: sc.groups.len(),
+                group_names,
+                barriers,
+                events,
+                rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
+            },
+            stats: Stats {
+                rec,
+                wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
+                task_base: Vec::new(),
+                events_processed: 0,
+                rt_throttle_events: 0,
+                rt_migrations: 0,
+            },
+            trace,
             end_ns,
             stop_reason: "duration reached",
             fatal: None,
             check: check || sc.measure.check,
-            rec,
-            trace,
+            rt_inv_since: std::cell::Cell::new(None),
         };
         sim.create_housekeeping();
-        sim.rr_timeslice_ticks = sim.cfg.msecs_to_jiffies(sim.cfg.sysctl.sched_rr_timeslice_ms).max(1);
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {

@@ -147,6 +147,8 @@ pub struct ScaledTunables {
     pub sched_base_slice: u64,
     /// sched_nr_latency = ceil(latency / min_granularity).
     pub sched_nr_latency: u64,
+    /// sched_rr_timeslice: SCHED_RR's timeslice in ticks (at least one).
+    pub sched_rr_timeslice: u64,
 }
 
 impl ScaledTunables {
@@ -166,6 +168,7 @@ impl ScaledTunables {
             sched_wakeup_granularity: t.sched_wakeup_granularity_ns * factor,
             sched_base_slice: t.sched_base_slice_ns * factor,
             sched_nr_latency: sched_latency.div_ceil(sched_min_granularity.max(1)),
+            sched_rr_timeslice: cfg.msecs_to_jiffies(t.sched_rr_timeslice_ms).max(1),
         }
     }
 }

@@ -36,8 +36,8 @@ impl Sim {
     pub fn ktask_run(&mut self, main: TaskId, work: u64, max_threads: usize, min_chunk: u64) {
         let nthreads = ktask_nthreads(work, min_chunk, self.rqs.len(), max_threads);
         let chunk = ktask_chunk_size(work, nthreads, min_chunk);
-        let job = self.jobs.len();
-        self.jobs.push(KtaskJob {
+        let job = self.kthreads.ktask_jobs.len();
+        self.kthreads.ktask_jobs.push(KtaskJob {
             main,
             total: work,
             chunk,
@@ -63,7 +63,7 @@ impl Sim {
             kthread: true,
             program: Default::default(),
         };
-        let helpers_group = self.nr_scenario_groups + parent_group;
+        let helpers_group = self.wl.nr_scenario_groups + parent_group;
         for i in 0..nthreads - 1 {
             let h = self.alloc_task(helpers_group, None, &g, job * 1000 + i);
             self.tasks[h].comm = format!("kworker/u{}:{}", self.rqs.len() * 2, i);
@@ -81,7 +81,7 @@ impl Sim {
         let job = match role {
             KtaskRole::Main(j) | KtaskRole::Helper(j) => j,
         };
-        let j = &mut self.jobs[job];
+        let j = &mut self.kthreads.ktask_jobs[job];
         if j.cursor < j.total {
             let c = j.chunk.min(j.total - j.cursor);
             j.cursor += c;
@@ -96,7 +96,7 @@ impl Sim {
                 self.tasks[tid].ktask = None;
                 if wake_main {
                     // complete(): the last helper wakes the waiting caller.
-                    self.jobs[job].main_waiting = false;
+                    self.kthreads.ktask_jobs[job].main_waiting = false;
                     self.tasks[main].ktask = None;
                     let cpu = self.tasks[tid].cpu;
                     self.try_to_wake_up(main, cpu, true);

@@ -18,3 +18,14 @@ pub struct KtaskJob {
     pub active_helpers: usize,
     pub main_waiting: bool,
 }
+
+/// The kernel threads' state beside the tasks.
+#[derive(Debug, Clone, Default)]
+pub struct Kthreads {
+    /// Per CPU: the bound kworker that runs vmstat_update (workqueue.rs).
+    pub vmstat_kworker: Vec<Option<TaskId>>,
+    /// Per CPU: when its deferrable vmstat timer is next due.
+    pub vmstat_next: Vec<u64>,
+    /// ktask jobs, by id (ktask.rs).
+    pub ktask_jobs: Vec<KtaskJob>,
+}

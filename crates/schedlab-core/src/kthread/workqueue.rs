@@ -48,10 +48,10 @@ impl Sim {
             kthread: true,
             program,
         };
-        let template = self.templates.len();
-        self.templates.push(g.clone());
-        let group = self.group_names.len();
-        self.group_names.push("kworker".into());
+        let template = self.wl.templates.len();
+        self.wl.templates.push(g.clone());
+        let group = self.wl.group_names.len();
+        self.wl.group_names.push("kworker".into());
         let hz = self.cfg.hz as u64;
         for cpu in 0..nr {
             let tid = self.alloc_task(group, Some(template), &g, cpu);
@@ -62,9 +62,9 @@ impl Sim {
             t.cpu = cpu;
             t.state = TaskState::Blocked;
             t.need_advance = true;
-            self.hk_kworker[cpu] = Some(tid);
+            self.kthreads.vmstat_kworker[cpu] = Some(tid);
             // First expiry: round_jiffies_relative(HZ) from boot, skewed.
-            self.hk_next[cpu] = self.round_jiffies_skewed(hz, cpu);
+            self.kthreads.vmstat_next[cpu] = self.round_jiffies_skewed(hz, cpu);
         }
     }
 
@@ -84,12 +84,12 @@ impl Sim {
 
     /// From the tick of a busy CPU: fire the deferrable vmstat timer if due.
     pub fn run_housekeeping_timer(&mut self, cpu: usize) {
-        if self.now < self.hk_next[cpu] {
+        if self.now < self.kthreads.vmstat_next[cpu] {
             return;
         }
-        let Some(kw) = self.hk_kworker[cpu] else { return };
+        let Some(kw) = self.kthreads.vmstat_kworker[cpu] else { return };
         let hz = self.cfg.hz as u64;
-        self.hk_next[cpu] = self.round_jiffies_skewed(hz, cpu);
+        self.kthreads.vmstat_next[cpu] = self.round_jiffies_skewed(hz, cpu);
         if self.tasks[kw].state == TaskState::Blocked {
             self.try_to_wake_up(kw, cpu, false);
         }

@@ -131,15 +131,15 @@ impl Sim {
             self.tasks[p].stats.nr_switches += 1;
         }
         match (prev.is_some(), next.is_some()) {
-            (true, false) => self.wasted.nr_idle_cpus += 1,
-            (false, true) => self.wasted.nr_idle_cpus -= 1,
+            (true, false) => self.stats.wasted.nr_idle_cpus += 1,
+            (false, true) => self.stats.wasted.nr_idle_cpus -= 1,
             _ => {}
         }
         if prev.is_some_and(|p| self.tasks[p].nr_cpus_allowed == 1) {
-            self.wasted.nr_pinned_running -= 1;
+            self.stats.wasted.nr_pinned_running -= 1;
         }
         if next.is_some_and(|n| self.tasks[n].nr_cpus_allowed == 1) {
-            self.wasted.nr_pinned_running += 1;
+            self.stats.wasted.nr_pinned_running += 1;
         }
         self.rqs[cpu].curr = next;
         let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
@@ -290,7 +290,7 @@ impl Sim {
         self.tasks[tid].stats.nr_wakeups += 1;
         self.tasks[tid].stats.last_wakeup = Some(self.now);
         self.trace.sched_wakeup(self.now, cpu, &self.tasks[tid]);
-        self.tasks[tid].stats.woken(self.now, self.rec.warmup);
+        self.tasks[tid].stats.woken(self.now, self.stats.rec.warmup);
         // ttwu_do_activate: feed avg_idle from the idle period that ends.
         if let Some(stamp) = self.rqs[cpu].idle_stamp.take() {
             let delta = self.now.saturating_sub(stamp);
@@ -368,18 +368,18 @@ impl Sim {
     // ------------------------------------------------- nr_running / overload
 
     pub fn add_nr_running(&mut self, cpu: usize) {
-        self.wasted.total_nr_running += 1;
+        self.stats.wasted.total_nr_running += 1;
         self.rqs[cpu].nr_running += 1;
         if self.rqs[cpu].nr_running == 2 {
-            self.nr_overloaded += 1;
+            self.rd.nr_overloaded += 1;
         }
     }
 
     pub fn sub_nr_running(&mut self, cpu: usize) {
-        self.wasted.total_nr_running -= 1;
+        self.stats.wasted.total_nr_running -= 1;
         self.rqs[cpu].nr_running -= 1;
         if self.rqs[cpu].nr_running == 1 {
-            self.nr_overloaded -= 1;
+            self.rd.nr_overloaded -= 1;
         }
     }
 
@@ -415,9 +415,9 @@ impl Sim {
         class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
         let pinned = self.tasks[tid].nr_cpus_allowed == 1;
         if was_pinned && !pinned {
-            self.wasted.nr_pinned_running -= 1;
+            self.stats.wasted.nr_pinned_running -= 1;
         } else if pinned && !was_pinned {
-            self.wasted.nr_pinned_running += 1;
+            self.stats.wasted.nr_pinned_running += 1;
         }
     }
 

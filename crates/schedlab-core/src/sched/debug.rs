@@ -78,11 +78,11 @@ impl Sim {
         }
         let idle = self.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
         let total: u64 = self.rqs.iter().map(|rq| rq.nr_running as u64).sum();
-        if idle != self.wasted.nr_idle_cpus || total != self.wasted.total_nr_running {
+        if idle != self.stats.wasted.nr_idle_cpus || total != self.stats.wasted.total_nr_running {
             return Err(SimError::Invariant {
                 message: format!(
                     "counters drifted: {} idle CPUs counted {}, {} runnable counted {}",
-                    idle, self.wasted.nr_idle_cpus, total, self.wasted.total_nr_running
+                    idle, self.stats.wasted.nr_idle_cpus, total, self.stats.wasted.total_nr_running
                 ),
             });
         }

@@ -99,7 +99,7 @@ impl SchedClassOps for RtSchedClass {
     /// sched_fork(): a full RR slice; the child starts on the parent's CPU.
     fn task_fork(sim: &mut Sim, p: TaskId, parent_cpu: usize) {
         sim.rt_nr_tasks += 1;
-        sim.tasks[p].rt.time_slice = sim.rr_timeslice_ticks;
+        sim.tasks[p].rt.time_slice = sim.tun.sched_rr_timeslice;
         if sim.tasks[p].cpus.test(parent_cpu) {
             sim.tasks[p].cpu = parent_cpu;
         }
@@ -157,15 +157,15 @@ impl Sim {
         let was = rt.overloaded;
         rt.overloaded = over;
         if changed && self.cfg.mech.rt_push_pull() {
-            self.cpupri.set(cpu, highest as i32);
+            self.rd.cpupri.set(cpu, highest as i32);
         }
         if over != was && self.cfg.mech.rt_push_pull() {
             if over {
-                self.rto_mask.set(cpu);
-                self.rto_count += 1;
+                self.rd.rto_mask.set(cpu);
+                self.rd.rto_count += 1;
             } else {
-                self.rto_mask.clear(cpu);
-                self.rto_count -= 1;
+                self.rd.rto_mask.clear(cpu);
+                self.rd.rto_count -= 1;
             }
         }
     }
@@ -312,7 +312,7 @@ impl Sim {
         let runtime = rt.rt_runtime.unwrap_or(global);
         if rt.rt_time > runtime {
             rt.rt_throttled = true;
-            self.rt_throttle_events += 1;
+            self.stats.rt_throttle_events += 1;
             // "sched: RT throttling activated" (printk_deferred_once).
             self.resched_curr(cpu);
         }
@@ -421,7 +421,7 @@ impl Sim {
         if t.rt.time_slice > 0 {
             return;
         }
-        t.rt.time_slice = self.rr_timeslice_ticks;
+        t.rt.time_slice = self.tun.sched_rr_timeslice;
         let prio = self.rt_prio(curr);
         if self.rqs[cpu].rt.active.len_at(prio) > 1 {
             self.rqs[cpu].rt.active.requeue(prio, curr, false);
@@ -455,11 +455,11 @@ impl Sim {
     /// check_preempt_equal_prio().
     fn check_preempt_equal_prio(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
         let c = &self.tasks[curr];
-        if c.nr_cpus_allowed == 1 || self.cpupri.find(c.prio(), &c.cpus).is_none() {
+        if c.nr_cpus_allowed == 1 || self.rd.cpupri.find(c.prio(), &c.cpus).is_none() {
             return;
         }
         let t = &self.tasks[p];
-        if t.nr_cpus_allowed != 1 && self.cpupri.find(t.prio(), &t.cpus).is_some() {
+        if t.nr_cpus_allowed != 1 && self.rd.cpupri.find(t.prio(), &t.cpus).is_some() {
             return;
         }
         let prio = self.rt_prio(p);
@@ -510,7 +510,7 @@ impl Sim {
         if t.nr_cpus_allowed == 1 {
             return None;
         }
-        let mask = self.cpupri.find(t.prio(), &t.cpus)?;
+        let mask = self.rd.cpupri.find(t.prio(), &t.cpus)?;
         let cpu = t.cpu;
         if mask.test(cpu) {
             return Some(cpu);
@@ -561,7 +561,7 @@ impl Sim {
         self.dequeue_task_rt(src, p);
         self.set_task_cpu(p, dst, exec_cpu);
         self.enqueue_task_rt(dst, p, false);
-        self.rt_migrations += 1;
+        self.stats.rt_migrations += 1;
     }
 
     /// push_rt_task(rq): push the best waiting task to a lower-priority CPU.
@@ -603,14 +603,14 @@ impl Sim {
     /// (or re-arms) the push irq_work chain over the overloaded CPUs.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn pull_rt_task(&mut self, this_cpu: usize) {
-        if self.rto_count == 0 || (self.rto_count == 1 && self.rto_mask.test(this_cpu)) {
+        if self.rd.rto_count == 0 || (self.rd.rto_count == 1 && self.rd.rto_mask.test(this_cpu)) {
             return;
         }
         if self.cfg.features.on(Feature::RT_PUSH_IPI) {
             self.tell_cpu_to_push(this_cpu);
             return;
         }
-        let cpus: Vec<usize> = self.rto_mask.iter().collect();
+        let cpus: Vec<usize> = self.rd.rto_mask.iter().collect();
         for src in cpus {
             if src == this_cpu {
                 continue;
@@ -641,35 +641,35 @@ impl Sim {
     /// (rto_loop_next moved), else None.
     fn rto_next_cpu(&mut self) -> Option<usize> {
         loop {
-            let from = self.rto_push.rto_cpu.map_or(0, |c| c + 1);
-            if let Some(cpu) = self.rto_mask.iter().find(|&c| c >= from) {
-                self.rto_push.rto_cpu = Some(cpu);
+            let from = self.rd.rto_push.rto_cpu.map_or(0, |c| c + 1);
+            if let Some(cpu) = self.rd.rto_mask.iter().find(|&c| c >= from) {
+                self.rd.rto_push.rto_cpu = Some(cpu);
                 return Some(cpu);
             }
-            self.rto_push.rto_cpu = None;
-            if self.rto_push.rto_loop == self.rto_push.rto_loop_next {
+            self.rd.rto_push.rto_cpu = None;
+            if self.rd.rto_push.rto_loop == self.rd.rto_push.rto_loop_next {
                 return None;
             }
-            self.rto_push.rto_loop = self.rto_push.rto_loop_next;
+            self.rd.rto_push.rto_loop = self.rd.rto_push.rto_loop_next;
         }
     }
 
     /// tell_cpu_to_push(): note the request; if no chain runs, start one at
     /// the first overloaded CPU. Each hop is an IPI (costs.wakeup_ipi).
     fn tell_cpu_to_push(&mut self, _this_cpu: usize) {
-        self.rto_push.rto_loop_next += 1;
-        if self.rto_push.rto_loop_start {
+        self.rd.rto_push.rto_loop_next += 1;
+        if self.rd.rto_push.rto_loop_start {
             return;
         }
-        self.rto_push.rto_loop_start = true;
+        self.rd.rto_push.rto_loop_start = true;
         match self.rto_next_cpu() {
             Some(cpu) => self.send_rto_push_ipi(cpu),
-            None => self.rto_push.rto_loop_start = false,
+            None => self.rd.rto_push.rto_loop_start = false,
         }
     }
 
     fn send_rto_push_ipi(&mut self, cpu: usize) {
-        self.rto_push.ipis += 1;
+        self.rd.rto_push.ipis += 1;
         let at = self.now + self.cfg.costs.wakeup_ipi_ns;
         self.q.schedule(Instant(at), Ev::RtoPushIpi(cpu));
     }
@@ -684,7 +684,7 @@ impl Sim {
         }
         match self.rto_next_cpu() {
             Some(next) => self.send_rto_push_ipi(next),
-            None => self.rto_push.rto_loop_start = false,
+            None => self.rd.rto_push.rto_loop_start = false,
         }
     }
 }

@@ -7,7 +7,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use crate::cpumask::CpuMask;
 use crate::engine::EventKey;
+use crate::sched::cpupri::CpuPri;
 use crate::sched::pelt::{self, SchedAvg};
 use crate::sched::prio::MAX_RT_PRIO;
 use crate::sched::task::TaskId;
@@ -107,6 +109,57 @@ pub enum CpuIdleType {
     Idle = 0,
     NotIdle = 1,
     NewlyIdle = 2,
+}
+
+// ---------------------------------------------- root domain, nohz, LLC
+
+/// struct root_domain: what every CPU of the (one) root domain shares.
+#[derive(Debug, Clone)]
+pub struct RootDomain {
+    /// Runqueues with nr_running >= 2 (rd->overload, kept as a count).
+    pub nr_overloaded: usize,
+    /// rd->cpupri: the CPUs by the priority they run (RT push).
+    pub cpupri: CpuPri,
+    /// rd->rto_mask and rd->rto_count: RT-overloaded runqueues.
+    pub rto_mask: CpuMask,
+    pub rto_count: usize,
+    /// RT_PUSH_IPI's iterator over rto_mask (rd->rto_cpu, rto_loop, ...).
+    pub rto_push: RtoPush,
+}
+
+impl RootDomain {
+    pub fn new(nr_cpus: usize) -> Self {
+        RootDomain {
+            nr_overloaded: 0,
+            cpupri: CpuPri::new(nr_cpus),
+            rto_mask: CpuMask::new(nr_cpus),
+            rto_count: 0,
+            rto_push: RtoPush::default(),
+        }
+    }
+}
+
+/// The NOHZ idle-balancing state (fair.c's `static struct nohz`).
+#[derive(Debug, Clone)]
+pub struct Nohz {
+    /// nohz.idle_cpus_mask: CPUs idle with their tick stopped.
+    pub idle_cpus: CpuMask,
+    /// nohz.next_balance.
+    pub next_balance: u64,
+    /// nohz.load_balancer (2.6.2x .. 2.6.35, the owner model): the idle CPU
+    /// that keeps its tick and balances for the tickless ones.
+    pub load_balancer: Option<usize>,
+}
+
+/// struct sched_domain_shared: per LLC (indexed by sd_llc_id).
+#[derive(Debug, Clone)]
+pub struct SchedDomainShared {
+    /// CPUs of the LLC not in NOHZ idle.
+    pub nr_busy_cpus: usize,
+    /// select_idle_core may find a fully idle core here.
+    pub has_idle_cores: bool,
+    /// SIS_UTIL: how many CPUs select_idle_cpu scans.
+    pub nr_idle_scan: usize,
 }
 
 // ------------------------------------------------- rq->rt_avg (2.6.x)

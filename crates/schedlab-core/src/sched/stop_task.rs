@@ -62,9 +62,9 @@ impl Sim {
         self.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
         self.rqs[cpu].curr = None;
         self.rqs[cpu].stopper_running = true;
-        self.wasted.nr_idle_cpus += 1;
+        self.stats.wasted.nr_idle_cpus += 1;
         if self.tasks[p].nr_cpus_allowed == 1 {
-            self.wasted.nr_pinned_running -= 1;
+            self.stats.wasted.nr_pinned_running -= 1;
         }
         if let Some(k) = self.rqs[cpu].op_key.take() {
             self.q.cancel(k);

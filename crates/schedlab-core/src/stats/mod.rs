@@ -81,3 +81,22 @@ pub struct Wasted {
     pub nr_pinned_runnable: u64,
     pub nr_pinned_running: u64,
 }
+
+/// The run's statistics: what the reports are made of beyond the tasks' and
+/// runqueues' own counters.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// mpstat snapshots.
+    pub rec: Recorder,
+    /// The wasted-CPU figure (wasted.rs).
+    pub wasted: Wasted,
+    /// Every task's counters when the warm-up ended (report "window" =
+    /// final − base); empty without a warm-up. Indexed by task id.
+    pub task_base: Vec<crate::sched::task::TaskCounters>,
+    /// Events the engine processed.
+    pub events_processed: u64,
+    /// Times an rt_rq was throttled.
+    pub rt_throttle_events: u64,
+    /// Tasks moved by RT push/pull.
+    pub rt_migrations: u64,
+}

@@ -54,7 +54,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let (cpus, mpstat) = cpu_time(sim);
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
-    let is_kernel_thread = |t: &Task| t.group >= 2 * sim.nr_scenario_groups;
+    let is_kernel_thread = |t: &Task| t.group >= 2 * sim.wl.nr_scenario_groups;
     let tasks = (0..sim.tasks.len())
         .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
         .map(|i| task_row(sim, i))
@@ -107,7 +107,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         },
         sim: Some(SimInfo {
             end_ns: end,
-            events: sim.events_processed,
+            events: sim.stats.events_processed,
             reason: sim.stop_reason.to_string(),
             trace_hash: format!("{:016x}", sim.trace.hash),
             trace_events: sim.trace.count,
@@ -121,19 +121,19 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         active_balances: Some(schedstat.totals.alb_pushed),
         schedstat: Some(schedstat),
         migrations,
-        wasted_cpu_ns: Some(sim.wasted.ns),
+        wasted_cpu_ns: Some(sim.stats.wasted.ns),
         wasted_cpu_pct: Some(if end > warm {
-            (sim.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
+            (sim.stats.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
         } else {
             0.0
         }),
         rt: Some(RtInfo {
             push_pull: mech.rt_push_pull(),
-            rt_migrations: sim.rt_migrations,
-            push_ipis: sim.rto_push.ipis,
-            throttle_events: sim.rt_throttle_events,
+            rt_migrations: sim.stats.rt_migrations,
+            push_ipis: sim.rd.rto_push.ipis,
+            throttle_events: sim.stats.rt_throttle_events,
         }),
-        rt_migrate_test: sim.rtmt.as_ref().map(|r| r.report()),
+        rt_migrate_test: sim.wl.rtmt.as_ref().map(|r| r.report()),
         wakeup_delay: DelayStats::of(&all_delays),
         ..Default::default()
     }
@@ -143,7 +143,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
 /// snapshot deltas, whole intervals only) and Average.
 fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
     let nr = sim.rqs.len();
-    let base = sim.rec.snaps.first().map(|(_, v)| v.clone()).unwrap_or_else(|| vec![CpuTime::default(); nr]);
+    let base = sim.stats.rec.snaps.first().map(|(_, v)| v.clone()).unwrap_or_else(|| vec![CpuTime::default(); nr]);
     let deltas: Vec<CpuTime> = sim.rqs.iter().enumerate().map(|(i, rq)| rq.acct.delta(&base[i])).collect();
     let cpus = deltas
         .iter()
@@ -159,7 +159,7 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
         .collect();
     let mut samples = Vec::new();
     let mut sum = vec![CpuTime::default(); nr];
-    for w in sim.rec.snaps.windows(2) {
+    for w in sim.stats.rec.snaps.windows(2) {
         let (t1, a) = (&w[1].0, &w[1].1);
         let b = &w[0].1;
         let d: Vec<CpuTime> = a.iter().zip(b).map(|(x, y)| x.delta(y)).collect();
@@ -175,13 +175,13 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
 /// One task's row, with its counters over the measurement window.
 fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
     let t = &sim.tasks[i];
-    let w = sim.task_counters(i).since(&sim.task_base.get(i).copied().unwrap_or_default());
+    let w = sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
     let timer = DelayStats::of(&s.timer_delays);
     TaskRow {
         pid: t.pid,
         comm: t.comm.clone(),
-        group: sim.group_names[t.group].clone(),
+        group: sim.wl.group_names[t.group].clone(),
         policy: t.policy.name().to_string(),
         nice: t.nice,
         rt_priority: t.rt_priority,
@@ -228,7 +228,7 @@ fn window(w: &TaskCounters) -> TaskWindow {
 /// ran.
 fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
-    for (gi, name) in sim.group_names.iter().enumerate().take(2 * sim.nr_scenario_groups) {
+    for (gi, name) in sim.wl.group_names.iter().enumerate().take(2 * sim.wl.nr_scenario_groups) {
         let members: Vec<&Task> = sim.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {
             if gi < sc.groups.len() {

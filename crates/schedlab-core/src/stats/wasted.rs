@@ -13,8 +13,8 @@ impl Sim {
     /// runnable task allowed on it waits on another runqueue.
     /// O(1) unless a waiting task has a restricted affinity mask.
     pub(crate) fn account_wasted(&mut self) {
-        let w = &mut self.wasted;
-        let from = w.last.max(self.rec.warmup);
+        let w = &mut self.stats.wasted;
+        let from = w.last.max(self.stats.rec.warmup);
         if self.now > from {
             w.ns += w.rate * (self.now - from);
         }
@@ -51,9 +51,9 @@ impl Sim {
     pub fn wasted_track(&mut self, tid: TaskId, on: bool) {
         let n = self.tasks[tid].nr_cpus_allowed;
         let slot = if n == 1 {
-            &mut self.wasted.nr_pinned_runnable
+            &mut self.stats.wasted.nr_pinned_runnable
         } else if n < self.rqs.len() {
-            &mut self.wasted.nr_restricted
+            &mut self.stats.wasted.nr_restricted
         } else {
             return;
         };

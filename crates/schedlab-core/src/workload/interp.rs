@@ -34,7 +34,7 @@ impl Sim {
                 return;
             }
             let pc = self.tasks[tid].pc;
-            let Some(op) = self.templates[template].program.ops.get(pc).cloned() else {
+            let Some(op) = self.wl.templates[template].program.ops.get(pc).cloned() else {
                 self.do_exit(tid);
                 return;
             };
@@ -105,7 +105,7 @@ impl Sim {
                 }
             }
             Op::Barrier(b) => {
-                let bar = &mut self.barriers[b];
+                let bar = &mut self.wl.barriers[b];
                 bar.arrived.push(tid);
                 if bar.arrived.len() >= bar.participants {
                     let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
@@ -121,26 +121,26 @@ impl Sim {
                 }
             }
             Op::Wait(e) => {
-                if self.events[e].pending > 0 {
-                    self.events[e].pending -= 1;
+                if self.wl.events[e].pending > 0 {
+                    self.wl.events[e].pending -= 1;
                 } else {
-                    self.events[e].waiters.push(tid);
+                    self.wl.events[e].waiters.push(tid);
                     self.block(tid);
                     return false;
                 }
             }
             Op::Signal(e) => {
-                if self.events[e].waiters.is_empty() {
-                    self.events[e].pending += 1;
+                if self.wl.events[e].waiters.is_empty() {
+                    self.wl.events[e].pending += 1;
                 } else {
-                    let w = self.events[e].waiters.remove(0);
+                    let w = self.wl.events[e].waiters.remove(0);
                     let cpu = self.tasks[tid].cpu;
                     self.record_wakee(tid, w);
                     self.try_to_wake_up(w, cpu, true);
                 }
             }
             Op::Fork(g) => {
-                let tmpl = self.templates[g].clone();
+                let tmpl = self.wl.templates[g].clone();
                 let idx = self.tasks.iter().filter(|t| t.group == g).count();
                 let child = self.alloc_task(g, Some(g), &tmpl, idx);
                 let cpu = self.tasks[tid].cpu;
@@ -162,7 +162,7 @@ impl Sim {
                 let cpu = self.tasks[tid].cpu;
                 self.update_curr(cpu);
                 let (pid, now, exec) = (self.tasks[tid].pid, self.now, self.tasks[tid].se.sum_exec_runtime);
-                let Some(rtmt) = self.rtmt.as_mut() else { return true };
+                let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
                 match rtmt.op(op, pid, now, exec) {
                     RtmtAction::Continue => {}
                     RtmtAction::BreakLoop => {
@@ -174,7 +174,7 @@ impl Sim {
                     RtmtAction::LeaveLoop => {
                         // Continue after the innermost loop's LoopEnd.
                         if let Some((start, _)) = self.tasks[tid].loop_stack.pop() {
-                            if let Op::LoopStart { end, .. } = self.templates[template].program.ops[start] {
+                            if let Op::LoopStart { end, .. } = self.wl.templates[template].program.ops[start] {
                                 self.tasks[tid].pc = end + 1;
                             }
                         }
@@ -182,8 +182,8 @@ impl Sim {
                 }
             }
             Op::RtmtRotate => {
-                let save = self.templates[template].cpus.clone();
-                let Some(rtmt) = self.rtmt.as_mut() else { return true };
+                let save = self.wl.templates[template].cpus.clone();
+                let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
                 let target = rtmt.next_rotate_cpu(|c| save.test(c));
                 let mut mask = CpuMask::new(self.rqs.len());
                 mask.set(target);

@@ -33,3 +33,22 @@ pub struct TaskGroup {
     pub kthread: bool,
     pub program: Program,
 }
+
+/// The workload's state beside the tasks: the program templates, the report
+/// groups, the synchronisation objects and rt-migrate-test's tallies.
+#[derive(Debug, Clone, Default)]
+pub struct Workload {
+    /// Program templates: the scenario's groups, then the kernel's own
+    /// (the vmstat kworkers).
+    pub templates: Vec<TaskGroup>,
+    /// Scenario groups come first in `templates` and `group_names`.
+    pub nr_scenario_groups: usize,
+    /// Report groups: the scenario's groups, then "<group>.helpers" groups.
+    pub group_names: Vec<String>,
+    /// Barriers, by index.
+    pub barriers: Vec<SyncObj>,
+    /// wait/signal events, by index.
+    pub events: Vec<SyncObj>,
+    /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).
+    pub rtmt: Option<Box<rt_migrate_test::RtMigrateTest>>,
+}

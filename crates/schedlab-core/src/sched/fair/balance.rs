@@ -817,7 +817,7 @@ impl Sim {
             return self.idle_balance_avg(cpu); // balance_avg.rs
         }
         self.rqs[cpu].idle_stamp = Some(self.now);
-        if self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns || self.nr_overloaded == 0 {
+        if self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns || self.rd.nr_overloaded == 0 {
             return 0;
         }
         let mut pulled = 0;
@@ -855,7 +855,7 @@ impl Sim {
         let y = 1024i64 - (x * x * pct * pct / (10000 * 1024)) as i64;
         let y = y.max(0) as u64;
         let id = self.topo.sd_llc_id[cpu];
-        self.llc_nr_idle_scan[id] = (y * llc_weight / 1024) as usize;
+        self.sds[id].nr_idle_scan = (y * llc_weight / 1024) as usize;
     }
 
     pub fn task_is_runnable(&self, p: TaskId) -> bool {

@@ -682,7 +682,7 @@ impl Sim {
         if self.cfg.mech.newidle_avg_idle_guard && self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns {
             return 0;
         }
-        if self.cfg.mech.newidle_overload_guard && self.nr_overloaded == 0 {
+        if self.cfg.mech.newidle_overload_guard && self.rd.nr_overloaded == 0 {
             return 0;
         }
         let tick = self.cfg.tick_ns;

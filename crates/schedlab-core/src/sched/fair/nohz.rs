@@ -26,20 +26,20 @@ impl Sim {
     }
 
     pub(crate) fn nohz_balancer_kick(&mut self, cpu: usize) {
-        if self.nohz_idle_cpus.is_empty() || self.now < self.nohz_next_balance {
+        if self.nohz.idle_cpus.is_empty() || self.now < self.nohz.next_balance {
             return;
         }
         let mut kick = self.rqs[cpu].nr_running >= 2;
         if !kick {
             let llc = self.topo.sd_llc_id[cpu];
-            kick = self.llc_nr_busy[llc] > 1;
+            kick = self.sds[llc].nr_busy_cpus > 1;
         }
         if !kick {
             return;
         }
         // find_new_ilb(): first idle CPU in the nohz mask.
-        let Some(ilb) = self.nohz_idle_cpus.iter().find(|&c| self.idle_cpu(c)) else { return };
-        self.nohz_next_balance = self.now + self.cfg.tick_ns;
+        let Some(ilb) = self.nohz.idle_cpus.iter().find(|&c| self.idle_cpu(c)) else { return };
+        self.nohz.next_balance = self.now + self.cfg.tick_ns;
         let at = self.now + self.cfg.costs.wakeup_ipi_ns;
         self.q.schedule(Instant(at), Ev::NohzKick(ilb));
     }
@@ -50,7 +50,7 @@ impl Sim {
         if self.avg_load_era() && self.nohz_owner_model() {
             return self.nohz_ilb_nominated_avg(ilb); // balance_avg.rs
         }
-        let cpus: Vec<usize> = self.nohz_idle_cpus.iter().collect();
+        let cpus: Vec<usize> = self.nohz.idle_cpus.iter().collect();
         let mut next = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
         for c in cpus.iter().copied().filter(|&c| c != ilb).chain(std::iter::once(ilb)) {
             if !self.idle_cpu(ilb) {
@@ -66,7 +66,7 @@ impl Sim {
             }
             next = next.min(self.rqs[c].next_balance);
         }
-        self.nohz_next_balance = next;
+        self.nohz.next_balance = next;
     }
 
     pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
@@ -74,9 +74,9 @@ impl Sim {
             return;
         }
         self.rqs[cpu].nohz_idle = true;
-        self.nohz_idle_cpus.set(cpu);
+        self.nohz.idle_cpus.set(cpu);
         let llc = self.topo.sd_llc_id[cpu];
-        self.llc_nr_busy[llc] = self.llc_nr_busy[llc].saturating_sub(1);
+        self.sds[llc].nr_busy_cpus = self.sds[llc].nr_busy_cpus.saturating_sub(1);
     }
 
     pub fn nohz_balance_exit_idle(&mut self, cpu: usize) {
@@ -85,8 +85,8 @@ impl Sim {
         }
         self.select_nohz_load_balancer_exit(cpu); // avg_load era (balance_avg.rs)
         self.rqs[cpu].nohz_idle = false;
-        self.nohz_idle_cpus.clear(cpu);
+        self.nohz.idle_cpus.clear(cpu);
         let llc = self.topo.sd_llc_id[cpu];
-        self.llc_nr_busy[llc] += 1;
+        self.sds[llc].nr_busy_cpus += 1;
     }
 }

@@ -30,21 +30,21 @@ impl Sim {
             return;
         }
         self.rqs[cpu].in_nohz_recently = true;
-        if self.nohz_idle_cpus.weight() == self.rqs.len() {
-            if self.nohz_load_balancer == Some(cpu) {
-                self.nohz_load_balancer = None;
+        if self.nohz.idle_cpus.weight() == self.rqs.len() {
+            if self.nohz.load_balancer == Some(cpu) {
+                self.nohz.load_balancer = None;
             }
             return;
         }
-        match self.nohz_load_balancer {
-            None => self.nohz_load_balancer = Some(cpu),
+        match self.nohz.load_balancer {
+            None => self.nohz.load_balancer = Some(cpu),
             Some(c) if c != cpu => return,
             _ => {}
         }
         // The owner's tick: update_cpu_load (load 0) and trigger_load_balance.
         self.update_cpu_load(cpu);
         self.trigger_load_balance_avg(cpu);
-        if self.nohz_load_balancer == Some(cpu) && self.idle_cpu(cpu) && self.rqs[cpu].tick_key.is_none() {
+        if self.nohz.load_balancer == Some(cpu) && self.idle_cpu(cpu) && self.rqs[cpu].tick_key.is_none() {
             let at = self.now + self.cfg.tick_ns;
             self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(at), Ev::Tick(cpu)));
         }
@@ -62,11 +62,11 @@ impl Sim {
         let idle_at_tick = self.idle_cpu(cpu);
         if self.rqs[cpu].in_nohz_recently && !idle_at_tick {
             self.rqs[cpu].in_nohz_recently = false;
-            if self.nohz_load_balancer == Some(cpu) {
-                self.nohz_load_balancer = None;
+            if self.nohz.load_balancer == Some(cpu) {
+                self.nohz.load_balancer = None;
             }
-            if self.nohz_load_balancer.is_none() {
-                if let Some(ilb) = self.nohz_idle_cpus.first() {
+            if self.nohz.load_balancer.is_none() {
+                if let Some(ilb) = self.nohz.idle_cpus.first() {
                     let at = self.now + self.cfg.costs.wakeup_ipi_ns;
                     self.q.schedule(Instant(at), Ev::NohzKick(ilb));
                 }
@@ -84,10 +84,10 @@ impl Sim {
     pub(crate) fn run_rebalance_domains_avg(&mut self, cpu: usize, idle_at_tick: bool) {
         let idle = if idle_at_tick { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
         self.rebalance_domains_avg(cpu, idle);
-        if !(idle_at_tick && self.nohz_load_balancer == Some(cpu)) {
+        if !(idle_at_tick && self.nohz.load_balancer == Some(cpu)) {
             return;
         }
-        let others: Vec<usize> = self.nohz_idle_cpus.iter().filter(|&c| c != cpu).collect();
+        let others: Vec<usize> = self.nohz.idle_cpus.iter().filter(|&c| c != cpu).collect();
         for c in others {
             if !self.idle_cpu(cpu) {
                 break; // need_resched(): the owner has work now.
@@ -113,17 +113,17 @@ impl Sim {
             return;
         }
         self.rqs[ilb].in_nohz_recently = true;
-        if self.nohz_idle_cpus.weight() == self.rqs.len() || self.nohz_load_balancer.is_some() {
+        if self.nohz.idle_cpus.weight() == self.rqs.len() || self.nohz.load_balancer.is_some() {
             return;
         }
-        self.nohz_load_balancer = Some(ilb);
+        self.nohz.load_balancer = Some(ilb);
         self.tick_restart(ilb);
     }
 
     /// select_nohz_load_balancer(0): a CPU leaving idle gives up ownership.
     pub fn select_nohz_load_balancer_exit(&mut self, cpu: usize) {
-        if self.avg_load_era() && self.nohz_load_balancer == Some(cpu) {
-            self.nohz_load_balancer = None;
+        if self.avg_load_era() && self.nohz.load_balancer == Some(cpu) {
+            self.nohz.load_balancer = None;
         }
     }
 }

@@ -202,7 +202,7 @@ impl Sim {
         }
         if self.machine.smt_siblings(cpu).iter().all(|&s| self.idle_cpu(s)) {
             let id = self.topo.sd_llc_id[cpu];
-            self.llc_has_idle_cores[id] = true;
+            self.sds[id].has_idle_cores = true;
         }
     }
 
@@ -221,7 +221,7 @@ impl Sim {
             return None;
         }
         let id = self.topo.sd_llc_id[target];
-        if !self.llc_has_idle_cores[id] {
+        if !self.sds[id].has_idle_cores {
             return None;
         }
         let mut found = None;
@@ -239,7 +239,7 @@ impl Sim {
             }
         }
         if found.is_none() {
-            self.llc_has_idle_cores[id] = false;
+            self.sds[id].has_idle_cores = false;
         }
         found
     }
@@ -262,7 +262,7 @@ impl Sim {
         let mut nr: i64 = i64::MAX;
         let f = &self.cfg.features;
         if f.on(Feature::SIS_UTIL) {
-            let scan = self.llc_nr_idle_scan[self.topo.sd_llc_id[target]];
+            let scan = self.sds[self.topo.sd_llc_id[target]].nr_idle_scan;
             if scan == 0 {
                 return None;
             }
