@@ -44,7 +44,7 @@ GOLDEN_DIR = REPO / "tests" / "golden"
 UPDATE_ENV = "SCHEDLAB_UPDATE_GOLDEN"
 SEED = 1
 
-#: Load weights of the nice levels used here (LINUX-FACTS 1.1).
+#: Load weights of the nice levels used here (docs/LINUX-FACTS.md §1.1).
 WEIGHT = {0: 1024, 5: 335}
 
 

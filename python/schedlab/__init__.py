@@ -1,4 +1,4 @@
-"""schedlab: a deterministic simulator of the Linux CPU scheduler and memory reclaim.
+"""schedlab: a deterministic simulator of the Linux CPU scheduler.
 
 The engine is Rust (``schedlab._native``, built by ``make build``); this
 package is the front end: the CLI, experiments (variants x seeds, derived

@@ -56,7 +56,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="schedlab",
-        description="A deterministic simulator of the Linux CPU scheduler and memory reclaim.",
+        description="A deterministic simulator of the Linux CPU scheduler.",
         epilog="Scenarios are TOML files (docs/scenario.md); `schedlab list` shows the bundled ones.",
     )
     p.add_argument("--version", action="version", version=f"schedlab {__version__}")

@@ -32,7 +32,7 @@ pub enum BalancerEra {
     GroupType,
 }
 
-/// How RT tasks are balanced (LINUX-FACTS 5.3, 5.4; seed 004).
+/// How RT tasks are balanced (docs/LINUX-FACTS.md §5.3, 5.4; seed 004).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RtBalance {
     /// 2.6.24: RT tasks weigh 2 × nice −20 in rq->load and move only through
@@ -75,7 +75,7 @@ pub enum SdInit {
     /// sd_init without indices, busy_factor 32 (5.4, 5.5, 5.7).
     Init55,
     /// sd_init with busy_factor 16, imbalance_pct 117, no SD_LOAD_BALANCE
-    /// (6.1+; the changes lie between 5.7.14 and 6.1, LINUX-FACTS 3.2, 3.3).
+    /// (6.1+; the changes lie between 5.7.14 and 6.1, docs/LINUX-FACTS.md §3.2, 3.3).
     Init61,
 }
 
@@ -118,7 +118,7 @@ pub struct Mechanisms {
     /// sched_init_granularity() of 2.6.24 .. 2.6.32: the latency tunables
     /// scale by 1 + ilog2(all online CPUs), capped at 200 ms; from 2.6.33
     /// get_update_sysctl_factor() with sched_tunable_scaling and at most 8
-    /// CPUs counted (LINUX-FACTS 1.4).
+    /// CPUs counted (docs/LINUX-FACTS.md §1.4).
     pub sched_init_granularity_2624: bool,
     /// sd->balance_interval starts at the domain's weight (4.16+; 1 before).
     pub balance_interval_starts_at_span: bool,
@@ -197,7 +197,7 @@ pub struct Mechanisms {
     pub task_hot_smt_exempt: bool,
     /// need_active_balance(): after enough failures only a migrate_task
     /// imbalance kicks the stopper ("sched/fair: Reduce cases for active
-    /// balance", believed 5.12, unverified; LINUX-FACTS 3.9).
+    /// balance", believed 5.12, unverified; docs/LINUX-FACTS.md §3.9).
     pub alb_migrate_task_only: bool,
     /// get_sd_balance_interval(): a busy CPU's interval is one jiffy shorter
     /// (6.1).

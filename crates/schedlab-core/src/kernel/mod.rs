@@ -32,7 +32,7 @@ pub struct Tunables {
 }
 
 impl Tunables {
-    /// Defaults by version [LINUX-FACTS 1.3].
+    /// Defaults by version [docs/LINUX-FACTS.md §1.3].
     pub fn defaults(v: KernelVersion) -> Self {
         let ms = 1_000_000u64;
         let (lat, min_g, wake_g) = if v.at_least(4, 16) {
@@ -56,7 +56,7 @@ impl Tunables {
             sched_migration_cost_ns: 500_000,
             sched_nr_migrate: 32,
             sched_child_runs_first: u64::from(!v.at_least_26(32)),
-            // RT throttling came with 2.6.25 [LINUX-FACTS 5.2]: before it
+            // RT throttling came with 2.6.25 [docs/LINUX-FACTS.md §5.2]: before it
             // there is no budget (RUNTIME_INF, as -1 means).
             sched_rt_runtime_us: if v.at_least_26(25) { 950_000 } else { -1 },
             sched_rt_period_us: 1_000_000,
@@ -121,7 +121,7 @@ impl Tunables {
 }
 
 /// The factor the boot code multiplies latency/granularity tunables by
-/// [LINUX-FACTS 1.4: sched_init_granularity (2.6.24-2.6.32),
+/// [docs/LINUX-FACTS.md §1.4: sched_init_granularity (2.6.24-2.6.32),
 /// get_update_sysctl_factor (2.6.33+)].
 pub fn sysctl_factor(m: &Mechanisms, scaling: u64, online_cpus: usize) -> u64 {
     let ilog2 = |n: usize| (usize::BITS - 1 - n.max(1).leading_zeros()) as u64;
@@ -174,23 +174,23 @@ impl ScaledTunables {
 }
 
 /// Global cost constants: the only knobs that time depends on besides the
-/// workload. Each default says where it comes from (LINUX-FACTS section 9).
+/// workload. Each default says where it comes from (docs/LINUX-FACTS.md §9).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Costs {
     /// Direct cost of a context switch, charged as %sys on the CPU before the
     /// next task's work progresses. 2 us: community pipe ping-pong figures on
-    /// recent kernels are 1-2.5 us [LINUX-FACTS 9.1].
+    /// recent kernels are 1-2.5 us [docs/LINUX-FACTS.md §9.1].
     pub context_switch_ns: u64,
     /// Cache refill after a migration, by distance, charged to the task's first
     /// run on the new CPU. For small working sets the indirect cost of a
-    /// switch is "several us" [LINUX-FACTS 9.1/9.2, Li et al. ExpCS'07]; an
+    /// switch is "several us" [docs/LINUX-FACTS.md §9.1/9.2, Li et al. ExpCS'07]; an
     /// SMT sibling shares every cache level. Order of magnitude only.
     pub migration_smt_ns: u64,
     pub migration_llc_ns: u64,
     pub migration_remote_llc_ns: u64,
     pub migration_remote_node_ns: u64,
     /// Delivery of a reschedule/wakeup IPI to another CPU: 2 us, within the
-    /// 1-3 us x86 figure of LINUX-FACTS 9.3 (secondary sources).
+    /// 1-3 us x86 figure of docs/LINUX-FACTS.md §9.3 (secondary sources).
     pub wakeup_ipi_ns: u64,
     /// hrtimer slack of a sleeping fair task (current->timer_slack_ns, 50 us
     /// by default since 2.6.28, PR_SET_TIMERSLACK; RT tasks sleep with none,
@@ -199,7 +199,7 @@ pub struct Costs {
     /// it, after the tick; else at expiry + slack.
     pub timer_slack_ns: u64,
     /// C1 exit latency when an idle CPU is woken: 2 us, Skylake-SP C1 in the
-    /// intel_idle table [LINUX-FACTS 9.4]. Deeper states are not modelled.
+    /// intel_idle table [docs/LINUX-FACTS.md §9.4]. Deeper states are not modelled.
     pub idle_exit_ns: u64,
     /// CPU time of one vmstat_update run (refresh_cpu_vm_stats folding a
     /// few dozen per-CPU counters): 5 us. Order of magnitude only, not

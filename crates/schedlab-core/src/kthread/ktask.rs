@@ -1,7 +1,7 @@
 //! Models ktask (RFC v4, Daniel Jordan, 2018; never merged): a job's work
 //! is cut into chunks that the calling thread and helper threads on an
 //! unbound workqueue take from a shared cursor. P0 runs the helpers at
-//! MAX_NICE (`kernel.ktask.helper_nice = 19`). LINUX-FACTS section 8.1.
+//! MAX_NICE (`kernel.ktask.helper_nice = 19`). docs/LINUX-FACTS.md §8.1.
 
 use crate::engine::sim::Sim;
 use crate::kthread::KtaskJob;

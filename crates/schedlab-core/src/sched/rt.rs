@@ -599,7 +599,7 @@ impl Sim {
 
     /// pull_rt_task(this_rq): take from the overloaded rqs every waiting task
     /// that beats what this rq will run, unless it is about to run there.
-    /// With RT_PUSH_IPI (LINUX-FACTS 5.6) the CPU does not pull: it starts
+    /// With RT_PUSH_IPI (docs/LINUX-FACTS.md §5.6) the CPU does not pull: it starts
     /// (or re-arms) the push irq_work chain over the overloaded CPUs.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn pull_rt_task(&mut self, this_cpu: usize) {

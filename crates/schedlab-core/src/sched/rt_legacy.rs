@@ -1,5 +1,5 @@
 //! The RT legacy era: kernels before the 2.6.25 push/pull series
-//! (LINUX-FACTS 5.3; seed 004).
+//! (docs/LINUX-FACTS.md §5.3; seed 004).
 //!
 //! In 2.6.24 an RT task was balanced like any other task:
 //!

@@ -49,7 +49,7 @@ pub struct Rq {
     pub acct_since: u64,
     pub stats: RqStats,
     // avg_load era (fair/balance_avg.rs).
-    /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (LINUX-FACTS 2.3).
+    /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (docs/LINUX-FACTS.md §2.3).
     pub cpu_load: [u64; 5],
     /// Jiffy of the last update_cpu_load (2.6.36+ catch-up after nohz).
     pub last_load_update_tick: u64,

@@ -5,7 +5,7 @@
 
 // ---------------------------------------------------------------------------
 // Domain flags. Values are the 2.6.3x bits of include/linux/sched.h @2.6.35
-// (LINUX-FACTS 3.2); flags that 2.6.35 lacks get fresh bits above 0x2000.
+// (docs/LINUX-FACTS.md §3.2); flags that 2.6.35 lacks get fresh bits above 0x2000.
 // 6.x generates its values from include/linux/sched/sd_flags.h; the values
 // never leave schedlab, so one numbering serves every version.
 // ---------------------------------------------------------------------------

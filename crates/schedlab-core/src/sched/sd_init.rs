@@ -102,7 +102,7 @@ pub(crate) fn tmpl_2_6_25(kind: Kind, nr_cpus: usize) -> Params {
 /// SD_MC_INIT ORs in sd_balance_for_mc_power() and SD_CPU_INIT
 /// sd_balance_for_package_power(); with the power-savings knobs at their
 /// default 0 both return SD_PREFER_SIBLING, so MC and CPU carry it
-/// [include/linux/sched.h @2.6.3x]. (LINUX-FACTS 3.2 lists the literal flags
+/// [include/linux/sched.h @2.6.3x]. (docs/LINUX-FACTS.md §3.2 lists the literal flags
 /// only.)
 pub(crate) fn tmpl_2_6_35(kind: Kind, nr_cpus: usize) -> Params {
     let base = LB | NEWIDLE | EXEC | FORK | AFFINE;

@@ -3,7 +3,7 @@
 //!
 //! # What is built
 //!
-//! The topology levels, bottom-up (LINUX-FACTS 3.1):
+//! The topology levels, bottom-up (docs/LINUX-FACTS.md §3.1):
 //!
 //! * 2.6.x [kernel/sched.c build_sched_domains @2.6.25, @2.6.35]: SIBLING
 //!   (SMT siblings), MC (cpu_coregroup_map = the LLC), CPU (the node:

@@ -2,7 +2,7 @@
 //! sched_wakeup_new, sched_migrate_task, sched_process_exit, and the
 //! hrtimer_start of sleep timers). Every event is
 //! folded into a running FNV-1a hash (the determinism fingerprint) and,
-//! when asked, written as ftrace text (FORMATS.md 2.3).
+//! when asked, written as ftrace text (docs/FORMATS.md §2.3).
 
 pub mod perfetto;
 

@@ -1,4 +1,4 @@
-//! The Perfetto protobuf trace (FORMATS.md 2.2): a `Trace { repeated
+//! The Perfetto protobuf trace (docs/FORMATS.md §2.2): a `Trace { repeated
 //! TracePacket packet = 1 }` written as a stream of length-delimited packets,
 //! hand-encoded (varints and length-delimited fields are all it needs). One
 //! SystemInfo packet names the modelled kernel (Perfetto reads

@@ -1,5 +1,5 @@
 //! rt-migrate-test (rt-tests; Steven Rostedt, 2007) as a workload: what the
-//! tool does, what it records and its pass/fail rule (FORMATS.md 5.1).
+//! tool does, what it records and its pass/fail rule (docs/FORMATS.md §5.1).
 //!
 //! The tool starts `nr_tasks` SCHED_FIFO threads at priorities
 //! prio .. prio+nr_tasks−1 and raises its main thread to prio+nr_tasks.

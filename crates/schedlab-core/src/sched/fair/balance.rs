@@ -3,8 +3,9 @@
 //! from the tick, load_balance with should_we_balance, find_busiest_group
 //! (group_classify, update_sd_pick_busiest, calculate_imbalance),
 //! find_busiest_queue, detach_tasks / can_migrate_task, active balance via
-//! the stopper, and newidle balance with its cost guard. LINUX-FACTS
-//! section 3. The NOHZ kick that balances idle CPUs is `fair/nohz.rs`.
+//! the stopper, and newidle balance with its cost guard
+//! (docs/LINUX-FACTS.md §3). The NOHZ kick that balances idle CPUs is
+//! `fair/nohz.rs`.
 //!
 //! Deviations: the balancer's own CPU time is not modelled (so
 //! max_newidle_lb_cost and the scan costs stay 0); no cgroups, no
@@ -674,7 +675,7 @@ impl Sim {
     /// need_active_balance(): 5.5 kicks the stopper after enough failures
     /// whatever the migration type; since "sched/fair: Reduce cases for
     /// active balance" (Vincent Guittot, believed v5.12, unverified) only a
-    /// migrate_task imbalance does (LINUX-FACTS 3.9, @6.12).
+    /// migrate_task imbalance does (docs/LINUX-FACTS.md §3.9, @6.12).
     fn need_active_balance(&self, env: &LbEnv) -> bool {
         // The idle dst may take the only fair task of a CPU whose capacity
         // other classes (RT) took away.

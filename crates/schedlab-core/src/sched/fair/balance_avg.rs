@@ -3,7 +3,7 @@
 //! sg_lb_stats helper, find_busiest_queue, move_tasks/balance_tasks/
 //! can_migrate_task, load_balance with its failure counting, active balance
 //! through the stopper (the SCHED_FIFO-99 "migration/N" cpu_stop thread of
-//! 2.6.35), rebalance_domains and idle_balance. LINUX-FACTS 3.3-3.10.
+//! 2.6.35), rebalance_domains and idle_balance. docs/LINUX-FACTS.md §3.3-3.10.
 //!
 //! Beside it: the load signals (`cpu_load.rs`), the imbalance arithmetic
 //! (`sd_lb_stats.rs`), the 2.6.24/2.6.25 forms (`balance_2625.rs`), the
@@ -11,7 +11,7 @@
 //! (`sched_idle_lb.rs`), and the era's fork and wakeup placement
 //! (`wakeup_avg.rs`).
 //!
-//! Version differences kept (cheap ones, LINUX-FACTS 2.3, 3.3, 3.5, 3.6):
+//! Version differences kept (cheap ones, docs/LINUX-FACTS.md §2.3, 3.3, 3.5, 3.6):
 //! cpu_load[] from instantaneous rq load before 3.8 and from PELT after;
 //! no LB_BIAS feature before 2.6.35 (the bias is always on); no avg_idle guard
 //! on newidle before 2.6.35; newidle failures count in nr_balance_failed
@@ -285,7 +285,7 @@ impl Sim {
     /// task_hot() [sched.c @2.6.35]: a buddy of its cfs_rq is hot while the
     /// destination runs something; else hot if it ran within
     /// sysctl_sched_migration_cost. 2.6.35 has no SCHED_IDLE exemption
-    /// (LINUX-FACTS 3.8); 4.16+ has one. Deviation: "this_rq()" is the
+    /// (docs/LINUX-FACTS.md §3.8); 4.16+ has one. Deviation: "this_rq()" is the
     /// destination even when the NOHZ owner balances on its behalf.
     fn task_hot_avg(&self, p: TaskId, src: usize, dst: usize) -> bool {
         let t = &self.tasks[p];

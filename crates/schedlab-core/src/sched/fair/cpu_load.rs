@@ -1,5 +1,5 @@
 //! The load signals of the avg_load era [sched.c, sched_fair.c @2.6.35]:
-//! rq->cpu_load[] decayed per tick (update_cpu_load; LINUX-FACTS 2.3),
+//! rq->cpu_load[] decayed per tick (update_cpu_load; docs/LINUX-FACTS.md §2.3),
 //! weighted_cpuload (rq->load.weight, or PELT from 3.8), source_load and
 //! target_load with LB_BIAS, and cpu_power with smt_gain and
 //! scale_rt_power.
@@ -85,7 +85,7 @@ impl Sim {
     }
 
     /// LB_BIAS on (2.6.35 .. 4.x), or a version without the feature, where
-    /// source_load/target_load always biased (2.6.2x) [LINUX-FACTS 2.3].
+    /// source_load/target_load always biased (2.6.2x) [docs/LINUX-FACTS.md §2.3].
     pub(crate) fn lb_bias(&self) -> bool {
         let f = &self.cfg.features;
         !f.available(Feature::LB_BIAS) || f.on(Feature::LB_BIAS)

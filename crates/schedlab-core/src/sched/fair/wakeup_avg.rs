@@ -1,7 +1,7 @@
 //! Models the fork and wakeup placement of kernel/sched_fair.c in 2.6.35
 //! (the avg_load era): find_idlest_group / find_idlest_cpu on cpu_load[]
 //! (SD_BALANCE_FORK/EXEC), wake_affine with source/target_load at wake_idx,
-//! and the 2.6.35 select_idle_sibling. LINUX-FACTS 3.10, 4.2, 4.3. Used for
+//! and the 2.6.35 select_idle_sibling. docs/LINUX-FACTS.md §3.10, 4.2, 4.3. Used for
 //! kernels before 4.16; 4.16+ use fair/wakeup.rs.
 
 use crate::engine::sim::Sim;
