@@ -143,8 +143,8 @@ class _DomainSchedstatKeys(TypedDict):
 
 
 class DomainSchedstat(_DomainSchedstatKeys, total=False):
-    """One domain's load-balance counters on one CPU. The three-element arrays are indexed by enum cpu_idle_type:
-    [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
+    """One sched domain's schedstat line on one CPU: its name and span, and its load-balance counters. The three-
+    element arrays are indexed by enum cpu_idle_type: [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
     """
 
     pass

@@ -547,8 +547,9 @@ pub struct CpuSchedstat {
     pub domains: Vec<DomainSchedstat>,
 }
 
-/// One domain's load-balance counters on one CPU. The three-element arrays
-/// are indexed by enum cpu_idle_type: [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
+/// One sched domain's schedstat line on one CPU: its name and span, and
+/// its load-balance counters. The three-element arrays are indexed by enum
+/// cpu_idle_type: [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DomainSchedstat {
     /// The level's name.
@@ -557,6 +558,16 @@ pub struct DomainSchedstat {
     pub span: usize,
     /// The span's CPUs.
     pub cpus: Vec<usize>,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: LbCounters,
+}
+
+/// One domain's load-balance counters on one CPU (the scheduler keeps them
+/// in this form as it runs). The three-element arrays are indexed by enum
+/// cpu_idle_type: [CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LbCounters {
     /// load_balance() calls.
     pub lb_count: [u64; 3],
     /// ...that found the domain balanced.
@@ -710,6 +721,21 @@ pub struct RtmtRun {
     pub lens_us: Vec<Vec<u64>>,
     /// Per iteration and thread: busy-loop passes done.
     pub loops: Vec<Vec<u64>>,
+}
+
+impl TaskWindow {
+    /// `self - base`, field by field.
+    pub fn since(&self, base: &TaskWindow) -> TaskWindow {
+        TaskWindow {
+            runtime_ns: self.runtime_ns - base.runtime_ns,
+            wait_ns: self.wait_ns - base.wait_ns,
+            nr_switches: self.nr_switches - base.nr_switches,
+            nr_voluntary_switches: self.nr_voluntary_switches - base.nr_voluntary_switches,
+            nr_involuntary_switches: self.nr_involuntary_switches - base.nr_involuntary_switches,
+            nr_migrations: self.nr_migrations - base.nr_migrations,
+            nr_wakeups: self.nr_wakeups - base.nr_wakeups,
+        }
+    }
 }
 
 impl DelayStats {

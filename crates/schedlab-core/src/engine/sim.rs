@@ -16,10 +16,11 @@ use crate::error::SimError;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::Kthreads;
 use crate::machine::Machine;
+use crate::report::LbCounters;
 use crate::scenario::{Scenario, MAX_SIM_NS};
 use crate::sched::features::Feature;
 use crate::sched::prio::load_weight;
-use crate::sched::sched::{CfsRq, LbStats, Nohz, RootDomain, Rq, RqStats, SchedDomainShared, SdState};
+use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqStats, SchedDomainShared, SdState};
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 use crate::sched::topology::{build_sched_domains, SchedTopology};
 use crate::stats::{CpuTime, Recorder, Stats, Wasted};
@@ -260,7 +261,7 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
                     balance_interval: if cfg.mech.balance_interval_starts_at_span { dom.span_weight as u64 } else { 1 },
                     nr_balance_failed: 0,
                     max_newidle_lb_cost: 0,
-                    stats: LbStats::default(),
+                    stats: LbCounters::default(),
                 }
             })
             .collect();

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use crate::cpumask::CpuMask;
 use crate::engine::EventKey;
+use crate::report::LbCounters;
 use crate::sched::cpupri::CpuPri;
 use crate::sched::pelt::{self, SchedAvg};
 use crate::sched::prio::MAX_RT_PRIO;
@@ -83,24 +84,8 @@ pub struct SdState {
     pub balance_interval: u64,
     pub nr_balance_failed: u32,
     pub max_newidle_lb_cost: u64,
-    pub stats: LbStats,
-}
-
-/// Load-balance schedstat counters of one domain level on one CPU.
-#[derive(Debug, Clone, Default)]
-pub struct LbStats {
-    pub lb_count: [u64; 3],
-    pub lb_balanced: [u64; 3],
-    pub lb_failed: [u64; 3],
-    pub lb_imbalance: [u64; 3],
-    pub lb_gained: [u64; 3],
-    pub lb_nobusyg: [u64; 3],
-    pub lb_nobusyq: [u64; 3],
-    pub alb_count: u64,
-    pub alb_pushed: u64,
-    pub alb_failed: u64,
-    pub ttwu_wake_remote: u64,
-    pub ttwu_move_affine: u64,
+    /// Its schedstat counters, as the report prints them.
+    pub stats: LbCounters,
 }
 
 /// enum cpu_idle_type.

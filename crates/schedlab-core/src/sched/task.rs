@@ -3,6 +3,10 @@
 use crate::cpumask::CpuMask;
 use crate::engine::Rng;
 use crate::sched::pelt::SchedAvg;
+
+/// The per-task counters a measurement window takes deltas of: the
+/// report's `TaskWindow` (its "window": the same names as the task's totals).
+pub use crate::report::TaskWindow as TaskCounters;
 use crate::sched::prio::Policy;
 
 pub type TaskId = usize;
@@ -57,35 +61,6 @@ pub struct RtEntity {
 pub enum KtaskRole {
     Main(usize),
     Helper(usize),
-}
-
-/// Per-task statistics (/proc/<pid>/sched, schedstat).
-/// The per-task counters a measurement window takes deltas of (the report's
-/// "window": the same names as the task's totals).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TaskCounters {
-    pub runtime_ns: u64,
-    pub wait_ns: u64,
-    pub nr_switches: u64,
-    pub nr_voluntary_switches: u64,
-    pub nr_involuntary_switches: u64,
-    pub nr_migrations: u64,
-    pub nr_wakeups: u64,
-}
-
-impl TaskCounters {
-    /// `self − base`, field by field.
-    pub fn since(&self, base: &TaskCounters) -> TaskCounters {
-        TaskCounters {
-            runtime_ns: self.runtime_ns - base.runtime_ns,
-            wait_ns: self.wait_ns - base.wait_ns,
-            nr_switches: self.nr_switches - base.nr_switches,
-            nr_voluntary_switches: self.nr_voluntary_switches - base.nr_voluntary_switches,
-            nr_involuntary_switches: self.nr_involuntary_switches - base.nr_involuntary_switches,
-            nr_migrations: self.nr_migrations - base.nr_migrations,
-            nr_wakeups: self.nr_wakeups - base.nr_wakeups,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default)]

@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 
 use crate::engine::sim::Sim;
+use crate::report::LbCounters;
 use crate::report::{
     CpuSchedstat, CpuTimes, DelayStats, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
     Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo,
-    TaskRow, TaskWindow,
+    TaskRow,
 };
 use crate::scenario::Scenario;
-use crate::sched::sched::LbStats;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState};
 use crate::stats::CpuTime;
 
@@ -207,20 +207,8 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
         wakeup_delay_p99_ns: timer.p99_ns,
         wakeups_measured: timer.count,
         last_cpu: Some(t.cpu),
-        window: Some(window(&w)),
+        window: Some(w),
         ..Default::default()
-    }
-}
-
-fn window(w: &TaskCounters) -> TaskWindow {
-    TaskWindow {
-        runtime_ns: w.runtime_ns,
-        wait_ns: w.wait_ns,
-        nr_switches: w.nr_switches,
-        nr_voluntary_switches: w.nr_voluntary_switches,
-        nr_involuntary_switches: w.nr_involuntary_switches,
-        nr_migrations: w.nr_migrations,
-        nr_wakeups: w.nr_wakeups,
     }
 }
 
@@ -263,23 +251,11 @@ fn schedstat(sim: &Sim) -> Schedstat {
                 .enumerate()
                 .map(|(lvl, st)| {
                     let dom = &sim.topo.domains[sim.topo.cpu_domains[rq.cpu][lvl]];
-                    let s = &st.stats;
                     DomainSchedstat {
                         name: dom.name.to_string(),
                         span: dom.span_weight,
                         cpus: dom.span.clone(),
-                        lb_count: s.lb_count,
-                        lb_balanced: s.lb_balanced,
-                        lb_failed: s.lb_failed,
-                        lb_imbalance: s.lb_imbalance,
-                        lb_gained: s.lb_gained,
-                        lb_nobusyg: s.lb_nobusyg,
-                        lb_nobusyq: s.lb_nobusyq,
-                        alb_count: s.alb_count,
-                        alb_pushed: s.alb_pushed,
-                        alb_failed: s.alb_failed,
-                        ttwu_wake_remote: s.ttwu_wake_remote,
-                        ttwu_move_affine: s.ttwu_move_affine,
+                        counters: st.stats.clone(),
                     }
                 })
                 .collect();
@@ -297,7 +273,7 @@ fn schedstat(sim: &Sim) -> Schedstat {
             }
         })
         .collect();
-    let sum = |f: &dyn Fn(&LbStats) -> u64| -> u64 {
+    let sum = |f: &dyn Fn(&LbCounters) -> u64| -> u64 {
         sim.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
     };
     let totals = SchedstatTotals {

@@ -146,7 +146,7 @@ impl Sim {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::kernel::BalancerEra;
     use crate::sched::sched::SCHED_AVG_PERIOD_NS;
@@ -192,7 +192,8 @@ mod tests {
         assert_eq!(scale_normal_power(p / 2, 0, 0), 512);
     }
 
-    fn sim_2635(feature_on: bool) -> Sim {
+    /// A 4x4 machine on 2.6.35 with one short hog, seed 002's feature on or off.
+    pub(crate) fn sim_2635(feature_on: bool) -> Sim {
         let features = if feature_on { "features = [\"SD_IDLE_LOAD_BALANCE\"]" } else { "" };
         let text = format!(
             "name = \"t\"\n[machine]\npreset = \"4x4\"\n[kernel]\nversion = \"2.6.35\"\n{features}\n\

@@ -125,19 +125,8 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::sim::Sim;
+    use crate::sched::fair::cpu_load::tests::sim_2635;
     use crate::sched::sched::SCHED_AVG_PERIOD_NS;
-    use crate::trace::Trace;
-
-    fn sim_2635(feature_on: bool) -> Sim {
-        let features = if feature_on { "features = [\"SD_IDLE_LOAD_BALANCE\"]" } else { "" };
-        let text = format!(
-            "name = \"t\"\n[machine]\npreset = \"4x4\"\n[kernel]\nversion = \"2.6.35\"\n{features}\n\
-             [[task]]\nname = \"hog\"\nprogram = [{{ run = \"1ms\" }}]\n"
-        );
-        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
-        Sim::new(&sc, 1, false, Trace::new(false)).expect("sim")
-    }
 
     #[test]
     fn idle_load_uses_idle_power() {
