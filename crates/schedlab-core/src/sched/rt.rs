@@ -216,7 +216,8 @@ impl Sim {
         self.tasks[tid].rt.on_rq = true;
         if self.rqs[cpu].curr != Some(tid) {
             self.enqueue_pushable_task(cpu, tid);
-            self.tasks[tid].stats.wait_start = Some(self.now);
+            // A migrating task keeps the wait it began before the move.
+            self.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
         self.wasted_track(tid, true);
         self.add_nr_running(cpu);

@@ -68,6 +68,9 @@ pub struct TaskStats {
     pub start_ns: u64,
     pub exit_ns: Option<u64>,
     pub wait_ns: u64,
+    /// When the current wait began (None: running or blocked). A queued
+    /// task that migrates keeps it, as the kernel keeps the wait across
+    /// the move (the wait is accounted once, when the task next runs).
     pub wait_start: Option<u64>,
     pub wait_max: u64,
     pub nr_switches: u64,

@@ -185,7 +185,9 @@ impl Sim {
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_add(cpu, tid);
             }
-            self.tasks[tid].stats.wait_start = Some(self.now);
+            // A migrating task keeps the wait it began on its old runqueue
+            // (__update_stats_wait_end/_start with task_on_rq_migrating).
+            self.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
         let t = &mut self.tasks[tid];
         t.se.on_rq = true;

@@ -1,0 +1,56 @@
+"""The numbers a report prints are the numbers the schedule had: per-task
+counters against the run's own trace, and the mpstat columns of every CPU
+summing to its window."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import schedlab
+
+pytestmark = pytest.mark.native
+
+_LINE = re.compile(r"\s(\d+\.\d+): (sched_switch|sched_wakeup|sched_wakeup_new): (.*)$")
+
+
+def trace_waits_ns(trace: str) -> dict[int, tuple[int, int]]:
+    """Per pid, (completed wait in ns, waits) read off ftrace text: a wait
+    starts at the task's sched_wakeup / sched_wakeup_new or when it is
+    switched out still runnable (prev_state=R), and ends when it is switched
+    in. A migration does not end it."""
+    since: dict[int, float] = {}
+    out: dict[int, tuple[int, int]] = {}
+    for line in trace.splitlines():
+        m = _LINE.search(line)
+        if not m:
+            continue
+        t = float(m.group(1))
+        kv = dict(x.split("=", 1) for x in m.group(3).replace(" ==> ", " ").split() if "=" in x)
+        if m.group(2) == "sched_switch":
+            prev, nxt = int(kv["prev_pid"]), int(kv["next_pid"])
+            if prev and kv["prev_state"].startswith("R"):
+                since[prev] = t
+            if nxt in since:
+                ns, n = out.get(nxt, (0, 0))
+                out[nxt] = (ns + round((t - since.pop(nxt)) * 1e9), n + 1)
+        else:
+            since.setdefault(int(kv["pid"]), t)
+    return out
+
+
+def test_wait_time_survives_a_migration(tmp_path: Path) -> None:
+    """pinned-plus-one: the free task migrates 80-odd times while it waits;
+    its wait began on the old runqueue and goes on on the new one
+    (__update_stats_wait_end keeps it for a migrating task)."""
+    trace = tmp_path / "trace.txt"
+    report = schedlab.run_scenario("pinned-plus-one", trace=str(trace))
+    waits = trace_waits_ns(trace.read_text())
+    free = next(t for t in report["tasks"] if t["comm"] == "free")
+    assert (free["nr_migrations"] or 0) > 10
+    for t in report["tasks"]:
+        ns, n = waits.get(t["pid"], (0, 0))
+        # The trace prints microseconds: one rounding per end of each wait.
+        assert abs(t["wait_ns"] - ns) <= 2_000 * max(n, 1), t["comm"]
