@@ -45,6 +45,7 @@ class FakeNative:
         check: bool,
         trace: str | None = None,
         perfetto: str | None = None,
+        strict: bool = False,
     ) -> str:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:
@@ -202,7 +203,7 @@ def test_api_with_fake(fake: FakeNative, write_scenario: Callable[..., Path]) ->
     report = schedlab.run_scenario(path, seed=3, overrides={"task.0.nice": 19, "task.0.cpus": "0-1"})
     assert report["seed"] == 3
     assert fake.calls[-1] == ("run", (str(path), 3, [("task.0.nice", "19"), ("task.0.cpus", '"0-1"')], False))
-    schedlab.run_scenario(TINY, overrides=[("kernel.sysctl.kernel.sched_migration_cost_ns", 0)])
+    schedlab.run_scenario(text=TINY, overrides=[("kernel.sysctl.kernel.sched_migration_cost_ns", 0)])
     assert fake.calls[-1][1][0] == "<string>"
     assert fake.calls[-1][1][2] == [('kernel.sysctl."kernel.sched_migration_cost_ns"', "0")]
     assert schedlab.check_scenario(str(path))["name"] == "tiny"
@@ -214,7 +215,7 @@ def test_missing_native_is_a_clear_error(
     monkeypatch.setitem(sys.modules, "schedlab._native", None)  # makes the import fail
     monkeypatch.delattr(schedlab, "_native", raising=False)
     with pytest.raises(InternalError, match="make build"):
-        schedlab.run_scenario(TINY)
+        schedlab.run_scenario(text=TINY)
     rc, _, err = main(capsys, "run", str(write_scenario(TINY)))
     assert rc == 2 and "[SL900]" in err and "make build" in err
 

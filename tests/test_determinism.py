@@ -56,14 +56,14 @@ CHILD = """\
 import hashlib, json, sys
 import schedlab
 text, seed, version = sys.stdin.read(), int(sys.argv[1]), sys.argv[2]
-r = schedlab.run_scenario(text, seed=seed, overrides={"kernel.version": version})
+r = schedlab.run_scenario(text=text, seed=seed, overrides={"kernel.version": version})
 digest = hashlib.sha256(json.dumps(r, sort_keys=True).encode()).hexdigest()
 print(r["sim"]["trace_hash"], r["sim"]["events"], digest)
 """
 
 
 def run_mixed(version: str, seed: int, check: bool = False) -> Report:
-    return schedlab.run_scenario(MIXED, seed=seed, overrides={"kernel.version": version}, check=check)
+    return schedlab.run_scenario(text=MIXED, seed=seed, overrides={"kernel.version": version}, check=check)
 
 
 def canonical(report: Mapping[str, Any]) -> str:
@@ -167,7 +167,7 @@ def test_trace_file_is_ftrace_text(tmp_path: Path) -> None:
     """--trace writes the tracepoints as ftrace text: one line per event, the
     sched_switch fields as the kernel prints them."""
     out = tmp_path / "trace.txt"
-    report = schedlab.run_scenario(MIXED, seed=1, trace=str(out))
+    report = schedlab.run_scenario(text=MIXED, seed=1, trace=str(out))
     lines = [ln for ln in out.read_text().splitlines() if not ln.startswith("#")]
     assert len(lines) == report["sim"]["trace_events"]
     switch = next(ln for ln in lines if "sched_switch:" in ln)
@@ -180,7 +180,7 @@ def test_vmstat_kworkers_can_be_switched_off() -> None:
     """kernel.vmstat_kworkers = false: a noise-free machine without the
     per-CPU kworkers (listed under kernel_threads when present)."""
     on = run_mixed("6.1", 1)
-    off = schedlab.run_scenario(MIXED, seed=1, overrides={"kernel.vmstat_kworkers": False})
+    off = schedlab.run_scenario(text=MIXED, seed=1, overrides={"kernel.vmstat_kworkers": False})
     assert len(on["kernel_threads"]) == on["machine"]["nr_cpus"]
     assert off["kernel_threads"] == []
     assert on["sim"]["trace_hash"] != off["sim"]["trace_hash"]

@@ -118,7 +118,7 @@ def test_a_simulated_cpu_is_fully_accounted_over_the_window() -> None:
         '[[task]]\nname = "hog"\ncount = 2\ncpus = "0"\n'
         'program = [{ loop = { count = 0, body = [{ run = "7ms" }] } }]\n'
     )
-    r = ReportView(schedlab.run_scenario(text, seed=1))
+    r = ReportView(schedlab.run_scenario(text=text, seed=1))
     shares = [r.share_pct(t) for t in r.tasks.values()]
     assert sum(s for s in shares if s is not None) == pytest.approx(100.0 - r.idle_pct("0"), abs=0.01)
 

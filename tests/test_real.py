@@ -243,7 +243,7 @@ def test_compare_uses_the_simulators_window_not_its_totals() -> None:
         '[measure]\nwarmup = "1s"\nduration = "2s"\n'
         '[[task]]\nname = "hog"\ncount = 8\nprogram = [{ loop = { count = 0, body = [{ run = "100ms" }] } }]\n'
     )
-    sim = schedlab.run_scenario(text, seed=1)
+    sim = schedlab.run_scenario(text=text, seed=1)
     for t in sim["tasks"]:
         assert t["runtime_ns"] > t["window"]["runtime_ns"]
     rows = {m: (a, b) for m, a, b in real.compare_rows(sim, sim)}

@@ -41,7 +41,7 @@ def task(name: str, *, policy: str = "", prio: int = 0, cpus: str = "", count: i
 
 
 def run(text: str, **kw: Any) -> Report:
-    return schedlab.run_scenario(text, seed=1, check=True, **kw)
+    return schedlab.run_scenario(text=text, seed=1, check=True, **kw)
 
 
 def by_comm(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

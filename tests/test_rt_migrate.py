@@ -29,7 +29,7 @@ MS = 1_000_000
 def rtm(**overrides: object) -> Report:
     """The seed scenario with `key=value` overrides (runs default to 20)."""
     ov = {"rt_migrate_test.runs": 20, **overrides}
-    return schedlab.run_scenario(RTM, seed=1, check=True, overrides=ov)
+    return schedlab.run_scenario(text=RTM, seed=1, check=True, overrides=ov)
 
 
 def rt_report(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,7 +119,7 @@ def test_cli_prints_the_tool_output_and_its_exit_status(tmp_path: Path) -> None:
 )
 def test_bad_rt_migrate_test_values_are_clear_errors(key: str, value: object, words: tuple[str, ...]) -> None:
     with pytest.raises(schedlab.SchedlabError) as e:
-        schedlab.run_scenario(RTM, seed=1, overrides={key: value})
+        schedlab.run_scenario(text=RTM, seed=1, overrides={key: value})
     for w in words:
         assert w in str(e.value)
 
@@ -157,13 +157,13 @@ def test_rt_push_ipi_pushes_by_ipi_chain_where_it_is_on() -> None:
 
 def test_rt_runtime_share_lets_one_cpu_run_rt_at_100_percent() -> None:
     tasks = task("fifo", policy="SCHED_FIFO", prio=50, cpus="0") + task("fair", cpus="0")
-    shared = {t["comm"]: t for t in schedlab.run_scenario(hogs("5.5", tasks), seed=1, check=True)["tasks"]}
+    shared = {t["comm"]: t for t in schedlab.run_scenario(text=hogs("5.5", tasks), seed=1, check=True)["tasks"]}
     # The first period throttles late (borrowed runtime up to the period),
     # and from then on CPU 0 never throttles: the fair task starves.
     assert shared["fair"]["runtime_ns"] < 0.01 * 3e9
     plain = {
         t["comm"]: t
-        for t in schedlab.run_scenario(hogs("5.5", tasks, features='"NO_RT_RUNTIME_SHARE"'), seed=1, check=True)[
+        for t in schedlab.run_scenario(text=hogs("5.5", tasks, features='"NO_RT_RUNTIME_SHARE"'), seed=1, check=True)[
             "tasks"
         ]
     }
@@ -188,7 +188,7 @@ def corner_case(h_cpus: str) -> dict[str, TaskRow]:
     text = hogs("2.6.25", tasks, duration="1s").replace(
         "[measure]", '[kernel.sysctl]\n"kernel.sched_rt_runtime_us" = -1\n[measure]'
     )
-    return {t["comm"]: t for t in schedlab.run_scenario(text, seed=1, check=True)["tasks"]}
+    return {t["comm"]: t for t in schedlab.run_scenario(text=text, seed=1, check=True)["tasks"]}
 
 
 def test_unpushable_head_blocks_a_pushable_task_as_the_seed_says() -> None:

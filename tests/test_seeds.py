@@ -93,7 +93,9 @@ def test_sched_idle_pathology_needs_the_2635_group_imb() -> None:
 
     idle = {}
     for version in ("2.6.25", "2.6.35"):
-        report = schedlab.run_scenario("sched-idle", seed=1, overrides={"kernel.version": version})
+        report = schedlab.run_scenario(
+            "sched-idle", seed=1, overrides={"kernel.version": version, "measure.samples": True}
+        )
         rows = [r for s in report["mpstat"]["samples"] for r in s["rows"] if r["cpu"] == "all"]
         idle[version] = sum(r["idle"] for r in rows) / len(rows)
         if version == "2.6.25":

@@ -32,7 +32,7 @@ program = [{{ loop = {{ count = 0, body = [{{ timer = "10ms" }}, {{ run = "1ms" 
 
 
 def hist(policy: str = "SCHED_BATCH", costs: str = "", prio: str = "") -> list[int]:
-    r = schedlab.run_scenario(BATCH.format(policy=policy, costs=costs, prio=prio), seed=1, check=True)
+    r = schedlab.run_scenario(text=BATCH.format(policy=policy, costs=costs, prio=prio), seed=1, check=True)
     t = next(t for t in r["tasks"] if t["comm"] == "b")
     return list(t["wakeup_delay_hist_us"])
 

@@ -6,14 +6,17 @@ workload sizes, acceptance bands) and text reports.
 
     >>> import schedlab
     >>> report = schedlab.run_scenario("ktask-nice", seed=1, overrides={"task.ktask.count": 0})
+    >>> report = schedlab.run_scenario(text=open("my.toml").read())
     >>> report["groups"][0]["elapsed_s"]
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Union
 
+from schedlab.args import check_flag, check_output_path, check_overrides_shape, check_seed, cut
 from schedlab.errors import (
     InternalError,
     InvariantError,
@@ -41,50 +44,93 @@ __all__ = [
     "run_scenario",
 ]
 
-ScenarioLike = Union[str, Path]
+ScenarioLike = Union[str, "os.PathLike[str]"]
 
 
-def _scenario_text(path_or_text: ScenarioLike) -> tuple[str, str]:
-    """(text, source). A ``Path``, or a one-line string without ``=``, is a file
-    path or a bundled scenario name; any other string is the TOML text itself."""
+def _scenario_text(scenario: object, text: object) -> tuple[str, str]:
+    """(text, source) from exactly one of ``scenario`` (a path or a bundled
+    name) and ``text`` (the TOML itself). A path is always a path, whatever
+    characters it holds; a multi-line string passed as a path is refused with
+    a pointer to ``text=``."""
     from schedlab.scenarios import read_text, resolve
 
-    if isinstance(path_or_text, Path):
-        return read_text(path_or_text), str(path_or_text)
-    if "\n" in path_or_text or "=" in path_or_text:
-        return path_or_text, "<string>"
-    path = resolve(path_or_text)
+    if text is not None:
+        if scenario is not None:
+            raise UsageError("SL001", "scenario and text: give one of them; accepted: a path or name, or text=TOML")
+        if not isinstance(text, str):
+            raise UsageError("SL001", f"text={cut(text)}: accepted: the scenario's TOML as a str")
+        return text, "<string>"
+    if scenario is None:
+        raise UsageError("SL001", "no scenario; accepted: a path or a bundled name, or text=TOML")
+    if isinstance(scenario, os.PathLike):
+        path = Path(os.fspath(scenario))
+        return read_text(path), str(path)
+    if not isinstance(scenario, str):
+        raise UsageError(
+            "SL001",
+            f"scenario={cut(scenario)}: accepted: a path (str or pathlib.Path) or a bundled name, "
+            f"not {type(scenario).__name__}",
+        )
+    if "\n" in scenario:
+        raise UsageError(
+            "SL001",
+            f"scenario={cut(scenario)}: looks like TOML text, not a path; accepted: a path or a bundled name, "
+            "or the text as text=...",
+        )
+    path = resolve(scenario)
     return read_text(path), str(path)
 
 
 def run_scenario(
-    path_or_text: ScenarioLike,
+    scenario: ScenarioLike | None = None,
     seed: int = 1,
     overrides: OverridesLike | None = None,
     check: bool = False,
-    trace: str | None = None,
-    perfetto: str | None = None,
+    trace: ScenarioLike | None = None,
+    perfetto: ScenarioLike | None = None,
+    *,
+    text: str | None = None,
+    strict: bool = False,
 ) -> Report:
     """Simulate one scenario and return its report (the JSON of ``schedlab run --json``;
     every key in docs/report.md, typed as ``schedlab.report_types.Report``).
 
-    ``overrides`` maps dotted keys to Python values (``{"task.0.nice": 19,
-    "measure.duration": "2s"}``) or is a list of such pairs, applied in order.
-    ``check`` runs the invariant checker. ``trace`` and ``perfetto`` are paths
-    for the sched tracepoints as ftrace text and as a Perfetto protobuf trace.
-    Raises ``SchedlabError`` subclasses.
+    ``scenario`` is a path or a bundled name; the TOML itself goes in ``text``.
+    ``seed`` is an integer from 0 to 2**64-1. ``overrides`` maps dotted keys to
+    Python values (``{"task.0.nice": 19, "measure.duration": "2s"}``) or is a
+    list of such pairs, applied in order. ``check`` runs the invariant
+    checker. ``trace`` and ``perfetto`` are paths for the sched tracepoints as
+    ftrace text and as a Perfetto protobuf trace (checked for writability
+    before the run). The report's ``warnings`` list what went wrong without
+    stopping the run (a deadlock, measure.limit reached); ``strict`` makes
+    the first of them an ``InvariantError``. Raises ``SchedlabError``
+    subclasses, ``UsageError`` naming the argument for a wrong argument.
     """
     from schedlab import native
     from schedlab.overrides import normalize_overrides
 
-    text, source = _scenario_text(path_or_text)
-    return native.run(text, source, seed, normalize_overrides(overrides), check, trace, perfetto)
+    seed = check_seed(seed)
+    check = check_flag(check, "check")
+    strict = check_flag(strict, "strict")
+    check_overrides_shape(overrides)
+    trace_path = check_output_path(trace, "trace")
+    perfetto_path = check_output_path(perfetto, "perfetto")
+    source_text, source = _scenario_text(scenario, text)
+    pairs = normalize_overrides(overrides)
+    return native.run(source_text, source, seed, pairs, check, trace_path, perfetto_path, strict=strict)
 
 
-def check_scenario(path_or_text: ScenarioLike, overrides: OverridesLike | None = None) -> dict[str, Any]:
-    """Parse and validate only; returns ``{"name", "machine", "kernel", "tasks"}``."""
+def check_scenario(
+    scenario: ScenarioLike | None = None,
+    overrides: OverridesLike | None = None,
+    *,
+    text: str | None = None,
+) -> dict[str, Any]:
+    """Parse and validate only; returns ``{"name", "machine", "kernel", "tasks", "notes"}``.
+    ``scenario``, ``text`` and ``overrides`` as for ``run_scenario``."""
     from schedlab import native
     from schedlab.overrides import normalize_overrides
 
-    text, source = _scenario_text(path_or_text)
-    return native.check(text, source, normalize_overrides(overrides))
+    check_overrides_shape(overrides)
+    source_text, source = _scenario_text(scenario, text)
+    return native.check(source_text, source, normalize_overrides(overrides))

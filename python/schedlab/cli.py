@@ -1,9 +1,9 @@
 """The ``schedlab`` command.
 
-    schedlab run SCENARIO [--seed N] [--set KEY=VALUE]... [--json FILE] [--check] [--quiet]
+    schedlab run SCENARIO|- [--seed N] [--set KEY=VALUE]... [--json FILE] [--check] [--strict] [--quiet]
     schedlab check SCENARIO [--set KEY=VALUE]...
     schedlab list
-    schedlab reproduce NAME [--quick] [--repeat N] [--json FILE] [--jobs N] [--quiet]
+    schedlab reproduce NAME [--quick] [--repeat N] [--json FILE] [--jobs N] [--strict] [--quiet]
     schedlab version
     schedlab real SCENARIO [--repeat N] [--json FILE] [--set KEY=VALUE]... [--quiet]
     schedlab compare SIM.json REAL.json
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from schedlab import __version__, native, qemu, real, validation
+from schedlab.args import SEED_MAX, check_output_path
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.experiment import Experiment, default_jobs
 from schedlab.overrides import Override, parse_set_arg, toml_literal
@@ -75,11 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     r = sub.add_parser("run", help="simulate one scenario and print mpstat-style and per-task reports")
-    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
-    r.add_argument("--seed", type=int, default=1, help="RNG seed (default 1)")
+    r.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name, path to a .toml file, or - for stdin")
+    r.add_argument("--seed", type=int, default=1, help="RNG seed, 0 to 2**64-1 (default 1)")
     add_set(r)
     r.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
     r.add_argument("--check", action="store_true", help="run the invariant checker while simulating")
+    r.add_argument(
+        "--strict", action="store_true", help="a warning (deadlock, measure.limit reached) is an error (exit 2)"
+    )
     r.add_argument("--trace", metavar="FILE", help="write the sched tracepoints as ftrace text to FILE")
     r.add_argument(
         "--perfetto", metavar="FILE", help="write the sched tracepoints as a Perfetto protobuf trace to FILE"
@@ -101,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     c = sub.add_parser("check", help="parse and validate a scenario (and its experiment) without running it")
-    c.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
+    c.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name, path to a .toml file, or - for stdin")
     add_set(c)
 
     sub.add_parser("list", help="list the bundled scenarios and experiments")
@@ -113,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--json", metavar="FILE", help="write the experiment JSON to FILE ('-' for stdout)")
     x.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel runs (default: number of CPUs)")
     x.add_argument("--quiet", "-q", action="store_true", help="no progress lines and no table")
+    x.add_argument("--strict", action="store_true", help="a run's warning (deadlock, limit reached) is an error")
     add_set(x)
 
     sub.add_parser("version", help="print the versions of the package and the native core")
@@ -209,16 +214,41 @@ def _overrides(args: argparse.Namespace) -> list[Override]:
 
 
 def _load(name: str) -> tuple[Path, str, str]:
+    """(path, text, source); ``-`` reads the scenario from stdin."""
+    if name == "-":
+        try:
+            text = sys.stdin.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError("SL001", f"-: cannot read the scenario from stdin: {e}") from None
+        return Path("stdin.toml"), text, "<stdin>"
     path = resolve(name)
     return path, read_text(path), str(path)
 
 
+def _warn(report: Mapping[str, Any]) -> None:
+    """The report's warnings on stderr, as `schedlab: warning: ...` lines."""
+    for w in report.get("warnings") or []:
+        print(f"schedlab: warning: {report.get('source', '')}: {w}", file=sys.stderr)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    if args.seed < 0:
-        raise UsageError("SL001", f"--seed {args.seed}: accepted: an integer >= 0")
+    if not 0 <= args.seed <= SEED_MAX:
+        raise UsageError("SL001", f"--seed {args.seed}: accepted: an integer from 0 to {SEED_MAX}")
     overrides = _overrides(args)
+    if args.samples:
+        overrides.append(("measure.samples", "true"))
+    # Every output file is checked before the simulation, not after it.
+    for flag, dest in (
+        ("--json", args.json),
+        ("--trace", args.trace),
+        ("--perfetto", args.perfetto),
+        ("--schedstat-file", args.schedstat_file),
+    ):
+        if dest is not None and not (flag == "--json" and dest == "-"):
+            check_output_path(dest, flag)
     _, text, source = _load(args.scenario)
-    report = native.run(text, source, args.seed, overrides, args.check, args.trace, args.perfetto)
+    report = native.run(text, source, args.seed, overrides, args.check, args.trace, args.perfetto, strict=args.strict)
+    _warn(report)
     if args.json:
         write_json(args.json, report)
     if args.schedstat_file:
@@ -252,6 +282,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     path, text, source = _load(args.scenario)
     summary = native.check(text, source, overrides)
+    for note in summary.get("notes") or []:
+        print(f"schedlab: warning: {source}: {note}", file=sys.stderr)
     machine = summary.get("machine") or {}
     kernel = summary.get("kernel") or {}
     print(
@@ -316,8 +348,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         )
     exp = Experiment.from_doc(doc, source, path.stem)
 
+    if args.json not in (None, "-"):
+        check_output_path(args.json, "--json")
+
     def runner(seed: int, overrides: Sequence[Override]) -> Mapping[str, Any]:
-        return native.run(text, source, seed, [*extra, *overrides], False)
+        report = native.run(text, source, seed, [*extra, *overrides], False, strict=args.strict)
+        _warn(report)
+        return report
 
     def progress(msg: str) -> None:
         print(f"  {msg}", file=sys.stderr, flush=True)

@@ -164,6 +164,12 @@ class MetricSpec:
     def is_list(self) -> bool:
         return self.source == "mpstat" and self.selector == "samples" and not self.stat
 
+    @property
+    def needs_samples(self) -> bool:
+        """The metric reads mpstat's per-interval samples, which a run keeps
+        only when asked (measure.samples)."""
+        return self.source == "mpstat" and self.selector == "samples"
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -288,7 +294,7 @@ class Experiment:
         per_run: dict[tuple[str, int], dict[str, MetricValue]] = {}
 
         def one(v: Variant, seed: int) -> dict[str, MetricValue]:
-            report = runner(seed, base + derived_pairs + _literals(v.overrides))
+            report = runner(seed, base + derived_pairs + _literals(v.overrides) + self._samples_for(v.metrics))
             return {m: extract_metric(report, self.metrics[m]) for m in v.metrics}
 
         if jobs <= 1 or len(jobs_list) <= 1:
@@ -348,10 +354,14 @@ class Experiment:
             "bands": [evaluate_band(b, means) for b in self.bands],
         }
 
+    def _samples_for(self, metrics: Sequence[str]) -> list[Override]:
+        """``measure.samples = true`` when one of the metrics reads the samples."""
+        return [("measure.samples", "true")] if any(self.metrics[m].needs_samples for m in metrics) else []
+
     def _derive(self, d: Derive, runner: Runner, before: list[Override], say: Callable[[str], None]) -> dict[str, Any]:
         v = next(x for x in self.variants if x.name == d.variant)
         spec = self.metrics[d.metric]
-        fixed = before + _literals(v.overrides)
+        fixed = before + _literals(v.overrides) + self._samples_for([d.metric])
 
         def f(ms: int) -> float:
             report = runner(1, [*fixed, (d.key, toml_literal(format_duration_ms(ms)))])

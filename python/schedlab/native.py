@@ -69,21 +69,25 @@ def run(
     check: bool,
     trace: str | None = None,
     perfetto: str | None = None,
+    *,
+    strict: bool = False,
 ) -> Report:
     """Parse, validate and simulate; the report (docs/report.md, typed as
     ``schedlab.report_types.Report``).
 
     ``trace`` is a path: the run's sched tracepoints are written there as
     ftrace text (the kernel's ``trace`` file layout). ``perfetto`` is a path
-    for the same tracepoints as a Perfetto protobuf trace (``.pftrace``)."""
+    for the same tracepoints as a Perfetto protobuf trace (``.pftrace``).
+    ``strict`` turns the report's first warning into an ``InvariantError``."""
     mod = load()
     pairs = [(k, v) for k, v in overrides]
-    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto))
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict))
     return cast("Report", _decode(out, "the native report"))
 
 
 def check(text: str, source: str, overrides: Sequence[Override]) -> dict[str, Any]:
-    """Parse and validate only; ``{"name", "machine", "kernel", "tasks"}``.
+    """Parse and validate only; ``{"name", "machine", "kernel", "tasks", "notes"}`` (notes:
+    what runs as something near what was asked, e.g. an unlisted kernel version).
 
     ``machine`` is the layout the core built: ``name``, ``nr_cpus``,
     ``sockets``, ``cores_per_socket``, ``threads_per_core``, ``nodes``,

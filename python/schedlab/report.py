@@ -172,7 +172,8 @@ def format_run_report(
         )
     lines.append("")
     lines.append(format_mpstat(report, samples=samples))
-    n_samples = len((report.get("mpstat") or {}).get("samples") or [])
+    mp = report.get("mpstat") or {}
+    n_samples = mp.get("intervals") or len(mp.get("samples") or [])
     if not samples and n_samples:
         lines.append(f"({n_samples} interval sample(s) not shown; --samples prints them)")
 

@@ -411,9 +411,14 @@ class _MpstatKeys(TypedDict):
     """The keys of every Mpstat."""
 
     average: list[MpstatRow]
-    """The Average block over the window: the `all` row, then one per CPU."""
+    """The Average block over the window: the `all` row, then one per CPU. Over the whole intervals when there is one,
+    else over the window.
+    """
+    intervals: int
+    """Whole intervals in the window (the samples there are, kept or not)."""
     samples: list[MpstatSample]
-    """One per whole interval of the window."""
+    """One per whole interval of the window, when asked for (`measure.samples`, `schedlab run --samples`); else empty.
+    """
 
 
 class Mpstat(_MpstatKeys, total=False):
@@ -735,6 +740,10 @@ class _ReportKeys(TypedDict):
     wakeup_delay: DelayStats
     """The scenario's tasks' timer wakeup delays over the window, all tasks together (see
     `TaskRow.wakeup_delay_p50_ns`).
+    """
+    warnings: list[str]
+    """What went wrong without stopping the run: a deadlock inside a fixed duration, measure.limit reached, a version
+    without a preset of its own. The CLI prints them on stderr; `--strict` (`strict=True`) makes them errors.
     """
 
 

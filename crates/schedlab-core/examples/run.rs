@@ -15,6 +15,7 @@ fn main() {
         check: std::env::var("CHECK").is_ok(),
         trace_path: std::env::var("TRACE").ok(),
         perfetto_path: std::env::var("PERFETTO").ok(),
+        strict: std::env::var("STRICT").is_ok(),
     };
     match schedlab_core::run_text(&text, path, &ov, &opts) {
         Ok(r) => {

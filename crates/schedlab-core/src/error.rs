@@ -89,26 +89,44 @@ impl SimError {
     }
 }
 
+/// At most `max` characters of `s`, with `…` where it was cut: a message
+/// echoes what the user wrote, and a megabyte-long key must not come back
+/// whole.
+pub fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((i, _)) => std::borrow::Cow::Owned(format!("{}… ({} characters)", &s[..i], s.chars().count())),
+    }
+}
+
+/// Longest key path, message and accepted list a message shows.
+const KEY_MAX: usize = 120;
+const MESSAGE_MAX: usize = 400;
+const ACCEPTED_MAX: usize = 1000;
+
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = |at: &Location| cut(&at.key, KEY_MAX).into_owned();
+        let msg = |m: &str| cut(m, MESSAGE_MAX).into_owned();
+        let acc = |a: &str| cut(a, ACCEPTED_MAX).into_owned();
         match self {
-            SimError::Syntax { file, message } => write!(f, "{file}: syntax error: {message}"),
+            SimError::Syntax { file, message } => write!(f, "{file}: syntax error: {}", msg(message)),
             SimError::UnknownKey { at, accepted } => {
-                write!(f, "{}: {}: unknown key; accepted here: {accepted}", at.file, at.key)
+                write!(f, "{}: {}: unknown key; accepted here: {}", at.file, key(at), acc(accepted))
             }
             SimError::BadValue { at, message, accepted } => {
-                write!(f, "{}: {}: {message}; accepted: {accepted}", at.file, at.key)
+                write!(f, "{}: {}: {}; accepted: {}", at.file, key(at), msg(message), acc(accepted))
             }
-            SimError::MissingKey { at } => write!(f, "{}: {}: required key is missing", at.file, at.key),
+            SimError::MissingKey { at } => write!(f, "{}: {}: required key is missing", at.file, key(at)),
             SimError::Topology { at, message, accepted } => {
-                write!(f, "{}: {}: {message}; accepted: {accepted}", at.file, at.key)
+                write!(f, "{}: {}: {}; accepted: {}", at.file, key(at), msg(message), acc(accepted))
             }
             SimError::NotModelled { at, what } => {
-                write!(f, "{}: {}: not modelled by schedlab: {what}", at.file, at.key)
+                write!(f, "{}: {}: not modelled by schedlab: {}", at.file, key(at), msg(what))
             }
-            SimError::Invariant { message } => write!(f, "invariant violated: {message}"),
-            SimError::Internal { message } => write!(f, "internal error (please report): {message}"),
-            SimError::Usage { message } => write!(f, "{message}"),
+            SimError::Invariant { message } => write!(f, "invariant violated: {}", acc(message)),
+            SimError::Internal { message } => write!(f, "internal error (please report): {}", acc(message)),
+            SimError::Usage { message } => write!(f, "{}", msg(message)),
         }
     }
 }

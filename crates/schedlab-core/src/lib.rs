@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub trace_path: Option<String>,
     /// Write the Perfetto protobuf trace here.
     pub perfetto_path: Option<String>,
+    /// A warning (a deadlock, the limit reached) is an error.
+    pub strict: bool,
 }
 
 /// Parse, validate and simulate a scenario; return its report
@@ -38,26 +40,33 @@ pub fn run_text(text: &str, file: &str, overrides: &[(String, String)], opts: &R
 
 /// Simulate an already validated scenario.
 pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report::Report> {
-    let mut trace = trace::Trace::new(opts.trace_path.is_some());
-    if opts.perfetto_path.is_some() {
-        trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14);
+    // The trace files are created before the simulation: a path that cannot
+    // be written is refused now, not after the run. Their bytes stream out
+    // as the run goes (trace::sink).
+    let cannot = |p: &str, opt: &str, e: std::io::Error| {
+        SimError::bad_value(&sc.source, opt, format!("cannot write {p}: {e}"), "a writable path")
+    };
+    let open = |p: &Option<String>, opt: &str| -> Result<Option<trace::sink::Sink>> {
+        p.as_deref().map(|p| trace::sink::Sink::create(p).map_err(|e| cannot(p, opt, e))).transpose()
+    };
+    let mut trace = trace::Trace::new(open(&opts.trace_path, "--trace")?);
+    if let Some(out) = open(&opts.perfetto_path, "--perfetto")? {
+        trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14, out);
     }
     let mut sim = engine::sim::Sim::new(sc, opts.seed, opts.check, trace)?;
     sim.run()?;
-    let write = |p: &str, bytes: &[u8], opt: &str| {
-        std::fs::write(p, bytes)
-            .map_err(|e| SimError::bad_value(&sc.source, opt, format!("cannot write {p}: {e}"), "a writable path"))
-    };
-    if let Some(p) = &opts.trace_path {
-        let text = sim.trace.text.take().unwrap_or_default();
-        write(p, text.as_bytes(), "--trace")?;
+    if let (true, Some(w)) = (opts.strict, sim.warnings.first()) {
+        return Err(SimError::Invariant { message: format!("{}: {w} (--strict)", sc.source) });
+    }
+    if let (Some(p), Some(text)) = (&opts.trace_path, sim.trace.text.take()) {
+        text.finish().map_err(|e| cannot(p, "--trace", e))?;
     }
     if let (Some(p), Some(mut pf)) = (&opts.perfetto_path, sim.trace.pf.take()) {
         let stoppers: Vec<(u32, String)> =
             (0..sim.rqs.len()).map(|c| (trace::stopper_pid(c), format!("migration/{c}"))).collect();
         let names = sim.tasks.iter().map(|t| (t.pid, t.comm.as_str()));
         pf.process_tree(names.chain(stoppers.iter().map(|(pid, n)| (*pid, n.as_str()))));
-        write(p, &pf.out, "--perfetto")?;
+        pf.out.finish().map_err(|e| cannot(p, "--perfetto", e))?;
     }
     Ok(stats::report::build(&sim, sc))
 }
@@ -73,6 +82,7 @@ pub fn check_text(text: &str, file: &str, overrides: &[(String, String)]) -> Res
         "machine": machine_layout(&sc.machine),
         "kernel": {"version": sc.kernel.version.to_string()},
         "tasks": sc.groups.iter().map(|g| g.count).sum::<usize>(),
+        "notes": sc.notes,
     }))
 }
 

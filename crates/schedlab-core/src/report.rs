@@ -112,6 +112,12 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub rt: Option<RtInfo>,
+    /// What went wrong without stopping the run: a deadlock inside a fixed
+    /// duration, measure.limit reached, a version without a preset of its
+    /// own. The CLI prints them on stderr; `--strict` (`strict=True`) makes
+    /// them errors.
+    #[serde(default)]
+    pub warnings: Vec<String>,
     /// The rt-migrate-test tool's results, for a scenario with
     /// `[rt_migrate_test]`; null otherwise.
     pub rt_migrate_test: Option<RtmtReport>,
@@ -303,10 +309,15 @@ pub struct CpuTimes {
 /// `mpstat -P ALL`: the samples and the Average block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Mpstat {
-    /// One per whole interval of the window.
+    /// One per whole interval of the window, when asked for
+    /// (`measure.samples`, `schedlab run --samples`); else empty.
     pub samples: Vec<MpstatSample>,
     /// The Average block over the window: the `all` row, then one per CPU.
+    /// Over the whole intervals when there is one, else over the window.
     pub average: Vec<MpstatRow>,
+    /// Whole intervals in the window (the samples there are, kept or not).
+    #[serde(default)]
+    pub intervals: u64,
 }
 
 /// One mpstat interval.

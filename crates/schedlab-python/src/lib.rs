@@ -35,7 +35,7 @@ fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) ->
 
 /// Run a scenario and return the JSON report as a string.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None))]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments
 fn run(
     py: Python<'_>,
@@ -46,8 +46,9 @@ fn run(
     check: bool,
     trace: Option<String>,
     perfetto: Option<String>,
+    strict: bool,
 ) -> PyResult<String> {
-    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto };
+    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict };
     let r = py.allow_threads(move || {
         guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts).map(|r| r.to_json()))
     });
@@ -112,6 +113,13 @@ fn report_schema() -> String {
     schedlab_core::report::schema().to_string()
 }
 
+/// The scenario format's vocabulary (schedlab_core::scenario::catalog):
+/// keys per table, ops, versions, presets, features, sysctls per version.
+#[pyfunction]
+fn catalog() -> String {
+    schedlab_core::scenario::catalog::catalog().to_string()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -129,5 +137,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(value_literal, m)?)?;
     m.add_function(wrap_pyfunction!(toml_string, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
     Ok(())
 }

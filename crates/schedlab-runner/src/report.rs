@@ -194,7 +194,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         real: Some(RealInfo { end_ns: we, reason: m.reason.to_string() }),
         measure: MeasureInfo { start_ns: ws, end_ns: we, interval_ns: m.interval_ns },
         cpus: cpu_times(m, &cpu_d),
-        mpstat: Mpstat { samples, average: rows(&cpu_d) },
+        mpstat: Mpstat { intervals: samples.len() as u64, samples, average: rows(&cpu_d) },
         tasks,
         groups,
         migrations,

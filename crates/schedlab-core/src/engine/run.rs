@@ -5,22 +5,40 @@ use crate::engine::event::Ev;
 use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
-use crate::scenario::MAX_SIM_NS;
-use crate::sched::task::TaskState;
+use crate::scenario::units::format_duration;
+use crate::sched::task::{TaskId, TaskState};
 use crate::stats::CpuTime;
+use crate::workload::Op;
+
+/// More events than this at one instant of simulated time is a livelock:
+/// the largest modelled burst (every CPU of a 1,024-CPU machine ticking and
+/// balancing at once, a barrier releasing thousands of tasks) stays two
+/// orders of magnitude below.
+const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
 
 impl Sim {
     /// Run to the end. Returns an error if the model hit a fatal condition.
     pub fn run(&mut self) -> Result<(), SimError> {
+        // Events at one instant of simulated time: a model in a livelock
+        // (tasks spinning without letting time pass) never leaves it.
+        let mut at_this_instant = 0u64;
         while let Some((t, ev)) = self.q.pop() {
             if t.0 > self.end_ns {
                 break;
+            }
+            if t.0 == self.now {
+                at_this_instant += 1;
+                if at_this_instant > MAX_EVENTS_AT_ONE_INSTANT {
+                    return Err(self.livelock());
+                }
+            } else {
+                at_this_instant = 0;
             }
             self.now = t.0;
             self.stats.events_processed += 1;
             match ev {
                 Ev::End => {
-                    self.stop_reason = "duration reached";
+                    self.stop_reason = if self.open_ended { "limit reached" } else { "duration reached" };
                     let (w, iv) = (self.stats.rec.warmup, self.stats.rec.interval);
                     if self.now > w && (self.now - w).is_multiple_of(iv) {
                         self.take_sample();
@@ -37,27 +55,116 @@ impl Sim {
             if self.check {
                 self.check_invariants()?;
             }
-            if self.live_tasks == 0 && self.all_started() && self.end_ns == MAX_SIM_NS {
+            if self.live_tasks == 0 && self.all_started() && self.open_ended {
                 self.stop_reason = "all tasks exited";
                 break;
             }
-        }
-        if self.end_ns == MAX_SIM_NS && self.live_tasks > 0 {
-            if self.q.is_empty() {
-                return Err(SimError::Invariant {
-                    message: format!(
-                        "deadlock: {} tasks are blocked forever and no event is pending (a wait without a signal, or a barrier that cannot fill)",
-                        self.live_tasks
-                    ),
-                });
-            }
-            self.stop_reason = "safety limit reached";
         }
         self.end_ns = self.now.min(self.end_ns);
         for cpu in 0..self.rqs.len() {
             self.account_cpu(cpu);
         }
+        self.check_the_end()
+    }
+
+    /// The error for a livelock: what each CPU runs at the instant that
+    /// does not pass.
+    fn livelock(&self) -> SimError {
+        let running: Vec<String> = self
+            .rqs
+            .iter()
+            .filter_map(|rq| rq.curr.map(|c| format!("{} on CPU {}", self.tasks[c].comm, rq.cpu)))
+            .take(8)
+            .collect();
+        SimError::Invariant {
+            message: format!(
+                "{}: no progress: {MAX_EVENTS_AT_ONE_INSTANT} events at t = {} without simulated time passing ({}); \
+                 a program loops on ops that take no time (yield with nobody else runnable, fork, signal)",
+                self.source,
+                format_duration(self.now),
+                if running.is_empty() { "nothing running".to_string() } else { running.join(", ") }
+            ),
+        }
+    }
+
+    /// What the end of the run says: a deadlock (every task of the workload
+    /// blocked on a wait or a barrier that nobody can release), the limit
+    /// reached, an empty measurement window.
+    fn check_the_end(&mut self) -> Result<(), SimError> {
+        let stuck = self.deadlocked();
+        if !stuck.is_empty() {
+            let since = stuck.iter().map(|&t| self.tasks[t].stats.blocked_at).max().unwrap_or(0);
+            let names: Vec<String> = stuck.iter().take(8).map(|&t| self.blocked_on(t)).collect();
+            let more = if stuck.len() > 8 { format!(" and {} more", stuck.len() - 8) } else { String::new() };
+            let message = format!(
+                "deadlock: every task is blocked for good since {} ({}{more}): a wait without a signal, or a barrier that cannot fill",
+                format_duration(since),
+                names.join(", ")
+            );
+            if self.open_ended {
+                // Nothing will ever happen again: the run cannot end well.
+                return Err(SimError::Invariant { message: format!("{}: {message}", self.source) });
+            }
+            self.warnings.push(message);
+        } else if self.open_ended && self.live_tasks > 0 && self.stop_reason == "limit reached" {
+            self.warnings.push(format!(
+                "the run reached measure.limit ({}) with {} tasks still running; give measure.duration, or a larger measure.limit (at most 24h)",
+                format_duration(self.end_ns),
+                self.live_tasks
+            ));
+        }
+        if self.end_ns <= self.stats.rec.warmup {
+            return Err(SimError::bad_value(
+                &self.source,
+                "measure.warmup",
+                format!(
+                    "the measurement window is empty: the warm-up ({}) ends at or after the end of the run ({}, {})",
+                    format_duration(self.stats.rec.warmup),
+                    format_duration(self.end_ns),
+                    self.stop_reason
+                ),
+                "a warm-up that ends before the run does",
+            ));
+        }
         Ok(())
+    }
+
+    /// The workload's live tasks if every one of them is blocked on a
+    /// barrier or an event (nothing but another task could release them),
+    /// else nothing. Kernel threads do not count.
+    fn deadlocked(&self) -> Vec<TaskId> {
+        let mut stuck = Vec::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= 2 * self.wl.nr_scenario_groups {
+                continue;
+            }
+            if t.state != TaskState::Blocked || !matches!(self.blocking_op(i), Some(Op::Barrier(_) | Op::Wait(_))) {
+                return Vec::new();
+            }
+            stuck.push(i);
+        }
+        stuck
+    }
+
+    /// The op a blocked task is blocked in (the one before its pc).
+    fn blocking_op(&self, tid: TaskId) -> Option<Op> {
+        let t = &self.tasks[tid];
+        let tmpl = t.template?;
+        t.pc.checked_sub(1).and_then(|pc| self.wl.templates[tmpl].program.ops.get(pc).cloned())
+    }
+
+    /// `comm (wait "e")` / `comm (barrier "b")` for a message.
+    fn blocked_on(&self, tid: TaskId) -> String {
+        let comm = &self.tasks[tid].comm;
+        match self.blocking_op(tid) {
+            Some(Op::Wait(e)) => {
+                format!("{comm} on wait \"{}\"", self.wl.event_names.get(e).map_or("?", |s| s.as_str()))
+            }
+            Some(Op::Barrier(b)) => {
+                format!("{comm} on barrier \"{}\"", self.wl.barrier_names.get(b).map_or("?", |s| s.as_str()))
+            }
+            _ => comm.clone(),
+        }
     }
 
     fn all_started(&self) -> bool {

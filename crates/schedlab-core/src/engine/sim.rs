@@ -17,7 +17,7 @@ use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::Kthreads;
 use crate::machine::Machine;
 use crate::report::LbCounters;
-use crate::scenario::{Scenario, MAX_SIM_NS};
+use crate::scenario::Scenario;
 use crate::sched::features::Feature;
 use crate::sched::prio::load_weight;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqStats, SchedDomainShared, SdState};
@@ -80,7 +80,14 @@ pub struct Sim {
     pub trace: Trace,
     // ---------------------------------------------------------- the run
     pub end_ns: u64,
+    /// No measure.duration: the run ends when every task has exited, or at
+    /// measure.limit (end_ns) with a warning.
+    pub open_ended: bool,
+    /// The scenario's file, for messages.
+    pub source: String,
     pub stop_reason: &'static str,
+    /// What the report warns about (the limit reached, a deadlock).
+    pub warnings: Vec<String>,
     pub fatal: Option<SimError>,
     /// Run the invariant checker after every event (`--check`).
     pub check: bool,
@@ -111,8 +118,9 @@ impl Sim {
         }
         let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
         let events = sc.events.iter().map(|_| SyncObj::default()).collect();
-        let end_ns = sc.measure.duration.map(|d| sc.measure.warmup + d).unwrap_or(MAX_SIM_NS);
-        let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns);
+        let open_ended = sc.measure.duration.is_none();
+        let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| sc.measure.warmup + d);
+        let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);
         let mut sim = Sim {
             cfg,
             machine,
@@ -150,6 +158,8 @@ impl Sim {
                 group_names,
                 barriers,
                 events,
+                barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
+                event_names: sc.events.clone(),
                 rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
             },
             stats: Stats {
@@ -162,7 +172,10 @@ impl Sim {
             },
             trace,
             end_ns,
+            open_ended,
+            source: sc.source.clone(),
             stop_reason: "duration reached",
+            warnings: sc.notes.clone(),
             fatal: None,
             check: check || sc.measure.check,
             rt_inv_since: std::cell::Cell::new(None),
@@ -182,9 +195,7 @@ impl Sim {
         if first < end_ns {
             sim.q.schedule(Instant(first), Ev::Sample);
         }
-        if end_ns < MAX_SIM_NS {
-            sim.q.schedule(Instant(end_ns), Ev::End);
-        }
+        sim.q.schedule(Instant(end_ns), Ev::End);
         Ok(sim)
     }
 

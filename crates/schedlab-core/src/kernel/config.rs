@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
-use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, Tunables};
+use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
 use crate::scenario::units::{duration_at, parse_duration};
 
 #[derive(Debug, Default, Deserialize)]
@@ -83,6 +83,21 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
             .apply(f, version)
             .map_err(|m| SimError::bad_value(file, &format!("kernel.features[{i}]"), m, accepted))?;
     }
+    // The eras first: which sysctls exist depends on them.
+    if let Some(f) = &raw.fair {
+        kernel.mech.fair = match f.as_str() {
+            "cfs" => FairEra::Cfs,
+            "eevdf" => FairEra::Eevdf,
+            _ => return Err(SimError::bad_value(file, "kernel.fair", format!("\"{f}\""), "cfs, eevdf")),
+        };
+    }
+    if let Some(b) = &raw.balancer {
+        kernel.mech.balancer = match b.as_str() {
+            "avg_load" => BalancerEra::AvgLoad,
+            "group_type" => BalancerEra::GroupType,
+            _ => return Err(SimError::bad_value(file, "kernel.balancer", format!("\"{b}\""), "avg_load, group_type")),
+        };
+    }
     for (name, v) in &raw.sysctl {
         let key = format!("kernel.sysctl.\"{name}\"");
         let val = match v {
@@ -109,15 +124,28 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
                 ))
             }
         };
-        kernel.sysctl.set(name, val).map_err(|m| {
-            if m.starts_with("unknown sysctl") {
-                SimError::UnknownKey { at: loc(file, &key), accepted: Tunables::NAMES.join(", ") }
-            } else {
-                SimError::bad_value(file, &key, m, "see the sysctl's documentation")
-            }
+        let mech = kernel.mech.clone();
+        kernel.sysctl.set(name, val, &mech, kernel.version).map_err(|e| match e {
+            SysctlError::Unknown => SimError::UnknownKey { at: loc(file, &key), accepted: Tunables::NAMES.join(", ") },
+            SysctlError::NotInVersion(whose) => SimError::bad_value(
+                file,
+                &key,
+                format!("kernel {} has no {name}: it is {whose}", kernel.version),
+                format!(
+                    "the sysctls of kernel {}: {}",
+                    kernel.version,
+                    Tunables::names_for(&mech, kernel.version).join(", ")
+                ),
+            ),
+            SysctlError::Range(m, accepted) => SimError::bad_value(file, &key, m, accepted),
         })?;
     }
+    kernel
+        .sysctl
+        .validate()
+        .map_err(|(name, m, accepted)| SimError::bad_value(file, &format!("kernel.sysctl.\"{name}\""), m, accepted))?;
     let c = &raw.costs;
+    let tick = kernel.tick_ns;
     let costs = &mut kernel.costs;
     for (val, slot, k) in [
         (&c.context_switch, &mut costs.context_switch_ns, "context_switch"),
@@ -130,7 +158,20 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
     ] {
         if let Some(s) = val {
-            *slot = duration_at(s, file, &format!("kernel.costs.{k}"))?;
+            let key = format!("kernel.costs.{k}");
+            let ns = duration_at(s, file, &key)?;
+            // A cost is a short stretch of one CPU's time; longer than a tick
+            // it would outlast the scheduler's own period of decisions (and
+            // a switch dearer than the tick never lets a task run).
+            if ns > tick {
+                return Err(SimError::bad_value(
+                    file,
+                    &key,
+                    format!("{s} is longer than the tick ({}ms at HZ {})", tick / 1_000_000, kernel.hz),
+                    format!("a duration up to one tick ({}ms)", tick / 1_000_000),
+                ));
+            }
+            *slot = ns;
         }
     }
     if let Some(n) = raw.ktask.helper_nice {
@@ -154,20 +195,6 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     }
     if let Some(v) = raw.vmstat_kworkers {
         kernel.vmstat_kworkers = v;
-    }
-    if let Some(f) = &raw.fair {
-        kernel.mech.fair = match f.as_str() {
-            "cfs" => FairEra::Cfs,
-            "eevdf" => FairEra::Eevdf,
-            _ => return Err(SimError::bad_value(file, "kernel.fair", format!("\"{f}\""), "cfs, eevdf")),
-        };
-    }
-    if let Some(b) = &raw.balancer {
-        kernel.mech.balancer = match b.as_str() {
-            "avg_load" => BalancerEra::AvgLoad,
-            "group_type" => BalancerEra::GroupType,
-            _ => return Err(SimError::bad_value(file, "kernel.balancer", format!("\"{b}\""), "avg_load, group_type")),
-        };
     }
     Ok(kernel)
 }

@@ -78,29 +78,106 @@ impl Tunables {
         "kernel.sched_rr_timeslice_ms",
     ];
 
-    /// Set one sysctl by name; Err(accepted text) for an unknown name or bad value.
-    pub fn set(&mut self, name: &str, value: i64) -> Result<(), String> {
-        let nonneg = |x: i64| -> Result<u64, String> { u64::try_from(x).map_err(|_| format!("{name} must be >= 0")) };
-        match name {
-            "kernel.sched_latency_ns" => self.sched_latency_ns = nonneg(value)?,
-            "kernel.sched_min_granularity_ns" => self.sched_min_granularity_ns = nonneg(value)?,
-            "kernel.sched_wakeup_granularity_ns" => self.sched_wakeup_granularity_ns = nonneg(value)?,
-            "kernel.sched_base_slice_ns" => self.sched_base_slice_ns = nonneg(value)?,
-            "kernel.sched_tunable_scaling" => {
-                if !(0..=2).contains(&value) {
-                    return Err("kernel.sched_tunable_scaling is 0 (none), 1 (log) or 2 (linear)".into());
-                }
-                self.sched_tunable_scaling = value as u64
+    /// Set one sysctl by name, refusing what kernel `v` (with `mech`'s
+    /// fair era) does not have and values outside the kernel's own limits.
+    pub fn set(&mut self, name: &str, value: i64, mech: &Mechanisms, v: KernelVersion) -> Result<(), SysctlError> {
+        if let Some(why) = Self::missing_in(name, mech, v) {
+            return Err(SysctlError::NotInVersion(why.to_string()));
+        }
+        // The sysctl limits of kernel/sysctl.c (2.6.x) and kernel/sched/core.c
+        // (3.x .. 5.12): min_sched_granularity_ns = 100 us, max = 1 s,
+        // wakeup granularity 0 .. 1 s. Deviation: from 5.13 these knobs are
+        // debugfs u32s that take any value; the model keeps the sysctl
+        // limits (below them its CFS formulas divide by zero).
+        const US100: i64 = 100_000;
+        const S1: i64 = 1_000_000_000;
+        let range = |lo: i64, hi: i64, what: &str| -> Result<u64, SysctlError> {
+            if (lo..=hi).contains(&value) {
+                Ok(value as u64)
+            } else {
+                Err(SysctlError::Range(format!("{name} = {value} is outside the kernel's limits"), what.to_string()))
             }
-            "kernel.sched_migration_cost_ns" => self.sched_migration_cost_ns = nonneg(value)?,
-            "kernel.sched_nr_migrate" => self.sched_nr_migrate = nonneg(value)?.max(1),
-            "kernel.sched_child_runs_first" => self.sched_child_runs_first = nonneg(value)?.min(1),
-            "kernel.sched_rt_runtime_us" => self.sched_rt_runtime_us = value,
-            "kernel.sched_rt_period_us" => self.sched_rt_period_us = nonneg(value)?.max(1),
-            "kernel.sched_rr_timeslice_ms" => self.sched_rr_timeslice_ms = nonneg(value)?.max(1),
-            _ => return Err(format!("unknown sysctl \"{name}\"")),
+        };
+        match name {
+            "kernel.sched_latency_ns" => {
+                self.sched_latency_ns = range(US100, S1, "100000 .. 1000000000 (100 us .. 1 s)")?
+            }
+            "kernel.sched_min_granularity_ns" => {
+                self.sched_min_granularity_ns = range(US100, S1, "100000 .. 1000000000 (100 us .. 1 s)")?
+            }
+            "kernel.sched_wakeup_granularity_ns" => {
+                self.sched_wakeup_granularity_ns = range(0, S1, "0 .. 1000000000 (up to 1 s)")?
+            }
+            "kernel.sched_base_slice_ns" => {
+                self.sched_base_slice_ns = range(US100, S1, "100000 .. 1000000000 (100 us .. 1 s)")?
+            }
+            "kernel.sched_tunable_scaling" => {
+                self.sched_tunable_scaling = range(0, 2, "0 (none), 1 (log) or 2 (linear)")?;
+            }
+            "kernel.sched_migration_cost_ns" => {
+                self.sched_migration_cost_ns = range(0, u32::MAX as i64, "0 .. 4294967295 (an unsigned int)")?
+            }
+            "kernel.sched_nr_migrate" => {
+                // The kernel takes 0 (no task moved by a periodic balance);
+                // the model's balancers examine at least one task.
+                self.sched_nr_migrate =
+                    range(1, u32::MAX as i64, "1 .. 4294967295 (0, which moves nothing, is not modelled)")?
+            }
+            "kernel.sched_child_runs_first" => self.sched_child_runs_first = range(0, 1, "0 or 1")?,
+            "kernel.sched_rt_runtime_us" => {
+                self.sched_rt_runtime_us =
+                    range(-1, i32::MAX as i64, "-1 (no limit) or 0 .. sched_rt_period_us")? as i64
+            }
+            "kernel.sched_rt_period_us" => self.sched_rt_period_us = range(1, i32::MAX as i64, "1 .. 2147483647 (us)")?,
+            "kernel.sched_rr_timeslice_ms" => self.sched_rr_timeslice_ms = range(1, i32::MAX as i64, "1 or more (ms)")?,
+            _ => return Err(SysctlError::Unknown),
         }
         Ok(())
+    }
+
+    /// The checks across sysctls, once all are set: RT runtime within its
+    /// period (sched_rt_global_validate refuses more with EINVAL).
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        let (rt, period) = (self.sched_rt_runtime_us, self.sched_rt_period_us);
+        if rt > period as i64 {
+            return Err((
+                "kernel.sched_rt_runtime_us",
+                format!("{rt} is above sched_rt_period_us ({period}): the kernel refuses it (EINVAL)"),
+                "-1 (no limit) or 0 .. sched_rt_period_us".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Why kernel `v` (fair era of `mech`) has no sysctl `name`, or None
+    /// if it has it (or if the name is unknown).
+    fn missing_in(name: &str, mech: &Mechanisms, v: KernelVersion) -> Option<&'static str> {
+        let cfs = mech.fair == FairEra::Cfs;
+        match name {
+            "kernel.sched_latency_ns" | "kernel.sched_min_granularity_ns" if !cfs => {
+                Some("CFS's (it went with EEVDF in 6.6; use kernel.sched_base_slice_ns)")
+            }
+            "kernel.sched_wakeup_granularity_ns" if !cfs => Some("CFS's (it went with EEVDF in 6.6)"),
+            "kernel.sched_base_slice_ns" if cfs => {
+                Some("EEVDF's (6.6+; CFS has sched_latency_ns and sched_min_granularity_ns)")
+            }
+            // RT bandwidth (sched_rt_runtime_us/period_us) came with RT
+            // group scheduling in 2.6.25; the scaling knob in 2.6.33
+            // (docs/LINUX-FACTS.md §1.4); the SCHED_RR knob in 3.9.
+            "kernel.sched_rt_runtime_us" | "kernel.sched_rt_period_us" if !v.at_least_26(25) => {
+                Some("from 2.6.25 (RT bandwidth control)")
+            }
+            "kernel.sched_tunable_scaling" if !v.at_least_26(33) => Some("from 2.6.33"),
+            "kernel.sched_rr_timeslice_ms" if !v.at_least(3, 9) => {
+                Some("from 3.9 (before it, RR_TIMESLICE is fixed at 100 ms)")
+            }
+            _ => None,
+        }
+    }
+
+    /// The sysctls kernel `v` has (with the fair era of `mech`).
+    pub fn names_for(mech: &Mechanisms, v: KernelVersion) -> Vec<&'static str> {
+        Self::NAMES.iter().copied().filter(|n| Self::missing_in(n, mech, v).is_none()).collect()
     }
 
     pub fn as_map(&self) -> BTreeMap<&'static str, i64> {
@@ -118,6 +195,17 @@ impl Tunables {
         m.insert("kernel.sched_rr_timeslice_ms", self.sched_rr_timeslice_ms as i64);
         m
     }
+}
+
+/// Why a sysctl was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SysctlError {
+    /// No such sysctl in any modelled kernel.
+    Unknown,
+    /// The kernel of this run does not have it: whose it is.
+    NotInVersion(String),
+    /// Outside the kernel's limits: (message, accepted).
+    Range(String, String),
 }
 
 /// The factor the boot code multiplies latency/granularity tunables by

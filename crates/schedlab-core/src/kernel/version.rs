@@ -55,6 +55,36 @@ impl KernelVersion {
     pub fn at_least_26(&self, x: u16) -> bool {
         *self >= KernelVersion::new(2, 6, x)
     }
+
+    /// The version without its stable patch level (2.6.x keeps its x).
+    fn series(&self) -> KernelVersion {
+        if self.major == 2 {
+            *self
+        } else {
+            KernelVersion::new(self.major, self.minor, 0)
+        }
+    }
+
+    /// None for a listed version (a stable update of one counts as it);
+    /// else the note saying which listed version's mechanisms it runs with:
+    /// the newest listed one not above it.
+    pub fn unlisted_note(&self) -> Option<String> {
+        let listed: Vec<KernelVersion> = KNOWN_VERSIONS.iter().filter_map(|v| KernelVersion::parse(v)).collect();
+        if listed.contains(&self.series()) {
+            return None;
+        }
+        let below = listed.iter().rev().find(|v| **v <= *self)?;
+        let above = listed.iter().find(|v| **v > *self);
+        Some(match above {
+            Some(next) => format!(
+                "kernel.version {self} is not a modelled version: it runs with the mechanisms of {below}, the newest modelled version below it (the next is {next}); the modelled versions are {}",
+                KNOWN_VERSIONS.join(", ")
+            ),
+            None => format!(
+                "kernel.version {self} is newer than every modelled version: it runs with the mechanisms of {below}; nothing merged after {below} is modelled"
+            ),
+        })
+    }
 }
 
 impl fmt::Display for KernelVersion {
@@ -84,5 +114,18 @@ mod tests {
         assert!(KernelVersion::parse("2.6.22").is_none());
         assert!(KernelVersion::parse("six").is_none());
         assert!(c.at_least(6, 1) && !c.at_least(6, 6));
+    }
+
+    #[test]
+    fn unlisted_versions_name_the_one_they_run_as() {
+        let note = |v: &str| KernelVersion::parse(v).unwrap().unlisted_note();
+        assert_eq!(note("6.1"), None);
+        assert_eq!(note("6.1.192"), None);
+        assert_eq!(note("2.6.35"), None);
+        assert!(note("3.10").unwrap().contains("mechanisms of 2.6.35"));
+        assert!(note("5.15").unwrap().contains("mechanisms of 5.7") && note("5.15").unwrap().contains("next is 6.1"));
+        assert!(note("6.7.99").unwrap().contains("mechanisms of 6.6"));
+        assert!(note("2.6.30").unwrap().contains("mechanisms of 2.6.25"));
+        assert!(note("7.2").unwrap().contains("newer than every modelled version"));
     }
 }

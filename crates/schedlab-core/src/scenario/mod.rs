@@ -6,6 +6,7 @@
 //! errors, with their key path) -> `compile` into a validated `Scenario`
 //! whose every value has been checked with its key path.
 
+pub mod catalog;
 pub mod overrides;
 pub mod units;
 
@@ -41,6 +42,8 @@ struct RawMeasure {
     warmup: Option<String>,
     duration: Option<String>,
     interval: Option<String>,
+    limit: Option<String>,
+    samples: Option<bool>,
     check: Option<bool>,
 }
 
@@ -48,9 +51,15 @@ struct RawMeasure {
 #[derive(Debug, Clone)]
 pub struct Measure {
     pub warmup: u64,
-    /// None: run until every task has exited.
+    /// None: run until every task has exited, or `limit`.
     pub duration: Option<u64>,
+    /// How long a run without `duration` may go: it stops there with a
+    /// warning in the report.
+    pub limit: u64,
     pub interval: u64,
+    /// Keep every interval's mpstat sample in the report (memory grows with
+    /// simulated time); without it only the Average block.
+    pub samples: bool,
     pub check: bool,
 }
 
@@ -71,14 +80,81 @@ pub struct Scenario {
     /// `[rt_migrate_test]`: the tool's options and its threads' template
     /// groups (lowest priority first).
     pub rt_migrate_test: Option<(RtmtConfig, Vec<usize>)>,
+    /// What the scenario asks for that runs as something near it (an
+    /// unlisted kernel version): the report's first warnings.
+    pub notes: Vec<String>,
 }
 
 fn loc(file: &str, key: &str) -> Location {
     Location { file: file.to_string(), key: key.to_string() }
 }
 
-/// Safety net: a run with no end time must still stop.
-pub const MAX_SIM_NS: u64 = 30 * 24 * 3600 * 1_000_000_000;
+/// The longest run schedlab simulates (warm-up + duration, or the limit):
+/// one day of simulated time. Longer runs are split by the user.
+pub const MAX_RUN_NS: u64 = 24 * 3600 * 1_000_000_000;
+/// `measure.limit`'s default: a run without a duration stops after one
+/// simulated hour unless every task has exited before.
+pub const DEFAULT_LIMIT_NS: u64 = 3600 * 1_000_000_000;
+
+/// `[measure]`, checked: positive times, an interval of at least one tick,
+/// and runs no longer than MAX_RUN_NS.
+fn compile_measure(m: &RawMeasure, file: &str, tick_ns: u64) -> Result<Measure> {
+    let get = |v: &Option<String>, key: &str| v.as_deref().map(|s| duration_at(s, file, key)).transpose();
+    let warmup = get(&m.warmup, "measure.warmup")?.unwrap_or(0);
+    let duration = get(&m.duration, "measure.duration")?;
+    let given_limit = get(&m.limit, "measure.limit")?;
+    // The limit caps every run; its 1h default only a run without a
+    // duration (a run with one is capped by the day).
+    let limit = given_limit.unwrap_or(if duration.is_some() { MAX_RUN_NS } else { DEFAULT_LIMIT_NS });
+    let interval = get(&m.interval, "measure.interval")?.unwrap_or(1_000_000_000);
+    let ms = |ns: u64| format!("{}ms", ns / 1_000_000);
+    if interval < tick_ns {
+        return Err(SimError::bad_value(
+            file,
+            "measure.interval",
+            format!("{} is below the tick ({})", crate::scenario::units::format_duration(interval), ms(tick_ns)),
+            format!("a duration of at least one tick ({})", ms(tick_ns)),
+        ));
+    }
+    let day = "at most 24h of simulated time in all (split a longer study into runs)";
+    match duration {
+        Some(0) => return Err(SimError::bad_value(file, "measure.duration", "must be positive", DURATION_ACCEPTED)),
+        Some(d) if warmup.checked_add(d).is_none_or(|t| t > MAX_RUN_NS) => {
+            return Err(SimError::bad_value(file, "measure.duration", "warm-up + duration is longer than a day", day))
+        }
+        _ => {}
+    }
+    if limit == 0 || limit > MAX_RUN_NS {
+        return Err(SimError::bad_value(file, "measure.limit", "must be positive and at most a day", day));
+    }
+    if let (Some(d), Some(l)) = (duration, given_limit) {
+        if warmup + d > l {
+            let f = crate::scenario::units::format_duration;
+            return Err(SimError::bad_value(
+                file,
+                "measure.limit",
+                format!("the run (warm-up {} + duration {}) is longer than the limit ({})", f(warmup), f(d), f(l)),
+                "a limit at least warm-up + duration, or no limit",
+            ));
+        }
+    }
+    if duration.is_none() && warmup >= limit {
+        return Err(SimError::bad_value(
+            file,
+            "measure.warmup",
+            "the warm-up reaches measure.limit: nothing would be measured",
+            "a warm-up shorter than measure.limit (default 1h)",
+        ));
+    }
+    Ok(Measure {
+        warmup,
+        duration,
+        limit,
+        interval,
+        samples: m.samples.unwrap_or(false),
+        check: m.check.unwrap_or(false),
+    })
+}
 
 /// Convert a serde error into a SimError with the key path.
 fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, file: &str) -> SimError {
@@ -96,12 +172,89 @@ fn serde_error(e: serde_path_to_error::Error<toml::de::Error>, file: &str) -> Si
         let key = if path.is_empty() || path == "." { field.to_string() } else { format!("{path}.{field}") };
         return SimError::MissingKey { at: loc(file, &key) };
     }
-    let accepted = if msg.contains("invalid type") {
-        msg.split("expected ").nth(1).unwrap_or("see docs/scenario.md").to_string()
+    let key = if path.is_empty() { "." } else { &path };
+    // "invalid type: string \"3\", expected i64": serde's words, said in
+    // the scenario's (TOML's) words.
+    for (prefix, what) in [("invalid type: ", "invalid type"), ("invalid value: ", "invalid value")] {
+        if let Some((found, expected)) = msg.strip_prefix(prefix).and_then(|r| r.rsplit_once(", expected ")) {
+            return SimError::BadValue {
+                at: loc(file, key),
+                message: format!("{what}: {}", found_in_toml_words(found)),
+                accepted: expected_in_toml_words(expected),
+            };
+        }
+    }
+    SimError::BadValue { at: loc(file, key), message: msg, accepted: "see docs/scenario.md".to_string() }
+}
+
+/// serde's `expected ...` (a Rust type or serde's data model) as a
+/// scenario writer reads it.
+fn expected_in_toml_words(expected: &str) -> String {
+    let e = expected.trim();
+    match e {
+        "usize" | "u64" | "u32" | "u16" | "u8" => "an integer >= 0".into(),
+        "i64" | "i32" | "i16" | "i8" | "isize" => "an integer".into(),
+        "f64" | "f32" => "a number".into(),
+        "a sequence" => "an array".into(),
+        "a map" => "a table".into(),
+        "a boolean" | "a string" => e.into(),
+        _ if e.starts_with("struct ") || e.starts_with("a tuple") || e.starts_with("tuple ") => "a table".into(),
+        _ if e.starts_with("enum ") => "one of the values in docs/scenario.md".into(),
+        _ => e.replace("a sequence", "an array").replace("a map", "a table"),
+    }
+}
+
+/// serde's description of what it found (`floating point `1.5``, `string
+/// "3"`, `sequence`) in TOML's words: `a number (1.5)`, `a string ("3")`.
+fn found_in_toml_words(found: &str) -> String {
+    let f = found.trim();
+    let value = |rest: &str| rest.trim().trim_matches('`').to_string();
+    if let Some(rest) = f.strip_prefix("floating point") {
+        format!("a number ({})", value(rest))
+    } else if let Some(rest) = f.strip_prefix("integer") {
+        format!("an integer ({})", value(rest))
+    } else if let Some(rest) = f.strip_prefix("string") {
+        format!("a string ({})", rest.trim())
+    } else if let Some(rest) = f.strip_prefix("boolean") {
+        format!("a boolean ({})", value(rest))
+    } else if f == "sequence" {
+        "an array".into()
+    } else if f == "map" {
+        "a table".into()
     } else {
-        "see docs/scenario.md".to_string()
+        f.into()
+    }
+}
+
+/// The sections are tables and every `[[task]]` is one: serde would also
+/// read a struct from an array (`machine = ["4cpu"]`), and its message
+/// would then be about the array's elements.
+fn require_tables(root: &toml::Table, file: &str) -> Result<()> {
+    let not_table = |key: &str, v: &toml::Value| {
+        let what = match v.type_str() {
+            "integer" => "an integer",
+            "float" => "a number",
+            "array" => "an array",
+            "string" => "a string",
+            "boolean" => "a boolean",
+            _ => "a date-time",
+        };
+        SimError::bad_value(file, key, format!("invalid type: {what}"), "a table")
     };
-    SimError::BadValue { at: loc(file, if path.is_empty() { "." } else { &path }), message: msg, accepted }
+    for key in ["machine", "kernel", "measure", "rt_migrate_test"] {
+        match root.get(key) {
+            Some(v) if !v.is_table() => return Err(not_table(key, v)),
+            _ => {}
+        }
+    }
+    if let Some(toml::Value::Array(tasks)) = root.get("task") {
+        for (i, t) in tasks.iter().enumerate() {
+            if !t.is_table() {
+                return Err(not_table(&format!("task[{i}]"), t));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parse, override and validate a scenario.
@@ -116,6 +269,7 @@ pub fn load(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Sc
     for (k, v) in overrides {
         overrides::apply_override(&mut root, k, v, file)?;
     }
+    require_tables(&root, file)?;
     let de = toml::Value::Table(root);
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| serde_error(e, file))?;
     compile(raw, file)
@@ -128,26 +282,9 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     let machine = Machine::build(&mspec, file)?;
 
     let kernel = compile_kernel(&raw.kernel, file)?;
+    let notes = kernel.version.unlisted_note().into_iter().collect();
 
-    // Measure.
-    let m = &raw.measure;
-    let measure = Measure {
-        warmup: m.warmup.as_deref().map(|s| duration_at(s, file, "measure.warmup")).transpose()?.unwrap_or(0),
-        duration: m.duration.as_deref().map(|s| duration_at(s, file, "measure.duration")).transpose()?,
-        interval: m
-            .interval
-            .as_deref()
-            .map(|s| duration_at(s, file, "measure.interval"))
-            .transpose()?
-            .unwrap_or(1_000_000_000),
-        check: m.check.unwrap_or(false),
-    };
-    if measure.interval == 0 {
-        return Err(SimError::bad_value(file, "measure.interval", "must be positive", DURATION_ACCEPTED));
-    }
-    if measure.duration == Some(0) {
-        return Err(SimError::bad_value(file, "measure.duration", "must be positive", DURATION_ACCEPTED));
-    }
+    let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
 
     // Tasks.
     let (groups, barriers, events, rt_migrate_test) =
@@ -159,6 +296,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         machine,
         kernel,
         measure,
+        notes,
         groups,
         barriers,
         events,

@@ -32,6 +32,29 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 pub const DURATION_ACCEPTED: &str =
     "a string like \"20ms\", \"1.5s\", \"250us\", \"100ns\", \"2min\" (units ns, us, ms, s, min, h)";
 
+/// A duration in ns for a message, exact and short: in the largest unit
+/// (up to s; min and h when whole) with the decimals it needs (`4ms`,
+/// `1.5ms`, `5.006123ms`, `2min`, `1ns`). It parses back to the same ns.
+pub fn format_duration(ns: u64) -> String {
+    for (unit, scale) in [("h", 3_600_000_000_000u64), ("min", 60_000_000_000)] {
+        if ns >= scale && ns.is_multiple_of(scale) {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns >= scale {
+            let (whole, frac) = (ns / scale, ns % scale);
+            if frac == 0 {
+                return format!("{whole}{unit}");
+            }
+            let digits = scale.ilog10() as usize;
+            let frac = format!("{frac:0digits$}");
+            return format!("{whole}.{}{unit}", frac.trim_end_matches('0'));
+        }
+    }
+    format!("{ns}ns")
+}
+
 pub fn duration_at(s: &str, file: &str, key: &str) -> Result<u64> {
     parse_duration(s).map_err(|m| SimError::bad_value(file, key, m, DURATION_ACCEPTED))
 }
@@ -39,6 +62,23 @@ pub fn duration_at(s: &str, file: &str, key: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formatted_durations_parse_back() {
+        for (ns, text) in [
+            (4_000_000, "4ms"),
+            (1_500_000, "1.5ms"),
+            (5_006_123, "5.006123ms"),
+            (120_000_000_000, "2min"),
+            (3_600_000_000_000, "1h"),
+            (90_000_000_000, "90s"),
+            (1, "1ns"),
+            (1_001, "1.001us"),
+        ] {
+            assert_eq!(format_duration(ns), text);
+            assert_eq!(parse_duration(text), Ok(ns), "{text}");
+        }
+    }
 
     #[test]
     fn durations() {

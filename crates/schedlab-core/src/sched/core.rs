@@ -431,6 +431,7 @@ impl Sim {
             let dst = self.tasks[tid].cpus.first().unwrap_or(cpu);
             self.set_task_cpu(tid, dst, cpu);
         }
+        self.tasks[tid].stats.blocked_at = self.now;
         self.tasks[tid].state = TaskState::Blocked;
         self.tasks[tid].need_advance = true;
         self.resched_curr(cpu);

@@ -10,12 +10,12 @@ use crate::kernel::version::KernelVersion as V;
 type Avail = fn(V) -> Option<bool>;
 
 macro_rules! sched_features {
-    ($( $(#[$doc:meta])* $name:ident => $avail:expr ;)*) => {
+    ($( $(#[doc = $doc:literal])* $name:ident => $avail:expr ;)*) => {
         /// A scheduler feature flag.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
         #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[repr(u8)]
-        pub enum Feature { $( $(#[$doc])* $name ),* }
+        pub enum Feature { $( $(#[doc = $doc])* $name ),* }
 
         /// Every feature in list order.
         pub const ALL: &[Feature] = &[$(Feature::$name),*];
@@ -23,6 +23,10 @@ macro_rules! sched_features {
         impl Feature {
             pub fn name(self) -> &'static str {
                 match self { $(Feature::$name => stringify!($name)),* }
+            }
+            /// The one-line description (the doc comment above).
+            pub fn doc(self) -> &'static str {
+                match self { $(Feature::$name => concat!($($doc),*).trim_ascii()),* }
             }
             /// `None` if the version does not have the feature, else its default.
             pub fn default_for(self, v: V) -> Option<bool> {

@@ -68,6 +68,8 @@ pub struct TaskStats {
     pub start_ns: u64,
     pub exit_ns: Option<u64>,
     pub wait_ns: u64,
+    /// When it last blocked.
+    pub blocked_at: u64,
     /// When the current wait began (None: running or blocked). A queued
     /// task that migrates keeps it, as the kernel keeps the wait across
     /// the move (the wait is accounted once, when the task next runs).
@@ -95,9 +97,9 @@ pub struct TaskStats {
     pub timer_delay_from: Option<u64>,
     /// Timer wakeup delays in the measurement window, as schedlab-runner
     /// measures them on a real kernel: from the sleep timer's expiry (a
-    /// wakeup without a timer: from the wakeup) to running, ns. O(wakeups)
-    /// memory.
-    pub timer_delays: Vec<u64>,
+    /// wakeup without a timer: from the wakeup) to running, ns. Bounded
+    /// memory (stats/delays.rs).
+    pub timer_delays: crate::stats::delays::Delays,
 }
 
 /// Buckets of TaskStats::wakeup_delay_hist (the last holds >= 2^21 us ~ 2 s).

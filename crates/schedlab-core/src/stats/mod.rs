@@ -1,6 +1,7 @@
 //! Counters and the report: per-CPU time split as mpstat splits it,
 //! per-task and per-group figures, schedstat counters.
 
+pub mod delays;
 pub mod report;
 pub mod wasted;
 
@@ -16,41 +17,68 @@ pub struct CpuTime {
 
 impl CpuTime {
     pub fn total(&self) -> u64 {
-        self.usr + self.nice + self.sys + self.idle
+        self.usr.saturating_add(self.nice).saturating_add(self.sys).saturating_add(self.idle)
     }
 
+    /// Time since `earlier`. Counters only grow; the checker
+    /// (`check_invariants`) says so, and a wrap here would print a
+    /// 46-quadrillion-percent column, so a backwards step saturates at 0.
     pub fn delta(&self, earlier: &CpuTime) -> CpuTime {
         CpuTime {
-            usr: self.usr - earlier.usr,
-            nice: self.nice - earlier.nice,
-            sys: self.sys - earlier.sys,
-            idle: self.idle - earlier.idle,
+            usr: self.usr.saturating_sub(earlier.usr),
+            nice: self.nice.saturating_sub(earlier.nice),
+            sys: self.sys.saturating_sub(earlier.sys),
+            idle: self.idle.saturating_sub(earlier.idle),
         }
     }
 
     pub fn add(&mut self, o: &CpuTime) {
-        self.usr += o.usr;
-        self.nice += o.nice;
-        self.sys += o.sys;
-        self.idle += o.idle;
+        self.usr = self.usr.saturating_add(o.usr);
+        self.nice = self.nice.saturating_add(o.nice);
+        self.sys = self.sys.saturating_add(o.sys);
+        self.idle = self.idle.saturating_add(o.idle);
     }
 }
 
-/// Snapshots of every CPU's cumulative time at each mpstat interval.
+/// mpstat's bookkeeping at each interval: the window's baseline, the last
+/// snapshot and the sum of whole intervals, so memory stays the same however
+/// long the run; each interval's own deltas are kept only when asked
+/// (`measure.samples`).
 #[derive(Debug, Clone)]
 pub struct Recorder {
     pub warmup: u64,
     pub interval: u64,
     pub end: u64,
-    /// (time, per-CPU cumulative times); the first is the baseline.
-    pub snaps: Vec<(u64, Vec<CpuTime>)>,
+    /// Keep every interval's deltas (`measure.samples`).
+    pub keep_samples: bool,
+    /// Every CPU's cumulative times when the window opened; None until the
+    /// warm-up ends.
+    pub base: Option<Vec<CpuTime>>,
+    /// The last snapshot: its time and every CPU's cumulative times.
+    last: Option<(u64, Vec<CpuTime>)>,
+    /// Every CPU's time summed over the whole intervals so far.
+    pub sum: Vec<CpuTime>,
+    /// Whole intervals in `sum`.
+    pub intervals: u64,
+    /// (end of the interval, every CPU's delta), with `keep_samples`.
+    pub samples: Vec<(u64, Vec<CpuTime>)>,
 }
 
 impl Recorder {
-    pub fn new(nr_cpus: usize, warmup: u64, interval: u64, end: u64) -> Self {
-        let mut r = Recorder { warmup, interval, end, snaps: Vec::new() };
+    pub fn new(nr_cpus: usize, warmup: u64, interval: u64, end: u64, keep_samples: bool) -> Self {
+        let mut r = Recorder {
+            warmup,
+            interval,
+            end,
+            keep_samples,
+            base: None,
+            last: None,
+            sum: vec![CpuTime::default(); nr_cpus],
+            intervals: 0,
+            samples: Vec::new(),
+        };
         if warmup == 0 {
-            r.snaps.push((0, vec![CpuTime::default(); nr_cpus]));
+            r.sample(0, &vec![CpuTime::default(); nr_cpus]);
         }
         r
     }
@@ -59,7 +87,24 @@ impl Recorder {
         if now < self.warmup {
             return;
         }
-        self.snaps.push((now, accts.to_vec()));
+        match &mut self.last {
+            None => {
+                self.base = Some(accts.to_vec());
+                self.last = Some((now, accts.to_vec()));
+            }
+            Some((at, prev)) => {
+                let deltas: Vec<CpuTime> = accts.iter().zip(prev.iter()).map(|(a, p)| a.delta(p)).collect();
+                for (s, d) in self.sum.iter_mut().zip(&deltas) {
+                    s.add(d);
+                }
+                self.intervals += 1;
+                prev.copy_from_slice(accts);
+                *at = now;
+                if self.keep_samples {
+                    self.samples.push((now, deltas));
+                }
+            }
+        }
     }
 }
 

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use crate::engine::sim::Sim;
 use crate::report::LbCounters;
 use crate::report::{
-    CpuSchedstat, CpuTimes, DelayStats, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
-    Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo,
-    TaskRow,
+    CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo, Mpstat,
+    MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
 };
 use crate::scenario::Scenario;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState};
+use crate::stats::delays::Delays;
 use crate::stats::CpuTime;
 
 /// A share in percent with two decimals, as mpstat prints it.
@@ -59,17 +59,20 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
         .map(|i| task_row(sim, i))
         .collect();
-    let all_delays: Vec<u64> = (0..sim.tasks.len())
-        .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
-        .flat_map(|i| sim.tasks[i].stats.timer_delays.iter().copied())
-        .collect();
+    let mut all_delays = Delays::default();
+    for t in sim.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
+        all_delays.merge(&t.stats.timer_delays);
+    }
     let kernel_threads =
         (0..sim.tasks.len()).filter(|&i| is_kernel_thread(&sim.tasks[i])).map(|i| task_row(sim, i)).collect();
     let schedstat = schedstat(sim);
     let migrations: u64 = sim.tasks.iter().map(|t| t.stats.nr_migrations).sum();
     let features: BTreeMap<String, bool> =
         sim.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
-    let sysctl = sim.cfg.sysctl.as_map().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    // The sysctls this kernel has (a 6.1 report shows no sched_base_slice_ns).
+    let has = crate::kernel::Tunables::names_for(&sim.cfg.mech, sim.cfg.version);
+    let sysctl =
+        sim.cfg.sysctl.as_map().into_iter().filter(|(k, _)| has.contains(k)).map(|(k, v)| (k.to_string(), v)).collect();
     let mech = &sim.cfg.mech;
     Report {
         schedlab: env!("CARGO_PKG_VERSION").to_string(),
@@ -134,17 +137,20 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
             throttle_events: sim.stats.rt_throttle_events,
         }),
         rt_migrate_test: sim.wl.rtmt.as_ref().map(|r| r.report()),
-        wakeup_delay: DelayStats::of(&all_delays),
+        wakeup_delay: all_delays.stats(),
+        warnings: sim.warnings.clone(),
         ..Default::default()
     }
 }
 
-/// Per-CPU times over the window, and mpstat's samples (consecutive
-/// snapshot deltas, whole intervals only) and Average.
+/// Per-CPU times over the window, and mpstat's samples (whole intervals
+/// only, when kept) and Average.
 fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
     let nr = sim.rqs.len();
-    let base = sim.stats.rec.snaps.first().map(|(_, v)| v.clone()).unwrap_or_else(|| vec![CpuTime::default(); nr]);
-    let deltas: Vec<CpuTime> = sim.rqs.iter().enumerate().map(|(i, rq)| rq.acct.delta(&base[i])).collect();
+    let rec = &sim.stats.rec;
+    let zero = vec![CpuTime::default(); nr];
+    let base = rec.base.as_ref().unwrap_or(&zero);
+    let deltas: Vec<CpuTime> = sim.rqs.iter().zip(base).map(|(rq, b)| rq.acct.delta(b)).collect();
     let cpus = deltas
         .iter()
         .enumerate()
@@ -157,19 +163,9 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
             ..Default::default()
         })
         .collect();
-    let mut samples = Vec::new();
-    let mut sum = vec![CpuTime::default(); nr];
-    for w in sim.stats.rec.snaps.windows(2) {
-        let (t1, a) = (&w[1].0, &w[1].1);
-        let b = &w[0].1;
-        let d: Vec<CpuTime> = a.iter().zip(b).map(|(x, y)| x.delta(y)).collect();
-        for (s, x) in sum.iter_mut().zip(&d) {
-            s.add(x);
-        }
-        samples.push(MpstatSample { end_ns: *t1, rows: rows(&d) });
-    }
-    let average = if samples.is_empty() { rows(&deltas) } else { rows(&sum) };
-    (cpus, Mpstat { samples, average })
+    let samples = rec.samples.iter().map(|(t1, d)| MpstatSample { end_ns: *t1, rows: rows(d) }).collect();
+    let average = if rec.intervals == 0 { rows(&deltas) } else { rows(&rec.sum) };
+    (cpus, Mpstat { samples, average, intervals: rec.intervals })
 }
 
 /// One task's row, with its counters over the measurement window.
@@ -177,7 +173,7 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
     let t = &sim.tasks[i];
     let w = sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
-    let timer = DelayStats::of(&s.timer_delays);
+    let timer = s.timer_delays.stats();
     TaskRow {
         pid: t.pid,
         comm: t.comm.clone(),

@@ -5,17 +5,20 @@
 //! when asked, written as ftrace text (docs/FORMATS.md §2.3).
 
 pub mod perfetto;
+pub mod sink;
 
-use std::fmt::Write;
+use std::io::Write;
 
 use crate::sched::task::Task;
 use perfetto::{put_int, put_str, Perfetto};
+use sink::Sink;
 
 #[derive(Debug, Default)]
 pub struct Trace {
     pub hash: u64,
     pub count: u64,
-    pub text: Option<String>,
+    /// The ftrace text, when asked (`--trace`).
+    pub text: Option<Sink>,
     /// The Perfetto protobuf stream, when asked (`--perfetto`).
     pub pf: Option<Perfetto>,
 }
@@ -87,19 +90,19 @@ fn ts(now: u64) -> String {
 }
 
 impl Trace {
-    pub fn new(text: bool) -> Self {
-        Trace {
-            hash: 0xcbf2_9ce4_8422_2325,
-            count: 0,
-            text: text.then(|| String::from("# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n")),
-            pf: None,
-        }
+    /// A trace that only hashes; `text`: also the ftrace text, into that sink.
+    pub fn new(text: Option<Sink>) -> Self {
+        let text = text.map(|mut t| {
+            t.buf.extend_from_slice(b"# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n");
+            t
+        });
+        Trace { hash: 0xcbf2_9ce4_8422_2325, count: 0, text, pf: None }
     }
 
     /// Also write a Perfetto protobuf trace for kernel `release`;
     /// `state_4_14`: sched_switch.prev_state in the 4.14+ bit layout.
-    pub fn with_perfetto(mut self, release: &str, state_4_14: bool) -> Self {
-        self.pf = Some(Perfetto::new(release, state_4_14));
+    pub fn with_perfetto(mut self, release: &str, state_4_14: bool, out: Sink) -> Self {
+        self.pf = Some(Perfetto::new(release, state_4_14, out));
         self
     }
 
@@ -124,7 +127,8 @@ impl Trace {
                     (stopper.as_str(), stopper_pid(cpu))
                 }
             };
-            let _ = writeln!(t, "{:>16}-{:<7} [{:03}] d..2. {:>12}: {}", comm, pid, cpu, ts(now), body);
+            let _ = writeln!(t.buf, "{:>16}-{:<7} [{:03}] d..2. {:>12}: {}", comm, pid, cpu, ts(now), body);
+            t.spill();
         }
     }
 

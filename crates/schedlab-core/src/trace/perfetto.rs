@@ -8,6 +8,8 @@
 //! (protos/perfetto/trace/..., as the `perfetto` wheel's perfetto_trace_pb2
 //! has them).
 
+use super::sink::Sink;
+
 /// TracePacket fields.
 const PACKET: u32 = 1; // Trace.packet
 const PKT_FTRACE_EVENTS: u32 = 1;
@@ -61,7 +63,7 @@ fn put_bytes(out: &mut Vec<u8>, field: u32, b: &[u8]) {
 /// The Perfetto writer: the encoded stream so far.
 #[derive(Debug, Default)]
 pub struct Perfetto {
-    pub out: Vec<u8>,
+    pub out: Sink,
     /// sched_switch.prev_state in the 4.14+ layout (X = 0x10) or the older
     /// one (TASK_DEAD = 0x40); R and S are 0 and 1 in both.
     pub state_4_14: bool,
@@ -70,7 +72,7 @@ pub struct Perfetto {
 impl Perfetto {
     /// A stream that starts with SystemInfo { utsname { sysname "Linux",
     /// release } }.
-    pub fn new(release: &str, state_4_14: bool) -> Self {
+    pub fn new(release: &str, state_4_14: bool, out: Sink) -> Self {
         let mut uts = Vec::new();
         put_str(&mut uts, 1, "Linux");
         put_str(&mut uts, 3, release);
@@ -78,13 +80,14 @@ impl Perfetto {
         put_bytes(&mut info, 1, &uts);
         let mut pkt = Vec::new();
         put_bytes(&mut pkt, PKT_SYSTEM_INFO, &info);
-        let mut p = Perfetto { out: Vec::new(), state_4_14 };
+        let mut p = Perfetto { out, state_4_14 };
         p.packet(&pkt);
         p
     }
 
     fn packet(&mut self, body: &[u8]) {
-        put_bytes(&mut self.out, PACKET, body);
+        put_bytes(&mut self.out.buf, PACKET, body);
+        self.out.spill();
     }
 
     /// One FtraceEvent on `cpu`: `pid` is the task running there when it
@@ -147,7 +150,7 @@ mod tests {
         let mut b = Vec::new();
         put_int(&mut b, 2, -1);
         assert_eq!(b.len(), 11, "a negative int32/int64 is a 10-byte varint");
-        let p = Perfetto::new("6.1", true);
-        assert_eq!(p.out[0], 0x0a, "a Trace starts with packet (field 1, LEN)");
+        let p = Perfetto::new("6.1", true, Sink::memory());
+        assert_eq!(p.out.buf[0], 0x0a, "a Trace starts with packet (field 1, LEN)");
     }
 }

@@ -224,7 +224,8 @@ fn dist_at(v: &toml::Value, file: &str, key: &str) -> Result<Dist> {
     }
 }
 
-const OPS_ACCEPTED: &str = "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel";
+pub(crate) const OPS_ACCEPTED: &str =
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel";
 
 struct ProgCtx<'a> {
     file: &'a str,
@@ -386,6 +387,17 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 out.push(Op::LoopStart { count, end: 0 });
                 compile_ops(body, &format!("{sub}.body"), ctx, out)?;
                 let end = out.len();
+                // A loop must spend time or block somewhere, or it spins at
+                // one instant of simulated time forever (yield with nobody
+                // else runnable, fork, signal).
+                if !out[start + 1..end].iter().any(Op::takes_time) {
+                    return Err(SimError::bad_value(
+                        file,
+                        &format!("{sub}.body"),
+                        "the loop has no op that takes time or blocks, so it never lets simulated time pass",
+                        "a body with run, runtime, sleep, timer, barrier, wait, parallel or exit",
+                    ));
+                }
                 out.push(Op::LoopEnd { start });
                 out[start] = Op::LoopStart { count, end };
             }

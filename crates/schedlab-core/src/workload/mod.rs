@@ -49,6 +49,9 @@ pub struct Workload {
     pub barriers: Vec<SyncObj>,
     /// wait/signal events, by index.
     pub events: Vec<SyncObj>,
+    /// Their names, for messages.
+    pub barrier_names: Vec<String>,
+    pub event_names: Vec<String>,
     /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).
     pub rtmt: Option<Box<rt_migrate_test::RtMigrateTest>>,
 }

@@ -73,6 +73,25 @@ pub enum Op {
     RtmtRotate,
 }
 
+impl Op {
+    /// The op can let simulated time pass or block the task (a loop needs
+    /// one: yield, fork and signal alone spin at one instant).
+    pub fn takes_time(&self) -> bool {
+        matches!(
+            self,
+            Op::Run(_)
+                | Op::Runtime(_)
+                | Op::Sleep(_)
+                | Op::Timer { .. }
+                | Op::Barrier(_)
+                | Op::Wait(_)
+                | Op::Park
+                | Op::Parallel { .. }
+                | Op::Exit
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Program {
     pub ops: Vec<Op>,

@@ -200,7 +200,7 @@ pub(crate) mod tests {
              [[task]]\nname = \"hog\"\nprogram = [{{ run = \"1ms\" }}]\n"
         );
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
-        Sim::new(&sc, 1, false, Trace::new(false)).expect("sim")
+        Sim::new(&sc, 1, false, Trace::new(None)).expect("sim")
     }
 
     #[test]

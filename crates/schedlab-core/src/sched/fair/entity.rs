@@ -339,7 +339,7 @@ mod tests {
              program = [{{ run = \"1s\" }}]\n"
         );
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
-        let mut sim = Sim::new(&sc, 1, false, Trace::new(false)).expect("sim");
+        let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
         sim.run().expect("run");
         sim
     }

@@ -1,0 +1,89 @@
+//! Where a trace's bytes go: a buffer that is written out to its file
+//! whenever it holds more than FLUSH_AT bytes, so a trace of a day-long run
+//! costs disk, not memory. Without a file (unit tests) the bytes stay in
+//! the buffer.
+
+use std::fs::File;
+use std::io::{self, Write};
+
+/// Bytes held before a write to the file.
+const FLUSH_AT: usize = 1 << 16;
+
+#[derive(Debug, Default)]
+pub struct Sink {
+    /// What has not been written out yet.
+    pub buf: Vec<u8>,
+    file: Option<File>,
+    /// The first write error; the run goes on and `finish` returns it.
+    error: Option<io::Error>,
+}
+
+impl Sink {
+    /// Bytes kept in memory.
+    pub fn memory() -> Self {
+        Sink::default()
+    }
+
+    /// Bytes streamed to `path`, created (or truncated) now, so a path that
+    /// cannot be written is refused before the simulation.
+    pub fn create(path: &str) -> io::Result<Self> {
+        Ok(Sink { buf: Vec::with_capacity(FLUSH_AT + 4096), file: Some(File::create(path)?), error: None })
+    }
+
+    /// Write the buffer out if it is full enough.
+    #[inline]
+    pub fn spill(&mut self) {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush_buf();
+        }
+    }
+
+    fn flush_buf(&mut self) {
+        if let Some(f) = self.file.as_mut() {
+            if self.error.is_none() {
+                if let Err(e) = f.write_all(&self.buf) {
+                    self.error = Some(e);
+                }
+            }
+            self.buf.clear();
+        }
+    }
+
+    /// Write out what is left and close the file; the first error, if any.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.flush_buf();
+        match (self.error.take(), self.file.take()) {
+            (Some(e), _) => Err(e),
+            (None, Some(mut f)) => f.flush(),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_to_the_file_and_keeps_little() {
+        let dir = std::env::temp_dir().join(format!("schedlab-sink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.txt");
+        let mut s = Sink::create(path.to_str().unwrap()).unwrap();
+        for i in 0..100_000u32 {
+            writeln!(s.buf, "line {i}").unwrap();
+            s.spill();
+            assert!(s.buf.len() < FLUSH_AT + 64);
+        }
+        s.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 100_000);
+        assert!(text.ends_with("line 99999\n"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_path_fails_at_creation() {
+        assert!(Sink::create("/nonexistent-dir/x/trace.txt").is_err());
+    }
+}
