@@ -113,6 +113,9 @@ impl Sim {
                 self.live_tasks
             ));
         }
+        if self.check {
+            self.check_window()?;
+        }
         if self.end_ns <= self.stats.rec.warmup {
             return Err(SimError::bad_value(
                 &self.source,
@@ -125,6 +128,42 @@ impl Sim {
                 ),
                 "a warm-up that ends before the run does",
             ));
+        }
+        Ok(())
+    }
+
+    /// The checker on mpstat's accounting: every CPU's columns over the
+    /// window add up to the window, so each CPU's percentages sum to 100,
+    /// and the whole intervals add up to no more than the window.
+    fn check_window(&self) -> Result<(), SimError> {
+        let rec = &self.stats.rec;
+        let Some(base) = rec.base.as_ref() else { return Ok(()) };
+        let window = self.end_ns.saturating_sub(rec.warmup);
+        for (rq, b) in self.rqs.iter().zip(base) {
+            if rq.acct.usr < b.usr || rq.acct.nice < b.nice || rq.acct.sys < b.sys || rq.acct.idle < b.idle {
+                return Err(SimError::Invariant {
+                    message: format!("CPU {}: a cputime column went backwards over the window", rq.cpu),
+                });
+            }
+            let d = rq.acct.delta(b).total();
+            if d != window {
+                return Err(SimError::Invariant {
+                    message: format!(
+                        "CPU {}: mpstat columns add up to {d} ns over a window of {window} ns (not 100 %)",
+                        rq.cpu
+                    ),
+                });
+            }
+        }
+        let whole = rec.intervals.saturating_mul(rec.interval);
+        if let Some(s) = rec.sum.iter().find(|s| s.total() != whole) {
+            return Err(SimError::Invariant {
+                message: format!(
+                    "mpstat's {} whole intervals add up to {} ns on a CPU, not {whole} ns",
+                    rec.intervals,
+                    s.total()
+                ),
+            });
         }
         Ok(())
     }
