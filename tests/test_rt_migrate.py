@@ -26,10 +26,10 @@ RTM = (scenarios_dir() / "seeds" / "rt-migrate.toml").read_text()
 MS = 1_000_000
 
 
-def rtm(**overrides: object) -> Report:
+def rtm(overrides: Mapping[str, object] | None = None, trace: str | None = None) -> Report:
     """The seed scenario with `key=value` overrides (runs default to 20)."""
-    ov = {"rt_migrate_test.runs": 20, **overrides}
-    return schedlab.run_scenario(text=RTM, seed=1, check=True, overrides=ov)
+    ov = {"rt_migrate_test.runs": 20, **(overrides or {})}
+    return schedlab.run_scenario(text=RTM, seed=1, check=True, overrides=ov, trace=trace)
 
 
 def rt_report(r: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def test_legacy_fails_and_push_pull_passes() -> None:
     assert legacy["failed_runs"] >= 2  # at least one in every 10
     # A higher thread waited at least a run interval behind a lower one.
     assert legacy["max_wake_latency_us"] >= 10_000
-    pp = rt_report(rtm(**{"kernel.version": "2.6.25"}))
+    pp = rt_report(rtm({"kernel.version": "2.6.25"}))
     assert pp["failed_runs"] == 0 and pp["failed_iterations"] == 0
     assert pp["iterations"] == 20 * 50
     assert pp["max_wake_latency_us"] < 1000
@@ -61,21 +61,21 @@ def test_legacy_moves_rt_tasks_only_through_the_balancer() -> None:
 
 @pytest.mark.parametrize("version", ["2.6.25", "5.5", "6.1", "6.6"])
 def test_push_pull_passes_with_rt_tests_rotating_affinity(version: str) -> None:
-    r = rt_report(rtm(**{"kernel.version": version, "rt_migrate_test.rotate_high": True}))
+    r = rt_report(rtm({"kernel.version": version, "rt_migrate_test.rotate_high": True}))
     assert r["failed_runs"] == 0 and r["max_wake_latency_us"] < 1000
 
 
 def test_check_mode_stops_a_run_at_its_first_failure() -> None:
-    r = rt_report(rtm(**{"rt_migrate_test.runs": 5}))
+    r = rt_report(rtm({"rt_migrate_test.runs": 5}))
     # Every failed run ends at its failing iteration: fewer than 50 iterations.
     assert r["iterations"] < 5 * 50
-    r2 = rt_report(rtm(**{"rt_migrate_test.runs": 5, "rt_migrate_test.check": False}))
+    r2 = rt_report(rtm({"rt_migrate_test.runs": 5, "rt_migrate_test.check": False}))
     assert r2["iterations"] == 5 * 50
     assert r2["failed_iterations"] >= r["failed_runs"]
 
 
 def test_tool_output_format() -> None:
-    r = rtm(**{"rt_migrate_test.runs": 1, "rt_migrate_test.loops": 3, "kernel.version": "2.6.25"})
+    r = rtm({"rt_migrate_test.runs": 1, "rt_migrate_test.loops": 3, "kernel.version": "2.6.25"})
     text = format_rt_migrate_test(r)
     lines = text.splitlines()
     assert lines[0].split() == ["Iter:", "0", "1", "2", "3", "4"]
@@ -145,11 +145,11 @@ def task(name: str, *, policy: str = "", prio: int = 0, cpus: str = "", body: st
 
 
 def test_rt_push_ipi_pushes_by_ipi_chain_where_it_is_on() -> None:
-    on = rtm(**{"kernel.version": "6.6"})  # RT_PUSH_IPI on by default
-    off = rtm(**{"kernel.version": "6.1"})  # off in the 6.1 stable tree (non-RT)
+    on = rtm({"kernel.version": "6.6"})  # RT_PUSH_IPI on by default
+    off = rtm({"kernel.version": "6.1"})  # off in the 6.1 stable tree (non-RT)
     assert "RT_PUSH_IPI" in on["kernel"]["features"] and on["rt"]["push_ipis"] > 0
     assert off["rt"]["push_ipis"] == 0
-    forced = rtm(**{"kernel.version": "6.1", "kernel.features": ["RT_PUSH_IPI"]})
+    forced = rtm({"kernel.version": "6.1", "kernel.features": ["RT_PUSH_IPI"]})
     assert forced["rt"]["push_ipis"] > 0
     for r in (on, off, forced):
         assert rt_report(r)["failed_runs"] == 0
@@ -208,7 +208,7 @@ def test_unpushable_head_blocks_a_pushable_task_as_the_seed_says() -> None:
 
 
 def test_perf_sched_latency_table() -> None:
-    r = rtm(**{"rt_migrate_test.runs": 2, "rt_migrate_test.loops": 3})
+    r = rtm({"rt_migrate_test.runs": 2, "rt_migrate_test.loops": 3})
     text = format_perf_sched_latency(r, histogram=True)
     assert "Task                  |   Runtime ms  | Switches | Average delay ms | Maximum delay ms" in text
     rows = [ln for ln in text.splitlines() if ln.startswith("  rt-migrate-test:") and "|" in ln]
@@ -220,3 +220,18 @@ def test_perf_sched_latency_table() -> None:
     # Histogram counts add up to the delays measured.
     for t in r["tasks"]:
         assert sum(t["wakeup_delay_hist_us"]) == t["wakeup_delays"]
+
+
+@pytest.mark.parametrize("version", ["2.6.24", "2.6.25", "6.6"])
+def test_the_rotating_thread_moves_when_its_cpu_leaves_its_mask(version: str, tmp_path: Path) -> None:
+    """Found by the fuzzer (fuzz/, target run): with two threads the rotating
+    (highest) one can be the last at the start barrier, so it runs on after
+    pinning itself elsewhere. The stopper moves it at once, as
+    affine_move_task() does; the checker would flag a task running outside
+    its affinity."""
+    trace = tmp_path / "t.txt"
+    over = {"kernel.version": version, "rt_migrate_test.nr_tasks": 2, "rt_migrate_test.rotate_high": True}
+    r = rtm({**over, "rt_migrate_test.runs": 3}, trace=str(trace))
+    assert rt_report(r)["iterations"] == 150
+    moves = [line for line in trace.read_text().splitlines() if "sched_migrate_task" in line and "migration/" in line]
+    assert moves, "the stopper moves the rotating thread"

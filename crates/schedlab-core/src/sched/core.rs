@@ -399,11 +399,9 @@ impl Sim {
     // ------------------------------------------------------------ syscalls
 
     /// sched_setaffinity() of the running RT task `tid` (rt-migrate-test's
-    /// rotation): its queued accounting is redone under the new mask.
-    ///
-    /// Deviation: when its CPU leaves the mask the kernel has the migration
-    /// thread move it at once; the model moves it when it next blocks, which
-    /// rt-migrate-test's thread does right after (at its barrier).
+    /// rotation): its queued accounting is redone under the new mask. When
+    /// its CPU leaves the mask the caller has the stopper move it
+    /// (affine_move_task); a task that blocks first moves as it blocks.
     pub fn set_cpus_allowed_curr(&mut self, tid: TaskId, mask: CpuMask) {
         let cpu = self.tasks[tid].cpu;
         debug_assert!(self.rqs[cpu].curr == Some(tid));

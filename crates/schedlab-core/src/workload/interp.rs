@@ -27,8 +27,8 @@ impl Sim {
             if steps > 1_000_000 {
                 self.fatal = Some(SimError::Invariant {
                     message: format!(
-                        "task {} runs a program that makes no progress (a loop of zero-time ops)",
-                        self.tasks[tid].comm
+                        "{}: no progress: task {} runs a million ops without letting simulated time pass (a loop of zero-time ops)",
+                        self.source, self.tasks[tid].comm
                     ),
                 });
                 return;
@@ -181,16 +181,33 @@ impl Sim {
                     }
                 }
             }
-            Op::RtmtRotate => {
-                let save = self.wl.templates[template].cpus.clone();
-                let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
-                let target = rtmt.next_rotate_cpu(|c| save.test(c));
-                let mut mask = CpuMask::new(self.rqs.len());
-                mask.set(target);
-                self.set_cpus_allowed_curr(tid, mask);
-            }
+            Op::RtmtRotate => return self.rtmt_rotate(tid, template),
         }
         true
+    }
+
+    /// rt-migrate-test's rotating thread pins itself to the next CPU of its
+    /// mask (sched_setaffinity). Returns false when the pin moved it.
+    fn rtmt_rotate(&mut self, tid: usize, template: usize) -> bool {
+        let save = self.wl.templates[template].cpus.clone();
+        let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
+        let target = rtmt.next_rotate_cpu(|c| save.test(c));
+        let mut mask = CpuMask::new(self.rqs.len());
+        mask.set(target);
+        let cpu = self.tasks[tid].cpu;
+        self.set_cpus_allowed_curr(tid, mask);
+        if target == cpu {
+            return true;
+        }
+        // affine_move_task(): its CPU left the mask, so the stopper
+        // (migration_cpu_stop) moves it now; it goes on with its program on
+        // the new CPU.
+        self.tasks[tid].need_advance = true;
+        self.tasks[tid].cs_debt += 2 * self.cfg.costs.context_switch_ns;
+        self.stopper_preempt_curr(cpu, tid);
+        self.move_queued_task(tid, cpu, target, cpu);
+        self.resched_curr(cpu);
+        false
     }
 
     pub(crate) fn op_done(&mut self, cpu: usize) {

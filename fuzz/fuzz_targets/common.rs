@@ -1,0 +1,21 @@
+//! What every fuzz target holds an error to.
+
+use schedlab_core::SimError;
+
+/// A scenario error is the user's: not an internal fault, naming the
+/// file, without Rust type names, cut to a readable length.
+pub fn check_user_error(e: &SimError) {
+    let text = e.to_string();
+    assert_ne!(e.code(), "SL900", "internal error: {text}");
+    assert!(text.len() < 4096, "a {}-byte message", text.len());
+    if e.code().starts_with("SL1") {
+        assert!(text.starts_with("fuzz.toml: "), "no file in: {text}");
+    }
+    // What is accepted is said in the scenario's words (the rest of a
+    // message may echo the user's own text, which may say anything).
+    if let Some((_, accepted)) = text.rsplit_once("; accepted: ") {
+        for rust in ["usize", "i64", "u64", "u32", "i32", "struct ", "a sequence", "a map"] {
+            assert!(!accepted.contains(rust), "Rust words ({rust}) in: {text}");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The whole run path on arbitrary scenarios, kept short (20 ms simulated,
+//! at most 64 CPUs and 512 tasks) with the invariant checker on: never a
+//! panic, never an internal error or a checker violation (a livelock or
+//! deadlock the scenario asked for is fine), the same bytes twice.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use schedlab_core::{RunOptions, SimError};
+
+#[path = "common.rs"]
+mod common;
+
+/// Errors a valid scenario may end with: what it asked for, not a bug.
+fn scenario_made(e: &SimError) -> bool {
+    let text = e.to_string();
+    e.code().starts_with("SL1") || (e.code() == "SL200" && (text.contains("no progress") || text.contains("deadlock")))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let short = [
+        ("measure.warmup".to_string(), "\"0ns\"".to_string()),
+        ("measure.duration".to_string(), "\"20ms\"".to_string()),
+    ];
+    let sc = match schedlab_core::scenario::load(text, "fuzz.toml", &short) {
+        Ok(sc) => sc,
+        Err(e) => return common::check_user_error(&e),
+    };
+    let tasks: usize = sc.groups.iter().map(|g| g.count).sum();
+    if sc.machine.nr_cpus() > 64 || tasks > 512 {
+        return;
+    }
+    let opts = RunOptions { seed: 1, check: true, ..Default::default() };
+    let first = schedlab_core::run_scenario(&sc, &opts);
+    let second = schedlab_core::run_scenario(&sc, &opts);
+    match (first, second) {
+        (Ok(a), Ok(b)) => assert_eq!(a.to_json(), b.to_json(), "not deterministic"),
+        (Err(a), Err(b)) => {
+            assert!(scenario_made(&a), "{}: {a}", a.code());
+            assert_eq!(a, b, "not deterministic");
+        }
+        (a, b) => panic!("not deterministic: {:?} then {:?}", a.err(), b.err()),
+    }
+});
