@@ -54,3 +54,32 @@ def test_wait_time_survives_a_migration(tmp_path: Path) -> None:
         ns, n = waits.get(t["pid"], (0, 0))
         # The trace prints microseconds: one rounding per end of each wait.
         assert abs(t["wait_ns"] - ns) <= 2_000 * max(n, 1), t["comm"]
+
+
+# A task starts with a context switch's worth of debt, and the warm-up ends
+# 1 us in, while that debt is unsettled. The switch must be system time from
+# the start, not moved out of %usr afterwards (found by tests/test_properties.py:
+# the invariant checker saw %usr go backwards over the window).
+SWITCH_AT_WARMUP = """
+name = "switch-at-warmup"
+[machine]
+sockets = 1
+cores_per_socket = 1
+threads_per_core = 1
+[kernel]
+version = "2.6.24"
+vmstat_kworkers = false
+[measure]
+warmup = "1us"
+duration = "1000us"
+[[task]]
+name = "g0"
+program = [{ run = { exp = "1us" } }, { exit = true }]
+"""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_switch_across_the_warmup_is_system_time(seed: int) -> None:
+    r = schedlab.run_scenario(text=SWITCH_AT_WARMUP, seed=seed, check=True)
+    cpu = r["cpus"][0]
+    assert cpu["usr_ns"] + cpu["nice_ns"] + cpu["sys_ns"] + cpu["idle_ns"] == 1_000_000  # the window

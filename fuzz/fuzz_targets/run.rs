@@ -1,7 +1,8 @@
-//! The whole run path on arbitrary scenarios, kept short (20 ms simulated,
-//! at most 64 CPUs and 512 tasks) with the invariant checker on: never a
-//! panic, never an internal error or a checker violation (a livelock or
-//! deadlock the scenario asked for is fine), the same bytes twice.
+//! The whole run path on arbitrary scenarios, kept short (20 ms simulated
+//! after a warm-up of 0 to 5 ms picked by the input's length, at most 64 CPUs and
+//! 512 tasks) with the invariant checker on: never a panic, never an
+//! internal error or a checker violation (a livelock or deadlock the
+//! scenario asked for is fine), the same bytes twice.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,10 +17,13 @@ fn scenario_made(e: &SimError) -> bool {
     e.code().starts_with("SL1") || (e.code() == "SL200" && (text.contains("no progress") || text.contains("deadlock")))
 }
 
+/// Warm-ups: none, inside a first context switch, inside a first tick, a few ticks.
+const WARMUPS: [&str; 4] = ["\"0ns\"", "\"1us\"", "\"1ms\"", "\"5ms\""];
+
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let short = [
-        ("measure.warmup".to_string(), "\"0ns\"".to_string()),
+        ("measure.warmup".to_string(), WARMUPS[data.len() % 4].to_string()),
         ("measure.duration".to_string(), "\"20ms\"".to_string()),
     ];
     let sc = match schedlab_core::scenario::load(text, "fuzz.toml", &short) {

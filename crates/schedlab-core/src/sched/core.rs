@@ -191,35 +191,22 @@ impl Sim {
     pub fn update_curr(&mut self, cpu: usize) {
         let Some(tid) = self.rqs[cpu].curr else { return };
         let now = self.now;
-        let t = &mut self.tasks[tid];
-        let delta = now.saturating_sub(t.se.exec_start);
+        let delta = now.saturating_sub(self.tasks[tid].se.exec_start);
         if delta == 0 {
             return;
         }
+        if self.tasks[tid].cs_debt > 0 {
+            // The switch itself is kernel time: account_cpu splits it off
+            // while exec_start still marks where the debt began.
+            self.account_cpu(cpu);
+        }
+        let t = &mut self.tasks[tid];
         t.se.exec_start = now;
         t.se.sum_exec_runtime += delta;
-        let mut d = delta;
-        let debt = t.cs_debt.min(d);
+        let debt = t.cs_debt.min(delta);
         t.cs_debt -= debt;
-        d -= debt;
-        t.work_left = t.work_left.saturating_sub(d);
+        t.work_left = t.work_left.saturating_sub(delta - debt);
         self.rqs[cpu].stats.run_ns += delta;
-        if debt > 0 {
-            // The switch itself is kernel time; fold the task's share first.
-            self.account_cpu(cpu);
-            let r = &mut self.rqs[cpu].acct;
-            let t = &self.tasks[tid];
-            let took = if t.kthread {
-                &mut r.sys
-            } else if t.nice > 0 {
-                &mut r.nice
-            } else {
-                &mut r.usr
-            };
-            let moved = debt.min(*took);
-            *took -= moved;
-            r.sys += moved;
-        }
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }

@@ -15,20 +15,28 @@ impl Sim {
         }
         let delta = now - since;
         self.rqs[cpu].acct_since = now;
-        match self.rqs[cpu].curr {
-            None => self.rqs[cpu].acct.idle += delta,
-            Some(tid) => {
-                // The task's debt (switch, refill) was settled in update_curr;
-                // here we only split by kind.
-                let t = &self.tasks[tid];
-                if t.kthread {
-                    self.rqs[cpu].acct.sys += delta;
-                } else if t.nice > 0 {
-                    self.rqs[cpu].acct.nice += delta;
-                } else {
-                    self.rqs[cpu].acct.usr += delta;
-                }
-            }
+        let Some(tid) = self.rqs[cpu].curr else {
+            self.rqs[cpu].acct.idle += delta;
+            return;
+        };
+        let t = &self.tasks[tid];
+        // The context-switch debt update_curr has yet to settle lies at the
+        // start of the task's unsettled time, [exec_start, exec_start +
+        // debt): its part inside [since, now] is system time. Splitting it
+        // here, not when update_curr settles it, keeps every column
+        // monotonic across an mpstat sample.
+        let start = t.se.exec_start;
+        let debt_end = start + t.cs_debt.min(now.saturating_sub(start));
+        let switch = debt_end.saturating_sub(since.max(start)).min(delta);
+        let r = &mut self.rqs[cpu].acct;
+        r.sys += switch;
+        let rest = delta - switch;
+        if t.kthread {
+            r.sys += rest;
+        } else if t.nice > 0 {
+            r.nice += rest;
+        } else {
+            r.usr += rest;
         }
     }
 }
