@@ -1,7 +1,8 @@
 # schedlab -- the two commands a new user needs:
 #   make demo   virtualenv + native build + `schedlab reproduce ktask-nice`
 #   make test   the QEMU oracle (once), Rust unit tests + the pytest suite,
-#               one validation scenario under QEMU (what .ci/run runs)
+#               one validation scenario under QEMU, 90 s of fuzzing
+#               (what .ci/run runs)
 # Needs only Rust (cargo) and Python >= 3.9 with venv; everything else comes
 # from PyPI into .venv, and (make oracle-setup) from the system's Debian/Ubuntu
 # apt archive into .oracle/.
@@ -13,7 +14,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build demo test lint fmt bench clean distclean runner oracle-setup validate
+.PHONY: all venv build demo test fuzz lint fmt bench clean distclean runner oracle-setup validate
 
 all: build
 
@@ -42,6 +43,17 @@ test: build oracle-setup
 	$(CARGO) test -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release
 	$(BIN)/pytest -q tests
+	$(MAKE) fuzz FUZZ_SECONDS=45
+
+# Coverage-guided fuzzing (scripts/fuzz, libFuzzer on the stable toolchain):
+# the scenario parser and compiler, then the whole run path, FUZZ_SECONDS
+# each; a crash fails with the input in target/fuzz/artifacts/. `make test`
+# runs 45 s of each; a unit slower than FUZZ_TIMEOUT seconds is a failure.
+FUZZ_SECONDS ?= 300
+FUZZ_TIMEOUT ?= 120
+fuzz:
+	scripts/fuzz scenario $(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT)
+	scripts/fuzz run $(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT)
 
 lint: $(STAMP)
 	$(CARGO) fmt --all --check

@@ -46,6 +46,7 @@ class FakeNative:
         trace: str | None = None,
         perfetto: str | None = None,
         strict: bool = False,
+        heap_budget: int | None = None,
     ) -> str:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:

@@ -186,6 +186,64 @@ def test_the_python_interpreter_survives_a_huge_run() -> None:
         schedlab.run_scenario(text=scenario(HOG, 'duration = "1s"\ninterval = "1ns"'))
 
 
+# -------------------------------------------------- the heap budget: SL210, never an abort
+
+FORK_LOOP = """
+name = "fork-loop"
+[machine]
+preset = "4cpu"
+[measure]
+duration = "600s"
+[[task]]
+name = "parent"
+program = [{ loop = { body = [{ fork = "child" }, { sleep = "10us" }] } }]
+[[task]]
+name = "child"
+count = 0
+program = [{ run = "1us" }, { exit = true }]
+"""
+
+
+def test_a_run_that_outgrows_its_heap_budget_stops_with_sl210(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parent forking 100,000 tasks a second: the task table grows until the
+    heap budget stops the run with ResourceError, and the interpreter goes on."""
+    monkeypatch.setenv("SCHEDLAB_MEMORY_LIMIT", "16MiB")
+    with pytest.raises(
+        schedlab.ResourceError,
+        match=r"<string>: the run.s heap reached .*over its budget of 16\.0 MiB.*SCHEDLAB_MEMORY_LIMIT",
+    ):
+        schedlab.run_scenario(text=FORK_LOOP)
+    # The same run with a 100 ms duration fits.
+    r = schedlab.run_scenario(text=FORK_LOOP, overrides={"measure.duration": "100ms"})
+    assert r["sim"]["end_ns"] == 100_000_000
+
+
+def test_the_heap_budget_comes_from_the_host_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from schedlab.heap import heap_budget, parse_bytes
+
+    assert parse_bytes("512MiB") == 512 * 2**20 and parse_bytes("1.5G") == 1_500_000_000
+    assert parse_bytes("4096") == 4096
+    monkeypatch.delenv("SCHEDLAB_MEMORY_LIMIT", raising=False)
+    default = heap_budget()
+    assert default is not None and 0 < default < 2**50  # 80 % of MemAvailable
+    monkeypatch.setenv("SCHEDLAB_MEMORY_LIMIT", "off")
+    assert heap_budget() is None
+    for bad in ("lots", "-1", "0"):
+        monkeypatch.setenv("SCHEDLAB_MEMORY_LIMIT", bad)
+        with pytest.raises(UsageError, match="SCHEDLAB_MEMORY_LIMIT"):
+            schedlab.run_scenario(text=FORK_LOOP)
+
+
+def test_the_cli_reports_sl210(write_scenario: Callable[..., Path]) -> None:
+    path = write_scenario(FORK_LOOP, "fork-loop.toml")
+    env = {**cli_env(), "SCHEDLAB_MEMORY_LIMIT": "16MiB"}
+    out = subprocess.run(
+        [sys.executable, "-m", "schedlab", "run", str(path)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 2, out.stderr
+    assert "[SL210] " in out.stderr and "fork-loop.toml" in out.stderr
+
+
 # -------------------------------------------------- row 4: loops that never let time pass
 
 

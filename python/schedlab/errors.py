@@ -18,6 +18,8 @@ SL103    ScenarioError         a required key is missing
 SL110    TopologyError         unknown preset, bad layout, affinity off-machine
 SL120    NotModelledError      something schedlab does not model (yet)
 SL200    InvariantError        the simulation reached a forbidden state
+SL210    ResourceError         the run's heap passed its budget
+                               (``SCHEDLAB_MEMORY_LIMIT``)
 SL300    HostError             a real run failed: the host refused a syscall
                                (EPERM for SCHED_FIFO), the QEMU oracle is not
                                set up, the guest timed out or printed no report
@@ -32,6 +34,7 @@ __all__ = [
     "InternalError",
     "InvariantError",
     "NotModelledError",
+    "ResourceError",
     "ScenarioError",
     "SchedlabError",
     "TopologyError",
@@ -79,6 +82,11 @@ class NotModelledError(SchedlabError):
 
 class InvariantError(SchedlabError):
     """The simulation reached a state the model forbids (SL200)."""
+
+
+class ResourceError(SchedlabError):
+    """The run outgrew what it may take of this host: its heap passed the
+    budget (SL210; ``SCHEDLAB_MEMORY_LIMIT``, ``schedlab.heap``)."""
 
 
 class HostError(SchedlabError):

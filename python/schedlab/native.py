@@ -78,10 +78,15 @@ def run(
     ``trace`` is a path: the run's sched tracepoints are written there as
     ftrace text (the kernel's ``trace`` file layout). ``perfetto`` is a path
     for the same tracepoints as a Perfetto protobuf trace (``.pftrace``).
-    ``strict`` turns the report's first warning into an ``InvariantError``."""
+    ``strict`` turns the report's first warning into an ``InvariantError``.
+    The run stops with ``ResourceError`` (SL210) at its heap budget
+    (``schedlab.heap``)."""
+    from schedlab.heap import heap_budget
+
     mod = load()
     pairs = [(k, v) for k, v in overrides]
-    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict))
+    budget = heap_budget()
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict, budget))
     return cast("Report", _decode(out, "the native report"))
 
 

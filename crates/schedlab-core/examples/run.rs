@@ -16,6 +16,7 @@ fn main() {
         trace_path: std::env::var("TRACE").ok(),
         perfetto_path: std::env::var("PERFETTO").ok(),
         strict: std::env::var("STRICT").is_ok(),
+        heap_budget: None,
     };
     match schedlab_core::run_text(&text, path, &ov, &opts) {
         Ok(r) => {

@@ -27,6 +27,9 @@ pub enum SimError {
     NotModelled { at: Location, what: String },
     /// The simulation reached a state the model forbids (invariant checker).
     Invariant { message: String },
+    /// The run outgrew what it may take of the host: its heap passed the
+    /// budget (engine::heap).
+    Resource { message: String },
     /// A bug: an internal consistency failure, reported instead of a panic.
     Internal { message: String },
     /// The command line or an API argument is malformed (`--set x`).
@@ -44,6 +47,7 @@ impl SimError {
             SimError::Topology { .. } => "SL110",
             SimError::NotModelled { .. } => "SL120",
             SimError::Invariant { .. } => "SL200",
+            SimError::Resource { .. } => "SL210",
             SimError::Internal { .. } => "SL900",
             SimError::Usage { .. } => "SL001",
         }
@@ -59,6 +63,7 @@ impl SimError {
             SimError::Topology { .. } => "TopologyError",
             SimError::NotModelled { .. } => "NotModelledError",
             SimError::Invariant { .. } => "InvariantError",
+            SimError::Resource { .. } => "ResourceError",
             SimError::Internal { .. } => "InternalError",
             SimError::Usage { .. } => "UsageError",
         }
@@ -125,6 +130,7 @@ impl fmt::Display for SimError {
                 write!(f, "{}: {}: not modelled by schedlab: {}", at.file, key(at), msg(what))
             }
             SimError::Invariant { message } => write!(f, "invariant violated: {}", acc(message)),
+            SimError::Resource { message } => write!(f, "{}", acc(message)),
             SimError::Internal { message } => write!(f, "internal error (please report): {}", acc(message)),
             SimError::Usage { message } => write!(f, "{}", msg(message)),
         }

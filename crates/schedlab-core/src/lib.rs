@@ -29,6 +29,9 @@ pub struct RunOptions {
     pub perfetto_path: Option<String>,
     /// A warning (a deadlock, the limit reached) is an error.
     pub strict: bool,
+    /// Stop with SL210 when the live heap passes this many bytes; needs an
+    /// embedding that counts its allocations (engine::heap). None: no budget.
+    pub heap_budget: Option<u64>,
 }
 
 /// Parse, validate and simulate a scenario; return its report
@@ -54,6 +57,7 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
         trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14, out);
     }
     let mut sim = engine::sim::Sim::new(sc, opts.seed, opts.check, trace)?;
+    sim.heap_budget = opts.heap_budget;
     sim.run()?;
     if let (true, Some(w)) = (opts.strict, sim.warnings.first()) {
         return Err(SimError::Invariant { message: format!("{}: {w} (--strict)", sc.source) });

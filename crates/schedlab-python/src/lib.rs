@@ -3,8 +3,54 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use schedlab_core::engine::heap::LIVE_BYTES;
 use schedlab_core::scenario::overrides;
 use schedlab_core::{RunOptions, SimError};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The system allocator, counting the live bytes into
+/// `schedlab_core::engine::heap::LIVE_BYTES`, so that a run stops with SL210
+/// at its heap budget instead of aborting the interpreter when an
+/// allocation fails.
+struct Counting;
+
+// SAFETY: every method forwards to `System` unchanged; the counter is only
+// bookkeeping.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            LIVE_BYTES.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            LIVE_BYTES.fetch_add(layout.size(), Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE_BYTES.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            LIVE_BYTES.fetch_add(new_size, Relaxed);
+            LIVE_BYTES.fetch_sub(layout.size(), Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// Map a core error onto `schedlab.errors.<Kind>(code, message)`.
 fn to_pyerr(py: Python<'_>, e: SimError) -> PyErr {
@@ -35,7 +81,7 @@ fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) ->
 
 /// Run a scenario and return the JSON report as a string.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false))]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false, heap_budget=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments
 fn run(
     py: Python<'_>,
@@ -47,8 +93,9 @@ fn run(
     trace: Option<String>,
     perfetto: Option<String>,
     strict: bool,
+    heap_budget: Option<u64>,
 ) -> PyResult<String> {
-    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict };
+    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget };
     let r = py.allow_threads(move || {
         guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts).map(|r| r.to_json()))
     });

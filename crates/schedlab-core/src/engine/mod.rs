@@ -1,6 +1,7 @@
 //! The discrete-event engine: virtual time, the event queue and RNG streams.
 
 pub mod event;
+pub mod heap;
 pub mod queue;
 pub mod rng;
 pub mod run;

@@ -2,6 +2,7 @@
 //! run the reschedules it asked for, keep the books, stop at the end.
 
 use crate::engine::event::Ev;
+use crate::engine::heap;
 use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
@@ -55,6 +56,9 @@ impl Sim {
             if self.check {
                 self.check_invariants()?;
             }
+            if self.stats.events_processed.is_multiple_of(heap::CHECK_EVERY) {
+                self.check_heap()?;
+            }
             if self.live_tasks == 0 && self.all_started() && self.open_ended {
                 self.stop_reason = "all tasks exited";
                 break;
@@ -65,6 +69,24 @@ impl Sim {
             self.account_cpu(cpu);
         }
         self.check_the_end()
+    }
+
+    /// SL210 when the live heap is over the run's budget (engine::heap).
+    fn check_heap(&self) -> Result<(), SimError> {
+        let Some(budget) = self.heap_budget else { return Ok(()) };
+        let Some(live) = heap::over(budget) else { return Ok(()) };
+        Err(SimError::Resource {
+            message: format!(
+                "{}: the run's heap reached {} at t = {} with {} tasks, over its budget of {}; \
+                 accepted: a smaller machine, fewer tasks or forks, a shorter measure.duration, \
+                 or a larger SCHEDLAB_MEMORY_LIMIT",
+                self.source,
+                heap::format_bytes(live),
+                format_duration(self.now),
+                self.tasks.len(),
+                heap::format_bytes(budget),
+            ),
+        })
     }
 
     /// The error for a livelock: what each CPU runs at the instant that

@@ -91,6 +91,9 @@ pub struct Sim {
     pub fatal: Option<SimError>,
     /// Run the invariant checker after every event (`--check`).
     pub check: bool,
+    /// Stop with SL210 when the live heap passes this many bytes
+    /// (engine::heap; `RunOptions::heap_budget`).
+    pub heap_budget: Option<u64>,
     /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
     /// allows one push round).
     pub rt_inv_since: std::cell::Cell<Option<u64>>,
@@ -178,6 +181,7 @@ impl Sim {
             warnings: sc.notes.clone(),
             fatal: None,
             check: check || sc.measure.check,
+            heap_budget: None,
             rt_inv_since: std::cell::Cell::new(None),
         };
         sim.create_housekeeping();
