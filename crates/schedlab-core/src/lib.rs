@@ -58,7 +58,16 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     }
     let mut sim = engine::sim::Sim::new(sc, opts.seed, opts.check, trace)?;
     sim.heap_budget = opts.heap_budget;
-    sim.run()?;
+    if let Err(e) = sim.run() {
+        // The trace up to the fault is what explains it: keep it.
+        if let Some(text) = sim.trace.text.take() {
+            let _ = text.finish();
+        }
+        if let Some(pf) = sim.trace.pf.take() {
+            let _ = pf.out.finish();
+        }
+        return Err(e);
+    }
     if let (true, Some(w)) = (opts.strict, sim.warnings.first()) {
         return Err(SimError::Invariant { message: format!("{}: {w} (--strict)", sc.source) });
     }

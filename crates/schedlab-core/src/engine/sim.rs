@@ -94,9 +94,9 @@ pub struct Sim {
     /// Stop with SL210 when the live heap passes this many bytes
     /// (engine::heap; `RunOptions::heap_budget`).
     pub heap_budget: Option<u64>,
-    /// Since when the RT invariant has been violated (the checker; RT_PUSH_IPI
-    /// allows one push round).
-    pub rt_inv_since: std::cell::Cell<Option<u64>>,
+    /// Since when the RT invariant has been violated, and rt_migrations then
+    /// (the checker; RT_PUSH_IPI allows one push round without a move).
+    pub rt_inv_since: std::cell::Cell<Option<(u64, u64)>>,
 }
 
 impl Sim {
