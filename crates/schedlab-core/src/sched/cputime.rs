@@ -7,6 +7,7 @@ impl Sim {
     /// Fold the time since the last accounting point into the CPU's buckets
     /// (precise accounting; Deviation: /proc/stat is tick-sampled unless
     /// VIRT_CPU_ACCOUNTING_GEN, so the kernel's split is noisier).
+    #[inline]
     pub fn account_cpu(&mut self, cpu: usize) {
         let now = self.now;
         let since = self.rqs[cpu].acct_since;
@@ -25,9 +26,13 @@ impl Sim {
         // debt): its part inside [since, now] is system time. Splitting it
         // here, not when update_curr settles it, keeps every column
         // monotonic across an mpstat sample.
-        let start = t.se.exec_start;
-        let debt_end = start + t.cs_debt.min(now.saturating_sub(start));
-        let switch = debt_end.saturating_sub(since.max(start)).min(delta);
+        let switch = if t.cs_debt == 0 {
+            0
+        } else {
+            let start = t.se.exec_start;
+            let debt_end = start + t.cs_debt.min(now.saturating_sub(start));
+            debt_end.saturating_sub(since.max(start)).min(delta)
+        };
         let r = &mut self.rqs[cpu].acct;
         r.sys += switch;
         let rest = delta - switch;
