@@ -83,3 +83,43 @@ def test_a_switch_across_the_warmup_is_system_time(seed: int) -> None:
     r = schedlab.run_scenario(text=SWITCH_AT_WARMUP, seed=seed, check=True)
     cpu = r["cpus"][0]
     assert cpu["usr_ns"] + cpu["nice_ns"] + cpu["sys_ns"] + cpu["idle_ns"] == 1_000_000  # the window
+
+
+# Four tasks meet at a barrier twice at t = 0 (found by tests/test_properties.py).
+# The last to arrive at the second barrier wakes one that has blocked but is
+# still on its CPU (its switch pending in the same instant): the wakeup waits
+# for the switch, as try_to_wake_up waits for p->on_cpu, instead of moving a
+# running task.
+BARRIER_TWICE = """
+name = "barrier-twice"
+[machine]
+sockets = 1
+cores_per_socket = 1
+threads_per_core = 2
+[kernel]
+version = "5.4"
+vmstat_kworkers = false
+[measure]
+duration = "1000us"
+[[task]]
+name = "g1"
+count = 4
+policy = "SCHED_IDLE"
+program = [{ barrier = "b0" }, { barrier = "b0" }, { exit = true }]
+"""
+
+
+def test_a_wakeup_waits_for_the_wakee_to_leave_its_cpu(tmp_path: Path) -> None:
+    trace = tmp_path / "t.txt"
+    r = schedlab.run_scenario(text=BARRIER_TWICE, seed=0, check=True, trace=trace)
+    assert all(t["exit_ns"] is not None for t in r["tasks"] if t["comm"].startswith("g1"))
+    # No task is migrated while it is the current task of its CPU.
+    running: dict[int, str] = {}
+    for line in trace.read_text().splitlines():
+        if "sched_switch:" in line:
+            cpu = int(re.search(r"\[(\d+)\]", line).group(1))  # type: ignore[union-attr]
+            running[cpu] = re.search(r"next_comm=(\S+)", line).group(1)  # type: ignore[union-attr]
+        elif "sched_migrate_task:" in line:
+            comm = re.search(r"comm=(\S+)", line).group(1)  # type: ignore[union-attr]
+            orig = int(re.search(r"orig_cpu=(\d+)", line).group(1))  # type: ignore[union-attr]
+            assert running.get(orig) != comm, line

@@ -235,6 +235,7 @@ impl Sim {
             runtime_end: None,
             cs_debt: 0,
             need_advance: true,
+            wake_pending: None,
             timer_next: None,
             ktask: None,
             rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),

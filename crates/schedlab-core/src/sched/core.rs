@@ -147,6 +147,7 @@ impl Sim {
             self.set_next_task_idle(cpu);
             let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
             self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
+            self.finish_task_switch(prev);
             return;
         };
         let class = self.tasks[n].sched_class();
@@ -156,6 +157,7 @@ impl Sim {
         self.tasks[n].cs_debt += cs;
         let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
         self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
+        self.finish_task_switch(prev);
         if self.tasks[n].need_advance {
             self.advance(n);
         }
@@ -167,6 +169,16 @@ impl Sim {
             self.nohz_balance_exit_idle(cpu);
         }
         class.balance_callback(self, cpu, n);
+    }
+
+    /// finish_task_switch(): prev is off its CPU; a wakeup that waited for
+    /// that (try_to_wake_up on a task still on_cpu) goes on now.
+    fn finish_task_switch(&mut self, prev: Option<TaskId>) {
+        if let Some(p) = prev {
+            if let Some((waker_cpu, from_task)) = self.tasks[p].wake_pending.take() {
+                self.try_to_wake_up(p, waker_cpu, from_task);
+            }
+        }
     }
 
     /// __pick_next_task(): ask the classes from the highest; the idle class
@@ -257,6 +269,16 @@ impl Sim {
             return;
         }
         let prev_cpu = self.tasks[tid].cpu;
+        if self.rqs[prev_cpu].curr == Some(tid) {
+            // Still on its CPU: its schedule() is pending (p->on_cpu). The
+            // kernel waits for on_cpu to clear before it picks a CPU (a
+            // running task is never moved); the switch goes on with it.
+            // Deviation: block() dequeued the task at once, so a wakeup in
+            // the same instant always takes this path, never ttwu_runnable()
+            // (woken before __schedule() deactivated it: no switch at all).
+            self.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task));
+            return;
+        }
         let class = self.tasks[tid].sched_class();
         let cpu = if self.cfg.mech.rt_balance == RtBalance::Legacy {
             // 2.6.24's try_to_wake_up placed every class itself (the

@@ -182,6 +182,11 @@ pub struct Task {
     /// The program must be advanced when the task next runs.
     pub need_advance: bool,
     pub timer_next: Option<u64>,
+    /// A wakeup that came while the task, blocked, was still on its CPU
+    /// (p->on_cpu: its schedule() not done yet): (waker CPU, from a task).
+    /// try_to_wake_up waits for on_cpu to clear; finish_task_switch goes on
+    /// with it.
+    pub wake_pending: Option<(usize, bool)>,
     pub ktask: Option<KtaskRole>,
     pub rng: Rng,
     pub stats: TaskStats,
