@@ -276,3 +276,38 @@ def test_an_rt_push_chain_serving_waiters_in_turn_is_not_a_violation() -> None:
     r = schedlab.run_scenario(text=PUSH_ONE_AT_A_TIME, seed=0, check=True)
     assert r["rt"]["push_ipis"] >= 3 and r["rt"]["rt_migrations"] >= 3
     assert all(t["exit_ns"] is not None for t in r["tasks"] if t["comm"].startswith(("long", "short")))
+
+
+# A task forked into a group pinned to CPU 0 by a parent on CPU 1, on 2.6.24
+# (found by tests/test_properties.py): the RT class kept the parent's CPU.
+# select_task_rq() sends a CPU outside the mask to select_fallback_rq.
+FORK_INTO_A_PINNED_GROUP = """
+name = "fork-pinned"
+[machine]
+sockets = 2
+cores_per_socket = 1
+threads_per_core = 1
+[kernel]
+version = "2.6.24"
+vmstat_kworkers = false
+[measure]
+duration = "1000us"
+[[task]]
+name = "pinned"
+count = 0
+policy = "SCHED_FIFO"
+rt_priority = 1
+cpus = [0]
+program = [{ run = "1us" }, { exit = true }]
+[[task]]
+name = "parent"
+count = 2
+program = [{ run = "1us" }, { fork = "pinned" }, { exit = true }]
+"""
+
+
+@pytest.mark.parametrize("version", ["2.6.24", "2.6.25", "6.6"])
+def test_a_forked_task_starts_inside_its_affinity(version: str) -> None:
+    r = schedlab.run_scenario(text=FORK_INTO_A_PINNED_GROUP, seed=0, check=True, overrides={"kernel.version": version})
+    pinned = [t for t in r["tasks"] if t["comm"].startswith("pinned")]
+    assert len(pinned) == 2 and all(t["last_cpu"] == 0 and t["exit_ns"] is not None for t in pinned)

@@ -237,6 +237,8 @@ impl Sim {
         let class = self.tasks[p].sched_class();
         class.task_fork(self, p, from);
         let cpu = class.select_task_rq(self, p, from, WF_FORK, WakeSource { cpu: from, in_task: true });
+        // select_task_rq(): a CPU outside the mask goes to select_fallback_rq.
+        let cpu = self.fallback_cpu(p, cpu);
         self.tasks[p].cpu = cpu;
         self.tasks[p].recent_used_cpu = cpu;
         self.tasks[p].state = TaskState::Runnable;
@@ -247,6 +249,18 @@ impl Sim {
         self.wakeup_idle_cost(p, from, cpu);
         self.wakeup_preempt(cpu, p);
         class.task_woken(self, cpu, p);
+    }
+
+    /// is_cpu_allowed() or select_fallback_rq(): `cpu` if `p` may run
+    /// there, else its first allowed CPU, preferring `cpu`'s node.
+    #[inline]
+    pub(crate) fn fallback_cpu(&self, p: TaskId, cpu: usize) -> usize {
+        if self.tasks[p].cpus.test(cpu) {
+            return cpu;
+        }
+        let node = self.machine.node_of(cpu);
+        let t = &self.tasks[p];
+        t.cpus.iter().find(|&c| self.machine.node_of(c) == node).or_else(|| t.cpus.first()).unwrap_or(cpu)
     }
 
     /// The wakee of an idle or remote CPU pays the IPI and the idle exit
@@ -288,6 +302,8 @@ impl Sim {
             let src = WakeSource { cpu: waker_cpu, in_task: from_task };
             class.select_task_rq(self, tid, prev_cpu, WF_TTWU, src)
         };
+        // select_task_rq(): a CPU outside the mask goes to select_fallback_rq.
+        let cpu = self.fallback_cpu(tid, cpu);
         self.rqs[waker_cpu].stats.ttwu_count += 1;
         if cpu == waker_cpu {
             self.rqs[waker_cpu].stats.ttwu_local += 1;

@@ -348,17 +348,6 @@ impl Sim {
 
     // ------------------------------------------ select_task_rq_fair
 
-    fn fallback_cpu(&self, p: TaskId, cpu: usize) -> usize {
-        if self.tasks[p].cpus.test(cpu) {
-            cpu
-        } else {
-            // select_fallback_rq(): first allowed CPU, preferring the node.
-            let node = self.machine.node_of(cpu);
-            let t = &self.tasks[p];
-            t.cpus.iter().find(|&c| self.machine.node_of(c) == node).or_else(|| t.cpus.first()).unwrap_or(cpu)
-        }
-    }
-
     /// select_task_rq_fair() for a wakeup (WF_TTWU).
     pub fn select_task_rq_fair_wakeup(&mut self, p: TaskId, prev: usize, waker_cpu: usize, from_task: bool) -> usize {
         if self.tasks[p].nr_cpus_allowed == 1 {
