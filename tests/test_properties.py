@@ -223,4 +223,6 @@ def test_generated_scenarios_run_checked_and_deterministic(sc: dict[str, Any], s
     except schedlab.SchedlabError as e:
         raise AssertionError(f"{e}\n--- scenario ---\n{text}") from e
     event("ran" + (" with warnings" if first["warnings"] else ""))
+    by = first["migrations_by_distance"]
+    assert by["smt"] + by["llc"] + by["remote_llc"] + by["remote_node"] == first["migrations"], text
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True), text

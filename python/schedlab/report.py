@@ -224,6 +224,14 @@ def format_run_report(
             pct = f" ({100.0 * wasted / (nr * window):.2f}% of CPU time)"
         lines += ["", f"Wasted CPU (idle while a task it may run waited): {_ms(wasted)} ms{pct}"]
 
+    by = report.get("migrations_by_distance")
+    if isinstance(by, dict):
+        lines.append(
+            f"Migrations (whole run): {report.get('migrations', 0)}: {by.get('smt', 0)} to an SMT sibling, "
+            f"{by.get('llc', 0)} within an LLC, {by.get('remote_llc', 0)} to another LLC, "
+            f"{by.get('remote_node', 0)} to another node"
+        )
+
     cpus = (report.get("schedstat") or {}).get("cpus") or []
     if schedstat and cpus:
         lines += ["", "Schedstat (per CPU)"]

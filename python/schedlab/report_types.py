@@ -21,6 +21,7 @@ __all__ = [
     "KernelInfo",
     "MachineInfo",
     "MeasureInfo",
+    "MigrationsByDistance",
     "Mpstat",
     "MpstatCpu",
     "MpstatRow",
@@ -427,6 +428,26 @@ class Mpstat(_MpstatKeys, total=False):
     pass
 
 
+class _MigrationsByDistanceKeys(TypedDict):
+    """The keys of every MigrationsByDistance."""
+
+    llc: int
+    """To another core sharing the LLC."""
+    remote_llc: int
+    """To another LLC of the same node."""
+    remote_node: int
+    """To another node."""
+    smt: int
+    """To an SMT sibling of the same core."""
+
+
+class MigrationsByDistance(_MigrationsByDistanceKeys, total=False):
+    """Task migrations by distance: to an SMT sibling, within the LLC, to another LLC of the node, to another node.
+    """
+
+    pass
+
+
 class _MeasureInfoKeys(TypedDict):
     """The keys of every MeasureInfo."""
 
@@ -756,6 +777,10 @@ class Report(_ReportKeys, total=False):
     """Real kernel: the host it ran on."""
     kernel_threads: list[TaskRow]
     """Simulation: the kernel's own threads (the per-CPU vmstat kworkers), listed apart from the scenario's tasks.
+    """
+    migrations_by_distance: MigrationsByDistance
+    """Simulation: `migrations` by how far the task moved (each distance pays its own `kernel.costs.migration_*` cache
+    refill), over the whole run.
     """
     oracle: OracleInfo
     """Real kernel under the QEMU oracle: the guest's kernel and the emulator's settings (added by

@@ -91,6 +91,12 @@ pub struct Report {
     /// Task migrations: simulation, over the whole run; real kernel, over
     /// the window.
     pub migrations: u64,
+    /// Simulation: `migrations` by how far the task moved (each distance
+    /// pays its own `kernel.costs.migration_*` cache refill), over the
+    /// whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub migrations_by_distance: Option<MigrationsByDistance>,
     /// Real kernel: context switches of the scenario's tasks over the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
@@ -631,6 +637,20 @@ pub struct DelayStats {
     pub p99_ns: Option<u64>,
     /// The longest.
     pub max_ns: Option<u64>,
+}
+
+/// Task migrations by distance: to an SMT sibling, within the LLC, to
+/// another LLC of the node, to another node.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MigrationsByDistance {
+    /// To an SMT sibling of the same core.
+    pub smt: u64,
+    /// To another core sharing the LLC.
+    pub llc: u64,
+    /// To another LLC of the same node.
+    pub remote_llc: u64,
+    /// To another node.
+    pub remote_node: u64,
 }
 
 /// The RT class's counters.

@@ -172,6 +172,7 @@ impl Sim {
                 events_processed: 0,
                 rt_throttle_events: 0,
                 rt_migrations: 0,
+                migrations_by_distance: [0; 4],
             },
             trace,
             end_ns,

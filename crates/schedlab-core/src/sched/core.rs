@@ -365,16 +365,17 @@ impl Sim {
         t.stats.nr_migrations += 1;
         let c = &self.cfg.costs;
         let m = &self.machine;
-        let refill = if m.cpus[old].core == m.cpus[new_cpu].core {
-            c.migration_smt_ns
+        let (distance, refill) = if m.cpus[old].core == m.cpus[new_cpu].core {
+            (0, c.migration_smt_ns)
         } else if m.cpus[old].llc == m.cpus[new_cpu].llc {
-            c.migration_llc_ns
+            (1, c.migration_llc_ns)
         } else if m.cpus[old].node == m.cpus[new_cpu].node {
-            c.migration_remote_llc_ns
+            (2, c.migration_remote_llc_ns)
         } else {
-            c.migration_remote_node_ns
+            (3, c.migration_remote_node_ns)
         };
         t.cs_debt += refill;
+        self.stats.migrations_by_distance[distance] += 1;
         let who = trace_ctx(&self.rqs[exec_cpu], &self.tasks);
         self.trace.sched_migrate_task(self.now, exec_cpu, who, &self.tasks[tid], old, new_cpu);
     }

@@ -144,4 +144,7 @@ pub struct Stats {
     pub rt_throttle_events: u64,
     /// Tasks moved by RT push/pull.
     pub rt_migrations: u64,
+    /// Migrations by distance (set_task_cpu): SMT sibling, LLC, another
+    /// LLC of the node, another node.
+    pub migrations_by_distance: [u64; 4],
 }

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use crate::engine::sim::Sim;
 use crate::report::LbCounters;
 use crate::report::{
-    CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo, Mpstat,
-    MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
+    CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
+    MigrationsByDistance, Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat,
+    SchedstatTotals, SimInfo, TaskRow,
 };
 use crate::scenario::Scenario;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState};
@@ -124,6 +125,10 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         active_balances: Some(schedstat.totals.alb_pushed),
         schedstat: Some(schedstat),
         migrations,
+        migrations_by_distance: Some({
+            let [smt, llc, remote_llc, remote_node] = sim.stats.migrations_by_distance;
+            MigrationsByDistance { smt, llc, remote_llc, remote_node }
+        }),
         wasted_cpu_ns: Some(sim.stats.wasted.ns),
         wasted_cpu_pct: Some(if end > warm {
             (sim.stats.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
