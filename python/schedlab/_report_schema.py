@@ -211,8 +211,9 @@ def render_python(schema: Schema) -> str:
 
 
 def _docstring(text: str, indent: str = "    ", width: int = 116) -> list[str]:
-    """A docstring at `indent`, wrapped to fit the line length."""
-    if len(indent) + len(text) + 6 <= width:
+    """A docstring at `indent`, wrapped to fit the line length (one line when
+    it fits ruff's 120 columns, as ruff format would join it)."""
+    if len(indent) + len(text) + 6 <= 120:
         return [f'{indent}"""{text}"""']
     body = textwrap.wrap(text, width - len(indent))
     return [f'{indent}"""{body[0]}', *(f"{indent}{line}" for line in body[1:]), f'{indent}"""']

@@ -442,8 +442,7 @@ class _MigrationsByDistanceKeys(TypedDict):
 
 
 class MigrationsByDistance(_MigrationsByDistanceKeys, total=False):
-    """Task migrations by distance: to an SMT sibling, within the LLC, to another LLC of the node, to another node.
-    """
+    """Task migrations by how far they went."""
 
     pass
 
@@ -597,8 +596,7 @@ class TaskRow(_TaskRowKeys, total=False):
     wakeup_delays: int
     """Simulation: wakeup delays counted."""
     window: TaskWindow
-    """Simulation: its counters over the measurement window (deltas since the warm-up; the whole run without one).
-    """
+    """Simulation: its counters over the measurement window (deltas since the warm-up; the whole run without one)."""
 
 
 class _ScaledInfoKeys(TypedDict):
@@ -624,8 +622,7 @@ class _KernelInfoKeys(TypedDict):
     """The keys of every KernelInfo."""
 
     version: str
-    """Simulation: the modelled version (`6.1`, `2.6.35`). Real kernel: the running kernel's release (`uname -r`).
-    """
+    """Simulation: the modelled version (`6.1`, `2.6.35`). Real kernel: the running kernel's release (`uname -r`)."""
 
 
 class KernelInfo(_KernelInfoKeys, total=False):
@@ -776,8 +773,7 @@ class Report(_ReportKeys, total=False):
     host: HostInfo
     """Real kernel: the host it ran on."""
     kernel_threads: list[TaskRow]
-    """Simulation: the kernel's own threads (the per-CPU vmstat kworkers), listed apart from the scenario's tasks.
-    """
+    """Simulation: the kernel's own threads (the per-CPU vmstat kworkers), listed apart from the scenario's tasks."""
     migrations_by_distance: MigrationsByDistance
     """Simulation: `migrations` by how far the task moved (each distance pays its own `kernel.costs.migration_*` cache
     refill), over the whole run.
@@ -803,5 +799,4 @@ class Report(_ReportKeys, total=False):
     CPUs, over the window.
     """
     wasted_cpu_pct: float
-    """Simulation: `wasted_cpu_ns` as a percentage of the window's CPU time (window length times CPUs), two decimals.
-    """
+    """Simulation: `wasted_cpu_ns` as a percentage of the window's CPU time (window length times CPUs), two decimals."""

@@ -639,8 +639,7 @@ pub struct DelayStats {
     pub max_ns: Option<u64>,
 }
 
-/// Task migrations by distance: to an SMT sibling, within the LLC, to
-/// another LLC of the node, to another node.
+/// Task migrations by how far they went.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MigrationsByDistance {
     /// To an SMT sibling of the same core.
