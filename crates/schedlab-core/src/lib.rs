@@ -6,6 +6,7 @@
 pub mod cpumask;
 pub mod engine;
 pub mod error;
+pub mod idle;
 pub mod kernel;
 pub mod kthread;
 pub mod machine;

@@ -1,0 +1,107 @@
+//! Idle-state tables: each state's exit latency and target residency, as
+//! drivers/idle/intel_idle.c declares them (unchanged from 4.16 to 6.12 for
+//! these models; docs/LINUX-FACTS.md §9.4). State 0 is cpuidle's POLL
+//! state (poll_idle: spin with TIF_POLLING_NRFLAG set), which every x86
+//! table starts with.
+
+/// One idle state (struct cpuidle_state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleState {
+    pub name: &'static str,
+    /// Time to get out of the state (exit_latency_ns).
+    pub exit_latency_ns: u64,
+    /// Minimum stay for the state to pay off (target_residency_ns).
+    pub target_residency_ns: u64,
+    /// CPUIDLE_FLAG_POLLING: the CPU spins, a wakeup needs no IPI.
+    pub polling: bool,
+}
+
+const fn state(name: &'static str, exit_us: u64, residency_us: u64) -> IdleState {
+    IdleState { name, exit_latency_ns: exit_us * 1000, target_residency_ns: residency_us * 1000, polling: false }
+}
+
+/// cpuidle's POLL state (drivers/cpuidle/poll_state.c).
+pub const POLL: IdleState = IdleState { name: "POLL", exit_latency_ns: 0, target_residency_ns: 0, polling: true };
+
+/// skx_cstates: Skylake-SP and Cascade Lake servers.
+pub const SKX: [IdleState; 4] = [POLL, state("C1", 2, 2), state("C1E", 10, 20), state("C6", 133, 600)];
+
+/// hsw_cstates: Haswell.
+pub const HSW: [IdleState; 9] = [
+    POLL,
+    state("C1", 2, 2),
+    state("C1E", 10, 20),
+    state("C3", 33, 100),
+    state("C6", 133, 400),
+    state("C7s", 166, 500),
+    state("C8", 300, 900),
+    state("C9", 600, 1800),
+    state("C10", 2600, 7700),
+];
+
+/// bdw_cstates: Broadwell (as hsw, C3 exits in 40 us).
+pub const BDW: [IdleState; 9] = [
+    POLL,
+    state("C1", 2, 2),
+    state("C1E", 10, 20),
+    state("C3", 40, 100),
+    state("C6", 133, 400),
+    state("C7s", 166, 500),
+    state("C8", 300, 900),
+    state("C9", 600, 1800),
+    state("C10", 2600, 7700),
+];
+
+/// A machine's idle-state table, by the intel_idle name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleTable {
+    Skx,
+    Hsw,
+    Bdw,
+}
+
+impl IdleTable {
+    pub const ALL: [IdleTable; 3] = [IdleTable::Skx, IdleTable::Hsw, IdleTable::Bdw];
+
+    pub fn states(self) -> &'static [IdleState] {
+        match self {
+            IdleTable::Skx => &SKX,
+            IdleTable::Hsw => &HSW,
+            IdleTable::Bdw => &BDW,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IdleTable::Skx => "skx",
+            IdleTable::Hsw => "hsw",
+            IdleTable::Bdw => "bdw",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<IdleTable> {
+        IdleTable::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_deepen_monotonically() {
+        for t in IdleTable::ALL {
+            let s = t.states();
+            assert!(s[0].polling && !s[1..].iter().any(|x| x.polling), "{}", t.name());
+            for w in s.windows(2) {
+                assert!(w[0].exit_latency_ns <= w[1].exit_latency_ns, "{}: {} -> {}", t.name(), w[0].name, w[1].name);
+                assert!(w[0].target_residency_ns <= w[1].target_residency_ns);
+                // A state never takes longer to leave than to pay off.
+                assert!(w[1].exit_latency_ns <= w[1].target_residency_ns);
+            }
+            assert_eq!(IdleTable::from_name(t.name()), Some(t));
+        }
+        assert_eq!(SKX[3].exit_latency_ns, 133_000);
+        assert_eq!(SKX[3].target_residency_ns, 600_000);
+    }
+}
