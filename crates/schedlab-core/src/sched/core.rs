@@ -450,11 +450,10 @@ impl Sim {
         let cpu = self.tasks[tid].cpu;
         self.update_curr(cpu);
         self.dequeue_task(cpu, tid);
-        if !self.tasks[tid].cpus.test(cpu) {
-            // Its affinity changed while it ran (set_cpus_allowed_curr).
-            let dst = self.tasks[tid].cpus.first().unwrap_or(cpu);
-            self.set_task_cpu(tid, dst, cpu);
-        }
+        // A task whose CPU has left its mask never blocks here: the
+        // affinity change moved it through the stopper (affine_move_task),
+        // and a wakeup sends a CPU outside the mask to select_fallback_rq.
+        debug_assert!(self.tasks[tid].cpus.test(cpu), "{} blocks outside its mask", self.tasks[tid].comm);
         self.tasks[tid].stats.blocked_at = self.now;
         self.tasks[tid].state = TaskState::Blocked;
         self.tasks[tid].need_advance = true;
