@@ -8,6 +8,8 @@ examples (default 500); the closing-note campaign ran 10,000::
 
     SCHEDLAB_PROPERTY_EXAMPLES=10000 .venv/bin/pytest -q tests/test_properties.py
 
+``SCHEDLAB_PROPERTY_RANDOM=1`` draws new examples instead of CI's fixed ones.
+
 A failing example is printed as the scenario's TOML text (run it with
 ``schedlab run FILE --check``), and Hypothesis shrinks it first.
 """
@@ -27,6 +29,9 @@ from schedlab._scenario_doc import catalog
 CATALOG = catalog()
 VERSIONS: list[str] = CATALOG["versions"]
 EXAMPLES = int(os.environ.get("SCHEDLAB_PROPERTY_EXAMPLES", "500"))
+# CI draws the same examples every time; SCHEDLAB_PROPERTY_RANDOM=1 draws new
+# ones (with pytest's --hypothesis-seed=N to repeat a draw).
+DERANDOMIZE = os.environ.get("SCHEDLAB_PROPERTY_RANDOM", "") != "1"
 # The small presets: a property run is many short runs, not a few big ones.
 PRESETS = ["4cpu", "8cpu-llc", "uma8", "4x4", "2x8smt"]
 EVENTS = ["e0", "e1"]
@@ -204,7 +209,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
-    derandomize=True,
+    derandomize=DERANDOMIZE,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(scenarios(), st.integers(0, 2**64 - 1))
