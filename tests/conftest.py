@@ -4,10 +4,12 @@ tests marked ``native`` need the extension built by ``make build``."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -32,6 +34,30 @@ name = "hog"
 count = 2
 program = [ { run = "10ms" } ]
 """
+
+
+class TraceEvent(NamedTuple):
+    """One ftrace text line: timestamp (s), CPU, the pid of the task it ran
+    in, the event name and its key=value fields."""
+
+    t: float
+    cpu: int
+    who: int
+    name: str
+    fields: dict[str, str]
+
+
+_TRACE_LINE = re.compile(r"^\s*\S+-(\d+)\s+\[(\d+)\][^:]*?\s(\d+\.\d+): (\w+): (.*)$")
+
+
+def trace_events(text: str, names: tuple[str, ...] = ()) -> Iterator[TraceEvent]:
+    """The events of an ftrace text trace (only `names` if given), in order."""
+    for line in text.splitlines():
+        m = _TRACE_LINE.match(line)
+        if not m or (names and m.group(4) not in names):
+            continue
+        fields = dict(x.split("=", 1) for x in m.group(5).replace(" ==> ", " ").split() if "=" in x)
+        yield TraceEvent(float(m.group(3)), int(m.group(2)), int(m.group(1)), m.group(4), fields)
 
 
 @pytest.fixture

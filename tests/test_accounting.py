@@ -4,16 +4,14 @@ summing to its window."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 import schedlab
+from conftest import trace_events
 
 pytestmark = pytest.mark.native
-
-_LINE = re.compile(r"\s(\d+\.\d+): (sched_switch|sched_wakeup|sched_wakeup_new): (.*)$")
 
 
 def trace_waits_ns(trace: str) -> dict[int, tuple[int, int]]:
@@ -23,21 +21,17 @@ def trace_waits_ns(trace: str) -> dict[int, tuple[int, int]]:
     in. A migration does not end it."""
     since: dict[int, float] = {}
     out: dict[int, tuple[int, int]] = {}
-    for line in trace.splitlines():
-        m = _LINE.search(line)
-        if not m:
-            continue
-        t = float(m.group(1))
-        kv = dict(x.split("=", 1) for x in m.group(3).replace(" ==> ", " ").split() if "=" in x)
-        if m.group(2) == "sched_switch":
+    for e in trace_events(trace, ("sched_switch", "sched_wakeup", "sched_wakeup_new")):
+        kv = e.fields
+        if e.name == "sched_switch":
             prev, nxt = int(kv["prev_pid"]), int(kv["next_pid"])
             if prev and kv["prev_state"].startswith("R"):
-                since[prev] = t
+                since[prev] = e.t
             if nxt in since:
                 ns, n = out.get(nxt, (0, 0))
-                out[nxt] = (ns + round((t - since.pop(nxt)) * 1e9), n + 1)
+                out[nxt] = (ns + round((e.t - since.pop(nxt)) * 1e9), n + 1)
         else:
-            since.setdefault(int(kv["pid"]), t)
+            since.setdefault(int(kv["pid"]), e.t)
     return out
 
 
@@ -115,11 +109,8 @@ def test_a_wakeup_waits_for_the_wakee_to_leave_its_cpu(tmp_path: Path) -> None:
     assert all(t["exit_ns"] is not None for t in r["tasks"] if t["comm"].startswith("g1"))
     # No task is migrated while it is the current task of its CPU.
     running: dict[int, str] = {}
-    for line in trace.read_text().splitlines():
-        if "sched_switch:" in line:
-            cpu = int(re.search(r"\[(\d+)\]", line).group(1))  # type: ignore[union-attr]
-            running[cpu] = re.search(r"next_comm=(\S+)", line).group(1)  # type: ignore[union-attr]
-        elif "sched_migrate_task:" in line:
-            comm = re.search(r"comm=(\S+)", line).group(1)  # type: ignore[union-attr]
-            orig = int(re.search(r"orig_cpu=(\d+)", line).group(1))  # type: ignore[union-attr]
-            assert running.get(orig) != comm, line
+    for e in trace_events(trace.read_text(), ("sched_switch", "sched_migrate_task")):
+        if e.name == "sched_switch":
+            running[e.cpu] = e.fields["next_comm"]
+        else:
+            assert running.get(int(e.fields["orig_cpu"])) != e.fields["comm"], e

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,16 @@ def error_line(out: subprocess.CompletedProcess[str], code: str, *must: str) -> 
     return lines[0]
 
 
+def cli_report(run_cli: RunCli, path: Path, tmp_path: Path) -> tuple[dict[str, Any], str]:
+    """`schedlab run PATH --json`: it succeeds; its report and its stderr."""
+    dest = tmp_path / "r.json"
+    out = run_cli("run", str(path), "-q", "--json", str(dest))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(dest.read_text())
+    assert isinstance(report, dict)
+    return report, out.stderr
+
+
 # -------------------------------------------------- row 1: an endless hog and no measure.duration
 
 
@@ -55,13 +66,10 @@ def test_an_endless_run_stops_at_the_limit_with_a_warning(
     write_scenario: Callable[..., Path], run_cli: RunCli, tmp_path: Path
 ) -> None:
     path = write_scenario(scenario(HOG, 'limit = "2s"'), "endless.toml")
-    dest = tmp_path / "r.json"
-    out = run_cli("run", str(path), "-q", "--json", str(dest))
-    assert out.returncode == 0, out.stderr
-    report = json.loads(dest.read_text())
+    report, stderr = cli_report(run_cli, path, tmp_path)
     assert report["sim"]["reason"] == "limit reached" and report["sim"]["end_ns"] == 2_000_000_000
     assert any("measure.limit (2s)" in w for w in report["warnings"])
-    assert "schedlab: warning:" in out.stderr and "measure.limit" in out.stderr
+    assert "schedlab: warning:" in stderr and "measure.limit" in stderr
     strict = run_cli("run", str(path), "-q", "--strict")
     error_line(strict, "SL200", "measure.limit", "--strict")
 
@@ -324,12 +332,10 @@ def test_a_deadlock_inside_a_fixed_duration_is_a_warning(
     write_scenario: Callable[..., Path], run_cli: RunCli, tmp_path: Path
 ) -> None:
     path = write_scenario(scenario(DEADLOCK, 'duration = "1s"'), "stuck.toml")
-    dest = tmp_path / "r.json"
-    out = run_cli("run", str(path), "-q", "--json", str(dest))
-    assert out.returncode == 0, out.stderr
-    (warning,) = json.loads(dest.read_text())["warnings"]
+    report, stderr = cli_report(run_cli, path, tmp_path)
+    (warning,) = report["warnings"]
     assert "deadlock" in warning and 'waiter-0 on wait "never"' in warning and "since 5.006ms" in warning
-    assert f"schedlab: warning: {path}: deadlock" in out.stderr
+    assert f"schedlab: warning: {path}: deadlock" in stderr
     error_line(run_cli("run", str(path), "--strict"), "SL200", "deadlock", "--strict")
     with pytest.raises(InvariantError, match="deadlock"):
         schedlab.run_scenario(path, strict=True)

@@ -5,7 +5,6 @@ to end, as CI runs it."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 
 import schedlab
-from conftest import REPO, RunCli
+from conftest import REPO, RunCli, trace_events
 from schedlab import qemu
 from schedlab import validation as v
 from schedlab.errors import HostError, ScenarioError, SchedlabError, UsageError
@@ -349,10 +348,6 @@ def test_save_real_and_real_from_round_trip(tmp_path: Path) -> None:
     assert "--save-real" in str(e.value)
 
 
-_TRACE_RE = re.compile(r"\s(\d+\.\d+): (sched_wakeup|sched_switch|hrtimer_start): (.*)$")
-_WHO_RE = re.compile(r"^\s*\S+-(\d+)\s+\[")
-
-
 def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float) -> dict[str, list[float]]:
     """An independent reading of the same delays from the ftrace text: from
     the task's last hrtimer_start softexpires (or its sched_wakeup) to the
@@ -360,25 +355,20 @@ def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float) -> dict
     armed: dict[int, float] = {}
     pending: dict[int, float] = {}
     out: dict[str, list[float]] = {c: [] for c in pids.values()}
-    for line in trace.splitlines():
-        m = _TRACE_RE.search(line)
-        if not m:
-            continue
-        t = float(m.group(1))
-        kv = dict(x.split("=", 1) for x in m.group(3).replace(" ==> ", " ").split() if "=" in x)
-        if m.group(2) == "hrtimer_start":
-            who = _WHO_RE.match(line)
-            if who and int(who.group(1)) in pids:
-                armed[int(who.group(1))] = int(kv["softexpires"]) / 1e9
-        elif m.group(2) == "sched_wakeup":
+    for e in trace_events(trace, ("sched_wakeup", "sched_switch", "hrtimer_start")):
+        kv = e.fields
+        if e.name == "hrtimer_start":
+            if e.who in pids:
+                armed[e.who] = int(kv["softexpires"]) / 1e9
+        elif e.name == "sched_wakeup":
             pid = int(kv["pid"])
-            since = armed.pop(pid, t)
-            if pid in pids and t >= start_s and pid not in pending:
-                pending[pid] = min(since, t)
+            since = armed.pop(pid, e.t)
+            if pid in pids and e.t >= start_s and pid not in pending:
+                pending[pid] = min(since, e.t)
         else:
             pid = int(kv["next_pid"])
             if pid in pending:
-                out[pids[pid]].append((t - pending.pop(pid)) * 1e6)
+                out[pids[pid]].append((e.t - pending.pop(pid)) * 1e6)
     return out
 
 
