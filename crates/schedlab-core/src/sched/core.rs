@@ -253,6 +253,9 @@ impl Sim {
 
     /// is_cpu_allowed() or select_fallback_rq(): `cpu` if `p` may run
     /// there, else its first allowed CPU, preferring `cpu`'s node.
+    /// Deviation: the kernel prefers the node of task_cpu(p), not of the
+    /// CPU the class chose; no CPU is ever offline or inactive here, so the
+    /// cpuset fallback stages do not arise.
     #[inline]
     pub(crate) fn fallback_cpu(&self, p: TaskId, cpu: usize) -> usize {
         if self.tasks[p].cpus.test(cpu) {
