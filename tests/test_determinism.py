@@ -178,9 +178,16 @@ def test_trace_file_is_ftrace_text(tmp_path: Path) -> None:
 
 def test_vmstat_kworkers_can_be_switched_off() -> None:
     """kernel.vmstat_kworkers = false: a noise-free machine without the
-    per-CPU kworkers (listed under kernel_threads when present)."""
+    per-CPU kworkers (listed under kernel_threads when present). Each CPU's
+    pool has its boot worker kworker/N:0, which runs vmstat_update, and the
+    spare it made when it first started working (kworker/N:1, idle)."""
     on = run_mixed("6.1", 1)
     off = schedlab.run_scenario(text=MIXED, seed=1, overrides={"kernel.vmstat_kworkers": False})
-    assert len(on["kernel_threads"]) == on["machine"]["nr_cpus"]
+    nr = on["machine"]["nr_cpus"]
+    boot = [t for t in on["kernel_threads"] if t["comm"].endswith(":0")]
+    assert sorted(t["comm"] for t in boot) == sorted(f"kworker/{c}:0" for c in range(nr))
+    assert all(t["runtime_ns"] > 0 for t in boot)
+    spares = [t for t in on["kernel_threads"] if t["comm"].endswith(":1")]
+    assert len(spares) == nr and all(t["runtime_ns"] == 0 for t in spares)
     assert off["kernel_threads"] == []
     assert on["sim"]["trace_hash"] != off["sim"]["trace_hash"]

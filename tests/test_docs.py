@@ -24,6 +24,9 @@ ANCHORS = {
     "## `[[task]]`": "task",
     "### Program ops": "ops",
     "## `[rt_migrate_test]`": "rt_migrate_test",
+    "`[[machine.disk]]`": "machine.disk",
+    "`[[kernel.workqueue]]`": "kernel.workqueue",
+    "## `[dbench]`": "dbench",
 }
 
 

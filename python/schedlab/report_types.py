@@ -11,13 +11,18 @@ from __future__ import annotations
 from typing import Literal, TypedDict, Union
 
 __all__ = [
+    "CpuIdleRow",
     "CpuSchedstat",
     "CpuTimes",
+    "CpuidleReport",
+    "DbenchReport",
     "DelayStats",
+    "DiskReport",
     "DomainInfo",
     "DomainSchedstat",
     "GroupRow",
     "HostInfo",
+    "IdleStateInfo",
     "KernelInfo",
     "MachineInfo",
     "MeasureInfo",
@@ -40,11 +45,27 @@ __all__ = [
     "SimInfo",
     "TaskRow",
     "TaskWindow",
+    "WorkqueueRow",
 ]
 
 
 #: `"all"` or a CPU number.
 MpstatCpu = Union[Literal["all"], int]
+
+
+class _WorkqueueRowKeys(TypedDict):
+    """The keys of every WorkqueueRow."""
+
+    name: str
+    """"""
+    works: int
+    """"""
+
+
+class WorkqueueRow(_WorkqueueRowKeys, total=False):
+    """One workqueue's work items run over the window."""
+
+    pass
 
 
 class _DelayStatsKeys(TypedDict):
@@ -692,6 +713,70 @@ class GroupRow(_GroupRowKeys, total=False):
     pass
 
 
+class _DiskReportKeys(TypedDict):
+    """The keys of every DiskReport."""
+
+    await_us: float
+    """Mean time from submission to completion, us (await)."""
+    flushes: int
+    """"""
+    name: str
+    """"""
+    read_bytes: int
+    """"""
+    reads: int
+    """Requests completed."""
+    util_pct: float
+    """Time with a request in the device, % of the window (%util)."""
+    write_bytes: int
+    """"""
+    writes: int
+    """"""
+
+
+class DiskReport(_DiskReportKeys, total=False):
+    """One block device over the window (iostat -x)."""
+
+    pass
+
+
+class _DbenchReportKeys(TypedDict):
+    """The keys of every DbenchReport."""
+
+    amean_ms: float
+    """Arithmetic mean of the pass times, ms (dbench's integer ms; mmtests' Amean)."""
+    bytes_per_pass: int
+    """ReadX/WriteX bytes of one pass."""
+    clients: int
+    """"""
+    filesystem: str
+    """xfs or ext4."""
+    flushes_per_pass: int
+    """Flush ops (fsync) per pass."""
+    hmean_mbs: float
+    """Harmonic mean of the per-second MB/s samples (decimal MB of ReadX/WriteX; mmtests' Hmean), whole seconds of the
+    window.
+    """
+    loadfile_cpu_ns: int
+    """CPU time of a pass's ops other than Flush, ns."""
+    max_ms: int
+    """"""
+    migrations_per_pass: float
+    """The clients' migrations over the window, per pass."""
+    min_ms: int
+    """"""
+    passes: int
+    """Passes completed in the window, all clients."""
+    stddev_ms: float
+    """Sample standard deviation of the pass times, ms."""
+
+
+class DbenchReport(_DbenchReportKeys, total=False):
+    """dbench's results (every client's load-file passes), as mmtests' io-dbench4 reads them."""
+
+    pass
+
+
 class _CpuTimesKeys(TypedDict):
     """The keys of every CpuTimes."""
 
@@ -720,6 +805,63 @@ class CpuTimes(_CpuTimesKeys, total=False):
     """Real kernel: softirq time."""
     steal_ns: int
     """Real kernel: time stolen by the hypervisor."""
+
+
+class _IdleStateInfoKeys(TypedDict):
+    """The keys of every IdleStateInfo."""
+
+    exit_latency_ns: int
+    """"""
+    name: str
+    """"""
+    target_residency_ns: int
+    """"""
+
+
+class IdleStateInfo(_IdleStateInfoKeys, total=False):
+    """One idle state of the table."""
+
+    pass
+
+
+class _CpuIdleRowKeys(TypedDict):
+    """The keys of every CpuIdleRow."""
+
+    cpu: int
+    """"""
+    time_ns: list[int]
+    """"""
+    usage: list[int]
+    """"""
+
+
+class CpuIdleRow(_CpuIdleRowKeys, total=False):
+    """One CPU's idle-state counters."""
+
+    pass
+
+
+class _CpuidleReportKeys(TypedDict):
+    """The keys of every CpuidleReport."""
+
+    cpus: list[CpuIdleRow]
+    """Per CPU: entries and time of each state."""
+    deepest_pct: float
+    """The share of the time in idle states spent in the deepest one, %."""
+    states: list[IdleStateInfo]
+    """The states, shallowest first (state 0 is POLL)."""
+    table: str
+    """The intel_idle table (skx, hsw, bdw)."""
+    time_ns: list[int]
+    """Time in each state, all CPUs, ns (credited when an idle period ends)."""
+    usage: list[int]
+    """Entries of each state, all CPUs."""
+
+
+class CpuidleReport(_CpuidleReportKeys, total=False):
+    """The idle states of the CPUs (drivers/cpuidle, sysfs `cpuidle/stateN/{usage,time}`), over the window."""
+
+    pass
 
 
 class _ReportKeys(TypedDict):
@@ -770,6 +912,14 @@ class Report(_ReportKeys, total=False):
 
     active_balances: int
     """Simulation: tasks moved by active balance (the stopper), over the whole run."""
+    cpuidle: CpuidleReport
+    """Simulation: the CPUs' idle states over the window, with a cpuidle driver (`machine.cpuidle`); absent without
+    one.
+    """
+    dbench: DbenchReport
+    """Simulation: dbench's results for a scenario with `[dbench]`."""
+    disks: list[DiskReport]
+    """Simulation: the block devices over the window, as iostat reports them; absent without `[[machine.disk]]`."""
     host: HostInfo
     """Real kernel: the host it ran on."""
     kernel_threads: list[TaskRow]
@@ -800,3 +950,5 @@ class Report(_ReportKeys, total=False):
     """
     wasted_cpu_pct: float
     """Simulation: `wasted_cpu_ns` as a percentage of the window's CPU time (window length times CPUs), two decimals."""
+    workqueues: list[WorkqueueRow]
+    """Simulation: work items each workqueue ran over the window (the workqueues that ran any)."""

@@ -3,10 +3,12 @@
 
 #![deny(unsafe_code)]
 
+pub mod block;
 pub mod cpumask;
 pub mod engine;
 pub mod error;
 pub mod idle;
+pub mod irq;
 pub mod kernel;
 pub mod kthread;
 pub mod machine;

@@ -22,6 +22,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod kernel;
+pub use kernel::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
+
 /// The report of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
@@ -127,6 +130,25 @@ pub struct Report {
     /// The rt-migrate-test tool's results, for a scenario with
     /// `[rt_migrate_test]`; null otherwise.
     pub rt_migrate_test: Option<RtmtReport>,
+    /// Simulation: the CPUs' idle states over the window, with a cpuidle
+    /// driver (`machine.cpuidle`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub cpuidle: Option<CpuidleReport>,
+    /// Simulation: the block devices over the window, as iostat reports
+    /// them; absent without `[[machine.disk]]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub disks: Option<Vec<DiskReport>>,
+    /// Simulation: work items each workqueue ran over the window (the
+    /// workqueues that ran any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub workqueues: Option<Vec<WorkqueueRow>>,
+    /// Simulation: dbench's results for a scenario with `[dbench]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub dbench: Option<DbenchReport>,
 }
 
 /// The kernel of a run.

@@ -392,7 +392,12 @@ impl Shared {
                         gd = cv.wait(gd).unwrap_or_else(|e| e.into_inner());
                     }
                 }
-                Op::Parallel { .. } | Op::Rtmt(_) | Op::RtmtRotate => return, // refused before the run (plan.rs)
+                Op::Parallel { .. }
+                | Op::QueueWork { .. }
+                | Op::Io(_)
+                | Op::Dbench(_)
+                | Op::Rtmt(_)
+                | Op::RtmtRotate => return, // refused before the run (plan.rs)
             }
         }
     }

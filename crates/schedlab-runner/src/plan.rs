@@ -51,6 +51,9 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Exit => "exit",
         Op::Park => "park",
         Op::Parallel { .. } => "parallel",
+        Op::QueueWork { .. } => "queue_work",
+        Op::Io(_) => "io",
+        Op::Dbench(_) => "dbench",
         Op::Rtmt(_) | Op::RtmtRotate => "rt_migrate_test",
     }
 }
@@ -104,15 +107,20 @@ pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
             });
         }
         for (op, path) in g.program.ops.iter().zip(op_paths(gi, &g.program.ops)) {
-            if let Op::Parallel { .. } = op {
-                return Err(Refusal {
-                    code: "SL120",
-                    message: format!(
-                        "{file}: {path}: op \"parallel\" (an in-kernel ktask job on an unbound workqueue) has no \
-                         real counterpart in the real-kernel runner; accepted ops there: {REAL_OPS}"
-                    ),
-                });
-            }
+            let what = match op {
+                Op::Parallel { .. } => "an in-kernel ktask job on an unbound workqueue",
+                Op::QueueWork { .. } => "a work item for the kernel's workqueues",
+                Op::Io(_) => "a block request with the model's completion path",
+                _ => continue,
+            };
+            return Err(Refusal {
+                code: "SL120",
+                message: format!(
+                    "{file}: {path}: op \"{}\" ({what}) has no real counterpart in the real-kernel runner; \
+                     accepted ops there: {REAL_OPS}",
+                    op_name(op)
+                ),
+            });
         }
     }
     Ok(())

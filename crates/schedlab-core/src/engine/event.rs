@@ -1,6 +1,7 @@
 //! The events of the simulation: every state change happens in one of these.
 //! Each names the room that handles it.
 
+use crate::irq::IrqAction;
 use crate::sched::task::TaskId;
 
 /// Events of the simulation. Every state change happens in one of these.
@@ -22,6 +23,12 @@ pub enum Ev {
     RtPeriod,
     /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
     RtoPushIpi(usize),
+    /// A block device finished a request (block/blk_mq.rs).
+    BlkDone(usize),
+    /// The interrupt handlers on a CPU are done (irq/mod.rs).
+    IrqDone(usize, IrqAction),
+    /// A worker pool's idle timer (kthread/workqueue.rs): reap idle workers.
+    PoolIdleTimer(usize),
     /// mpstat sample boundary.
     Sample,
     /// End of the measurement.

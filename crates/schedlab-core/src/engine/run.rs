@@ -67,6 +67,8 @@ impl Sim {
         self.end_ns = self.now.min(self.end_ns);
         for cpu in 0..self.rqs.len() {
             self.account_cpu(cpu);
+            // Credit the idle periods in progress to their states.
+            self.cpuidle_exit(cpu);
         }
         self.check_the_end()
     }
@@ -162,7 +164,9 @@ impl Sim {
         let Some(base) = rec.base.as_ref() else { return Ok(()) };
         let window = self.end_ns.saturating_sub(rec.warmup);
         for (rq, b) in self.rqs.iter().zip(base) {
-            if rq.acct.usr < b.usr || rq.acct.nice < b.nice || rq.acct.sys < b.sys || rq.acct.idle < b.idle {
+            let a = &rq.acct;
+            let back = [(a.usr, b.usr), (a.nice, b.nice), (a.sys, b.sys), (a.iowait, b.iowait), (a.irq, b.irq)];
+            if back.iter().any(|(x, y)| x < y) || a.soft < b.soft || a.idle < b.idle {
                 return Err(SimError::Invariant {
                     message: format!("CPU {}: a cputime column went backwards over the window", rq.cpu),
                 });
@@ -239,12 +243,21 @@ impl Sim {
             Ev::OpDone(cpu) => self.op_done(cpu),
             Ev::Timeout(tid) => {
                 let cpu = self.tasks[tid].cpu;
+                if self.cpuidle.enabled() {
+                    let timers = &mut self.rqs[cpu].hrtimers;
+                    if let Some(i) = timers.iter().position(|&(at, t)| t == tid && at == self.now) {
+                        timers.swap_remove(i);
+                    }
+                }
                 self.try_to_wake_up(tid, cpu, false);
             }
             Ev::ActiveBalance(cpu) => self.active_load_balance_cpu_stop(cpu),
             Ev::NohzKick(cpu) => self.nohz_idle_balance(cpu),
             Ev::RtPeriod => self.sched_rt_period_timer(),
             Ev::RtoPushIpi(cpu) => self.rto_push_irq_work_func(cpu),
+            Ev::BlkDone(req) => self.blk_done(req),
+            Ev::IrqDone(cpu, action) => self.irq_done(cpu, action),
+            Ev::PoolIdleTimer(pool) => self.pool_idle_timer(pool),
             Ev::Sample => {
                 self.take_sample();
                 let next = self.now + self.stats.rec.interval;
@@ -262,6 +275,12 @@ impl Sim {
         }
         if self.stats.rec.warmup > 0 && self.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
             self.stats.task_base = (0..self.tasks.len()).map(|t| self.task_counters(t)).collect();
+            self.stats.kernel_base = Some(crate::stats::KernelBase {
+                idle_usage: self.cpuidle.devs.iter().map(|d| d.usage.clone()).collect(),
+                idle_time: self.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
+                disks: self.block.disks.iter().map(|d| d.stats.clone()).collect(),
+                works_done: self.kthreads.works_done.clone(),
+            });
         }
         let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
         self.stats.rec.sample(self.now, &accts);

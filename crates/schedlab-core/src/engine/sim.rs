@@ -7,12 +7,14 @@
 //! name. This file holds only the state and how it is set up; the event
 //! loop that drives it is `engine/run.rs`.
 
+use crate::block::Block;
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::engine::time::Instant;
 use crate::error::SimError;
+use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::Kthreads;
 use crate::machine::Machine;
@@ -74,6 +76,10 @@ pub struct Sim {
     pub live_tasks: usize,
     // ---------------------------------------------- the rest of the kernel
     pub kthreads: Kthreads,
+    /// The cpuidle driver and its per-CPU devices (idle/).
+    pub cpuidle: Cpuidle,
+    /// The block devices and the requests in flight (block/).
+    pub block: Block,
     // -------------------------------------------- workload and measurement
     pub wl: Workload,
     pub stats: Stats,
@@ -150,10 +156,12 @@ impl Sim {
             next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
             list_seq: 0,
             live_tasks: 0,
+            cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
+            block: Block::new(&sc.machine.disks, seed),
             kthreads: Kthreads {
-                vmstat_kworker: vec![None; nr],
                 vmstat_next: vec![u64::MAX; nr],
-                ktask_jobs: Vec::new(),
+                workqueues: sc.kernel.workqueues.clone(),
+                ..Default::default()
             },
             wl: Workload {
                 templates: sc.groups.clone(),
@@ -164,6 +172,8 @@ impl Sim {
                 barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
                 event_names: sc.events.clone(),
                 rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
+                work_programs: sc.work_programs.clone(),
+                dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
             },
             stats: Stats {
                 rec,
@@ -173,6 +183,7 @@ impl Sim {
                 rt_throttle_events: 0,
                 rt_migrations: 0,
                 migrations_by_distance: [0; 4],
+                kernel_base: None,
             },
             trace,
             end_ns,
@@ -239,6 +250,8 @@ impl Sim {
             wake_pending: None,
             timer_next: None,
             ktask: None,
+            worker: None,
+            in_iowait: false,
             rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
             stats: TaskStats::default(),
             wakee_flips: 0,
@@ -303,6 +316,10 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
             nohz_idle: true,
             acct: CpuTime::default(),
             acct_since: 0,
+            nr_iowait: 0,
+            windows: Vec::new(),
+            hrtimers: Vec::new(),
+            busy_until: 0,
             stats: RqStats::default(),
             cpu_load: [0; 5],
             last_load_update_tick: 0,

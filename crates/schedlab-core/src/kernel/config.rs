@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
+use crate::kthread::{WorkqueueDef, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
 use crate::scenario::units::{duration_at, parse_duration};
 
 #[derive(Debug, Default, Deserialize)]
@@ -31,6 +32,20 @@ pub(crate) struct RawKernel {
     /// Per-CPU vmstat_update kworkers (kernel background activity).
     pub(crate) vmstat_kworkers: Option<bool>,
     pub(crate) balancer: Option<String>,
+    /// Workqueues beyond the system ones (alloc_workqueue()).
+    #[serde(default)]
+    pub(crate) workqueue: Vec<RawWorkqueue>,
+}
+
+/// A `[[kernel.workqueue]]`: what a subsystem's alloc_workqueue() makes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWorkqueue {
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) flags: Vec<String>,
+    /// An unbound workqueue's workers' nice (workqueue_attrs).
+    pub(crate) nice: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -44,6 +59,8 @@ pub(crate) struct RawCosts {
     pub(crate) wakeup_ipi: Option<String>,
     pub(crate) timer_slack: Option<String>,
     pub(crate) idle_exit: Option<String>,
+    pub(crate) irq: Option<String>,
+    pub(crate) blk_complete: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -156,6 +173,8 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         (&c.wakeup_ipi, &mut costs.wakeup_ipi_ns, "wakeup_ipi"),
         (&c.timer_slack, &mut costs.timer_slack_ns, "timer_slack"),
         (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
+        (&c.irq, &mut costs.irq_ns, "irq"),
+        (&c.blk_complete, &mut costs.blk_complete_ns, "blk_complete"),
     ] {
         if let Some(s) = val {
             let key = format!("kernel.costs.{k}");
@@ -196,7 +215,60 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     if let Some(v) = raw.vmstat_kworkers {
         kernel.vmstat_kworkers = v;
     }
+    compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues)?;
     Ok(kernel)
+}
+
+/// `[[kernel.workqueue]]` tables after the system workqueues.
+fn compile_workqueues(raw: &[RawWorkqueue], file: &str, wqs: &mut Vec<WorkqueueDef>) -> Result<()> {
+    for (i, w) in raw.iter().enumerate() {
+        let k = |s: &str| format!("kernel.workqueue[{i}].{s}");
+        if w.name.is_empty() || w.name.contains(char::is_whitespace) || wqs.iter().any(|o| o.name == w.name) {
+            let taken: Vec<&str> = wqs.iter().map(|o| o.name.as_str()).collect();
+            return Err(SimError::bad_value(
+                file,
+                &k("name"),
+                format!("\"{}\"", w.name),
+                format!("a name without spaces, not one of {}", taken.join(", ")),
+            ));
+        }
+        let mut flags = 0;
+        for (j, f) in w.flags.iter().enumerate() {
+            let Some(&(_, bit)) = WQ_FLAG_NAMES.iter().find(|(n, _)| n == f) else {
+                let names: Vec<&str> = WQ_FLAG_NAMES.iter().map(|(n, _)| *n).collect();
+                return Err(SimError::bad_value(
+                    file,
+                    &format!("kernel.workqueue[{i}].flags[{j}]"),
+                    format!("unknown flag \"{f}\""),
+                    names.join(", "),
+                ));
+            };
+            flags |= bit;
+        }
+        if flags & WQ_UNBOUND != 0 && flags & WQ_HIGHPRI != 0 {
+            return Err(SimError::bad_value(
+                file,
+                &k("flags"),
+                "WQ_HIGHPRI with WQ_UNBOUND: an unbound workqueue's priority is its nice",
+                "WQ_UNBOUND with nice = N, or WQ_HIGHPRI for the bound highpri pools",
+            ));
+        }
+        let nice = match w.nice {
+            None => 0,
+            Some(n) if flags & WQ_UNBOUND == 0 => {
+                return Err(SimError::bad_value(
+                    file,
+                    &k("nice"),
+                    format!("nice {n} on a bound workqueue"),
+                    "nice only with WQ_UNBOUND (bound ones run at 0, or -20 with WQ_HIGHPRI)",
+                ))
+            }
+            Some(n) if (-20..=19).contains(&n) => n as i32,
+            Some(n) => return Err(SimError::bad_value(file, &k("nice"), format!("nice {n} out of range"), "-20..19")),
+        };
+        wqs.push(WorkqueueDef { name: w.name.clone(), flags, nice });
+    }
+    Ok(())
 }
 
 fn loc(file: &str, key: &str) -> Location {

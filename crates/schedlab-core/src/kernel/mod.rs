@@ -289,6 +289,17 @@ pub struct Costs {
     /// C1 exit latency when an idle CPU is woken: 2 us, Skylake-SP C1 in the
     /// intel_idle table [docs/LINUX-FACTS.md §9.4]. Deeper states are not modelled.
     pub idle_exit_ns: u64,
+    /// A hard interrupt's entry, handler and exit: 1 us. Order of magnitude
+    /// of an x86 device interrupt (the 1-3 us IPI figure of
+    /// docs/LINUX-FACTS.md §9.3 is the same path); not from a measurement.
+    pub irq_ns: u64,
+    /// Completing a block request (blk_mq_complete_request to the bio's
+    /// end_io: the waiter's wakeup or the queue_work, not the work): 3 us.
+    /// Mel Gorman's trace of seed 001 shows 7 us from the completion
+    /// softirq on an idle CPU to the kworker it woke running, which also
+    /// holds the idle exit and the switch (docs/notes/seed-001-research.md
+    /// §2.3).
+    pub blk_complete_ns: u64,
     /// CPU time of one vmstat_update run (refresh_cpu_vm_stats folding a
     /// few dozen per-CPU counters): 5 us. Order of magnitude only, not
     /// from a measurement; it matters little, the wakeup itself does.
@@ -306,6 +317,8 @@ impl Default for Costs {
             wakeup_ipi_ns: 2_000,
             timer_slack_ns: 50_000,
             idle_exit_ns: 2_000,
+            irq_ns: 1_000,
+            blk_complete_ns: 3_000,
             vmstat_update_ns: 5_000,
         }
     }
@@ -334,8 +347,10 @@ pub struct KernelConfig {
     pub preempt: PreemptModel,
     /// Nice of ktask helper threads (P0 sets MAX_NICE = 19; before it, 0).
     pub ktask_helper_nice: i32,
-    /// Per-CPU vmstat_update kworkers (kernel/workqueue.rs); on by default.
+    /// Per-CPU vmstat_update kworkers (kthread/vmstat.rs); on by default.
     pub vmstat_kworkers: bool,
+    /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
+    pub workqueues: Vec<crate::kthread::WorkqueueDef>,
 }
 
 impl KernelConfig {
@@ -356,6 +371,7 @@ impl KernelConfig {
             preempt: PreemptModel::None,
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
+            workqueues: crate::kthread::WorkqueueDef::system(),
         }
     }
 }

@@ -1,97 +1,421 @@
-//! Models the bound (per-CPU) workqueue's periodic vmstat_update work
-//! (mm/vmstat.c, kernel/workqueue.c): every CPU queues a deferrable delayed
-//! work each `sysctl_stat_interval` (HZ, one second), rounded with
-//! round_jiffies_relative(), which skews CPU n by 3·n jiffies so the CPUs do
-//! not all fire on the same tick. The work runs in that CPU's bound kworker
-//! (2.6.x: the "events/N" thread at nice -5; 2.6.36+ concurrency-managed
-//! "kworker/N:0" at nice 0), a per-CPU kthread.
+//! Models kernel/workqueue.c's concurrency-managed workqueues (2.6.36+):
+//! work items queued on a workqueue are served by worker pools — per CPU a
+//! normal pool (kworker/N:M, nice 0) and a highpri pool (kworker/N:MH,
+//! nice -20) shared by every bound workqueue, and per node unbound pools
+//! (kworker/uP:M) — whose workers are kernel threads competing for the CPU
+//! like any task. Bound workers are per-CPU kthreads (nr_cpus_allowed == 1),
+//! which is what the wakeup path's kthread stacking rule (seed 001) sees.
 //!
-//! Deferrable: the timer does not wake an idle (tickless) CPU; it fires at
-//! the first tick after the CPU is busy again. Its wakeup happens in the
-//! timer softirq, before SCHED_SOFTIRQ runs the load balancer on that tick,
-//! so for the instant of the balance the kworker is runnable on that CPU —
-//! the background activity that keeps real machines from settling.
+//! Concurrency management: a bound pool counts its workers that run works
+//! and are not blocked (nr_running); queueing a work wakes an idle worker
+//! only when that count is 0, and a worker that blocks inside a work
+//! (wq_worker_sleeping) wakes the next idle one only if it was the last
+//! running. A worker keeps taking works while it is the only one running
+//! (keep_working). Unbound workers never count, so every queued work finds
+//! a worker. A worker that starts working with no idle worker left makes a
+//! spare (manage_workers), and surplus idle workers are reaped after
+//! IDLE_WORKER_TIMEOUT (too_many_workers).
 //!
-//! `kernel.vmstat_kworkers = false` removes them (a noise-free machine).
+//! Deviation: a worker is created at once, by nobody (the kernel's manager
+//! worker forks it through kthreadd, and the mayday timer rescues a pool
+//! with none); max_active, non-reentrancy and WQ_MEM_RECLAIM's rescuers are
+//! not modelled; the barrier work of flush_work() is the item's own
+//! completion (its wake comes from the worker, as wq_barrier_func's).
 
 use crate::cpumask::CpuMask;
+use crate::engine::event::Ev;
 use crate::engine::sim::Sim;
+use crate::engine::time::Instant;
+use crate::kthread::{
+    WorkDone, WorkItem, Worker, WorkerPool, WORKER_CPU_INTENSIVE, WORKER_IDLE, WORKER_NOT_RUNNING, WORKER_PREP,
+    WORKER_UNBOUND, WQ_CPU_INTENSIVE, WQ_HIGHPRI, WQ_UNBOUND,
+};
 use crate::sched::prio::Policy;
-use crate::sched::task::TaskState;
-use crate::workload::TaskGroup;
-use crate::workload::{Dist, Op, Program};
+use crate::sched::task::{TaskId, TaskState};
+use crate::workload::{Program, TaskGroup};
+
+/// HIGHPRI_NICE_LEVEL: MIN_NICE.
+pub const HIGHPRI_NICE_LEVEL: i32 = -20;
+/// IDLE_WORKER_TIMEOUT: 300 * HZ, five minutes.
+pub const IDLE_WORKER_TIMEOUT_NS: u64 = 300_000_000_000;
+/// MAX_IDLE_WORKERS_RATIO: 1 idle for every 4 busy workers.
+const MAX_IDLE_WORKERS_RATIO: u32 = 4;
 
 impl Sim {
-    /// Create one bound kworker per CPU, parked, and arm the timers.
-    pub fn create_housekeeping(&mut self) {
-        if !self.cfg.vmstat_kworkers {
-            return;
+    // ------------------------------------------------------------ pools
+
+    /// The pool a work queued on `wq` from `cpu` goes to (__queue_work):
+    /// a bound workqueue's pool of that CPU, an unbound one's pool of the
+    /// CPU's node (wq_select_unbound_cpu keeps the local CPU).
+    pub(crate) fn pool_for(&mut self, wq: usize, cpu: usize) -> usize {
+        let def = &self.kthreads.workqueues[wq];
+        let (flags, nice) = (def.flags, def.nice);
+        if flags & WQ_UNBOUND != 0 {
+            let node = self.machine.node_of(cpu);
+            if let Some(&(_, _, p)) = self.kthreads.unbound_pools.iter().find(|&&(n, ni, _)| n == node && ni == nice) {
+                return p;
+            }
+            let cpus = CpuMask::from_cpus(self.rqs.len(), &self.machine.node_cpus[node]);
+            let p = self.new_pool(None, Some(node), nice, cpus);
+            self.kthreads.unbound_pools.push((node, nice, p));
+            return p;
         }
-        let nr = self.rqs.len();
-        let nice = if self.cfg.mech.cmwq { 0 } else { -5 };
-        let program = Program {
-            ops: vec![
-                Op::LoopStart { count: 0, end: 3 },
-                Op::Run(Dist::Const(self.cfg.costs.vmstat_update_ns.max(1))),
-                Op::Park,
-                Op::LoopEnd { start: 0 },
-            ],
+        let hi = usize::from(flags & WQ_HIGHPRI != 0);
+        if self.kthreads.cpu_pools.len() < self.rqs.len() {
+            self.kthreads.cpu_pools.resize(self.rqs.len(), [None, None]);
+        }
+        if let Some(p) = self.kthreads.cpu_pools[cpu][hi] {
+            return p;
+        }
+        // Before cmwq (2.6.36) the CPU's keventd thread ran at nice -5.
+        let nice = if hi == 1 {
+            HIGHPRI_NICE_LEVEL
+        } else if self.cfg.mech.cmwq {
+            0
+        } else {
+            -5
         };
+        let cpus = CpuMask::from_cpus(self.rqs.len(), &[cpu]);
+        let p = self.new_pool(Some(cpu), None, nice, cpus);
+        self.kthreads.cpu_pools[cpu][hi] = Some(p);
+        p
+    }
+
+    fn new_pool(&mut self, cpu: Option<usize>, node: Option<usize>, nice: i32, cpus: CpuMask) -> usize {
+        let id = self.kthreads.pools.len();
+        self.kthreads.pools.push(WorkerPool {
+            cpu,
+            node,
+            nice,
+            cpus,
+            worklist: Default::default(),
+            nr_running: 0,
+            idle_list: Vec::new(),
+            nr_workers: 0,
+            next_id: 0,
+            idle_timer: None,
+            id,
+        });
+        id
+    }
+
+    /// create_worker(): a new kthread of the pool, idle.
+    pub(crate) fn create_worker(&mut self, pool: usize) -> TaskId {
+        let (group, template) = self.kworker_group();
+        let p = &self.kthreads.pools[pool];
         let g = TaskGroup {
             name: "kworker".into(),
             count: 0,
             policy: Policy::Normal,
-            nice,
+            nice: p.nice,
             rt_priority: 0,
-            cpus: CpuMask::full(nr),
+            cpus: p.cpus.clone(),
             start: 0,
             kthread: true,
-            program,
+            program: Program::default(),
         };
+        let comm = match p.cpu {
+            Some(cpu) if !self.cfg.mech.cmwq => format!("events/{cpu}"),
+            Some(cpu) => format!("kworker/{cpu}:{}{}", p.next_id, if p.nice < 0 { "H" } else { "" }),
+            None => format!("kworker/u{}:{}", p.id, p.next_id),
+        };
+        let unbound = p.cpu.is_none();
+        let tid = self.alloc_task(group, Some(template), &g, 0);
+        let t = &mut self.tasks[tid];
+        t.comm = comm.chars().take(15).collect();
+        t.state = TaskState::Blocked;
+        t.need_advance = true;
+        t.cpu = g.cpus.first().unwrap_or(0);
+        let w = self.kthreads.workers.len();
+        self.kthreads.workers.push(Worker {
+            task: tid,
+            pool,
+            current: None,
+            flags: WORKER_PREP | if unbound { WORKER_UNBOUND } else { 0 },
+            sleeping: false,
+            last_active: self.now,
+        });
+        self.tasks[tid].worker = Some(w);
+        let p = &mut self.kthreads.pools[pool];
+        p.next_id += 1;
+        p.nr_workers += 1;
+        self.worker_enter_idle(w);
+        tid
+    }
+
+    /// The report group and template every kworker belongs to.
+    fn kworker_group(&mut self) -> (usize, usize) {
+        if let Some(g) = self.kthreads.kworker_group {
+            return g;
+        }
         let template = self.wl.templates.len();
-        self.wl.templates.push(g.clone());
+        self.wl.templates.push(TaskGroup {
+            name: "kworker".into(),
+            count: 0,
+            policy: Policy::Normal,
+            nice: 0,
+            rt_priority: 0,
+            cpus: CpuMask::full(self.rqs.len()),
+            start: 0,
+            kthread: true,
+            program: Program::default(),
+        });
         let group = self.wl.group_names.len();
         self.wl.group_names.push("kworker".into());
-        let hz = self.cfg.hz as u64;
-        for cpu in 0..nr {
-            let tid = self.alloc_task(group, Some(template), &g, cpu);
-            let t = &mut self.tasks[tid];
-            t.comm = if self.cfg.mech.cmwq { format!("kworker/{cpu}:0") } else { format!("events/{cpu}") };
-            t.cpus = CpuMask::from_cpus(nr, &[cpu]);
-            t.nr_cpus_allowed = 1;
-            t.cpu = cpu;
-            t.state = TaskState::Blocked;
-            t.need_advance = true;
-            self.kthreads.vmstat_kworker[cpu] = Some(tid);
-            // First expiry: round_jiffies_relative(HZ) from boot, skewed.
-            self.kthreads.vmstat_next[cpu] = self.round_jiffies_skewed(hz, cpu);
+        self.kthreads.kworker_group = Some((group, template));
+        (group, template)
+    }
+
+    // ------------------------------------------------------ queue_work
+
+    /// queue_work_on(): queue a work item of `program` on `wq` from `cpu`
+    /// (the CPU of the queueing context, or `queue_work_on`'s), issued by a
+    /// task (`from_task`) or an interrupt handler.
+    pub fn queue_work(&mut self, wq: usize, program: usize, cpu: usize, done: WorkDone, from_task: bool) {
+        let pool = self.pool_for(wq, cpu);
+        let work = WorkItem { program, wq, done, queued_at: self.now };
+        let id = match self.kthreads.free_works.pop() {
+            Some(i) => {
+                self.kthreads.works[i] = Some(work);
+                i
+            }
+            None => {
+                self.kthreads.works.push(Some(work));
+                self.kthreads.works.len() - 1
+            }
+        };
+        let p = &mut self.kthreads.pools[pool];
+        p.worklist.push_back(id);
+        // insert_work(): __need_more_worker().
+        if p.nr_running == 0 {
+            self.wake_up_worker(pool, cpu, from_task);
         }
     }
 
-    /// round_jiffies() of `j` jiffies from now for `cpu`, in ns: the next
-    /// whole second plus 3·cpu jiffies of skew.
-    fn round_jiffies_skewed(&self, j: u64, cpu: usize) -> u64 {
-        let hz = self.cfg.hz as u64;
-        let now_j = self.now / self.cfg.tick_ns;
-        let target = now_j + j;
-        let skew = 3 * cpu as u64;
-        // __round_jiffies: round (target + skew) to a whole second, then
-        // remove the skew again; never earlier than now.
-        let rounded = (target + skew).div_ceil(hz) * hz;
-        let due = rounded.saturating_sub(skew).max(now_j + 1);
-        due * self.cfg.tick_ns
+    /// wake_up_worker(): wake the first idle worker; with none, make one
+    /// (Deviation: at once).
+    fn wake_up_worker(&mut self, pool: usize, waker_cpu: usize, from_task: bool) {
+        let p = &self.kthreads.pools[pool];
+        let tid = match p.idle_list.last() {
+            Some(&t) => t,
+            // Before cmwq a CPU had one thread per workqueue, which takes
+            // the work when it is done with the one it runs.
+            None if !self.cfg.mech.cmwq && p.nr_workers > 0 => return,
+            None => self.create_worker(pool),
+        };
+        self.try_to_wake_up(tid, waker_cpu, from_task);
     }
 
-    /// From the tick of a busy CPU: fire the deferrable vmstat timer if due.
-    pub fn run_housekeeping_timer(&mut self, cpu: usize) {
-        if self.now < self.kthreads.vmstat_next[cpu] {
+    // ------------------------------------------------ the worker thread
+
+    /// worker_thread(): the worker `tid` has finished its work item (or
+    /// was woken from idle): take the next one if it should. Returns true
+    /// when it goes on with a work, false when it went idle (blocked).
+    pub(crate) fn worker_next(&mut self, tid: TaskId) -> bool {
+        let w = self.tasks[tid].worker.expect("a worker");
+        let pool = self.kthreads.workers[w].pool;
+        if let Some(work) = self.kthreads.workers[w].current.take() {
+            self.process_one_work_done(tid, w, work);
+            // keep_working(): more works and nobody else running.
+            let p = &self.kthreads.pools[pool];
+            if !p.worklist.is_empty() && p.nr_running <= 1 {
+                self.process_one_work(tid, w, pool);
+                return true;
+            }
+            self.worker_set_flags(w, WORKER_PREP);
+            self.worker_sleep(tid, w);
+            return false;
+        }
+        // Woken from idle: worker_leave_idle(), then recheck.
+        self.worker_leave_idle(w);
+        let p = &self.kthreads.pools[pool];
+        let need_more_worker = !p.worklist.is_empty() && p.nr_running == 0;
+        if !need_more_worker {
+            self.worker_sleep(tid, w);
+            return false;
+        }
+        // may_start_working(): keep an idle worker in reserve
+        // (manage_workers -> maybe_create_worker).
+        if self.kthreads.pools[pool].idle_list.is_empty() && self.cfg.mech.cmwq {
+            self.create_worker(pool);
+        }
+        self.worker_clr_flags(w, WORKER_PREP);
+        self.process_one_work(tid, w, pool);
+        true
+    }
+
+    /// process_one_work(): take the first work of the pool and run it.
+    fn process_one_work(&mut self, tid: TaskId, w: usize, pool: usize) {
+        let work = self.kthreads.pools[pool].worklist.pop_front().expect("a pending work");
+        let wq = self.kthreads.works[work].as_ref().expect("a live work").wq;
+        if self.kthreads.workqueues[wq].flags & WQ_CPU_INTENSIVE != 0 {
+            self.worker_set_flags(w, WORKER_CPU_INTENSIVE);
+        }
+        self.kthreads.workers[w].current = Some(work);
+        // A worker outside concurrency management lets the next idle
+        // worker take the rest (need_more_worker -> wake_up_worker).
+        let p = &self.kthreads.pools[pool];
+        if self.kthreads.workers[w].flags & WORKER_NOT_RUNNING != 0 && !p.worklist.is_empty() && p.nr_running == 0 {
+            let cpu = self.tasks[tid].cpu;
+            self.wake_up_worker(pool, cpu, true);
+        }
+        let t = &mut self.tasks[tid];
+        t.pc = 0;
+        t.loop_stack.clear();
+    }
+
+    /// The end of process_one_work(): the work's completion, then its
+    /// slot is free.
+    fn process_one_work_done(&mut self, tid: TaskId, w: usize, work: usize) {
+        let item = self.kthreads.works[work].take().expect("a live work");
+        self.kthreads.free_works.push(work);
+        if self.kthreads.works_done.len() < self.kthreads.workqueues.len() {
+            self.kthreads.works_done.resize(self.kthreads.workqueues.len(), 0);
+        }
+        self.kthreads.works_done[item.wq] += 1;
+        self.worker_clr_flags(w, WORKER_CPU_INTENSIVE);
+        let cpu = self.tasks[tid].cpu;
+        if let Some(req) = item.done.submit {
+            self.submit_bio(req, cpu); // block/blk_mq.rs
+        }
+        if let Some(waiter) = item.done.wake {
+            self.try_to_wake_up(waiter, cpu, true);
+        }
+    }
+
+    /// worker_enter_idle() and sleep: on the idle list, blocked.
+    fn worker_sleep(&mut self, tid: TaskId, w: usize) {
+        self.worker_enter_idle(w);
+        self.block(tid);
+    }
+
+    fn worker_enter_idle(&mut self, w: usize) {
+        let worker = &mut self.kthreads.workers[w];
+        worker.flags |= WORKER_IDLE;
+        worker.last_active = self.now;
+        let (pool, tid) = (worker.pool, worker.task);
+        self.kthreads.pools[pool].idle_list.push(tid);
+        if self.too_many_workers(pool) && self.kthreads.pools[pool].idle_timer.is_none() {
+            let at = self.now + IDLE_WORKER_TIMEOUT_NS;
+            self.kthreads.pools[pool].idle_timer = Some(self.q.schedule(Instant(at), Ev::PoolIdleTimer(pool)));
+        }
+    }
+
+    fn worker_leave_idle(&mut self, w: usize) {
+        let worker = &mut self.kthreads.workers[w];
+        if worker.flags & WORKER_IDLE == 0 {
             return;
         }
-        let Some(kw) = self.kthreads.vmstat_kworker[cpu] else { return };
-        let hz = self.cfg.hz as u64;
-        self.kthreads.vmstat_next[cpu] = self.round_jiffies_skewed(hz, cpu);
-        if self.tasks[kw].state == TaskState::Blocked {
-            self.try_to_wake_up(kw, cpu, false);
+        worker.flags &= !WORKER_IDLE;
+        let (pool, tid) = (worker.pool, worker.task);
+        let list = &mut self.kthreads.pools[pool].idle_list;
+        if let Some(i) = list.iter().rposition(|&t| t == tid) {
+            list.remove(i);
         }
     }
+
+    /// too_many_workers(): more than two idle, and idle ones beyond a
+    /// quarter of the busy ones.
+    fn too_many_workers(&self, pool: usize) -> bool {
+        let p = &self.kthreads.pools[pool];
+        let idle = p.idle_list.len() as u32;
+        let busy = p.nr_workers - idle;
+        idle > 2 && (idle - 2) * MAX_IDLE_WORKERS_RATIO >= busy
+    }
+
+    /// idle_worker_timeout(): destroy the idle workers that have been idle
+    /// for IDLE_WORKER_TIMEOUT, oldest first, while there are too many.
+    pub(crate) fn pool_idle_timer(&mut self, pool: usize) {
+        self.kthreads.pools[pool].idle_timer = None;
+        while self.too_many_workers(pool) {
+            // The oldest idle worker is the first of the list.
+            let tid = self.kthreads.pools[pool].idle_list[0];
+            let w = self.tasks[tid].worker.expect("a worker");
+            let expires = self.kthreads.workers[w].last_active + IDLE_WORKER_TIMEOUT_NS;
+            if expires > self.now {
+                self.kthreads.pools[pool].idle_timer = Some(self.q.schedule(Instant(expires), Ev::PoolIdleTimer(pool)));
+                return;
+            }
+            // destroy_worker(): it wakes and exits.
+            self.kthreads.pools[pool].idle_list.remove(0);
+            self.kthreads.pools[pool].nr_workers -= 1;
+            self.tasks[tid].worker = None;
+            self.tasks[tid].state = TaskState::Dead;
+            self.tasks[tid].stats.exit_ns = Some(self.now);
+        }
+    }
+
+    // ------------------------------------------- concurrency management
+
+    /// worker_set_flags(): a running worker leaving concurrency management.
+    fn worker_set_flags(&mut self, w: usize, flags: u32) {
+        let worker = &mut self.kthreads.workers[w];
+        if flags & WORKER_NOT_RUNNING != 0 && worker.flags & WORKER_NOT_RUNNING == 0 {
+            self.kthreads.pools[worker.pool].nr_running -= 1;
+        }
+        worker.flags |= flags;
+    }
+
+    /// worker_clr_flags(): back under concurrency management.
+    fn worker_clr_flags(&mut self, w: usize, flags: u32) {
+        let worker = &mut self.kthreads.workers[w];
+        let oflags = worker.flags;
+        worker.flags &= !flags;
+        if flags & WORKER_NOT_RUNNING != 0 && oflags & WORKER_NOT_RUNNING != 0 && worker.flags & WORKER_NOT_RUNNING == 0
+        {
+            self.kthreads.pools[worker.pool].nr_running += 1;
+        }
+    }
+
+    /// wq_worker_sleeping(): the worker blocks inside a work. If it was the
+    /// last running worker of its pool and works are pending, wake another.
+    pub(crate) fn wq_worker_sleeping(&mut self, tid: TaskId) {
+        let Some(w) = self.tasks[tid].worker else { return };
+        let worker = &mut self.kthreads.workers[w];
+        if worker.flags & WORKER_NOT_RUNNING != 0 {
+            return;
+        }
+        worker.sleeping = true;
+        let pool = worker.pool;
+        let p = &mut self.kthreads.pools[pool];
+        p.nr_running -= 1;
+        if p.nr_running == 0 && !p.worklist.is_empty() {
+            let cpu = self.tasks[tid].cpu;
+            self.wake_up_worker(pool, cpu, true);
+        }
+    }
+
+    /// wq_worker_running(): a worker that blocked in a work runs again.
+    pub(crate) fn wq_worker_running(&mut self, tid: TaskId) {
+        let Some(w) = self.tasks[tid].worker else { return };
+        let worker = &mut self.kthreads.workers[w];
+        if !worker.sleeping {
+            return;
+        }
+        worker.sleeping = false;
+        if worker.flags & WORKER_NOT_RUNNING == 0 {
+            self.kthreads.pools[worker.pool].nr_running += 1;
+        }
+    }
+
+    /// A work item of `program` is queued or running in `wq`'s pool of
+    /// `cpu` (a delayed work is queued once until it has run).
+    pub(crate) fn work_pending_on(&mut self, wq: usize, cpu: usize, program: usize) -> bool {
+        let pool = self.pool_for(wq, cpu);
+        let is = |w: &usize| self.kthreads.works[*w].as_ref().is_some_and(|i| i.program == program);
+        self.kthreads.pools[pool].worklist.iter().any(is)
+            || self.kthreads.workers.iter().any(|w| w.pool == pool && w.current.as_ref().is_some_and(is))
+    }
+
+    /// The op of the work item the worker runs at `pc`, if any.
+    pub(crate) fn worker_op(&self, tid: TaskId, pc: usize) -> Option<crate::workload::Op> {
+        let w = self.tasks[tid].worker?;
+        let work = self.kthreads.workers[w].current?;
+        let program = self.kthreads.works[work].as_ref()?.program;
+        self.wl.work_programs[program].ops.get(pc).cloned()
+    }
 }
+
+#[cfg(test)]
+#[path = "workqueue_tests.rs"]
+mod tests;

@@ -26,7 +26,11 @@
 
 use serde::Deserialize;
 
+use crate::block::device::{compile_disks, DiskConfig, RawDisk};
 use crate::error::{Result, SimError};
+use crate::idle::IdleTable;
+pub use crate::scenario::units::parse_size;
+use crate::scenario::units::SIZE_ACCEPTED;
 
 /// The `[machine]` table of a scenario.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -45,6 +49,13 @@ pub struct MachineSpec {
     pub distance: Option<Vec<Vec<u32>>>,
     /// Memory size, e.g. "64GiB" (used by the mm model).
     pub memory: Option<String>,
+    /// The CPUs' idle-state table (the intel_idle driver's, idle/states.rs):
+    /// "skx", "hsw", "bdw", or "none" (no cpuidle driver: the idle loop
+    /// halts and a wakeup pays the flat `kernel.costs.idle_exit`).
+    pub cpuidle: Option<String>,
+    /// Block devices (block/device.rs).
+    #[serde(default)]
+    pub disk: Vec<RawDisk>,
     /// Free-text description shown in reports.
     pub description: Option<String>,
 }
@@ -78,6 +89,10 @@ pub struct Machine {
     pub node_distance: Vec<Vec<u32>>,
     /// Memory in bytes (0 if not given).
     pub memory_bytes: u64,
+    /// The idle-state table of the CPUs; None: no cpuidle driver.
+    pub idle_table: Option<IdleTable>,
+    /// Block devices, by index.
+    pub disks: Vec<DiskConfig>,
     // Precomputed masks, each a sorted list of CPU ids.
     pub core_cpus: Vec<Vec<usize>>,
     pub llc_cpus: Vec<Vec<usize>>,
@@ -103,9 +118,12 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("8cpu-llc", "8 CPUs: 1 package, 8 cores, no SMT, one shared LLC, 1 node"),
     ("4cpu", "4 CPUs: 1 package, 4 cores, no SMT, one shared LLC, 1 node"),
     ("4x4", "16 CPUs: 4 sockets x 4 cores, no SMT, one LLC per socket, one node (UMA 4-socket box of seed 002)"),
-    ("uma8", "8 CPUs: 1 socket, 8 cores, no SMT, one LLC, 1 node"),
-    ("numa48", "48 CPUs: 2 nodes x 12 cores x 2 threads, one LLC per node, SLIT 10/21"),
-    ("skl52", "52 CPUs: 2 sockets x 26 cores (Skylake-SP), no SMT, one LLC per socket, SLIT 10/21"),
+    ("uma8", "8 CPUs: 1 socket, 8 cores, no SMT, one LLC, 1 node, skx idle states (seed 001 UMA box)"),
+    (
+        "numa48",
+        "48 CPUs: 2 nodes x 12 cores x 2 threads, one LLC per node, SLIT 10/21, skx idle states (seed 001 NUMA box)",
+    ),
+    ("skl52", "52 CPUs: 2 sockets x 26 cores (Skylake-SP), no SMT, one LLC per socket, SLIT 10/21, skx idle states"),
     ("2x8smt", "16 CPUs: 1 socket, 8 cores x 2 threads, one LLC"),
     ("smp64", "64 CPUs: 2 sockets x 16 cores x 2 threads, 2 nodes, SLIT 10/21 (benchmarks)"),
     ("smp256", "256 CPUs: 4 sockets x 32 cores x 2 threads, 4 nodes, SLIT 10/21 (benchmarks)"),
@@ -122,6 +140,9 @@ struct PresetLayout {
     /// None: default table (10 local, 21 remote).
     distance: Option<Vec<Vec<u32>>>,
     memory: &'static str,
+    /// The machines of the seeds are Skylake/Cascade Lake servers (skx);
+    /// the others model no particular CPU and have no cpuidle driver.
+    idle: Option<IdleTable>,
 }
 
 fn preset_layout(name: &str) -> Option<PresetLayout> {
@@ -171,6 +192,10 @@ fn preset_layout(name: &str) -> Option<PresetLayout> {
         llcs_per_socket: llcs,
         distance,
         memory,
+        idle: match name {
+            "uma8" | "numa48" | "skl52" => Some(IdleTable::Skx),
+            _ => None,
+        },
     })
 }
 
@@ -274,6 +299,22 @@ fn split_nodes(
     }
 }
 
+/// `machine.cpuidle`: a table by name, "none", or the preset's.
+fn idle_table_at(name: Option<&str>, preset: Option<IdleTable>, file: &str) -> Result<Option<IdleTable>> {
+    match name {
+        None => Ok(preset),
+        Some("none") => Ok(None),
+        Some(t) => IdleTable::from_name(t).map(Some).ok_or_else(|| {
+            SimError::topology(
+                file,
+                "machine.cpuidle",
+                format!("unknown idle-state table \"{t}\""),
+                "skx (Skylake-SP, Cascade Lake), hsw (Haswell), bdw (Broadwell), none (no cpuidle driver)",
+            )
+        }),
+    }
+}
+
 /// `machine.memory` ("756GiB") in bytes; 0 when not given.
 fn memory_at(memory: Option<&str>, file: &str) -> Result<u64> {
     Ok(match memory {
@@ -298,32 +339,6 @@ pub fn default_distance(nodes: usize) -> Vec<Vec<u32>> {
         .map(|a| (0..nodes).map(|b| if a == b { LOCAL_DISTANCE } else { DEFAULT_REMOTE_DISTANCE }).collect())
         .collect()
 }
-
-/// Parse a memory size: an integer with an optional unit, case-insensitive:
-/// `B`, `K`/`KB`/`KiB`, `M`/`MB`/`MiB`, `G`/`GB`/`GiB`, `T`/`TB`/`TiB`, with
-/// optional spaces between. Every unit is a power of 1024, as in the kernel's
-/// memparse ("4G" is 4 << 30). Returns None on malformed input or overflow.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    if digits_end == 0 {
-        return None;
-    }
-    let n: u64 = s[..digits_end].parse().ok()?;
-    let unit = s[digits_end..].trim().to_ascii_lowercase();
-    let shift = match unit.as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return None,
-    };
-    n.checked_mul(1u64 << shift)
-}
-
-const SIZE_ACCEPTED: &str = "an integer with an optional unit B, K/KiB, M/MiB, G/GiB or T/TiB \
-    (powers of 1024), e.g. \"64GiB\", \"512MiB\", \"4G\"";
 
 impl Machine {
     /// Build a machine from the `[machine]` table: start from the preset if
@@ -430,11 +445,13 @@ impl Machine {
         validate_distance(&node_distance, nodes, file)?;
 
         let memory_bytes = memory_at(spec.memory.as_deref().or(pl.map(|p| p.memory)), file)?;
+        let idle_table = idle_table_at(spec.cpuidle.as_deref(), pl.and_then(|p| p.idle), file)?;
 
         // Lay out the CPUs (see the numbering rule at the top of the file).
         let (cpus, [core_cpus, llc_cpus, package_cpus, node_cpus]) =
             lay_out(sockets, cores_per_socket, threads_per_core, llcs_per_socket, nodes, nodes_per_socket);
         let (nr_cores, nr_llcs) = (core_cpus.len(), llc_cpus.len());
+        let disks = compile_disks(&spec.disk, file, cpus.len())?;
 
         let name = match &preset {
             Some((n, _)) => (*n).to_string(),
@@ -451,6 +468,8 @@ impl Machine {
             threads_per_core,
             node_distance,
             memory_bytes,
+            idle_table,
+            disks,
             core_cpus,
             llc_cpus,
             package_cpus,
@@ -462,7 +481,8 @@ impl Machine {
             || spec.threads_per_core.is_some()
             || spec.nodes.is_some()
             || spec.llcs_per_socket.is_some()
-            || spec.distance.is_some();
+            || spec.distance.is_some()
+            || spec.cpuidle.is_some();
         m.description = match (&spec.description, &preset) {
             (Some(d), _) => d.clone(),
             (None, Some((n, _))) if !layout_overridden => preset_description(n).unwrap_or_default().to_string(),

@@ -7,12 +7,14 @@
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::{json, Value};
 
-use crate::kernel::config::{RawCosts, RawKernel, RawKtask};
+use crate::block::device::RawDisk;
+use crate::kernel::config::{RawCosts, RawKernel, RawKtask, RawWorkqueue};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{KernelConfig, Tunables};
 use crate::machine::{MachineSpec, PRESETS};
 use crate::sched::features::ALL;
 use crate::workload::compile::{RawRtMigrateTest, RawTask, OPS_ACCEPTED};
+use crate::workload::dbench::RawDbench;
 
 use super::{RawMeasure, RawScenario};
 
@@ -107,6 +109,9 @@ pub fn catalog() -> Value {
             "measure": keys_of::<RawMeasure>(),
             "task": keys_of::<RawTask>(),
             "rt_migrate_test": keys_of::<RawRtMigrateTest>(),
+            "machine.disk": keys_of::<RawDisk>(),
+            "kernel.workqueue": keys_of::<RawWorkqueue>(),
+            "dbench": keys_of::<RawDbench>(),
         },
         "ops": OPS_ACCEPTED.split(", ").collect::<Vec<_>>(),
         "versions": KNOWN_VERSIONS,

@@ -17,6 +17,7 @@ use crate::kernel::config::{compile_kernel, RawKernel};
 use crate::kernel::KernelConfig;
 use crate::machine::{Machine, MachineSpec};
 use crate::workload::compile::{compile_tasks, RawRtMigrateTest, RawTask};
+use crate::workload::dbench::{compile_dbench, filesystem_at, fs_workqueues, DbenchConfig, RawDbench};
 use crate::workload::rt_migrate_test::RtmtConfig;
 use crate::workload::TaskGroup;
 use units::{duration_at, DURATION_ACCEPTED};
@@ -34,6 +35,7 @@ struct RawScenario {
     #[serde(default)]
     task: Vec<RawTask>,
     rt_migrate_test: Option<RawRtMigrateTest>,
+    dbench: Option<RawDbench>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -80,6 +82,10 @@ pub struct Scenario {
     /// `[rt_migrate_test]`: the tool's options and its threads' template
     /// groups (lowest priority first).
     pub rt_migrate_test: Option<(RtmtConfig, Vec<usize>)>,
+    /// Work item programs (queue_work bodies, IO works).
+    pub work_programs: Vec<crate::workload::Program>,
+    /// `[dbench]`: the benchmark's parameters and its client group.
+    pub dbench: Option<DbenchConfig>,
     /// What the scenario asks for that runs as something near it (an
     /// unlisted kernel version): the report's first warnings.
     pub notes: Vec<String>,
@@ -241,7 +247,7 @@ fn require_tables(root: &toml::Table, file: &str) -> Result<()> {
         };
         SimError::bad_value(file, key, format!("invalid type: {what}"), "a table")
     };
-    for key in ["machine", "kernel", "measure", "rt_migrate_test"] {
+    for key in ["machine", "kernel", "measure", "rt_migrate_test", "dbench"] {
         match root.get(key) {
             Some(v) if !v.is_table() => return Err(not_table(key, v)),
             _ => {}
@@ -281,14 +287,25 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     };
     let machine = Machine::build(&mspec, file)?;
 
-    let kernel = compile_kernel(&raw.kernel, file)?;
+    let mut kernel = compile_kernel(&raw.kernel, file)?;
+    if let Some(d) = &raw.dbench {
+        // Mounting the filesystem makes its workqueues.
+        for wq in fs_workqueues(filesystem_at(d, file)?) {
+            if !kernel.workqueues.iter().any(|w| w.name == wq.name) {
+                kernel.workqueues.push(wq);
+            }
+        }
+    }
     let notes = kernel.version.unlisted_note().into_iter().collect();
 
     let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
 
     // Tasks.
-    let (groups, barriers, events, rt_migrate_test) =
-        compile_tasks(&raw.task, raw.rt_migrate_test.as_ref(), file, &machine)?;
+    let mut ct = compile_tasks(&raw.task, raw.rt_migrate_test.as_ref(), file, &machine, &kernel.workqueues)?;
+    let dbench = match &raw.dbench {
+        Some(d) => Some(compile_dbench(d, file, &machine, &kernel.workqueues, &mut ct.groups, &mut ct.work_programs)?),
+        None => None,
+    };
     Ok(Scenario {
         name: raw.name.unwrap_or_else(|| file.rsplit('/').next().unwrap_or(file).trim_end_matches(".toml").to_string()),
         description: raw.description.unwrap_or_default(),
@@ -297,9 +314,11 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         kernel,
         measure,
         notes,
-        groups,
-        barriers,
-        events,
-        rt_migrate_test,
+        groups: ct.groups,
+        barriers: ct.barriers,
+        events: ct.events,
+        rt_migrate_test: ct.rt_migrate_test,
+        work_programs: ct.work_programs,
+        dbench,
     })
 }

@@ -1,6 +1,7 @@
 //! Durations with units: "20ms", "1.5s", "250us", "100ns", "2min".
 
-use crate::error::{Result, SimError};
+use crate::error::{Location, Result, SimError};
+use crate::workload::Dist;
 
 /// Parse a duration string into ns. Err(text) says what is wrong.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
@@ -58,6 +59,76 @@ pub fn format_duration(ns: u64) -> String {
 pub fn duration_at(s: &str, file: &str, key: &str) -> Result<u64> {
     parse_duration(s).map_err(|m| SimError::bad_value(file, key, m, DURATION_ACCEPTED))
 }
+
+/// A duration or a distribution of durations at `key`: `"20ms"`, `{exp =
+/// "1ms"}`, `{uniform = ["1ms", "2ms"]}`, `{normal = ["5ms", "1ms"]}`.
+pub(crate) fn dist_at(v: &toml::Value, file: &str, key: &str) -> Result<Dist> {
+    let accepted = "a duration string (\"20ms\") or {exp = D}, {uniform = [D, D]}, {normal = [mean, sd]}";
+    match v {
+        toml::Value::String(s) => Ok(Dist::Const(duration_at(s, file, key)?)),
+        toml::Value::Table(t) if t.len() == 1 => {
+            let (k, val) = t.iter().next().expect("one entry");
+            let sub = format!("{key}.{k}");
+            let pair = |val: &toml::Value| -> Result<(u64, u64)> {
+                match val.as_array().map(|a| a.as_slice()) {
+                    Some([toml::Value::String(a), toml::Value::String(b)]) => {
+                        Ok((duration_at(a, file, &sub)?, duration_at(b, file, &sub)?))
+                    }
+                    _ => Err(SimError::bad_value(file, &sub, "expected two duration strings", accepted)),
+                }
+            };
+            match k.as_str() {
+                "exp" => match val {
+                    toml::Value::String(s) => Ok(Dist::Exp(duration_at(s, file, &sub)?)),
+                    _ => Err(SimError::bad_value(file, &sub, "expected a duration string (the mean)", accepted)),
+                },
+                "uniform" => {
+                    let (a, b) = pair(val)?;
+                    if a > b {
+                        return Err(SimError::bad_value(file, &sub, "low bound above high bound", accepted));
+                    }
+                    Ok(Dist::Uniform(a, b))
+                }
+                "normal" => {
+                    let (m, sd) = pair(val)?;
+                    Ok(Dist::Normal(m, sd))
+                }
+                _ => Err(SimError::UnknownKey { at: loc(file, &sub), accepted: "exp, uniform, normal".into() }),
+            }
+        }
+        _ => Err(SimError::bad_value(file, key, format!("unexpected value {v}"), accepted)),
+    }
+}
+
+fn loc(file: &str, key: &str) -> Location {
+    Location { file: file.to_string(), key: key.to_string() }
+}
+
+/// Parse a memory size: an integer with an optional unit, case-insensitive:
+/// `B`, `K`/`KB`/`KiB`, `M`/`MB`/`MiB`, `G`/`GB`/`GiB`, `T`/`TB`/`TiB`, with
+/// optional spaces between. Every unit is a power of 1024, as in the kernel's
+/// memparse ("4G" is 4 << 30). Returns None on malformed input or overflow.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    if digits_end == 0 {
+        return None;
+    }
+    let n: u64 = s[..digits_end].parse().ok()?;
+    let unit = s[digits_end..].trim().to_ascii_lowercase();
+    let shift = match unit.as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return None,
+    };
+    n.checked_mul(1u64 << shift)
+}
+
+pub(crate) const SIZE_ACCEPTED: &str = "an integer with an optional unit B, K/KiB, M/MiB, G/GiB or T/TiB \
+    (powers of 1024), e.g. \"64GiB\", \"512MiB\", \"4G\"";
 
 #[cfg(test)]
 mod tests {

@@ -150,15 +150,27 @@ impl Sim {
             self.finish_task_switch(prev);
             return;
         };
+        if prev.is_none() && self.cpuidle.enabled() {
+            self.cpuidle_exit_to(cpu); // idle/cpuidle.rs
+        }
         let class = self.tasks[n].sched_class();
         class.set_next_task(self, cpu, n);
+        if self.tasks[n].worker.is_some() {
+            self.wq_worker_running(n); // kthread/workqueue.rs
+        }
         self.rqs[cpu].stats.timeslices += 1;
         let cs = self.cfg.costs.context_switch_ns;
         self.tasks[n].cs_debt += cs;
         let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
         self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
         self.finish_task_switch(prev);
-        if self.tasks[n].need_advance {
+        // The CPU may still be coming out of its idle state or running an
+        // interrupt handler (idle/cpuidle.rs): the task starts after.
+        let ready = self.rqs[cpu].busy_until;
+        if ready > self.now {
+            self.tasks[n].se.exec_start = ready;
+        }
+        if self.tasks[n].need_advance && ready <= self.now {
             self.advance(n);
         }
         if self.rqs[cpu].curr == Some(n) {
@@ -269,6 +281,10 @@ impl Sim {
     /// The wakee of an idle or remote CPU pays the IPI and the idle exit
     /// before its work progresses.
     pub(crate) fn wakeup_idle_cost(&mut self, tid: TaskId, from: usize, cpu: usize) {
+        if self.cpuidle.enabled() {
+            self.wakeup_idle_cost_cpuidle(tid, from, cpu); // idle/cpuidle.rs
+            return;
+        }
         let mut cost = 0;
         if cpu != from {
             cost += self.cfg.costs.wakeup_ipi_ns;
@@ -295,6 +311,12 @@ impl Sim {
             // (woken before __schedule() deactivated it: no switch at all).
             self.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task));
             return;
+        }
+        if self.tasks[tid].in_iowait {
+            // The iowait ends where it began (task_rq(p)->nr_iowait).
+            self.account_cpu(prev_cpu);
+            self.rqs[prev_cpu].nr_iowait -= 1;
+            self.tasks[tid].in_iowait = false;
         }
         let class = self.tasks[tid].sched_class();
         let cpu = if self.cfg.mech.rt_balance == RtBalance::Legacy {
@@ -450,6 +472,10 @@ impl Sim {
 
     /// The running task goes to sleep: deactivate it; schedule() follows.
     pub fn block(&mut self, tid: TaskId) {
+        if self.tasks[tid].worker.is_some() {
+            // sched_submit_work(): concurrency management first.
+            self.wq_worker_sleeping(tid); // kthread/workqueue.rs
+        }
         let cpu = self.tasks[tid].cpu;
         self.update_curr(cpu);
         self.dequeue_task(cpu, tid);

@@ -1,12 +1,15 @@
 //! Models kernel/sched/cputime.c: CPU time accounted by kind, the
-//! /proc/stat columns (user, nice, system, idle) that mpstat prints.
+//! /proc/stat columns (user, nice, system, iowait, irq, softirq, idle)
+//! that mpstat prints.
 
 use crate::engine::sim::Sim;
+use crate::sched::sched::WindowKind;
 
 impl Sim {
     /// Fold the time since the last accounting point into the CPU's buckets
-    /// (precise accounting; Deviation: /proc/stat is tick-sampled unless
-    /// VIRT_CPU_ACCOUNTING_GEN, so the kernel's split is noisier).
+    /// (precise accounting, as with IRQ_TIME_ACCOUNTING and
+    /// VIRT_CPU_ACCOUNTING_GEN; Deviation: /proc/stat is tick-sampled without
+    /// them, so the kernel's split is noisier).
     #[inline]
     pub fn account_cpu(&mut self, cpu: usize) {
         let now = self.now;
@@ -16,8 +19,16 @@ impl Sim {
         }
         let delta = now - since;
         self.rqs[cpu].acct_since = now;
+        // Interrupt handlers and idle exits first: their time is neither
+        // the task's nor the idle loop's.
+        let taken = if self.rqs[cpu].windows.is_empty() { 0 } else { self.account_windows(cpu, since, now) };
         let Some(tid) = self.rqs[cpu].curr else {
-            self.rqs[cpu].acct.idle += delta;
+            let r = &mut self.rqs[cpu];
+            if r.nr_iowait > 0 {
+                r.acct.iowait += delta - taken;
+            } else {
+                r.acct.idle += delta - taken;
+            }
             return;
         };
         let t = &self.tasks[tid];
@@ -25,7 +36,8 @@ impl Sim {
         // start of the task's unsettled time, [exec_start, exec_start +
         // debt): its part inside [since, now] is system time. Splitting it
         // here, not when update_curr settles it, keeps every column
-        // monotonic across an mpstat sample.
+        // monotonic across an mpstat sample. The windows above lie inside
+        // the debt (an interrupt or an idle exit delays the task's work).
         let switch = if t.cs_debt == 0 {
             0
         } else {
@@ -33,9 +45,10 @@ impl Sim {
             let debt_end = start + t.cs_debt.min(now.saturating_sub(start));
             debt_end.saturating_sub(since.max(start)).min(delta)
         };
+        let switch = switch.saturating_sub(taken);
         let r = &mut self.rqs[cpu].acct;
         r.sys += switch;
-        let rest = delta - switch;
+        let rest = delta - taken - switch;
         if t.kthread {
             r.sys += rest;
         } else if t.nice > 0 {
@@ -43,5 +56,24 @@ impl Sim {
         } else {
             r.usr += rest;
         }
+    }
+
+    /// The part of [since, now) inside the CPU's windows, into their
+    /// columns; windows that ended are dropped. Returns the time taken.
+    #[cold]
+    fn account_windows(&mut self, cpu: usize, since: u64, now: u64) -> u64 {
+        let r = &mut self.rqs[cpu];
+        let mut taken = 0;
+        for w in &r.windows {
+            let overlap = now.min(w.end).saturating_sub(since.max(w.start));
+            match w.kind {
+                WindowKind::Irq => r.acct.irq += overlap,
+                WindowKind::Soft => r.acct.soft += overlap,
+                WindowKind::Idle => r.acct.idle += overlap,
+            }
+            taken += overlap;
+        }
+        r.windows.retain(|w| w.end > now);
+        taken
     }
 }

@@ -57,7 +57,7 @@ impl Sim {
                 }
             }
             let a = &rq.acct;
-            if a.usr + a.nice + a.sys + a.idle != rq.acct_since {
+            if a.total() != rq.acct_since {
                 return Err(SimError::Invariant {
                     message: format!(
                         "CPU {} time not conserved: {} accounted vs {} elapsed",

@@ -35,5 +35,6 @@ impl Sim {
         self.rqs[cpu].stats.sched_goidle += 1;
         self.rqs[cpu].idle_stamp = Some(self.now);
         self.update_idle_core(cpu);
+        self.cpuidle_enter(cpu, true);
     }
 }

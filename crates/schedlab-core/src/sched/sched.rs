@@ -48,6 +48,24 @@ pub struct Rq {
     pub nohz_idle: bool,
     pub acct: CpuTime,
     pub acct_since: u64,
+    /// rq->nr_iowait: tasks that went to sleep in io_schedule() on this CPU
+    /// and have not woken yet; while it is above 0 the idle CPU's time is
+    /// iowait.
+    pub nr_iowait: u32,
+    /// Stretches of this CPU's time that belong neither to its task nor to
+    /// its idle loop, in time order: interrupt handlers (irq/mod.rs) and
+    /// the wakeup from an idle state (idle/cpuidle.rs). account_cpu folds
+    /// them into their columns and drops them once past. Usually empty.
+    pub windows: Vec<CpuWindow>,
+    /// The sleep hrtimers armed on this CPU: (when it fires, whose), for the
+    /// cpuidle governor's next-timer estimate (kept only with a cpuidle
+    /// driver). Few at a time; O(n) removal.
+    pub hrtimers: Vec<(u64, TaskId)>,
+    /// Until when the CPU cannot run its next task: it is still leaving
+    /// its idle state (with a cpuidle driver) or running an interrupt
+    /// handler it was woken for. The task picked starts then (its
+    /// exec_start), so the time is neither its runtime nor its work.
+    pub busy_until: u64,
     pub stats: RqStats,
     // avg_load era (fair/balance_avg.rs).
     /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (docs/LINUX-FACTS.md §2.3).
@@ -60,6 +78,25 @@ pub struct Rq {
     /// the start of its current averaging period.
     pub normal_avg: u64,
     pub age_stamp: u64,
+}
+
+/// What a stretch of a CPU's time in `Rq::windows` was spent on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    /// A hard interrupt handler: /proc/stat's irq.
+    Irq,
+    /// A softirq handler: softirq.
+    Soft,
+    /// Still in an idle state, coming out of it (the exit latency): idle.
+    Idle,
+}
+
+/// `[start, end)` of a CPU's time spent as `kind` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuWindow {
+    pub start: u64,
+    pub end: u64,
+    pub kind: WindowKind,
 }
 
 /// Per-runqueue schedstat counters.

@@ -188,6 +188,10 @@ pub struct Task {
     /// with it.
     pub wake_pending: Option<(usize, bool)>,
     pub ktask: Option<KtaskRole>,
+    /// The workqueue worker this kthread is (kthread/workqueue.rs).
+    pub worker: Option<usize>,
+    /// Sleeping in io_schedule(): counted in its runqueue's nr_iowait.
+    pub in_iowait: bool,
     pub rng: Rng,
     pub stats: TaskStats,
     // Wakeup bookkeeping (record_wakee, wake_wide, recent_used_cpu).

@@ -6,18 +6,27 @@ pub mod report;
 pub mod wasted;
 
 /// Cumulative CPU time by kind, in ns (the /proc/stat columns schedlab
-/// models: user, nice, system, idle).
+/// models: user, nice, system, iowait, irq, softirq, idle).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTime {
     pub usr: u64,
     pub nice: u64,
     pub sys: u64,
+    /// Idle while a task that slept in io_schedule() on this CPU waits
+    /// (rq->nr_iowait > 0): /proc/stat's iowait.
+    pub iowait: u64,
+    /// Hard interrupt handlers (irq/mod.rs).
+    pub irq: u64,
+    /// Softirq handlers (irq/mod.rs).
+    pub soft: u64,
     pub idle: u64,
 }
 
 impl CpuTime {
     pub fn total(&self) -> u64 {
-        self.usr.saturating_add(self.nice).saturating_add(self.sys).saturating_add(self.idle)
+        [self.nice, self.sys, self.iowait, self.irq, self.soft, self.idle]
+            .iter()
+            .fold(self.usr, |a, &b| a.saturating_add(b))
     }
 
     /// Time since `earlier`. Counters only grow; the checker
@@ -28,6 +37,9 @@ impl CpuTime {
             usr: self.usr.saturating_sub(earlier.usr),
             nice: self.nice.saturating_sub(earlier.nice),
             sys: self.sys.saturating_sub(earlier.sys),
+            iowait: self.iowait.saturating_sub(earlier.iowait),
+            irq: self.irq.saturating_sub(earlier.irq),
+            soft: self.soft.saturating_sub(earlier.soft),
             idle: self.idle.saturating_sub(earlier.idle),
         }
     }
@@ -36,6 +48,9 @@ impl CpuTime {
         self.usr = self.usr.saturating_add(o.usr);
         self.nice = self.nice.saturating_add(o.nice);
         self.sys = self.sys.saturating_add(o.sys);
+        self.iowait = self.iowait.saturating_add(o.iowait);
+        self.irq = self.irq.saturating_add(o.irq);
+        self.soft = self.soft.saturating_add(o.soft);
         self.idle = self.idle.saturating_add(o.idle);
     }
 }
@@ -147,4 +162,16 @@ pub struct Stats {
     /// Migrations by distance (set_task_cpu): SMT sibling, LLC, another
     /// LLC of the node, another node.
     pub migrations_by_distance: [u64; 4],
+    /// The counters of the rest of the kernel when the warm-up ended
+    /// (idle-state usage and time per CPU, disks, works per workqueue).
+    pub kernel_base: Option<KernelBase>,
+}
+
+/// Counters outside the scheduler at the start of the window.
+#[derive(Debug, Clone, Default)]
+pub struct KernelBase {
+    pub idle_usage: Vec<Vec<u64>>,
+    pub idle_time: Vec<Vec<u64>>,
+    pub disks: Vec<crate::block::DiskStats>,
+    pub works_done: Vec<u64>,
 }

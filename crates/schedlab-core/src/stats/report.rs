@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::sim::Sim;
 use crate::report::LbCounters;
+use crate::report::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
 use crate::report::{
     CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
     MigrationsByDistance, Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat,
@@ -31,6 +32,9 @@ fn mpstat_row(cpu: MpstatCpu, d: &CpuTime) -> MpstatRow {
         usr: pct(d.usr, t),
         nice: pct(d.nice, t),
         sys: pct(d.sys, t),
+        iowait: pct(d.iowait, t),
+        irq: pct(d.irq, t),
+        soft: pct(d.soft, t),
         idle: pct(d.idle, t),
         ..Default::default()
     }
@@ -75,7 +79,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let sysctl =
         sim.cfg.sysctl.as_map().into_iter().filter(|(k, _)| has.contains(k)).map(|(k, v)| (k.to_string(), v)).collect();
     let mech = &sim.cfg.mech;
-    Report {
+    let mut r = Report {
         schedlab: env!("CARGO_PKG_VERSION").to_string(),
         scenario: sc.name.clone(),
         source: sc.source.clone(),
@@ -145,7 +149,9 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         wakeup_delay: all_delays.stats(),
         warnings: sim.warnings.clone(),
         ..Default::default()
-    }
+    };
+    kernel_sections(sim, &mut r);
+    r
 }
 
 /// Per-CPU times over the window, and mpstat's samples (whole intervals
@@ -156,6 +162,8 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
     let zero = vec![CpuTime::default(); nr];
     let base = rec.base.as_ref().unwrap_or(&zero);
     let deltas: Vec<CpuTime> = sim.rqs.iter().zip(base).map(|(rq, b)| rq.acct.delta(b)).collect();
+    // Interrupt and iowait columns exist in a run with devices.
+    let io = !sim.block.disks.is_empty();
     let cpus = deltas
         .iter()
         .enumerate()
@@ -165,6 +173,9 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
             nice_ns: d.nice,
             sys_ns: d.sys,
             idle_ns: d.idle,
+            iowait_ns: io.then_some(d.iowait),
+            irq_ns: io.then_some(d.irq),
+            soft_ns: io.then_some(d.soft),
             ..Default::default()
         })
         .collect();
@@ -303,5 +314,130 @@ impl Sim {
             nr_migrations: t.stats.nr_migrations,
             nr_wakeups: t.stats.nr_wakeups,
         }
+    }
+}
+
+/// The parts of the report that the rest of the kernel fills: cpuidle,
+/// disks, workqueues, dbench.
+pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
+    let base = sim.stats.kernel_base.clone().unwrap_or_default();
+    let warm = sim.stats.rec.warmup.min(sim.end_ns);
+    let window = sim.end_ns - warm;
+    if let Some(table) = sim.cpuidle.table {
+        let states = table.states();
+        let sub = |now: &[u64], b: Option<&Vec<u64>>| -> Vec<u64> {
+            now.iter().enumerate().map(|(i, v)| v - b.and_then(|b| b.get(i)).copied().unwrap_or(0)).collect()
+        };
+        let cpus: Vec<CpuIdleRow> = sim
+            .cpuidle
+            .devs
+            .iter()
+            .enumerate()
+            .map(|(cpu, d)| CpuIdleRow {
+                cpu,
+                usage: sub(&d.usage, base.idle_usage.get(cpu)),
+                time_ns: sub(&d.time_ns, base.idle_time.get(cpu)),
+            })
+            .collect();
+        let mut usage = vec![0; states.len()];
+        let mut time_ns = vec![0; states.len()];
+        for c in &cpus {
+            for i in 0..states.len() {
+                usage[i] += c.usage[i];
+                time_ns[i] += c.time_ns[i];
+            }
+        }
+        let total: u64 = time_ns.iter().sum();
+        r.cpuidle = Some(CpuidleReport {
+            table: table.name().to_string(),
+            states: states
+                .iter()
+                .map(|s| IdleStateInfo {
+                    name: s.name.to_string(),
+                    exit_latency_ns: s.exit_latency_ns,
+                    target_residency_ns: s.target_residency_ns,
+                })
+                .collect(),
+            deepest_pct: pct(*time_ns.last().unwrap_or(&0), total),
+            usage,
+            time_ns,
+            cpus,
+        });
+    }
+    if !sim.block.disks.is_empty() {
+        r.disks = Some(
+            sim.block
+                .disks
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let b = base.disks.get(i).cloned().unwrap_or_default();
+                    let s = &d.stats;
+                    let n = (s.reads + s.writes + s.flushes) - (b.reads + b.writes + b.flushes);
+                    let busy = s.busy_ns - b.busy_ns;
+                    DiskReport {
+                        name: d.cfg.name.clone(),
+                        reads: s.reads - b.reads,
+                        writes: s.writes - b.writes,
+                        flushes: s.flushes - b.flushes,
+                        read_bytes: s.read_bytes - b.read_bytes,
+                        write_bytes: s.write_bytes - b.write_bytes,
+                        await_us: if n == 0 {
+                            0.0
+                        } else {
+                            ((s.wait_ns - b.wait_ns) as f64 / n as f64 / 10.0).round() / 100.0
+                        },
+                        util_pct: pct(busy, window),
+                    }
+                })
+                .collect(),
+        );
+    }
+    let works: Vec<WorkqueueRow> = sim
+        .kthreads
+        .works_done
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &n)| {
+            let n = n - base.works_done.get(i).copied().unwrap_or(0);
+            (n > 0).then(|| WorkqueueRow { name: sim.kthreads.workqueues[i].name.clone(), works: n })
+        })
+        .collect();
+    if !works.is_empty() {
+        r.workqueues = Some(works);
+    }
+    if let Some(cfg) = &sim.wl.dbench.cfg {
+        let d = &sim.wl.dbench;
+        let n = d.passes;
+        let mean = if n == 0 { 0.0 } else { d.sum_ms as f64 / n as f64 };
+        let var = if n < 2 { 0.0 } else { (d.sumsq_ms as f64 - n as f64 * mean * mean) / (n - 1) as f64 };
+        let secs = (window / 1_000_000_000) as usize;
+        let samples: Vec<f64> = (0..secs).map(|s| d.bytes_per_s.get(s).copied().unwrap_or(0) as f64 / 1e6).collect();
+        let hmean = if samples.is_empty() || samples.contains(&0.0) {
+            0.0
+        } else {
+            samples.len() as f64 / samples.iter().map(|v| 1.0 / v).sum::<f64>()
+        };
+        let migrations: u64 =
+            r.tasks.iter().filter(|t| t.group == "dbench").filter_map(|t| t.window.map(|w| w.nr_migrations)).sum();
+        let round2 = |x: f64| (x * 100.0).round() / 100.0;
+        r.dbench = Some(DbenchReport {
+            clients: cfg.clients,
+            filesystem: match cfg.fs {
+                crate::workload::dbench::Filesystem::Xfs => "xfs",
+                crate::workload::dbench::Filesystem::Ext4 => "ext4",
+            }
+            .to_string(),
+            passes: n,
+            amean_ms: round2(mean),
+            stddev_ms: round2(var.max(0.0).sqrt()),
+            min_ms: d.min_ms,
+            max_ms: d.max_ms,
+            hmean_mbs: round2(hmean),
+            bytes_per_pass: cfg.bytes_per_pass,
+            loadfile_cpu_ns: cfg.loadfile_cpu_ns,
+            flushes_per_pass: crate::workload::dbench::FLUSHES_PER_PASS,
+            migrations_per_pass: if n == 0 { 0.0 } else { round2(migrations as f64 / n as f64) },
+        });
     }
 }

@@ -5,13 +5,16 @@
 
 use serde::Deserialize;
 
+use crate::block::{BioOp, EndIo};
 use crate::cpumask::CpuMask;
 use crate::error::{Location, Result, SimError};
+use crate::kthread::{WorkqueueDef, WQ_UNBOUND};
 use crate::machine::Machine;
-use crate::scenario::units::{duration_at, DURATION_ACCEPTED};
+use crate::scenario::units::parse_size;
+use crate::scenario::units::{dist_at, duration_at, DURATION_ACCEPTED};
 use crate::sched::prio::Policy;
 use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
-use crate::workload::{Dist, Op, Program, TaskGroup};
+use crate::workload::{Dist, IoOp, Op, Program, TaskGroup};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,19 +48,32 @@ pub(crate) struct RawRtMigrateTest {
     pub(crate) cpus: Option<toml::Value>,
 }
 
-/// What compile_tasks returns: the groups, the barriers (name,
-/// participants), the wait/signal events and the rt-migrate-test config
-/// with its threads' groups.
-pub(crate) type CompiledTasks = (Vec<TaskGroup>, Vec<(String, usize)>, Vec<String>, Option<(RtmtConfig, Vec<usize>)>);
+/// What compile_tasks returns.
+#[derive(Debug, Default)]
+pub(crate) struct CompiledTasks {
+    pub(crate) groups: Vec<TaskGroup>,
+    /// Barriers: (name, participants).
+    pub(crate) barriers: Vec<(String, usize)>,
+    /// wait/signal event names.
+    pub(crate) events: Vec<String>,
+    /// The rt-migrate-test config with its threads' groups.
+    pub(crate) rt_migrate_test: Option<(RtmtConfig, Vec<usize>)>,
+    /// Work item programs (`queue_work` bodies, IO submission and
+    /// completion works).
+    pub(crate) work_programs: Vec<Program>,
+}
 
-/// The `[[task]]` groups and `[rt_migrate_test]` of a scenario.
+/// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
+/// the kernel's workqueues `wqs` and the machine's disks.
 pub(crate) fn compile_tasks(
     raw_tasks: &[RawTask],
     raw_rtmt: Option<&RawRtMigrateTest>,
     file: &str,
     machine: &Machine,
+    wqs: &[WorkqueueDef],
 ) -> Result<CompiledTasks> {
     let nr_cpus = machine.nr_cpus();
+    let mut work_programs = Vec::new();
     let mut barriers = Vec::new();
     let mut events = Vec::new();
     let mut fork_refs: Vec<(String, String)> = Vec::new();
@@ -128,6 +144,10 @@ pub(crate) fn compile_tasks(
             events: &mut events,
             fork_refs: &mut fork_refs,
             barrier_uses: Vec::new(),
+            machine,
+            wqs,
+            work_programs: &mut work_programs,
+            in_work: false,
         };
         compile_ops(&t.program, &k("program"), &mut ctx, &mut ops)?;
         barrier_uses_per_group.push(ctx.barrier_uses);
@@ -179,53 +199,17 @@ pub(crate) fn compile_tasks(
         Some(r) => Some(compile_rt_migrate_test(r, file, machine, &mut groups, &mut barriers, &mut events)?),
         None => None,
     };
-    Ok((groups, barriers, events, rt_migrate_test))
+    Ok(CompiledTasks { groups, barriers, events, rt_migrate_test, work_programs })
 }
 
 fn loc(file: &str, key: &str) -> Location {
     Location { file: file.to_string(), key: key.to_string() }
 }
 
-fn dist_at(v: &toml::Value, file: &str, key: &str) -> Result<Dist> {
-    let accepted = "a duration string (\"20ms\") or {exp = D}, {uniform = [D, D]}, {normal = [mean, sd]}";
-    match v {
-        toml::Value::String(s) => Ok(Dist::Const(duration_at(s, file, key)?)),
-        toml::Value::Table(t) if t.len() == 1 => {
-            let (k, val) = t.iter().next().expect("one entry");
-            let sub = format!("{key}.{k}");
-            let pair = |val: &toml::Value| -> Result<(u64, u64)> {
-                match val.as_array().map(|a| a.as_slice()) {
-                    Some([toml::Value::String(a), toml::Value::String(b)]) => {
-                        Ok((duration_at(a, file, &sub)?, duration_at(b, file, &sub)?))
-                    }
-                    _ => Err(SimError::bad_value(file, &sub, "expected two duration strings", accepted)),
-                }
-            };
-            match k.as_str() {
-                "exp" => match val {
-                    toml::Value::String(s) => Ok(Dist::Exp(duration_at(s, file, &sub)?)),
-                    _ => Err(SimError::bad_value(file, &sub, "expected a duration string (the mean)", accepted)),
-                },
-                "uniform" => {
-                    let (a, b) = pair(val)?;
-                    if a > b {
-                        return Err(SimError::bad_value(file, &sub, "low bound above high bound", accepted));
-                    }
-                    Ok(Dist::Uniform(a, b))
-                }
-                "normal" => {
-                    let (m, sd) = pair(val)?;
-                    Ok(Dist::Normal(m, sd))
-                }
-                _ => Err(SimError::UnknownKey { at: loc(file, &sub), accepted: "exp, uniform, normal".into() }),
-            }
-        }
-        _ => Err(SimError::bad_value(file, key, format!("unexpected value {v}"), accepted)),
-    }
-}
-
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel, queue_work, io";
+/// The ops a work item may have (a kworker runs them).
+const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
 struct ProgCtx<'a> {
     file: &'a str,
@@ -233,6 +217,11 @@ struct ProgCtx<'a> {
     events: &'a mut Vec<String>,
     fork_refs: &'a mut Vec<(String, String)>,
     barrier_uses: Vec<usize>,
+    machine: &'a Machine,
+    wqs: &'a [WorkqueueDef],
+    work_programs: &'a mut Vec<Program>,
+    /// Compiling a work item's ops (a kworker runs them).
+    in_work: bool,
 }
 
 fn intern(v: &mut Vec<String>, name: &str) -> usize {
@@ -321,8 +310,18 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 .map(str::to_string)
                 .ok_or_else(|| SimError::bad_value(file, &sub, "expected a name string", "a string"))
         };
+        if ctx.in_work && ["timer", "barrier", "fork", "exit", "parallel"].contains(&name.as_str()) {
+            return Err(SimError::bad_value(
+                file,
+                &sub,
+                format!("op \"{name}\" cannot run in a work item (a kworker runs it)"),
+                WORK_OPS_ACCEPTED,
+            ));
+        }
         match name.as_str() {
             "run" => out.push(Op::Run(dist_at(val, file, &sub)?)),
+            "queue_work" => out.push(queue_work_at(val, &sub, ctx)?),
+            "io" => out.push(io_at(val, &sub, ctx)?),
             "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
             "timer" => out.push(Op::Timer { period: timer_period_at(val, file, &sub)? }),
@@ -402,7 +401,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 out[start] = Op::LoopStart { count, end };
             }
             "parallel" => out.push(parallel_at(val, file, &sub)?),
-            "io" | "lock" | "unlock" | "queue_work" | "alloc" | "read" | "wake" => {
+            "lock" | "unlock" | "alloc" | "read" | "wake" => {
                 return Err(SimError::not_modelled(
                     file,
                     &sub,
@@ -413,6 +412,162 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
         }
     }
     Ok(())
+}
+
+/// A work item's ops: `run = D` (one `run`) or `work = [ops]`, as a
+/// program in `work_programs`. Returns its index.
+fn work_program_at(t: &toml::Table, sub: &str, ctx: &mut ProgCtx) -> Result<usize> {
+    let file = ctx.file;
+    let ops = match (t.get("run"), t.get("work")) {
+        (Some(r), None) => vec![Op::Run(dist_at(r, file, &format!("{sub}.run"))?)],
+        (None, Some(toml::Value::Array(body))) => {
+            let was = std::mem::replace(&mut ctx.in_work, true);
+            let mut ops = Vec::new();
+            compile_ops(body, &format!("{sub}.work"), ctx, &mut ops)?;
+            ctx.in_work = was;
+            ops
+        }
+        _ => {
+            return Err(SimError::bad_value(
+                file,
+                sub,
+                "a work item needs its ops",
+                "either run = DURATION (the work's CPU time) or work = [ops]",
+            ))
+        }
+    };
+    ctx.work_programs.push(Program { ops });
+    Ok(ctx.work_programs.len() - 1)
+}
+
+/// A workqueue by name at `key`.
+fn wq_at(v: Option<&toml::Value>, key: &str, ctx: &ProgCtx) -> Result<usize> {
+    let names = || ctx.wqs.iter().map(|w| w.name.as_str()).collect::<Vec<_>>().join(", ");
+    let Some(v) = v else { return Err(SimError::MissingKey { at: loc(ctx.file, key) }) };
+    let name = v.as_str().unwrap_or("");
+    ctx.wqs.iter().position(|w| w.name == name).ok_or_else(|| {
+        SimError::bad_value(
+            ctx.file,
+            key,
+            format!("no workqueue {v}"),
+            format!("{} (or a [[kernel.workqueue]])", names()),
+        )
+    })
+}
+
+fn check_keys(t: &toml::Table, sub: &str, file: &str, accepted: &[&str]) -> Result<()> {
+    for key in t.keys() {
+        if !accepted.contains(&key.as_str()) {
+            return Err(SimError::UnknownKey { at: loc(file, &format!("{sub}.{key}")), accepted: accepted.join(", ") });
+        }
+    }
+    Ok(())
+}
+
+/// `queue_work = { wq = NAME, run = D | work = [ops], cpu = N, wait = B }`.
+fn queue_work_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
+    let file = ctx.file;
+    let accepted = "{ wq = NAME, run = DURATION or work = [ops], cpu = N (queue_work_on), wait = true (flush_work) }";
+    let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
+    check_keys(t, sub, file, &["wq", "run", "work", "cpu", "wait"])?;
+    let wq = wq_at(t.get("wq"), &format!("{sub}.wq"), ctx)?;
+    let nr = ctx.machine.nr_cpus();
+    let cpu = match t.get("cpu") {
+        None => None,
+        Some(toml::Value::Integer(c)) if (0..nr as i64).contains(c) => Some(*c as usize),
+        Some(v) => {
+            return Err(SimError::bad_value(
+                file,
+                &format!("{sub}.cpu"),
+                format!("{v}"),
+                format!("a CPU 0..{}", nr - 1),
+            ))
+        }
+    };
+    let wait = bool_at(t.get("wait"), &format!("{sub}.wait"), file, false)?;
+    let program = work_program_at(t, sub, ctx)?;
+    Ok(Op::QueueWork { wq, program, cpu, wait })
+}
+
+fn bool_at(v: Option<&toml::Value>, key: &str, file: &str, default: bool) -> Result<bool> {
+    match v {
+        None => Ok(default),
+        Some(toml::Value::Boolean(b)) => Ok(*b),
+        Some(v) => Err(SimError::bad_value(file, key, format!("{v}"), "true or false")),
+    }
+}
+
+/// `io = { disk = NAME, op = read|write|flush, size = S, wait = B, iowait = B,
+/// submit = { wq, run|work }, end_io = { wq, run|work } }`.
+fn io_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
+    let file = ctx.file;
+    let accepted = "{ disk = NAME, op = \"read\"|\"write\"|\"flush\", size = SIZE, wait = true, iowait = true, \
+        submit = { wq = NAME, run = D }, end_io = { wq = NAME, run = D } }";
+    let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
+    check_keys(t, sub, file, &["disk", "op", "size", "wait", "iowait", "submit", "end_io"])?;
+    let disks = &ctx.machine.disks;
+    let names = || disks.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
+    let disk = match t.get("disk").and_then(|d| d.as_str()) {
+        Some(n) => disks.iter().position(|d| d.name == n).ok_or_else(|| {
+            SimError::bad_value(file, &format!("{sub}.disk"), format!("no disk \"{n}\""), {
+                let n = names();
+                if n.is_empty() {
+                    "a [[machine.disk]] name (the machine has none)".to_string()
+                } else {
+                    n
+                }
+            })
+        })?,
+        None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.disk")) }),
+    };
+    let op = match t.get("op").and_then(|o| o.as_str()) {
+        Some("read") | None => BioOp::Read,
+        Some("write") => BioOp::Write,
+        Some("flush") => BioOp::Flush,
+        Some(o) => {
+            return Err(SimError::bad_value(file, &format!("{sub}.op"), format!("\"{o}\""), "read, write, flush"))
+        }
+    };
+    let bytes = match t.get("size") {
+        None => {
+            if op == BioOp::Flush {
+                0
+            } else {
+                4096
+            }
+        }
+        Some(toml::Value::String(s)) => parse_size(s).ok_or_else(|| {
+            SimError::bad_value(file, &format!("{sub}.size"), format!("cannot read \"{s}\" as a size"), "e.g. \"4KiB\"")
+        })?,
+        Some(v) => {
+            return Err(SimError::bad_value(file, &format!("{sub}.size"), format!("{v}"), "a size, e.g. \"4KiB\""))
+        }
+    };
+    let wait = bool_at(t.get("wait"), &format!("{sub}.wait"), file, true)?;
+    let iowait = bool_at(t.get("iowait"), &format!("{sub}.iowait"), file, true)?;
+    let mut stage = |key: &str| -> Result<Option<(usize, usize)>> {
+        let Some(v) = t.get(key) else { return Ok(None) };
+        let k = format!("{sub}.{key}");
+        let s =
+            v.as_table().ok_or_else(|| SimError::bad_value(file, &k, "expected a table", "{ wq = NAME, run = D }"))?;
+        check_keys(s, &k, file, &["wq", "run", "work"])?;
+        let wq = wq_at(s.get("wq"), &format!("{k}.wq"), ctx)?;
+        if ctx.wqs[wq].flags & WQ_UNBOUND != 0 {
+            return Err(SimError::bad_value(
+                file,
+                &format!("{k}.wq"),
+                format!("\"{}\" is unbound", ctx.wqs[wq].name),
+                "a bound workqueue: the work runs on the CPU that submits or completes the IO",
+            ));
+        }
+        Ok(Some((wq, work_program_at(s, &k, ctx)?)))
+    };
+    let submit = stage("submit")?;
+    let end_io = match stage("end_io")? {
+        Some((wq, program)) => EndIo::Work { wq, program },
+        None => EndIo::Wake,
+    };
+    Ok(Op::Io(IoOp { disk, op, bytes, submit, end_io, iowait, wait }))
 }
 
 /// A CPU list value (`"0-3,6"` or an array of integers) at `key`.

@@ -7,6 +7,7 @@ use crate::engine::event::Ev;
 use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
+use crate::kthread::WorkDone;
 use crate::sched::task::{TaskId, TaskState};
 use crate::workload::rt_migrate_test::RtmtAction;
 use crate::workload::Op;
@@ -21,6 +22,7 @@ impl Sim {
             self.ktask_chunk_done(tid);
             return;
         };
+        let worker = self.tasks[tid].worker.is_some();
         let mut steps = 0u32;
         loop {
             steps += 1;
@@ -34,7 +36,19 @@ impl Sim {
                 return;
             }
             let pc = self.tasks[tid].pc;
-            let Some(op) = self.wl.templates[template].program.ops.get(pc).cloned() else {
+            let op = if worker {
+                // A kworker runs the ops of its work item (kthread/workqueue.rs).
+                self.worker_op(tid, pc)
+            } else {
+                self.wl.templates[template].program.ops.get(pc).cloned()
+            };
+            let Some(op) = op else {
+                if worker {
+                    if self.worker_next(tid) {
+                        continue;
+                    }
+                    return;
+                }
                 self.do_exit(tid);
                 return;
             };
@@ -182,6 +196,44 @@ impl Sim {
                 }
             }
             Op::RtmtRotate => return self.rtmt_rotate(tid, template),
+            Op::QueueWork { .. } | Op::Io(_) | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
+        }
+        true
+    }
+
+    /// The ops that hand work to the rest of the kernel: a work item, a
+    /// block request, dbench's bookkeeping. Same contract as exec_op.
+    fn exec_kernel_op(&mut self, tid: TaskId, op: Op) -> bool {
+        match op {
+            Op::QueueWork { wq, program, cpu, wait } => {
+                let here = self.tasks[tid].cpu;
+                let done = WorkDone { wake: wait.then_some(tid), submit: None };
+                self.queue_work(wq, program, cpu.unwrap_or(here), done, true);
+                if wait {
+                    // flush_work(): wait_for_completion(), not iowait.
+                    self.block(tid);
+                    return false;
+                }
+            }
+            Op::Io(io) => {
+                let here = self.tasks[tid].cpu;
+                let req = self.blk_alloc_request(io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
+                match io.submit {
+                    Some((wq, program)) => {
+                        self.queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
+                    }
+                    None => self.submit_bio(req, here),
+                }
+                if io.wait {
+                    self.io_block(tid, io.iowait);
+                    return false;
+                }
+            }
+            Op::Dbench(op) => {
+                let (now, start) = (self.now, self.stats.rec.warmup);
+                self.wl.dbench.op(tid, op, now, start);
+            }
+            _ => unreachable!("not a kernel op"),
         }
         true
     }
@@ -210,11 +262,29 @@ impl Sim {
         false
     }
 
+    /// The running task sleeps until an IO completion wakes it, in
+    /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
+    /// is iowait) or in plain schedule().
+    fn io_block(&mut self, tid: TaskId, iowait: bool) {
+        self.block(tid);
+        if iowait {
+            let cpu = self.tasks[tid].cpu;
+            self.account_cpu(cpu);
+            self.rqs[cpu].nr_iowait += 1;
+            self.tasks[tid].in_iowait = true;
+        }
+    }
+
     pub(crate) fn op_done(&mut self, cpu: usize) {
         self.rqs[cpu].op_key = None;
         let Some(tid) = self.rqs[cpu].curr else { return };
         self.update_curr(cpu);
         let t = &self.tasks[tid];
+        if t.se.exec_start > self.now {
+            // Not started yet (idle exit or interrupt): wait for it.
+            self.arm_op_timer(cpu);
+            return;
+        }
         if let Some(end) = t.runtime_end {
             if self.now < end || t.cs_debt > 0 {
                 self.arm_op_timer(cpu);
@@ -245,12 +315,16 @@ impl Sim {
             return;
         };
         let t = &self.tasks[tid];
+        // A task that has not started yet (its CPU leaving an idle state or
+        // in an interrupt handler: exec_start ahead) starts at exec_start.
+        let from = t.se.exec_start.max(self.now);
         let at = if let Some(end) = t.runtime_end {
-            (self.now + t.cs_debt).max(end)
+            (from + t.cs_debt).max(end)
         } else if t.work_left > 0 || t.cs_debt > 0 {
-            self.now + t.cs_debt + t.work_left
-        } else if t.need_advance {
-            self.now
+            from + t.cs_debt + t.work_left
+        } else if t.need_advance || from > self.now {
+            // Its next op (or the end of the one an interrupt held up).
+            from
         } else {
             if let Some(k) = self.rqs[cpu].op_key.take() {
                 self.q.cancel(k);
@@ -275,6 +349,9 @@ impl Sim {
         let cpu = self.tasks[tid].cpu;
         self.trace.hrtimer_start(self.now, cpu, &self.tasks[tid], expiry, hard);
         self.tasks[tid].stats.timer_softexpires = Some(expiry);
+        if self.cpuidle.enabled() {
+            self.rqs[cpu].hrtimers.push((at, tid));
+        }
         self.q.schedule(Instant(at), Ev::Timeout(tid));
     }
 

@@ -1,11 +1,12 @@
 //! Task programs and their interpreter state.
 
 pub mod compile;
+pub mod dbench;
 pub mod interp;
 pub mod program;
 pub mod rt_migrate_test;
 
-pub use program::{Dist, Op, Program};
+pub use program::{Dist, IoOp, Op, Program};
 
 use crate::cpumask::CpuMask;
 use crate::sched::prio::Policy;
@@ -52,6 +53,11 @@ pub struct Workload {
     /// Their names, for messages.
     pub barrier_names: Vec<String>,
     pub event_names: Vec<String>,
+    /// The programs of work items (`queue_work` bodies, IO completion
+    /// works), by index.
+    pub work_programs: Vec<Program>,
+    /// `[dbench]`: the benchmark's state (dbench.rs).
+    pub dbench: dbench::DbenchState,
     /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).
     pub rtmt: Option<Box<rt_migrate_test::RtMigrateTest>>,
 }

@@ -2,6 +2,7 @@
 //! `LoopStart` / `LoopEnd` pair so the interpreter keeps only a program
 //! counter and a small loop stack per task.
 
+use crate::block::bio::{BioOp, EndIo};
 use crate::engine::Rng;
 
 /// A duration, constant or drawn from the task's RNG stream (ns).
@@ -65,6 +66,16 @@ pub enum Op {
     Park,
     /// A ktask job: the task becomes the main thread of `threads` workers.
     Parallel { work: u64, threads: usize, min_chunk: u64 },
+    /// queue_work() (queue_work_on() with `cpu`): hand a work item of
+    /// `program` (in `Workload::work_programs`) to workqueue `wq` (an index
+    /// of the kernel's workqueues); with `wait`, flush_work(): sleep until
+    /// it is done (not iowait).
+    QueueWork { wq: usize, program: usize, cpu: Option<usize>, wait: bool },
+    /// Block IO (block/blk_mq.rs): submit a request and, with `wait`,
+    /// sleep until its completion wakes the task.
+    Io(IoOp),
+    /// dbench's bookkeeping (not a scenario op; workload/dbench.rs).
+    Dbench(super::dbench::DbenchOp),
     /// rt-migrate-test's bookkeeping (not a scenario op; see
     /// workload/rt_migrate_test.rs).
     Rtmt(super::rt_migrate_test::RtmtOp),
@@ -88,8 +99,26 @@ impl Op {
                 | Op::Park
                 | Op::Parallel { .. }
                 | Op::Exit
-        )
+        ) || matches!(self, Op::QueueWork { wait: true, .. } | Op::Io(IoOp { wait: true, .. }))
     }
+}
+
+/// An `io` op: what to submit, how, and how the task waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoOp {
+    /// The disk, by index of `[[machine.disk]]`.
+    pub disk: usize,
+    pub op: BioOp,
+    pub bytes: u64,
+    /// The request is dispatched by a work item (workqueue, program) queued
+    /// on the local CPU instead of by the task (blk-mq's requeue work on
+    /// kblockd, as the flush machinery does).
+    pub submit: Option<(usize, usize)>,
+    pub end_io: EndIo,
+    /// Sleep in io_schedule() (counted as iowait) rather than schedule().
+    pub iowait: bool,
+    /// Wait for the completion.
+    pub wait: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -290,13 +290,15 @@ impl Sim {
         None
     }
 
-    /// select_idle_sibling().
+    /// select_idle_sibling(). `current` is the task running on the waking
+    /// CPU `this_cpu` (the kthread stacking rule's waker; an interrupt
+    /// handler runs on top of it: `from_task` false).
     fn select_idle_sibling(
         &mut self,
         p: TaskId,
         prev: usize,
         target: usize,
-        waker: Option<TaskId>,
+        current: Option<TaskId>,
         this_cpu: usize,
         from_task: bool,
     ) -> usize {
@@ -310,7 +312,7 @@ impl Sim {
         }
         // P1 (5.6+): a per-CPU kthread waking a task on its own CPU stacks it.
         if self.cfg.features.on(Feature::KTHREAD_STACKING) {
-            if let Some(w) = waker {
+            if let Some(w) = current {
                 let in_task_ok = from_task || !self.cfg.mech.kthread_stacking_in_task;
                 if self.tasks[w].is_per_cpu_kthread()
                     && prev == this_cpu
@@ -381,7 +383,9 @@ impl Sim {
         let target = if let Some(lvl) = slow {
             self.find_idlest_cpu(cpu, lvl, p, prev, SD_BALANCE_WAKE)
         } else {
-            self.select_idle_sibling(p, prev, new_cpu, waker, cpu, from_task)
+            // The stacking rule looks at `current`, whatever context wakes.
+            let current = self.rqs[cpu].curr;
+            self.select_idle_sibling(p, prev, new_cpu, current, cpu, from_task)
         };
         if target != cpu {
             if let Some(sd0) = self.rqs[cpu].sd.first_mut() {
@@ -576,3 +580,7 @@ impl Sim {
         new_cpu
     }
 }
+
+#[cfg(test)]
+#[path = "wakeup_tests.rs"]
+mod tests;

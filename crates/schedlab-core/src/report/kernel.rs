@@ -1,0 +1,90 @@
+//! The report's sections from the rest of the kernel: cpuidle, block
+//! devices, workqueues, and the benchmarks that use them (dbench).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The idle states of the CPUs (drivers/cpuidle, sysfs
+/// `cpuidle/stateN/{usage,time}`), over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpuidleReport {
+    /// The intel_idle table (skx, hsw, bdw).
+    pub table: String,
+    /// The states, shallowest first (state 0 is POLL).
+    pub states: Vec<IdleStateInfo>,
+    /// Entries of each state, all CPUs.
+    pub usage: Vec<u64>,
+    /// Time in each state, all CPUs, ns (credited when an idle period ends).
+    pub time_ns: Vec<u64>,
+    /// The share of the time in idle states spent in the deepest one, %.
+    pub deepest_pct: f64,
+    /// Per CPU: entries and time of each state.
+    pub cpus: Vec<CpuIdleRow>,
+}
+
+/// One idle state of the table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IdleStateInfo {
+    pub name: String,
+    pub exit_latency_ns: u64,
+    pub target_residency_ns: u64,
+}
+
+/// One CPU's idle-state counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpuIdleRow {
+    pub cpu: usize,
+    pub usage: Vec<u64>,
+    pub time_ns: Vec<u64>,
+}
+
+/// One block device over the window (iostat -x).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DiskReport {
+    pub name: String,
+    /// Requests completed.
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Mean time from submission to completion, us (await).
+    pub await_us: f64,
+    /// Time with a request in the device, % of the window (%util).
+    pub util_pct: f64,
+}
+
+/// One workqueue's work items run over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkqueueRow {
+    pub name: String,
+    pub works: u64,
+}
+
+/// dbench's results (every client's load-file passes), as mmtests'
+/// io-dbench4 reads them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DbenchReport {
+    pub clients: usize,
+    /// xfs or ext4.
+    pub filesystem: String,
+    /// Passes completed in the window, all clients.
+    pub passes: u64,
+    /// Arithmetic mean of the pass times, ms (dbench's integer ms; mmtests' Amean).
+    pub amean_ms: f64,
+    /// Sample standard deviation of the pass times, ms.
+    pub stddev_ms: f64,
+    pub min_ms: u64,
+    pub max_ms: u64,
+    /// Harmonic mean of the per-second MB/s samples (decimal MB of
+    /// ReadX/WriteX; mmtests' Hmean), whole seconds of the window.
+    pub hmean_mbs: f64,
+    /// ReadX/WriteX bytes of one pass.
+    pub bytes_per_pass: u64,
+    /// CPU time of a pass's ops other than Flush, ns.
+    pub loadfile_cpu_ns: u64,
+    /// Flush ops (fsync) per pass.
+    pub flushes_per_pass: u64,
+    /// The clients' migrations over the window, per pass.
+    pub migrations_per_pass: f64,
+}
