@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from schedlab.errors import ScenarioError
+from schedlab.experiment_tables import CaseTable, MmtestsStats, expand_cases, match_cases, parse_tables
 from schedlab.metrics import MetricError, ReportView, reduce_samples, row_field
 from schedlab.overrides import Override, flatten_set_table, toml_literal
 from schedlab.units import format_duration_ms, parse_duration_ns
@@ -70,6 +71,8 @@ _EXPERIMENT_KEYS = (
     "derive",
     "band",
     "notes",
+    "table",
+    "mmtests",
 )
 _VARIANT_KEYS = ("name", "title", "description", "set", "metrics", "published", "published_stdev")
 _METRIC_SOURCES = ("group", "task", "mpstat", "report")
@@ -77,8 +80,8 @@ _METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu", "stat")
 #: Reductions of the per-sample mpstat list to one number.
 _SAMPLE_STATS = ("min", "max", "range", "stdev")
 _DERIVE_KEYS = ("key", "variant", "metric", "target", "low", "high", "why")
-_BAND_KINDS = ("pct_change", "ratio", "diff", "value")
-_BAND_KEYS = ("name", "kind", "num", "den", "of", "low", "high", "why")
+_BAND_KINDS = ("pct_change", "ratio", "diff", "value", "gain", "trend", "gain_ratio")
+_BAND_KEYS = ("name", "kind", "num", "den", "of", "low", "high", "why", "cases")
 
 
 # --------------------------------------------------------------------------
@@ -206,6 +209,9 @@ class Band:
     num: str = ""  # "variant.metric"
     den: str = ""
     of: str = ""
+    #: With case tables: the cases the rule holds for (the refs then name
+    #: base variants); empty: the refs name cases themselves.
+    cases: tuple[str, ...] = ()
 
 
 @dataclass
@@ -221,6 +227,12 @@ class Experiment:
     derives: list[Derive]
     bands: list[Band]
     variants: list[Variant]
+    #: ``[[experiment.table]]``: the variants above are then the cases
+    #: (``VARIANT@TABLE/VALUE``), made from ``base_variants``.
+    tables: list[CaseTable] = field(default_factory=list)
+    base_variants: list[Variant] = field(default_factory=list)
+    mmtests: MmtestsStats | None = None
+    case_of: dict[str, dict[str, str]] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- parse
 
@@ -250,16 +262,47 @@ class Experiment:
         variants: list[Variant] = []
         for i, raw in enumerate(raw_variants):
             variants.append(_parse_variant(c, i, raw, metrics, {v.name for v in variants}))
+        base_variants = list(variants)
+        tables = parse_tables(c, exp.get("table", []), [v.name for v in variants], list(metrics))
+        case_of: dict[str, dict[str, str]] = {}
+        if tables:
+            expanded = []
+            for v in base_variants:
+                for e in expand_cases(tables, v):
+                    expanded.append(
+                        Variant(e["name"], v.title, e["overrides"], v.metrics, e["published"], e["published_stdev"])
+                    )
+                    case_of[e["name"]] = {"case": e["case"], "table": e["table"], "base": e["base"]}
+            variants = expanded
         by_name = {v.name: v for v in variants}
+        all_cases = [case for t in tables for case in t.cases()]
+        mmtests = _parse_mmtests(c, exp.get("mmtests"), metrics) if tables else None
 
         derives = [
             _parse_derive(c, i, raw, metrics, by_name)
             for i, raw in enumerate(_array(c, exp.get("derive", []), "experiment.derive"))
         ]
         bands = [
-            _parse_band(c, i, raw, by_name) for i, raw in enumerate(_array(c, exp.get("band", []), "experiment.band"))
+            _parse_band(c, i, raw, by_name, all_cases)
+            for i, raw in enumerate(_array(c, exp.get("band", []), "experiment.band"))
         ]
-        return cls(name, title, source, seed_file, repeat, quick_repeat, quick_set, metrics, derives, bands, variants)
+        return cls(
+            name,
+            title,
+            source,
+            seed_file,
+            repeat,
+            quick_repeat,
+            quick_set,
+            metrics,
+            derives,
+            bands,
+            variants,
+            tables,
+            base_variants,
+            mmtests,
+            case_of,
+        )
 
     # ---------------------------------------------------------------- run
 
@@ -331,6 +374,7 @@ class Experiment:
             results.append(
                 {
                     "variant": v.name,
+                    **self.case_of.get(v.name, {}),
                     "title": v.title,
                     "params": v.params,
                     "metrics": mean,
@@ -340,7 +384,7 @@ class Experiment:
                     "repeats": reps,
                 }
             )
-        return {
+        out: dict[str, Any] = {
             "experiment": self.name,
             "title": self.title,
             "source": self.source,
@@ -353,6 +397,25 @@ class Experiment:
             "results": results,
             "bands": [evaluate_band(b, means) for b in self.bands],
         }
+        if self.tables and self.mmtests is not None:
+            out["tables"] = [
+                {
+                    "name": t.name,
+                    "title": t.title,
+                    "key": t.key,
+                    "cases": t.cases(),
+                    "labels": [c.split("/", 1)[1] for c in t.cases()],
+                    "columns": t.columns,
+                }
+                for t in self.tables
+            ]
+            out["mmtests"] = {
+                "mean": self.mmtests.mean,
+                "stddev": self.mmtests.stddev,
+                "count": self.mmtests.count,
+                "hmean": self.mmtests.hmean,
+            }
+        return out
 
     def _samples_for(self, metrics: Sequence[str]) -> list[Override]:
         """``measure.samples = true`` when one of the metrics reads the samples."""
@@ -512,7 +575,29 @@ def _parse_derive(
     return Derive(i, key, variant, metric, c.num(t, "target", path), low, high, str(t.get("why", "")))
 
 
-def _parse_band(c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str, Variant]) -> Band:
+def _parse_mmtests(c: _Checker, raw: object, metrics: Mapping[str, MetricSpec]) -> MmtestsStats:
+    """``[experiment.mmtests]``: the metrics that hold a run's samples' mean,
+    stddev and count (and the throughput for Hmean)."""
+    path = "experiment.mmtests"
+    if raw is None:
+        raise c.missing(path)
+    t = c.table(raw, path)
+    c.keys(t, path, ("mean", "stddev", "count", "hmean"))
+    names = {}
+    for k in ("mean", "stddev", "count", "hmean"):
+        if k == "hmean" and k not in t:
+            names[k] = ""
+            continue
+        v = c.str_(t, k, path)
+        if v not in metrics:
+            raise c.bad(f"{path}.{k}", f"unknown metric {v!r}", ", ".join(metrics))
+        names[k] = v
+    return MmtestsStats(**names)
+
+
+def _parse_band(
+    c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str, Variant], all_cases: Sequence[str] = ()
+) -> Band:
     path = f"experiment.band[{i}]"
     c.keys(t, path, _BAND_KEYS)
     name = c.str_(t, "name", path)
@@ -522,26 +607,53 @@ def _parse_band(c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str
     refs = ("of",) if kind == "value" else ("num", "den")
     for k in ("num", "den", "of"):
         if k in t and k not in refs:
-            raise c.unknown(f"{path}.{k}", ("name", "kind", *refs, "low", "high", "why"))
+            raise c.unknown(f"{path}.{k}", ("name", "kind", *refs, "low", "high", "why", "cases"))
+    cases: list[str] = []
+    if "cases" in t:
+        raw = t["cases"]
+        if not all_cases or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            raise c.bad(f"{path}.cases", f"{raw!r}", "case names or patterns of [[experiment.table]] (TABLE/VALUE)")
+        cases = match_cases(raw, all_cases)
+        if not cases:
+            raise c.bad(f"{path}.cases", f"{raw!r} names no case", ", ".join(all_cases))
+    if kind in ("trend", "gain_ratio") and (not cases or (kind == "gain_ratio" and len(cases) != 2)):
+        want = "two cases (the ratio's numerator, then its denominator)" if kind == "gain_ratio" else "cases"
+        raise c.missing(f"{path}.cases") if not cases else c.bad(f"{path}.cases", f"{cases!r}", want)
     values: dict[str, str] = {}
     for k in refs:
-        ref = c.str_(t, k, path)
-        vname, dot, metric = ref.rpartition(".")
-        if not dot or vname not in variants:
-            raise c.bad(
-                f"{path}.{k}",
-                f"{ref!r} does not name a variant",
-                "VARIANT.METRIC with VARIANT one of " + ", ".join(variants),
-            )
-        if metric not in variants[vname].metrics:
-            raise c.bad(
-                f"{path}.{k}", f"variant {vname} does not report {metric!r}", ", ".join(variants[vname].metrics)
-            )
+        ref = _case_ref(c.str_(t, k, path))
+        for probe in [_in_case(ref, x) for x in cases] or [ref]:
+            vname, dot, metric = probe.rpartition(".")
+            if not dot or vname not in variants:
+                raise c.bad(
+                    f"{path}.{k}",
+                    f"{probe!r} does not name a variant",
+                    "VARIANT.METRIC (or VARIANT.METRIC@CASE) with VARIANT one of "
+                    + ", ".join(sorted({v.split("@")[0] for v in variants})),
+                )
+            if metric not in variants[vname].metrics:
+                raise c.bad(
+                    f"{path}.{k}", f"variant {vname} does not report {metric!r}", ", ".join(variants[vname].metrics)
+                )
         values[k] = ref
     low, high = c.num(t, "low", path), c.num(t, "high", path)
     if low > high:
         raise c.bad(f"{path}.high", f"high ({high}) is below low ({low})", "low <= high")
-    return Band(name, kind, low, high, values.get("num", ""), values.get("den", ""), values.get("of", ""))
+    return Band(name, kind, low, high, values.get("num", ""), values.get("den", ""), values.get("of", ""), tuple(cases))
+
+
+def _case_ref(ref: str) -> str:
+    """``VARIANT.METRIC@CASE`` (as a band writes it) -> ``VARIANT@CASE.METRIC``."""
+    if "@" not in ref:
+        return ref
+    left, case = ref.split("@", 1)
+    vname, _, metric = left.rpartition(".")
+    return f"{vname}@{case}.{metric}"
+
+
+def _in_case(ref: str, case: str) -> str:
+    vname, _, metric = ref.rpartition(".")
+    return f"{vname}@{case}.{metric}"
 
 
 # --------------------------------------------------------------------------
@@ -608,8 +720,13 @@ def aggregate(values: Sequence[MetricValue]) -> tuple[MetricValue, float | None]
 def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) -> dict[str, Any]:
     """``{"name", "kind", "value", "low", "high", "ok"}``.
 
-    pct_change: (num/den - 1) * 100; ratio: num/den; diff: num - den;
-    value: the mean named by ``of``. A missing value is never ok.
+    pct_change: (num/den - 1) * 100; gain: (den - num) / den * 100 (a lower
+    num is better, as mmtests' percentages of times); ratio: num/den; diff:
+    num - den; value: the mean named by ``of``. With ``cases`` the rule holds
+    for each case (``values`` has them; ``value`` is the one nearest an edge
+    or furthest out); trend: the largest rise of the gain from one case to
+    the next; gain_ratio: the first case's gain over the second's. A missing
+    value is never ok.
     """
 
     def get(ref: str) -> float | None:
@@ -617,26 +734,47 @@ def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) ->
         v = means.get(vname, {}).get(metric)
         return float(v) if isinstance(v, (int, float)) else None
 
-    value: float | None
-    if band.kind == "value":
-        value = get(band.of)
-    else:
-        num, den = get(band.num), get(band.den)
-        if num is None or den is None:
-            value = None
-        elif band.kind == "diff":
-            value = num - den
-        elif den == 0:
-            value = None
-        elif band.kind == "ratio":
-            value = num / den
-        else:
-            value = (num / den - 1.0) * 100.0
+    def one(num: str, den: str, of: str, kind: str) -> float | None:
+        if kind == "value":
+            return get(of)
+        n, d = get(num), get(den)
+        if n is None or d is None:
+            return None
+        if kind == "diff":
+            return n - d
+        if d == 0:
+            return None
+        if kind == "ratio":
+            return n / d
+        if kind in ("gain", "trend", "gain_ratio"):
+            return (d - n) / d * 100.0
+        return (n / d - 1.0) * 100.0
+
     out: dict[str, Any] = {"name": band.name, "kind": band.kind}
     if band.kind == "value":
         out["of"] = band.of
     else:
         out["num"], out["den"] = band.num, band.den
+    value: float | None
+    if not band.cases:
+        value = one(band.num, band.den, band.of, band.kind)
+    else:
+        out["cases"] = list(band.cases)
+        per = {
+            case: one(_in_case(band.num, case), _in_case(band.den, case), _in_case(band.of, case), band.kind)
+            for case in band.cases
+        }
+        out["values"] = per
+        vals = list(per.values())
+        if any(v is None for v in vals):
+            value = None
+        elif band.kind == "trend":
+            value = max((b - a for a, b in zip(vals, vals[1:])), default=0.0)  # type: ignore[operator]
+        elif band.kind == "gain_ratio":
+            value = None if vals[1] == 0 else vals[0] / vals[1]  # type: ignore[operator]
+        else:
+            nums = [float(v) for v in vals if v is not None]
+            value = min(nums, key=lambda v: min(v - band.low, band.high - v))
     out.update(
         {"value": value, "low": band.low, "high": band.high, "ok": value is not None and band.low <= value <= band.high}
     )

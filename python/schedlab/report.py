@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import UsageError
+from schedlab.experiment_tables import format_tables
 
 
 def write_json(dest: str, doc: Mapping[str, Any]) -> None:
@@ -379,6 +380,11 @@ def format_experiment(result: Mapping[str, Any]) -> str:
             if d.get("why"):
                 lines.append(f"    why: {d['why']}")
 
+    if result.get("tables"):
+        # Case tables: the seed's compare tables (experiment_tables.py).
+        lines += format_tables(result)
+        return "\n".join(lines + _format_bands(result))
+
     # Metric rows: in the experiment's order, else first appearance.
     order: list[str] = list(result.get("metrics") or [])
     for r in results:
@@ -405,6 +411,11 @@ def format_experiment(result: Mapping[str, Any]) -> str:
         lens = [len(v) for r in results if isinstance(v := (r.get("metrics") or {}).get(m), list)]
         lines.append(f"({m}: a per-sample series, {max(lens) if lens else 0} points per variant; see --json)")
 
+    return "\n".join(lines + _format_bands(result))
+
+
+def _format_bands(result: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
     bands: Sequence[Mapping[str, Any]] = result.get("bands") or []
     if bands:
         lines += ["", "Bands"]
@@ -420,7 +431,7 @@ def format_experiment(result: Mapping[str, Any]) -> str:
                 f"{'ok' if ok else 'OUT'}"
             )
         lines.append(f"{n_ok} of {len(bands)} bands ok")
-    return "\n".join(lines)
+    return lines
 
 
 def _cell(r: Mapping[str, Any], values: str, stdevs: str, m: str, dec: int) -> str:

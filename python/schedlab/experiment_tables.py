@@ -1,0 +1,263 @@
+"""Experiments over a parameter, printed as mmtests compare tables.
+
+An ``[[experiment.table]]`` is one compare table of the seed: a machine (its
+``set``) and a parameter (``key``, e.g. ``dbench.clients``) swept over
+``values``. Every variant runs at every value: the variant ``baseline`` at
+clients 4 of table ``numa48`` is the case ``baseline@numa48/4``, with the
+table's overrides, then the parameter, then the variant's own. Bands name a
+case's metric as ``VARIANT.METRIC@TABLE/VALUE``, or hold one rule for several
+cases (``cases = ["numa48/*"]``).
+
+The tables print as compare-kernels does (docs/FORMATS.md §3.4): one column
+per variant, rows ``Amean N`` / ``Stddev N`` per parameter value, the
+percentage against the first column with ``*`` where the difference is
+significant. A run reports its own mean, sample stdev and count of samples
+(dbench's passes); the table pools every seed's samples.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CaseTable", "MmtestsStats", "case_name", "expand_cases", "format_tables", "parse_tables", "pooled"]
+
+_TABLE_KEYS = ("name", "title", "set", "key", "values", "published", "published_stdev", "columns")
+_MMTESTS_KEYS = ("mean", "stddev", "count", "hmean")
+
+
+@dataclass(frozen=True)
+class MmtestsStats:
+    """Which metrics a run reports its samples' mean, stddev and count in
+    (and the throughput whose harmonic mean mmtests prints as Hmean)."""
+
+    mean: str
+    stddev: str
+    count: str
+    hmean: str = ""
+
+
+@dataclass(frozen=True)
+class CaseTable:
+    name: str
+    title: str
+    overrides: list[tuple[str, object]]
+    key: str
+    values: list[object]
+    #: variant -> metric -> one published number per value (None: not published)
+    published: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    published_stdev: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    #: The compare tables to print: each a list of variants, first = baseline.
+    columns: list[list[str]] = field(default_factory=list)
+
+    def cases(self) -> list[str]:
+        return [f"{self.name}/{_label(v)}" for v in self.values]
+
+
+def _label(v: object) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def case_name(variant: str, case: str) -> str:
+    """The expanded variant's name: ``baseline@numa48/4``."""
+    return f"{variant}@{case}"
+
+
+def parse_tables(c: Any, raw: object, variants: Sequence[str], metrics: Sequence[str]) -> list[CaseTable]:
+    """``[[experiment.table]]`` -> tables (``c`` is experiment._Checker)."""
+    if not isinstance(raw, list):
+        raise c.bad("experiment.table", "expected an array of tables", "[[experiment.table]] tables")
+    out: list[CaseTable] = []
+    for i, t in enumerate(raw):
+        path = f"experiment.table[{i}]"
+        t = c.table(t, path)
+        c.keys(t, path, _TABLE_KEYS)
+        name = c.str_(t, "name", path)
+        if "/" in name or "@" in name or "." in name or any(x.name == name for x in out):
+            raise c.bad(f"{path}.name", f"{name!r}", "a unique name without '/', '@' or '.'")
+        key = c.str_(t, "key", path)
+        values = t.get("values")
+        if not isinstance(values, list) or not values or len({_label(v) for v in values}) != len(values):
+            raise c.bad(f"{path}.values", f"{values!r}", "a non-empty array of distinct values")
+        pubs: dict[str, dict[str, dict[str, list[float | None]]]] = {}
+        for pk in ("published", "published_stdev"):
+            pubs[pk] = {}
+            for vname, per_metric in c.table(t.get(pk, {}), f"{path}.{pk}").items():
+                if vname not in variants:
+                    raise c.bad(f"{path}.{pk}.{vname}", f"unknown variant {vname!r}", ", ".join(variants))
+                pubs[pk][vname] = {}
+                for m, nums in c.table(per_metric, f"{path}.{pk}.{vname}").items():
+                    where = f"{path}.{pk}.{vname}.{m}"
+                    if m not in metrics:
+                        raise c.bad(where, f"unknown metric {m!r}", ", ".join(metrics))
+                    ok = isinstance(nums, list) and len(nums) == len(values)
+                    if not ok or not all(x is None or isinstance(x, (int, float)) for x in nums):
+                        raise c.bad(where, f"{nums!r}", f"an array of {len(values)} numbers, one per value")
+                    pubs[pk][vname][m] = [None if x is None else float(x) for x in nums]
+        columns = t.get("columns", [list(variants)])
+        if not isinstance(columns, list) or not all(
+            isinstance(col, list) and col and all(v in variants for v in col) for col in columns
+        ):
+            raise c.bad(f"{path}.columns", f"{columns!r}", "arrays of variant names: " + ", ".join(variants))
+        out.append(
+            CaseTable(
+                name,
+                str(t.get("title", name)),
+                c.overrides(t.get("set", {}), f"{path}.set"),
+                key,
+                list(values),
+                pubs["published"],
+                pubs["published_stdev"],
+                [list(col) for col in columns],
+            )
+        )
+    return out
+
+
+def expand_cases(tables: Sequence[CaseTable], variant: Any) -> list[dict[str, Any]]:
+    """The cases of one base variant: its name, overrides and published
+    numbers in every table at every value (``variant`` is an
+    experiment.Variant)."""
+    out = []
+    for t in tables:
+        for i, (v, case) in enumerate(zip(t.values, t.cases())):
+            pub = {m: xs[i] for m, xs in t.published.get(variant.name, {}).items() if xs[i] is not None}
+            pub_sd = {m: xs[i] for m, xs in t.published_stdev.get(variant.name, {}).items() if xs[i] is not None}
+            out.append(
+                {
+                    "name": case_name(variant.name, case),
+                    "overrides": [*t.overrides, (t.key, v), *variant.overrides],
+                    "published": pub,
+                    "published_stdev": pub_sd,
+                    "case": case,
+                    "table": t.name,
+                    "base": variant.name,
+                }
+            )
+    return out
+
+
+def match_cases(patterns: Sequence[str], all_cases: Sequence[str]) -> list[str]:
+    """Cases named by exact names or glob patterns, in the tables' order."""
+    return [c for c in all_cases if any(fnmatch.fnmatchcase(c, p) for p in patterns)]
+
+
+# --------------------------------------------------------------------------
+# Pooled statistics and the compare tables
+
+
+def pooled(reps: Sequence[Mapping[str, Any]], st: MmtestsStats) -> tuple[float, float, int] | None:
+    """(mean, sample stddev, count) of every seed's samples pooled, from each
+    run's own mean, stddev and count; None if a run has none."""
+    runs = []
+    for r in reps:
+        m = r["metrics"]
+        mean, sd, n = m.get(st.mean), m.get(st.stddev), m.get(st.count)
+        if not all(isinstance(x, (int, float)) for x in (mean, sd, n)) or not n:
+            return None
+        runs.append((float(mean), float(sd), int(n)))
+    if not runs:
+        return None
+    total = sum(n for _, _, n in runs)
+    grand = sum(mean * n for mean, _, n in runs) / total
+    ss = sum((n - 1) * sd * sd + n * (mean - grand) ** 2 for mean, sd, n in runs)
+    return grand, math.sqrt(ss / (total - 1)) if total > 1 else 0.0, total
+
+
+def _significant(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool:
+    """compare-kernels' rule: the two means' 95 % intervals do not overlap.
+    Deviation: the interval is 1.96 standard errors of the mean (sd/sqrt(n));
+    the seed's own stars (9.23 % starred at stddevs of 1.00 and 0.72 ms) are
+    consistent with it, not with 1.96 sample stddevs."""
+    qa = 1.96 * a[1] / math.sqrt(a[2])
+    qb = 1.96 * b[1] / math.sqrt(b[2])
+    return abs(b[0] - a[0]) > qa + qb
+
+
+def _pct(base: float, new: float, lower_better: bool) -> float:
+    if base == new:
+        return 0.0
+    if base == 0:
+        return -100.0 if lower_better else 100.0
+    return 100.0 - new * 100.0 / base if lower_better else new * 100.0 / base - 100.0
+
+
+def format_tables(result: Mapping[str, Any]) -> list[str]:
+    """The compare tables of a result with case tables: simulated, then the
+    seed's published numbers in the same layout."""
+    st = MmtestsStats(**result["mmtests"])
+    by_name = {r["variant"]: r for r in result["results"]}
+    lines: list[str] = []
+    for t in result["tables"]:
+        for cols in t["columns"]:
+            lines += ["", f"{t['title']} ({', '.join(cols)}; {t['key']})"]
+            lines += _table(t, cols, by_name, st, published=False)
+            pub = _table(t, cols, by_name, st, published=True)
+            if pub:
+                lines += ["", f"{t['title']}, published (the seed)", *pub]
+    return lines
+
+
+def _table(
+    t: Mapping[str, Any], cols: Sequence[str], by_name: Mapping[str, Any], st: MmtestsStats, *, published: bool
+) -> list[str]:
+    rows: list[tuple[str, list[tuple[float, float, int] | None]]] = []
+    hrows: list[tuple[str, list[float | None]]] = []
+    for case, label in zip(t["cases"], t["labels"]):
+        if published:
+            stats: list[tuple[float, float, int] | None] = []
+            hs: list[float | None] = []
+            for v in cols:
+                r = by_name[case_name(v, case)]
+                mean, sd = r["published"].get(st.mean), r["published"].get(st.stddev)
+                stats.append((mean, sd if sd is not None else math.nan, 0) if mean is not None else None)
+                hs.append(r["published"].get(st.hmean) if st.hmean else None)
+            if all(s is None for s in stats) and all(h is None for h in hs):
+                continue
+        else:
+            stats = [pooled(by_name[case_name(v, case)]["repeats"], st) for v in cols]
+            hs = [by_name[case_name(v, case)]["metrics"].get(st.hmean) if st.hmean else None for v in cols]
+        rows.append((label, stats))
+        hrows.append((label, hs))
+    if not rows:
+        return []
+    w = max(len(c) for c in cols) + 2
+    head = " " * 18 + "".join(c.rjust(max(w, 12) + 12) for c in cols)
+    out = [head]
+
+    def line(stat: str, label: str, cells: list[tuple[float, bool] | None]) -> str:
+        base = cells[0]
+        parts = []
+        for i, cell in enumerate(cells):
+            if cell is None:
+                parts.append("-".rjust(12) + " " * 12)
+                continue
+            value, star = cell
+            pct = 0.0 if i == 0 or base is None else _pct(base[0], value, stat != "Hmean")
+            if not math.isfinite(value):
+                parts.append("-".rjust(12) + " " * 12)
+            elif star:
+                parts.append(f"{value:12.2f} *{pct:7.2f}%*")
+            else:
+                parts.append(f"{value:12.2f} ({pct:7.2f}%)")
+        return f"{stat:<10}{label:>6}  " + "".join(parts)
+
+    for label, stats in rows:
+        base = stats[0]
+        cells: list[tuple[float, bool] | None] = []
+        for i, s in enumerate(stats):
+            if s is None:
+                cells.append(None)
+                continue
+            sig = (not published) and i > 0 and base is not None and s[2] > 1 and base[2] > 1 and _significant(base, s)
+            cells.append((s[0], sig))
+        out.append(line("Amean", label, cells))
+    for label, stats in rows:
+        out.append(line("Stddev", label, [None if s is None else (s[1], False) for s in stats]))
+    if st.hmean and any(h is not None for _, hs in hrows for h in hs):
+        for label, hs in hrows:
+            out.append(line("Hmean", label, [None if h is None else (float(h), False) for h in hs]))
+    return out
