@@ -233,6 +233,8 @@ def format_run_report(
             f"{by.get('remote_node', 0)} to another node"
         )
 
+    lines += _kernel_sections(report)
+
     cpus = (report.get("schedstat") or {}).get("cpus") or []
     if schedstat and cpus:
         lines += ["", "Schedstat (per CPU)"]
@@ -258,6 +260,59 @@ def format_run_report(
             left=(0,),
         )
     return "\n".join(lines)
+
+
+def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
+    """What the rest of the kernel did over the window: idle states
+    (cpuidle sysfs), disks (iostat -x), workqueues, dbench's results."""
+    lines: list[str] = []
+    measure = report.get("measure") or {}
+    window_s = ((measure.get("end_ns") or 0) - (measure.get("start_ns") or 0)) / 1e9
+    ci = report.get("cpuidle")
+    if isinstance(ci, dict):
+        total = sum(ci.get("time_ns") or []) or 1
+        lines += ["", f"Idle states ({ci.get('table')}, all CPUs; menu governor)"]
+        rows = [
+            [
+                str(s.get("name")),
+                f"{(s.get('exit_latency_ns') or 0) / 1e3:g}",
+                f"{(s.get('target_residency_ns') or 0) / 1e3:g}",
+                str(u),
+                f"{100.0 * t / total:.2f}",
+            ]
+            for s, u, t in zip(ci.get("states") or [], ci.get("usage") or [], ci.get("time_ns") or [])
+        ]
+        lines += _table(["STATE", "EXIT(us)", "RESIDENCY(us)", "USAGE", "TIME(%)"], rows)
+    disks = report.get("disks")
+    if isinstance(disks, list) and disks and window_s > 0:
+        lines += ["", "Disks (iostat -x over the window)"]
+        rows = [
+            [
+                str(d.get("name")),
+                f"{d.get('reads', 0) / window_s:.1f}",
+                f"{d.get('writes', 0) / window_s:.1f}",
+                f"{d.get('flushes', 0) / window_s:.1f}",
+                f"{d.get('read_bytes', 0) / 1024 / window_s:.1f}",
+                f"{d.get('write_bytes', 0) / 1024 / window_s:.1f}",
+                f"{d.get('await_us', 0) / 1e3:.3f}",
+                f"{d.get('util_pct', 0):.2f}",
+            ]
+            for d in disks
+        ]
+        lines += _table(["DEVICE", "r/s", "w/s", "f/s", "rkB/s", "wkB/s", "await(ms)", "%util"], rows)
+    wqs = report.get("workqueues")
+    if isinstance(wqs, list) and wqs:
+        lines += ["", "Work items run (by workqueue): " + ", ".join(f"{w.get('name')} {w.get('works')}" for w in wqs)]
+    db = report.get("dbench")
+    if isinstance(db, dict):
+        lines += [
+            "",
+            f"dbench ({db.get('clients')} clients, {db.get('filesystem')}): {db.get('passes')} load files, "
+            f"Amean {db.get('amean_ms')} ms (Stddev {db.get('stddev_ms')}, min {db.get('min_ms')}, "
+            f"max {db.get('max_ms')}), Hmean {db.get('hmean_mbs')} MB/s, "
+            f"{db.get('migrations_per_pass')} migrations per load file",
+        ]
+    return lines
 
 
 def _domain_totals(cpus: Sequence[Mapping[str, Any]]) -> list[list[str]]:
@@ -460,9 +515,11 @@ def format_perf_sched_latency(report: Mapping[str, Any], *, histogram: bool = Fa
     (``avg, max, switch, runtime``); a TOTAL row. With ``histogram``, each
     task's delays in log2 buckets of microseconds follow.
 
-    Kernel threads are included (they are tasks perf sees too).
+    Kernel threads are included (they are tasks perf sees too), those that
+    ran: perf lists only what switched in its trace.
     """
-    tasks = [*(report.get("tasks") or []), *(report.get("kernel_threads") or [])]
+    kthreads = [t for t in report.get("kernel_threads") or [] if t.get("nr_switches")]
+    tasks = [*(report.get("tasks") or []), *kthreads]
 
     def key(t: Mapping[str, Any]) -> tuple[float, float, float, float]:
         return (

@@ -165,11 +165,9 @@ impl Sim {
         self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
         self.finish_task_switch(prev);
         // The CPU may still be coming out of its idle state or running an
-        // interrupt handler (idle/cpuidle.rs): the task starts after.
+        // interrupt handler (idle/cpuidle.rs): set_next_task started the
+        // task's clock then, and its next op waits for it.
         let ready = self.rqs[cpu].busy_until;
-        if ready > self.now {
-            self.tasks[n].se.exec_start = ready;
-        }
         if self.tasks[n].need_advance && ready <= self.now {
             self.advance(n);
         }

@@ -279,7 +279,8 @@ impl Sim {
         self.rt_pressure = true;
         self.update_rt_rq_load_avg(cpu, false);
         self.dequeue_pushable_task(cpu, tid);
-        let now = self.now;
+        // See set_next_entity: the CPU may not be ready yet.
+        let now = self.now.max(self.rqs[cpu].busy_until);
         let t = &mut self.tasks[tid];
         t.se.exec_start = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;

@@ -120,7 +120,9 @@ impl Sim {
             self.rqs[cpu].cfs.curr = Some(tid);
         }
         self.update_load_avg(cpu, Some(tid));
-        let now = self.now;
+        // A CPU still leaving its idle state or in an interrupt handler
+        // (Rq::busy_until) runs the task from then on.
+        let now = self.now.max(self.rqs[cpu].busy_until);
         let seq = self.next_list_seq();
         let t = &mut self.tasks[tid];
         t.se.exec_start = now;
