@@ -393,6 +393,7 @@ impl Shared {
                     }
                 }
                 Op::Parallel { .. }
+                | Op::KtaskHelper(_)
                 | Op::QueueWork { .. }
                 | Op::Io(_)
                 | Op::Dbench(_)

@@ -50,7 +50,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Fork(_) => "fork",
         Op::Exit => "exit",
         Op::Park => "park",
-        Op::Parallel { .. } => "parallel",
+        Op::Parallel { .. } | Op::KtaskHelper(_) => "parallel",
         Op::QueueWork { .. } => "queue_work",
         Op::Io(_) => "io",
         Op::Dbench(_) => "dbench",

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
-use crate::kthread::{WorkqueueDef, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
+use crate::kthread::{WorkqueueDef, KTASK_WQ, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
 use crate::scenario::units::{duration_at, parse_duration};
 
 #[derive(Debug, Default, Deserialize)]
@@ -215,12 +215,14 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     if let Some(v) = raw.vmstat_kworkers {
         kernel.vmstat_kworkers = v;
     }
-    compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues)?;
+    compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;
     Ok(kernel)
 }
 
 /// `[[kernel.workqueue]]` tables after the system workqueues.
-fn compile_workqueues(raw: &[RawWorkqueue], file: &str, wqs: &mut Vec<WorkqueueDef>) -> Result<()> {
+/// ktask's unbound workqueue (its workers at the helpers' nice) comes first.
+fn compile_workqueues(raw: &[RawWorkqueue], file: &str, wqs: &mut Vec<WorkqueueDef>, ktask_nice: i32) -> Result<()> {
+    wqs.push(WorkqueueDef { name: KTASK_WQ.to_string(), flags: WQ_UNBOUND, nice: ktask_nice });
     for (i, w) in raw.iter().enumerate() {
         let k = |s: &str| format!("kernel.workqueue[{i}].{s}");
         if w.name.is_empty() || w.name.contains(char::is_whitespace) || wqs.iter().any(|o| o.name == w.name) {

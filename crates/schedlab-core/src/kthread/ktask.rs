@@ -1,13 +1,15 @@
 //! Models ktask (RFC v4, Daniel Jordan, 2018; never merged): a job's work
-//! is cut into chunks that the calling thread and helper threads on an
-//! unbound workqueue take from a shared cursor. P0 runs the helpers at
-//! MAX_NICE (`kernel.ktask.helper_nice = 19`). docs/LINUX-FACTS.md §8.1.
+//! is cut into chunks that the calling thread and helper work items on an
+//! unbound workqueue take from a shared cursor. P0 runs the workqueue's
+//! workers at MAX_NICE (`kernel.ktask.helper_nice = 19`).
+//! docs/LINUX-FACTS.md §8.1. Deviation: one workqueue (v4 also has
+//! ktask_nonuma_wq) and no 80 % cap on the CPUs running helpers.
 
 use crate::engine::sim::Sim;
 use crate::kthread::KtaskJob;
-use crate::sched::prio::Policy;
+use crate::kthread::{WorkDone, KTASK_WQ};
 use crate::sched::task::{KtaskRole, TaskId, TaskState};
-use crate::workload::TaskGroup;
+use crate::workload::{Op, Program};
 
 /// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.
 pub const KTASK_LOAD_BAL_SHIFT: u32 = 2;
@@ -32,7 +34,10 @@ pub fn ktask_nthreads(size: u64, min_chunk: u64, online: usize, max_threads: usi
 }
 
 impl Sim {
-    /// ktask_run(): the running task `main` starts a job.
+    /// ktask_run(): the running task `main` starts a job: nthreads - 1
+    /// work items on the unbound `ktask` workqueue (its workers at
+    /// `kernel.ktask.helper_nice`; kthread/workqueue.rs), and the caller
+    /// works too.
     pub fn ktask_run(&mut self, main: TaskId, work: u64, max_threads: usize, min_chunk: u64) {
         let nthreads = ktask_nthreads(work, min_chunk, self.rqs.len(), max_threads);
         let chunk = ktask_chunk_size(work, nthreads, min_chunk);
@@ -46,32 +51,22 @@ impl Sim {
             active_helpers: nthreads - 1,
             main_waiting: false,
         });
-        let parent = &self.tasks[main];
-        let parent_group = parent.group;
-        let cpu = parent.cpu;
-        // Helpers: unbound kworkers. Deviation: they are created when the
-        // job is queued (as a pool grows) rather than woken from an idle
-        // pool, and they exit when the job runs out of chunks.
-        let g = TaskGroup {
-            name: "kworker/u".to_string(),
-            count: nthreads - 1,
-            policy: Policy::Normal,
-            nice: self.cfg.ktask_helper_nice,
-            rt_priority: 0,
-            cpus: parent.cpus.clone(),
-            start: 0,
-            kthread: true,
-            program: Default::default(),
-        };
-        let helpers_group = self.wl.nr_scenario_groups + parent_group;
-        for i in 0..nthreads - 1 {
-            let h = self.alloc_task(helpers_group, None, &g, job * 1000 + i);
-            self.tasks[h].comm = format!("kworker/u{}:{}", self.rqs.len() * 2, i);
-            self.tasks[h].ktask = Some(KtaskRole::Helper(job));
-            self.wake_up_new_task(h, Some(cpu));
+        let cpu = self.tasks[main].cpu;
+        let program = self.wl.work_programs.len();
+        self.wl.work_programs.push(Program { ops: vec![Op::KtaskHelper(job)] });
+        let wq = self.kthreads.workqueues.iter().position(|w| w.name == KTASK_WQ).expect("the ktask workqueue");
+        for _ in 0..nthreads - 1 {
+            self.queue_work(wq, program, cpu, WorkDone::default(), true);
         }
         self.tasks[main].ktask = Some(KtaskRole::Main(job));
         self.ktask_chunk_done(main);
+    }
+
+    /// A kworker runs one of the job's helper work items: it takes chunks
+    /// until there are none.
+    pub(crate) fn ktask_helper(&mut self, tid: TaskId, job: usize) {
+        self.tasks[tid].ktask = Some(KtaskRole::Helper(job));
+        self.ktask_chunk_done(tid);
     }
 
     /// A worker finished a chunk (or just started): take the next one, or
@@ -101,7 +96,9 @@ impl Sim {
                     let cpu = self.tasks[tid].cpu;
                     self.try_to_wake_up(main, cpu, true);
                 }
-                self.do_exit(tid);
+                // The work item ends; the worker goes on (workqueue.rs).
+                self.tasks[tid].need_advance = true;
+                self.advance(tid);
             }
             KtaskRole::Main(_) => {
                 if j.active_helpers == 0 {

@@ -37,6 +37,9 @@ pub const WQ_HIGHPRI: u32 = 1 << 4;
 /// Its work items do not take part in concurrency management.
 pub const WQ_CPU_INTENSIVE: u32 = 1 << 5;
 
+/// The unbound workqueue ktask's helpers run on (v4's ktask_wq).
+pub const KTASK_WQ: &str = "ktask";
+
 /// The flags by name, as `[[kernel.workqueue]]` writes them.
 pub const WQ_FLAG_NAMES: &[(&str, u32)] = &[
     ("WQ_UNBOUND", WQ_UNBOUND),

@@ -17,11 +17,8 @@ impl Sim {
     /// takes time or blocks. The task is running on its CPU.
     pub fn advance(&mut self, tid: TaskId) {
         self.tasks[tid].need_advance = false;
-        let Some(template) = self.tasks[tid].template else {
-            // A ktask helper runs the helper loop only.
-            self.ktask_chunk_done(tid);
-            return;
-        };
+        // Every task runs a program template (kworkers: their work items').
+        let Some(template) = self.tasks[tid].template else { return };
         let worker = self.tasks[tid].worker.is_some();
         let mut steps = 0u32;
         loop {
@@ -197,6 +194,10 @@ impl Sim {
             }
             Op::RtmtRotate => return self.rtmt_rotate(tid, template),
             Op::QueueWork { .. } | Op::Io(_) | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
+            Op::KtaskHelper(job) => {
+                self.ktask_helper(tid, job);
+                return false;
+            }
         }
         true
     }

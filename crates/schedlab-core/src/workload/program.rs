@@ -66,6 +66,9 @@ pub enum Op {
     Park,
     /// A ktask job: the task becomes the main thread of `threads` workers.
     Parallel { work: u64, threads: usize, min_chunk: u64 },
+    /// A ktask helper work item of job N (not a scenario op; the kworker
+    /// takes chunks until none are left, kthread/ktask.rs).
+    KtaskHelper(usize),
     /// queue_work() (queue_work_on() with `cpu`): hand a work item of
     /// `program` (in `Workload::work_programs`) to workqueue `wq` (an index
     /// of the kernel's workqueues); with `wait`, flush_work(): sleep until
