@@ -53,6 +53,17 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/seeds/rt-migrate.toml",
         overrides: &[("kernel.version", "\"6.6\"")],
     },
+    // IO-heavy: dbench on XFS (workqueues, block IO, interrupts, cpuidle).
+    Bench {
+        name: "kworker-stack/numa48 x16",
+        file: "scenarios/seeds/kworker-stack.toml",
+        overrides: &[("machine.preset", "\"numa48\""), ("dbench.clients", "16")],
+    },
+    Bench {
+        name: "kworker-stack/uma8 x64",
+        file: "scenarios/seeds/kworker-stack.toml",
+        overrides: &[("dbench.clients", "64"), ("kernel.features", "[\"KTHREAD_STACKING\"]")],
+    },
     Bench { name: "smp64-mixed/cfs", file: "scenarios/bench/smp64-mixed.toml", overrides: &[] },
     Bench {
         name: "smp64-mixed/eevdf",

@@ -395,7 +395,7 @@ impl Shared {
                 Op::Parallel { .. }
                 | Op::KtaskHelper(_)
                 | Op::QueueWork { .. }
-                | Op::Io(_)
+                | Op::Io { .. }
                 | Op::Dbench(_)
                 | Op::Rtmt(_)
                 | Op::RtmtRotate => return, // refused before the run (plan.rs)

@@ -52,7 +52,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Park => "park",
         Op::Parallel { .. } | Op::KtaskHelper(_) => "parallel",
         Op::QueueWork { .. } => "queue_work",
-        Op::Io(_) => "io",
+        Op::Io { .. } => "io",
         Op::Dbench(_) => "dbench",
         Op::Rtmt(_) | Op::RtmtRotate => "rt_migrate_test",
     }
@@ -110,7 +110,7 @@ pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
             let what = match op {
                 Op::Parallel { .. } => "an in-kernel ktask job on an unbound workqueue",
                 Op::QueueWork { .. } => "a work item for the kernel's workqueues",
-                Op::Io(_) => "a block request with the model's completion path",
+                Op::Io { .. } => "a block request with the model's completion path",
                 _ => continue,
             };
             return Err(Refusal {

@@ -84,6 +84,7 @@ impl Sim {
 
     /// The device finished `req`: free its tag, start the next, and raise
     /// the completion interrupt.
+    #[inline(never)]
     pub(crate) fn blk_done(&mut self, req: usize) {
         let r = self.block.get(req).clone();
         let d = &mut self.block.disks[r.disk];
@@ -117,11 +118,11 @@ impl Sim {
         let target = self.blk_completion_cpu(irq, r.submit_cpu, aff);
         match (target == irq, per_cpu) {
             // Completed in the hard interrupt (nr_hw_queues > 1).
-            (true, true) => self.raise_irq(irq, hard + done, 0, IrqAction::BlkComplete(req)),
+            (true, true) => self.raise_irq(irq, hard + done, 0, IrqAction::BlkComplete(req as u32)),
             // Completed in BLOCK_SOFTIRQ on the way out of the interrupt.
-            (true, false) => self.raise_irq(irq, hard, done, IrqAction::BlkComplete(req)),
+            (true, false) => self.raise_irq(irq, hard, done, IrqAction::BlkComplete(req as u32)),
             // The handler sends the completion to the submitter.
-            _ => self.raise_irq(irq, hard, 0, IrqAction::BlkIpi(req)),
+            _ => self.raise_irq(irq, hard, 0, IrqAction::BlkIpi(req as u32)),
         }
     }
 
@@ -143,9 +144,9 @@ impl Sim {
         let c = &self.cfg.costs;
         let (ipi, done) = (c.wakeup_ipi_ns, c.blk_complete_ns);
         if per_cpu {
-            self.raise_irq(cpu, ipi + done, 0, IrqAction::BlkComplete(req));
+            self.raise_irq(cpu, ipi + done, 0, IrqAction::BlkComplete(req as u32));
         } else {
-            self.raise_irq(cpu, ipi, done, IrqAction::BlkComplete(req));
+            self.raise_irq(cpu, ipi, done, IrqAction::BlkComplete(req as u32));
         }
     }
 

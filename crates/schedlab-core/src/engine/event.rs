@@ -26,7 +26,7 @@ pub enum Ev {
     /// A block device finished a request (block/blk_mq.rs).
     BlkDone(usize),
     /// The interrupt handlers on a CPU are done (irq/mod.rs).
-    IrqDone(usize, IrqAction),
+    IrqDone(u32, IrqAction),
     /// A worker pool's idle timer (kthread/workqueue.rs): reap idle workers.
     PoolIdleTimer(usize),
     /// mpstat sample boundary.

@@ -256,7 +256,7 @@ impl Sim {
             Ev::RtPeriod => self.sched_rt_period_timer(),
             Ev::RtoPushIpi(cpu) => self.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.blk_done(req),
-            Ev::IrqDone(cpu, action) => self.irq_done(cpu, action),
+            Ev::IrqDone(cpu, action) => self.irq_done(cpu as usize, action),
             Ev::PoolIdleTimer(pool) => self.pool_idle_timer(pool),
             Ev::Sample => {
                 self.take_sample();

@@ -173,6 +173,8 @@ impl Sim {
                 event_names: sc.events.clone(),
                 rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
                 work_programs: sc.work_programs.clone(),
+                io_ops: sc.io_ops.clone(),
+                queue_works: sc.queue_works.clone(),
                 dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
             },
             stats: Stats {

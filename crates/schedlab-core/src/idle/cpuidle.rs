@@ -46,6 +46,7 @@ impl Sim {
     /// The CPU starts an idle period: after switching to its idle task
     /// (`after_task`: the tick was running) or after an interrupt that woke
     /// nothing on it (the tick stays as the last period left it).
+    #[inline(never)]
     pub fn cpuidle_enter(&mut self, cpu: usize, after_task: bool) {
         if !self.cpuidle.enabled() {
             return;
@@ -114,6 +115,7 @@ impl Sim {
     /// polling, the IPI: the CPU runs its next task only after both
     /// (`Rq::busy_until`); a busy remote CPU pays the IPI in the wakee's
     /// debt, as without a driver.
+    #[inline(never)]
     pub(crate) fn wakeup_idle_cost_cpuidle(&mut self, tid: TaskId, from: usize, cpu: usize) {
         let ipi = self.cfg.costs.wakeup_ipi_ns;
         match self.cpuidle_exit(cpu) {
@@ -128,6 +130,7 @@ impl Sim {
 
     /// The idle CPU switches to a task for another reason than a wakeup
     /// (a task pulled onto it, a new task): it leaves its idle state.
+    #[inline(never)]
     pub(crate) fn cpuidle_exit_to(&mut self, cpu: usize) {
         if let Some(x) = self.cpuidle_exit(cpu) {
             self.idle_exit_window(cpu, x.exit_latency_ns);

@@ -57,15 +57,16 @@ impl Sim {
             t.exec_start = t.exec_start.max(end);
             self.arm_op_timer(cpu);
         }
-        self.q.schedule(Instant(end), Ev::IrqDone(cpu, action));
+        self.q.schedule(Instant(end), Ev::IrqDone(cpu as u32, action));
     }
 
     /// The handlers of an interrupt on `cpu` are done: do what they do; an
     /// idle CPU that nothing was woken on goes back to its idle state.
+    #[inline(never)]
     pub(crate) fn irq_done(&mut self, cpu: usize, action: IrqAction) {
         match action {
-            IrqAction::BlkComplete(req) => self.blk_complete_request(cpu, req),
-            IrqAction::BlkIpi(req) => self.blk_complete_ipi(cpu, req),
+            IrqAction::BlkComplete(req) => self.blk_complete_request(cpu, req as usize),
+            IrqAction::BlkIpi(req) => self.blk_complete_ipi(cpu, req as usize),
         }
         let rq = &self.rqs[cpu];
         let handlers_left = rq.windows.iter().any(|w| w.end > self.now);

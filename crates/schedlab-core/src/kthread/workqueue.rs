@@ -211,6 +211,7 @@ impl Sim {
     /// worker_thread(): the worker `tid` has finished its work item (or
     /// was woken from idle): take the next one if it should. Returns true
     /// when it goes on with a work, false when it went idle (blocked).
+    #[inline(never)]
     pub(crate) fn worker_next(&mut self, tid: TaskId) -> bool {
         let w = self.tasks[tid].worker.expect("a worker");
         let pool = self.kthreads.workers[w].pool;
@@ -325,6 +326,7 @@ impl Sim {
 
     /// idle_worker_timeout(): destroy the idle workers that have been idle
     /// for IDLE_WORKER_TIMEOUT, oldest first, while there are too many.
+    #[inline(never)]
     pub(crate) fn pool_idle_timer(&mut self, pool: usize) {
         self.kthreads.pools[pool].idle_timer = None;
         while self.too_many_workers(pool) {
@@ -369,6 +371,7 @@ impl Sim {
 
     /// wq_worker_sleeping(): the worker blocks inside a work. If it was the
     /// last running worker of its pool and works are pending, wake another.
+    #[inline(never)]
     pub(crate) fn wq_worker_sleeping(&mut self, tid: TaskId) {
         let Some(w) = self.tasks[tid].worker else { return };
         let worker = &mut self.kthreads.workers[w];
@@ -386,6 +389,7 @@ impl Sim {
     }
 
     /// wq_worker_running(): a worker that blocked in a work runs again.
+    #[inline(never)]
     pub(crate) fn wq_worker_running(&mut self, tid: TaskId) {
         let Some(w) = self.tasks[tid].worker else { return };
         let worker = &mut self.kthreads.workers[w];

@@ -84,6 +84,9 @@ pub struct Scenario {
     pub rt_migrate_test: Option<(RtmtConfig, Vec<usize>)>,
     /// Work item programs (queue_work bodies, IO works).
     pub work_programs: Vec<crate::workload::Program>,
+    /// The `io` and `queue_work` ops' parameters.
+    pub io_ops: Vec<crate::workload::IoOp>,
+    pub queue_works: Vec<crate::workload::QueueWorkOp>,
     /// `[dbench]`: the benchmark's parameters and its client group.
     pub dbench: Option<DbenchConfig>,
     /// What the scenario asks for that runs as something near it (an
@@ -303,7 +306,10 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     // Tasks.
     let mut ct = compile_tasks(&raw.task, raw.rt_migrate_test.as_ref(), file, &machine, &kernel.workqueues)?;
     let dbench = match &raw.dbench {
-        Some(d) => Some(compile_dbench(d, file, &machine, &kernel.workqueues, &mut ct.groups, &mut ct.work_programs)?),
+        Some(d) => {
+            let tables = (&mut ct.work_programs, &mut ct.io_ops, &mut ct.queue_works);
+            Some(compile_dbench(d, file, &machine, &kernel.workqueues, &mut ct.groups, tables)?)
+        }
         None => None,
     };
     Ok(Scenario {
@@ -319,6 +325,8 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         events: ct.events,
         rt_migrate_test: ct.rt_migrate_test,
         work_programs: ct.work_programs,
+        io_ops: ct.io_ops,
+        queue_works: ct.queue_works,
         dbench,
     })
 }

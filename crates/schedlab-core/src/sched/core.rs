@@ -59,6 +59,7 @@ impl Sim {
 
     /// Start the periodic tick on a CPU that became busy, aligned to the
     /// jiffy grid (sched_skew_tick=0: all CPUs tick together).
+    #[inline]
     pub fn tick_restart(&mut self, cpu: usize) {
         if self.rqs[cpu].tick_key.is_some() {
             return;
@@ -278,6 +279,7 @@ impl Sim {
 
     /// The wakee of an idle or remote CPU pays the IPI and the idle exit
     /// before its work progresses.
+    #[inline]
     pub(crate) fn wakeup_idle_cost(&mut self, tid: TaskId, from: usize, cpu: usize) {
         if self.cpuidle.enabled() {
             self.wakeup_idle_cost_cpuidle(tid, from, cpu); // idle/cpuidle.rs

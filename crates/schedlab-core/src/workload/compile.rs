@@ -14,7 +14,7 @@ use crate::scenario::units::parse_size;
 use crate::scenario::units::{dist_at, duration_at, DURATION_ACCEPTED};
 use crate::sched::prio::Policy;
 use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
-use crate::workload::{Dist, IoOp, Op, Program, TaskGroup};
+use crate::workload::{Dist, IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +61,8 @@ pub(crate) struct CompiledTasks {
     /// Work item programs (`queue_work` bodies, IO submission and
     /// completion works).
     pub(crate) work_programs: Vec<Program>,
+    pub(crate) io_ops: Vec<IoOp>,
+    pub(crate) queue_works: Vec<QueueWorkOp>,
 }
 
 /// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
@@ -74,6 +76,8 @@ pub(crate) fn compile_tasks(
 ) -> Result<CompiledTasks> {
     let nr_cpus = machine.nr_cpus();
     let mut work_programs = Vec::new();
+    let mut io_ops = Vec::new();
+    let mut queue_works = Vec::new();
     let mut barriers = Vec::new();
     let mut events = Vec::new();
     let mut fork_refs: Vec<(String, String)> = Vec::new();
@@ -147,6 +151,8 @@ pub(crate) fn compile_tasks(
             machine,
             wqs,
             work_programs: &mut work_programs,
+            io_ops: &mut io_ops,
+            queue_works: &mut queue_works,
             in_work: false,
         };
         compile_ops(&t.program, &k("program"), &mut ctx, &mut ops)?;
@@ -199,7 +205,7 @@ pub(crate) fn compile_tasks(
         Some(r) => Some(compile_rt_migrate_test(r, file, machine, &mut groups, &mut barriers, &mut events)?),
         None => None,
     };
-    Ok(CompiledTasks { groups, barriers, events, rt_migrate_test, work_programs })
+    Ok(CompiledTasks { groups, barriers, events, rt_migrate_test, work_programs, io_ops, queue_works })
 }
 
 fn loc(file: &str, key: &str) -> Location {
@@ -220,6 +226,8 @@ struct ProgCtx<'a> {
     machine: &'a Machine,
     wqs: &'a [WorkqueueDef],
     work_programs: &'a mut Vec<Program>,
+    io_ops: &'a mut Vec<IoOp>,
+    queue_works: &'a mut Vec<QueueWorkOp>,
     /// Compiling a work item's ops (a kworker runs them).
     in_work: bool,
 }
@@ -486,7 +494,8 @@ fn queue_work_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> 
     };
     let wait = bool_at(t.get("wait"), &format!("{sub}.wait"), file, false)?;
     let program = work_program_at(t, sub, ctx)?;
-    Ok(Op::QueueWork { wq, program, cpu, wait })
+    ctx.queue_works.push(QueueWorkOp { wq, program, cpu, wait });
+    Ok(Op::QueueWork { idx: (ctx.queue_works.len() - 1) as u32, wait })
 }
 
 fn bool_at(v: Option<&toml::Value>, key: &str, file: &str, default: bool) -> Result<bool> {
@@ -567,7 +576,8 @@ fn io_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
         Some((wq, program)) => EndIo::Work { wq, program },
         None => EndIo::Wake,
     };
-    Ok(Op::Io(IoOp { disk, op, bytes, submit, end_io, iowait, wait }))
+    ctx.io_ops.push(IoOp { disk, op, bytes, submit, end_io, iowait, wait });
+    Ok(Op::Io { idx: (ctx.io_ops.len() - 1) as u32, wait })
 }
 
 /// A CPU list value (`"0-3,6"` or an array of integers) at `key`.

@@ -47,7 +47,7 @@ use crate::kthread::{WorkqueueDef, WQ_FREEZABLE, WQ_HIGHPRI, WQ_MEM_RECLAIM, WQ_
 use crate::machine::Machine;
 use crate::scenario::units::duration_at;
 use crate::sched::prio::Policy;
-use crate::workload::{Dist, IoOp, Op, Program, TaskGroup};
+use crate::workload::{Dist, IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 /// `[dbench]` as written.
 #[derive(Debug, Default, Deserialize)]
@@ -169,8 +169,9 @@ pub(crate) fn compile_dbench(
     machine: &Machine,
     wqs: &[WorkqueueDef],
     groups: &mut Vec<TaskGroup>,
-    work_programs: &mut Vec<Program>,
+    tables: (&mut Vec<Program>, &mut Vec<IoOp>, &mut Vec<QueueWorkOp>),
 ) -> Result<DbenchConfig> {
+    let (work_programs, io_ops, queue_works) = tables;
     let k = |s: &str| format!("dbench.{s}");
     let clients = raw.clients.unwrap_or(1);
     if !(1..=100_000).contains(&clients) {
@@ -212,22 +213,25 @@ pub(crate) fn compile_dbench(
     };
     // The Flush chain.
     let mut fsync: Vec<Op> = Vec::new();
-    let data = |end_io| IoOp {
-        disk,
-        op: BioOp::Write,
-        bytes: FSYNC_DATA_BYTES,
-        submit: None,
-        end_io,
-        iowait: true,
-        wait: true,
+    // An io op: its parameters in the io table, the op names them.
+    let io_at = std::cell::RefCell::new(io_ops);
+    let io = |o: IoOp| {
+        let mut t = io_at.borrow_mut();
+        t.push(o);
+        Op::Io { idx: (t.len() - 1) as u32, wait: o.wait }
+    };
+    let data = |end_io| {
+        io(IoOp { disk, op: BioOp::Write, bytes: FSYNC_DATA_BYTES, submit: None, end_io, iowait: true, wait: true })
     };
     match fs {
         Filesystem::Xfs => {
             let conv = EndIo::Work { wq: wq("xfs-conv"), program: work(14_000) };
-            fsync.push(Op::Io(data(conv)));
-            fsync.push(Op::QueueWork { wq: wq("xfs-cil"), program: work(14_000), cpu: None, wait: true });
+            fsync.push(data(conv));
+            let cil = QueueWorkOp { wq: wq("xfs-cil"), program: work(14_000), cpu: None, wait: true };
+            queue_works.push(cil);
+            fsync.push(Op::QueueWork { idx: (queue_works.len() - 1) as u32, wait: true });
             fsync.push(Op::Run(Dist::Const(15_000)));
-            fsync.push(Op::Io(IoOp {
+            fsync.push(io(IoOp {
                 disk,
                 op: BioOp::Flush,
                 bytes: 0,
@@ -238,8 +242,8 @@ pub(crate) fn compile_dbench(
             }));
         }
         Filesystem::Ext4 => {
-            fsync.push(Op::Io(data(EndIo::Wake)));
-            fsync.push(Op::Io(IoOp {
+            fsync.push(data(EndIo::Wake));
+            fsync.push(io(IoOp {
                 disk,
                 op: BioOp::Flush,
                 bytes: 0,

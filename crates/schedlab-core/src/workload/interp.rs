@@ -10,7 +10,7 @@ use crate::error::SimError;
 use crate::kthread::WorkDone;
 use crate::sched::task::{TaskId, TaskState};
 use crate::workload::rt_migrate_test::RtmtAction;
-use crate::workload::Op;
+use crate::workload::{Op, QueueWorkOp};
 
 impl Sim {
     /// Interpret the task's program from its pc until it reaches an op that
@@ -193,7 +193,7 @@ impl Sim {
                 }
             }
             Op::RtmtRotate => return self.rtmt_rotate(tid, template),
-            Op::QueueWork { .. } | Op::Io(_) | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
+            Op::QueueWork { .. } | Op::Io { .. } | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
             Op::KtaskHelper(job) => {
                 self.ktask_helper(tid, job);
                 return false;
@@ -204,9 +204,11 @@ impl Sim {
 
     /// The ops that hand work to the rest of the kernel: a work item, a
     /// block request, dbench's bookkeeping. Same contract as exec_op.
+    #[inline(never)]
     fn exec_kernel_op(&mut self, tid: TaskId, op: Op) -> bool {
         match op {
-            Op::QueueWork { wq, program, cpu, wait } => {
+            Op::QueueWork { idx, .. } => {
+                let QueueWorkOp { wq, program, cpu, wait } = self.wl.queue_works[idx as usize];
                 let here = self.tasks[tid].cpu;
                 let done = WorkDone { wake: wait.then_some(tid), submit: None };
                 self.queue_work(wq, program, cpu.unwrap_or(here), done, true);
@@ -216,7 +218,8 @@ impl Sim {
                     return false;
                 }
             }
-            Op::Io(io) => {
+            Op::Io { idx, .. } => {
+                let io = self.wl.io_ops[idx as usize];
                 let here = self.tasks[tid].cpu;
                 let req = self.blk_alloc_request(io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
                 match io.submit {

@@ -6,7 +6,7 @@ pub mod interp;
 pub mod program;
 pub mod rt_migrate_test;
 
-pub use program::{Dist, IoOp, Op, Program};
+pub use program::{Dist, IoOp, Op, Program, QueueWorkOp};
 
 use crate::cpumask::CpuMask;
 use crate::sched::prio::Policy;
@@ -56,6 +56,10 @@ pub struct Workload {
     /// The programs of work items (`queue_work` bodies, IO completion
     /// works), by index.
     pub work_programs: Vec<Program>,
+    /// The `io` and `queue_work` ops' parameters (Op::Io and Op::QueueWork
+    /// index them).
+    pub io_ops: Vec<IoOp>,
+    pub queue_works: Vec<QueueWorkOp>,
     /// `[dbench]`: the benchmark's state (dbench.rs).
     pub dbench: dbench::DbenchState,
     /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).

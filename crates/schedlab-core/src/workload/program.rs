@@ -73,10 +73,13 @@ pub enum Op {
     /// `program` (in `Workload::work_programs`) to workqueue `wq` (an index
     /// of the kernel's workqueues); with `wait`, flush_work(): sleep until
     /// it is done (not iowait).
-    QueueWork { wq: usize, program: usize, cpu: Option<usize>, wait: bool },
+    /// The op is `Workload::queue_works[idx]` (kept apart: a small Op is
+    /// cheap to copy on the interpreter's hot path).
+    QueueWork { idx: u32, wait: bool },
     /// Block IO (block/blk_mq.rs): submit a request and, with `wait`,
-    /// sleep until its completion wakes the task.
-    Io(IoOp),
+    /// sleep until its completion wakes the task. The op is
+    /// `Workload::io_ops[idx]`.
+    Io { idx: u32, wait: bool },
     /// dbench's bookkeeping (not a scenario op; workload/dbench.rs).
     Dbench(super::dbench::DbenchOp),
     /// rt-migrate-test's bookkeeping (not a scenario op; see
@@ -102,8 +105,18 @@ impl Op {
                 | Op::Park
                 | Op::Parallel { .. }
                 | Op::Exit
-        ) || matches!(self, Op::QueueWork { wait: true, .. } | Op::Io(IoOp { wait: true, .. }))
+        ) || matches!(self, Op::QueueWork { wait: true, .. } | Op::Io { wait: true, .. })
     }
+}
+
+/// A `queue_work` op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueWorkOp {
+    pub wq: usize,
+    pub program: usize,
+    /// queue_work_on()'s CPU; None: the local CPU.
+    pub cpu: Option<usize>,
+    pub wait: bool,
 }
 
 /// An `io` op: what to submit, how, and how the task waits.

@@ -101,6 +101,7 @@ impl Sim {
     }
 
     /// check_preempt_tick() (CFS).
+    #[inline]
     pub(crate) fn check_preempt_tick(&mut self, cpu: usize, curr: TaskId) {
         let ideal = self.sched_slice(cpu, curr);
         let se = &self.tasks[curr].se;

@@ -94,6 +94,7 @@ impl Sim {
     }
 
     /// put_prev_entity(): the previous task goes back into the tree.
+    #[inline]
     pub fn put_prev_task_fair(&mut self, cpu: usize, tid: TaskId) {
         self.update_load_avg(cpu, Some(tid));
         let v = self.tasks[tid].se.vruntime;
@@ -273,6 +274,7 @@ impl Sim {
     }
 
     /// task_tick_fair(): PELT and tick preemption.
+    #[inline]
     pub fn task_tick_fair(&mut self, cpu: usize, curr: TaskId) {
         if self.tasks[curr].state != TaskState::Runnable {
             return;

@@ -53,6 +53,7 @@ impl SchedClassOps for FairSchedClass {
     }
 
     /// put_prev_task_fair(): a preempted task goes back into the tree.
+    #[inline]
     fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
         if runnable {
             sim.put_prev_task_fair(cpu, p);
