@@ -206,8 +206,9 @@ pub struct Mechanisms {
     // ------------------------------------------------ the wakeup path
     /// wake_affine_idle() returns prev when prev is idle (6.0).
     pub wa_idle_prev: bool,
-    /// KTHREAD_STACKING applies only when a task (not an interrupt) wakes
-    /// (6.1: in_task()).
+    /// KTHREAD_STACKING applies only when a task (not an interrupt) wakes:
+    /// in_task(), 8b4e74ccb582 "sched/fair: Fix detection of per-CPU
+    /// kthreads waking a task", v5.17-rc1 (docs/notes/seed-001-research.md §0).
     pub kthread_stacking_in_task: bool,
     /// select_task_rq_fair() sets the waker's recent_used_cpu (before 6.12).
     pub waker_recent_used_cpu: bool,
@@ -280,7 +281,7 @@ impl Mechanisms {
             alb_migrate_task_only: at(5, 12),
             balance_interval_busy_minus_one: at(6, 1),
             wa_idle_prev: at(6, 0),
-            kthread_stacking_in_task: at(6, 1),
+            kthread_stacking_in_task: at(5, 17),
             waker_recent_used_cpu: !at(6, 12),
             cmwq: at26(36),
             trace_prev_state_4_14: at(4, 14),
