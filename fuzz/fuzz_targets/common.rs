@@ -12,10 +12,22 @@ pub fn check_user_error(e: &SimError) {
         assert!(text.starts_with("fuzz.toml: "), "no file in: {text}");
     }
     // What is accepted is said in the scenario's words (the rest of a
-    // message may echo the user's own text, which may say anything).
+    // message may echo the user's own text, which may say anything; so may
+    // a list of the names the scenario itself gave, e.g. its disks, hence
+    // whole words only).
     if let Some((_, accepted)) = text.rsplit_once("; accepted: ") {
         for rust in ["usize", "i64", "u64", "u32", "i32", "struct ", "a sequence", "a map"] {
-            assert!(!accepted.contains(rust), "Rust words ({rust}) in: {text}");
+            assert!(!has_word(accepted, rust), "Rust words ({rust}) in: {text}");
         }
     }
+}
+
+/// `word` occurs in `text` not inside a longer identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back().is_none_or(|c| !ident(c));
+        let after = text[i + word.len()..].chars().next().is_none_or(|c| !ident(c));
+        before && after
+    })
 }
