@@ -193,6 +193,13 @@ pub struct Mechanisms {
     /// the failure count (5.10); 5.5 skipped tasks heavier than twice the
     /// imbalance until cache_nice_tries failures.
     pub lb_detach_shift: bool,
+    /// detach_tasks() relaxes migrate_util the same way, shifting a task's
+    /// util by the failures ("sched/fair: Use all little CPUs for CPU-bound
+    /// workloads", Pierre Gondois, v6.8-rc1, backported to 6.1.y and 6.6.y
+    /// stable, whose current releases the 6.1 and 6.6 presets stand for).
+    /// Without it an idle CPU can never take one of two hogs whose util
+    /// exceeds its spare capacity (issue 19's idle CPU).
+    pub lb_util_shift: bool,
     /// task_hot(): no task is cache hot between SMT siblings (6.12).
     pub task_hot_smt_exempt: bool,
     /// need_active_balance(): after enough failures only a migrate_task
@@ -277,6 +284,7 @@ impl Mechanisms {
             lb_util_skip_single_task: at(5, 10),
             lb_skip_per_cpu_kthread: at(5, 10),
             lb_detach_shift: at(5, 10),
+            lb_util_shift: at(6, 1),
             task_hot_smt_exempt: at(6, 12),
             alb_migrate_task_only: at(5, 12),
             balance_interval_busy_minus_one: at(6, 1),

@@ -481,7 +481,8 @@ impl Sim {
                 }
                 MigrationType::Util => {
                     let util = self.tasks[p].se.avg.util_avg;
-                    if util as i64 > env.imbalance {
+                    let shifted = if self.cfg.mech.lb_util_shift { util >> failed.min(63) } else { util };
+                    if shifted as i64 > env.imbalance {
                         continue;
                     }
                     env.imbalance -= util as i64;
