@@ -700,7 +700,7 @@ class _GroupRowKeys(TypedDict):
     end_ns: int | None
     """When its last task exited, if all did (null otherwise)."""
     name: str
-    """The group's name (`<group>.helpers` for ktask helpers)."""
+    """The group's name."""
     runtime_ns: int
     """CPU time of its tasks (simulation: whole run; real: window)."""
     start_ns: int | None
@@ -870,7 +870,7 @@ class _ReportKeys(TypedDict):
     cpus: list[CpuTimes]
     """Per CPU: its time by kind over the window (/proc/stat's columns)."""
     groups: list[GroupRow]
-    """Per task group of the scenario, then per `<group>.helpers` group of ktask helpers that ran."""
+    """Per task group of the scenario."""
     kernel: KernelInfo
     """The kernel that ran."""
     machine: MachineInfo

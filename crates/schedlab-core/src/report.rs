@@ -78,8 +78,7 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub kernel_threads: Option<Vec<TaskRow>>,
-    /// Per task group of the scenario, then per `<group>.helpers` group of
-    /// ktask helpers that ran.
+    /// Per task group of the scenario.
     pub groups: Vec<GroupRow>,
     /// Simulation: schedstat-named counters per CPU and per sched domain,
     /// over the whole run.
@@ -539,7 +538,7 @@ pub struct TaskWindow {
 /// One task group.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GroupRow {
-    /// The group's name (`<group>.helpers` for ktask helpers).
+    /// The group's name.
     pub name: String,
     /// Its tasks that started.
     pub count: usize,

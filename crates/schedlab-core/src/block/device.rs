@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::error::{Result, SimError};
 use crate::scenario::units::dist_at;
-use crate::workload::Dist;
+use crate::workload::program::Dist;
 
 /// A `[[machine.disk]]` table as written.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,7 +1,7 @@
 //! The events of the simulation: every state change happens in one of these.
 //! Each names the room that handles it.
 
-use crate::irq::IrqAction;
+use crate::irq::action::IrqAction;
 use crate::sched::task::TaskId;
 
 /// Events of the simulation. Every state change happens in one of these.

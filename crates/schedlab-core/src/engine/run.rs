@@ -200,7 +200,7 @@ impl Sim {
     fn deadlocked(&self) -> Vec<TaskId> {
         let mut stuck = Vec::new();
         for (i, t) in self.tasks.iter().enumerate() {
-            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= 2 * self.wl.nr_scenario_groups {
+            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= self.wl.nr_scenario_groups {
                 continue;
             }
             if t.state != TaskState::Blocked || !matches!(self.blocking_op(i), Some(Op::Barrier(_) | Op::Wait(_))) {

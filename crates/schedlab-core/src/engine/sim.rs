@@ -121,10 +121,7 @@ impl Sim {
         let tun = ScaledTunables::new(&cfg, nr);
         let rqs = sched_init(&cfg, &topo, seed);
         let ngroups = topo.groups.len();
-        let mut group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
-        for g in &sc.groups {
-            group_names.push(format!("{}.helpers", g.name));
-        }
+        let group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
         let events = sc.events.iter().map(|_| SyncObj::default()).collect();
         let open_ended = sc.measure.duration.is_none();
@@ -161,6 +158,7 @@ impl Sim {
             kthreads: Kthreads {
                 vmstat_next: vec![u64::MAX; nr],
                 workqueues: sc.kernel.workqueues.clone(),
+                works_done: vec![0; sc.kernel.workqueues.len()],
                 ..Default::default()
             },
             wl: Workload {

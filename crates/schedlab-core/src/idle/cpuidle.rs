@@ -24,8 +24,9 @@ use crate::idle::IdleEntryAt;
 use crate::sched::sched::{CpuWindow, WindowKind};
 use crate::sched::task::TaskId;
 
-/// The next timer of a CPU with no hrtimer armed: the kernel's own timers
-/// (watchdogs, writeback, the clocksource watchdog, ...) are not modelled;
+/// The next timer of a CPU with no hrtimer armed. Deviation: the kernel's
+/// own timers (watchdogs, writeback, the clocksource watchdog, ...) are not
+/// modelled;
 /// an idle server CPU sees one within about a second. Plucked from the air:
 /// it only needs to be far beyond every state's target residency.
 pub const NO_TIMER_NS: u64 = 1_000_000_000;

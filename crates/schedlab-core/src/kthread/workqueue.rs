@@ -21,6 +21,9 @@
 //! with none); max_active, non-reentrancy and WQ_MEM_RECLAIM's rescuers are
 //! not modelled; the barrier work of flush_work() is the item's own
 //! completion (its wake comes from the worker, as wq_barrier_func's).
+//! Deviation: before cmwq (2.6.36) each workqueue had its own thread per
+//! CPU; here the bound workqueues of a pre-cmwq kernel share one thread per
+//! CPU (events/N, nice -5), which is all that vmstat_update needs.
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
@@ -270,9 +273,6 @@ impl Sim {
     fn process_one_work_done(&mut self, tid: TaskId, w: usize, work: usize) {
         let item = self.kthreads.works[work].take().expect("a live work");
         self.kthreads.free_works.push(work);
-        if self.kthreads.works_done.len() < self.kthreads.workqueues.len() {
-            self.kthreads.works_done.resize(self.kthreads.workqueues.len(), 0);
-        }
         self.kthreads.works_done[item.wq] += 1;
         self.worker_clr_flags(w, WORKER_CPU_INTENSIVE);
         let cpu = self.tasks[tid].cpu;

@@ -1,7 +1,7 @@
 //! Durations with units: "20ms", "1.5s", "250us", "100ns", "2min".
 
 use crate::error::{Location, Result, SimError};
-use crate::workload::Dist;
+use crate::workload::program::Dist;
 
 /// Parse a duration string into ns. Err(text) says what is wrong.
 pub fn parse_duration(s: &str) -> Result<u64, String> {

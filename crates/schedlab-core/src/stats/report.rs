@@ -59,7 +59,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let (cpus, mpstat) = cpu_time(sim);
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
-    let is_kernel_thread = |t: &Task| t.group >= 2 * sim.wl.nr_scenario_groups;
+    let is_kernel_thread = |t: &Task| t.group >= sim.wl.nr_scenario_groups;
     let tasks = (0..sim.tasks.len())
         .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
         .map(|i| task_row(sim, i))
@@ -224,11 +224,11 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
     }
 }
 
-/// Per group: the scenario's groups, then the `<group>.helpers` groups that
-/// ran.
+/// Per group of the scenario (kernel threads, ktask's helpers among them,
+/// are listed as tasks under `kernel_threads`).
 fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
-    for (gi, name) in sim.wl.group_names.iter().enumerate().take(2 * sim.wl.nr_scenario_groups) {
+    for (gi, name) in sim.wl.group_names.iter().enumerate().take(sim.wl.nr_scenario_groups) {
         let members: Vec<&Task> = sim.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {
             if gi < sc.groups.len() {

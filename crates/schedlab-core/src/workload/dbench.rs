@@ -47,6 +47,7 @@ use crate::kthread::{WorkqueueDef, WQ_FREEZABLE, WQ_HIGHPRI, WQ_MEM_RECLAIM, WQ_
 use crate::machine::Machine;
 use crate::scenario::units::duration_at;
 use crate::sched::prio::Policy;
+pub use crate::workload::program::DbenchOp;
 use crate::workload::{Dist, IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 /// `[dbench]` as written.
@@ -129,15 +130,10 @@ pub struct DbenchConfig {
     pub bytes_per_pass: u64,
 }
 
-/// What a dbench client's internal op records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DbenchOp {
-    /// A pass of the load file begins (gettimeofday at `again:`).
-    PassStart,
-    /// ReadX/WriteX bytes of the ops just done.
-    Bytes(u64),
-    /// The pass is complete.
-    PassEnd,
+/// An io op: its parameters go in the io table, the op names them.
+fn io_op(io_ops: &mut Vec<IoOp>, o: IoOp) -> Op {
+    io_ops.push(o);
+    Op::Io { idx: (io_ops.len() - 1) as u32, wait: o.wait }
 }
 
 /// The workqueues a filesystem brings (created at mount).
@@ -213,45 +209,38 @@ pub(crate) fn compile_dbench(
     };
     // The Flush chain.
     let mut fsync: Vec<Op> = Vec::new();
-    // An io op: its parameters in the io table, the op names them.
-    let io_at = std::cell::RefCell::new(io_ops);
-    let io = |o: IoOp| {
-        let mut t = io_at.borrow_mut();
-        t.push(o);
-        Op::Io { idx: (t.len() - 1) as u32, wait: o.wait }
-    };
-    let data = |end_io| {
-        io(IoOp { disk, op: BioOp::Write, bytes: FSYNC_DATA_BYTES, submit: None, end_io, iowait: true, wait: true })
+    let data = |io_ops: &mut Vec<IoOp>, end_io| {
+        let o =
+            IoOp { disk, op: BioOp::Write, bytes: FSYNC_DATA_BYTES, submit: None, end_io, iowait: true, wait: true };
+        io_op(io_ops, o)
     };
     match fs {
         Filesystem::Xfs => {
             let conv = EndIo::Work { wq: wq("xfs-conv"), program: work(14_000) };
-            fsync.push(data(conv));
+            fsync.push(data(io_ops, conv));
             let cil = QueueWorkOp { wq: wq("xfs-cil"), program: work(14_000), cpu: None, wait: true };
             queue_works.push(cil);
             fsync.push(Op::QueueWork { idx: (queue_works.len() - 1) as u32, wait: true });
             fsync.push(Op::Run(Dist::Const(15_000)));
-            fsync.push(io(IoOp {
-                disk,
-                op: BioOp::Flush,
-                bytes: 0,
-                submit: Some((wq("kblockd"), work(6_000))),
-                end_io: EndIo::Work { wq: wq("xfs-log"), program: work(25_000) },
-                iowait: false,
-                wait: true,
-            }));
+            fsync.push(io_op(
+                io_ops,
+                IoOp {
+                    disk,
+                    op: BioOp::Flush,
+                    bytes: 0,
+                    submit: Some((wq("kblockd"), work(6_000))),
+                    end_io: EndIo::Work { wq: wq("xfs-log"), program: work(25_000) },
+                    iowait: false,
+                    wait: true,
+                },
+            ));
         }
         Filesystem::Ext4 => {
-            fsync.push(data(EndIo::Wake));
-            fsync.push(io(IoOp {
-                disk,
-                op: BioOp::Flush,
-                bytes: 0,
-                submit: None,
-                end_io: EndIo::Wake,
-                iowait: false,
-                wait: true,
-            }));
+            fsync.push(data(io_ops, EndIo::Wake));
+            fsync.push(io_op(
+                io_ops,
+                IoOp { disk, op: BioOp::Flush, bytes: 0, submit: None, end_io: EndIo::Wake, iowait: false, wait: true },
+            ));
         }
     }
     // One pass: the other ops' CPU and bytes split evenly between the

@@ -44,7 +44,7 @@ pub struct Workload {
     pub templates: Vec<TaskGroup>,
     /// Scenario groups come first in `templates` and `group_names`.
     pub nr_scenario_groups: usize,
-    /// Report groups: the scenario's groups, then "<group>.helpers" groups.
+    /// Report groups: the scenario's groups, then the kernel's (kworker).
     pub group_names: Vec<String>,
     /// Barriers, by index.
     pub barriers: Vec<SyncObj>,

@@ -32,6 +32,18 @@ impl Dist {
     }
 }
 
+/// What a dbench client's internal op records (workload/dbench.rs; here,
+/// below it, as the op's leaf type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbenchOp {
+    /// A pass of the load file begins (gettimeofday at `again:`).
+    PassStart,
+    /// ReadX/WriteX bytes of the ops just done.
+    Bytes(u64),
+    /// The pass is complete.
+    PassEnd,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// CPU work at nominal speed: progresses only while the task runs.
@@ -81,7 +93,7 @@ pub enum Op {
     /// `Workload::io_ops[idx]`.
     Io { idx: u32, wait: bool },
     /// dbench's bookkeeping (not a scenario op; workload/dbench.rs).
-    Dbench(super::dbench::DbenchOp),
+    Dbench(DbenchOp),
     /// rt-migrate-test's bookkeeping (not a scenario op; see
     /// workload/rt_migrate_test.rs).
     Rtmt(super::rt_migrate_test::RtmtOp),
