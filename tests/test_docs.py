@@ -27,6 +27,8 @@ ANCHORS = {
     "`[[machine.disk]]`": "machine.disk",
     "`[[kernel.workqueue]]`": "kernel.workqueue",
     "## `[dbench]`": "dbench",
+    "`[kernel.vm]`": "kernel.vm",
+    "## `[memory]`": "memory",
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Literal, TypedDict, Union
 
 __all__ = [
+    "AllocRow",
     "CpuIdleRow",
     "CpuSchedstat",
     "CpuTimes",
@@ -24,13 +25,16 @@ __all__ = [
     "HostInfo",
     "IdleStateInfo",
     "KernelInfo",
+    "KswapdRow",
     "MachineInfo",
     "MeasureInfo",
     "MigrationsByDistance",
+    "MmReport",
     "Mpstat",
     "MpstatCpu",
     "MpstatRow",
     "MpstatSample",
+    "NodeRow",
     "OracleInfo",
     "RealInfo",
     "Report",
@@ -445,6 +449,112 @@ class _MpstatKeys(TypedDict):
 
 class Mpstat(_MpstatKeys, total=False):
     """`mpstat -P ALL`: the samples and the Average block."""
+
+    pass
+
+
+class _NodeRowKeys(TypedDict):
+    """The keys of every NodeRow."""
+
+    active_file_pages: int
+    """"""
+    free_pages: int
+    """"""
+    high_pages: int
+    """"""
+    inactive_file_pages: int
+    """"""
+    low_pages: int
+    """"""
+    lru_lock_acquisitions: int
+    """"""
+    lru_lock_contended: int
+    """"""
+    lru_lock_held_pct: float
+    """Time the lock was held, % of the window."""
+    lru_lock_spin_ms: float
+    """CPU time spent spinning on the lock, all CPUs, ms."""
+    managed_pages: int
+    """"""
+    min_pages: int
+    """"""
+    node: int
+    """"""
+
+
+class NodeRow(_NodeRowKeys, total=False):
+    """One node at the end of the run, and its LRU lock over the window."""
+
+    pass
+
+
+class _KswapdRowKeys(TypedDict):
+    """The keys of every KswapdRow."""
+
+    comm: str
+    """"""
+    cpu_pct: float
+    """"""
+    node: int
+    """"""
+
+
+class KswapdRow(_KswapdRowKeys, total=False):
+    """One kswapd thread."""
+
+    pass
+
+
+class _AllocRowKeys(TypedDict):
+    """The keys of every AllocRow."""
+
+    direct_reclaims: int
+    """"""
+    fast: int
+    """"""
+    group: str
+    """"""
+    slow: int
+    """"""
+    slow_max_us: float
+    """"""
+    slow_p50_us: float
+    """"""
+    slow_p99_us: float
+    """"""
+
+
+class AllocRow(_AllocRowKeys, total=False):
+    """A group's allocations over the run: those served at once, those that left the fast path (their latency, from the
+    first slow-path step to the pages), and its direct reclaims.
+    """
+
+    pass
+
+
+class _MmReportKeys(TypedDict):
+    """The keys of every MmReport."""
+
+    alloc: list[AllocRow]
+    """Per task group that allocated: how its allocations went."""
+    kswapd: list[KswapdRow]
+    """Each kswapd thread's CPU use over the window (top's %CPU)."""
+    kswapd_threads: str
+    """vm.kswapd_threads, vm.min_free_kbytes (the value used) and whether shadow entries are on."""
+    min_free_kbytes: int
+    """"""
+    nodes: list[NodeRow]
+    """"""
+    read_kbs: float
+    """Pages read from the disks per second, KiB/s (iostat's kB_read/s summed over the devices)."""
+    vmstat: dict[str, int]
+    """/proc/vmstat event counters over the window, by name."""
+    workingset: bool
+    """"""
+
+
+class MmReport(_MmReportKeys, total=False):
+    """Memory and reclaim over the window."""
 
     pass
 
@@ -928,6 +1038,8 @@ class Report(_ReportKeys, total=False):
     """Simulation: `migrations` by how far the task moved (each distance pays its own `kernel.costs.migration_*` cache
     refill), over the whole run.
     """
+    mm: MmReport
+    """Simulation: memory and reclaim, when the scenario uses them (mm/)."""
     oracle: OracleInfo
     """Real kernel under the QEMU oracle: the guest's kernel and the emulator's settings (added by
     python/schedlab/qemu/guest.py).

@@ -12,6 +12,7 @@ pub mod irq;
 pub mod kernel;
 pub mod kthread;
 pub mod machine;
+pub mod mm;
 pub mod report;
 pub mod scenario;
 pub mod sched;

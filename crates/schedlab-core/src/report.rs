@@ -23,7 +23,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod kernel;
+mod mm;
 pub use kernel::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
+pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow};
 
 /// The report of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -148,6 +150,10 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub dbench: Option<DbenchReport>,
+    /// Simulation: memory and reclaim, when the scenario uses them (mm/).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub mm: Option<MmReport>,
 }
 
 /// The kernel of a run.

@@ -396,6 +396,8 @@ impl Shared {
                 | Op::KtaskHelper(_)
                 | Op::QueueWork { .. }
                 | Op::Io { .. }
+                | Op::Read { .. }
+                | Op::Kswapd(_)
                 | Op::Dbench(_)
                 | Op::Rtmt(_)
                 | Op::RtmtRotate => return, // refused before the run (plan.rs)

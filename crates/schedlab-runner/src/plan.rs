@@ -53,6 +53,8 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Parallel { .. } | Op::KtaskHelper(_) => "parallel",
         Op::QueueWork { .. } => "queue_work",
         Op::Io { .. } => "io",
+        Op::Read { .. } => "read",
+        Op::Kswapd(_) => "kswapd",
         Op::Dbench(_) => "dbench",
         Op::Rtmt(_) | Op::RtmtRotate => "rt_migrate_test",
     }

@@ -74,11 +74,14 @@ impl Sim {
                 BioOp::Write => d.cfg.write,
                 BioOp::Flush => d.cfg.flush,
             };
-            let mut svc = dist.sample(&mut d.rng);
+            let mut done = self.now + dist.sample(&mut d.rng);
             if d.cfg.bandwidth > 0 {
-                svc += (bytes as u128 * 1_000_000_000 / d.cfg.bandwidth as u128) as u64;
+                // The transfer waits for the data path.
+                let xfer = (bytes as u128 * 1_000_000_000 / d.cfg.bandwidth as u128) as u64;
+                done = done.max(d.xfer_free_at) + xfer;
+                d.xfer_free_at = done;
             }
-            self.q.schedule(Instant(self.now + svc.max(1)), Ev::BlkDone(req));
+            self.q.schedule(Instant(done.max(self.now + 1)), Ev::BlkDone(req));
         }
     }
 

@@ -30,14 +30,22 @@ pub struct RawDisk {
     pub read: Option<toml::Value>,
     pub write: Option<toml::Value>,
     pub flush: Option<toml::Value>,
-    /// Transfer rate, bytes per second ("500MiB/s"): a request of n bytes
-    /// takes n / bandwidth more. Absent: no transfer time.
+    /// The device's transfer rate, bytes per second ("500MiB/s"): a
+    /// request of n bytes holds the device's data path for n / bandwidth
+    /// after its service time, one request's transfer after another, so
+    /// that concurrent requests share the rate. Absent: no transfer time.
     pub bandwidth: Option<String>,
     /// Whether a flush is queued like any request (NVMe) or drains the
     /// device and holds it (SATA's FLUSH CACHE is a non-NCQ command:
     /// libata waits for the queued commands and issues nothing else while
     /// it runs). Default: queued with per_cpu queues, not with one.
     pub flush_queued: Option<bool>,
+    /// /sys/block/*/queue/read_ahead_kb (default 128).
+    pub read_ahead_kb: Option<i64>,
+    /// /sys/block/*/queue/max_sectors_kb: the largest request, and so the
+    /// largest readahead window of a large read (bdi->io_pages; default
+    /// 512).
+    pub max_sectors_kb: Option<i64>,
 }
 
 /// A device, checked.
@@ -55,6 +63,8 @@ pub struct DiskConfig {
     /// Bytes per second; 0: no transfer time.
     pub bandwidth: u64,
     pub flush_queued: bool,
+    pub read_ahead_kb: u64,
+    pub max_sectors_kb: u64,
 }
 
 /// `[[machine.disk]]` tables -> devices.
@@ -89,6 +99,8 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
         let queue_depth = int(d.queue_depth, "queue_depth", 32, 1, 65536, "1..65536")? as u32;
         let irq_cpu = int(d.irq_cpu, "irq_cpu", 0, 0, nr_cpus as i64 - 1, &format!("a CPU 0..{}", nr_cpus - 1))?;
         let rq_affinity = int(d.rq_affinity, "rq_affinity", 1, 0, 2, "0, 1 or 2")? as u8;
+        let read_ahead_kb = int(d.read_ahead_kb, "read_ahead_kb", 128, 4, 1 << 20, "4..1048576 (KiB)")? as u64;
+        let max_sectors_kb = int(d.max_sectors_kb, "max_sectors_kb", 512, 4, 1 << 20, "4..1048576 (KiB)")? as u64;
         let dist = |v: &Option<toml::Value>, key: &str, def: u64| -> Result<Dist> {
             match v {
                 None => Ok(Dist::Const(def)),
@@ -120,6 +132,8 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
             flush: dist(&d.flush, "flush", 150_000)?,
             bandwidth,
             flush_queued: d.flush_queued.unwrap_or(per_cpu_queues),
+            read_ahead_kb,
+            max_sectors_kb,
         });
     }
     Ok(out)

@@ -57,6 +57,8 @@ pub struct Disk {
     pub stats: DiskStats,
     /// Since when `inflight` has been above 0 (for busy_ns).
     pub busy_since: u64,
+    /// When the data path is free (the transfers share `bandwidth`).
+    pub xfer_free_at: u64,
 }
 
 /// The block layer's state: the devices and the requests in flight (a
@@ -80,6 +82,7 @@ impl Block {
                 rng: Rng::fork(seed, &format!("disk:{}", cfg.name)),
                 stats: DiskStats::default(),
                 busy_since: 0,
+                xfer_free_at: 0,
             })
             .collect();
         Block { disks, reqs: Vec::new(), free: Vec::new() }

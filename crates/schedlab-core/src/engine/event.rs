@@ -29,6 +29,8 @@ pub enum Ev {
     IrqDone(u32, IrqAction),
     /// A worker pool's idle timer (kthread/workqueue.rs): reap idle workers.
     PoolIdleTimer(usize),
+    /// An mm sleep's timer (task, sleep number; mm/vmscan.rs mm_sleep).
+    MmTimer(u32, u32),
     /// mpstat sample boundary.
     Sample,
     /// End of the measurement.

@@ -258,6 +258,7 @@ impl Sim {
             Ev::BlkDone(req) => self.blk_done(req),
             Ev::IrqDone(cpu, action) => self.irq_done(cpu as usize, action),
             Ev::PoolIdleTimer(pool) => self.pool_idle_timer(pool),
+            Ev::MmTimer(tid, seq) => self.mm_timer(tid as usize, seq),
             Ev::Sample => {
                 self.take_sample();
                 let next = self.now + self.stats.rec.interval;
@@ -280,6 +281,8 @@ impl Sim {
                 idle_time: self.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
                 disks: self.block.disks.iter().map(|d| d.stats.clone()).collect(),
                 works_done: self.kthreads.works_done.clone(),
+                vm: self.mm.ev,
+                lru_lock: self.mm.nodes.iter().map(|n| n.lru_lock.stats).collect(),
             });
         }
         let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();

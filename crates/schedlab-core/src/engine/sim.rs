@@ -80,6 +80,8 @@ pub struct Sim {
     pub cpuidle: Cpuidle,
     /// The block devices and the requests in flight (block/).
     pub block: Block,
+    /// Memory and reclaim (mm/).
+    pub mm: crate::mm::Mm,
     // -------------------------------------------- workload and measurement
     pub wl: Workload,
     pub stats: Stats,
@@ -155,6 +157,7 @@ impl Sim {
             live_tasks: 0,
             cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
             block: Block::new(&sc.machine.disks, seed),
+            mm: crate::mm::Mm::default(),
             kthreads: Kthreads {
                 vmstat_next: vec![u64::MAX; nr],
                 workqueues: sc.kernel.workqueues.clone(),
@@ -173,6 +176,7 @@ impl Sim {
                 work_programs: sc.work_programs.clone(),
                 io_ops: sc.io_ops.clone(),
                 queue_works: sc.queue_works.clone(),
+                read_ops: sc.read_ops.clone(),
                 dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
             },
             stats: Stats {
@@ -197,6 +201,7 @@ impl Sim {
             rt_inv_since: std::cell::Cell::new(None),
         };
         sim.create_housekeeping();
+        sim.mm_init(sc)?;
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {
@@ -252,6 +257,7 @@ impl Sim {
             ktask: None,
             worker: None,
             in_iowait: false,
+            in_sys: false,
             rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
             stats: TaskStats::default(),
             wakee_flips: 0,

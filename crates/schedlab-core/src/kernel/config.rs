@@ -35,6 +35,8 @@ pub(crate) struct RawKernel {
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
     pub(crate) workqueue: Vec<RawWorkqueue>,
+    /// `[kernel.vm]` (mm/config.rs).
+    pub(crate) vm: Option<crate::mm::config::RawVm>,
 }
 
 /// A `[[kernel.workqueue]]`: what a subsystem's alloc_workqueue() makes.
@@ -61,6 +63,14 @@ pub(crate) struct RawCosts {
     pub(crate) idle_exit: Option<String>,
     pub(crate) irq: Option<String>,
     pub(crate) blk_complete: Option<String>,
+    pub(crate) copy_page: Option<String>,
+    pub(crate) pagecache_add: Option<String>,
+    pub(crate) lru_page: Option<String>,
+    pub(crate) reclaim_page: Option<String>,
+    pub(crate) lru_lock_handoff: Option<String>,
+    pub(crate) lru_lock_handoff_waiter: Option<String>,
+    pub(crate) shadow_entry: Option<String>,
+    pub(crate) dio_page: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -161,38 +171,7 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         .sysctl
         .validate()
         .map_err(|(name, m, accepted)| SimError::bad_value(file, &format!("kernel.sysctl.\"{name}\""), m, accepted))?;
-    let c = &raw.costs;
-    let tick = kernel.tick_ns;
-    let costs = &mut kernel.costs;
-    for (val, slot, k) in [
-        (&c.context_switch, &mut costs.context_switch_ns, "context_switch"),
-        (&c.migration_smt, &mut costs.migration_smt_ns, "migration_smt"),
-        (&c.migration_llc, &mut costs.migration_llc_ns, "migration_llc"),
-        (&c.migration_remote_llc, &mut costs.migration_remote_llc_ns, "migration_remote_llc"),
-        (&c.migration_remote_node, &mut costs.migration_remote_node_ns, "migration_remote_node"),
-        (&c.wakeup_ipi, &mut costs.wakeup_ipi_ns, "wakeup_ipi"),
-        (&c.timer_slack, &mut costs.timer_slack_ns, "timer_slack"),
-        (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
-        (&c.irq, &mut costs.irq_ns, "irq"),
-        (&c.blk_complete, &mut costs.blk_complete_ns, "blk_complete"),
-    ] {
-        if let Some(s) = val {
-            let key = format!("kernel.costs.{k}");
-            let ns = duration_at(s, file, &key)?;
-            // A cost is a short stretch of one CPU's time; longer than a tick
-            // it would outlast the scheduler's own period of decisions (and
-            // a switch dearer than the tick never lets a task run).
-            if ns > tick {
-                return Err(SimError::bad_value(
-                    file,
-                    &key,
-                    format!("{s} is longer than the tick ({}ms at HZ {})", tick / 1_000_000, kernel.hz),
-                    format!("a duration up to one tick ({}ms)", tick / 1_000_000),
-                ));
-            }
-            *slot = ns;
-        }
-    }
+    compile_costs(&raw.costs, &mut kernel, file)?;
     if let Some(n) = raw.ktask.helper_nice {
         if !(-20..=19).contains(&n) {
             return Err(SimError::bad_value(
@@ -204,6 +183,8 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         }
         kernel.ktask_helper_nice = n as i32;
     }
+    kernel.vm = crate::mm::config::compile_vm(raw.vm.as_ref().unwrap_or(&Default::default()), None, version, file)?;
+    kernel.vm_given = raw.vm.is_some();
     if let Some(p) = &raw.preempt {
         kernel.preempt = match p.as_str() {
             "none" => PreemptModel::None,
@@ -275,4 +256,49 @@ fn compile_workqueues(raw: &[RawWorkqueue], file: &str, wqs: &mut Vec<WorkqueueD
 
 fn loc(file: &str, key: &str) -> Location {
     Location { file: file.to_string(), key: key.to_string() }
+}
+
+/// `[kernel.costs]`: each a duration no longer than the tick.
+fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Result<()> {
+    let c = raw;
+    let tick = kernel.tick_ns;
+    let costs = &mut kernel.costs;
+    for (val, slot, k) in [
+        (&c.context_switch, &mut costs.context_switch_ns, "context_switch"),
+        (&c.migration_smt, &mut costs.migration_smt_ns, "migration_smt"),
+        (&c.migration_llc, &mut costs.migration_llc_ns, "migration_llc"),
+        (&c.migration_remote_llc, &mut costs.migration_remote_llc_ns, "migration_remote_llc"),
+        (&c.migration_remote_node, &mut costs.migration_remote_node_ns, "migration_remote_node"),
+        (&c.wakeup_ipi, &mut costs.wakeup_ipi_ns, "wakeup_ipi"),
+        (&c.timer_slack, &mut costs.timer_slack_ns, "timer_slack"),
+        (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
+        (&c.irq, &mut costs.irq_ns, "irq"),
+        (&c.blk_complete, &mut costs.blk_complete_ns, "blk_complete"),
+        (&c.copy_page, &mut costs.copy_page_ns, "copy_page"),
+        (&c.pagecache_add, &mut costs.pagecache_add_ns, "pagecache_add"),
+        (&c.lru_page, &mut costs.lru_page_ns, "lru_page"),
+        (&c.reclaim_page, &mut costs.reclaim_page_ns, "reclaim_page"),
+        (&c.lru_lock_handoff, &mut costs.lru_lock_handoff_ns, "lru_lock_handoff"),
+        (&c.lru_lock_handoff_waiter, &mut costs.lru_lock_handoff_waiter_ns, "lru_lock_handoff_waiter"),
+        (&c.shadow_entry, &mut costs.shadow_entry_ns, "shadow_entry"),
+        (&c.dio_page, &mut costs.dio_page_ns, "dio_page"),
+    ] {
+        if let Some(s) = val {
+            let key = format!("kernel.costs.{k}");
+            let ns = duration_at(s, file, &key)?;
+            // A cost is a short stretch of one CPU's time; longer than a tick
+            // it would outlast the scheduler's own period of decisions (and
+            // a switch dearer than the tick never lets a task run).
+            if ns > tick {
+                return Err(SimError::bad_value(
+                    file,
+                    &key,
+                    format!("{s} is longer than the tick ({}ms at HZ {})", tick / 1_000_000, kernel.hz),
+                    format!("a duration up to one tick ({}ms)", tick / 1_000_000),
+                ));
+            }
+            *slot = ns;
+        }
+    }
+    Ok(())
 }

@@ -304,6 +304,39 @@ pub struct Costs {
     /// few dozen per-CPU counters): 5 us. Order of magnitude only, not
     /// from a measurement; it matters little, the wakeup itself does.
     pub vmstat_update_ns: u64,
+    // ------------------------------------------------------------ mm/
+    // Per-page costs of the read path and of reclaim (mm/). Their sizes
+    // are of the right order for a 2 GHz Skylake-SP; their values are
+    // calibrated on P3's Tests #2 and #3 (no page replacement; one kswapd
+    // per node), and Test #4 and the shadow-entry tables follow from them
+    // (docs/notes/seed-003-calibration.md).
+    /// copy_to_user() of one 4 KiB page of page cache (a DRAM-cold copy at
+    /// ~8 GB/s per core) with mark_page_accessed.
+    pub copy_page_ns: u64,
+    /// One page's way into the page cache outside the LRU lock: the
+    /// allocation from the buddy lists, add_to_page_cache (radix tree
+    /// insert, memcg charge), the bio's share and its completion
+    /// (SetPageUptodate, unlock_page).
+    pub pagecache_add_ns: u64,
+    /// One page's list work under the LRU lock (isolation, or a pagevec
+    /// add): a cache miss on its struct page and the list updates.
+    pub lru_page_ns: u64,
+    /// shrink_page_list() for one clean, unmapped page-cache page outside
+    /// the LRU lock: trylock, page_check_references, __remove_mapping
+    /// (the mapping's tree lock), free.
+    pub reclaim_page_ns: u64,
+    /// A contended hand-off of the LRU lock to the next CPU (the lock's
+    /// and the list heads' cache lines move): ~ a cross-core cache-line
+    /// transfer on a Skylake-SP mesh (docs/LINUX-FACTS.md §9).
+    pub lru_lock_handoff_ns: u64,
+    /// What each further CPU spinning adds to a hand-off (its polling
+    /// competes for the lock's line; Boyd-Wickizer et al. 2012).
+    pub lru_lock_handoff_waiter_ns: u64,
+    /// workingset_eviction(): pack and store the shadow entry of an evicted
+    /// page, and the shadow node's accounting (list_lru).
+    pub shadow_entry_ns: u64,
+    /// O_DIRECT per page: get_user_pages and the bio's share.
+    pub dio_page_ns: u64,
 }
 
 impl Default for Costs {
@@ -320,6 +353,14 @@ impl Default for Costs {
             irq_ns: 1_000,
             blk_complete_ns: 3_000,
             vmstat_update_ns: 5_000,
+            copy_page_ns: 500,
+            pagecache_add_ns: 700,
+            lru_page_ns: 60,
+            reclaim_page_ns: 400,
+            lru_lock_handoff_ns: 150,
+            lru_lock_handoff_waiter_ns: 20,
+            shadow_entry_ns: 150,
+            dio_page_ns: 50,
         }
     }
 }
@@ -351,6 +392,10 @@ pub struct KernelConfig {
     pub vmstat_kworkers: bool,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
     pub workqueues: Vec<crate::kthread::WorkqueueDef>,
+    /// `[kernel.vm]`: the vm sysctls (mm/).
+    pub vm: crate::mm::config::VmConfig,
+    /// The scenario has a `[kernel.vm]` table (the memory model runs).
+    pub vm_given: bool,
 }
 
 impl KernelConfig {
@@ -372,6 +417,8 @@ impl KernelConfig {
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
             workqueues: crate::kthread::WorkqueueDef::system(),
+            vm: crate::mm::config::VmConfig { workingset: v.at_least(3, 15), ..Default::default() },
+            vm_given: false,
         }
     }
 }

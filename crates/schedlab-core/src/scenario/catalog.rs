@@ -112,6 +112,8 @@ pub fn catalog() -> Value {
             "machine.disk": keys_of::<RawDisk>(),
             "kernel.workqueue": keys_of::<RawWorkqueue>(),
             "dbench": keys_of::<RawDbench>(),
+            "kernel.vm": keys_of::<crate::mm::config::RawVm>(),
+            "memory": keys_of::<crate::mm::config::RawMemory>(),
         },
         "ops": OPS_ACCEPTED.split(", ").collect::<Vec<_>>(),
         "versions": KNOWN_VERSIONS,

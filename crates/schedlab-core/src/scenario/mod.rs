@@ -36,6 +36,8 @@ struct RawScenario {
     task: Vec<RawTask>,
     rt_migrate_test: Option<RawRtMigrateTest>,
     dbench: Option<RawDbench>,
+    /// `[memory]` (mm/config.rs).
+    memory: Option<crate::mm::config::RawMemory>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +89,10 @@ pub struct Scenario {
     /// The `io` and `queue_work` ops' parameters.
     pub io_ops: Vec<crate::workload::IoOp>,
     pub queue_works: Vec<crate::workload::QueueWorkOp>,
+    /// The `read` ops' parameters.
+    pub read_ops: Vec<crate::mm::ReadOp>,
+    /// `[memory]`'s starting state.
+    pub memory: Option<crate::mm::config::MemoryStart>,
     /// `[dbench]`: the benchmark's parameters and its client group.
     pub dbench: Option<DbenchConfig>,
     /// What the scenario asks for that runs as something near it (an
@@ -300,6 +306,10 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         }
     }
     let notes = kernel.version.unlisted_note().into_iter().collect();
+    let memory = match &raw.memory {
+        Some(m) => Some(crate::mm::config::compile_vm(&Default::default(), Some(m), kernel.version, file)?.start),
+        None => None,
+    };
 
     let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
 
@@ -327,6 +337,8 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         work_programs: ct.work_programs,
         io_ops: ct.io_ops,
         queue_works: ct.queue_works,
+        read_ops: ct.read_ops,
+        memory,
         dbench,
     })
 }

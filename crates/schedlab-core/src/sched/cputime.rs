@@ -76,7 +76,7 @@ impl Sim {
         let r = &mut self.rqs[cpu].acct;
         r.sys += switch;
         let rest = delta - taken - switch;
-        if t.kthread {
+        if t.kthread || t.in_sys {
             r.sys += rest;
         } else if t.nice > 0 {
             r.nice += rest;

@@ -192,6 +192,8 @@ pub struct Task {
     pub worker: Option<usize>,
     /// Sleeping in io_schedule(): counted in its runqueue's nr_iowait.
     pub in_iowait: bool,
+    /// Its CPU time is system time (a syscall's work: the mm ops).
+    pub in_sys: bool,
     pub rng: Rng,
     pub stats: TaskStats,
     // Wakeup bookkeeping (record_wakee, wake_wide, recent_used_cpu).

@@ -174,4 +174,7 @@ pub struct KernelBase {
     pub idle_time: Vec<Vec<u64>>,
     pub disks: Vec<crate::block::DiskStats>,
     pub works_done: Vec<u64>,
+    pub vm: crate::mm::VmEvents,
+    /// Per node: the LRU lock's counters.
+    pub lru_lock: Vec<crate::mm::spinlock::LockStats>,
 }

@@ -151,6 +151,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         ..Default::default()
     };
     kernel_sections(sim, &mut r);
+    r.mm = crate::mm::report::mm_report(sim, &r);
     r
 }
 

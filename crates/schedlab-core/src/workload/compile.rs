@@ -10,6 +10,7 @@ use crate::cpumask::CpuMask;
 use crate::error::{Location, Result, SimError};
 use crate::kthread::{WorkqueueDef, WQ_UNBOUND};
 use crate::machine::Machine;
+use crate::mm::ReadOp;
 use crate::scenario::units::parse_size;
 use crate::scenario::units::{dist_at, duration_at, DURATION_ACCEPTED};
 use crate::sched::prio::Policy;
@@ -63,6 +64,7 @@ pub(crate) struct CompiledTasks {
     pub(crate) work_programs: Vec<Program>,
     pub(crate) io_ops: Vec<IoOp>,
     pub(crate) queue_works: Vec<QueueWorkOp>,
+    pub(crate) read_ops: Vec<ReadOp>,
 }
 
 /// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
@@ -78,6 +80,7 @@ pub(crate) fn compile_tasks(
     let mut work_programs = Vec::new();
     let mut io_ops = Vec::new();
     let mut queue_works = Vec::new();
+    let mut read_ops = Vec::new();
     let mut barriers = Vec::new();
     let mut events = Vec::new();
     let mut fork_refs: Vec<(String, String)> = Vec::new();
@@ -153,6 +156,7 @@ pub(crate) fn compile_tasks(
             work_programs: &mut work_programs,
             io_ops: &mut io_ops,
             queue_works: &mut queue_works,
+            read_ops: &mut read_ops,
             in_work: false,
         };
         compile_ops(&t.program, &k("program"), &mut ctx, &mut ops)?;
@@ -205,7 +209,7 @@ pub(crate) fn compile_tasks(
         Some(r) => Some(compile_rt_migrate_test(r, file, machine, &mut groups, &mut barriers, &mut events)?),
         None => None,
     };
-    Ok(CompiledTasks { groups, barriers, events, rt_migrate_test, work_programs, io_ops, queue_works })
+    Ok(CompiledTasks { groups, barriers, events, rt_migrate_test, work_programs, io_ops, queue_works, read_ops })
 }
 
 fn loc(file: &str, key: &str) -> Location {
@@ -213,7 +217,7 @@ fn loc(file: &str, key: &str) -> Location {
 }
 
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel, queue_work, io";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel, queue_work, io, read";
 /// The ops a work item may have (a kworker runs them).
 const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
@@ -228,6 +232,7 @@ struct ProgCtx<'a> {
     work_programs: &'a mut Vec<Program>,
     io_ops: &'a mut Vec<IoOp>,
     queue_works: &'a mut Vec<QueueWorkOp>,
+    read_ops: &'a mut Vec<ReadOp>,
     /// Compiling a work item's ops (a kworker runs them).
     in_work: bool,
 }
@@ -330,6 +335,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             "run" => out.push(Op::Run(dist_at(val, file, &sub)?)),
             "queue_work" => out.push(queue_work_at(val, &sub, ctx)?),
             "io" => out.push(io_at(val, &sub, ctx)?),
+            "read" => out.push(read_at(val, &sub, ctx)?),
             "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
             "timer" => out.push(Op::Timer { period: timer_period_at(val, file, &sub)? }),
@@ -409,7 +415,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 out[start] = Op::LoopStart { count, end };
             }
             "parallel" => out.push(parallel_at(val, file, &sub)?),
-            "lock" | "unlock" | "alloc" | "read" | "wake" => {
+            "lock" | "unlock" | "alloc" | "wake" => {
                 return Err(SimError::not_modelled(
                     file,
                     &sub,
@@ -508,6 +514,60 @@ fn bool_at(v: Option<&toml::Value>, key: &str, file: &str, default: bool) -> Res
 
 /// `io = { disk = NAME, op = read|write|flush, size = S, wait = B, iowait = B,
 /// submit = { wq, run|work }, end_io = { wq, run|work } }`.
+/// `read = { disk = NAME | [NAMES], size = SIZE, direct = false }`: a
+/// read(2) of `size` bytes of a file on the disk (mm/filemap.rs); with a
+/// list, the tasks running the op take the disks in turn.
+fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
+    let file = ctx.file;
+    let accepted = "{ disk = NAME or [NAMES], size = SIZE, direct = false }";
+    let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
+    check_keys(t, sub, file, &["disk", "size", "direct"])?;
+    if ctx.in_work {
+        return Err(SimError::bad_value(file, sub, "a read in a work item", "read ops in [[task]] programs only"));
+    }
+    let disks = &ctx.machine.disks;
+    let names = || disks.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
+    let dk = format!("{sub}.disk");
+    let find = |n: &str| {
+        disks.iter().position(|d| d.name == n).ok_or_else(|| {
+            let have = names();
+            SimError::bad_value(
+                file,
+                &dk,
+                format!("no disk \"{n}\""),
+                if have.is_empty() { "a [[machine.disk]] name (the machine has none)".to_string() } else { have },
+            )
+        })
+    };
+    let list = match t.get("disk") {
+        None => return Err(SimError::MissingKey { at: loc(file, &dk) }),
+        Some(toml::Value::String(n)) => vec![find(n)?],
+        Some(toml::Value::Array(a)) if !a.is_empty() => {
+            let mut v = Vec::new();
+            for x in a {
+                let n = x.as_str().ok_or_else(|| SimError::bad_value(file, &dk, format!("{x}"), "disk names"))?;
+                v.push(find(n)?);
+            }
+            v
+        }
+        Some(x) => {
+            return Err(SimError::bad_value(file, &dk, format!("{x}"), "a disk name or a non-empty list of them"))
+        }
+    };
+    let bytes = match t.get("size") {
+        None => 4096,
+        Some(toml::Value::String(s)) => parse_size(s).filter(|&b| b > 0).ok_or_else(|| {
+            SimError::bad_value(file, &format!("{sub}.size"), format!("cannot read \"{s}\" as a size"), "e.g. \"4MiB\"")
+        })?,
+        Some(v) => {
+            return Err(SimError::bad_value(file, &format!("{sub}.size"), format!("{v}"), "a size, e.g. \"4MiB\""))
+        }
+    };
+    let direct = bool_at(t.get("direct"), &format!("{sub}.direct"), file, false)?;
+    ctx.read_ops.push(ReadOp { disks: list, bytes, direct });
+    Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
+}
+
 fn io_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
     let file = ctx.file;
     let accepted = "{ disk = NAME, op = \"read\"|\"write\"|\"flush\", size = SIZE, wait = true, iowait = true, \

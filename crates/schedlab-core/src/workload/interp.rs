@@ -62,6 +62,7 @@ impl Sim {
     fn exec_op(&mut self, tid: TaskId, template: usize, pc: usize, op: Op) -> bool {
         match op {
             Op::Run(d) => {
+                self.tasks[tid].in_sys = false;
                 let w = d.sample(&mut self.tasks[tid].rng);
                 if w == 0 {
                     return true;
@@ -194,6 +195,11 @@ impl Sim {
             }
             Op::RtmtRotate => return self.rtmt_rotate(tid, template),
             Op::QueueWork { .. } | Op::Io { .. } | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
+            Op::Read { idx } => return self.mm_read(tid, idx as usize),
+            Op::Kswapd(k) => {
+                self.kswapd_run(tid, k as usize);
+                return false;
+            }
             Op::KtaskHelper(job) => {
                 self.ktask_helper(tid, job);
                 return false;
@@ -269,7 +275,7 @@ impl Sim {
     /// The running task sleeps until an IO completion wakes it, in
     /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
     /// is iowait) or in plain schedule().
-    fn io_block(&mut self, tid: TaskId, iowait: bool) {
+    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
         self.block(tid);
         if iowait {
             let cpu = self.tasks[tid].cpu;

@@ -60,6 +60,8 @@ pub struct Workload {
     /// index them).
     pub io_ops: Vec<IoOp>,
     pub queue_works: Vec<QueueWorkOp>,
+    /// The `read` ops' parameters (Op::Read indexes them).
+    pub read_ops: Vec<crate::mm::ReadOp>,
     /// `[dbench]`: the benchmark's state (dbench.rs).
     pub dbench: dbench::DbenchState,
     /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).

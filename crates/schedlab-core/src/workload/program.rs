@@ -92,6 +92,11 @@ pub enum Op {
     /// sleep until its completion wakes the task. The op is
     /// `Workload::io_ops[idx]`.
     Io { idx: u32, wait: bool },
+    /// A read(2) of a file (mm/filemap.rs): buffered through the page
+    /// cache or O_DIRECT. The op is `Workload::read_ops[idx]`.
+    Read { idx: u32 },
+    /// kswapd thread N's loop (not a scenario op; mm/kswapd.rs).
+    Kswapd(u32),
     /// dbench's bookkeeping (not a scenario op; workload/dbench.rs).
     Dbench(DbenchOp),
     /// rt-migrate-test's bookkeeping (not a scenario op; see
@@ -117,6 +122,8 @@ impl Op {
                 | Op::Park
                 | Op::Parallel { .. }
                 | Op::Exit
+                | Op::Read { .. }
+                | Op::Kswapd(_)
         ) || matches!(self, Op::QueueWork { wait: true, .. } | Op::Io { wait: true, .. })
     }
 }

@@ -1,0 +1,116 @@
+//! Boot of the memory model: the nodes, their watermarks and page cache,
+//! the kswapd threads.
+
+use crate::cpumask::CpuMask;
+use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
+use crate::engine::time::Instant;
+use crate::error::SimError;
+use crate::mm::{watermark, Kswapd, KswapdState, KswapdThreads, Lru, MemoryStart, Pgdat, ScanControl, PAGE_SIZE};
+use crate::sched::prio::Policy;
+use crate::workload::{Op, Program, TaskGroup};
+
+impl Sim {
+    /// Boot the memory model when the scenario uses it (a buffered or
+    /// direct `read` op, `[kernel.vm]` or `[memory]`): the nodes' memory
+    /// and watermarks (init_per_zone_wmark_min), the page cache it starts
+    /// with, and the kswapd threads (kswapd_run).
+    pub(crate) fn mm_init(&mut self, sc: &crate::scenario::Scenario) -> Result<(), SimError> {
+        let used = !sc.read_ops.is_empty() || sc.kernel.vm_given || sc.memory.is_some();
+        self.mm.rr = vec![0; sc.read_ops.len()];
+        if !used {
+            return Ok(());
+        }
+        let v = self.cfg.version;
+        let mut cfg = self.cfg.vm.clone();
+        if let Some(start) = sc.memory {
+            cfg.start = start;
+        }
+        let nodes = self.machine.nr_nodes;
+        let bytes = self.machine.memory_bytes;
+        if bytes == 0 {
+            return Err(SimError::bad_value(
+                &sc.source,
+                "machine.memory",
+                "the machine has no memory size, and the scenario reads files or sets [kernel.vm]",
+                "a size, e.g. \"756GiB\" (the presets have one)",
+            ));
+        }
+        let total = bytes / PAGE_SIZE;
+        let min_free = cfg.min_free_kbytes.unwrap_or_else(|| watermark::default_min_free_kbytes(total * 4, v));
+        self.mm.pagevec = if v.at_least(6, 12) {
+            31
+        } else if v.at_least(2, 6) && !v.at_least_26(26) {
+            14
+        } else {
+            15
+        };
+        for node in 0..nodes {
+            let managed = total / nodes as u64;
+            let wmark = watermark::setup_zone_wmarks(managed, total, min_free, cfg.watermark_scale_factor, v);
+            let mut pg = Pgdat { node, managed, free: managed, wmark, ..Default::default() };
+            if cfg.start == MemoryStart::PageCacheFull {
+                pg.free = wmark.high.min(managed);
+                pg.lru[Lru::InactiveFile as usize] = managed - pg.free;
+            }
+            self.mm.nodes.push(pg);
+        }
+        self.mm.zonelist = (0..nodes)
+            .map(|n| {
+                let mut zl: Vec<usize> = (0..nodes).collect();
+                zl.sort_by_key(|&m| (self.machine.node_distance[n][m], m));
+                zl
+            })
+            .collect();
+        let per_node = match cfg.kswapd_threads {
+            KswapdThreads::Fixed(n) => n,
+            KswapdThreads::Auto { max, .. } => max,
+        } as usize;
+        self.mm.cfg = cfg;
+        self.mm.enabled = true;
+        let group = self.wl.group_names.len();
+        self.wl.group_names.push("kswapd".into());
+        for node in 0..nodes {
+            let mut cpus = CpuMask::new(self.rqs.len());
+            for c in self.machine.cpus.iter().filter(|c| c.node == node) {
+                cpus.set(c.id);
+            }
+            for hid in 0..per_node {
+                let k = self.mm.kswapds.len();
+                let g = TaskGroup {
+                    name: "kswapd".into(),
+                    count: 0,
+                    policy: Policy::Normal,
+                    nice: self.mm.cfg.kswapd_nice,
+                    rt_priority: 0,
+                    cpus: cpus.clone(),
+                    start: 0,
+                    kthread: true,
+                    program: Program { ops: vec![Op::Kswapd(k as u32)] },
+                };
+                let template = self.wl.templates.len();
+                self.wl.templates.push(g.clone());
+                let tid = self.alloc_task(group, Some(template), &g, hid);
+                let comm = if self.mm.cfg.kswapd_threads == KswapdThreads::Fixed(1) {
+                    format!("kswapd{node}")
+                } else {
+                    format!("kswapd{node}:{hid}")
+                };
+                self.tasks[tid].comm = comm;
+                self.tasks[tid].cpu = cpus.first().unwrap_or(0);
+                self.mm.kswapds.push(Kswapd {
+                    task: tid,
+                    node,
+                    state: KswapdState::Boot,
+                    sc: ScanControl::default(),
+                    run_reclaimed: 0,
+                    round_start_reclaimed: 0,
+                    timed_out: false,
+                });
+                self.mm.nodes[node].kswapd.push(k);
+                self.q.schedule(Instant(0), Ev::Start(tid));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,133 @@
+//! The read path (mm/filemap.c generic_file_buffered_read, mm/readahead.c;
+//! fs/direct-io.c): the `read` op.
+//!
+//! Buffered: the read proceeds window by window. For each readahead window
+//! (read_ahead_kb, or the whole request up to the device's max_sectors_kb
+//! when the request is larger: ondemand_readahead with bdi->io_pages,
+//! 4.10+) the task allocates the window's pages (page_alloc.rs: may wake
+//! kswapd, reclaim directly or be throttled), inserts them in the page
+//! cache and adds them to the node's inactive file list through the
+//! per-CPU pagevec (one LRU-lock hold per PAGEVEC_SIZE pages), submits
+//! the IO and sleeps in io_schedule until it completes, then copies the
+//! window to user space. Direct (O_DIRECT): the pages are pinned and the
+//! IO goes straight to the user buffer; no page cache, no copy.
+//!
+//! Deviation: no asynchronous readahead (the next window is not read while
+//! the task copies the current one); every page of a file is read once
+//! (no page-cache hits or refaults).
+
+use crate::engine::sim::Sim;
+use crate::mm::page_alloc::Alloc;
+use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};
+use crate::sched::task::TaskId;
+
+impl Sim {
+    /// The readahead window of a read of `bytes` from `disk`.
+    fn ra_window(&self, disk: usize, bytes: u64) -> u64 {
+        let d = &self.block.disks[disk].cfg;
+        let ra = d.read_ahead_kb * 1024;
+        let io = d.max_sectors_kb * 1024;
+        let w = if bytes > ra && io > ra { bytes.min(io) } else { ra };
+        w.max(PAGE_SIZE)
+    }
+
+    /// Run the `read` op `idx` for `tid`. Returns true when it is done
+    /// (the interpreter goes on), false while it spends time or sleeps.
+    pub(crate) fn mm_read(&mut self, tid: TaskId, idx: usize) -> bool {
+        let st = match self.mm.task(tid).read {
+            Some(st) => st,
+            None => {
+                let op = &self.wl.read_ops[idx];
+                let cur = self.mm.rr[idx];
+                self.mm.rr[idx] = cur + 1;
+                let disk = op.disks[cur % op.disks.len()];
+                let (bytes, direct) = (op.bytes, op.direct);
+                self.tasks[tid].in_sys = true;
+                if direct {
+                    // Pin the user pages and build the bios, then submit.
+                    let pages = bytes.div_ceil(PAGE_SIZE);
+                    self.tasks[tid].work_left = (pages * self.cfg.costs.dio_page_ns).max(1);
+                    let st = ReadState { disk, left: bytes, window: bytes, phase: ReadPhase::Submit, direct: true };
+                    return self.read_park(tid, st);
+                }
+                ReadState { disk, left: bytes, window: 0, phase: ReadPhase::Alloc, direct: false }
+            }
+        };
+        self.buffered_read(tid, st)
+    }
+
+    /// Submit a read request of `bytes` and sleep in io_schedule.
+    fn submit_read(&mut self, tid: TaskId, disk: usize, bytes: u64) {
+        use crate::block::{BioOp, EndIo};
+        let here = self.tasks[tid].cpu;
+        let req = self.blk_alloc_request(disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
+        self.submit_bio(req, here);
+        self.mm.ev.pgpgin_kb += bytes / 1024;
+        self.io_block(tid, true);
+    }
+
+    fn buffered_read(&mut self, tid: TaskId, mut st: ReadState) -> bool {
+        let c = &self.cfg.costs;
+        let (add_ns, copy_ns, lru_page) = (c.pagecache_add_ns, c.copy_page_ns, c.lru_page_ns);
+        loop {
+            match st.phase {
+                ReadPhase::Alloc => {
+                    if st.left == 0 {
+                        st.phase = ReadPhase::Done;
+                        continue;
+                    }
+                    st.window = self.ra_window(st.disk, st.left).min(st.left);
+                    let pages = st.window.div_ceil(PAGE_SIZE);
+                    match self.alloc_pages(tid, pages) {
+                        Alloc::Got(node) => {
+                            // add_to_page_cache_lru: the insertion, then the
+                            // pagevec drains under the node's LRU lock.
+                            let handoff = self.lru_handoff();
+                            let pv = self.mm.pagevec;
+                            let pg = &mut self.mm.nodes[node];
+                            let drains = pages.div_ceil(pv);
+                            let (spin, hold) =
+                                pg.lru_lock.acquire(self.now, drains, pages * lru_page / drains.max(1), handoff);
+                            pg.lru[Lru::InactiveFile as usize] += pages;
+                            self.tasks[tid].work_left = (pages * add_ns + spin + hold).max(1);
+                            self.tasks[tid].in_sys = true;
+                            st.phase = ReadPhase::Submit;
+                            return self.read_park(tid, st);
+                        }
+                        Alloc::Reclaiming | Alloc::Blocked => return self.read_park(tid, st),
+                    }
+                }
+                ReadPhase::Submit => {
+                    st.phase = ReadPhase::Copy;
+                    self.mm.task(tid).read = Some(st);
+                    self.tasks[tid].pc -= 1;
+                    self.submit_read(tid, st.disk, st.window);
+                    return false;
+                }
+                ReadPhase::Copy if st.direct => {
+                    st.left = 0;
+                    st.phase = ReadPhase::Done;
+                }
+                ReadPhase::Copy => {
+                    let pages = st.window.div_ceil(PAGE_SIZE);
+                    st.left -= st.window;
+                    st.phase = ReadPhase::Alloc;
+                    self.tasks[tid].work_left = (pages * copy_ns).max(1);
+                    return self.read_park(tid, st);
+                }
+                ReadPhase::Done => {
+                    self.mm.task(tid).read = None;
+                    self.tasks[tid].in_sys = false;
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Keep the read's state and stay on its op.
+    fn read_park(&mut self, tid: TaskId, st: ReadState) -> bool {
+        self.mm.task(tid).read = Some(st);
+        self.tasks[tid].pc -= 1;
+        false
+    }
+}

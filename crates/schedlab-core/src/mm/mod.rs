@@ -1,0 +1,302 @@
+//! Memory reclaim (mm/): the nodes' free pages and watermarks, the page
+//! cache on per-node LRU lists, the allocator's fast and slow paths, kswapd
+//! as real kernel threads, direct reclaim in the allocating task, the LRU
+//! lock they all contend for, and the `read` op that fills the page cache
+//! (or bypasses it with O_DIRECT).
+//!
+//! Pages are counted, not kept one by one: a node's LRU list is a number of
+//! pages, and because the only page-cache user modelled is a streaming
+//! reader (every page read once, clean, unmapped), a page's position on
+//! the list does not change what reclaim does with it.
+//!
+//! Rooms: `watermark.rs` (the per-version arithmetic), `spinlock.rs` (the
+//! LRU lock), `page_alloc.rs` (__alloc_pages, wakeup_kswapd,
+//! throttle_direct_reclaim), `vmscan.rs` (shrink_node in chunks, direct
+//! reclaim), `kswapd.rs` (the thread's loop, balance_pgdat and sleep),
+//! `filemap.rs` (the read path), `config.rs` (`[kernel.vm]`, `[memory]`).
+//!
+//! Deviation: one zone per node (ZONE_NORMAL; the DMA/DMA32 zones of node 0
+//! are folded into it); order-0 allocations only, so no compaction, no
+//! kcompactd and no watermark boost (it needs a fragmentation event); no
+//! memory cgroups (one lruvec per node); no anonymous memory or swap yet;
+//! no dirty pages or writeback (the modelled reader only reads).
+
+pub mod boot;
+pub mod config;
+pub mod filemap;
+pub mod kswapd;
+pub mod page_alloc;
+pub mod report;
+pub mod spinlock;
+pub mod vmscan;
+pub mod watermark;
+
+use crate::sched::task::TaskId;
+pub use config::{KswapdThreads, MemoryStart, VmConfig};
+use spinlock::SpinLock;
+use watermark::Watermarks;
+
+pub const PAGE_SIZE: u64 = 4096;
+/// include/linux/swap.h, every version.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// mm/vmscan.c.
+pub const DEF_PRIORITY: u32 = 12;
+/// mm/internal.h: a node whose kswapd failed this often is hopeless.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// Pages a reclaimer isolates and frees per step of the simulation (16
+/// SWAP_CLUSTER_MAX batches; the lock is still taken once per batch).
+pub const RECLAIM_CHUNK: u64 = 16 * SWAP_CLUSTER_MAX;
+
+/// The LRU lists of a node (enum lru_list, 2.6.28+, without unevictable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lru {
+    InactiveAnon = 0,
+    ActiveAnon = 1,
+    InactiveFile = 2,
+    ActiveFile = 3,
+}
+
+/// /proc/vmstat event counters (include/linux/vm_event_item.h), summed
+/// over the nodes; the names are the 4.16 ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VmEvents {
+    pub pgpgin_kb: u64,
+    pub pgalloc_normal: u64,
+    pub pgfree: u64,
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
+    pub pgsteal_kswapd: u64,
+    pub pgsteal_direct: u64,
+    pub pgscan_direct_throttle: u64,
+    pub allocstall_normal: u64,
+    pub pageoutrun: u64,
+    pub kswapd_low_wmark_hit_quickly: u64,
+    pub kswapd_high_wmark_hit_quickly: u64,
+    pub workingset_eviction: u64,
+    pub workingset_refault: u64,
+}
+
+impl VmEvents {
+    /// (name, value) in /proc/vmstat order.
+    pub fn items(&self) -> [(&'static str, u64); 14] {
+        [
+            ("pgpgin", self.pgpgin_kb),
+            ("pgalloc_normal", self.pgalloc_normal),
+            ("pgfree", self.pgfree),
+            ("pgsteal_kswapd", self.pgsteal_kswapd),
+            ("pgsteal_direct", self.pgsteal_direct),
+            ("pgscan_kswapd", self.pgscan_kswapd),
+            ("pgscan_direct", self.pgscan_direct),
+            ("pgscan_direct_throttle", self.pgscan_direct_throttle),
+            ("workingset_refault", self.workingset_refault),
+            // Not a /proc/vmstat item: shadow entries stored (the
+            // workingset_eviction tracepoint's count).
+            ("workingset_eviction", self.workingset_eviction),
+            ("allocstall_normal", self.allocstall_normal),
+            ("pageoutrun", self.pageoutrun),
+            ("kswapd_low_wmark_hit_quickly", self.kswapd_low_wmark_hit_quickly),
+            ("kswapd_high_wmark_hit_quickly", self.kswapd_high_wmark_hit_quickly),
+        ]
+    }
+
+    pub fn delta(&self, b: &VmEvents) -> VmEvents {
+        let (a, b) = (self.items(), b.items());
+        let mut d = VmEvents::default();
+        let v: Vec<u64> = a.iter().zip(b.iter()).map(|(x, y)| x.1 - y.1).collect();
+        d.pgpgin_kb = v[0];
+        d.pgalloc_normal = v[1];
+        d.pgfree = v[2];
+        d.pgsteal_kswapd = v[3];
+        d.pgsteal_direct = v[4];
+        d.pgscan_kswapd = v[5];
+        d.pgscan_direct = v[6];
+        d.pgscan_direct_throttle = v[7];
+        d.workingset_refault = v[8];
+        d.workingset_eviction = v[9];
+        d.allocstall_normal = v[10];
+        d.pageoutrun = v[11];
+        d.kswapd_low_wmark_hit_quickly = v[12];
+        d.kswapd_high_wmark_hit_quickly = v[13];
+        d
+    }
+}
+
+/// pg_data_t, reduced to what reclaim needs (with its one zone).
+#[derive(Debug, Clone, Default)]
+pub struct Pgdat {
+    pub node: usize,
+    /// zone->managed_pages.
+    pub managed: u64,
+    /// NR_FREE_PAGES.
+    pub free: u64,
+    pub wmark: Watermarks,
+    /// NR_LRU_BASE + lru: pages on each list (isolated pages are on none).
+    pub lru: [u64; 4],
+    /// NR_ISOLATED_FILE.
+    pub nr_isolated_file: u64,
+    /// Shadow entries left by evicted pages (workingset.c); their radix
+    /// tree nodes stay until the shadow shrinker frees them.
+    pub nonresident: u64,
+    pub lru_lock: SpinLock,
+    /// This node's kswapd threads (indices of Mm::kswapds).
+    pub kswapd: Vec<usize>,
+    /// kswapd_failures: balance_pgdat runs that reclaimed nothing.
+    pub kswapd_failures: u32,
+    /// Tasks throttled in throttle_direct_reclaim (pgdat->pfmemalloc_wait).
+    pub pfmemalloc_wait: Vec<TaskId>,
+}
+
+impl Pgdat {
+    pub fn file_pages(&self) -> u64 {
+        self.lru[Lru::InactiveFile as usize] + self.lru[Lru::ActiveFile as usize]
+    }
+}
+
+/// Where a kswapd thread is in its loop (mm/vmscan.c kswapd()).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KswapdState {
+    /// Not yet run.
+    Boot,
+    /// In kswapd_try_to_sleep's short sleep (HZ/10) after the node was
+    /// balanced; woken early it counts low_wmark_hit_quickly.
+    ShortSleep,
+    /// Asleep until wakeup_kswapd.
+    Sleeping,
+    /// Running balance_pgdat.
+    Balancing,
+    /// Parked by the `auto` policy (not counted among the node's threads).
+    Parked,
+}
+
+/// One pass of shrink_node's scanning over one node at one priority.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanControl {
+    pub priority: u32,
+    /// Pages still to scan at this priority on the current node.
+    pub scan_left: u64,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr_to_reclaim: u64,
+    /// Pages of the chunk being reclaimed now (freed when it is done).
+    pub pending: u64,
+    pub pending_node: usize,
+}
+
+/// A kswapd thread.
+#[derive(Debug, Clone)]
+pub struct Kswapd {
+    pub task: TaskId,
+    pub node: usize,
+    pub state: KswapdState,
+    pub sc: ScanControl,
+    /// Reclaimed in this balance_pgdat run (for kswapd_failures).
+    pub run_reclaimed: u64,
+    /// Reclaimed by this round's start (the round's progress).
+    pub round_start_reclaimed: u64,
+    /// The short sleep ended by its timer, not by a wakeup.
+    pub timed_out: bool,
+}
+
+/// Per task: where its current mm op is (a read, a direct reclaim, a
+/// throttle).
+#[derive(Debug, Clone, Default)]
+pub struct TaskMm {
+    pub read: Option<ReadState>,
+    /// The direct reclaim in progress (do_try_to_free_pages).
+    pub reclaim: Option<DirectReclaim>,
+    /// The allocation being made: pages, and when it began (latency).
+    pub alloc: Option<(u64, u64)>,
+    /// Sleep generation: a timer whose number is stale is ignored.
+    pub sleep_seq: u32,
+    pub throttled: bool,
+}
+
+/// Latencies of allocations that left the fast path, per group (ns).
+#[derive(Debug, Clone, Default)]
+pub struct AllocLatency {
+    pub fast: u64,
+    pub slow: Vec<u64>,
+    pub direct_reclaims: u64,
+}
+
+/// The memory model's state.
+#[derive(Debug, Clone, Default)]
+pub struct Mm {
+    pub enabled: bool,
+    pub cfg: VmConfig,
+    pub nodes: Vec<Pgdat>,
+    /// Each node's zonelist: itself first, then the others by distance.
+    pub zonelist: Vec<Vec<usize>>,
+    pub kswapds: Vec<Kswapd>,
+    /// By task id (grown on demand).
+    pub tasks: Vec<TaskMm>,
+    pub ev: VmEvents,
+    /// PAGEVEC_SIZE of the version (lru_cache_add's per-CPU batch).
+    pub pagevec: u64,
+    /// Round-robin cursors of the read ops over their disks.
+    pub rr: Vec<usize>,
+    /// Allocation latencies per task group (by group index).
+    pub alloc_lat: Vec<AllocLatency>,
+    /// The template of the kswapd threads.
+    pub kswapd_template: Option<(usize, usize)>,
+}
+
+impl Mm {
+    pub fn task(&mut self, tid: TaskId) -> &mut TaskMm {
+        if self.tasks.len() <= tid {
+            self.tasks.resize_with(tid + 1, TaskMm::default);
+        }
+        &mut self.tasks[tid]
+    }
+
+    /// Σ free pages.
+    pub fn nr_free(&self) -> u64 {
+        self.nodes.iter().map(|n| n.free).sum()
+    }
+}
+
+/// A `read` op's parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOp {
+    /// The disks, by index; the tasks that run the op take them in turn
+    /// (dd readers spread round-robin over the drives).
+    pub disks: Vec<usize>,
+    pub bytes: u64,
+    /// O_DIRECT.
+    pub direct: bool,
+}
+
+/// Where a task is in a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPhase {
+    /// Allocate the next window's pages.
+    Alloc,
+    /// The pages are in the page cache: submit the IO.
+    Submit,
+    /// The IO completed: copy to user space.
+    Copy,
+    /// The last copy is done.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadState {
+    pub disk: usize,
+    /// Bytes still to read.
+    pub left: u64,
+    /// Bytes of the current window.
+    pub window: u64,
+    pub phase: ReadPhase,
+    /// O_DIRECT: no page cache, no copy.
+    pub direct: bool,
+}
+
+/// do_try_to_free_pages() in progress.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirectReclaim {
+    pub sc: ScanControl,
+    /// Next position in the zonelist (shrink_zones).
+    pub zl_pos: usize,
+    /// Reclaimed by this shrink_node (shrink_node_memcg's local count).
+    pub node_reclaimed: u64,
+}

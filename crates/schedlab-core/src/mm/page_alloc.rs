@@ -1,0 +1,176 @@
+//! The page allocator as reclaim sees it (mm/page_alloc.c __alloc_pages
+//! and its slow path; mm/vmscan.c wakeup_kswapd, throttle_direct_reclaim)
+//! [docs/LINUX-FACTS.md §7.2, §7.4].
+//!
+//! Deviation: an allocation is of a whole readahead window's pages at once
+//! (the kernel allocates them one by one in __do_page_cache_readahead);
+//! the watermark test is made for all of them. Readahead's __GFP_NORETRY
+//! (give up rather than retry after reclaim) is not modelled: the window
+//! is always allocated. Per-CPU page lists are not modelled.
+
+use crate::engine::sim::Sim;
+use crate::mm::{Lru, MAX_RECLAIM_RETRIES};
+use crate::sched::task::TaskId;
+
+/// What an allocation attempt did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alloc {
+    /// Got the pages on this node.
+    Got(usize),
+    /// The task spends CPU time in direct reclaim (a burst is set).
+    Reclaiming,
+    /// The task sleeps (throttled).
+    Blocked,
+}
+
+impl Sim {
+    /// The node of `tid`'s CPU.
+    pub(crate) fn task_node(&self, tid: TaskId) -> usize {
+        self.machine.cpus[self.tasks[tid].cpu].node
+    }
+
+    /// get_page_from_freelist(): the first node of the zonelist whose free
+    /// pages stay above `mark` after taking `n`.
+    fn get_page_from_freelist(&mut self, home: usize, n: u64, low: bool) -> Option<usize> {
+        let zl = &self.mm.zonelist[home];
+        for &node in zl {
+            let pg = &self.mm.nodes[node];
+            let mark = if low { pg.wmark.low } else { pg.wmark.min };
+            if pg.free >= n + mark {
+                let pg = &mut self.mm.nodes[node];
+                pg.free -= n;
+                self.mm.ev.pgalloc_normal += n;
+                return Some(node);
+            }
+        }
+        None
+    }
+
+    /// __alloc_pages() of `n` order-0 pages for `tid`: the fast path at the
+    /// low watermark; else wake every kswapd of the zonelist and retry at
+    /// min; else throttle or reclaim directly, and retry when done.
+    pub(crate) fn alloc_pages(&mut self, tid: TaskId, n: u64) -> Alloc {
+        let home = self.task_node(tid);
+        let started = self.mm.task(tid).alloc.map(|a| a.1);
+        if started.is_none() {
+            if let Some(node) = self.get_page_from_freelist(home, n, true) {
+                let g = self.tasks[tid].group;
+                self.alloc_latency(g).fast += 1;
+                return Alloc::Got(node);
+            }
+            self.mm.task(tid).alloc = Some((n, self.now));
+        }
+        // A direct reclaim in progress goes on (or has just finished).
+        if self.mm.task(tid).reclaim.is_some() {
+            // Done (None): retry the freelist below.
+            if let Some(a) = self.direct_reclaim_step(tid) {
+                return a;
+            }
+        } else {
+            // __alloc_pages_slowpath: wake_all_kswapds, then ALLOC_WMARK_MIN.
+            for i in 0..self.mm.zonelist[home].len() {
+                let node = self.mm.zonelist[home][i];
+                self.wakeup_kswapd(node);
+            }
+        }
+        if let Some(node) = self.get_page_from_freelist(home, n, false) {
+            let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
+            let g = self.tasks[tid].group;
+            let lat = self.now - t0;
+            self.alloc_latency(g).slow.push(lat);
+            return Alloc::Got(node);
+        }
+        // __alloc_pages_direct_reclaim -> try_to_free_pages.
+        if self.throttle_direct_reclaim(tid, home) {
+            return Alloc::Blocked;
+        }
+        self.mm.ev.allocstall_normal += 1;
+        let g = self.tasks[tid].group;
+        self.alloc_latency(g).direct_reclaims += 1;
+        self.start_direct_reclaim(tid);
+        match self.direct_reclaim_step(tid) {
+            Some(a) => a,
+            None => {
+                // Nothing to reclaim anywhere: the kernel would OOM-kill.
+                self.fatal = Some(crate::error::SimError::NotModelled {
+                    at: crate::error::Location { file: self.source.clone(), key: "memory".into() },
+                    what: format!(
+                        "{} cannot allocate {n} pages: nothing is left to reclaim (the OOM killer is not modelled)",
+                        self.tasks[tid].comm
+                    ),
+                });
+                Alloc::Blocked
+            }
+        }
+    }
+
+    pub(crate) fn alloc_latency(&mut self, group: usize) -> &mut crate::mm::AllocLatency {
+        if self.mm.alloc_lat.len() <= group {
+            self.mm.alloc_lat.resize_with(group + 1, Default::default);
+        }
+        &mut self.mm.alloc_lat[group]
+    }
+
+    /// pgdat_balanced(): the node's zone is above its high watermark.
+    pub(crate) fn pgdat_balanced(&self, node: usize) -> bool {
+        let pg = &self.mm.nodes[node];
+        pg.free >= pg.wmark.high
+    }
+
+    /// wakeup_kswapd(): wake the node's kswapd threads if any is waiting,
+    /// the node is not hopeless and not balanced (P3: they share
+    /// pgdat->kswapd_wait, and wake_up_interruptible wakes them all).
+    pub(crate) fn wakeup_kswapd(&mut self, node: usize) {
+        let pg = &self.mm.nodes[node];
+        if pg.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(node) {
+            return;
+        }
+        for i in 0..self.mm.nodes[node].kswapd.len() {
+            let k = self.mm.nodes[node].kswapd[i];
+            self.kswapd_wake(k);
+        }
+    }
+
+    /// allow_direct_reclaim(): free pages above half the min watermark of
+    /// the node's zones that have reclaimable pages (or the node is
+    /// hopeless).
+    pub(crate) fn allow_direct_reclaim(&self, node: usize) -> bool {
+        let pg = &self.mm.nodes[node];
+        if pg.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        let reclaimable = pg.lru[Lru::InactiveFile as usize] + pg.lru[Lru::ActiveFile as usize] > 0;
+        let reserve = if reclaimable { pg.wmark.min } else { 0 };
+        reserve == 0 || pg.free > reserve / 2
+    }
+
+    /// throttle_direct_reclaim() (3.6+): a user task allocating while its
+    /// node's free pages are at or below half its reserve sleeps on
+    /// pfmemalloc_wait until kswapd brings them back (killable, without a
+    /// timeout, for a __GFP_FS allocation as the page cache's). Returns
+    /// true when the task sleeps.
+    fn throttle_direct_reclaim(&mut self, tid: TaskId, node: usize) -> bool {
+        if self.tasks[tid].kthread || !self.cfg.version.at_least(3, 6) || self.allow_direct_reclaim(node) {
+            return false;
+        }
+        self.mm.ev.pgscan_direct_throttle += 1;
+        self.wakeup_kswapd(node);
+        self.mm.nodes[node].pfmemalloc_wait.push(tid);
+        self.mm.task(tid).throttled = true;
+        self.block(tid);
+        true
+    }
+
+    /// wake_up_all(&pgdat->pfmemalloc_wait) once direct reclaim is allowed.
+    pub(crate) fn wake_pfmemalloc_waiters(&mut self, node: usize) {
+        if self.mm.nodes[node].pfmemalloc_wait.is_empty() || !self.allow_direct_reclaim(node) {
+            return;
+        }
+        let waiters = std::mem::take(&mut self.mm.nodes[node].pfmemalloc_wait);
+        for tid in waiters {
+            self.mm.task(tid).throttled = false;
+            let cpu = self.tasks[tid].cpu;
+            self.try_to_wake_up(tid, cpu, false);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The report's memory section (report/mm.rs) from the model's state.
+
+use crate::engine::sim::Sim;
+use crate::mm::{KswapdThreads, Lru};
+use crate::report::{AllocRow, KswapdRow, MmReport, NodeRow, Report};
+
+/// The memory section, when the model ran.
+pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
+    if !sim.mm.enabled {
+        return None;
+    }
+    let base = sim.stats.kernel_base.clone().unwrap_or_default();
+    let warm = sim.stats.rec.warmup.min(sim.end_ns);
+    let window = (sim.end_ns.min(sim.now) - warm).max(1);
+    let secs = window as f64 / 1e9;
+    let ev = sim.mm.ev.delta(&base.vm);
+    let vmstat = ev.items().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let read_bytes: u64 = sim
+        .block
+        .disks
+        .iter()
+        .enumerate()
+        .map(|(i, d)| d.stats.read_bytes - base.disks.get(i).map_or(0, |b| b.read_bytes))
+        .sum();
+    let nodes = sim
+        .mm
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let b = base.lru_lock.get(i).copied().unwrap_or_default();
+            let s = n.lru_lock.stats;
+            NodeRow {
+                node: n.node,
+                managed_pages: n.managed,
+                free_pages: n.free,
+                min_pages: n.wmark.min,
+                low_pages: n.wmark.low,
+                high_pages: n.wmark.high,
+                inactive_file_pages: n.lru[Lru::InactiveFile as usize],
+                active_file_pages: n.lru[Lru::ActiveFile as usize],
+                lru_lock_acquisitions: s.acquisitions - b.acquisitions,
+                lru_lock_contended: s.contended - b.contended,
+                lru_lock_spin_ms: round2((s.spin_ns - b.spin_ns) as f64 / 1e6),
+                lru_lock_held_pct: round2((s.hold_ns - b.hold_ns) as f64 * 100.0 / window as f64),
+            }
+        })
+        .collect();
+    let kswapd = sim
+        .mm
+        .kswapds
+        .iter()
+        .map(|k| {
+            let t = &sim.tasks[k.task];
+            let b = sim.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
+            let run = sim.task_counters(k.task).runtime_ns - b;
+            KswapdRow { comm: t.comm.clone(), node: k.node, cpu_pct: round2(run as f64 * 100.0 / window as f64) }
+        })
+        .collect();
+    let alloc = sim
+        .mm
+        .alloc_lat
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.fast + a.slow.len() as u64 > 0)
+        .map(|(g, a)| {
+            let mut v = a.slow.clone();
+            v.sort_unstable();
+            let q = |p: f64| -> f64 {
+                if v.is_empty() {
+                    0.0
+                } else {
+                    let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
+                    round2(v[i] as f64 / 1e3)
+                }
+            };
+            AllocRow {
+                group: sim.wl.group_names.get(g).cloned().unwrap_or_default(),
+                fast: a.fast,
+                slow: v.len() as u64,
+                direct_reclaims: a.direct_reclaims,
+                slow_p50_us: q(0.5),
+                slow_p99_us: q(0.99),
+                slow_max_us: v.last().map_or(0.0, |&x| round2(x as f64 / 1e3)),
+            }
+        })
+        .collect();
+    let min_free_kbytes = sim.mm.nodes.iter().map(|n| n.wmark.min).sum::<u64>() * 4;
+    Some(MmReport {
+        read_kbs: round2(read_bytes as f64 / 1024.0 / secs),
+        vmstat,
+        nodes,
+        kswapd,
+        alloc,
+        kswapd_threads: match sim.mm.cfg.kswapd_threads {
+            KswapdThreads::Fixed(n) => n.to_string(),
+            KswapdThreads::Auto { idle_per_thread, max } => {
+                format!("auto (1 per {idle_per_thread} idle CPUs, max {max})")
+            }
+        },
+        min_free_kbytes,
+        workingset: sim.mm.cfg.workingset,
+    })
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}

@@ -1,0 +1,203 @@
+//! Page reclaim (mm/vmscan.c): shrink_node over the inactive file list in
+//! SWAP_CLUSTER_MAX batches under the node's LRU lock, and direct reclaim
+//! (do_try_to_free_pages) in the allocating task [docs/LINUX-FACTS.md
+//! §7.4-7.6]. kswapd's loop is kswapd.rs; both use `shrink_chunk`.
+//!
+//! A batch: isolate_lru_pages() takes up to 32 pages off the inactive list
+//! under the lock; shrink_page_list() frees them without it (a clean,
+//! unmapped page-cache page: trylock, __remove_mapping with the mapping's
+//! own lock, a shadow entry left in its slot when workingset detection is
+//! on, the free); the lock is taken again to put back what was not freed
+//! and to fold the counters. Streaming-read pages were referenced once
+//! (PG_referenced, no mapped PTE): page_check_references() says
+//! PAGEREF_RECLAIM_CLEAN, so every scanned page is reclaimed — as P3 says
+//! of its test ("the page steal rate ... is almost identical to the scan
+//! rate").
+//!
+//! Deviation: reclaim advances in chunks of RECLAIM_CHUNK pages (16
+//! batches) per step; the pages of a chunk are freed when its CPU time is
+//! spent. Only the inactive file list is scanned: the modelled page cache
+//! is never activated (no refaults), so inactive_list_is_low() never asks
+//! for shrink_active_list(); no anon lists (no swap).
+
+use crate::engine::event::Ev;
+use crate::engine::sim::Sim;
+use crate::engine::time::Instant;
+use crate::mm::page_alloc::Alloc;
+use crate::mm::spinlock::Handoff;
+use crate::mm::{DirectReclaim, Lru, ScanControl, DEF_PRIORITY, RECLAIM_CHUNK, SWAP_CLUSTER_MAX};
+use crate::sched::task::TaskId;
+
+impl Sim {
+    /// The LRU lock's hand-off costs.
+    pub(crate) fn lru_handoff(&self) -> Handoff {
+        let c = &self.cfg.costs;
+        Handoff { base_ns: c.lru_lock_handoff_ns, per_waiter_ns: c.lru_lock_handoff_waiter_ns }
+    }
+
+    /// get_scan_count() for a node's file lists at `priority`: size >>
+    /// priority (at least SWAP_CLUSTER_MAX of a non-empty list).
+    pub(crate) fn scan_target(&self, node: usize, priority: u32) -> u64 {
+        let size = self.mm.nodes[node].lru[Lru::InactiveFile as usize];
+        let scan = size >> priority;
+        if scan == 0 {
+            size.min(SWAP_CLUSTER_MAX)
+        } else {
+            scan
+        }
+    }
+
+    /// Isolate and reclaim up to RECLAIM_CHUNK of `want` pages of `node`'s
+    /// inactive file list from a CPU at `now`. Returns (pages, CPU ns): the
+    /// spin and hold of the lock for two holds per batch, and the work of
+    /// shrink_page_list. The pages are freed by `reclaim_chunk_done`.
+    pub(crate) fn shrink_chunk(&mut self, node: usize, want: u64, kswapd: bool) -> (u64, u64) {
+        let handoff = self.lru_handoff();
+        let c = &self.cfg.costs;
+        let (lru_page, reclaim_page, shadow) = (c.lru_page_ns, c.reclaim_page_ns, c.shadow_entry_ns);
+        let workingset = self.mm.cfg.workingset;
+        let pg = &mut self.mm.nodes[node];
+        let n = want.min(RECLAIM_CHUNK).min(pg.lru[Lru::InactiveFile as usize]);
+        if n == 0 {
+            return (0, 0);
+        }
+        pg.lru[Lru::InactiveFile as usize] -= n;
+        pg.nr_isolated_file += n;
+        let batches = n.div_ceil(SWAP_CLUSTER_MAX);
+        // Under the lock: isolation of each page; the putback hold moves
+        // the counters (two pages' worth of list work).
+        let work = (n * lru_page + batches * 2 * lru_page) / (2 * batches);
+        let (spin, hold) = pg.lru_lock.acquire(self.now, 2 * batches, work, handoff);
+        let mut outside = n * reclaim_page;
+        if workingset {
+            // workingset_eviction(): pack the shadow entry and keep it in
+            // the mapping's tree.
+            outside += n * shadow;
+            pg.nonresident += n;
+            self.mm.ev.workingset_eviction += n;
+        }
+        let ev = &mut self.mm.ev;
+        if kswapd {
+            ev.pgscan_kswapd += n;
+            ev.pgsteal_kswapd += n;
+        } else {
+            ev.pgscan_direct += n;
+            ev.pgsteal_direct += n;
+        }
+        (n, spin + hold + outside)
+    }
+
+    /// The chunk's pages are freed (free_unref_page_list).
+    pub(crate) fn reclaim_chunk_done(&mut self, node: usize, n: u64) {
+        let pg = &mut self.mm.nodes[node];
+        pg.nr_isolated_file -= n;
+        pg.free += n;
+        self.mm.ev.pgfree += n;
+    }
+
+    /// try_to_free_pages() begins: priority DEF_PRIORITY, the zonelist of
+    /// the task's node, nr_to_reclaim SWAP_CLUSTER_MAX.
+    pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
+        let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
+        self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
+        self.tasks[tid].in_sys = true;
+    }
+
+    /// One step of do_try_to_free_pages(): free the chunk just reclaimed,
+    /// then start the next one (Some(Reclaiming)), sleep in a throttle
+    /// (Some(Blocked)), or finish (None, the reclaim state cleared).
+    ///
+    /// shrink_zones() shrinks each node of the zonelist at a priority; at
+    /// DEF_PRIORITY a direct reclaimer scans the whole target
+    /// (scan_adjusted, "multiple streaming readers/writers ... it is best
+    /// to do a batch of work at once"), below it shrink_node stops once it
+    /// reclaimed nr_to_reclaim; the priority drops until 32 pages were
+    /// reclaimed in all.
+    pub(crate) fn direct_reclaim_step(&mut self, tid: TaskId) -> Option<Alloc> {
+        let home = self.task_node(tid);
+        let mut dr = self.mm.task(tid).reclaim.take().expect("a direct reclaim");
+        if dr.sc.pending > 0 {
+            self.reclaim_chunk_done(dr.sc.pending_node, dr.sc.pending);
+            dr.sc.nr_reclaimed += dr.sc.pending;
+            dr.node_reclaimed += dr.sc.pending;
+            dr.sc.pending = 0;
+        }
+        loop {
+            let adjusted = dr.sc.priority == DEF_PRIORITY;
+            if dr.sc.scan_left > 0 && !adjusted && dr.node_reclaimed >= dr.sc.nr_to_reclaim {
+                dr.sc.scan_left = 0;
+            }
+            if dr.sc.scan_left == 0 {
+                let zl = &self.mm.zonelist[home];
+                if dr.zl_pos >= zl.len() {
+                    // shrink_zones() done at this priority.
+                    if dr.sc.nr_reclaimed >= dr.sc.nr_to_reclaim || dr.sc.priority == 0 {
+                        return None;
+                    }
+                    dr.sc.priority -= 1;
+                    dr.zl_pos = 0;
+                    continue;
+                }
+                let node = zl[dr.zl_pos];
+                dr.zl_pos += 1;
+                dr.sc.pending_node = node;
+                dr.node_reclaimed = 0;
+                dr.sc.scan_left = self.scan_target(node, dr.sc.priority);
+                continue;
+            }
+            let node = dr.sc.pending_node;
+            // too_many_isolated(): more isolated than inactive pages.
+            let pg = &self.mm.nodes[node];
+            if pg.nr_isolated_file > pg.lru[Lru::InactiveFile as usize] {
+                self.mm.task(tid).reclaim = Some(dr);
+                self.reclaim_throttle(tid);
+                return Some(Alloc::Blocked);
+            }
+            let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false);
+            if n == 0 {
+                dr.sc.scan_left = 0;
+                continue;
+            }
+            dr.sc.scan_left -= n;
+            dr.sc.nr_scanned += n;
+            dr.sc.pending = n;
+            self.mm.task(tid).reclaim = Some(dr);
+            self.tasks[tid].work_left = ns.max(1);
+            return Some(Alloc::Reclaiming);
+        }
+    }
+
+    /// The throttle of a direct reclaimer with too many pages isolated:
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10) before 5.16,
+    /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50, from 5.16.
+    fn reclaim_throttle(&mut self, tid: TaskId) {
+        let hz = self.cfg.hz as u64;
+        let jiffies = if self.cfg.version.at_least(5, 16) { hz / 50 } else { hz / 10 };
+        self.mm_sleep(tid, jiffies.max(1) * self.cfg.tick_ns);
+    }
+
+    /// Block `tid` for `ns` (schedule_timeout): an mm timer, whose wakeup
+    /// is ignored if the task was woken for another reason first.
+    pub(crate) fn mm_sleep(&mut self, tid: TaskId, ns: u64) {
+        let seq = {
+            let t = self.mm.task(tid);
+            t.sleep_seq = t.sleep_seq.wrapping_add(1);
+            t.sleep_seq
+        };
+        self.block(tid);
+        self.q.schedule(Instant(self.now + ns), Ev::MmTimer(tid as u32, seq));
+    }
+
+    /// An mm timer fires.
+    pub(crate) fn mm_timer(&mut self, tid: TaskId, seq: u32) {
+        if self.mm.task(tid).sleep_seq != seq {
+            return;
+        }
+        self.mm.task(tid).sleep_seq = seq.wrapping_add(1);
+        if let Some(k) = self.mm.kswapds.iter().position(|k| k.task == tid) {
+            self.mm.kswapds[k].timed_out = true;
+        }
+        let cpu = self.tasks[tid].cpu;
+        self.try_to_wake_up(tid, cpu, false);
+    }
+}

@@ -1,0 +1,68 @@
+//! The report's memory section (mm/): the nodes, /proc/vmstat, the kswapd
+//! threads as top shows them, the LRU locks, the allocation latencies.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Memory and reclaim over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MmReport {
+    /// Pages read from the disks per second, KiB/s (iostat's kB_read/s
+    /// summed over the devices).
+    pub read_kbs: f64,
+    /// /proc/vmstat event counters over the window, by name.
+    pub vmstat: BTreeMap<String, u64>,
+    pub nodes: Vec<NodeRow>,
+    /// Each kswapd thread's CPU use over the window (top's %CPU).
+    pub kswapd: Vec<KswapdRow>,
+    /// Per task group that allocated: how its allocations went.
+    pub alloc: Vec<AllocRow>,
+    /// vm.kswapd_threads, vm.min_free_kbytes (the value used) and whether
+    /// shadow entries are on.
+    pub kswapd_threads: String,
+    pub min_free_kbytes: u64,
+    pub workingset: bool,
+}
+
+/// One node at the end of the run, and its LRU lock over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeRow {
+    pub node: usize,
+    pub managed_pages: u64,
+    pub free_pages: u64,
+    pub min_pages: u64,
+    pub low_pages: u64,
+    pub high_pages: u64,
+    pub inactive_file_pages: u64,
+    pub active_file_pages: u64,
+    pub lru_lock_acquisitions: u64,
+    pub lru_lock_contended: u64,
+    /// CPU time spent spinning on the lock, all CPUs, ms.
+    pub lru_lock_spin_ms: f64,
+    /// Time the lock was held, % of the window.
+    pub lru_lock_held_pct: f64,
+}
+
+/// One kswapd thread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct KswapdRow {
+    pub comm: String,
+    pub node: usize,
+    pub cpu_pct: f64,
+}
+
+/// A group's allocations over the run: those served at once, those that
+/// left the fast path (their latency, from the first slow-path step to the
+/// pages), and its direct reclaims.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AllocRow {
+    pub group: String,
+    pub fast: u64,
+    pub slow: u64,
+    pub direct_reclaims: u64,
+    pub slow_p50_us: f64,
+    pub slow_p99_us: f64,
+    pub slow_max_us: f64,
+}
