@@ -63,9 +63,15 @@ impl Sim {
             })
             .collect();
         let per_node = match cfg.kswapd_threads {
-            KswapdThreads::Fixed(n) => n,
-            KswapdThreads::Auto { max, .. } => max,
-        } as usize;
+            KswapdThreads::Fixed(n) => n as usize,
+            KswapdThreads::Auto { .. } => {
+                return Err(SimError::not_modelled(
+                    &sc.source,
+                    "kernel.vm.kswapd_threads",
+                    "the \"auto\" policy's once-a-second re-evaluation is not modelled yet; give 1..16",
+                ))
+            }
+        };
         self.mm.cfg = cfg;
         self.mm.enabled = true;
         let group = self.wl.group_names.len();

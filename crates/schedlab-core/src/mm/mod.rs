@@ -31,6 +31,9 @@ pub mod spinlock;
 pub mod vmscan;
 pub mod watermark;
 
+#[cfg(test)]
+mod mm_tests;
+
 use crate::sched::task::TaskId;
 pub use config::{KswapdThreads, MemoryStart, VmConfig};
 use spinlock::SpinLock;

@@ -1,0 +1,101 @@
+//! The reclaim rules end to end on small machines: when kswapd wakes and
+//! sleeps, when a reader reclaims directly, and that O_DIRECT bypasses it.
+
+use crate::report::Report;
+use crate::{run_text, RunOptions};
+
+fn run(readers: usize, extra: &str) -> Report {
+    let text = format!(
+        r#"
+name = "mm"
+[machine]
+preset = "4cpu"
+memory = "512MiB"
+[[machine.disk]]
+name = "d"
+queues = "per_cpu"
+queue_depth = 256
+read = "50us"
+bandwidth = "2GiB/s"
+[kernel]
+version = "4.16"
+[memory]
+page_cache = "full"
+[measure]
+warmup = "100ms"
+duration = "1s"
+[[task]]
+name = "dd"
+count = {readers}
+program = [{{ loop = {{ count = 0, body = [{{ read = {{ disk = "d", size = "1MiB" }} }}] }} }}]
+{extra}
+"#
+    );
+    run_text(&text, "mm.toml", &[], &RunOptions { seed: 1, check: true, ..Default::default() }).expect("runs")
+}
+
+fn vm(r: &Report, k: &str) -> u64 {
+    r.mm.as_ref().unwrap().vmstat[k]
+}
+
+#[test]
+fn one_reader_is_kept_up_with_by_kswapd() {
+    let r = run(1, "");
+    let mm = r.mm.as_ref().unwrap();
+    assert!(vm(&r, "pgscan_kswapd") > 0, "kswapd woke below the low watermark");
+    assert_eq!(vm(&r, "allocstall_normal"), 0, "no direct reclaim");
+    assert!(vm(&r, "pageoutrun") > 0);
+    // It naps between runs: the node is balanced again each time.
+    assert!(vm(&r, "kswapd_low_wmark_hit_quickly") + vm(&r, "kswapd_high_wmark_hit_quickly") > 0);
+    let n = &mm.nodes[0];
+    assert!(n.free_pages >= n.min_pages, "{n:?}");
+    // Steady state: what is read is reclaimed.
+    let (a, f) = (vm(&r, "pgalloc_normal") as f64, vm(&r, "pgfree") as f64);
+    assert!((a - f).abs() / a < 0.1, "alloc {a} free {f}");
+    assert_eq!(mm.kswapd.len(), 1);
+    assert_eq!(mm.kswapd[0].comm, "kswapd0");
+}
+
+#[test]
+fn a_starved_kswapd_leaves_readers_to_reclaim_directly() {
+    // kswapd at nice 19 beside a CPU hog on every CPU: it gets a sliver of
+    // CPU, free pages reach min and the readers reclaim directly.
+    let hogs = "[[task]]\nname = \"hog\"\ncount = 4\nprogram = [{ loop = { count = 0, body = [{ run = \"10ms\" }] } }]\n";
+    let r = run(8, &format!("{hogs}[kernel.vm]\nkswapd_nice = 19\n"));
+    assert!(vm(&r, "allocstall_normal") > 0);
+    assert!(vm(&r, "pgscan_direct") > 0);
+    // A direct reclaim at DEF_PRIORITY scans its whole target (the
+    // inactive list >> 12), far more than SWAP_CLUSTER_MAX.
+    let per = vm(&r, "pgscan_direct") / vm(&r, "allocstall_normal");
+    assert!(per > 16, "{per} pages per direct reclaim");
+    let a = &r.mm.as_ref().unwrap().alloc[0];
+    assert_eq!(a.group, "dd");
+    assert!(a.direct_reclaims > 0 && a.slow_max_us > 0.0, "{a:?}");
+}
+
+#[test]
+fn direct_io_bypasses_the_page_cache() {
+    let text = "[[task]]\nname = \"ddd\"\ncount = 2\nprogram = [{ loop = { count = 0, body = [{ read = { disk = \"d\", size = \"1MiB\", direct = true } }] } }]\n";
+    let r = run(0, text);
+    assert_eq!(vm(&r, "pgalloc_normal"), 0);
+    assert!(r.mm.as_ref().unwrap().read_kbs > 0.0);
+}
+
+#[test]
+fn threads_per_node_are_named_as_p3_names_them() {
+    let r = run(1, "[kernel.vm]\nkswapd_threads = 4\n");
+    let names: Vec<&str> = r.mm.as_ref().unwrap().kswapd.iter().map(|k| k.comm.as_str()).collect();
+    assert_eq!(names, ["kswapd0:0", "kswapd0:1", "kswapd0:2", "kswapd0:3"]);
+}
+
+#[test]
+fn vm_keys_are_checked() {
+    let bad = |extra: &str| {
+        let text = format!("[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"4.1\"\n{extra}");
+        run_text(&text, "x.toml", &[], &RunOptions::default()).unwrap_err().to_string()
+    };
+    assert!(bad("[kernel.vm]\nkswapd_threads = 17\n").contains("1..16"));
+    assert!(bad("[kernel.vm]\nwatermark_scale_factor = 10\n").contains("4.6"));
+    assert!(bad("[kernel.vm]\nbogus = 1\n").contains("bogus"));
+    assert!(bad("[memory]\npage_cache = \"half\"\n").contains("empty, full"));
+}
