@@ -60,7 +60,8 @@ fn one_reader_is_kept_up_with_by_kswapd() {
 fn a_starved_kswapd_leaves_readers_to_reclaim_directly() {
     // kswapd at nice 19 beside a CPU hog on every CPU: it gets a sliver of
     // CPU, free pages reach min and the readers reclaim directly.
-    let hogs = "[[task]]\nname = \"hog\"\ncount = 4\nprogram = [{ loop = { count = 0, body = [{ run = \"10ms\" }] } }]\n";
+    let hogs =
+        "[[task]]\nname = \"hog\"\ncount = 4\nprogram = [{ loop = { count = 0, body = [{ run = \"10ms\" }] } }]\n";
     let r = run(8, &format!("{hogs}[kernel.vm]\nkswapd_nice = 19\n"));
     assert!(vm(&r, "allocstall_normal") > 0);
     assert!(vm(&r, "pgscan_direct") > 0);
