@@ -76,7 +76,7 @@ pub(crate) struct RawMemory {
     pub(crate) page_cache: Option<String>,
 }
 
-pub(crate) fn compile_vm(raw: &RawVm, mem: Option<&RawMemory>, v: KernelVersion, file: &str) -> Result<VmConfig> {
+pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, file: &str) -> Result<VmConfig> {
     let mut c = VmConfig { workingset: v.at_least(3, 15), ..Default::default() };
     let k = |s: &str| format!("kernel.vm.{s}");
     if let Some(n) = raw.min_free_kbytes {
@@ -150,12 +150,14 @@ pub(crate) fn compile_vm(raw: &RawVm, mem: Option<&RawMemory>, v: KernelVersion,
         }
         c.workingset = w;
     }
-    if let Some(m) = mem {
-        c.start = match m.page_cache.as_deref() {
-            None | Some("empty") => MemoryStart::Empty,
-            Some("full") => MemoryStart::PageCacheFull,
-            Some(s) => return Err(SimError::bad_value(file, "memory.page_cache", format!("\"{s}\""), "empty, full")),
-        };
-    }
     Ok(c)
+}
+
+/// `[memory]`: the page cache when the run starts.
+pub(crate) fn compile_memory(m: &RawMemory, file: &str) -> Result<MemoryStart> {
+    Ok(match m.page_cache.as_deref() {
+        None | Some("empty") => MemoryStart::Empty,
+        Some("full") => MemoryStart::PageCacheFull,
+        Some(s) => return Err(SimError::bad_value(file, "memory.page_cache", format!("\"{s}\""), "empty, full")),
+    })
 }

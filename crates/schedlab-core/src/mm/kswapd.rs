@@ -22,12 +22,12 @@
 //! modelled: every version runs the node-based loop of 4.8+.
 
 use crate::engine::sim::Sim;
-use crate::mm::{KswapdState, Lru, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::{KswapdState, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
 
 impl Sim {
-    /// kswapd thread `k` runs (its program is one endless op).
-    pub(crate) fn kswapd_run(&mut self, tid: TaskId, k: usize) {
+    /// kswapd(): thread `k` runs (its program is one endless op).
+    pub(crate) fn kswapd(&mut self, tid: TaskId, k: usize) {
         self.tasks[tid].pc -= 1; // the op never completes
         loop {
             let ks = &self.mm.kswapds[k];
@@ -178,11 +178,5 @@ impl Sim {
         self.mm.kswapds[k].timed_out = false;
         let cpu = self.tasks[tid].cpu;
         self.try_to_wake_up(tid, cpu, false);
-    }
-
-    /// Pages on the node's LRU lists.
-    pub fn node_lru_pages(&self, node: usize) -> u64 {
-        let l = &self.mm.nodes[node].lru;
-        l[Lru::InactiveFile as usize] + l[Lru::ActiveFile as usize] + l[0] + l[1]
     }
 }

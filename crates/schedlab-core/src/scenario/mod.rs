@@ -306,10 +306,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         }
     }
     let notes = kernel.version.unlisted_note().into_iter().collect();
-    let memory = match &raw.memory {
-        Some(m) => Some(crate::mm::config::compile_vm(&Default::default(), Some(m), kernel.version, file)?.start),
-        None => None,
-    };
+    let memory = raw.memory.as_ref().map(|m| crate::mm::config::compile_memory(m, file)).transpose()?;
 
     let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
 

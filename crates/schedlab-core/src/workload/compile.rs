@@ -525,20 +525,8 @@ fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
     if ctx.in_work {
         return Err(SimError::bad_value(file, sub, "a read in a work item", "read ops in [[task]] programs only"));
     }
-    let disks = &ctx.machine.disks;
-    let names = || disks.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
     let dk = format!("{sub}.disk");
-    let find = |n: &str| {
-        disks.iter().position(|d| d.name == n).ok_or_else(|| {
-            let have = names();
-            SimError::bad_value(
-                file,
-                &dk,
-                format!("no disk \"{n}\""),
-                if have.is_empty() { "a [[machine.disk]] name (the machine has none)".to_string() } else { have },
-            )
-        })
-    };
+    let find = |n: &str| disk_named(ctx.machine, n, file, &dk);
     let list = match t.get("disk") {
         None => return Err(SimError::MissingKey { at: loc(file, &dk) }),
         Some(toml::Value::String(n)) => vec![find(n)?],
@@ -568,25 +556,28 @@ fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
     Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
 }
 
+/// The index of the `[[machine.disk]]` named `n` (an op's `disk` at `key`).
+fn disk_named(machine: &Machine, n: &str, file: &str, key: &str) -> Result<usize> {
+    let disks = &machine.disks;
+    disks.iter().position(|d| d.name == n).ok_or_else(|| {
+        let have = disks.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
+        SimError::bad_value(
+            file,
+            key,
+            format!("no disk \"{n}\""),
+            if have.is_empty() { "a [[machine.disk]] name (the machine has none)".to_string() } else { have },
+        )
+    })
+}
+
 fn io_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
     let file = ctx.file;
     let accepted = "{ disk = NAME, op = \"read\"|\"write\"|\"flush\", size = SIZE, wait = true, iowait = true, \
         submit = { wq = NAME, run = D }, end_io = { wq = NAME, run = D } }";
     let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
     check_keys(t, sub, file, &["disk", "op", "size", "wait", "iowait", "submit", "end_io"])?;
-    let disks = &ctx.machine.disks;
-    let names = || disks.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
     let disk = match t.get("disk").and_then(|d| d.as_str()) {
-        Some(n) => disks.iter().position(|d| d.name == n).ok_or_else(|| {
-            SimError::bad_value(file, &format!("{sub}.disk"), format!("no disk \"{n}\""), {
-                let n = names();
-                if n.is_empty() {
-                    "a [[machine.disk]] name (the machine has none)".to_string()
-                } else {
-                    n
-                }
-            })
-        })?,
+        Some(n) => disk_named(ctx.machine, n, file, &format!("{sub}.disk"))?,
         None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.disk")) }),
     };
     let op = match t.get("op").and_then(|o| o.as_str()) {

@@ -197,7 +197,7 @@ impl Sim {
             Op::QueueWork { .. } | Op::Io { .. } | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
             Op::Read { idx } => return self.mm_read(tid, idx as usize),
             Op::Kswapd(k) => {
-                self.kswapd_run(tid, k as usize);
+                self.kswapd(tid, k as usize);
                 return false;
             }
             Op::KtaskHelper(job) => {
