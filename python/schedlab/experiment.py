@@ -76,11 +76,11 @@ _EXPERIMENT_KEYS = (
 )
 _VARIANT_KEYS = ("name", "title", "description", "set", "metrics", "published", "published_stdev")
 _METRIC_SOURCES = ("group", "task", "mpstat", "report")
-_METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu", "stat")
+_METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu", "stat", "per_s")
 #: Reductions of the per-sample mpstat list to one number.
 _SAMPLE_STATS = ("min", "max", "range", "stdev")
 _DERIVE_KEYS = ("key", "variant", "metric", "target", "low", "high", "why")
-_BAND_KINDS = ("pct_change", "ratio", "diff", "value", "gain", "trend", "gain_ratio")
+_BAND_KINDS = ("pct_change", "ratio", "diff", "value", "gain", "trend", "gain_ratio", "peak_ratio", "rise")
 _BAND_KEYS = ("name", "kind", "num", "den", "of", "low", "high", "why", "cases")
 
 
@@ -162,6 +162,9 @@ class MetricSpec:
     field: str = ""
     cpu: str = "all"  # mpstat row: "all" or a CPU number as text
     stat: str = ""  # for mpstat samples: reduce the list with min/max/range/stdev
+    #: A report counter over the window divided by the window's seconds
+    #: (``/proc/vmstat`` deltas as rates, comparable across window lengths).
+    per_s: bool = False
 
     @property
     def is_list(self) -> bool:
@@ -276,7 +279,8 @@ class Experiment:
             variants = expanded
         by_name = {v.name: v for v in variants}
         all_cases = [case for t in tables for case in t.cases()]
-        mmtests = _parse_mmtests(c, exp.get("mmtests"), metrics) if tables else None
+        needs_mmtests = any(not t.print_metrics for t in tables) or "mmtests" in exp
+        mmtests = _parse_mmtests(c, exp.get("mmtests"), metrics) if tables and needs_mmtests else None
 
         derives = [
             _parse_derive(c, i, raw, metrics, by_name)
@@ -397,7 +401,7 @@ class Experiment:
             "results": results,
             "bands": [evaluate_band(b, means) for b in self.bands],
         }
-        if self.tables and self.mmtests is not None:
+        if self.tables:
             out["tables"] = [
                 {
                     "name": t.name,
@@ -406,9 +410,12 @@ class Experiment:
                     "cases": t.cases(),
                     "labels": [c.split("/", 1)[1] for c in t.cases()],
                     "columns": t.columns,
+                    "print": t.print_metrics,
+                    "key_label": t.key_label,
                 }
                 for t in self.tables
             ]
+        if self.mmtests is not None:
             out["mmtests"] = {
                 "mean": self.mmtests.mean,
                 "stddev": self.mmtests.stddev,
@@ -488,8 +495,13 @@ def _parse_metric(c: _Checker, name: str, raw: object) -> MetricSpec:
     selector = c.str_(t, source, path)
     if source == "report":
         if "field" in t or "cpu" in t:
-            raise c.unknown(f"{path}.{'field' if 'field' in t else 'cpu'}", ("report",))
-        return MetricSpec(name, source, selector)
+            raise c.unknown(f"{path}.{'field' if 'field' in t else 'cpu'}", ("report", "per_s"))
+        per_s = t.get("per_s", False)
+        if not isinstance(per_s, bool):
+            raise c.bad(f"{path}.per_s", f"{per_s!r}", "true or false")
+        return MetricSpec(name, source, selector, per_s=per_s)
+    if "per_s" in t:
+        raise c.unknown(f"{path}.per_s", (source, "field"))
     fld = c.str_(t, "field", path)
     if source == "mpstat":
         if selector not in ("average", "samples"):
@@ -604,7 +616,7 @@ def _parse_band(
     kind = c.str_(t, "kind", path, "pct_change")
     if kind not in _BAND_KINDS:
         raise c.bad(f"{path}.kind", f"unknown band kind {kind!r}", ", ".join(_BAND_KINDS))
-    refs = ("of",) if kind == "value" else ("num", "den")
+    refs = ("of",) if kind in ("value", "rise") else ("num", "den")
     for k in ("num", "den", "of"):
         if k in t and k not in refs:
             raise c.unknown(f"{path}.{k}", ("name", "kind", *refs, "low", "high", "why", "cases"))
@@ -616,7 +628,7 @@ def _parse_band(
         cases = match_cases(raw, all_cases)
         if not cases:
             raise c.bad(f"{path}.cases", f"{raw!r} names no case", ", ".join(all_cases))
-    if kind in ("trend", "gain_ratio") and (not cases or (kind == "gain_ratio" and len(cases) != 2)):
+    if kind in ("trend", "gain_ratio", "peak_ratio", "rise") and (not cases or (kind == "gain_ratio" and len(cases) != 2)):
         want = "two cases (the ratio's numerator, then its denominator)" if kind == "gain_ratio" else "cases"
         raise c.missing(f"{path}.cases") if not cases else c.bad(f"{path}.cases", f"{cases!r}", want)
     values: dict[str, str] = {}
@@ -671,7 +683,8 @@ def extract_metric(report: Mapping[str, Any], spec: MetricSpec) -> MetricValue:
     rep = ReportView(report)
     try:
         if spec.source == "report":
-            return _number(rep.key(spec.selector))
+            v = _number(rep.key(spec.selector))
+            return v if v is None or not spec.per_s else _per_second(report, v, where)
         if spec.source == "group":
             return _number(row_field(rep.group_row(spec.selector), spec.field))
         if spec.source == "task":
@@ -688,6 +701,14 @@ def extract_metric(report: Mapping[str, Any], spec: MetricSpec) -> MetricValue:
     if spec.stat:
         return reduce_samples(out, spec.stat)
     return out
+
+
+def _per_second(report: Mapping[str, Any], v: float, where: str) -> float:
+    m = report.get("measure") or {}
+    t0, t1 = m.get("start_ns"), m.get("end_ns")
+    if not isinstance(t0, (int, float)) or not isinstance(t1, (int, float)) or t1 <= t0:
+        raise ScenarioError("SL102", f"{where}: per_s: the report has no measurement window; accepted: a report with measure.start_ns < end_ns")
+    return v * 1e9 / (t1 - t0)
 
 
 def _number(v: Any) -> float | None:
@@ -725,8 +746,10 @@ def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) ->
     num - den; value: the mean named by ``of``. With ``cases`` the rule holds
     for each case (``values`` has them; ``value`` is the one nearest an edge
     or furthest out); trend: the largest rise of the gain from one case to
-    the next; gain_ratio: the first case's gain over the second's. A missing
-    value is never ok.
+    the next; gain_ratio: the first case's gain over the second's;
+    peak_ratio: the largest num over the cases divided by the largest den
+    (one curve's peak against another's, wherever each peaks); rise: the
+    last case's ``of`` minus the first's. A missing value is never ok.
     """
 
     def get(ref: str) -> float | None:
@@ -735,7 +758,9 @@ def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) ->
         return float(v) if isinstance(v, (int, float)) else None
 
     def one(num: str, den: str, of: str, kind: str) -> float | None:
-        if kind == "value":
+        if kind == "peak_ratio":
+            return get(num)
+        if kind in ("value", "rise"):
             return get(of)
         n, d = get(num), get(den)
         if n is None or d is None:
@@ -751,7 +776,7 @@ def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) ->
         return (n / d - 1.0) * 100.0
 
     out: dict[str, Any] = {"name": band.name, "kind": band.kind}
-    if band.kind == "value":
+    if band.kind in ("value", "rise"):
         out["of"] = band.of
     else:
         out["num"], out["den"] = band.num, band.den
@@ -772,6 +797,12 @@ def evaluate_band(band: Band, means: Mapping[str, Mapping[str, MetricValue]]) ->
             value = max((b - a for a, b in zip(vals, vals[1:])), default=0.0)  # type: ignore[operator]
         elif band.kind == "gain_ratio":
             value = None if vals[1] == 0 else vals[0] / vals[1]  # type: ignore[operator]
+        elif band.kind == "rise":
+            value = vals[-1] - vals[0]  # type: ignore[operator]
+        elif band.kind == "peak_ratio":
+            dens = [get(_in_case(band.den, case)) for case in band.cases]
+            peak_den = None if any(d is None for d in dens) else max(dens)  # type: ignore[type-var]
+            value = None if not peak_den else max(vals) / peak_den  # type: ignore[type-var,operator]
         else:
             nums = [float(v) for v in vals if v is not None]
             value = min(nums, key=lambda v: min(v - band.low, band.high - v))

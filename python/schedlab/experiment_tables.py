@@ -25,7 +25,18 @@ from typing import Any
 
 __all__ = ["CaseTable", "MmtestsStats", "case_name", "expand_cases", "format_tables", "parse_tables", "pooled"]
 
-_TABLE_KEYS = ("name", "title", "set", "key", "values", "published", "published_stdev", "columns")
+_TABLE_KEYS = (
+    "name",
+    "title",
+    "set",
+    "key",
+    "values",
+    "published",
+    "published_stdev",
+    "columns",
+    "print",
+    "key_label",
+)
 _MMTESTS_KEYS = ("mean", "stddev", "count", "hmean")
 
 
@@ -52,6 +63,11 @@ class CaseTable:
     published_stdev: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
     #: The compare tables to print: each a list of variants, first = baseline.
     columns: list[list[str]] = field(default_factory=list)
+    #: ``print``: the metrics to print as the seed's own table (one row per
+    #: value, one column per metric, headed ``key_label``) instead of
+    #: mmtests' compare layout.
+    print_metrics: list[str] = field(default_factory=list)
+    key_label: str = ""
 
     def cases(self) -> list[str]:
         return [f"{self.name}/{_label(v)}" for v in self.values]
@@ -102,6 +118,9 @@ def parse_tables(c: Any, raw: object, variants: Sequence[str], metrics: Sequence
             isinstance(col, list) and col and all(v in variants for v in col) for col in columns
         ):
             raise c.bad(f"{path}.columns", f"{columns!r}", "arrays of variant names: " + ", ".join(variants))
+        printed = t.get("print", [])
+        if not isinstance(printed, list) or not all(isinstance(m, str) and m in metrics for m in printed):
+            raise c.bad(f"{path}.print", f"{printed!r}", "an array of metric names: " + ", ".join(metrics))
         out.append(
             CaseTable(
                 name,
@@ -112,6 +131,8 @@ def parse_tables(c: Any, raw: object, variants: Sequence[str], metrics: Sequence
                 pubs["published"],
                 pubs["published_stdev"],
                 [list(col) for col in columns],
+                list(printed),
+                str(t.get("key_label", key.rsplit(".", 1)[-1])),
             )
         )
     return out
@@ -188,16 +209,43 @@ def _pct(base: float, new: float, lower_better: bool) -> float:
 def format_tables(result: Mapping[str, Any]) -> list[str]:
     """The compare tables of a result with case tables: simulated, then the
     seed's published numbers in the same layout."""
-    st = MmtestsStats(**result["mmtests"])
     by_name = {r["variant"]: r for r in result["results"]}
     lines: list[str] = []
     for t in result["tables"]:
+        if t.get("print"):
+            lines += _seed_layout(t, by_name)
+            continue
+        st = MmtestsStats(**result["mmtests"])
         for cols in t["columns"]:
             lines += ["", f"{t['title']} ({', '.join(cols)}; {t['key']})"]
             lines += _table(t, cols, by_name, st, published=False)
             pub = _table(t, cols, by_name, st, published=True)
             if pub:
                 lines += ["", f"{t['title']}, published (the seed)", *pub]
+    return lines
+
+
+def _seed_layout(t: Mapping[str, Any], by_name: Mapping[str, Any]) -> list[str]:
+    """The seed's own table per variant: a row per value, a column per
+    metric; the published row under each simulated one (``  seed``)."""
+    metrics: list[str] = t["print"]
+    widths = [max(len(m), 12) for m in metrics]
+    head = f"{t['key_label']:>6}  " + " ".join(m.rjust(w) for m, w in zip(metrics, widths))
+    lines: list[str] = []
+
+    def cell(v: object, w: int) -> str:
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            return "-".rjust(w)
+        return (f"{v:.2f}" if abs(v) < 1000 else f"{v:.0f}").rjust(w)
+
+    for v in dict.fromkeys(x for col in t["columns"] for x in col):
+        lines += ["", f"{t['title']}: {v} (simulated; the seed's row beneath as 'seed')", head]
+        for case, label in zip(t["cases"], t["labels"]):
+            r = by_name[case_name(v, case)]
+            lines.append(f"{label:>6}  " + " ".join(cell(r["metrics"].get(m), w) for m, w in zip(metrics, widths)))
+            pub = r.get("published") or {}
+            if any(m in pub for m in metrics):
+                lines.append(f"{'seed':>6}  " + " ".join(cell(pub.get(m), w) for m, w in zip(metrics, widths)))
     return lines
 
 

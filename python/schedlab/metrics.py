@@ -219,6 +219,19 @@ class ReportView:
             return self.wasted_cpu_pct()
         node: Any = self.doc
         for part in path.split("."):
+            if isinstance(node, list):
+                # A list of rows: by position, or by the row's comm/name/group
+                # (``mm.kswapd.kswapd1.cpu_pct``).
+                rows = [r for r in node if isinstance(r, Mapping)]
+                named = [r for r in rows if part in (r.get("comm"), r.get("name"), r.get("group"))]
+                if part.isdigit() and int(part) < len(node):
+                    node = node[int(part)]
+                    continue
+                if len(named) == 1:
+                    node = named[0]
+                    continue
+                labels = [str(r.get("comm", r.get("name", r.get("group")))) for r in rows]
+                raise MetricError(f"report key {path!r}: row {part!r}", [*map(str, range(len(node))), *labels])
             if not isinstance(node, Mapping) or part not in node:
                 have = sorted(k for k, v in self.doc.items() if is_number(v))
                 raise MetricError(f"report key {path!r}", [*have, "wasted_cpu_pct"])

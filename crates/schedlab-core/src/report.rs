@@ -557,6 +557,10 @@ pub struct GroupRow {
     pub elapsed_s: Option<f64>,
     /// CPU time of its tasks (simulation: whole run; real: window).
     pub runtime_ns: u64,
+    /// Its tasks' mean CPU use over the window, % of one CPU: top's %CPU
+    /// averaged over the group (null: no window or no tasks).
+    #[serde(default)]
+    pub cpu_pct: Option<f64>,
 }
 
 /// schedstat-named counters (/proc/schedstat version 15).

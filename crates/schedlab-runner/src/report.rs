@@ -161,6 +161,10 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
                 end_ns,
                 elapsed_s: end_ns.zip(start).map(|(e, s)| e.saturating_sub(s) as f64 / 1e9),
                 runtime_ns: runtime,
+                cpu_pct: (we > ws && count > 0).then(|| {
+                    let share = runtime as f64 * 100.0 / (we - ws) as f64 / count as f64;
+                    (share * 100.0).round() / 100.0
+                }),
             }
         })
         .collect();

@@ -313,11 +313,22 @@ pub struct Costs {
     /// copy_to_user() of one 4 KiB page of page cache (a DRAM-cold copy at
     /// ~8 GB/s per core) with mark_page_accessed.
     pub copy_page_ns: u64,
-    /// One page's way into the page cache outside the LRU lock: the
-    /// allocation from the buddy lists, add_to_page_cache (radix tree
+    /// One page's way into the page cache outside the locks: the
+    /// allocation from the per-CPU list, add_to_page_cache (radix tree
     /// insert, memcg charge), the bio's share and its completion
     /// (SetPageUptodate, unlock_page).
     pub pagecache_add_ns: u64,
+    /// One page taken from the buddy lists under zone->lock when a CPU's
+    /// per-CPU list is refilled (rmqueue_bulk: __rmqueue_smallest, the
+    /// split, a cache miss on a cold struct page).
+    pub zone_alloc_page_ns: u64,
+    /// One page given back to the buddy lists under zone->lock when a
+    /// per-CPU list is drained (free_pcppages_bulk: __free_one_page and
+    /// its merges, each a miss on the buddy's struct page). The two are of
+    /// the order of J. Brouer's page_bench figures for an order-0 page
+    /// through the buddy allocator (~250 ns alloc + free, 2016-17), with
+    /// the struct pages cold as in a machine whose memory is page cache.
+    pub zone_free_page_ns: u64,
     /// One page's list work under the LRU lock (isolation, or a pagevec
     /// add): a cache miss on its struct page and the list updates.
     pub lru_page_ns: u64,
@@ -325,7 +336,11 @@ pub struct Costs {
     /// the LRU lock: trylock, page_check_references, __remove_mapping
     /// (the mapping's tree lock), free.
     pub reclaim_page_ns: u64,
-    /// A contended hand-off of the LRU lock to the next CPU (the lock's
+    /// Memory work done from a CPU of another node than the page's (a
+    /// direct reclaimer shrinking a remote node, a page allocated from a
+    /// remote node) costs the SLIT distance / 10 times as much: the
+    /// distance is the ACPI table's relative memory latency.
+    /// A contended hand-off of the LRU lock (and of zone->lock) to the next CPU (the lock's
     /// and the list heads' cache lines move): ~ a cross-core cache-line
     /// transfer on a Skylake-SP mesh (docs/LINUX-FACTS.md §9).
     pub lru_lock_handoff_ns: u64,
@@ -354,7 +369,9 @@ impl Default for Costs {
             blk_complete_ns: 3_000,
             vmstat_update_ns: 5_000,
             copy_page_ns: 500,
-            pagecache_add_ns: 700,
+            pagecache_add_ns: 600,
+            zone_alloc_page_ns: 100,
+            zone_free_page_ns: 150,
             lru_page_ns: 60,
             reclaim_page_ns: 400,
             lru_lock_handoff_ns: 150,

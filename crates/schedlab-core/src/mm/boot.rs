@@ -48,7 +48,8 @@ impl Sim {
         for node in 0..nodes {
             let managed = total / nodes as u64;
             let wmark = watermark::setup_zone_wmarks(managed, total, min_free, cfg.watermark_scale_factor, v);
-            let mut pg = Pgdat { node, managed, free: managed, wmark, ..Default::default() };
+            let pcp_batch = watermark::zone_batchsize(managed, v);
+            let mut pg = Pgdat { node, managed, free: managed, wmark, pcp_batch, ..Default::default() };
             if cfg.start == MemoryStart::PageCacheFull {
                 pg.free = wmark.high.min(managed);
                 pg.lru[Lru::InactiveFile as usize] = managed - pg.free;

@@ -139,7 +139,8 @@ impl Sim {
             }
             let node_reclaimed = sc.nr_reclaimed - self.mm.kswapds[k].round_start_reclaimed;
             if sc.scan_left > 0 && node_reclaimed < sc.nr_to_reclaim {
-                let (n, ns) = self.shrink_chunk(node, sc.scan_left, true);
+                let cpu = self.tasks[tid].cpu;
+                let (n, ns) = self.shrink_chunk(node, sc.scan_left, true, cpu);
                 if n > 0 {
                     let ks = &mut self.mm.kswapds[k];
                     ks.sc.scan_left -= n;

@@ -141,6 +141,12 @@ pub struct Pgdat {
     /// tree nodes stay until the shadow shrinker frees them.
     pub nonresident: u64,
     pub lru_lock: SpinLock,
+    /// zone->lock of the node's one zone: the buddy lists, taken when a
+    /// CPU's per-CPU page list is refilled (rmqueue_bulk) or drained
+    /// (free_pcppages_bulk), `pcp_batch` pages at a time.
+    pub zone_lock: SpinLock,
+    /// pcp->batch (zone_batchsize()).
+    pub pcp_batch: u64,
     /// This node's kswapd threads (indices of Mm::kswapds).
     pub kswapd: Vec<usize>,
     /// kswapd_failures: balance_pgdat runs that reclaimed nothing.

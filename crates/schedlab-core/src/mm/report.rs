@@ -22,6 +22,17 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         .enumerate()
         .map(|(i, d)| d.stats.read_bytes - base.disks.get(i).map_or(0, |b| b.read_bytes))
         .sum();
+    let kswapd: Vec<KswapdRow> = sim
+        .mm
+        .kswapds
+        .iter()
+        .map(|k| {
+            let t = &sim.tasks[k.task];
+            let b = sim.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
+            let run = sim.task_counters(k.task).runtime_ns - b;
+            KswapdRow { comm: t.comm.clone(), node: k.node, cpu_pct: round2(run as f64 * 100.0 / window as f64) }
+        })
+        .collect();
     let nodes = sim
         .mm
         .nodes
@@ -43,18 +54,11 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 lru_lock_contended: s.contended - b.contended,
                 lru_lock_spin_ms: round2((s.spin_ns - b.spin_ns) as f64 / 1e6),
                 lru_lock_held_pct: round2((s.hold_ns - b.hold_ns) as f64 * 100.0 / window as f64),
+                kswapd_cpu_pct: {
+                    let mine: Vec<f64> = kswapd.iter().filter(|k| k.node == n.node).map(|k| k.cpu_pct).collect();
+                    round2(mine.iter().sum::<f64>() / mine.len().max(1) as f64)
+                },
             }
-        })
-        .collect();
-    let kswapd = sim
-        .mm
-        .kswapds
-        .iter()
-        .map(|k| {
-            let t = &sim.tasks[k.task];
-            let b = sim.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
-            let run = sim.task_counters(k.task).runtime_ns - b;
-            KswapdRow { comm: t.comm.clone(), node: k.node, cpu_pct: round2(run as f64 * 100.0 / window as f64) }
         })
         .collect();
     let alloc = sim

@@ -47,17 +47,44 @@ impl Sim {
         }
     }
 
-    /// Isolate and reclaim up to RECLAIM_CHUNK of `want` pages of `node`'s
-    /// inactive file list from a CPU at `now`. Returns (pages, CPU ns): the
-    /// spin and hold of the lock for two holds per batch, and the work of
-    /// shrink_page_list. The pages are freed by `reclaim_chunk_done`.
-    pub(crate) fn shrink_chunk(&mut self, node: usize, want: u64, kswapd: bool) -> (u64, u64) {
+    /// Memory work `ns` done from a CPU of node `from` on pages of node
+    /// `to`: scaled by the SLIT distance over LOCAL_DISTANCE.
+    pub(crate) fn numa_cost(&self, ns: u64, from: usize, to: usize) -> u64 {
+        ns * self.machine.node_distance[from][to] as u64 / crate::machine::LOCAL_DISTANCE as u64
+    }
+
+    /// `n` pages through `node`'s zone->lock from a CPU of node `from`, a
+    /// per-CPU list's batch at a time: (spin, hold).
+    pub(crate) fn zone_lock_pages(&mut self, node: usize, from: usize, n: u64, per_page: u64) -> (u64, u64) {
         let handoff = self.lru_handoff();
+        let per_page = self.numa_cost(per_page, from, node);
+        let pg = &mut self.mm.nodes[node];
+        let batches = n.div_ceil(pg.pcp_batch.max(1));
+        pg.zone_lock.acquire(self.now, batches, n * per_page / batches.max(1), handoff)
+    }
+
+    /// Isolate and reclaim up to RECLAIM_CHUNK of `want` pages of `node`'s
+    /// inactive file list from CPU `cpu` at `now`. Returns (pages, CPU ns):
+    /// the spin and hold of the LRU lock for two holds per batch, the work
+    /// of shrink_page_list, and the free of the pages into the buddy lists
+    /// (free_unref_page_list: the per-CPU list overflows a batch at a time
+    /// under zone->lock). The pages are counted free by
+    /// `reclaim_chunk_done`.
+    ///
+    /// Deviation: every freed page crosses zone->lock (a per-CPU list's
+    /// residue, and a direct reclaimer allocating the very pages it freed
+    /// from its own list, are not modelled).
+    pub(crate) fn shrink_chunk(&mut self, node: usize, want: u64, kswapd: bool, cpu: usize) -> (u64, u64) {
+        let handoff = self.lru_handoff();
+        let from = self.machine.cpus[cpu].node;
         let c = &self.cfg.costs;
         let (lru_page, reclaim_page, shadow) = (c.lru_page_ns, c.reclaim_page_ns, c.shadow_entry_ns);
+        let zone_free = c.zone_free_page_ns;
+        let (lru_page, reclaim_page) = (self.numa_cost(lru_page, from, node), self.numa_cost(reclaim_page, from, node));
         let workingset = self.mm.cfg.workingset;
+        let n = want.min(RECLAIM_CHUNK).min(self.mm.nodes[node].lru[Lru::InactiveFile as usize]);
+        let (zspin, zhold) = if n > 0 { self.zone_lock_pages(node, from, n, zone_free) } else { (0, 0) };
         let pg = &mut self.mm.nodes[node];
-        let n = want.min(RECLAIM_CHUNK).min(pg.lru[Lru::InactiveFile as usize]);
         if n == 0 {
             return (0, 0);
         }
@@ -84,7 +111,7 @@ impl Sim {
             ev.pgscan_direct += n;
             ev.pgsteal_direct += n;
         }
-        (n, spin + hold + outside)
+        (n, spin + hold + outside + zspin + zhold)
     }
 
     /// The chunk's pages are freed (free_unref_page_list).
@@ -153,7 +180,8 @@ impl Sim {
                 self.reclaim_throttle(tid);
                 return Some(Alloc::Blocked);
             }
-            let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false);
+            let cpu = self.tasks[tid].cpu;
+            let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false, cpu);
             if n == 0 {
                 dr.sc.scan_left = 0;
                 continue;

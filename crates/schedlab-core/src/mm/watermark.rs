@@ -64,6 +64,19 @@ pub fn has_watermark_scale_factor(v: KernelVersion) -> bool {
     v.at_least(4, 6)
 }
 
+/// zone_batchsize(): the pages a per-CPU list takes from or gives back to
+/// the buddy lists at once: a 1024th of the zone, at most 512 KiB before
+/// 4.19 and 1 MiB from it ("mm, page_alloc: double zone's batchsize",
+/// Aaron Lu, for zone->lock contention), a quarter of that, rounded down
+/// to 2^n - 1.
+pub fn zone_batchsize(managed_pages: u64, v: KernelVersion) -> u64 {
+    let cap_kb = if v.at_least(4, 19) { 1024 } else { 512 };
+    let batch = (managed_pages / 1024).min(cap_kb * 1024 / super::PAGE_SIZE) / 4;
+    let batch = batch.max(1);
+    let x = batch + batch / 2;
+    (1u64 << (63 - x.leading_zeros())) - 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +124,15 @@ mod tests {
             let r = int_sqrt(x);
             assert!(r * r <= x && (r + 1) * (r + 1) > x, "{x}");
         }
+    }
+
+    #[test]
+    fn pcp_batch_by_version() {
+        // 378 GiB per node: capped; 512 KiB -> 128 / 4 = 32 -> 48 -> 31.
+        let node = 378u64 << 18;
+        assert_eq!(zone_batchsize(node, v("4.16")), 31);
+        assert_eq!(zone_batchsize(node, v("4.19")), 63);
+        // A 64 MiB zone: 16384 / 1024 = 16 / 4 = 4 -> 6 -> 3.
+        assert_eq!(zone_batchsize(16_384, v("6.1")), 3);
     }
 }

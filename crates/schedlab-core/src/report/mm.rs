@@ -43,6 +43,9 @@ pub struct NodeRow {
     pub lru_lock_spin_ms: f64,
     /// Time the lock was held, % of the window.
     pub lru_lock_held_pct: f64,
+    /// The node's kswapd threads' mean %CPU over the window (top's %CPU
+    /// per thread, averaged over the node's threads).
+    pub kswapd_cpu_pct: f64,
 }
 
 /// One kswapd thread.

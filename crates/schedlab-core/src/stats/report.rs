@@ -238,6 +238,11 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
             continue;
         }
         let start = members.iter().map(|t| t.stats.start_ns).min().unwrap_or(0);
+        let window = sim.end_ns.saturating_sub(sim.stats.rec.warmup.min(sim.end_ns));
+        let window_runtime: u64 = (0..sim.tasks.len())
+            .filter(|&i| sim.tasks[i].group == gi && sim.tasks[i].state != TaskState::New)
+            .map(|i| sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
+            .sum();
         let all_exited = members.iter().all(|t| t.stats.exit_ns.is_some());
         let end_ns = if all_exited { members.iter().filter_map(|t| t.stats.exit_ns).max() } else { None };
         groups.push(GroupRow {
@@ -247,6 +252,7 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
             end_ns,
             elapsed_s: end_ns.map(|e| (e - start) as f64 / 1e9),
             runtime_ns: members.iter().map(|t| t.se.sum_exec_runtime).sum(),
+            cpu_pct: (window > 0).then(|| pct(window_runtime / members.len() as u64, window)),
         });
     }
     groups
