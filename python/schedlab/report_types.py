@@ -464,6 +464,9 @@ class _NodeRowKeys(TypedDict):
     """"""
     inactive_file_pages: int
     """"""
+    kswapd_cpu_pct: float
+    """The node's kswapd threads' mean %CPU over the window (top's %CPU per thread, averaged over the node's threads).
+    """
     low_pages: int
     """"""
     lru_lock_acquisitions: int
@@ -805,6 +808,10 @@ class _GroupRowKeys(TypedDict):
 
     count: int
     """Its tasks that started."""
+    cpu_pct: float | None
+    """Its tasks' mean CPU use over the window, % of one CPU: top's %CPU averaged over the group (null: no window or no
+    tasks).
+    """
     elapsed_s: float | None
     """end_ns - start_ns in seconds (null if not all exited): a workload's completion time."""
     end_ns: int | None
