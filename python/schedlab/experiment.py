@@ -628,7 +628,8 @@ def _parse_band(
         cases = match_cases(raw, all_cases)
         if not cases:
             raise c.bad(f"{path}.cases", f"{raw!r} names no case", ", ".join(all_cases))
-    if kind in ("trend", "gain_ratio", "peak_ratio", "rise") and (not cases or (kind == "gain_ratio" and len(cases) != 2)):
+    across = ("trend", "gain_ratio", "peak_ratio", "rise")
+    if kind in across and (not cases or (kind == "gain_ratio" and len(cases) != 2)):
         want = "two cases (the ratio's numerator, then its denominator)" if kind == "gain_ratio" else "cases"
         raise c.missing(f"{path}.cases") if not cases else c.bad(f"{path}.cases", f"{cases!r}", want)
     values: dict[str, str] = {}
@@ -707,7 +708,10 @@ def _per_second(report: Mapping[str, Any], v: float, where: str) -> float:
     m = report.get("measure") or {}
     t0, t1 = m.get("start_ns"), m.get("end_ns")
     if not isinstance(t0, (int, float)) or not isinstance(t1, (int, float)) or t1 <= t0:
-        raise ScenarioError("SL102", f"{where}: per_s: the report has no measurement window; accepted: a report with measure.start_ns < end_ns")
+        raise ScenarioError(
+            "SL102",
+            f"{where}: per_s: the report has no measurement window; accepted: a report with measure.start_ns < end_ns",
+        )
     return v * 1e9 / (t1 - t0)
 
 

@@ -464,9 +464,15 @@ class _NodeRowKeys(TypedDict):
     """"""
     inactive_file_pages: int
     """"""
+    kswapd_allowed: float
+    """The node's kswapd threads allowed to run: vm.kswapd_threads, or the mean of the `auto` policy's once-a-second
+    choices.
+    """
     kswapd_cpu_pct: float
     """The node's kswapd threads' mean %CPU over the window (top's %CPU per thread, averaged over the node's threads).
     """
+    kswapd_cpu_total_pct: float
+    """Their %CPU summed: the CPUs the node's reclaim threads take."""
     low_pages: int
     """"""
     lru_lock_acquisitions: int

@@ -31,6 +31,9 @@ pub enum Ev {
     PoolIdleTimer(usize),
     /// An mm sleep's timer (task, sleep number; mm/vmscan.rs mm_sleep).
     MmTimer(u32, u32),
+    /// vm.kswapd_threads = "auto": the once-a-second re-evaluation of each
+    /// node's running kswapd threads (mm/kswapd.rs kswapd_auto).
+    MmAuto,
     /// mpstat sample boundary.
     Sample,
     /// End of the measurement.

@@ -259,6 +259,7 @@ impl Sim {
             Ev::IrqDone(cpu, action) => self.irq_done(cpu as usize, action),
             Ev::PoolIdleTimer(pool) => self.pool_idle_timer(pool),
             Ev::MmTimer(tid, seq) => self.mm_timer(tid as usize, seq),
+            Ev::MmAuto => self.kswapd_auto(),
             Ev::Sample => {
                 self.take_sample();
                 let next = self.now + self.stats.rec.interval;

@@ -63,16 +63,18 @@ impl Sim {
                 zl
             })
             .collect();
-        let per_node = match cfg.kswapd_threads {
-            KswapdThreads::Fixed(n) => n as usize,
-            KswapdThreads::Auto { .. } => {
-                return Err(SimError::not_modelled(
-                    &sc.source,
-                    "kernel.vm.kswapd_threads",
-                    "the \"auto\" policy's once-a-second re-evaluation is not modelled yet; give 1..16",
-                ))
+        // `auto`: every thread exists from boot, one per node may run until
+        // the first re-evaluation a second later.
+        let (per_node, active) = match cfg.kswapd_threads {
+            KswapdThreads::Fixed(n) => (n as usize, n),
+            KswapdThreads::Auto { max, .. } => {
+                self.q.schedule(Instant(crate::engine::time::NSEC_PER_SEC), Ev::MmAuto);
+                self.mm.auto_idle = vec![0; self.rqs.len()];
+                self.mm.auto_sum = vec![0; nodes];
+                (max as usize, 1)
             }
         };
+        self.mm.kswapd_active = vec![active; nodes];
         self.mm.cfg = cfg;
         self.mm.enabled = true;
         let group = self.wl.group_names.len();
@@ -108,6 +110,7 @@ impl Sim {
                 self.mm.kswapds.push(Kswapd {
                     task: tid,
                     node,
+                    hid: hid as u32,
                     state: KswapdState::Boot,
                     sc: ScanControl::default(),
                     run_reclaimed: 0,

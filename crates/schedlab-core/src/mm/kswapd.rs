@@ -21,8 +21,10 @@
 //! balance_pgdat (passes of 32 pages restarting at priority 12) is not
 //! modelled: every version runs the node-based loop of 4.8+.
 
+use crate::engine::event::Ev;
 use crate::engine::sim::Sim;
-use crate::mm::{KswapdState, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::engine::time::{Instant, NSEC_PER_SEC};
+use crate::mm::{KswapdState, KswapdThreads, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
 
 impl Sim {
@@ -30,9 +32,9 @@ impl Sim {
     pub(crate) fn kswapd(&mut self, tid: TaskId, k: usize) {
         self.tasks[tid].pc -= 1; // the op never completes
         loop {
-            let ks = &self.mm.kswapds[k];
-            let node = ks.node;
-            match ks.state {
+            let (node, state) = (self.mm.kswapds[k].node, self.mm.kswapds[k].state);
+            match state {
+                KswapdState::Boot if self.kswapd_parked(k) => return,
                 KswapdState::Boot => {
                     self.kswapd_try_to_sleep(k);
                     if self.mm.kswapds[k].state != KswapdState::Balancing {
@@ -40,6 +42,9 @@ impl Sim {
                     }
                 }
                 KswapdState::ShortSleep => {
+                    if self.mm.kswapds[k].timed_out && self.kswapd_parked(k) {
+                        return;
+                    }
                     if !self.mm.kswapds[k].timed_out {
                         self.mm.ev.kswapd_low_wmark_hit_quickly += 1;
                         self.balance_pgdat_start(k);
@@ -163,10 +168,13 @@ impl Sim {
         }
     }
 
-    /// Wake kswapd thread `k` if it waits on kswapd_wait.
+    /// Wake kswapd thread `k` if it waits on kswapd_wait (and the `auto`
+    /// policy lets it run).
     pub(crate) fn kswapd_wake(&mut self, k: usize) {
         let ks = &self.mm.kswapds[k];
-        if !matches!(ks.state, KswapdState::ShortSleep | KswapdState::Sleeping) {
+        if !matches!(ks.state, KswapdState::ShortSleep | KswapdState::Sleeping | KswapdState::Parked)
+            || ks.hid >= self.mm.kswapd_active[ks.node]
+        {
             return;
         }
         let tid = ks.task;
@@ -179,5 +187,53 @@ impl Sim {
         self.mm.kswapds[k].timed_out = false;
         let cpu = self.tasks[tid].cpu;
         self.try_to_wake_up(tid, cpu, false);
+    }
+
+    /// A thread the `auto` policy does not let run parks (sleeps until a
+    /// re-evaluation lets it run and wakeup_kswapd wakes it).
+    fn kswapd_parked(&mut self, k: usize) -> bool {
+        let ks = &self.mm.kswapds[k];
+        if ks.hid < self.mm.kswapd_active[ks.node] {
+            return false;
+        }
+        let tid = ks.task;
+        self.mm.kswapds[k].state = KswapdState::Parked;
+        self.block(tid);
+        true
+    }
+
+    /// vm.kswapd_threads = "auto" (schedlab's policy for P3's reviewers,
+    /// not a kernel's): once a second, each node may run one kswapd thread
+    /// per `idle_per_thread` CPUs of the node that were idle on average over
+    /// the last second (idle or iowait), at least one and at most `max`.
+    /// Threads newly allowed are woken if the node needs reclaim; threads
+    /// no longer allowed finish their balance_pgdat run and park.
+    pub(crate) fn kswapd_auto(&mut self) {
+        let KswapdThreads::Auto { idle_per_thread, max } = self.mm.cfg.kswapd_threads else {
+            return;
+        };
+        for node in 0..self.mm.nodes.len() {
+            let mut idle = 0;
+            for cpu in 0..self.rqs.len() {
+                if self.machine.cpus[cpu].node != node {
+                    continue;
+                }
+                self.account_cpu(cpu);
+                let a = self.rqs[cpu].acct;
+                let now_idle = a.idle + a.iowait;
+                idle += now_idle - self.mm.auto_idle[cpu];
+                self.mm.auto_idle[cpu] = now_idle;
+            }
+            let idle_cpus = idle / NSEC_PER_SEC;
+            let want = ((idle_cpus / idle_per_thread as u64) as u32).clamp(1, max);
+            let before = self.mm.kswapd_active[node];
+            self.mm.kswapd_active[node] = want;
+            self.mm.auto_sum[node] += want as u64;
+            if want > before {
+                self.wakeup_kswapd(node);
+            }
+        }
+        self.mm.auto_evals += 1;
+        self.q.schedule(Instant(self.now + NSEC_PER_SEC), Ev::MmAuto);
     }
 }

@@ -90,6 +90,22 @@ fn threads_per_node_are_named_as_p3_names_them() {
 }
 
 #[test]
+fn auto_runs_one_thread_per_idle_cpus_and_parks_the_rest() {
+    // 4 CPUs, 1 reader: about 3 CPUs idle, so { auto = 1 } allows about
+    // 3 threads of 4; { auto = 4 } allows the minimum, 1, and the other
+    // threads never run.
+    let wide = run(1, "[kernel.vm]\nkswapd_threads = { auto = 1, max = 4 }\n");
+    let mm = wide.mm.as_ref().unwrap();
+    assert!(mm.nodes[0].kswapd_allowed >= 2.0, "{:?}", mm.nodes[0]);
+    let narrow = run(1, "[kernel.vm]\nkswapd_threads = { auto = 4, max = 4 }\n");
+    let mm = narrow.mm.as_ref().unwrap();
+    assert_eq!(mm.nodes[0].kswapd_allowed, 1.0);
+    assert!(mm.kswapd[0].cpu_pct > 0.0);
+    assert!(mm.kswapd[1..].iter().all(|k| k.cpu_pct == 0.0), "{:?}", mm.kswapd);
+    assert!(mm.kswapd_threads.starts_with("auto"));
+}
+
+#[test]
 fn vm_keys_are_checked() {
     let bad = |extra: &str| {
         let text = format!("[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"4.1\"\n{extra}");

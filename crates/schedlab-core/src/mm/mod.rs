@@ -196,6 +196,8 @@ pub struct ScanControl {
 pub struct Kswapd {
     pub task: TaskId,
     pub node: usize,
+    /// Its index among the node's threads (P3's `hid`).
+    pub hid: u32,
     pub state: KswapdState,
     pub sc: ScanControl,
     /// Reclaimed in this balance_pgdat run (for kswapd_failures).
@@ -248,6 +250,15 @@ pub struct Mm {
     pub alloc_lat: Vec<AllocLatency>,
     /// The template of the kswapd threads.
     pub kswapd_template: Option<(usize, usize)>,
+    /// Per node: how many of its threads may run (all of them with a fixed
+    /// vm.kswapd_threads; the `auto` policy's choice otherwise).
+    pub kswapd_active: Vec<u32>,
+    /// `auto`: per CPU, its idle + iowait time at the last re-evaluation.
+    pub auto_idle: Vec<u64>,
+    /// `auto`: Σ over re-evaluations of the threads allowed, per node, and
+    /// their number (the report's mean).
+    pub auto_sum: Vec<u64>,
+    pub auto_evals: u64,
 }
 
 impl Mm {

@@ -54,10 +54,17 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 lru_lock_contended: s.contended - b.contended,
                 lru_lock_spin_ms: round2((s.spin_ns - b.spin_ns) as f64 / 1e6),
                 lru_lock_held_pct: round2((s.hold_ns - b.hold_ns) as f64 * 100.0 / window as f64),
+                kswapd_allowed: match sim.mm.cfg.kswapd_threads {
+                    KswapdThreads::Auto { .. } if sim.mm.auto_evals > 0 => {
+                        round2(sim.mm.auto_sum[n.node] as f64 / sim.mm.auto_evals as f64)
+                    }
+                    _ => sim.mm.kswapd_active.get(n.node).copied().unwrap_or(0) as f64,
+                },
                 kswapd_cpu_pct: {
                     let mine: Vec<f64> = kswapd.iter().filter(|k| k.node == n.node).map(|k| k.cpu_pct).collect();
                     round2(mine.iter().sum::<f64>() / mine.len().max(1) as f64)
                 },
+                kswapd_cpu_total_pct: round2(kswapd.iter().filter(|k| k.node == n.node).map(|k| k.cpu_pct).sum()),
             }
         })
         .collect();

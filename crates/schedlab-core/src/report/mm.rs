@@ -43,9 +43,14 @@ pub struct NodeRow {
     pub lru_lock_spin_ms: f64,
     /// Time the lock was held, % of the window.
     pub lru_lock_held_pct: f64,
+    /// The node's kswapd threads allowed to run: vm.kswapd_threads, or the
+    /// mean of the `auto` policy's once-a-second choices.
+    pub kswapd_allowed: f64,
     /// The node's kswapd threads' mean %CPU over the window (top's %CPU
     /// per thread, averaged over the node's threads).
     pub kswapd_cpu_pct: f64,
+    /// Their %CPU summed: the CPUs the node's reclaim threads take.
+    pub kswapd_cpu_total_pct: f64,
 }
 
 /// One kswapd thread.
