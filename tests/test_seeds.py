@@ -7,6 +7,7 @@ model change that moves a reproduction out of its band shows up here."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +133,39 @@ def test_sched_idle_pathology_needs_the_2635_group_imb() -> None:
             assert report["active_balances"] == 0
     assert idle["2.6.25"] < 1.0
     assert idle["2.6.35"] > 8.0
+
+
+def test_kswapd_run_shows_the_mm_tracepoints_and_sections(tmp_path: Path) -> None:
+    """A run of P3's machine past kswapd's saturation: the ftrace text has
+    the mm_vmscan tracepoints in the kernel's format (a direct reclaim at
+    DEF_PRIORITY reclaims far more than SWAP_CLUSTER_MAX), and the text
+    report has the memory sections."""
+    trace = tmp_path / "t.txt"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "schedlab",
+            "run",
+            "kswapd-threads",
+            "--set",
+            "task.dd.count=40",
+            "--set",
+            "measure.warmup=100ms",
+            "--set",
+            "measure.duration=300ms",
+            "--trace",
+            str(trace),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = trace.read_text()
+    assert "mm_vmscan_kswapd_wake: nid=0 zid=2 order=0" in text
+    assert "mm_vmscan_direct_reclaim_begin: order=0" in text
+    ends = [int(x) for x in re.findall(r"mm_vmscan_direct_reclaim_end: nr_reclaimed=(\d+)", text)]
+    assert ends and min(ends) > 32, ends
+    for heading in ("Memory (vm.kswapd_threads 1", "/proc/vmstat over the window", "kswapd threads (top's %CPU)"):
+        assert heading in proc.stdout, heading

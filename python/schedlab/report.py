@@ -300,6 +300,9 @@ def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
             for d in disks
         ]
         lines += _table(["DEVICE", "r/s", "w/s", "f/s", "rkB/s", "wkB/s", "await(ms)", "%util"], rows)
+    mm = report.get("mm")
+    if isinstance(mm, dict) and window_s > 0:
+        lines += _mm_section(report, mm, window_s)
     wqs = report.get("workqueues")
     if isinstance(wqs, list) and wqs:
         lines += ["", "Work items run (by workqueue): " + ", ".join(f"{w.get('name')} {w.get('works')}" for w in wqs)]
@@ -312,6 +315,66 @@ def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
             f"max {db.get('max_ms')}), Hmean {db.get('hmean_mbs')} MB/s, "
             f"{db.get('migrations_per_pass')} migrations per load file",
         ]
+    return lines
+
+
+def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: float) -> list[str]:
+    """Memory over the window: vmstat's memory and CPU columns, the nodes
+    with their locks, kswapd threads as top shows them, /proc/vmstat's
+    events per second, and the allocations of each group."""
+    nodes = [n for n in mm.get("nodes") or [] if isinstance(n, Mapping)]
+    rows_avg = (report.get("mpstat") or {}).get("average") or []
+    avg: Mapping[str, Any] = next((r for r in rows_avg if r.get("cpu") == "all"), {})
+    shadow = "on" if mm.get("workingset") else "off"
+    lines = [
+        "",
+        f"Memory (vm.kswapd_threads {mm.get('kswapd_threads')}, min_free_kbytes {mm.get('min_free_kbytes')}, "
+        f"shadow entries {shadow}; vmstat's columns over the window, KiB)",
+    ]
+    free = sum(int(n.get("free_pages") or 0) for n in nodes) * 4
+    cache = sum(int(n.get("inactive_file_pages") or 0) + int(n.get("active_file_pages") or 0) for n in nodes) * 4
+    row = [str(free), str(cache), f"{float(mm.get('read_kbs') or 0):.0f}"]
+    row += [f"{float(avg.get(k) or 0):.0f}" for k in ("usr", "sys", "idle", "iowait")]
+    lines += _table(["free", "cache", "bi", "us", "sy", "id", "wa"], [row], left=())
+    lines += ["", "Nodes (pages; the locks' held time as % of the window, spin as CPU ms)"]
+    rows = [
+        [
+            str(n.get("node")),
+            str(n.get("free_pages")),
+            f"{n.get('min_pages')}/{n.get('low_pages')}/{n.get('high_pages')}",
+            str(n.get("inactive_file_pages")),
+            f"{n.get('kswapd_allowed'):g} {n.get('kswapd_cpu_total_pct')}",
+            f"{n.get('lru_lock_held_pct')} {n.get('lru_lock_spin_ms')}",
+            f"{n.get('zone_lock_held_pct')} {n.get('zone_lock_spin_ms')}",
+        ]
+        for n in nodes
+    ]
+    head = ["NODE", "FREE", "MIN/LOW/HIGH", "INACTIVE_FILE", "KSWAPD(n %CPU)", "LRU_LOCK(% ms)", "ZONE_LOCK(% ms)"]
+    lines += _table(head, rows)
+    ks = [k for k in mm.get("kswapd") or [] if isinstance(k, Mapping)]
+    if ks:
+        lines += ["", "kswapd threads (top's %CPU): " + ", ".join(f"{k.get('comm')} {k.get('cpu_pct')}" for k in ks)]
+    vm = mm.get("vmstat") or {}
+    busy = [(k, v) for k, v in sorted(vm.items()) if v]
+    if busy:
+        lines += ["", "/proc/vmstat over the window (count, per second)"]
+        lines += _table(["COUNTER", "COUNT", "PER_S"], [[k, str(v), f"{v / window_s:.1f}"] for k, v in busy])
+    allocs = [a for a in mm.get("alloc") or [] if isinstance(a, Mapping)]
+    if allocs:
+        lines += ["", "Allocations by group (slow path: latency from leaving the fast path to the pages, us)"]
+        rows = [
+            [
+                str(a.get("group")),
+                str(a.get("fast")),
+                str(a.get("slow")),
+                str(a.get("direct_reclaims")),
+                str(a.get("slow_p50_us")),
+                str(a.get("slow_p99_us")),
+                str(a.get("slow_max_us")),
+            ]
+            for a in allocs
+        ]
+        lines += _table(["GROUP", "FAST", "SLOW", "DIRECT", "P50", "P99", "MAX"], rows)
     return lines
 
 

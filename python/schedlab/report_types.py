@@ -489,6 +489,10 @@ class _NodeRowKeys(TypedDict):
     """"""
     node: int
     """"""
+    zone_lock_held_pct: float
+    """zone->lock held, % of the window."""
+    zone_lock_spin_ms: float
+    """zone->lock (the buddy lists): CPU time spent spinning on it, ms."""
 
 
 class NodeRow(_NodeRowKeys, total=False):

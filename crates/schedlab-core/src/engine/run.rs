@@ -284,6 +284,7 @@ impl Sim {
                 works_done: self.kthreads.works_done.clone(),
                 vm: self.mm.ev,
                 lru_lock: self.mm.nodes.iter().map(|n| n.lru_lock.stats).collect(),
+                zone_lock: self.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
             });
         }
         let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();

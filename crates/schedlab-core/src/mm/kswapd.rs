@@ -26,6 +26,7 @@ use crate::engine::sim::Sim;
 use crate::engine::time::{Instant, NSEC_PER_SEC};
 use crate::mm::{KswapdState, KswapdThreads, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
+use crate::trace::MmVmscan;
 
 impl Sim {
     /// kswapd(): thread `k` runs (its program is one endless op).
@@ -51,6 +52,8 @@ impl Sim {
                     } else if self.pgdat_balanced(node) {
                         // Sleep until wakeup_kswapd.
                         self.mm.kswapds[k].state = KswapdState::Sleeping;
+                        let t = &self.tasks[tid];
+                        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::KswapdSleep, node as u64);
                         self.block(tid);
                         return;
                     } else {
@@ -92,6 +95,8 @@ impl Sim {
     /// balance_pgdat() begins.
     fn balance_pgdat_start(&mut self, k: usize) {
         self.mm.ev.pageoutrun += 1;
+        let t = &self.tasks[self.mm.kswapds[k].task];
+        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::KswapdWake, self.mm.kswapds[k].node as u64);
         let ks = &mut self.mm.kswapds[k];
         ks.state = KswapdState::Balancing;
         ks.sc = ScanControl { priority: DEF_PRIORITY, pending_node: ks.node, ..Default::default() };
@@ -230,7 +235,7 @@ impl Sim {
             self.mm.kswapd_active[node] = want;
             self.mm.auto_sum[node] += want as u64;
             if want > before {
-                self.wakeup_kswapd(node);
+                self.wakeup_kswapd(node, None);
             }
         }
         self.mm.auto_evals += 1;

@@ -9,8 +9,10 @@
 //! is always allocated. Per-CPU page lists are not modelled.
 
 use crate::engine::sim::Sim;
+use crate::mm::KswapdState;
 use crate::mm::{Lru, MAX_RECLAIM_RETRIES};
-use crate::sched::task::TaskId;
+use crate::sched::task::{TaskId, TaskState};
+use crate::trace::MmVmscan;
 
 /// What an allocation attempt did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +72,7 @@ impl Sim {
             // __alloc_pages_slowpath: wake_all_kswapds, then ALLOC_WMARK_MIN.
             for i in 0..self.mm.zonelist[home].len() {
                 let node = self.mm.zonelist[home][i];
-                self.wakeup_kswapd(node);
+                self.wakeup_kswapd(node, Some(tid));
             }
         }
         if let Some(node) = self.get_page_from_freelist(home, n, false) {
@@ -120,10 +122,21 @@ impl Sim {
     /// wakeup_kswapd(): wake the node's kswapd threads if any is waiting,
     /// the node is not hopeless and not balanced (P3: they share
     /// pgdat->kswapd_wait, and wake_up_interruptible wakes them all).
-    pub(crate) fn wakeup_kswapd(&mut self, node: usize) {
+    pub(crate) fn wakeup_kswapd(&mut self, node: usize, by: Option<TaskId>) {
         let pg = &self.mm.nodes[node];
-        if pg.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(node) {
+        // waitqueue_active(&pgdat->kswapd_wait): a thread that may run waits.
+        let waiting = pg.kswapd.iter().any(|&k| {
+            let ks = &self.mm.kswapds[k];
+            matches!(ks.state, KswapdState::ShortSleep | KswapdState::Sleeping | KswapdState::Parked)
+                && ks.hid < self.mm.kswapd_active[node]
+                && self.tasks[ks.task].state == TaskState::Blocked
+        });
+        if !waiting || pg.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(node) {
             return;
+        }
+        if let Some(tid) = by {
+            let t = &self.tasks[tid];
+            self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::WakeupKswapd, node as u64);
         }
         for i in 0..self.mm.nodes[node].kswapd.len() {
             let k = self.mm.nodes[node].kswapd[i];
@@ -154,7 +167,7 @@ impl Sim {
             return false;
         }
         self.mm.ev.pgscan_direct_throttle += 1;
-        self.wakeup_kswapd(node);
+        self.wakeup_kswapd(node, Some(tid));
         self.mm.nodes[node].pfmemalloc_wait.push(tid);
         self.mm.task(tid).throttled = true;
         self.block(tid);

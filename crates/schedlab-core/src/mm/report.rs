@@ -41,6 +41,8 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         .map(|(i, n)| {
             let b = base.lru_lock.get(i).copied().unwrap_or_default();
             let s = n.lru_lock.stats;
+            let zb = base.zone_lock.get(i).copied().unwrap_or_default();
+            let z = n.zone_lock.stats;
             NodeRow {
                 node: n.node,
                 managed_pages: n.managed,
@@ -54,6 +56,8 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 lru_lock_contended: s.contended - b.contended,
                 lru_lock_spin_ms: round2((s.spin_ns - b.spin_ns) as f64 / 1e6),
                 lru_lock_held_pct: round2((s.hold_ns - b.hold_ns) as f64 * 100.0 / window as f64),
+                zone_lock_spin_ms: round2((z.spin_ns - zb.spin_ns) as f64 / 1e6),
+                zone_lock_held_pct: round2((z.hold_ns - zb.hold_ns) as f64 * 100.0 / window as f64),
                 kswapd_allowed: match sim.mm.cfg.kswapd_threads {
                     KswapdThreads::Auto { .. } if sim.mm.auto_evals > 0 => {
                         round2(sim.mm.auto_sum[n.node] as f64 / sim.mm.auto_evals as f64)

@@ -27,6 +27,7 @@ use crate::mm::page_alloc::Alloc;
 use crate::mm::spinlock::Handoff;
 use crate::mm::{DirectReclaim, Lru, ScanControl, DEF_PRIORITY, RECLAIM_CHUNK, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
+use crate::trace::MmVmscan;
 
 impl Sim {
     /// The LRU lock's hand-off costs.
@@ -127,6 +128,8 @@ impl Sim {
     pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
         let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
+        let t = &self.tasks[tid];
+        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
         self.tasks[tid].in_sys = true;
     }
 
@@ -159,6 +162,8 @@ impl Sim {
                 if dr.zl_pos >= zl.len() {
                     // shrink_zones() done at this priority.
                     if dr.sc.nr_reclaimed >= dr.sc.nr_to_reclaim || dr.sc.priority == 0 {
+                        let t = &self.tasks[tid];
+                        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::DirectReclaimEnd, dr.sc.nr_reclaimed);
                         return None;
                     }
                     dr.sc.priority -= 1;

@@ -43,6 +43,10 @@ pub struct NodeRow {
     pub lru_lock_spin_ms: f64,
     /// Time the lock was held, % of the window.
     pub lru_lock_held_pct: f64,
+    /// zone->lock (the buddy lists): CPU time spent spinning on it, ms.
+    pub zone_lock_spin_ms: f64,
+    /// zone->lock held, % of the window.
+    pub zone_lock_held_pct: f64,
     /// The node's kswapd threads allowed to run: vm.kswapd_threads, or the
     /// mean of the `auto` policy's once-a-second choices.
     pub kswapd_allowed: f64,

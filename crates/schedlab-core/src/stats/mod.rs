@@ -177,4 +177,6 @@ pub struct KernelBase {
     pub vm: crate::mm::VmEvents,
     /// Per node: the LRU lock's counters.
     pub lru_lock: Vec<crate::mm::spinlock::LockStats>,
+    /// Per node: zone->lock's counters.
+    pub zone_lock: Vec<crate::mm::spinlock::LockStats>,
 }

@@ -256,4 +256,49 @@ impl Trace {
             format_args!("sched_process_exit: comm={} pid={} prio={}", p.comm, p.pid, p.prio()),
         );
     }
+
+    /// An mm_vmscan tracepoint (include/trace/events/vmscan.h) in the
+    /// context of task `p` on `cpu`: `name` and its printed fields.
+    ///
+    /// Deviation: the text has 4.16's fields for every version (later
+    /// kernels print gfp_flags where 4.16 prints may_writepage and
+    /// classzone_idx); the Perfetto stream does not carry these events yet.
+    pub fn mm_vmscan(&mut self, now: u64, cpu: usize, p: &Task, kind: MmVmscan, a: u64) {
+        self.rec(10 + kind as u64, now, cpu, p.pid as u64, a);
+        if self.text.is_none() {
+            return;
+        }
+        // ZONE_NORMAL's index with DMA and DMA32 below it.
+        let zid = 2;
+        match kind {
+            MmVmscan::KswapdSleep => self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_kswapd_sleep: nid={a}")),
+            MmVmscan::KswapdWake => {
+                self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_kswapd_wake: nid={a} zid={zid} order=0"))
+            }
+            MmVmscan::WakeupKswapd => {
+                self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_wakeup_kswapd: nid={a} zid={zid} order=0"))
+            }
+            MmVmscan::DirectReclaimBegin => self.line(
+                now,
+                cpu,
+                Ctx::Task(p),
+                format_args!(
+                    "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE classzone_idx={zid}"
+                ),
+            ),
+            MmVmscan::DirectReclaimEnd => {
+                self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_direct_reclaim_end: nr_reclaimed={a}"))
+            }
+        }
+    }
+}
+
+/// The mm_vmscan tracepoints schedlab emits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmVmscan {
+    KswapdSleep,
+    KswapdWake,
+    WakeupKswapd,
+    DirectReclaimBegin,
+    DirectReclaimEnd,
 }
