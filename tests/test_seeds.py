@@ -16,7 +16,15 @@ import pytest
 
 pytestmark = pytest.mark.native
 
-EXPERIMENTS = ["ktask-nice", "sched-idle", "rt-migrate", "kworker-stack", "kswapd-threads", "kswapd-cost"]
+EXPERIMENTS = [
+    "ktask-nice",
+    "sched-idle",
+    "rt-migrate",
+    "kworker-stack",
+    "kswapd-threads",
+    "kswapd-cost",
+    "kswapd-zswap",
+]
 
 #: Bands the model is known to miss, with the reason (also in the closing
 #: notes). The test insists they stay OUT, so the day the model reaches one

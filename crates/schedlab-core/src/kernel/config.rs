@@ -73,6 +73,8 @@ pub(crate) struct RawCosts {
     pub(crate) lru_lock_handoff_waiter: Option<String>,
     pub(crate) shadow_entry: Option<String>,
     pub(crate) dio_page: Option<String>,
+    pub(crate) anon_fault: Option<String>,
+    pub(crate) zswap_compress: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -286,6 +288,8 @@ fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Resul
         (&c.lru_lock_handoff_waiter, &mut costs.lru_lock_handoff_waiter_ns, "lru_lock_handoff_waiter"),
         (&c.shadow_entry, &mut costs.shadow_entry_ns, "shadow_entry"),
         (&c.dio_page, &mut costs.dio_page_ns, "dio_page"),
+        (&c.anon_fault, &mut costs.anon_fault_ns, "anon_fault"),
+        (&c.zswap_compress, &mut costs.zswap_compress_ns, "zswap_compress"),
     ] {
         if let Some(s) = val {
             let key = format!("kernel.costs.{k}");

@@ -17,6 +17,7 @@ impl Sim {
     /// with, and the kswapd threads (kswapd_run).
     pub(crate) fn mm_init(&mut self, sc: &crate::scenario::Scenario) -> Result<(), SimError> {
         let used = !sc.read_ops.is_empty() || sc.kernel.vm_given || sc.memory.is_some();
+        self.mm.zswap = sc.zswap;
         self.mm.rr = vec![0; sc.read_ops.len()];
         if !used {
             return Ok(());

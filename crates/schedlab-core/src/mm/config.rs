@@ -74,6 +74,7 @@ pub(crate) struct RawVm {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawMemory {
     pub(crate) page_cache: Option<String>,
+    pub(crate) swap: Option<String>,
 }
 
 pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, file: &str) -> Result<VmConfig> {
@@ -160,4 +161,23 @@ pub(crate) fn compile_memory(m: &RawMemory, file: &str) -> Result<MemoryStart> {
         Some("full") => MemoryStart::PageCacheFull,
         Some(s) => return Err(SimError::bad_value(file, "memory.page_cache", format!("\"{s}\""), "empty, full")),
     })
+}
+
+/// `[memory] swap`: "none" (the default: anonymous memory cannot be
+/// reclaimed) or "zswap" (swapped pages are compressed into zswap's pool;
+/// 3.11+). A swap device without zswap is not modelled.
+pub(crate) fn compile_swap(m: &RawMemory, v: KernelVersion, file: &str) -> Result<bool> {
+    match m.swap.as_deref() {
+        None | Some("none") => Ok(false),
+        Some("zswap") if v.at_least(3, 11) => Ok(true),
+        Some("zswap") => {
+            Err(SimError::bad_value(file, "memory.swap", format!("kernel {v} has no zswap"), "kernel 3.11 or later"))
+        }
+        Some("disk") => Err(SimError::not_modelled(
+            file,
+            "memory.swap",
+            "swap to a block device (writeback of anonymous pages) is not modelled; \"zswap\" is",
+        )),
+        Some(s) => Err(SimError::bad_value(file, "memory.swap", format!("\"{s}\""), "none, zswap")),
+    }
 }

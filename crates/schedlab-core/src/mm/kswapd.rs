@@ -49,7 +49,7 @@ impl Sim {
                     if !self.mm.kswapds[k].timed_out {
                         self.mm.ev.kswapd_low_wmark_hit_quickly += 1;
                         self.balance_pgdat_start(k);
-                    } else if self.pgdat_balanced(node) {
+                    } else if self.prepare_kswapd_sleep(node) {
                         // Sleep until wakeup_kswapd.
                         self.mm.kswapds[k].state = KswapdState::Sleeping;
                         let t = &self.tasks[tid];
@@ -79,7 +79,7 @@ impl Sim {
     /// kswapd_try_to_sleep(): nap if the node is balanced, else go on.
     fn kswapd_try_to_sleep(&mut self, k: usize) {
         let (node, tid) = (self.mm.kswapds[k].node, self.mm.kswapds[k].task);
-        if self.pgdat_balanced(node) {
+        if self.prepare_kswapd_sleep(node) {
             self.wake_pfmemalloc_waiters(node);
             let ks = &mut self.mm.kswapds[k];
             ks.state = KswapdState::ShortSleep;
@@ -130,7 +130,7 @@ impl Sim {
         let (node, tid) = (self.mm.kswapds[k].node, self.mm.kswapds[k].task);
         let pending = self.mm.kswapds[k].sc.pending;
         if pending > 0 {
-            self.reclaim_chunk_done(node, pending);
+            self.reclaim_chunk_done(node, pending, self.mm.kswapds[k].sc.pending_anon);
             let ks = &mut self.mm.kswapds[k];
             ks.sc.nr_reclaimed += pending;
             ks.run_reclaimed += pending;
@@ -150,6 +150,7 @@ impl Sim {
             let node_reclaimed = sc.nr_reclaimed - self.mm.kswapds[k].round_start_reclaimed;
             if sc.scan_left > 0 && node_reclaimed < sc.nr_to_reclaim {
                 let cpu = self.tasks[tid].cpu;
+                self.mm.kswapds[k].sc.pending_anon = self.reclaim_lru(node) == crate::mm::Lru::InactiveAnon;
                 let (n, ns) = self.shrink_chunk(node, sc.scan_left, true, cpu);
                 if n > 0 {
                     let ks = &mut self.mm.kswapds[k];
@@ -240,5 +241,11 @@ impl Sim {
         }
         self.mm.auto_evals += 1;
         self.q.schedule(Instant(self.now + NSEC_PER_SEC), Ev::MmAuto);
+    }
+
+    /// prepare_kswapd_sleep(): the node is balanced, or hopeless (kswapd
+    /// failed MAX_RECLAIM_RETRIES runs in a row: left to direct reclaim).
+    fn prepare_kswapd_sleep(&self, node: usize) -> bool {
+        self.mm.nodes[node].kswapd_failures >= crate::mm::MAX_RECLAIM_RETRIES || self.pgdat_balanced(node)
     }
 }

@@ -106,6 +106,29 @@ fn auto_runs_one_thread_per_idle_cpus_and_parks_the_rest() {
 }
 
 #[test]
+fn an_anonymous_hog_is_reclaimed_into_zswap() {
+    // 512 MiB, no file pages: a hog faulting in memory without end pushes
+    // its own pages into zswap once free memory reaches the watermarks.
+    let text = |swap: &str| {
+        format!(
+            "name = \"z\"\n[machine]\npreset = \"4cpu\"\nmemory = \"512MiB\"\n[kernel]\nversion = \"4.16\"\n\
+             [memory]\nswap = \"{swap}\"\n[measure]\nwarmup = \"100ms\"\nduration = \"1s\"\n[[task]]\nname = \"hog\"\n\
+             program = [{{ loop = {{ count = 0, body = [{{ anon = {{ size = \"64MiB\" }} }}] }} }}]\n"
+        )
+    };
+    let opts = RunOptions { seed: 1, check: true, ..Default::default() };
+    let r = run_text(&text("zswap"), "z.toml", &[], &opts).expect("runs");
+    let out = vm(&r, "zswpout");
+    assert!(out > 0, "zswpout {out}");
+    assert_eq!(out, vm(&r, "pgsteal_kswapd") + vm(&r, "pgsteal_direct"));
+    // One kswapd cannot compress as fast as the hog faults: it reclaims too.
+    assert!(vm(&r, "pgsteal_direct") > 0);
+    // Without swap the same hog runs out of memory: refused, not hidden.
+    let e = run_text(&text("none"), "z.toml", &[], &opts).unwrap_err().to_string();
+    assert!(e.contains("OOM"), "{e}");
+}
+
+#[test]
 fn vm_keys_are_checked() {
     let bad = |extra: &str| {
         let text = format!("[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"4.1\"\n{extra}");
@@ -115,4 +138,7 @@ fn vm_keys_are_checked() {
     assert!(bad("[kernel.vm]\nwatermark_scale_factor = 10\n").contains("4.6"));
     assert!(bad("[kernel.vm]\nbogus = 1\n").contains("bogus"));
     assert!(bad("[memory]\npage_cache = \"half\"\n").contains("empty, full"));
+    assert!(bad("[memory]\nswap = \"disk\"\n").contains("not modelled"));
+    let old = "[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"3.10\"\n[memory]\nswap = \"zswap\"\n";
+    assert!(run_text(old, "x.toml", &[], &RunOptions::default()).unwrap_err().to_string().contains("3.11"));
 }

@@ -21,6 +21,7 @@
 //! memory cgroups (one lruvec per node); no anonymous memory or swap yet;
 //! no dirty pages or writeback (the modelled reader only reads).
 
+pub mod anon;
 pub mod boot;
 pub mod config;
 pub mod filemap;
@@ -77,11 +78,14 @@ pub struct VmEvents {
     pub kswapd_high_wmark_hit_quickly: u64,
     pub workingset_eviction: u64,
     pub workingset_refault: u64,
+    /// Pages stored in zswap (/proc/vmstat zswpout, 6.3+; counted here
+    /// for every version that has zswap, 3.11+).
+    pub zswpout: u64,
 }
 
 impl VmEvents {
     /// (name, value) in /proc/vmstat order.
-    pub fn items(&self) -> [(&'static str, u64); 14] {
+    pub fn items(&self) -> [(&'static str, u64); 15] {
         [
             ("pgpgin", self.pgpgin_kb),
             ("pgalloc_normal", self.pgalloc_normal),
@@ -99,6 +103,7 @@ impl VmEvents {
             ("pageoutrun", self.pageoutrun),
             ("kswapd_low_wmark_hit_quickly", self.kswapd_low_wmark_hit_quickly),
             ("kswapd_high_wmark_hit_quickly", self.kswapd_high_wmark_hit_quickly),
+            ("zswpout", self.zswpout),
         ]
     }
 
@@ -120,6 +125,7 @@ impl VmEvents {
         d.pageoutrun = v[11];
         d.kswapd_low_wmark_hit_quickly = v[12];
         d.kswapd_high_wmark_hit_quickly = v[13];
+        d.zswpout = v[14];
         d
     }
 }
@@ -137,6 +143,8 @@ pub struct Pgdat {
     pub lru: [u64; 4],
     /// NR_ISOLATED_FILE.
     pub nr_isolated_file: u64,
+    /// NR_ISOLATED_ANON.
+    pub nr_isolated_anon: u64,
     /// Shadow entries left by evicted pages (workingset.c); their radix
     /// tree nodes stay until the shadow shrinker frees them.
     pub nonresident: u64,
@@ -189,6 +197,8 @@ pub struct ScanControl {
     /// Pages of the chunk being reclaimed now (freed when it is done).
     pub pending: u64,
     pub pending_node: usize,
+    /// The pending chunk is of anonymous pages.
+    pub pending_anon: bool,
 }
 
 /// A kswapd thread.
@@ -213,6 +223,8 @@ pub struct Kswapd {
 #[derive(Debug, Clone, Default)]
 pub struct TaskMm {
     pub read: Option<ReadState>,
+    /// An `anon` op in progress: the bytes still to fault in.
+    pub anon_left: Option<u64>,
     /// The direct reclaim in progress (do_try_to_free_pages).
     pub reclaim: Option<DirectReclaim>,
     /// The allocation being made: pages, and when it began (latency).
@@ -250,6 +262,9 @@ pub struct Mm {
     pub alloc_lat: Vec<AllocLatency>,
     /// The template of the kswapd threads.
     pub kswapd_template: Option<(usize, usize)>,
+    /// `[memory] swap = "zswap"`: anonymous pages can be reclaimed, each
+    /// compressed into zswap's pool by the reclaiming thread.
+    pub zswap: bool,
     /// Per node: how many of its threads may run (all of them with a fixed
     /// vm.kswapd_threads; the `auto` policy's choice otherwise).
     pub kswapd_active: Vec<u32>,
@@ -275,7 +290,8 @@ impl Mm {
     }
 }
 
-/// A `read` op's parameters.
+/// A `read` op's parameters, or an `anon` op's (`anon`: fault in `bytes`
+/// of anonymous memory; no disks).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOp {
     /// The disks, by index; the tasks that run the op take them in turn
@@ -284,6 +300,7 @@ pub struct ReadOp {
     pub bytes: u64,
     /// O_DIRECT.
     pub direct: bool,
+    pub anon: bool,
 }
 
 /// Where a task is in a read.

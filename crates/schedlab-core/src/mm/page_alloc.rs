@@ -152,7 +152,9 @@ impl Sim {
         if pg.kswapd_failures >= MAX_RECLAIM_RETRIES {
             return true;
         }
-        let reclaimable = pg.lru[Lru::InactiveFile as usize] + pg.lru[Lru::ActiveFile as usize] > 0;
+        let anon =
+            if self.mm.zswap { pg.lru[Lru::InactiveAnon as usize] + pg.lru[Lru::ActiveAnon as usize] } else { 0 };
+        let reclaimable = pg.lru[Lru::InactiveFile as usize] + pg.lru[Lru::ActiveFile as usize] + anon > 0;
         let reserve = if reclaimable { pg.wmark.min } else { 0 };
         reserve == 0 || pg.free > reserve / 2
     }

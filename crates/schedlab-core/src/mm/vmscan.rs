@@ -36,10 +36,25 @@ impl Sim {
         Handoff { base_ns: c.lru_lock_handoff_ns, per_waiter_ns: c.lru_lock_handoff_waiter_ns }
     }
 
-    /// get_scan_count() for a node's file lists at `priority`: size >>
-    /// priority (at least SWAP_CLUSTER_MAX of a non-empty list).
+    /// The list reclaim scans on `node`: the inactive file list while it
+    /// has pages, then, with zswap, the inactive anon list.
+    ///
+    /// Deviation: get_scan_count() balances anon against file by
+    /// vm.swappiness and the lists' recent rotations; here file pages go
+    /// first and anonymous pages only when no file page is left.
+    pub(crate) fn reclaim_lru(&self, node: usize) -> Lru {
+        let pg = &self.mm.nodes[node];
+        if pg.lru[Lru::InactiveFile as usize] == 0 && self.mm.zswap && pg.lru[Lru::InactiveAnon as usize] > 0 {
+            Lru::InactiveAnon
+        } else {
+            Lru::InactiveFile
+        }
+    }
+
+    /// get_scan_count() for a node's list at `priority`: size >> priority
+    /// (at least SWAP_CLUSTER_MAX of a non-empty list).
     pub(crate) fn scan_target(&self, node: usize, priority: u32) -> u64 {
-        let size = self.mm.nodes[node].lru[Lru::InactiveFile as usize];
+        let size = self.mm.nodes[node].lru[self.reclaim_lru(node) as usize];
         let scan = size >> priority;
         if scan == 0 {
             size.min(SWAP_CLUSTER_MAX)
@@ -82,21 +97,34 @@ impl Sim {
         let (lru_page, reclaim_page, shadow) = (c.lru_page_ns, c.reclaim_page_ns, c.shadow_entry_ns);
         let zone_free = c.zone_free_page_ns;
         let (lru_page, reclaim_page) = (self.numa_cost(lru_page, from, node), self.numa_cost(reclaim_page, from, node));
-        let workingset = self.mm.cfg.workingset;
-        let n = want.min(RECLAIM_CHUNK).min(self.mm.nodes[node].lru[Lru::InactiveFile as usize]);
+        let list = self.reclaim_lru(node);
+        let anon = list == Lru::InactiveAnon;
+        let zswap_compress = c.zswap_compress_ns;
+        let workingset = self.mm.cfg.workingset && !anon;
+        let n = want.min(RECLAIM_CHUNK).min(self.mm.nodes[node].lru[list as usize]);
         let (zspin, zhold) = if n > 0 { self.zone_lock_pages(node, from, n, zone_free) } else { (0, 0) };
         let pg = &mut self.mm.nodes[node];
         if n == 0 {
             return (0, 0);
         }
-        pg.lru[Lru::InactiveFile as usize] -= n;
-        pg.nr_isolated_file += n;
+        pg.lru[list as usize] -= n;
+        if anon {
+            pg.nr_isolated_anon += n;
+        } else {
+            pg.nr_isolated_file += n;
+        }
         let batches = n.div_ceil(SWAP_CLUSTER_MAX);
         // Under the lock: isolation of each page; the putback hold moves
         // the counters (two pages' worth of list work).
         let work = (n * lru_page + batches * 2 * lru_page) / (2 * batches);
         let (spin, hold) = pg.lru_lock.acquire(self.now, 2 * batches, work, handoff);
         let mut outside = n * reclaim_page;
+        if anon {
+            // add_to_swap, then swap_writepage -> frontswap_store: zswap
+            // compresses the page on this CPU.
+            outside += n * zswap_compress;
+            self.mm.ev.zswpout += n;
+        }
         if workingset {
             // workingset_eviction(): pack the shadow entry and keep it in
             // the mapping's tree.
@@ -116,9 +144,13 @@ impl Sim {
     }
 
     /// The chunk's pages are freed (free_unref_page_list).
-    pub(crate) fn reclaim_chunk_done(&mut self, node: usize, n: u64) {
+    pub(crate) fn reclaim_chunk_done(&mut self, node: usize, n: u64, anon: bool) {
         let pg = &mut self.mm.nodes[node];
-        pg.nr_isolated_file -= n;
+        if anon {
+            pg.nr_isolated_anon -= n;
+        } else {
+            pg.nr_isolated_file -= n;
+        }
         pg.free += n;
         self.mm.ev.pgfree += n;
     }
@@ -147,7 +179,7 @@ impl Sim {
         let home = self.task_node(tid);
         let mut dr = self.mm.task(tid).reclaim.take().expect("a direct reclaim");
         if dr.sc.pending > 0 {
-            self.reclaim_chunk_done(dr.sc.pending_node, dr.sc.pending);
+            self.reclaim_chunk_done(dr.sc.pending_node, dr.sc.pending, dr.sc.pending_anon);
             dr.sc.nr_reclaimed += dr.sc.pending;
             dr.node_reclaimed += dr.sc.pending;
             dr.sc.pending = 0;
@@ -180,12 +212,17 @@ impl Sim {
             let node = dr.sc.pending_node;
             // too_many_isolated(): more isolated than inactive pages.
             let pg = &self.mm.nodes[node];
-            if pg.nr_isolated_file > pg.lru[Lru::InactiveFile as usize] {
+            let (isolated, inactive) = match self.reclaim_lru(node) {
+                Lru::InactiveAnon => (pg.nr_isolated_anon, pg.lru[Lru::InactiveAnon as usize]),
+                _ => (pg.nr_isolated_file, pg.lru[Lru::InactiveFile as usize]),
+            };
+            if isolated > inactive {
                 self.mm.task(tid).reclaim = Some(dr);
                 self.reclaim_throttle(tid);
                 return Some(Alloc::Blocked);
             }
             let cpu = self.tasks[tid].cpu;
+            dr.sc.pending_anon = self.reclaim_lru(node) == Lru::InactiveAnon;
             let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false, cpu);
             if n == 0 {
                 dr.sc.scan_left = 0;

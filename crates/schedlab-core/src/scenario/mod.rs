@@ -93,6 +93,8 @@ pub struct Scenario {
     pub read_ops: Vec<crate::mm::ReadOp>,
     /// `[memory]`'s starting state.
     pub memory: Option<crate::mm::config::MemoryStart>,
+    /// `[memory] swap = "zswap"`.
+    pub zswap: bool,
     /// `[dbench]`: the benchmark's parameters and its client group.
     pub dbench: Option<DbenchConfig>,
     /// What the scenario asks for that runs as something near it (an
@@ -307,6 +309,10 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     }
     let notes = kernel.version.unlisted_note().into_iter().collect();
     let memory = raw.memory.as_ref().map(|m| crate::mm::config::compile_memory(m, file)).transpose()?;
+    let zswap = match &raw.memory {
+        Some(m) => crate::mm::config::compile_swap(m, kernel.version, file)?,
+        None => false,
+    };
 
     let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
 
@@ -336,6 +342,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         queue_works: ct.queue_works,
         read_ops: ct.read_ops,
         memory,
+        zswap,
         dbench,
     })
 }

@@ -217,7 +217,7 @@ fn loc(file: &str, key: &str) -> Location {
 }
 
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel, queue_work, io, read";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel, queue_work, io, read, anon";
 /// The ops a work item may have (a kworker runs them).
 const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
@@ -336,6 +336,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             "queue_work" => out.push(queue_work_at(val, &sub, ctx)?),
             "io" => out.push(io_at(val, &sub, ctx)?),
             "read" => out.push(read_at(val, &sub, ctx)?),
+            "anon" => out.push(anon_at(val, &sub, ctx)?),
             "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
             "timer" => out.push(Op::Timer { period: timer_period_at(val, file, &sub)? }),
@@ -552,7 +553,28 @@ fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
         }
     };
     let direct = bool_at(t.get("direct"), &format!("{sub}.direct"), file, false)?;
-    ctx.read_ops.push(ReadOp { disks: list, bytes, direct });
+    ctx.read_ops.push(ReadOp { disks: list, bytes, direct, anon: false });
+    Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
+}
+
+/// `{ anon = { size = SIZE } }`: fault in SIZE of anonymous memory (mm/anon.rs).
+fn anon_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
+    let file = ctx.file;
+    let accepted = "{ size = SIZE }";
+    let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
+    check_keys(t, sub, file, &["size"])?;
+    if ctx.in_work {
+        return Err(SimError::bad_value(file, sub, "an anon op in a work item", "anon ops in [[task]] programs only"));
+    }
+    let key = format!("{sub}.size");
+    let bytes = match t.get("size") {
+        None => return Err(SimError::MissingKey { at: loc(file, &key) }),
+        Some(toml::Value::String(s)) => parse_size(s).filter(|&b| b > 0).ok_or_else(|| {
+            SimError::bad_value(file, &key, format!("cannot read \"{s}\" as a size"), "e.g. \"1GiB\"")
+        })?,
+        Some(v) => return Err(SimError::bad_value(file, &key, format!("{v}"), "a size, e.g. \"1GiB\"")),
+    };
+    ctx.read_ops.push(ReadOp { disks: Vec::new(), bytes, direct: false, anon: true });
     Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
 }
 

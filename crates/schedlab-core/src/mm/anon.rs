@@ -1,0 +1,59 @@
+//! Anonymous memory (mm/memory.c do_anonymous_page): the `anon` op faults
+//! in a size of memory the task keeps — a memory hog, as usemem. Each page
+//! is allocated (page_alloc.rs: may wake kswapd, reclaim directly or be
+//! throttled), cleared and added to the node's LRU through the pagevec.
+//! With `[memory] swap = "zswap"` reclaim can take these pages back:
+//! vmscan.rs compresses each into zswap's pool on the reclaiming thread.
+//!
+//! Deviation: faults are taken ANON_CHUNK pages at a time (one allocation
+//! of the chunk, as the read path allocates a readahead window); new
+//! anonymous pages go to the inactive anon list (4.16 puts them on the
+//! active list and shrink_active_list deactivates them: the active/inactive
+//! balance is not modelled); the pages are never touched again (no swap-in).
+
+use crate::engine::sim::Sim;
+use crate::mm::page_alloc::Alloc;
+use crate::mm::{Lru, PAGE_SIZE};
+use crate::sched::task::TaskId;
+
+/// Pages faulted in per step (2 MiB).
+const ANON_CHUNK: u64 = 512;
+
+impl Sim {
+    /// Run the `anon` op `idx` for `tid`: true when it is done.
+    pub(crate) fn mm_anon(&mut self, tid: TaskId, idx: usize) -> bool {
+        let left = match self.mm.task(tid).anon_left {
+            Some(l) => l,
+            None => self.wl.read_ops[idx].bytes,
+        };
+        if left == 0 {
+            self.mm.task(tid).anon_left = None;
+            self.tasks[tid].in_sys = false;
+            return true;
+        }
+        let bytes = left.min(ANON_CHUNK * PAGE_SIZE);
+        let pages = bytes.div_ceil(PAGE_SIZE);
+        self.tasks[tid].in_sys = true;
+        self.mm.task(tid).anon_left = Some(left);
+        self.tasks[tid].pc -= 1;
+        match self.alloc_pages(tid, pages) {
+            Alloc::Got(node) => {
+                let c = &self.cfg.costs;
+                let (fault, lru_page, zone_alloc) = (c.anon_fault_ns, c.lru_page_ns, c.zone_alloc_page_ns);
+                let from = self.task_node(tid);
+                let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
+                let handoff = self.lru_handoff();
+                let pv = self.mm.pagevec;
+                let lru_page = self.numa_cost(lru_page, from, node);
+                let pg = &mut self.mm.nodes[node];
+                let drains = pages.div_ceil(pv);
+                let (spin, hold) = pg.lru_lock.acquire(self.now, drains, pages * lru_page / drains.max(1), handoff);
+                pg.lru[Lru::InactiveAnon as usize] += pages;
+                self.tasks[tid].work_left = (pages * fault + spin + hold + zspin + zhold).max(1);
+                self.mm.task(tid).anon_left = Some(left - bytes);
+                false
+            }
+            Alloc::Reclaiming | Alloc::Blocked => false,
+        }
+    }
+}
