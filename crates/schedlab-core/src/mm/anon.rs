@@ -38,18 +38,8 @@ impl Sim {
         self.tasks[tid].pc -= 1;
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {
-                let c = &self.cfg.costs;
-                let (fault, lru_page, zone_alloc) = (c.anon_fault_ns, c.lru_page_ns, c.zone_alloc_page_ns);
-                let from = self.task_node(tid);
-                let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
-                let handoff = self.lru_handoff();
-                let pv = self.mm.pagevec;
-                let lru_page = self.numa_cost(lru_page, from, node);
-                let pg = &mut self.mm.nodes[node];
-                let drains = pages.div_ceil(pv);
-                let (spin, hold) = pg.lru_lock.acquire(self.now, drains, pages * lru_page / drains.max(1), handoff);
-                pg.lru[Lru::InactiveAnon as usize] += pages;
-                self.tasks[tid].work_left = (pages * fault + spin + hold + zspin + zhold).max(1);
+                let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveAnon);
+                self.tasks[tid].work_left = (pages * self.cfg.costs.anon_fault_ns + locks).max(1);
                 self.mm.task(tid).anon_left = Some(left - bytes);
                 false
             }

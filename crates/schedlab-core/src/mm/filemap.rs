@@ -71,8 +71,7 @@ impl Sim {
 
     fn buffered_read(&mut self, tid: TaskId, mut st: ReadState) -> bool {
         let c = &self.cfg.costs;
-        let (add_ns, copy_ns, lru_page) = (c.pagecache_add_ns, c.copy_page_ns, c.lru_page_ns);
-        let zone_alloc = c.zone_alloc_page_ns;
+        let (add_ns, copy_ns) = (c.pagecache_add_ns, c.copy_page_ns);
         loop {
             match st.phase {
                 ReadPhase::Alloc => {
@@ -84,22 +83,10 @@ impl Sim {
                     let pages = st.window.div_ceil(PAGE_SIZE);
                     match self.alloc_pages(tid, pages) {
                         Alloc::Got(node) => {
-                            // The per-CPU list refilled from the buddy lists
-                            // under zone->lock; add_to_page_cache_lru: the
-                            // insertion, then the pagevec drains under the
-                            // node's LRU lock.
-                            let from = self.task_node(tid);
-                            let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
-                            let handoff = self.lru_handoff();
-                            let pv = self.mm.pagevec;
-                            let lru_page = self.numa_cost(lru_page, from, node);
-                            let pg = &mut self.mm.nodes[node];
-                            let drains = pages.div_ceil(pv);
-                            let (spin, hold) =
-                                pg.lru_lock.acquire(self.now, drains, pages * lru_page / drains.max(1), handoff);
-                            pg.lru[Lru::InactiveFile as usize] += pages;
-                            let work = pages * add_ns + spin + hold + zspin + zhold;
-                            self.tasks[tid].work_left = work.max(1);
+                            // add_to_page_cache_lru: the insertion, then the
+                            // pages onto the inactive file list.
+                            let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveFile);
+                            self.tasks[tid].work_left = (pages * add_ns + locks).max(1);
                             self.tasks[tid].in_sys = true;
                             st.phase = ReadPhase::Submit;
                             return self.read_park(tid, st);

@@ -48,6 +48,23 @@ impl Sim {
         None
     }
 
+    /// The locks' part of `pages` just allocated on `node` by `tid` reaching
+    /// the LRU list `list`: the per-CPU list refilled from the buddy lists
+    /// under zone->lock (rmqueue_bulk), then lru_cache_add's pagevec drains
+    /// under the node's LRU lock. Returns the CPU time (spin and hold).
+    pub(crate) fn lru_cache_add(&mut self, tid: TaskId, node: usize, pages: u64, list: Lru) -> u64 {
+        let (lru_page, zone_alloc) = (self.cfg.costs.lru_page_ns, self.cfg.costs.zone_alloc_page_ns);
+        let from = self.task_node(tid);
+        let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
+        let handoff = self.lru_handoff();
+        let lru_page = self.numa_cost(lru_page, from, node);
+        let drains = pages.div_ceil(self.mm.pagevec);
+        let pg = &mut self.mm.nodes[node];
+        let (spin, hold) = pg.lru_lock.acquire(self.now, drains, pages * lru_page / drains.max(1), handoff);
+        pg.lru[list as usize] += pages;
+        spin + hold + zspin + zhold
+    }
+
     /// __alloc_pages() of `n` order-0 pages for `tid`: the fast path at the
     /// low watermark; else wake every kswapd of the zonelist and retry at
     /// min; else throttle or reclaim directly, and retry when done.
