@@ -64,6 +64,18 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/seeds/kworker-stack.toml",
         overrides: &[("dbench.clients", "64"), ("kernel.features", "[\"KTHREAD_STACKING\"]")],
     },
+    // Memory reclaim: P3's 40 dd readers past one kswapd's saturation (the
+    // LRU lock and zone->lock, direct reclaim), and zswap's anon hogs.
+    Bench {
+        name: "kswapd-threads/40 dd",
+        file: "scenarios/seeds/kswapd-threads.toml",
+        overrides: &[("task.dd.count", "40")],
+    },
+    Bench {
+        name: "kswapd-zswap/4 hogs x16",
+        file: "scenarios/seeds/kswapd-zswap.toml",
+        overrides: &[("task.hog.count", "4"), ("kernel.vm.kswapd_threads", "16")],
+    },
     Bench { name: "smp64-mixed/cfs", file: "scenarios/bench/smp64-mixed.toml", overrides: &[] },
     Bench {
         name: "smp64-mixed/eevdf",
