@@ -99,3 +99,27 @@ def test_prev_state_follows_the_kernel_layout(tmp_path: Path) -> None:
     # 4.14+: 1 = S (the sleeper), 0x10 = X (the quitter's exit).
     assert ("sleeper", 1) in states
     assert ("quitter", 0x10) in states
+
+
+def test_mm_vmscan_events_are_in_the_perfetto_trace(tmp_path: Path) -> None:
+    """P3's readers past one kswapd's saturation: every mm_vmscan event of
+    the text that Perfetto's FtraceEvent knows is in the protobuf stream,
+    with the same CPU, pid, time and fields (mm_vmscan_wakeup_kswapd has no
+    Perfetto message and is text only)."""
+    sets = ["task.dd.count=40", "measure.warmup=100ms", "measure.duration=200ms"]
+    trace, lines = run(tmp_path, "kswapd-threads", *[a for s in sets for a in ("--set", s)])
+    known = {"mm_vmscan_kswapd_wake", "mm_vmscan_kswapd_sleep", "mm_vmscan_direct_reclaim_begin"}
+    known.add("mm_vmscan_direct_reclaim_end")
+    text = [ln for ln in lines if ln["ev"] in known]
+    pf = [(cpu, e) for cpu, e in events(trace) if e.WhichOneof("event") in known]
+    assert len(pf) == len(text) > 0
+    assert {ln["ev"] for ln in text} >= {"mm_vmscan_kswapd_wake", "mm_vmscan_direct_reclaim_begin"}
+    for (cpu, e), ln in zip(pf, text):
+        kind = e.WhichOneof("event")
+        assert (kind, cpu, e.pid) == (ln["ev"], int(ln["cpu"]), int(ln["pid"]))
+        assert e.timestamp // 1000 == round(float(ln["ts"]) * 1e6)
+        msg = getattr(e, kind)
+        for kv in ln["rest"].split():
+            name, value = kv.split("=", 1)
+            if value.isdigit() and name != "classzone_idx":
+                assert getattr(msg, name) == int(value), (name, ln)

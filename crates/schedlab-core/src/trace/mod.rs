@@ -262,14 +262,43 @@ impl Trace {
     ///
     /// Deviation: the text has 4.16's fields for every version (later
     /// kernels print gfp_flags where 4.16 prints may_writepage and
-    /// classzone_idx); the Perfetto stream does not carry these events yet.
+    /// classzone_idx). The Perfetto stream has the four events its
+    /// FtraceEvent knows (not mm_vmscan_wakeup_kswapd), without gfp_flags.
     pub fn mm_vmscan(&mut self, now: u64, cpu: usize, p: &Task, kind: MmVmscan, a: u64) {
         self.rec(10 + kind as u64, now, cpu, p.pid as u64, a);
+        // ZONE_NORMAL's index with DMA and DMA32 below it.
+        let zid = 2;
+        if let Some(pf) = self.pf.as_mut() {
+            let mut f = Vec::with_capacity(16);
+            let id = match kind {
+                MmVmscan::KswapdSleep => {
+                    put_int(&mut f, 1, a as i64);
+                    Some(perfetto::MM_VMSCAN_KSWAPD_SLEEP)
+                }
+                MmVmscan::KswapdWake => {
+                    put_int(&mut f, 1, a as i64);
+                    put_int(&mut f, 2, 0);
+                    put_int(&mut f, 3, zid);
+                    Some(perfetto::MM_VMSCAN_KSWAPD_WAKE)
+                }
+                MmVmscan::DirectReclaimBegin => {
+                    put_int(&mut f, 1, 0);
+                    put_int(&mut f, 2, 1);
+                    Some(perfetto::MM_VMSCAN_DIRECT_RECLAIM_BEGIN)
+                }
+                MmVmscan::DirectReclaimEnd => {
+                    put_int(&mut f, 1, a as i64);
+                    Some(perfetto::MM_VMSCAN_DIRECT_RECLAIM_END)
+                }
+                MmVmscan::WakeupKswapd => None,
+            };
+            if let Some(id) = id {
+                pf.event(cpu, now, p.pid, id, &f);
+            }
+        }
         if self.text.is_none() {
             return;
         }
-        // ZONE_NORMAL's index with DMA and DMA32 below it.
-        let zid = 2;
         match kind {
             MmVmscan::KswapdSleep => self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_kswapd_sleep: nid={a}")),
             MmVmscan::KswapdWake => {

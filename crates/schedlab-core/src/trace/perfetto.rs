@@ -27,6 +27,10 @@ pub const SCHED_WAKING: u32 = 20;
 pub const SCHED_WAKEUP_NEW: u32 = 114;
 pub const SCHED_PROCESS_EXIT: u32 = 238;
 pub const SCHED_MIGRATE_TASK: u32 = 491;
+pub const MM_VMSCAN_DIRECT_RECLAIM_BEGIN: u32 = 46;
+pub const MM_VMSCAN_DIRECT_RECLAIM_END: u32 = 47;
+pub const MM_VMSCAN_KSWAPD_WAKE: u32 = 48;
+pub const MM_VMSCAN_KSWAPD_SLEEP: u32 = 49;
 
 /// The wire types used.
 const VARINT: u32 = 0;
