@@ -178,6 +178,7 @@ impl Sim {
                 queue_works: sc.queue_works.clone(),
                 read_ops: sc.read_ops.clone(),
                 dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
+                group_tasks: Vec::new(),
             },
             stats: Stats {
                 rec,
@@ -223,6 +224,10 @@ impl Sim {
     /// Allocate a task (not yet runnable).
     pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
         let tid = self.tasks.len();
+        if self.wl.group_tasks.len() <= group {
+            self.wl.group_tasks.resize(group + 1, 0);
+        }
+        self.wl.group_tasks[group] += 1;
         let (weight, inv_weight) =
             load_weight(g.policy, g.nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
         let pid = self.next_pid;

@@ -153,7 +153,7 @@ impl Sim {
             }
             Op::Fork(g) => {
                 let tmpl = self.wl.templates[g].clone();
-                let idx = self.tasks.iter().filter(|t| t.group == g).count();
+                let idx = self.wl.group_tasks.get(g).copied().unwrap_or(0);
                 let child = self.alloc_task(g, Some(g), &tmpl, idx);
                 let cpu = self.tasks[tid].cpu;
                 self.wake_up_new_task(child, Some(cpu));

@@ -62,6 +62,9 @@ pub struct Workload {
     pub queue_works: Vec<QueueWorkOp>,
     /// The `read` ops' parameters (Op::Read indexes them).
     pub read_ops: Vec<crate::mm::ReadOp>,
+    /// Tasks made so far per report group (a fork's index in its group,
+    /// without a scan of every task).
+    pub group_tasks: Vec<usize>,
     /// `[dbench]`: the benchmark's state (dbench.rs).
     pub dbench: dbench::DbenchState,
     /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).
