@@ -65,6 +65,10 @@ impl Sim {
 
     /// Memory work `ns` done from a CPU of node `from` on pages of node
     /// `to`: scaled by the SLIT distance over LOCAL_DISTANCE.
+    ///
+    /// Deviation: the kernel has no such term; it stands for the remote
+    /// cache misses on struct pages and list heads, taking the ACPI SLIT's
+    /// relative latency at its word.
     pub(crate) fn numa_cost(&self, ns: u64, from: usize, to: usize) -> u64 {
         ns * self.machine.node_distance[from][to] as u64 / crate::machine::LOCAL_DISTANCE as u64
     }
@@ -121,6 +125,8 @@ impl Sim {
         let mut outside = n * reclaim_page;
         if anon {
             // add_to_swap, then swap_writepage -> frontswap_store: zswap
+            // Deviation: the compressed copy is not charged to memory
+            // (zswap's pool and its max_pool_percent are not modelled).
             // compresses the page on this CPU.
             outside += n * zswap_compress;
             self.mm.ev.zswpout += n;
