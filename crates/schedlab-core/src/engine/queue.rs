@@ -260,7 +260,7 @@ impl<E> EventQueue<E> {
         debug_assert!(self.run.is_empty());
         loop {
             let Some(level) = self.occupied.iter().position(|&m| m != 0) else {
-                return self.from_overflow();
+                return self.refill_from_overflow();
             };
             let index = self.occupied[level].trailing_zeros() as usize;
             self.occupied[level] &= !(1u64 << index);
@@ -271,7 +271,7 @@ impl<E> EventQueue<E> {
             self.cur = above | ((index as u64) << unit);
             let mut entries = std::mem::take(&mut self.buckets[level * BUCKETS + index]);
             if level == 0 {
-                entries.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+                entries.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
                 for (i, e) in entries.iter().enumerate() {
                     let s = &mut self.slots[e.slot as usize];
                     s.loc = LOC_RUN;
@@ -295,7 +295,7 @@ impl<E> EventQueue<E> {
     /// Every level is empty: move `cur` to the earliest overflow event and
     /// spread the list again.
     #[cold]
-    fn from_overflow(&mut self) -> bool {
+    fn refill_from_overflow(&mut self) -> bool {
         let Some(first) = self.overflow.iter().map(|e| e.time()).min() else { return false };
         self.cur = first >> SHIFT << SHIFT;
         let entries = std::mem::take(&mut self.overflow);
