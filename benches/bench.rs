@@ -88,6 +88,29 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/bench/smp256-mixed.toml",
         overrides: &[("kernel.version", "\"6.6\"")],
     },
+    // 1,024 CPUs and 10,000 tasks: where the time per event rises with
+    // cache misses.
+    Bench {
+        name: "smp1024-mixed/cfs",
+        file: "scenarios/bench/smp256-mixed.toml",
+        overrides: &[("machine.preset", "\"smp1024\""), ("task.hog.count", "5000"), ("task.sleeper.count", "5000")],
+    },
+    Bench {
+        name: "smp1024-mixed/eevdf",
+        file: "scenarios/bench/smp256-mixed.toml",
+        overrides: &[
+            ("kernel.version", "\"6.6\""),
+            ("machine.preset", "\"smp1024\""),
+            ("task.hog.count", "5000"),
+            ("task.sleeper.count", "5000"),
+        ],
+    },
+    // The fixed cost of a run on a large machine (boot, domains, report).
+    Bench {
+        name: "one-task/smp1024",
+        file: "scenarios/bench/one-task.toml",
+        overrides: &[("machine.preset", "\"smp1024\"")],
+    },
     Bench { name: "sched-idle/smp64", file: "scenarios/bench/sched-idle-scaled.toml", overrides: &[] },
     Bench {
         name: "sched-idle/smp256",

@@ -293,7 +293,7 @@ def test_proc_schedstat_v15_layout() -> None:
                     "domains": [
                         {
                             "name": "MC",
-                            "cpus": [0, 1, 2, 3, 33],
+                            "cpus": "0-3,33",
                             "lb_count": [1, 2, 3],
                             "lb_balanced": [0, 0, 0],
                             "lb_failed": [0, 0, 0],

@@ -21,6 +21,7 @@ from typing import Any
 
 from schedlab.errors import UsageError
 from schedlab.experiment_tables import format_tables
+from schedlab.metrics import parse_cpulist
 
 
 def write_json(dest: str, doc: Mapping[str, Any]) -> None:
@@ -445,7 +446,7 @@ def proc_schedstat(report: Mapping[str, Any]) -> str:
             nums += [int(d.get("alb_count") or 0), int(d.get("alb_failed") or 0), int(d.get("alb_pushed") or 0)]
             nums += [0] * 6
             nums += [int(d.get("ttwu_wake_remote") or 0), int(d.get("ttwu_move_affine") or 0), 0]
-            mask = _cpumask_hex([int(x) for x in d.get("cpus") or []], nr)
+            mask = _cpumask_hex(parse_cpulist(str(d.get("cpus") or "")), nr)
             out.append(f"domain{i} {mask} " + " ".join(str(x) for x in nums))
     return "\n".join(out) + "\n"
 

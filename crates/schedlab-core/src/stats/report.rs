@@ -13,6 +13,7 @@ use crate::report::{
 };
 use crate::scenario::Scenario;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState};
+use crate::sched::topology::cpulist;
 use crate::stats::delays::Delays;
 use crate::stats::CpuTime;
 
@@ -260,6 +261,8 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
 
 /// schedstat per CPU and domain, and the totals a user greps for first.
 fn schedstat(sim: &Sim) -> Schedstat {
+    // A domain's cpulist, made once for all the CPUs it is the domain of.
+    let mut lists: Vec<Option<String>> = vec![None; sim.topo.domains.len()];
     let cpus = sim
         .rqs
         .iter()
@@ -273,7 +276,9 @@ fn schedstat(sim: &Sim) -> Schedstat {
                     DomainSchedstat {
                         name: dom.name.to_string(),
                         span: dom.span_weight,
-                        cpus: dom.span.clone(),
+                        cpus: lists[sim.topo.cpu_domains[rq.cpu][lvl]]
+                            .get_or_insert_with(|| cpulist(&dom.span))
+                            .clone(),
                         counters: st.stats.clone(),
                     }
                 })
