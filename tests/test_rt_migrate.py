@@ -212,7 +212,10 @@ def test_perf_sched_latency_table() -> None:
     text = format_perf_sched_latency(r, histogram=True)
     assert "Task                  |   Runtime ms  | Switches | Average delay ms | Maximum delay ms" in text
     rows = [ln for ln in text.splitlines() if ln.startswith("  rt-migrate-test:") and "|" in ln]
-    assert len(rows) == 1 + 2 * 5  # the main thread and two runs' threads
+    # The main thread, the last run's threads, the first run's merged.
+    assert len(rows) == 1 + 5 + 1
+    merged = [ln for ln in rows if ln.startswith("  rt-migrate-test:(5) ")]
+    assert len(merged) == 1, rows
     # Sorted by average delay, largest first.
     avgs = [float(re.search(r"avg:\s+([\d.]+)", ln).group(1)) for ln in rows]  # type: ignore[union-attr]
     assert avgs == sorted(avgs, reverse=True)

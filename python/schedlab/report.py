@@ -200,6 +200,9 @@ def format_run_report(
             rows,
             left=(0, 2),
         )
+        unlisted = int((report.get("rt_migrate_test") or {}).get("tasks_not_listed") or 0)
+        if unlisted:
+            lines.append(f"({unlisted} rt-migrate-test threads of earlier runs not listed; Groups counts them)")
 
     groups: Sequence[Mapping[str, Any]] = report.get("groups") or []
     if groups:
@@ -584,6 +587,10 @@ def format_perf_sched_latency(report: Mapping[str, Any], *, histogram: bool = Fa
     """
     kthreads = [t for t in report.get("kernel_threads") or [] if t.get("nr_switches")]
     tasks = [*(report.get("tasks") or []), *kthreads]
+    earlier = (report.get("rt_migrate_test") or {}).get("earlier_threads")
+    if earlier:
+        # The threads of earlier runs, merged as perf merges one comm's tasks.
+        tasks.append({**earlier, "comm": "rt-migrate-test", "pid": f"({earlier.get('count')})"})
 
     def key(t: Mapping[str, Any]) -> tuple[float, float, float, float]:
         return (

@@ -40,6 +40,7 @@ __all__ = [
     "Report",
     "RtInfo",
     "RtmtAt",
+    "RtmtEarlierThreads",
     "RtmtReport",
     "RtmtRun",
     "RtmtTask",
@@ -285,11 +286,46 @@ class RtmtRun(_RtmtRunKeys, total=False):
     pass
 
 
+class _RtmtEarlierThreadsKeys(TypedDict):
+    """The keys of every RtmtEarlierThreads."""
+
+    count: int
+    """Threads merged."""
+    nr_migrations: int
+    """Their migrations."""
+    nr_switches: int
+    """Their context switches."""
+    runtime_ns: int
+    """Their time on a CPU."""
+    wakeup_delay_avg_ns: int
+    """Their mean."""
+    wakeup_delay_hist_us: list[int]
+    """The delays in log2 buckets of microseconds."""
+    wakeup_delay_max_at_ns: int
+    """When the largest ended."""
+    wakeup_delay_max_ns: int
+    """The largest."""
+    wakeup_delays: int
+    """Wakeup-to-run delays measured."""
+
+
+class RtmtEarlierThreads(_RtmtEarlierThreadsKeys, total=False):
+    """rt-migrate-test's threads of earlier runs as one row, as `perf sched latency` merges the tasks of one comm
+    (`comm:(N)`).
+    """
+
+    pass
+
+
 class _RtmtReportKeys(TypedDict):
     """The keys of every RtmtReport."""
 
     check: bool
     """-c: stop a run at its first failed iteration."""
+    earlier_threads: RtmtEarlierThreads | None
+    """The threads of the runs before the last, merged: the report's `tasks` lists only the last run's (runs x threads
+    would be thousands of rows, 29 MB of JSON for 6,500 runs); null with one run.
+    """
     failed_iterations: int
     """Iterations where a higher thread ran after a lower one had finished."""
     failed_later_iterations: int

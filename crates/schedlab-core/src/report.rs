@@ -739,6 +739,35 @@ pub struct RtmtReport {
     pub tasks: Vec<RtmtTask>,
     /// The first runs, kept whole (the tool's per-iteration rows).
     pub kept_runs: Vec<RtmtRun>,
+    /// The threads of the runs before the last, merged: the report's
+    /// `tasks` lists only the last run's (runs x threads would be thousands
+    /// of rows, 29 MB of JSON for 6,500 runs); null with one run.
+    #[serde(default)]
+    pub earlier_threads: Option<RtmtEarlierThreads>,
+}
+
+/// rt-migrate-test's threads of earlier runs as one row, as `perf sched
+/// latency` merges the tasks of one comm (`comm:(N)`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RtmtEarlierThreads {
+    /// Threads merged.
+    pub count: usize,
+    /// Their time on a CPU.
+    pub runtime_ns: u64,
+    /// Their context switches.
+    pub nr_switches: u64,
+    /// Their migrations.
+    pub nr_migrations: u64,
+    /// Wakeup-to-run delays measured.
+    pub wakeup_delays: u64,
+    /// Their mean.
+    pub wakeup_delay_avg_ns: u64,
+    /// The largest.
+    pub wakeup_delay_max_ns: u64,
+    /// When the largest ended.
+    pub wakeup_delay_max_at_ns: u64,
+    /// The delays in log2 buckets of microseconds.
+    pub wakeup_delay_hist_us: Vec<u64>,
 }
 
 /// A run and an iteration.

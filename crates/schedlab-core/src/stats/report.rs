@@ -8,11 +8,11 @@ use crate::report::LbCounters;
 use crate::report::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
 use crate::report::{
     CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
-    MigrationsByDistance, Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, ScaledInfo, Schedstat,
-    SchedstatTotals, SimInfo, TaskRow,
+    MigrationsByDistance, Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, RtmtEarlierThreads, RtmtReport,
+    ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
 };
 use crate::scenario::Scenario;
-use crate::sched::task::{Task, TaskCounters, TaskId, TaskState};
+use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, DELAY_HIST_BUCKETS};
 use crate::sched::topology::cpulist;
 use crate::stats::delays::Delays;
 use crate::stats::CpuTime;
@@ -61,8 +61,9 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
     let is_kernel_thread = |t: &Task| t.group >= sim.wl.nr_scenario_groups;
+    let listed = listed_tasks(sim);
     let tasks = (0..sim.tasks.len())
-        .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]))
+        .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]) && listed[i])
         .map(|i| task_row(sim, i))
         .collect();
     let mut all_delays = Delays::default();
@@ -146,7 +147,11 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
             push_ipis: sim.rd.rto_push.ipis,
             throttle_events: sim.stats.rt_throttle_events,
         }),
-        rt_migrate_test: sim.wl.rtmt.as_ref().map(|r| r.report()),
+        rt_migrate_test: sim
+            .wl
+            .rtmt
+            .as_ref()
+            .map(|r| RtmtReport { earlier_threads: earlier_threads(sim, &listed), ..r.report() }),
         wakeup_delay: all_delays.stats(),
         warnings: sim.warnings.clone(),
         ..Default::default()
@@ -224,6 +229,47 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
         window: Some(w),
         ..Default::default()
     }
+}
+
+/// Which tasks the report lists one by one: all but the rt-migrate-test
+/// threads of runs before the last (one task per thread group per run;
+/// `[rt_migrate_test] runs = 6500` would be 32,500 rows, 29 MB of JSON).
+fn listed_tasks(sim: &Sim) -> Vec<bool> {
+    let mut listed = vec![true; sim.tasks.len()];
+    let Some(rtmt) = sim.wl.rtmt.as_ref() else { return listed };
+    let mut last: Vec<Option<TaskId>> = vec![None; sim.wl.group_names.len()];
+    for (i, t) in sim.tasks.iter().enumerate() {
+        if t.state != TaskState::New && rtmt.task_groups.contains(&t.group) {
+            if let Some(prev) = last[t.group].replace(i) {
+                listed[prev] = false;
+            }
+        }
+    }
+    listed
+}
+
+/// The tasks `listed_tasks` leaves out, merged into one row.
+fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
+    let mut e = RtmtEarlierThreads { wakeup_delay_hist_us: vec![0; DELAY_HIST_BUCKETS], ..Default::default() };
+    let mut delay_sum = 0u64;
+    for (t, _) in sim.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
+        let s = &t.stats;
+        e.count += 1;
+        e.runtime_ns += t.se.sum_exec_runtime;
+        e.nr_switches += s.nr_switches;
+        e.nr_migrations += s.nr_migrations;
+        e.wakeup_delays += s.wakeup_delays;
+        delay_sum += s.wakeup_delay_sum;
+        if s.wakeup_delay_max > e.wakeup_delay_max_ns {
+            e.wakeup_delay_max_ns = s.wakeup_delay_max;
+            e.wakeup_delay_max_at_ns = s.wakeup_delay_max_at;
+        }
+        for (a, b) in e.wakeup_delay_hist_us.iter_mut().zip(s.wakeup_delay_hist.iter()) {
+            *a += u64::from(*b);
+        }
+    }
+    e.wakeup_delay_avg_ns = delay_sum.checked_div(e.wakeup_delays).unwrap_or(0);
+    (e.count > 0).then_some(e)
 }
 
 /// Per group of the scenario (kernel threads, ktask's helpers among them,
