@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from schedlab.args import check_flag, check_output_path, check_overrides_shape, check_seed, cut
 from schedlab.errors import (
@@ -28,7 +28,9 @@ from schedlab.errors import (
     UsageError,
 )
 from schedlab.overrides import OverridesLike
-from schedlab.report_types import Report
+
+if TYPE_CHECKING:
+    from schedlab.report_types import Report
 
 __version__ = "0.1.0"
 

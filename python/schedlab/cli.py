@@ -31,13 +31,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from schedlab import __version__, native, qemu, real, validation
+from schedlab import __version__, native
 from schedlab.args import SEED_MAX, check_output_path
 from schedlab.errors import SchedlabError, UsageError
-from schedlab.experiment import Experiment, default_jobs
+from schedlab.kernels import ORACLE_KERNELS
 from schedlab.overrides import Override, parse_set_arg, toml_literal
-from schedlab.report import format_experiment, format_run_report, write_json
 from schedlab.scenarios import bundled, parse_toml, read_text, resolve, scenarios_dir
+
+# The commands import what they need when they run (the oracle, the
+# validation suite, experiments, the text report): `schedlab run` of a
+# small scenario then pays for argparse and the native module only.
 
 __all__ = ["build_parser", "main"]
 
@@ -146,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the validation suite on the simulator and for real (QEMU oracle or --local) and compare",
     )
     v.add_argument(
-        "--kernel", choices=validation.KERNELS, help="oracle kernel (default 6.1; --local: from this host's release)"
+        "--kernel", choices=tuple(ORACLE_KERNELS), help="oracle kernel (default 6.1; --local: from this host's release)"
     )
     v.add_argument("--json", metavar="FILE", help="write the results to FILE ('-' for stdout)")
     v.add_argument("--only", nargs="+", metavar="NAME", default=[], help="only these suite scenarios")
@@ -178,7 +181,7 @@ def _add_qemu(sub: Any) -> None:
     ru.add_argument("scenario")
     ru.add_argument("--runner", required=True, help="the static runner executable")
     for sp in (pr, ru):
-        sp.add_argument("--kernel", choices=sorted(qemu.KERNELS), help="oracle kernel (probe: 6.1)")
+        sp.add_argument("--kernel", choices=sorted(ORACLE_KERNELS), help="oracle kernel (probe: 6.1)")
         sp.add_argument("--shift", type=int, help="-icount shift (probe: 3, run: 0)")
         sp.add_argument("--timeout", type=float, help="wall seconds (probe: 300, run: 1800)")
     ru.add_argument("--keep", metavar="DIR", help="keep initrd.gz, console.log and cmdline in DIR")
@@ -250,6 +253,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     report = native.run(text, source, args.seed, overrides, args.check, args.trace, args.perfetto, strict=args.strict)
     _warn(report)
     if args.json:
+        from schedlab.report import write_json
+
         write_json(args.json, report)
     if args.schedstat_file:
         from schedlab.report import proc_schedstat
@@ -269,6 +274,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # The tool's exit status: 255 (-1) when a checked run failed.
         return 255 if r and r["check"] and r["failed_runs"] else EXIT_OK
     if not args.quiet:
+        from schedlab.report import format_run_report
+
         print(format_run_report(report, samples=args.samples, schedstat=args.schedstat))
     if args.latency:
         from schedlab.report import format_perf_sched_latency
@@ -293,6 +300,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     )
     doc = parse_toml(text, source)
     if "experiment" in doc:
+        from schedlab.experiment import Experiment
+
         exp = Experiment.from_doc(doc, source, path.stem)
         for quick in (False, True):
             base = overrides + ([(k, toml_literal(v)) for k, v in exp.quick_set] if quick else [])
@@ -333,6 +342,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from schedlab.experiment import Experiment, default_jobs
+    from schedlab.report import format_experiment, write_json
+
     if args.repeat is not None and args.repeat < 1:
         raise UsageError("SL001", f"--repeat {args.repeat}: accepted: an integer >= 1")
     if args.jobs is not None and args.jobs < 1:
@@ -386,8 +398,28 @@ def _cmd_version(args: argparse.Namespace) -> int:
 
 
 def _cmd_qemu(args: argparse.Namespace) -> int:
+    from schedlab import qemu
+
     commands = {"args": qemu.cmd_args, "probe": qemu.cmd_probe, "run": qemu.cmd_run}
     return commands[args.qemu_command](args)
+
+
+def _cmd_real(args: argparse.Namespace) -> int:
+    from schedlab import real
+
+    return real.cmd_real(args)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from schedlab import real
+
+    return real.cmd_compare(args)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from schedlab import validation
+
+    return validation.cmd_validate(args)
 
 
 _COMMANDS = {
@@ -396,8 +428,8 @@ _COMMANDS = {
     "list": _cmd_list,
     "reproduce": _cmd_reproduce,
     "version": _cmd_version,
-    "real": real.cmd_real,
-    "compare": real.cmd_compare,
-    "validate": validation.cmd_validate,
+    "real": _cmd_real,
+    "compare": _cmd_compare,
+    "validate": _cmd_validate,
     "qemu": _cmd_qemu,
 }

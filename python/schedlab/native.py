@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from schedlab.errors import InternalError, SchedlabError
 from schedlab.overrides import Override
-from schedlab.report_types import Report
+
+if TYPE_CHECKING:  # the typed report costs 7 ms to import; the CLI does not need it
+    from schedlab.report_types import Report
 
 __all__ = ["check", "load", "run", "version"]
 

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import UsageError
-from schedlab.experiment_tables import format_tables
-from schedlab.metrics import parse_cpulist
 
 
 def write_json(dest: str, doc: Mapping[str, Any]) -> None:
@@ -409,6 +407,12 @@ def _domain_totals(cpus: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def _parse_cpulist(text: str) -> list[int]:
+    from schedlab.metrics import parse_cpulist
+
+    return parse_cpulist(text) if text else []
+
+
 def _cpumask_hex(cpus: Sequence[int], nr_cpus: int) -> str:
     """A CPU set as the kernel prints a cpumask (%*pb): hex in 32-bit chunks
     separated by commas, the leading chunk only as wide as nr_cpu_ids needs."""
@@ -449,7 +453,7 @@ def proc_schedstat(report: Mapping[str, Any]) -> str:
             nums += [int(d.get("alb_count") or 0), int(d.get("alb_failed") or 0), int(d.get("alb_pushed") or 0)]
             nums += [0] * 6
             nums += [int(d.get("ttwu_wake_remote") or 0), int(d.get("ttwu_move_affine") or 0), 0]
-            mask = _cpumask_hex(parse_cpulist(str(d.get("cpus") or "")), nr)
+            mask = _cpumask_hex(_parse_cpulist(str(d.get("cpus") or "")), nr)
             out.append(f"domain{i} {mask} " + " ".join(str(x) for x in nums))
     return "\n".join(out) + "\n"
 
@@ -504,6 +508,8 @@ def format_experiment(result: Mapping[str, Any]) -> str:
 
     if result.get("tables"):
         # Case tables: the seed's compare tables (experiment_tables.py).
+        from schedlab.experiment_tables import format_tables
+
         lines += format_tables(result)
         return "\n".join(lines + _format_bands(result))
 

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import HostError
+from schedlab.kernels import ORACLE_KERNELS
 
 __all__ = ["KERNELS", "Oracle", "OracleError", "find_oracle", "kernel_for_version"]
 
 #: The kernels oracle-setup fetches: label -> what it stands for.
-KERNELS = {"6.1": "bookworm linux-image-amd64 (CFS)", "6.12": "bookworm-backports linux-image-amd64 (EEVDF)"}
+KERNELS = ORACLE_KERNELS
 _SETUP_HINT = "run `make oracle-setup` in the schedlab checkout (or set SCHEDLAB_ORACLE to its .oracle directory)"
 
 #: The QEMU oracle is missing, the guest timed out or printed no report: the
