@@ -1,8 +1,8 @@
 # schedlab -- the two commands a new user needs:
 #   make demo   virtualenv + native build + `schedlab reproduce ktask-nice`
 #   make test   the QEMU oracle (once), Rust unit tests + the pytest suite,
-#               one validation scenario under QEMU, 90 s of fuzzing
-#               (what .ci/run runs)
+#               one validation scenario under QEMU, 90 s of fuzzing, and the
+#               instruction-count guard on the engine's speed (what .ci/run runs)
 # Needs only Rust (cargo) and Python >= 3.9 with venv; everything else comes
 # from PyPI into .venv, and (make oracle-setup) from the system's Debian/Ubuntu
 # apt archive into .oracle/.
@@ -14,7 +14,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build demo test fuzz lint fmt bench clean distclean runner oracle-setup validate
+.PHONY: all venv build demo test fuzz lint fmt bench bench-check clean distclean runner oracle-setup validate
 
 all: build
 
@@ -44,6 +44,7 @@ test: build oracle-setup
 	$(CARGO) build -p schedlab-runner --release
 	$(BIN)/pytest -q tests
 	$(MAKE) fuzz FUZZ_SECONDS=45
+	$(MAKE) bench-check
 
 # Coverage-guided fuzzing (scripts/fuzz, libFuzzer on the stable toolchain):
 # the scenario parser and compiler, then the whole run path, FUZZ_SECONDS
@@ -89,8 +90,18 @@ validate: build oracle-setup runner
 	$(BIN)/schedlab validate --kernel 6.12 --json validation/results-6.12.json; s2=$$?; \
 	test $$s1 -eq 0 && test $$s2 -eq 0
 
+# Wall times (events per second), then instructions per event (cachegrind;
+# stable on a loaded machine, unlike the wall times).
 bench:
 	$(CARGO) run --release -p schedlab-core --bin schedlab-bench
+	scripts/bench-instructions --check
+
+# The guard CI runs: every bench case's instructions per event (cachegrind,
+# --quick) against benches/instructions.txt; fails on a case more than 5 %
+# over it. A change that is slower on purpose says why in its commit and
+# runs scripts/bench-instructions --update.
+bench-check: oracle-setup
+	scripts/bench-instructions --check
 
 clean:
 	$(CARGO) clean
