@@ -9,22 +9,23 @@
 //! op's completion when its task is preempted, a sleep cut short).
 //!
 //! The wheel, after the kernel's timer wheel (kernel/time/timer.c) but
-//! exact: level `l` has 64 buckets of 2^(SHIFT + 6 l) ns each. An event
+//! exact: level `l` has 256 buckets of 2^(SHIFT + 8 l) ns each. An event
 //! goes to the level of the highest bit in which its time differs from the
 //! wheel's time `cur`, so every bucket of a level lies ahead of `cur` and
-//! a level's earliest bucket is its lowest set bit in a 64-bit map. The
+//! a level's earliest bucket is its lowest set bit in a 256-bit map. The
 //! events of `cur`'s own level-0 bucket are the `run`, kept sorted by
-//! `(time, sequence)`, and `pop` takes the run's last. When the run is
-//! empty the wheel moves `cur` to the start of the earliest bucket of its
-//! lowest non-empty level and spreads that bucket's events down (at most
-//! `LEVELS` moves per event in its life); a level-0 bucket becomes the run
-//! with one sort of its few events. Times beyond the top level wait in an
-//! overflow list.
+//! `(time, sequence)`; `pop` takes the run's first. When the run is empty
+//! the wheel moves `cur` to the start of the earliest bucket of its lowest
+//! non-empty level and spreads that bucket's events down; a level-0 bucket
+//! becomes the run with one sort of its few events. Level 0 spans 4.2 ms,
+//! so a tick, an op's end or a short sleep goes straight there and moves
+//! once. Times beyond the top level wait in an overflow list.
 //!
-//! Cost: `schedule` and `cancel` are O(1) but for the run (a sorted insert
-//! into a handful of events), `pop` amortised O(LEVELS). Against the binary
-//! heap it replaced (O(log n) sift-downs, and cancelled entries left in it
-//! until they surfaced) this is the larger part of issue 16's queue saving.
+//! Cost: `schedule` and `cancel` are O(1) but for the run (a sorted insert,
+//! at its end for the usual event that is the latest so far), `pop`
+//! amortised O(1) per level an event passes. Against the binary heap it
+//! replaced (O(log n) sift-downs, and cancelled entries left in it until
+//! they surfaced) this is issue 16's queue saving.
 
 use super::time::Instant;
 
@@ -56,18 +57,19 @@ fn key(t: u64, seq: u64) -> u128 {
 }
 
 /// Width of a level-0 bucket: 2^14 ns = 16.4 us. Measured (instructions,
-/// scripts/bench-instructions) from 2^10 to 2^18: narrower buckets move an
-/// event down more levels before it fires, wider ones make the run long
-/// (sorted inserts) on a 1,024-CPU machine; 2^14 to 2^16 are the floor.
+/// scripts/bench-instructions): narrower buckets move an event down more
+/// levels before it fires, wider ones make the run long (sorted inserts)
+/// on a 1,024-CPU machine.
 const SHIFT: u32 = 14;
-/// Bits of time per level (64 buckets).
-const BITS: u32 = 6;
-/// Levels: 14 + 6 * 7 = 56 bits of time, 2.3 years, beyond any run
-/// (measure.limit is at most 24 h); later times go to the overflow list.
-const LEVELS: usize = 7;
+/// Bits of time per level (256 buckets).
+const BITS: u32 = 8;
+/// Levels: 14 + 8 * 6 = 62 bits of time, 146 years; later times (none
+/// but u64::MAX-like ones) go to the overflow list.
+const LEVELS: usize = 6;
 const BUCKETS: usize = 1 << BITS;
+const WORDS: usize = BUCKETS / 64;
 
-/// Where a slot's entry is (`Slot::loc`): a bucket `level * 64 + index`,
+/// Where a slot's entry is (`Slot::loc`): a bucket `level * 256 + index`,
 /// the run, the overflow list, or nowhere.
 const LOC_RUN: u32 = (LEVELS * BUCKETS) as u32;
 const LOC_OVERFLOW: u32 = LOC_RUN + 1;
@@ -81,15 +83,36 @@ struct Slot<E> {
     event: Option<E>,
 }
 
+/// A level's 256-bit map of non-empty buckets.
+#[derive(Clone, Copy, Default)]
+struct Bitmap([u64; WORDS]);
+
+impl Bitmap {
+    #[inline]
+    fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1u64 << (i % 64);
+    }
+    #[inline]
+    fn clear(&mut self, i: usize) {
+        self.0[i / 64] &= !(1u64 << (i % 64));
+    }
+    #[inline]
+    fn first(&self) -> Option<usize> {
+        self.0.iter().enumerate().find(|(_, &w)| w != 0).map(|(k, w)| k * 64 + w.trailing_zeros() as usize)
+    }
+}
+
 pub struct EventQueue<E> {
     /// The wheel's time: the start of the level-0 bucket the run is.
     cur: u64,
-    /// The events of `cur`'s level-0 bucket, sorted latest first.
+    /// The events of `cur`'s level-0 bucket, earliest first, from `head`
+    /// (the ones before it have fired).
     run: Vec<Entry>,
-    /// `LEVELS * 64` buckets, level-major; unsorted.
+    head: usize,
+    /// `LEVELS * 256` buckets, level-major; unsorted.
     buckets: Vec<Vec<Entry>>,
     /// Per level, which buckets hold events.
-    occupied: [u64; LEVELS],
+    occupied: [Bitmap; LEVELS],
     overflow: Vec<Entry>,
     slots: Vec<Slot<E>>,
     free: Vec<u32>,
@@ -108,8 +131,9 @@ impl<E> EventQueue<E> {
         EventQueue {
             cur: 0,
             run: Vec::new(),
+            head: 0,
             buckets: (0..LEVELS * BUCKETS).map(|_| Vec::new()).collect(),
-            occupied: [0; LEVELS],
+            occupied: [Bitmap::default(); LEVELS],
             overflow: Vec::new(),
             slots: Vec::new(),
             free: Vec::new(),
@@ -155,15 +179,13 @@ impl<E> EventQueue<E> {
         match loc {
             LOC_RUN => {
                 self.run.remove(idx);
-                for i in idx..self.run.len() {
-                    self.slots[self.run[i].slot as usize].idx = i as u32;
-                }
+                self.reindex_run(idx);
             }
             LOC_OVERFLOW => self.swap_remove_from(LOC_OVERFLOW, idx),
             b => {
                 self.swap_remove_from(b, idx);
                 if self.buckets[b as usize].is_empty() {
-                    self.occupied[b as usize / BUCKETS] &= !(1u64 << (b as usize % BUCKETS));
+                    self.occupied[b as usize / BUCKETS].clear(b as usize % BUCKETS);
                 }
             }
         }
@@ -172,10 +194,15 @@ impl<E> EventQueue<E> {
 
     /// Remove and return the earliest event.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        if self.run.is_empty() && !self.advance() {
+        if self.head == self.run.len() && !self.advance() {
             return None;
         }
-        let e = self.run.pop().expect("advance filled the run");
+        let e = self.run[self.head];
+        self.head += 1;
+        if self.head == self.run.len() {
+            self.run.clear();
+            self.head = 0;
+        }
         let s = &mut self.slots[e.slot as usize];
         debug_assert_eq!(s.seq, e.key as u64);
         s.loc = LOC_FREE;
@@ -187,10 +214,10 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest event.
     pub fn peek_time(&mut self) -> Option<Instant> {
-        if self.run.is_empty() && !self.advance() {
+        if self.head == self.run.len() && !self.advance() {
             return None;
         }
-        self.run.last().map(|e| Instant(e.time()))
+        Some(Instant(self.run[self.head].time()))
     }
 
     pub fn len(&self) -> usize {
@@ -226,23 +253,28 @@ impl<E> EventQueue<E> {
         let s = &mut self.slots[e.slot as usize];
         s.loc = b as u32;
         s.idx = (bucket.len() - 1) as u32;
-        self.occupied[level] |= 1u64 << index;
+        self.occupied[level].set(index);
     }
 
-    /// Insert into the run, latest first; the entries after it move down.
+    /// Insert into the run, earliest first: searched from the end, where a
+    /// new event (the latest of its instant) usually goes.
     #[inline]
     fn run_insert(&mut self, e: Entry) {
-        // New events are mostly the latest of their instant: search from
-        // the earliest end.
         let mut i = self.run.len();
-        while i > 0 && self.run[i - 1].key < e.key {
+        while i > self.head && self.run[i - 1].key > e.key {
             i -= 1;
         }
         self.run.insert(i, e);
-        for j in i..self.run.len() {
+        self.slots[e.slot as usize].loc = LOC_RUN;
+        self.reindex_run(i);
+    }
+
+    /// The run's entries from `from` on moved: tell their slots.
+    #[inline]
+    fn reindex_run(&mut self, from: usize) {
+        for j in from..self.run.len() {
             self.slots[self.run[j].slot as usize].idx = j as u32;
         }
-        self.slots[e.slot as usize].loc = LOC_RUN;
     }
 
     fn swap_remove_from(&mut self, loc: u32, idx: usize) {
@@ -257,13 +289,15 @@ impl<E> EventQueue<E> {
     /// nothing is left.
     #[cold]
     fn advance(&mut self) -> bool {
-        debug_assert!(self.run.is_empty());
+        debug_assert!(self.head == self.run.len());
+        self.run.clear();
+        self.head = 0;
         loop {
-            let Some(level) = self.occupied.iter().position(|&m| m != 0) else {
+            let Some((level, index)) = self.occupied.iter().enumerate().find_map(|(l, m)| m.first().map(|i| (l, i)))
+            else {
                 return self.refill_from_overflow();
             };
-            let index = self.occupied[level].trailing_zeros() as usize;
-            self.occupied[level] &= !(1u64 << index);
+            self.occupied[level].clear(index);
             // cur moves to the start of that bucket: its digit at `level`
             // becomes `index`, the digits below it zero.
             let unit = SHIFT + BITS * level as u32;
@@ -271,7 +305,7 @@ impl<E> EventQueue<E> {
             self.cur = above | ((index as u64) << unit);
             let mut entries = std::mem::take(&mut self.buckets[level * BUCKETS + index]);
             if level == 0 {
-                entries.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
+                entries.sort_unstable_by_key(|e| e.key);
                 for (i, e) in entries.iter().enumerate() {
                     let s = &mut self.slots[e.slot as usize];
                     s.loc = LOC_RUN;
