@@ -204,7 +204,15 @@ fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
     }
     let (report, events, _) = first.ok_or("no runs")?;
     let end_ns = report.sim.as_ref().map_or(0, |s| s.end_ns);
-    Ok(Row { cpus: report.cpus.len(), tasks: report.tasks.len(), sim_s: end_ns as f64 / 1e9, events, wall_s: best })
+    // rt-migrate-test's threads of earlier runs are merged into one row.
+    let merged = report.rt_migrate_test.as_ref().and_then(|r| r.earlier_threads.as_ref()).map_or(0, |e| e.count);
+    Ok(Row {
+        cpus: report.cpus.len(),
+        tasks: report.tasks.len() + merged,
+        sim_s: end_ns as f64 / 1e9,
+        events,
+        wall_s: best,
+    })
 }
 
 fn main() -> ExitCode {
