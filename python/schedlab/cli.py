@@ -57,15 +57,48 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError("SL001", f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Skipped:
+    """Stands in for the parser of a command the command line does not name:
+    takes its arguments and drops them. Building all thirteen parsers was a
+    fifth of `schedlab run`'s start-up (argparse's formatter and gettext on
+    every argument)."""
+
+    required = False
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def add_subparsers(self, *args: Any, **kwargs: Any) -> _Skipped:
+        return self
+
+    def add_parser(self, *args: Any, **kwargs: Any) -> _Skipped:
+        return self
+
+
+class _Only:
+    """The subcommands, of which only `command` is built (all when None)."""
+
+    def __init__(self, sub: Any, command: str | None) -> None:
+        self.sub, self.command = sub, command
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if self.command is None or self.command == name:
+            return self.sub.add_parser(name, **kwargs)
+        return _Skipped()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser; with `command`, only that subcommand's
+    parser is built (the one `main` will use)."""
     p = _Parser(
         prog="schedlab",
         description="A deterministic simulator of the Linux CPU scheduler.",
         epilog="Scenarios are TOML files (docs/scenario.md); `schedlab list` shows the bundled ones.",
     )
     p.add_argument("--version", action="version", version=f"schedlab {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    subparsers = p.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    sub = _Only(subparsers, command)
 
     def add_set(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
@@ -189,7 +222,11 @@ def _add_qemu(sub: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        # The command is the first word that is not an option; anything
+        # else (--help, --version, a typo) gets the whole parser.
+        first = next((w for w in words if not w.startswith("-")), None)
+        args = build_parser(first if first in _COMMANDS else None).parse_args(words)
         handler = _COMMANDS[args.command]
         return handler(args)
     except SchedlabError as e:
