@@ -56,6 +56,8 @@ pub struct Sim {
     pub sds: Vec<SchedDomainShared>,
     /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
     pub sg_imbalance: Vec<bool>,
+    /// The buffer load_balance() copies its domain's span into (env.cpus).
+    pub lb_cpus: Vec<usize>,
     /// CPUs whose need_resched schedule() must honour after this event
     /// (two buffers swapped back and forth).
     pub resched_pending: Vec<usize>,
@@ -145,6 +147,7 @@ impl Sim {
             nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
             sds: vec![SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX }; nr],
             sg_imbalance: vec![false; ngroups],
+            lb_cpus: Vec::new(),
             resched_pending: Vec::new(),
             resched_spare: Vec::new(),
             rt_period_active: false,

@@ -175,6 +175,13 @@ impl SchedTopology {
     /// The groups of `cpu`'s domain number `k` (index into cpu_domains[cpu]) in
     /// the kernel's walk order for that CPU: its own group first, then on round
     /// the ring (`do { ... } while (sg = sg->next, sg != sd->groups)`).
+    /// The `i`th group of `groups_from(cpu, k)`.
+    #[inline]
+    pub fn group_from(&self, cpu: usize, k: usize, i: usize) -> usize {
+        let sd = &self.domains[self.cpu_domains[cpu][k]];
+        sd.groups[(self.cpu_local_group_idx[cpu][k] + i) % sd.groups.len()]
+    }
+
     pub fn groups_from(&self, cpu: usize, k: usize) -> impl Iterator<Item = usize> + '_ {
         let sd = &self.domains[self.cpu_domains[cpu][k]];
         let start = self.cpu_local_group_idx[cpu][k];

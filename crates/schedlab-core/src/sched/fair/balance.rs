@@ -208,13 +208,15 @@ impl Sim {
         // The kernel's per-CPU sd->groups list starts at the local group and
         // wraps, so ties ("the first one found") go to the next group after
         // ours: this is what rotates the pulled-from CPU around the domain.
-        let groups: Vec<usize> = self.topo.groups_from(env.dst_cpu, env.lvl).collect();
+        // (By index: a collected list was an allocation per call.)
+        let nr_groups = self.topo.domains[sd].groups.len();
         let local_g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
         let mut local = SgStats::default();
         let mut busiest_g: Option<usize> = None;
         let mut busiest = SgStats::default();
         let (mut total_load, mut total_capacity) = (0u64, 0u64);
-        for g in groups {
+        for k in 0..nr_groups {
+            let g = self.topo.group_from(env.dst_cpu, env.lvl, k);
             let s = self.update_sg_lb_stats(env, g);
             total_load += s.group_load;
             total_capacity += s.group_capacity;
@@ -508,9 +510,7 @@ impl Sim {
             return self.load_balance_avg(this_cpu, lvl, idle, continue_balancing);
         }
         let sd = self.topo.cpu_domains[this_cpu][lvl];
-        let dom = &self.topo.domains[sd];
-        let (min_interval, max_interval, cache_nice_tries) =
-            (dom.min_interval_ms, dom.max_interval_ms, dom.cache_nice_tries);
+        let max_interval = self.topo.domains[sd].max_interval_ms;
         let ix = idle as usize;
         // Most CPUs are not their group's designated balancer: answer that
         // before copying the domain's span into env.cpus (the kernel's
@@ -527,7 +527,31 @@ impl Sim {
             self.tune_interval_up(this_cpu, lvl, idle, false, max_interval);
             return 0;
         }
+        // env.cpus reuses one buffer (a copy of a 1,024-CPU span on every
+        // call was a fifth of a busy balancer's instructions, in malloc).
+        let mut cpus = std::mem::take(&mut self.lb_cpus);
+        cpus.clear();
+        cpus.extend_from_slice(&self.topo.domains[sd].span);
+        let (moved, cpus) = self.load_balance_env(this_cpu, lvl, idle, continue_balancing, cpus);
+        self.lb_cpus = cpus;
+        moved
+    }
+
+    /// load_balance() from the copy of the span on: returns what it moved
+    /// and the buffer of env.cpus.
+    fn load_balance_env(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        idle: CpuIdleType,
+        continue_balancing: &mut bool,
+        cpus: Vec<usize>,
+    ) -> (u32, Vec<usize>) {
+        let sd = self.topo.cpu_domains[this_cpu][lvl];
         let dom = &self.topo.domains[sd];
+        let (min_interval, max_interval, cache_nice_tries) =
+            (dom.min_interval_ms, dom.max_interval_ms, dom.cache_nice_tries);
+        let ix = idle as usize;
         let mut env = LbEnv {
             sd,
             lvl,
@@ -536,7 +560,7 @@ impl Sim {
             idle,
             imbalance: 0,
             migration_type: MigrationType::Load,
-            cpus: dom.span.clone(),
+            cpus,
             all_pinned: false,
             some_pinned: false,
             dst_pinned: false,
@@ -604,7 +628,7 @@ impl Sim {
                     self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
                     self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
                     self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
-                    return 0;
+                    return (0, env.cpus);
                 }
             }
             outcome_balanced = false;
@@ -618,7 +642,7 @@ impl Sim {
             self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
             self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
             self.tune_interval_up(this_cpu, lvl, idle, env.all_pinned, max_interval);
-            return 0;
+            return (0, env.cpus);
         }
         let busiest = busiest_cpu.expect("busiest set");
         self.rqs[this_cpu].sd[lvl].stats.lb_gained[ix] += moved as u64;
@@ -631,7 +655,7 @@ impl Sim {
                 let curr_ok = self.rqs[busiest].curr.is_some_and(|c| self.tasks[c].cpus.test(this_cpu));
                 if !curr_ok {
                     self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
-                    return 0;
+                    return (0, env.cpus);
                 }
                 active_kicked |= self.kick_active_balance(busiest, this_cpu);
                 self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
@@ -645,7 +669,7 @@ impl Sim {
         } else if st.balance_interval < max_interval {
             st.balance_interval *= 2;
         }
-        moved
+        (moved, env.cpus)
     }
 
     /// Mark `busiest` for active balance towards `this_cpu` and queue the
@@ -849,7 +873,7 @@ impl Sim {
         if !self.cfg.features.on(Feature::SIS_UTIL) {
             return;
         }
-        let span = self.topo.domains[sd].span.clone();
+        let span = &self.topo.domains[sd].span;
         let llc_weight = span.len() as u64;
         let sum_util: u64 = span.iter().map(|&c| self.cpu_util(c)).sum();
         let pct = self.topo.domains[sd].imbalance_pct as u64;
