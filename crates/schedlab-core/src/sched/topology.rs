@@ -175,18 +175,17 @@ impl SchedTopology {
     /// The groups of `cpu`'s domain number `k` (index into cpu_domains[cpu]) in
     /// the kernel's walk order for that CPU: its own group first, then on round
     /// the ring (`do { ... } while (sg = sg->next, sg != sd->groups)`).
-    /// The `i`th group of `groups_from(cpu, k)`.
+    pub fn groups_from(&self, cpu: usize, k: usize) -> impl Iterator<Item = usize> + '_ {
+        let n = self.domains[self.cpu_domains[cpu][k]].groups.len();
+        (0..n).map(move |i| self.group_from(cpu, k, i))
+    }
+
+    /// The `i`th group of `groups_from(cpu, k)`: for a walk that needs
+    /// `&mut Sim` between groups (no list collected per walk).
     #[inline]
     pub fn group_from(&self, cpu: usize, k: usize, i: usize) -> usize {
         let sd = &self.domains[self.cpu_domains[cpu][k]];
         sd.groups[(self.cpu_local_group_idx[cpu][k] + i) % sd.groups.len()]
-    }
-
-    pub fn groups_from(&self, cpu: usize, k: usize) -> impl Iterator<Item = usize> + '_ {
-        let sd = &self.domains[self.cpu_domains[cpu][k]];
-        let start = self.cpu_local_group_idx[cpu][k];
-        let n = sd.groups.len();
-        (0..n).map(move |i| sd.groups[(start + i) % n])
     }
 
     /// find_idlest_cpu's descent step: the highest level of `cpu` whose
