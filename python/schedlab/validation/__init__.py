@@ -4,8 +4,9 @@
 
 For each scenario of ``validation/suite.toml`` (its header documents the
 format, the metrics and the tolerance syntax) this runs the simulator at the
-oracle kernel's version (``kernel.version`` overridden to 6.1 or 6.12, plus
-the entry's ``sim_set``) and the same scenario for real: under the QEMU
+real kernel's exact stable release (``kernel.version`` overridden to, say,
+6.12.95 when the guest ran 6.12.95, see ``sim_version``; plus the entry's
+``sim_set``) and the same scenario for real: under the QEMU
 oracle (:func:`schedlab.qemu.run_in_guest`, icount shift=0, with the static
 ``schedlab-runner``, built if missing) or, with ``--local``, on this kernel
 (machines bigger than this host are refused). It prints a fidelity table
@@ -15,8 +16,7 @@ an error (SL300 when the oracle is missing or a guest fails).
 
 Both sides are read over their measurement window by ``schedlab.metrics``
 (the simulator's per-task ``window`` counters, the runner's counters, which
-are window deltas already); each scenario is simulated once. At 6.12 the
-simulator runs with NO_DELAY_DEQUEUE (not modelled; see ``KERNEL_SIM_SET``).
+are window deltas already); each scenario is simulated once.
 Both reports carry the timer wakeup delays: the simulator's from the sleep
 timer's expiry (or, without a timer, the wakeup) to the task running; the
 runner's from its timer/sleep ops (expiry to return to user space); hrtimer
@@ -39,7 +39,6 @@ from schedlab.metrics import MetricError
 from schedlab.validation.results import cmd_validate, compute, exit_status, format_table, validate
 from schedlab.validation.runners import (
     GUEST_TIMEOUT_S,
-    KERNEL_SIM_SET,
     RealRunner,
     Side,
     kept_real,
@@ -49,6 +48,7 @@ from schedlab.validation.runners import (
     run_sim,
     saving_real,
     sim_side,
+    sim_version,
     static_runner,
 )
 from schedlab.validation.suite import (
@@ -69,7 +69,6 @@ __all__ = [
     "DEFAULT_SUITE",
     "GUEST_TIMEOUT_S",
     "KERNELS",
-    "KERNEL_SIM_SET",
     "METRIC_UNITS",
     "Bound",
     "Entry",
@@ -93,6 +92,7 @@ __all__ = [
     "saving_real",
     "select_entries",
     "sim_side",
+    "sim_version",
     "static_runner",
     "validate",
 ]

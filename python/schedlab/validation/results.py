@@ -17,7 +17,6 @@ from schedlab.errors import ScenarioError
 from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
 from schedlab.report import write_json
 from schedlab.validation.runners import (
-    KERNEL_SIM_SET,
     RealRunner,
     Side,
     kept_real,
@@ -27,6 +26,7 @@ from schedlab.validation.runners import (
     real_side,
     run_sim,
     saving_real,
+    sim_version,
 )
 from schedlab.validation.suite import METRIC_UNITS, MetricSpec, Suite, load_suite, select_entries
 
@@ -95,10 +95,8 @@ def validate(
     timings: dict[str, dict[str, float]] = {}
     reals: dict[Path, tuple[Mapping[str, Any], float]] = {}
     releases: set[str] = set()
+    versions: set[str] = set()
     for e in entries:
-        t0 = time.monotonic()
-        sim = run_sim(e, kernel, suite.seed)
-        t_sim = time.monotonic() - t0
         if e.file not in reals:
             say(f"{e.name}: real run of {e.file.name} ...")
             t1 = time.monotonic()
@@ -108,6 +106,11 @@ def validate(
         rel = (doc.get("oracle") or {}).get("release") or (doc.get("host") or {}).get("kernel_release")
         if rel:
             releases.add(str(rel))
+        version = sim_version(kernel, doc)
+        versions.add(version)
+        t0 = time.monotonic()
+        sim = run_sim(e, version, suite.seed)
+        t_sim = time.monotonic() - t0
         rv = real_side(doc)
         timings[e.name] = {"sim_s": round(t_sim, 2), "real_s": round(t_real, 2)}
         for spec in e.metrics:
@@ -135,7 +138,7 @@ def validate(
         "kernel": kernel,
         "suite": suite.name,
         "real_kernel": sorted(releases),
-        "sim_overrides": [f"{k}={val}" for k, val in KERNEL_SIM_SET.get(kernel, ())],
+        "sim_version": sorted(versions),
         "results": results,
         "unmeasured": unmeasured,
         "timings": timings,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,6 @@ from schedlab.validation.suite import REPO, Entry
 
 __all__ = [
     "GUEST_TIMEOUT_S",
-    "KERNEL_SIM_SET",
     "RealRunner",
     "Side",
     "kept_real",
@@ -38,17 +38,30 @@ __all__ = [
     "run_sim",
     "saving_real",
     "sim_side",
+    "sim_version",
     "static_runner",
 ]
 
 RUNNER_TARGET = "x86_64-unknown-linux-gnu"
 STATIC_RUNNER = REPO / "target" / RUNNER_TARGET / "release" / "schedlab-runner"
-#: Simulator overrides per oracle kernel, beyond ``kernel.version``: what the
-#: simulator cannot model of that kernel and refuses (SL120) unless turned off.
-#: 6.12 runs DELAY_DEQUEUE (default on since 6.12), which schedlab does not
-#: model: the simulation runs without it, the guest with it -- a known gap
-#: the results carry under "sim_overrides".
-KERNEL_SIM_SET: dict[str, tuple[Override, ...]] = {"6.12": (("kernel.features", '["NO_DELAY_DEQUEUE"]'),)}
+
+
+def sim_version(kernel: str, doc: Mapping[str, Any]) -> str:
+    """The ``kernel.version`` the simulator runs against the real run
+    ``doc`` of ``kernel``: the guest's exact stable release when it is of
+    that series, else the series itself (its newest stable). Stable
+    backports are gated on the release that brought them. Debian names 6.1
+    kernels ``6.1.0-50-amd64``: the release is read from ``uname -v``
+    (``... Debian 6.1.176-1 ...``) first, then from ``uname -r``."""
+    host = doc.get("host") or {}
+    texts = (host.get("kernel_version"), host.get("kernel_release"), (doc.get("oracle") or {}).get("release"))
+    for pattern, text in zip((r"Debian (\d+)\.(\d+)\.(\d+)", r"(\d+)\.(\d+)\.(\d+)", r"(\d+)\.(\d+)\.(\d+)"), texts):
+        m = re.search(pattern, str(text or ""))
+        if m and f"{m[1]}.{m[2]}" == kernel and (pattern.startswith("Debian") or m[3] != "0"):
+            return f"{m[1]}.{m[2]}.{m[3]}"
+    return kernel
+
+
 #: Wall seconds a guest may take (TCG at shift=0 is slow: ~10 s per busy guest CPU-second).
 GUEST_TIMEOUT_S = 900.0
 
@@ -88,16 +101,13 @@ def note(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
 
 
-def run_sim(entry: Entry, kernel: str, seed: int) -> Side:
-    """The simulator at ``kernel`` with the entry's ``sim_set``: one run and
-    its report (window counters, timer wakeup delays)."""
+def run_sim(entry: Entry, version: str, seed: int) -> Side:
+    """The simulator at ``version`` (see :func:`sim_version`) with the
+    entry's ``sim_set``: one run and its report (window counters, timer
+    wakeup delays)."""
     text = read_text(entry.file)
     source = str(entry.file)
-    overrides: list[Override] = [
-        ("kernel.version", toml_literal(kernel)),
-        *KERNEL_SIM_SET.get(kernel, ()),
-        *entry.sim_set,
-    ]
+    overrides: list[Override] = [("kernel.version", toml_literal(version)), *entry.sim_set]
     return sim_side(native.run(text, source, seed, overrides, False))
 
 

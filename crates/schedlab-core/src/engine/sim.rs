@@ -20,7 +20,6 @@ use crate::kthread::Kthreads;
 use crate::machine::Machine;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
-use crate::sched::features::Feature;
 use crate::sched::prio::load_weight;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqStats, SchedDomainShared, SdState};
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
@@ -44,6 +43,8 @@ pub struct Sim {
     pub now: u64,
     pub q: EventQueue<Ev>,
     pub seed: u64,
+    /// sched_rng(): NI_RANDOM's dice. Deviation: the kernel keeps a
+    /// prandom state per CPU; one seeded stream serves every CPU here.
     pub rng: Rng,
     // ------------------------------------------------------ scheduler state
     /// Every task that exists or existed, by id.
@@ -114,13 +115,6 @@ impl Sim {
         let cfg = sc.kernel.clone();
         let machine = sc.machine.clone();
         let nr = machine.nr_cpus();
-        if cfg.features.on(Feature::DELAY_DEQUEUE) {
-            return Err(SimError::not_modelled(
-                &sc.source,
-                "kernel.features",
-                "DELAY_DEQUEUE (default on in 6.12) is not modelled yet; add \"NO_DELAY_DEQUEUE\" to kernel.features",
-            ));
-        }
         let topo = build_sched_domains(&machine, &cfg.mech);
         let tun = ScaledTunables::new(&cfg, nr);
         let rqs = sched_init(&cfg, &topo, seed);
@@ -305,6 +299,9 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
                     balance_interval: if cfg.mech.balance_interval_starts_at_span { dom.span_weight as u64 } else { 1 },
                     nr_balance_failed: 0,
                     max_newidle_lb_cost: 0,
+                    newidle_call: 512,
+                    newidle_success: 256,
+                    newidle_ratio: 512,
                     stats: LbCounters::default(),
                 }
             })

@@ -219,6 +219,22 @@ pub struct Mechanisms {
     pub kthread_stacking_in_task: bool,
     /// select_task_rq_fair() sets the waker's recent_used_cpu (before 6.12).
     pub waker_recent_used_cpu: bool,
+    /// wake_affine_idle(): a sync wakeup's "the waker is alone" test does
+    /// not count sched_delayed tasks ("sched/fair: Fixup wake_up_sync() vs
+    /// DELAYED_DEQUEUE", 6.13, in 6.12.37 stable).
+    pub sync_ignores_delayed: bool,
+
+    // ------------------------------------------------------------ EEVDF
+    /// A sched_delayed task is not runnable for PELT: se_runnable() is 0
+    /// and a cfs_rq's runnable count is h_nr_running - h_nr_delayed
+    /// ("sched/eevdf: More PELT vs DELAYED_DEQUEUE", 6.13, in 6.12.7
+    /// stable). 6.12.0 .. 6.12.6 count it as runnable.
+    pub delayed_not_runnable: bool,
+    /// yield_task_fair() forfeits the rest of the request: an eligible
+    /// task's vruntime jumps to its deadline and it gets a new one ("sched/
+    /// fair: Forfeit vruntime on yield", in 6.12.63 stable); 6.6 pushed the
+    /// deadline one slice on.
+    pub yield_forfeits_vruntime: bool,
 
     // -------------------------------------------------- kernel threads
     /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
@@ -235,6 +251,9 @@ impl Mechanisms {
     pub fn of(v: KernelVersion) -> Mechanisms {
         let at = |major, minor| v.at_least(major, minor);
         let at26 = |x| v.at_least_26(x);
+        // A stable backport: in `major.minor.patch` and every later release
+        // (a bare "6.12" is the newest stable and has them all).
+        let stable = |major, minor, patch| v >= KernelVersion::new(major, minor, patch);
         let sd_init = if !at26(35) {
             SdInit::Tmpl25
         } else if !at(4, 16) {
@@ -291,6 +310,9 @@ impl Mechanisms {
             wa_idle_prev: at(6, 0),
             kthread_stacking_in_task: at(5, 17),
             waker_recent_used_cpu: !at(6, 12),
+            sync_ignores_delayed: stable(6, 12, 37),
+            delayed_not_runnable: stable(6, 12, 7),
+            yield_forfeits_vruntime: stable(6, 12, 63),
             cmwq: at26(36),
             trace_prev_state_4_14: at(4, 14),
         }

@@ -23,7 +23,13 @@ impl KernelVersion {
         KernelVersion { major, minor, patch }
     }
 
-    /// Parse "6.1", "2.6.35" or "6.1.192".
+    /// The patch level of a series named without one: "6.12" stands for
+    /// the newest 6.12.y stable release, with every stable backport the
+    /// model knows of (they are gated on the release that brought them,
+    /// e.g. NI_RANDOM from 6.12.65); "6.12.0" is the first release.
+    pub const NEWEST_STABLE: u16 = u16::MAX;
+
+    /// Parse "6.1" (the newest 6.1.y), "2.6.35" or "6.1.192".
     pub fn parse(s: &str) -> Option<Self> {
         let parts: Vec<&str> = s.trim().split('.').collect();
         if parts.len() < 2 || parts.len() > 4 {
@@ -37,7 +43,7 @@ impl KernelVersion {
             // 2.6.x: the third number is the "minor" that matters.
             (2, 3) | (2, 4) if nums[1] == 6 => KernelVersion::new(2, 6, nums[2]),
             (2, _) => return None,
-            (3..=7, 2) => KernelVersion::new(nums[0], nums[1], 0),
+            (3..=7, 2) => KernelVersion::new(nums[0], nums[1], Self::NEWEST_STABLE),
             (3..=7, 3) => KernelVersion::new(nums[0], nums[1], nums[2]),
             _ => return None,
         };
@@ -61,7 +67,7 @@ impl KernelVersion {
         if self.major == 2 {
             *self
         } else {
-            KernelVersion::new(self.major, self.minor, 0)
+            KernelVersion::new(self.major, self.minor, Self::NEWEST_STABLE)
         }
     }
 
@@ -91,7 +97,7 @@ impl fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.major == 2 {
             write!(f, "2.6.{}", self.patch)
-        } else if self.patch == 0 {
+        } else if self.patch == Self::NEWEST_STABLE {
             write!(f, "{}.{}", self.major, self.minor)
         } else {
             write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
@@ -114,6 +120,10 @@ mod tests {
         assert!(KernelVersion::parse("2.6.22").is_none());
         assert!(KernelVersion::parse("six").is_none());
         assert!(c.at_least(6, 1) && !c.at_least(6, 6));
+        // A series stands for its newest stable release; .0 is the first.
+        let (first, newest) = (KernelVersion::parse("6.12.0").unwrap(), KernelVersion::parse("6.12").unwrap());
+        assert!(first < KernelVersion::parse("6.12.95").unwrap() && KernelVersion::parse("6.12.95").unwrap() < newest);
+        assert_eq!((first.to_string(), newest.to_string()), ("6.12.0".to_string(), "6.12".to_string()));
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub const ENQUEUE_WAKEUP: u32 = 0x01;
 pub const ENQUEUE_HEAD: u32 = 0x10;
 /// ENQUEUE_INITIAL: a new task (wake_up_new_task).
 pub const ENQUEUE_INITIAL: u32 = 0x80;
+/// DEQUEUE_DELAYED: finish the dequeue of a sched_delayed task (6.12).
+pub const DEQUEUE_DELAYED: u32 = 0x200;
+/// ENQUEUE_DELAYED: a sched_delayed task is woken where it is still queued
+/// (ttwu_runnable, 6.12).
+pub const ENQUEUE_DELAYED: u32 = 0x200;
 
 // Wake flags (kernel/sched/sched.h).
 /// WF_TTWU: a wakeup.
@@ -107,8 +112,10 @@ pub trait SchedClassOps {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32);
 
     /// dequeue_task(): `p` leaves `cpu`'s runqueue: it blocks
-    /// (DEQUEUE_SLEEP), exits, or moves to another runqueue.
-    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32);
+    /// (DEQUEUE_SLEEP), exits, or moves to another runqueue. Returns false
+    /// when the class keeps a sleeping task queued instead (the fair class's
+    /// DELAY_DEQUEUE, 6.12; only ever with DEQUEUE_SLEEP).
+    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) -> bool;
 
     /// yield_task(): the running task `p` yields.
     fn yield_task(_sim: &mut Sim, _p: TaskId) {}
@@ -193,7 +200,7 @@ macro_rules! dispatch {
 
 dispatch! {
     fn enqueue_task(cpu: usize, p: TaskId, flags: u32);
-    fn dequeue_task(cpu: usize, p: TaskId, flags: u32);
+    fn dequeue_task(cpu: usize, p: TaskId, flags: u32) -> bool;
     fn yield_task(p: TaskId);
     fn wakeup_preempt(cpu: usize, curr: TaskId, p: TaskId);
     fn balance(cpu: usize, prev: TaskId);

@@ -12,7 +12,8 @@ use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::kernel::{BalancerEra, RtBalance};
 use crate::sched::class::{
-    Pick, SchedClass, WakeSource, DEQUEUE_SLEEP, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK, WF_TTWU,
+    Pick, SchedClass, WakeSource, DEQUEUE_SLEEP, ENQUEUE_DELAYED, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP,
+    WF_FORK, WF_TTWU,
 };
 use crate::sched::sched::Rq;
 use crate::sched::task::{Task, TaskId, TaskState};
@@ -312,6 +313,10 @@ impl Sim {
             self.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task));
             return;
         }
+        if self.tasks[tid].se.sched_delayed {
+            self.ttwu_runnable(tid, waker_cpu, from_task);
+            return;
+        }
         if self.tasks[tid].in_iowait {
             // The iowait ends where it began (task_rq(p)->nr_iowait).
             self.account_cpu(prev_cpu);
@@ -357,6 +362,34 @@ impl Sim {
         self.wakeup_idle_cost(tid, waker_cpu, cpu);
         self.wakeup_preempt(cpu, tid);
         class.task_woken(self, cpu, tid);
+    }
+
+    /// ttwu_runnable(): `tid` sleeps but is still queued (sched_delayed,
+    /// DELAY_DEQUEUE): it is requeued where it is — no select_task_rq(), so
+    /// no migration, no IPI, no idle exit — and competes with curr there.
+    fn ttwu_runnable(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool) {
+        let cpu = self.tasks[tid].cpu;
+        // Never counted in nr_iowait: __block_task() has not run.
+        self.tasks[tid].in_iowait = false;
+        let class = self.tasks[tid].sched_class();
+        class.enqueue_task(self, cpu, tid, ENQUEUE_DELAYED);
+        // enqueue_task() -> sched_info_enqueue(): the wait starts.
+        self.tasks[tid].stats.wait_start.get_or_insert(self.now);
+        if self.rqs[cpu].curr != Some(tid) {
+            self.wakeup_preempt(cpu, tid);
+        }
+        // ttwu_do_wakeup(), then ttwu_stat().
+        self.tasks[tid].state = TaskState::Runnable;
+        self.trace.sched_wakeup(self.now, cpu, &self.tasks[tid]);
+        self.rqs[waker_cpu].stats.ttwu_count += 1;
+        if cpu == waker_cpu {
+            self.rqs[waker_cpu].stats.ttwu_local += 1;
+        }
+        let t = &mut self.tasks[tid];
+        t.stats.nr_wakeups += 1;
+        t.stats.last_wakeup = Some(self.now);
+        t.stats.woken(self.now, self.stats.rec.warmup);
+        let _ = from_task; // an interrupt wakes a delayed task the same way
     }
 
     /// wakeup_preempt() (check_preempt_curr before 6.6): `p` became
@@ -478,7 +511,9 @@ impl Sim {
         }
         let cpu = self.tasks[tid].cpu;
         self.update_curr(cpu);
-        self.dequeue_task(cpu, tid);
+        if self.dequeue_task(cpu, tid) {
+            self.block_task_accounting(cpu, tid);
+        }
         // A task whose CPU has left its mask never blocks here: the
         // affinity change moved it through the stopper (affine_move_task),
         // and a wakeup sends a CPU outside the mask to select_fallback_rq.
@@ -489,9 +524,20 @@ impl Sim {
         self.resched_curr(cpu);
     }
 
-    /// dequeue_task(rq, p, DEQUEUE_SLEEP).
-    pub(crate) fn dequeue_task(&mut self, cpu: usize, tid: TaskId) {
-        self.tasks[tid].sched_class().dequeue_task(self, cpu, tid, DEQUEUE_SLEEP);
+    /// dequeue_task(rq, p, DEQUEUE_SLEEP): false if the class keeps the
+    /// sleeping task queued (sched_delayed).
+    pub(crate) fn dequeue_task(&mut self, cpu: usize, tid: TaskId) -> bool {
+        self.tasks[tid].sched_class().dequeue_task(self, cpu, tid, DEQUEUE_SLEEP)
+    }
+
+    /// __block_task(): the task has left its runqueue asleep; one in
+    /// io_schedule() counts in the CPU's nr_iowait from now (a
+    /// sched_delayed task only once its delayed dequeue completes).
+    pub(crate) fn block_task_accounting(&mut self, cpu: usize, tid: TaskId) {
+        if self.tasks[tid].in_iowait {
+            self.account_cpu(cpu);
+            self.rqs[cpu].nr_iowait += 1;
+        }
     }
 
     pub fn do_exit(&mut self, tid: TaskId) {

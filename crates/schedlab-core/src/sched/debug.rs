@@ -67,6 +67,15 @@ impl Sim {
                     ),
                 });
             }
+            let delayed = rq.cfs.tasks_timeline.iter().filter(|&&(_, t)| self.tasks[t].se.sched_delayed).count();
+            if delayed != rq.cfs.h_nr_delayed as usize {
+                return Err(SimError::Invariant {
+                    message: format!(
+                        "CPU {}: {} sched_delayed tasks queued, h_nr_delayed {}",
+                        rq.cpu, delayed, rq.cfs.h_nr_delayed
+                    ),
+                });
+            }
             if rq.nr_running != rq.cfs.nr_running + rq.rt.rt_nr_running {
                 return Err(SimError::Invariant {
                     message: format!(
@@ -87,7 +96,8 @@ impl Sim {
             });
         }
         for (tid, t) in self.tasks.iter().enumerate() {
-            let want = u32::from(t.state == TaskState::Runnable);
+            // A sched_delayed task sleeps but is still queued.
+            let want = u32::from(t.state == TaskState::Runnable || t.se.sched_delayed);
             if seen[tid] != want {
                 return Err(SimError::Invariant {
                     message: format!("task {} ({:?}) is on {} runqueues", t.comm, t.state, seen[tid]),

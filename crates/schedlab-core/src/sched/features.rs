@@ -108,8 +108,8 @@ sched_features! {
     RT_PUSH_IPI => |v| (v >= kv(4, 16)).then_some(!(between(v, kv(6, 1), Some(kv(6, 6))) || v >= kv(6, 12)));
     /// RT runtime borrowing between CPUs [4.16, 5.5: on; 6.1+: off].
     RT_RUNTIME_SHARE => |v| (v >= kv(4, 16)).then_some(v < kv(6, 1));
-    /// Stable backport: newidle balance proportional to its success rate.
-    NI_RANDOM => |v| (between(v, V::new(6, 1, 192), Some(kv(6, 2))) || v >= V::new(6, 12, 117)).then_some(true);
+    /// Stable backport: newidle balance proportional to its success rate ("sched/fair: Proportional newidle balance", in 6.1.160 and 6.12.65 by the Debian changelogs; not in 6.6.9).
+    NI_RANDOM => |v| (between(v, V::new(6, 1, 160), Some(kv(6, 2))) || v >= V::new(6, 12, 65)).then_some(true);
     /// Seed 002 (Nikhil Rao, 2010): a second balancing pass for SCHED_IDLE tasks. Patch, default off.
     SD_IDLE_LOAD_BALANCE => |v| (v < kv(5, 5)).then_some(false);
     /// Seed 001 (Mel Gorman, 2020, merged 5.6): a per-CPU kthread waking a task may stack it on its CPU.

@@ -13,7 +13,7 @@ impl SchedClassOps for IdleSchedClass {
         unreachable!("the idle task is never queued")
     }
 
-    fn dequeue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {
+    fn dequeue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) -> bool {
         unreachable!("the idle task is never queued")
     }
 

@@ -233,17 +233,17 @@ fn accumulate_sum(delta: u64, sa: &mut SchedAvg, load: u64, runnable: u64, runni
 ///
 /// The arguments are what the kernel passes:
 ///
-/// * task (__update_load_avg_se): load = !!on_rq, runnable = se_runnable()
-///   = !!on_rq, running = (cfs_rq->curr == se);
+/// * task (__update_load_avg_se): load = !!on_rq, runnable = se_runnable(),
+///   running = (cfs_rq->curr == se);
 /// * cfs_rq (__update_load_avg_cfs_rq): load = scale_load_down(load.weight),
 ///   runnable = h_nr_running, running = (curr != NULL).
 ///
 /// DELAY_DEQUEUE (EEVDF, 6.12+): a delayed-dequeue task stays on_rq
-/// (load = 1) but is not runnable; the fix that made PELT see this (task
-/// se_runnable() = 0 while sched_delayed, cfs_rq runnable = h_nr_running −
-/// h_nr_delayed, renamed h_nr_runnable in 6.14) is from the 6.13 cycle
-/// **(unverified whether 6.12.y has it)**. Callers modelling it call this
-/// function directly with the runnable count they track.
+/// (load = 1) but is not runnable: task se_runnable() = 0 while
+/// sched_delayed, cfs_rq runnable = h_nr_running − h_nr_delayed ("sched/
+/// eevdf: More PELT vs DELAYED_DEQUEUE", 6.13, in 6.12.7 stable by the
+/// Debian changelog; `Mechanisms::delayed_not_runnable`). 6.12.0 .. 6.12.6
+/// counted it as runnable.
 ///
 /// Exactly as the kernel:
 /// * now < last_update_time (the clock went back): only last_update_time is
@@ -291,14 +291,15 @@ pub fn update_load_avg(sa: &mut SchedAvg, load: u64) {
 
 /// __update_load_avg_se for a task: `weight` is se_weight(se), the
 /// scaled-down load weight (NICE_0_LOAD = 1024); the kernel's
-/// scale_load_down never yields 0 for a nonzero weight. runnable = on_rq as
-/// 0/1. Returns true if the averages were recomputed.
+/// scale_load_down never yields 0 for a nonzero weight. `runnable` is
+/// se_runnable(): on_rq, but not while sched_delayed (6.12.7+). Returns true
+/// if the averages were recomputed.
 ///
 /// The caller keeps the kernel's rule from fair.c update_load_avg: an entity
 /// whose last_update_time is 0 is not attached (new or migrated) and is not
 /// aged; it is attached with [`attach_entity`] instead.
-pub fn update_se(sa: &mut SchedAvg, now: u64, weight: u64, on_rq: bool, running: bool) -> bool {
-    if update_load_sum(sa, now, on_rq as u64, on_rq as u64, running as u64) {
+pub fn update_se(sa: &mut SchedAvg, now: u64, weight: u64, on_rq: bool, runnable: bool, running: bool) -> bool {
+    if update_load_sum(sa, now, on_rq as u64, runnable as u64, running as u64) {
         update_load_avg(sa, weight);
         true
     } else {

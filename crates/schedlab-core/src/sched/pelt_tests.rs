@@ -13,7 +13,7 @@ fn run_se(sa: &mut SchedAvg, from: u64, to: u64, step: u64, w: u64, on_rq: bool,
     let mut t = from;
     while t < to {
         t = (t + step).min(to);
-        update_se(sa, t, w, on_rq, running);
+        update_se(sa, t, w, on_rq, on_rq, running);
     }
 }
 
@@ -90,7 +90,7 @@ fn decay_load_half_life_and_cutoff() {
 #[test]
 fn hand_computed_two_updates() {
     let mut sa = SchedAvg::default();
-    assert!(!update_se(&mut sa, 500 * 1024, NICE_0, true, true));
+    assert!(!update_se(&mut sa, 500 * 1024, NICE_0, true, true, true));
     assert_eq!(sa.load_sum, 500);
     assert_eq!(sa.runnable_sum, 512_000);
     assert_eq!(sa.util_sum, 512_000);
@@ -98,7 +98,7 @@ fn hand_computed_two_updates() {
     assert_eq!(sa.last_update_time, 500 * 1024);
     assert_eq!((sa.load_avg, sa.runnable_avg, sa.util_avg), (0, 0, 0));
 
-    assert!(update_se(&mut sa, 2000 * 1024, NICE_0, true, true));
+    assert!(update_se(&mut sa, 2000 * 1024, NICE_0, true, true, true));
     assert_eq!(decay_load(500, 1), 489);
     assert_eq!(decay_load(524, 1), 512);
     assert_eq!(decay_load(512_000, 1), 501_028);
@@ -139,7 +139,7 @@ fn sums_never_exceed_load_avg_max() {
     while t < 2_000 * MS {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         t += 1 + (x >> 33) % (5 * MS);
-        update_se(&mut sa, t, NICE_0, true, true);
+        update_se(&mut sa, t, NICE_0, true, true, true);
         assert!(sa.load_sum <= LOAD_AVG_MAX as u64, "{sa:?}");
         assert!(sa.util_sum as u64 <= (LOAD_AVG_MAX as u64) << 10, "{sa:?}");
         assert!(sa.runnable_sum <= (LOAD_AVG_MAX as u64) << 10, "{sa:?}");
@@ -196,7 +196,7 @@ fn half_life_after_sleep() {
     // Exactly 32 PELT periods blocked: period_contrib ends where it
     // started, so the divider is unchanged and the sums halve.
     let mut a = sa;
-    assert!(update_se(&mut a, t0 + 32 * PERIOD_NS, NICE_0, false, false));
+    assert!(update_se(&mut a, t0 + 32 * PERIOD_NS, NICE_0, false, false, false));
     assert_eq!(a.period_contrib, sa.period_contrib);
     assert!(a.util_avg.abs_diff(busy / 2) <= 1, "{} vs {busy}", a.util_avg);
     assert!(a.load_avg.abs_diff(sa.load_avg / 2) <= 1);
@@ -214,12 +214,12 @@ fn sub_microsecond_updates_do_nothing() {
     let before = sa;
     let t = sa.last_update_time;
     for dt in [0, 1, 512, 1023] {
-        assert!(!update_se(&mut sa, t + dt, NICE_0, true, true));
+        assert!(!update_se(&mut sa, t + dt, NICE_0, true, true, true));
         assert_eq!(sa, before);
     }
     // The 1023 ns were not lost: 1 ns more completes one unit, which is
     // counted, and last_update_time moves by exactly 1024 ns.
-    update_se(&mut sa, t + 1024, NICE_0, true, true);
+    update_se(&mut sa, t + 1024, NICE_0, true, true, true);
     assert_eq!(sa.last_update_time, t + 1024);
     assert_eq!(sa.load_sum, before.load_sum + 1);
 }
@@ -229,7 +229,7 @@ fn clock_going_back_only_resets_last_update_time() {
     let mut sa = SchedAvg::default();
     run_se(&mut sa, 0, 10 * MS, MS, NICE_0, true, true);
     let before = sa;
-    assert!(!update_se(&mut sa, 5 * MS + 3, NICE_0, true, true));
+    assert!(!update_se(&mut sa, 5 * MS + 3, NICE_0, true, true, true));
     assert_eq!(sa.last_update_time, 5 * MS + 3);
     assert_eq!(SchedAvg { last_update_time: before.last_update_time, ..sa }, before);
 }
@@ -237,13 +237,13 @@ fn clock_going_back_only_resets_last_update_time() {
 #[test]
 fn within_a_period_sums_grow_but_averages_wait() {
     let mut sa = SchedAvg::default();
-    assert!(!update_se(&mut sa, 100 * 1024, NICE_0, true, true));
-    assert!(!update_se(&mut sa, 1023 * 1024, NICE_0, true, true));
+    assert!(!update_se(&mut sa, 100 * 1024, NICE_0, true, true, true));
+    assert!(!update_se(&mut sa, 1023 * 1024, NICE_0, true, true, true));
     assert_eq!(sa.load_sum, 1023);
     assert_eq!(sa.period_contrib, 1023);
     assert_eq!(sa.util_avg, 0);
     // The boundary: p = 1, averages recomputed.
-    assert!(update_se(&mut sa, 1024 * 1024, NICE_0, true, true));
+    assert!(update_se(&mut sa, 1024 * 1024, NICE_0, true, true, true));
     assert_eq!(sa.period_contrib, 0);
     assert!(sa.util_avg > 0);
 }
@@ -284,7 +284,7 @@ fn cfs_rq_two_hogs_time_sharing() {
         for _ in 0..3 {
             t += MS;
             for (i, s) in se.iter_mut().enumerate() {
-                update_se(s, t, NICE_0, true, i == curr);
+                update_se(s, t, NICE_0, true, true, i == curr);
             }
             update_cfs_rq(&mut cfs, t, 2048, 2, true);
         }
@@ -330,7 +330,7 @@ fn cfs_rq_two_alternating_sleepers() {
         for _ in 0..5 {
             t += MS;
             for (i, s) in se.iter_mut().enumerate() {
-                update_se(s, t, NICE_0, i == curr, i == curr);
+                update_se(s, t, NICE_0, i == curr, i == curr, i == curr);
             }
             update_cfs_rq(&mut cfs, t, 1024, 1, true);
         }

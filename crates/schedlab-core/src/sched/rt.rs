@@ -33,8 +33,9 @@ impl SchedClassOps for RtSchedClass {
         sim.enqueue_task_rt(cpu, p, flags & ENQUEUE_HEAD != 0);
     }
 
-    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, _flags: u32) {
+    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, _flags: u32) -> bool {
         sim.dequeue_task_rt(cpu, p);
+        true
     }
 
     fn yield_task(sim: &mut Sim, p: TaskId) {

@@ -121,6 +121,13 @@ pub struct SdState {
     pub balance_interval: u64,
     pub nr_balance_failed: u32,
     pub max_newidle_lb_cost: u64,
+    /// NI_RANDOM (stable backport, 6.1.160 / 6.12.65): newidle balances
+    /// counted, and those that pulled (weighted), since the last halving;
+    /// newidle_ratio is the success rate per 1024 (topology.c starts them
+    /// at 512 / 256 / 512).
+    pub newidle_call: u32,
+    pub newidle_success: u32,
+    pub newidle_ratio: u32,
     /// Its schedstat counters, as the report prints them.
     pub stats: LbCounters,
 }
@@ -281,8 +288,13 @@ pub struct CfsRq {
     pub tasks_timeline: Timeline,
     pub curr: Option<TaskId>,
     pub nr_running: u32,
+    /// h_nr_running (h_nr_queued from 6.13): queued tasks, sched_delayed
+    /// ones included.
     pub h_nr_running: u32,
     pub idle_h_nr_running: u32,
+    /// h_nr_delayed (6.12.7+): the sched_delayed tasks among h_nr_running
+    /// (h_nr_runnable = h_nr_running - h_nr_delayed).
+    pub h_nr_delayed: u32,
     /// load.weight: sum of queued weights, curr included.
     pub load_weight: u64,
     pub min_vruntime: u64,
@@ -304,6 +316,7 @@ impl CfsRq {
             nr_running: 0,
             h_nr_running: 0,
             idle_h_nr_running: 0,
+            h_nr_delayed: 0,
             load_weight: 0,
             min_vruntime: MIN_VRUNTIME_START,
             avg_vruntime: 0,

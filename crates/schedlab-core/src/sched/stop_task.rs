@@ -20,7 +20,7 @@ impl SchedClassOps for StopSchedClass {
         unreachable!("no task of the model is in the stop class")
     }
 
-    fn dequeue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {
+    fn dequeue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) -> bool {
         unreachable!("no task of the model is in the stop class")
     }
 

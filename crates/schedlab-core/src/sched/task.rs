@@ -43,6 +43,13 @@ pub struct SchedEntity {
     /// CFS: the old cfs_rq's min_vruntime that a !DEQUEUE_SLEEP dequeue
     /// normalized vruntime against, for the migration that follows.
     pub norm_min_vruntime: Option<u64>,
+    /// EEVDF DELAY_DEQUEUE (6.12): the task slept while ineligible and
+    /// stays queued (on_rq, counted in nr_running and load) until it is
+    /// picked, becomes eligible and is picked, or is woken.
+    pub sched_delayed: bool,
+    /// EEVDF PLACE_REL_DEADLINE (6.12): a migration dequeue left `deadline`
+    /// relative to vruntime; place_entity() makes it absolute again.
+    pub rel_deadline: bool,
 }
 
 /// struct sched_rt_entity, reduced.

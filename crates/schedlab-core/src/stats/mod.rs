@@ -140,6 +140,9 @@ pub struct Wasted {
     /// time wasted.
     pub nr_pinned_runnable: u64,
     pub nr_pinned_running: u64,
+    /// sched_delayed tasks (DELAY_DEQUEUE): counted in nr_running but
+    /// asleep, so never waiting.
+    pub nr_delayed: u64,
 }
 
 /// The run's statistics: what the reports are made of beyond the tasks' and

@@ -21,7 +21,9 @@ impl Sim {
         w.last = self.now;
         let nr = self.rqs.len() as u64;
         let pinned_waiting = w.nr_pinned_runnable.saturating_sub(w.nr_pinned_running);
-        let waiting = w.total_nr_running.saturating_sub(nr - w.nr_idle_cpus).saturating_sub(pinned_waiting);
+        // sched_delayed tasks count in nr_running but sleep: never waiting.
+        let waiting =
+            (w.total_nr_running - w.nr_delayed).saturating_sub(nr - w.nr_idle_cpus).saturating_sub(pinned_waiting);
         w.rate = if waiting == 0 || w.nr_idle_cpus == 0 {
             0
         } else if w.nr_restricted == 0 {
@@ -35,7 +37,10 @@ impl Sim {
                     continue;
                 }
                 let any = self.rqs.iter().any(|rq| {
-                    rq.cfs.tasks_timeline.iter().any(|&(_, t)| self.tasks[t].cpus.test(c))
+                    rq.cfs
+                        .tasks_timeline
+                        .iter()
+                        .any(|&(_, t)| !self.tasks[t].se.sched_delayed && self.tasks[t].cpus.test(c))
                         || (rq.rt.rt_nr_running > 0
                             && rq.rt.active.iter().any(|t| rq.curr != Some(t) && self.tasks[t].cpus.test(c)))
                 });

@@ -276,13 +276,10 @@ impl Sim {
     /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
     /// is iowait) or in plain schedule().
     pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
+        // io_schedule_prepare(): in_iowait before schedule(), whose
+        // __block_task() counts it (block_task_accounting).
+        self.tasks[tid].in_iowait = iowait;
         self.block(tid);
-        if iowait {
-            let cpu = self.tasks[tid].cpu;
-            self.account_cpu(cpu);
-            self.rqs[cpu].nr_iowait += 1;
-            self.tasks[tid].in_iowait = true;
-        }
     }
 
     pub(crate) fn op_done(&mut self, cpu: usize) {

@@ -3,7 +3,7 @@
 //! from the tick, load_balance with should_we_balance, find_busiest_group
 //! (group_classify, update_sd_pick_busiest, calculate_imbalance),
 //! find_busiest_queue, detach_tasks / can_migrate_task, active balance via
-//! the stopper, and newidle balance with its cost guard
+//! the stopper (newidle balance: `fair/newidle.rs`)
 //! (docs/LINUX-FACTS.md §3). The NOHZ kick that balances idle CPUs is
 //! `fair/nohz.rs`.
 //!
@@ -17,7 +17,7 @@ use crate::engine::sim::Sim;
 use crate::engine::Instant;
 use crate::sched::features::Feature;
 use crate::sched::sched::CpuIdleType;
-use crate::sched::sd_flags::{SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
+use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::sched::task::{TaskId, TaskState};
 
 /// enum group_type, in the order that makes a group "busier" (5.5).
@@ -504,7 +504,13 @@ impl Sim {
     }
 
     /// load_balance(). Returns the number of tasks moved.
-    fn load_balance(&mut self, this_cpu: usize, lvl: usize, idle: CpuIdleType, continue_balancing: &mut bool) -> u32 {
+    pub(crate) fn load_balance(
+        &mut self,
+        this_cpu: usize,
+        lvl: usize,
+        idle: CpuIdleType,
+        continue_balancing: &mut bool,
+    ) -> u32 {
         if self.avg_load_era() {
             // balance_avg.rs
             return self.load_balance_avg(this_cpu, lvl, idle, continue_balancing);
@@ -794,7 +800,7 @@ impl Sim {
     }
 
     /// get_sd_balance_interval(), in ns.
-    fn sd_balance_interval(&self, cpu: usize, lvl: usize, busy: bool) -> u64 {
+    pub(crate) fn sd_balance_interval(&self, cpu: usize, lvl: usize, busy: bool) -> u64 {
         let d = self.topo.cpu_domains[cpu][lvl];
         let mut ms = self.rqs[cpu].sd[lvl].balance_interval;
         if busy {
@@ -835,37 +841,6 @@ impl Sim {
             }
         }
         self.rqs[cpu].next_balance = next_balance;
-    }
-
-    /// newidle_balance() (5.5 form of the guard). Returns tasks pulled.
-    pub fn newidle_balance(&mut self, cpu: usize) -> u32 {
-        if self.avg_load_era() {
-            return self.idle_balance_avg(cpu); // balance_avg.rs
-        }
-        self.rqs[cpu].idle_stamp = Some(self.now);
-        if self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns || self.rd.nr_overloaded == 0 {
-            return 0;
-        }
-        let mut pulled = 0;
-        let levels = self.topo.cpu_domains[cpu].len();
-        for lvl in 0..levels {
-            let d = self.topo.cpu_domains[cpu][lvl];
-            let curr_cost = 0;
-            if self.rqs[cpu].avg_idle < curr_cost + self.rqs[cpu].sd[lvl].max_newidle_lb_cost {
-                break;
-            }
-            if self.topo.domains[d].flags & SD_BALANCE_NEWIDLE != 0 {
-                let mut cont = true;
-                pulled += self.load_balance(cpu, lvl, CpuIdleType::NewlyIdle, &mut cont);
-            }
-            if pulled > 0 || self.rqs[cpu].nr_running > 0 {
-                break;
-            }
-        }
-        if pulled > 0 {
-            self.rqs[cpu].idle_stamp = None;
-        }
-        pulled
     }
 
     /// update_idle_cpu_scan() (SIS_UTIL, 6.0+).

@@ -12,11 +12,20 @@
 //! the tree (curr added when read). The era's common entity code is
 //! `fair/entity.rs`.
 //!
-//! Not modelled: DELAY_DEQUEUE (6.12) and the rest of 6.12's EEVDF
-//! (PLACE_REL_DEADLINE, PREEMPT_SHORT's effect); 6.12 runs with
-//! `NO_DELAY_DEQUEUE`.
+//! 6.12 (read in 6.12.95, the oracle's kernel): DELAY_DEQUEUE and
+//! DELAY_ZERO (a task that sleeps while ineligible stays queued, asleep,
+//! until a pick reaches it or a wakeup requeues it where it is),
+//! PLACE_REL_DEADLINE (a migration keeps the deadline relative).
+//! PREEMPT_SHORT has no effect: every task has the base slice (custom
+//! slices, sched_attr.sched_runtime, are not modelled).
+//!
+//! Deviation: 6.12.64+ keeps keys relative to zero_vruntime, which
+//! avg_vruntime() moves to V, instead of min_vruntime; the model keeps
+//! min_vruntime as the base for every EEVDF version. Eligibility is exact
+//! either way; V's floor division may differ by 1 ns of virtual time.
 
 use crate::engine::sim::Sim;
+use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
 use crate::sched::features::Feature;
 use crate::sched::task::TaskId;
 
@@ -167,9 +176,80 @@ impl Sim {
         if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {
             vslice /= 2;
         }
+        let rel = self.cfg.features.on(Feature::PLACE_REL_DEADLINE);
         let se = &mut self.tasks[tid].se;
         se.slice = slice;
         se.vruntime = (v - lag).max(0) as u64;
+        if rel && se.rel_deadline {
+            // PLACE_REL_DEADLINE: the deadline a migration dequeue kept
+            // relative to vruntime (dequeue_task_fair).
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+            return;
+        }
         se.deadline = se.vruntime + vslice;
+    }
+
+    // ------------------------------------------------ DELAY_DEQUEUE (6.12)
+
+    /// set_delayed(): the sleeping task stays queued, asleep.
+    pub(crate) fn set_delayed(&mut self, cpu: usize, tid: TaskId) {
+        self.tasks[tid].se.sched_delayed = true;
+        self.rqs[cpu].cfs.h_nr_delayed += 1;
+        self.stats.wasted.nr_delayed += 1;
+        self.wasted_track(tid, false);
+    }
+
+    /// clear_delayed(); with DELAY_ZERO, finish_delayed_dequeue_entity()
+    /// also drops positive lag (the caller has counted the cfs_rq).
+    pub(crate) fn finish_delayed_dequeue_entity(&mut self, tid: TaskId) {
+        let se = &mut self.tasks[tid].se;
+        se.sched_delayed = false;
+        self.stats.wasted.nr_delayed -= 1;
+        if self.cfg.features.on(Feature::DELAY_ZERO) && se.vlag > 0 {
+            se.vlag = 0;
+        }
+    }
+
+    /// The pick reached a sched_delayed task: dequeue_entities(DEQUEUE_SLEEP
+    /// | DEQUEUE_DELAYED) completes its sleep, then __block_task().
+    pub(crate) fn dequeue_delayed(&mut self, cpu: usize, tid: TaskId) {
+        self.dequeue_task_fair(cpu, tid, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+        self.block_task_accounting(cpu, tid);
+    }
+
+    /// requeue_delayed_entity(): a sched_delayed task is woken where it is
+    /// still queued (ttwu_runnable). It keeps its place unless DELAY_ZERO
+    /// finds it eligible by now: then it is placed again at zero lag.
+    pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, tid: TaskId) {
+        debug_assert!(self.tasks[tid].se.sched_delayed && self.tasks[tid].se.on_rq);
+        if self.cfg.features.on(Feature::DELAY_ZERO) {
+            self.update_entity_lag(cpu, tid);
+            if self.tasks[tid].se.vlag > 0 {
+                let is_curr = self.rqs[cpu].cfs.curr == Some(tid);
+                self.rqs[cpu].cfs.nr_running -= 1;
+                if !is_curr {
+                    self.avg_sub(cpu, tid);
+                    let v = self.tasks[tid].se.vruntime;
+                    let removed = self.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+                    debug_assert!(removed, "delayed task was not in the tree");
+                }
+                self.tasks[tid].se.vlag = 0;
+                self.place_entity_eevdf(cpu, tid, false);
+                if !is_curr {
+                    let v = self.tasks[tid].se.vruntime;
+                    self.rqs[cpu].cfs.tasks_timeline.insert((v, tid));
+                    self.avg_add(cpu, tid);
+                }
+                self.rqs[cpu].cfs.nr_running += 1;
+                self.update_min_vruntime(cpu);
+            }
+        }
+        self.update_load_avg(cpu, Some(tid));
+        // clear_delayed(): runnable again.
+        self.tasks[tid].se.sched_delayed = false;
+        self.rqs[cpu].cfs.h_nr_delayed -= 1;
+        self.stats.wasted.nr_delayed -= 1;
+        self.wasted_track(tid, true);
     }
 }

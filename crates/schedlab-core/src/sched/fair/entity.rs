@@ -6,6 +6,7 @@
 
 use crate::engine::sim::Sim;
 use crate::kernel::FairEra;
+use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
 use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{calc_delta_fair, Policy};
@@ -83,17 +84,28 @@ impl Sim {
 
     /// The entity pick of pick_next_task_fair(): a still runnable previous
     /// task is cfs_rq->curr and competes with the tree.
+    /// With DELAY_DEQUEUE (6.12) the pick may land on a sched_delayed task:
+    /// its dequeue completes there and the pick starts again
+    /// (pick_task_fair's `goto again`).
     pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
-        if self.rqs[cpu].cfs.nr_running == 0 {
-            return None;
-        }
-        match self.cfg.mech.fair {
-            FairEra::Cfs => self.pick_next_entity_cfs(cpu),
-            FairEra::Eevdf => self.pick_eevdf(cpu),
+        loop {
+            if self.rqs[cpu].cfs.nr_running == 0 {
+                return None;
+            }
+            let se = match self.cfg.mech.fair {
+                FairEra::Cfs => return self.pick_next_entity_cfs(cpu),
+                FairEra::Eevdf => self.pick_eevdf(cpu)?,
+            };
+            if !self.tasks[se].se.sched_delayed {
+                return Some(se);
+            }
+            self.dequeue_delayed(cpu, se);
         }
     }
 
     /// put_prev_entity(): the previous task goes back into the tree.
+    /// A sched_delayed task goes back too, asleep: it does not start a wait
+    /// (sched_info_depart() requeues only a task still running).
     #[inline]
     pub fn put_prev_task_fair(&mut self, cpu: usize, tid: TaskId) {
         self.update_load_avg(cpu, Some(tid));
@@ -105,7 +117,9 @@ impl Sim {
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.avg_add(cpu, tid);
         }
-        self.tasks[tid].stats.wait_start = Some(self.now);
+        if !self.tasks[tid].se.sched_delayed {
+            self.tasks[tid].stats.wait_start = Some(self.now);
+        }
     }
 
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
@@ -142,14 +156,18 @@ impl Sim {
     pub fn update_load_avg(&mut self, cpu: usize, tid: Option<TaskId>) {
         let now = self.now;
         let running = self.rqs[cpu].cfs.curr;
+        // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
+        let delayed_out = self.cfg.mech.delayed_not_runnable;
         if let Some(t) = tid {
             let task = &mut self.tasks[t];
             if task.se.attached {
-                pelt::update_se(&mut task.se.avg, now, task.weight as u64, task.se.on_rq, running == Some(t));
+                let runnable = task.se.on_rq && !(delayed_out && task.se.sched_delayed);
+                pelt::update_se(&mut task.se.avg, now, task.weight as u64, task.se.on_rq, runnable, running == Some(t));
             }
         }
         let cfs = &mut self.rqs[cpu].cfs;
-        pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, cfs.h_nr_running as u64, running.is_some());
+        let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
+        pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
     }
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
@@ -171,7 +189,7 @@ impl Sim {
         }
         let is_curr = self.rqs[cpu].curr == Some(tid);
         let t = &self.tasks[tid];
-        let (w, v, idle) = (t.weight as u64, t.se.vruntime, t.is_idle_policy());
+        let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         let seq = self.next_list_seq();
         let cfs = &mut self.rqs[cpu].cfs;
         cfs.load_weight += w;
@@ -179,6 +197,10 @@ impl Sim {
         cfs.h_nr_running += 1;
         if idle {
             cfs.idle_h_nr_running += 1;
+        }
+        if delayed {
+            // A sched_delayed task the balancer moved stays delayed here.
+            cfs.h_nr_delayed += 1;
         }
         if is_curr {
             // ttwu of a task that has not switched out yet: it is curr again.
@@ -195,14 +217,31 @@ impl Sim {
         let t = &mut self.tasks[tid];
         t.se.on_rq = true;
         t.list_seq = seq;
-        self.wasted_track(tid, true);
+        if !delayed {
+            self.wasted_track(tid, true);
+        }
         self.add_nr_running(cpu);
         self.update_min_vruntime(cpu);
     }
 
-    /// dequeue_task_fair(). `sleep`: DEQUEUE_SLEEP.
-    pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, sleep: bool) {
+    /// dequeue_task_fair() with the kernel's flags. Returns false when
+    /// DELAY_DEQUEUE keeps a sleeping, ineligible task queued (6.12
+    /// dequeue_entity()); DEQUEUE_DELAYED completes such a dequeue.
+    pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
+        let sleep = flags & DEQUEUE_SLEEP != 0;
+        let finish_delayed = flags & DEQUEUE_DELAYED != 0;
         self.update_curr(cpu);
+        if sleep
+            && !finish_delayed
+            && self.cfg.mech.fair == FairEra::Eevdf
+            && self.cfg.features.on(Feature::DELAY_DEQUEUE)
+            && !self.entity_eligible(cpu, tid)
+        {
+            self.clear_buddies(cpu, tid);
+            self.update_load_avg(cpu, Some(tid));
+            self.set_delayed(cpu, tid);
+            return false;
+        }
         if !sleep && self.cfg.mech.fair == FairEra::Cfs && self.cfg.mech.cfs_renorm_fixed {
             // dequeue_entity since "sched/fair: Fix min_vruntime tracking"
             // (2016; every modelled version from 4.16 has it): normalize
@@ -214,10 +253,15 @@ impl Sim {
         self.clear_buddies(cpu, tid);
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.update_entity_lag(cpu, tid);
+            if !sleep && self.cfg.features.on(Feature::PLACE_REL_DEADLINE) {
+                let se = &mut self.tasks[tid].se;
+                se.deadline = se.deadline.wrapping_sub(se.vruntime);
+                se.rel_deadline = true;
+            }
         }
         let is_curr = self.rqs[cpu].cfs.curr == Some(tid);
         let t = &self.tasks[tid];
-        let (w, v, idle) = (t.weight as u64, t.se.vruntime, t.is_idle_policy());
+        let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         if is_curr {
             self.rqs[cpu].cfs.curr = None;
         } else {
@@ -234,10 +278,19 @@ impl Sim {
         if idle {
             cfs.idle_h_nr_running -= 1;
         }
+        if delayed {
+            cfs.h_nr_delayed -= 1;
+        }
         self.tasks[tid].se.on_rq = false;
-        self.wasted_track(tid, false);
+        if !delayed {
+            self.wasted_track(tid, false);
+        }
         self.sub_nr_running(cpu);
         self.update_min_vruntime(cpu);
+        if finish_delayed {
+            self.finish_delayed_dequeue_entity(tid);
+        }
+        true
     }
 
     /// migrate_task_rq_fair(): the task changes runqueue while not queued.
@@ -321,6 +374,14 @@ impl Sim {
         self.update_curr(cpu);
         match self.cfg.mech.fair {
             FairEra::Cfs => self.rqs[cpu].cfs.skip = Some(tid),
+            FairEra::Eevdf if self.cfg.mech.yield_forfeits_vruntime => {
+                // 6.12.63+: forfeit the rest of the request, if eligible.
+                if self.entity_eligible(cpu, tid) {
+                    let se = &mut self.tasks[tid].se;
+                    se.vruntime = se.deadline;
+                    self.update_deadline(tid);
+                }
+            }
             FairEra::Eevdf => {
                 let vs = self.vdelta(self.tasks[tid].se.slice, tid);
                 self.tasks[tid].se.deadline += vs;

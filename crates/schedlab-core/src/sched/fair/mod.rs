@@ -7,7 +7,10 @@ pub mod balance_avg;
 pub mod cfs;
 pub mod cpu_load;
 pub mod eevdf;
+#[cfg(test)]
+mod eevdf_tests;
 pub mod entity;
+pub mod newidle;
 pub mod nohz;
 pub mod nohz_owner;
 pub mod sched_idle_lb;
@@ -17,18 +20,22 @@ pub mod wakeup_avg;
 
 use crate::engine::sim::Sim;
 use crate::sched::class::{
-    FairSchedClass, Pick, SchedClassOps, WakeSource, DEQUEUE_SLEEP, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK,
+    FairSchedClass, Pick, SchedClassOps, WakeSource, ENQUEUE_DELAYED, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK,
 };
 use crate::sched::pelt;
 use crate::sched::task::TaskId;
 
 impl SchedClassOps for FairSchedClass {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
+        if flags & ENQUEUE_DELAYED != 0 {
+            sim.requeue_delayed_entity(cpu, p);
+            return;
+        }
         sim.enqueue_task_fair(cpu, p, flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
     }
 
-    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
-        sim.dequeue_task_fair(cpu, p, flags & DEQUEUE_SLEEP != 0);
+    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) -> bool {
+        sim.dequeue_task_fair(cpu, p, flags)
     }
 
     fn yield_task(sim: &mut Sim, p: TaskId) {
@@ -43,8 +50,8 @@ impl SchedClassOps for FairSchedClass {
     /// queued, a newly idle balance (sched_balance_newidle), and RETRY_TASK
     /// if it pulled anything.
     fn pick_next_task(sim: &mut Sim, cpu: usize, newidle: bool) -> Pick {
-        if sim.rqs[cpu].cfs.nr_running > 0 {
-            return sim.pick_next_task_fair(cpu).map_or(Pick::Empty, Pick::Task);
+        if let Some(p) = sim.pick_next_task_fair(cpu) {
+            return Pick::Task(p);
         }
         if newidle && sim.newidle_balance(cpu) > 0 {
             return Pick::Retry;
@@ -52,10 +59,11 @@ impl SchedClassOps for FairSchedClass {
         Pick::Empty
     }
 
-    /// put_prev_task_fair(): a preempted task goes back into the tree.
+    /// put_prev_task_fair(): a preempted task goes back into the tree, and
+    /// so does a sched_delayed one (still on_rq).
     #[inline]
     fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
-        if runnable {
+        if runnable || sim.tasks[p].se.sched_delayed {
             sim.put_prev_task_fair(cpu, p);
         }
     }

@@ -120,7 +120,10 @@ impl Sim {
         if self.available_idle_cpu(this) && self.cpus_share_cache(this, prev) {
             return Some(if self.available_idle_cpu(prev) { prev } else { this });
         }
-        if sync && self.rqs[this].nr_running == 1 {
+        // 6.12.37+: the waker is alone if only sched_delayed tasks sleep
+        // beside it (nr_running - cfs_h_nr_delayed()).
+        let delayed = if self.cfg.mech.sync_ignores_delayed { self.rqs[this].cfs.h_nr_delayed } else { 0 };
+        if sync && self.rqs[this].nr_running - delayed == 1 {
             return Some(this);
         }
         if self.cfg.mech.wa_idle_prev && self.available_idle_cpu(prev) {
