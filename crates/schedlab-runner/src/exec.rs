@@ -17,10 +17,12 @@ use crate::sys;
 
 /// The calibration unit: `burn` iterations per CHUNK_NS of CPU time.
 pub const CHUNK_NS: u64 = 20_000;
-/// One burst of `run` between two checks of the stop flag (ns of CPU time).
+/// One burst of `run` between two reads of CLOCK_MONOTONIC (ns at the
+/// calibrated speed).
 pub const BURST_NS: u64 = 10_000;
-/// The shortest pass of `run` between two reads of the CPU clock.
-pub const MIN_PASS_NS: u64 = 20_000;
+/// A gap between two reads longer than this makes `run` ask the kernel
+/// whether the thread was switched out during it (getrusage).
+pub const GAP_NS: u64 = 4 * BURST_NS;
 
 /// Pure user-space work the optimiser cannot remove.
 pub fn burn(iters: u64) {
@@ -42,6 +44,56 @@ pub fn calibrate() -> u64 {
         best = best.min(sys::thread_cpu() - t);
     }
     (n * CHUNK_NS / best.max(1)).max(1)
+}
+
+/// The CPU time a `run` op has used, measured without reading the thread's
+/// CPU clock. Reading CLOCK_THREAD_CPUTIME_ID enters the scheduler
+/// (task_sched_runtime -> update_curr, which on EEVDF reschedules at the end
+/// of a slice between ticks) and costs a syscall, and a `while (1)` loop,
+/// which the simulator models, does neither. `run` burns in bursts of about
+/// BURST_NS and reads CLOCK_MONOTONIC (the vDSO: no kernel entry) after each.
+/// A short interval between two reads was spent on the CPU. A long one (an
+/// interrupt, another task running, or, under QEMU TCG, the other vCPUs
+/// running in turn while the guest charges this thread) is counted whole
+/// unless the thread's context-switch count moved (getrusage(RUSAGE_THREAD):
+/// no update_curr); then only the burst's own time, the last short
+/// interval, is counted.
+#[derive(Debug, Clone)]
+pub struct CpuMeter {
+    /// CPU time counted so far (ns).
+    pub used: u64,
+    last: u64,
+    switches: u64,
+    burst_ns: u64,
+}
+
+impl CpuMeter {
+    pub fn new(now: u64, switches: u64) -> CpuMeter {
+        CpuMeter { used: 0, last: now, switches, burst_ns: BURST_NS }
+    }
+
+    /// A clock read `t` after a burst. `ask` is called only after a long
+    /// interval: it returns the thread's context-switch count and the clock
+    /// read after it, so that the syscall's own time (on the CPU) is counted
+    /// and does not make the next interval look long.
+    pub fn step(&mut self, t: u64, ask: impl FnOnce() -> (u64, u64)) {
+        let d = t.saturating_sub(self.last);
+        self.last = t;
+        if d <= GAP_NS {
+            self.used += d;
+            self.burst_ns = d;
+            return;
+        }
+        let (s, after) = ask();
+        if s == self.switches {
+            self.used += d;
+        } else {
+            self.switches = s;
+            self.used += self.burst_ns;
+        }
+        self.used += after.saturating_sub(t);
+        self.last = after.max(t);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -273,6 +325,18 @@ impl Shared {
         true
     }
 
+    /// `run`: `w` ns of this thread's CPU time as a user-space loop (CpuMeter).
+    fn run_cpu(&self, w: u64) {
+        let burst = (self.chunk_iters * BURST_NS / CHUNK_NS).max(1);
+        let mut meter = CpuMeter::new(sys::now(), sys::thread_switches());
+        while meter.used < w && !self.stopped() {
+            // The last burst is cut to what is left, at the calibrated speed.
+            let left = ((w - meter.used) as u128 * self.chunk_iters as u128 / CHUNK_NS as u128) as u64;
+            burn(burst.min(left.max(1)));
+            meter.step(sys::now(), || (sys::thread_switches(), sys::now()));
+        }
+    }
+
     fn interpret(self: &Arc<Self>, gi: usize, rng: &mut Rng, delays: &mut Vec<u64>) {
         let ops = &self.groups[gi].program.ops;
         let mut pc = 0usize;
@@ -285,33 +349,8 @@ impl Shared {
             pc += 1;
             match op {
                 Op::Run(d) => {
-                    // CPU work: `w` of this thread's CPU time. The thread's
-                    // CPU clock is read rarely: reading it enters the
-                    // scheduler (task_sched_runtime -> update_curr, which on
-                    // EEVDF reschedules at slice end between ticks), and a
-                    // `while (1)` loop, which the simulator models, never
-                    // does. Each pass burns a quarter of what is left at the
-                    // calibrated speed (so a CPU up to 4x slower than at
-                    // calibration does not overshoot; under QEMU TCG with
-                    // icount, busy sibling vCPUs slow each other down), then
-                    // reads the clock; the reads bunch up at the op's end.
                     let w = d.sample(rng);
-                    let begin = sys::thread_cpu();
-                    let burst = (self.chunk_iters * BURST_NS / CHUNK_NS).max(1);
-                    while !self.stopped() {
-                        let used = sys::thread_cpu().saturating_sub(begin);
-                        if used >= w {
-                            break;
-                        }
-                        let pass_ns = ((w - used) / 4).max(MIN_PASS_NS);
-                        let total = (pass_ns as u128 * self.chunk_iters as u128 / CHUNK_NS as u128) as u64;
-                        let mut done = 0u64;
-                        while done < total && !self.stopped() {
-                            let n = burst.min(total - done);
-                            burn(n);
-                            done += n;
-                        }
-                    }
+                    self.run_cpu(w);
                 }
                 Op::Runtime(d) => {
                     let until = sys::now() + d.sample(rng);
@@ -479,5 +518,39 @@ impl Shared {
                 None => break,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_counts_short_intervals_and_asks_about_long_ones() {
+        let mut m = CpuMeter::new(1_000, 7);
+        m.step(11_000, || panic!("a short interval needs no getrusage"));
+        assert_eq!(m.used, 10_000);
+        // 500 us with no context switch: QEMU ran the other vCPUs (or an
+        // interrupt): the guest charged it to this thread, so it counts.
+        m.step(511_000, || (7, 511_000));
+        assert_eq!(m.used, 510_000);
+        // 2 ms with a switch: the thread was off the CPU; only its burst counts.
+        m.step(2_511_000, || (8, 2_512_000));
+        assert_eq!(m.used, 521_000, "the burst and the syscall's 1 us");
+        m.step(2_523_000, || unreachable!());
+        assert_eq!(m.used, 532_000);
+    }
+
+    #[test]
+    fn run_uses_about_its_cpu_time() {
+        let text = "name = \"m\"\n[machine]\nsockets = 1\ncores_per_socket = 1\n[[task]]\nname = \"a\"\nprogram = [{ run = \"1ms\" }]\n";
+        let sc = schedlab_core::scenario::load(text, "m.toml", &[]).expect("valid");
+        let sh = Shared::new(&sc, vec![0], 1, calibrate());
+        let c0 = sys::thread_cpu();
+        sh.run_cpu(3_000_000);
+        let used = sys::thread_cpu() - c0;
+        // Loose: the test machine may preempt this thread; it must neither stop
+        // early nor run on (the meter counts an undetected switch's gap at most).
+        assert!((2_500_000..=4_000_000).contains(&used), "ran {used} ns of CPU for 3 ms");
     }
 }

@@ -26,6 +26,18 @@ pub fn thread_cpu() -> u64 {
     clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// Context switches of this thread so far (voluntary + involuntary), from
+/// getrusage(RUSAGE_THREAD), which unlike the thread's CPU clock does not
+/// update the scheduler's accounting (no update_curr) unless nohz_full
+/// vtime accounting is active on the CPU.
+pub fn thread_switches() -> u64 {
+    // SAFETY: an all-zero rusage is valid; getrusage only writes it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (ru.ru_nvcsw + ru.ru_nivcsw) as u64
+}
+
 /// Sleep until the absolute CLOCK_MONOTONIC instant `at`. Returns false when a
 /// signal interrupted the sleep (the caller checks whether it must stop).
 pub fn sleep_until(at: u64) -> bool {
