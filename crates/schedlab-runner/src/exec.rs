@@ -47,52 +47,81 @@ pub fn calibrate() -> u64 {
 }
 
 /// The CPU time a `run` op has used, measured without reading the thread's
-/// CPU clock. Reading CLOCK_THREAD_CPUTIME_ID enters the scheduler
-/// (task_sched_runtime -> update_curr, which on EEVDF reschedules at the end
-/// of a slice between ticks) and costs a syscall, and a `while (1)` loop,
-/// which the simulator models, does neither. `run` burns in bursts of about
-/// BURST_NS and reads CLOCK_MONOTONIC (the vDSO: no kernel entry) after each.
-/// A short interval between two reads was spent on the CPU. A long one (an
-/// interrupt, another task running, or, under QEMU TCG, the other vCPUs
-/// running in turn while the guest charges this thread) is counted whole
-/// unless the thread's context-switch count moved (getrusage(RUSAGE_THREAD):
-/// no update_curr); then only the burst's own time, the last short
-/// interval, is counted.
+/// CPU clock while the thread keeps the CPU. Reading CLOCK_THREAD_CPUTIME_ID
+/// enters the scheduler (task_sched_runtime -> update_curr, which on EEVDF
+/// reschedules at the end of a slice between ticks) and costs a syscall,
+/// and a `while (1)` loop, which the simulator models, does neither. `run`
+/// burns in bursts of about BURST_NS and reads CLOCK_MONOTONIC (the vDSO: no
+/// kernel entry) after each. A short interval between two reads was spent
+/// on the CPU. A long one (an interrupt, another task running, or, under
+/// QEMU TCG, the other vCPUs running in turn while the guest charges this
+/// thread) makes the thread ask getrusage(RUSAGE_THREAD) (no update_curr)
+/// whether it was switched out: if not, the interval counts whole; if so,
+/// the thread has just been switched back in (a fresh start on the CPU,
+/// where an update_curr perturbs nothing) and reads its CPU clock once to
+/// count exactly what the kernel charged it.
 #[derive(Debug, Clone)]
 pub struct CpuMeter {
     /// CPU time counted so far (ns).
     pub used: u64,
     last: u64,
     switches: u64,
-    burst_ns: u64,
+    cpu0: u64,
+}
+
+/// What the meter reads from the kernel (a trait so tests can script it).
+pub trait Clocks {
+    /// CLOCK_MONOTONIC (ns).
+    fn now(&mut self) -> u64;
+    /// The thread's context switches so far.
+    fn switches(&mut self) -> u64;
+    /// The thread's CPU clock (ns).
+    fn cpu(&mut self) -> u64;
+}
+
+/// The real clocks (sys.rs).
+pub struct SysClocks;
+
+impl Clocks for SysClocks {
+    fn now(&mut self) -> u64 {
+        sys::now()
+    }
+    fn switches(&mut self) -> u64 {
+        sys::thread_switches()
+    }
+    fn cpu(&mut self) -> u64 {
+        sys::thread_cpu()
+    }
 }
 
 impl CpuMeter {
-    pub fn new(now: u64, switches: u64) -> CpuMeter {
-        CpuMeter { used: 0, last: now, switches, burst_ns: BURST_NS }
+    pub fn new(c: &mut impl Clocks) -> CpuMeter {
+        let cpu0 = c.cpu();
+        let switches = c.switches();
+        CpuMeter { used: 0, last: c.now(), switches, cpu0 }
     }
 
-    /// A clock read `t` after a burst. `ask` is called only after a long
-    /// interval: it returns the thread's context-switch count and the clock
-    /// read after it, so that the syscall's own time (on the CPU) is counted
-    /// and does not make the next interval look long.
-    pub fn step(&mut self, t: u64, ask: impl FnOnce() -> (u64, u64)) {
+    /// After a burst: read the clock and count.
+    pub fn step(&mut self, c: &mut impl Clocks) {
+        let t = c.now();
         let d = t.saturating_sub(self.last);
         self.last = t;
         if d <= GAP_NS {
             self.used += d;
-            self.burst_ns = d;
             return;
         }
-        let (s, after) = ask();
+        let s = c.switches();
         if s == self.switches {
             self.used += d;
+            // The syscall's own time was on the CPU too.
+            let after = c.now();
+            self.used += after.saturating_sub(t);
+            self.last = after.max(t);
         } else {
             self.switches = s;
-            self.used += self.burst_ns;
+            self.used = c.cpu().saturating_sub(self.cpu0);
+            self.last = c.now();
         }
-        self.used += after.saturating_sub(t);
-        self.last = after.max(t);
     }
 }
 
@@ -328,12 +357,12 @@ impl Shared {
     /// `run`: `w` ns of this thread's CPU time as a user-space loop (CpuMeter).
     fn run_cpu(&self, w: u64) {
         let burst = (self.chunk_iters * BURST_NS / CHUNK_NS).max(1);
-        let mut meter = CpuMeter::new(sys::now(), sys::thread_switches());
+        let mut meter = CpuMeter::new(&mut SysClocks);
         while meter.used < w && !self.stopped() {
             // The last burst is cut to what is left, at the calibrated speed.
             let left = ((w - meter.used) as u128 * self.chunk_iters as u128 / CHUNK_NS as u128) as u64;
             burn(burst.min(left.max(1)));
-            meter.step(sys::now(), || (sys::thread_switches(), sys::now()));
+            meter.step(&mut SysClocks);
         }
     }
 
@@ -525,20 +554,46 @@ impl Shared {
 mod tests {
     use super::*;
 
+    /// Scripted clocks: `now` returns the listed instants in turn.
+    struct Script {
+        now: Vec<u64>,
+        switches: u64,
+        cpu: u64,
+    }
+
+    impl Clocks for Script {
+        fn now(&mut self) -> u64 {
+            self.now.remove(0)
+        }
+        fn switches(&mut self) -> u64 {
+            self.switches
+        }
+        fn cpu(&mut self) -> u64 {
+            self.cpu
+        }
+    }
+
     #[test]
     fn meter_counts_short_intervals_and_asks_about_long_ones() {
-        let mut m = CpuMeter::new(1_000, 7);
-        m.step(11_000, || panic!("a short interval needs no getrusage"));
-        assert_eq!(m.used, 10_000);
+        let mut c = Script { now: vec![1_000, 11_000], switches: 7, cpu: 50_000 };
+        let mut m = CpuMeter::new(&mut c);
+        m.step(&mut c);
+        assert_eq!(m.used, 10_000, "a short interval: on the CPU, no syscall");
         // 500 us with no context switch: QEMU ran the other vCPUs (or an
-        // interrupt): the guest charged it to this thread, so it counts.
-        m.step(511_000, || (7, 511_000));
-        assert_eq!(m.used, 510_000);
-        // 2 ms with a switch: the thread was off the CPU; only its burst counts.
-        m.step(2_511_000, || (8, 2_512_000));
-        assert_eq!(m.used, 521_000, "the burst and the syscall's 1 us");
-        m.step(2_523_000, || unreachable!());
-        assert_eq!(m.used, 532_000);
+        // interrupt ran): the guest charged it to this thread, so it counts,
+        // with the getrusage call's 1 us.
+        c.now = vec![511_000, 512_000];
+        m.step(&mut c);
+        assert_eq!(m.used, 511_000);
+        // A long interval with a switch: the kernel's figure replaces the count.
+        c.now = vec![2_512_000, 2_513_000];
+        c.switches = 8;
+        c.cpu = 50_000 + 530_000;
+        m.step(&mut c);
+        assert_eq!(m.used, 530_000);
+        c.now = vec![2_523_000];
+        m.step(&mut c);
+        assert_eq!(m.used, 540_000, "counting goes on from the read after the CPU clock");
     }
 
     #[test]
