@@ -29,6 +29,7 @@ ANCHORS = {
     "## `[dbench]`": "dbench",
     "`[kernel.vm]`": "kernel.vm",
     "## `[memory]`": "memory",
+    "### `[[channel]]`": "channel",
 }
 
 

@@ -468,6 +468,8 @@ impl Shared {
                 | Op::Kswapd(_)
                 | Op::Dbench(_)
                 | Op::Rtmt(_)
+                | Op::Send { .. }
+                | Op::Recv { .. }
                 | Op::RtmtRotate => return, // refused before the run (plan.rs)
             }
         }

@@ -47,6 +47,8 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Barrier(_) => "barrier",
         Op::Wait(_) => "wait",
         Op::Signal(_) => "signal",
+        Op::Send { .. } => "send",
+        Op::Recv { .. } => "recv",
         Op::Fork(_) => "fork",
         Op::Exit => "exit",
         Op::Park => "park",

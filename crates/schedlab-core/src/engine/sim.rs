@@ -169,6 +169,12 @@ impl Sim {
                 events,
                 barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
                 event_names: sc.events.clone(),
+                channels: sc
+                    .channels
+                    .iter()
+                    .flat_map(|d| std::iter::repeat_n(d, d.count))
+                    .map(crate::workload::channel::Channel::new)
+                    .collect(),
                 rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
                 work_programs: sc.work_programs.clone(),
                 io_ops: sc.io_ops.clone(),
@@ -235,6 +241,7 @@ impl Sim {
             pid,
             comm,
             group,
+            idx: idx as u32,
             template,
             policy: g.policy,
             nice: g.nice,

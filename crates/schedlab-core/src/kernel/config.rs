@@ -73,6 +73,10 @@ pub(crate) struct RawCosts {
     pub(crate) lru_lock_handoff_waiter: Option<String>,
     pub(crate) shadow_entry: Option<String>,
     pub(crate) dio_page: Option<String>,
+    pub(crate) pipe_write: Option<String>,
+    pub(crate) pipe_read: Option<String>,
+    pub(crate) unix_send: Option<String>,
+    pub(crate) unix_recv: Option<String>,
     pub(crate) anon_fault: Option<String>,
     pub(crate) zswap_compress: Option<String>,
 }
@@ -290,6 +294,10 @@ fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Resul
         (&c.dio_page, &mut costs.dio_page_ns, "dio_page"),
         (&c.anon_fault, &mut costs.anon_fault_ns, "anon_fault"),
         (&c.zswap_compress, &mut costs.zswap_compress_ns, "zswap_compress"),
+        (&c.pipe_write, &mut costs.pipe_write_ns, "pipe_write"),
+        (&c.pipe_read, &mut costs.pipe_read_ns, "pipe_read"),
+        (&c.unix_send, &mut costs.unix_send_ns, "unix_send"),
+        (&c.unix_recv, &mut costs.unix_recv_ns, "unix_recv"),
     ] {
         if let Some(s) = val {
             let key = format!("kernel.costs.{k}");

@@ -114,6 +114,7 @@ pub fn catalog() -> Value {
             "dbench": keys_of::<RawDbench>(),
             "kernel.vm": keys_of::<crate::mm::config::RawVm>(),
             "memory": keys_of::<crate::mm::config::RawMemory>(),
+            "channel": crate::workload::channel::CHANNEL_KEYS,
         },
         "ops": OPS_ACCEPTED.split(", ").collect::<Vec<_>>(),
         "versions": KNOWN_VERSIONS,

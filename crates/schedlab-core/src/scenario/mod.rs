@@ -36,6 +36,9 @@ struct RawScenario {
     task: Vec<RawTask>,
     rt_migrate_test: Option<RawRtMigrateTest>,
     dbench: Option<RawDbench>,
+    /// `[[channel]]` (workload/channel.rs).
+    #[serde(default)]
+    channel: Vec<toml::Value>,
     /// `[memory]` (mm/config.rs).
     memory: Option<crate::mm::config::RawMemory>,
 }
@@ -81,6 +84,8 @@ pub struct Scenario {
     pub barriers: Vec<(String, usize)>,
     /// wait/signal event names.
     pub events: Vec<String>,
+    /// `[[channel]]`s (workload/channel.rs).
+    pub channels: Vec<crate::workload::channel::ChannelDef>,
     /// `[rt_migrate_test]`: the tool's options and its threads' template
     /// groups (lowest priority first).
     pub rt_migrate_test: Option<(RtmtConfig, Vec<usize>)>,
@@ -317,7 +322,16 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
 
     // Tasks.
-    let mut ct = compile_tasks(&raw.task, raw.rt_migrate_test.as_ref(), file, &machine, &kernel.workqueues)?;
+    let channels = crate::workload::channel::compile_channels(&raw.channel, file)?;
+    let mut ct = compile_tasks(
+        &raw.task,
+        raw.rt_migrate_test.as_ref(),
+        file,
+        &machine,
+        &kernel.workqueues,
+        &channels,
+        &kernel.costs,
+    )?;
     let dbench = match &raw.dbench {
         Some(d) => {
             let tables = (&mut ct.work_programs, &mut ct.io_ops, &mut ct.queue_works);
@@ -336,6 +350,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         groups: ct.groups,
         barriers: ct.barriers,
         events: ct.events,
+        channels,
         rt_migrate_test: ct.rt_migrate_test,
         work_programs: ct.work_programs,
         io_ops: ct.io_ops,

@@ -77,6 +77,8 @@ pub const ENQUEUE_DELAYED: u32 = 0x200;
 // Wake flags (kernel/sched/sched.h).
 /// WF_TTWU: a wakeup.
 pub const WF_TTWU: u32 = 0x08;
+/// WF_SYNC: the waker will sleep soon.
+pub const WF_SYNC: u32 = 0x10;
 /// WF_FORK: a new task.
 pub const WF_FORK: u32 = 0x04;
 
@@ -86,6 +88,9 @@ pub const WF_FORK: u32 = 0x04;
 pub struct WakeSource {
     pub cpu: usize,
     pub in_task: bool,
+    /// WF_SYNC: the waker is about to sleep (pipes, sockets:
+    /// wake_up_interruptible_sync_poll).
+    pub sync: bool,
 }
 
 /// What a class's pick_next_task() returns.

@@ -13,7 +13,7 @@ use crate::engine::time::Instant;
 use crate::kernel::{BalancerEra, RtBalance};
 use crate::sched::class::{
     Pick, SchedClass, WakeSource, DEQUEUE_SLEEP, ENQUEUE_DELAYED, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP,
-    WF_FORK, WF_TTWU,
+    WF_FORK, WF_SYNC, WF_TTWU,
 };
 use crate::sched::sched::Rq;
 use crate::sched::task::{Task, TaskId, TaskState};
@@ -187,8 +187,8 @@ impl Sim {
     /// that (try_to_wake_up on a task still on_cpu) goes on now.
     fn finish_task_switch(&mut self, prev: Option<TaskId>) {
         if let Some(p) = prev {
-            if let Some((waker_cpu, from_task)) = self.tasks[p].wake_pending.take() {
-                self.try_to_wake_up(p, waker_cpu, from_task);
+            if let Some((waker_cpu, from_task, flags)) = self.tasks[p].wake_pending.take() {
+                self.try_to_wake_up_flags(p, waker_cpu, from_task, flags);
             }
         }
     }
@@ -248,7 +248,7 @@ impl Sim {
         self.live_tasks += 1;
         let class = self.tasks[p].sched_class();
         class.task_fork(self, p, from);
-        let cpu = class.select_task_rq(self, p, from, WF_FORK, WakeSource { cpu: from, in_task: true });
+        let cpu = class.select_task_rq(self, p, from, WF_FORK, WakeSource { cpu: from, in_task: true, sync: false });
         // select_task_rq(): a CPU outside the mask goes to select_fallback_rq.
         let cpu = self.fallback_cpu(p, cpu);
         self.tasks[p].cpu = cpu;
@@ -299,6 +299,12 @@ impl Sim {
     /// try_to_wake_up(). `waker_cpu` is where the wakeup is issued;
     /// `from_task` says whether a task (vs an interrupt/timer) wakes it.
     pub fn try_to_wake_up(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool) {
+        self.try_to_wake_up_flags(tid, waker_cpu, from_task, 0);
+    }
+
+    /// try_to_wake_up() with wake flags: WF_SYNC from a task that is about
+    /// to sleep (a pipe or socket write, or a read that makes room).
+    pub fn try_to_wake_up_flags(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool, wake_flags: u32) {
         if self.tasks[tid].state != TaskState::Blocked {
             return;
         }
@@ -310,7 +316,7 @@ impl Sim {
             // Deviation: block() dequeued the task at once, so a wakeup in
             // the same instant always takes this path, never ttwu_runnable()
             // (woken before __schedule() deactivated it: no switch at all).
-            self.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task));
+            self.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task, wake_flags));
             return;
         }
         if self.tasks[tid].se.sched_delayed {
@@ -329,8 +335,10 @@ impl Sim {
             // select_task_rq hook came with 2.6.25's RT balancing).
             self.select_task_rq_legacy(tid, prev_cpu, waker_cpu)
         } else {
-            let src = WakeSource { cpu: waker_cpu, in_task: from_task };
-            class.select_task_rq(self, tid, prev_cpu, WF_TTWU, src)
+            // select_task_rq_fair(): `sync = (wake_flags & WF_SYNC) && !(current->flags & PF_EXITING)`.
+            let sync = wake_flags & WF_SYNC != 0 && from_task;
+            let src = WakeSource { cpu: waker_cpu, in_task: from_task, sync };
+            class.select_task_rq(self, tid, prev_cpu, WF_TTWU | wake_flags, src)
         };
         // select_task_rq(): a CPU outside the mask goes to select_fallback_rq.
         let cpu = self.fallback_cpu(tid, cpu);

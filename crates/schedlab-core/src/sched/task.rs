@@ -159,6 +159,8 @@ pub struct Task {
     pub comm: String,
     /// Index of the report group this task belongs to.
     pub group: usize,
+    /// Index of the task within its group (`comm`'s suffix).
+    pub idx: u32,
     /// Index of the program template it runs (a scenario group), or None for
     /// a ktask helper.
     pub template: Option<usize>,
@@ -193,7 +195,7 @@ pub struct Task {
     /// (p->on_cpu: its schedule() not done yet): (waker CPU, from a task).
     /// try_to_wake_up waits for on_cpu to clear; finish_task_switch goes on
     /// with it.
-    pub wake_pending: Option<(usize, bool)>,
+    pub wake_pending: Option<(usize, bool, u32)>,
     pub ktask: Option<KtaskRole>,
     /// The workqueue worker this kthread is (kthread/workqueue.rs).
     pub worker: Option<usize>,

@@ -8,12 +8,14 @@ use serde::Deserialize;
 use crate::block::{BioOp, EndIo};
 use crate::cpumask::CpuMask;
 use crate::error::{Location, Result, SimError};
+use crate::kernel::Costs;
 use crate::kthread::{WorkqueueDef, WQ_UNBOUND};
 use crate::machine::Machine;
 use crate::mm::ReadOp;
 use crate::scenario::units::parse_size;
 use crate::scenario::units::{dist_at, duration_at, DURATION_ACCEPTED};
 use crate::sched::prio::Policy;
+use crate::workload::channel::{compile_chan_op, instance_bases, ChannelDef};
 use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
 use crate::workload::{Dist, IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
@@ -75,7 +77,10 @@ pub(crate) fn compile_tasks(
     file: &str,
     machine: &Machine,
     wqs: &[WorkqueueDef],
+    chans: &[ChannelDef],
+    costs: &Costs,
 ) -> Result<CompiledTasks> {
+    let chan_base = instance_bases(chans);
     let nr_cpus = machine.nr_cpus();
     let mut work_programs = Vec::new();
     let mut io_ops = Vec::new();
@@ -157,6 +162,9 @@ pub(crate) fn compile_tasks(
             io_ops: &mut io_ops,
             queue_works: &mut queue_works,
             read_ops: &mut read_ops,
+            chans,
+            chan_base: &chan_base,
+            costs,
             in_work: false,
         };
         compile_ops(&t.program, &k("program"), &mut ctx, &mut ops)?;
@@ -217,7 +225,7 @@ fn loc(file: &str, key: &str) -> Location {
 }
 
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, fork, exit, parallel, queue_work, io, read, anon";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, send, recv, fork, exit, parallel, queue_work, io, read, anon";
 /// The ops a work item may have (a kworker runs them).
 const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
@@ -233,6 +241,10 @@ struct ProgCtx<'a> {
     io_ops: &'a mut Vec<IoOp>,
     queue_works: &'a mut Vec<QueueWorkOp>,
     read_ops: &'a mut Vec<ReadOp>,
+    /// `[[channel]]`s and the index of each one's first instance.
+    chans: &'a [ChannelDef],
+    chan_base: &'a [usize],
+    costs: &'a Costs,
     /// Compiling a work item's ops (a kworker runs them).
     in_work: bool,
 }
@@ -363,6 +375,9 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             "signal" => {
                 let e = want_str(val)?;
                 out.push(Op::Signal(intern(ctx.events, &e)));
+            }
+            "send" | "recv" if !ctx.in_work => {
+                compile_chan_op(name, val, &sub, file, (ctx.chans, ctx.chan_base), ctx.costs, out)?
             }
             "fork" => {
                 let g = want_str(val)?;

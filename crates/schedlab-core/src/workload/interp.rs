@@ -8,7 +8,9 @@ use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::kthread::WorkDone;
+use crate::sched::class::WF_SYNC;
 use crate::sched::task::{TaskId, TaskState};
+use crate::workload::channel::ChanKind;
 use crate::workload::rt_migrate_test::RtmtAction;
 use crate::workload::{Op, QueueWorkOp};
 
@@ -151,6 +153,8 @@ impl Sim {
                     self.try_to_wake_up(w, cpu, true);
                 }
             }
+            Op::Send { ch, n } => return self.chan_send(tid, ch as usize + self.tasks[tid].idx as usize % n as usize),
+            Op::Recv { ch, n } => return self.chan_recv(tid, ch as usize + self.tasks[tid].idx as usize % n as usize),
             Op::Fork(g) => {
                 let tmpl = self.wl.templates[g].clone();
                 let idx = self.wl.group_tasks.get(g).copied().unwrap_or(0);
@@ -392,5 +396,56 @@ impl Sim {
         } else {
             (expiry + slack, expiry + slack)
         }
+    }
+
+    /// A `send` (workload/channel.rs): true when the message is queued.
+    fn chan_send(&mut self, tid: TaskId, c: usize) -> bool {
+        let ch = &mut self.wl.channels[c];
+        // pipe_write: no free buffer; sock_alloc_send_pskb(): sk_wmem_alloc
+        // at sk_sndbuf.
+        if ch.queued >= ch.capacity {
+            ch.writers.push(tid);
+            // Woken, the task tries again.
+            self.tasks[tid].pc -= 1;
+            self.block(tid);
+            return false;
+        }
+        ch.queued += 1;
+        ch.sent += 1;
+        // pipe_write: an exclusive waiter; sock_def_readable: every waiter
+        // (hackbench and perf have one reader per channel).
+        if !ch.readers.is_empty() {
+            let r = ch.readers.remove(0);
+            let cpu = self.tasks[tid].cpu;
+            self.record_wakee(tid, r);
+            self.try_to_wake_up_flags(r, cpu, true, WF_SYNC);
+        }
+        true
+    }
+
+    /// A `recv`: true when a message was taken.
+    fn chan_recv(&mut self, tid: TaskId, c: usize) -> bool {
+        let ch = &mut self.wl.channels[c];
+        if ch.queued == 0 {
+            ch.readers.push(tid);
+            self.tasks[tid].pc -= 1;
+            self.block(tid);
+            return false;
+        }
+        ch.queued -= 1;
+        ch.received += 1;
+        let wake: Vec<TaskId> = match ch.kind {
+            // pipe_read: a read from a full pipe wakes one writer.
+            ChanKind::Pipe if !ch.writers.is_empty() => vec![ch.writers.remove(0)],
+            // unix_write_space(): every blocked sender once writable.
+            ChanKind::Unix if ch.writable() => std::mem::take(&mut ch.writers),
+            _ => Vec::new(),
+        };
+        let cpu = self.tasks[tid].cpu;
+        for w in wake {
+            self.record_wakee(tid, w);
+            self.try_to_wake_up_flags(w, cpu, true, WF_SYNC);
+        }
+        true
     }
 }

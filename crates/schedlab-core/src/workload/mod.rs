@@ -1,5 +1,6 @@
 //! Task programs and their interpreter state.
 
+pub mod channel;
 pub mod compile;
 pub mod dbench;
 pub mod interp;
@@ -50,6 +51,8 @@ pub struct Workload {
     pub barriers: Vec<SyncObj>,
     /// wait/signal events, by index.
     pub events: Vec<SyncObj>,
+    /// Pipes and sockets (`[[channel]]`): every instance, by index.
+    pub channels: Vec<channel::Channel>,
     /// Their names, for messages.
     pub barrier_names: Vec<String>,
     pub event_names: Vec<String>,

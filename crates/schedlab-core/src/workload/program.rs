@@ -69,6 +69,12 @@ pub enum Op {
     Wait(usize),
     /// Post an event, waking one waiter.
     Signal(usize),
+    /// Queue a message on channel instance `ch + task index % n` (blocks
+    /// while it is full; workload/channel.rs). Its cost is a `Run` before it.
+    Send { ch: u32, n: u32 },
+    /// Take a message from channel instance `ch + task index % n` (blocks
+    /// while it is empty). Its cost is a `Run` after it.
+    Recv { ch: u32, n: u32 },
     /// Fork one task of a group template.
     Fork(usize),
     /// Exit now.
@@ -119,6 +125,8 @@ impl Op {
                 | Op::Timer { .. }
                 | Op::Barrier(_)
                 | Op::Wait(_)
+                | Op::Send { .. }
+                | Op::Recv { .. }
                 | Op::Park
                 | Op::Parallel { .. }
                 | Op::Exit

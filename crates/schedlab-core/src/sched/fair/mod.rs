@@ -76,7 +76,7 @@ impl SchedClassOps for FairSchedClass {
         if wake_flags & WF_FORK != 0 {
             sim.select_task_rq_fork(p, cpu)
         } else {
-            sim.select_task_rq_fair_wakeup(p, cpu, src.cpu, src.in_task)
+            sim.select_task_rq_fair_wakeup(p, cpu, src)
         }
     }
 

@@ -4,6 +4,7 @@
 //! find_idlest_group / find_idlest_group_cpu / find_idlest_cpu.
 
 use crate::engine::sim::Sim;
+use crate::sched::class::WakeSource;
 use crate::sched::fair::balance::{GroupType, SgStats};
 use crate::sched::features::Feature;
 use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
@@ -354,12 +355,13 @@ impl Sim {
     // ------------------------------------------ select_task_rq_fair
 
     /// select_task_rq_fair() for a wakeup (WF_TTWU).
-    pub fn select_task_rq_fair_wakeup(&mut self, p: TaskId, prev: usize, waker_cpu: usize, from_task: bool) -> usize {
+    pub fn select_task_rq_fair_wakeup(&mut self, p: TaskId, prev: usize, src: WakeSource) -> usize {
+        let (waker_cpu, from_task, sync) = (src.cpu, src.in_task, src.sync);
         if self.tasks[p].nr_cpus_allowed == 1 {
             return self.fallback_cpu(p, prev);
         }
         if self.wakeup_placement_26() {
-            let t = self.select_task_rq_fair_wakeup_avg(p, prev, waker_cpu); // balance_avg.rs
+            let t = self.select_task_rq_fair_wakeup_avg(p, prev, waker_cpu, sync); // balance_avg.rs
             return self.fallback_cpu(p, t);
         }
         let cpu = waker_cpu;
@@ -372,7 +374,7 @@ impl Sim {
             let dom = &self.topo.domains[d];
             if want_affine && dom.flags & SD_WAKE_AFFINE != 0 && dom.span.binary_search(&prev).is_ok() {
                 if cpu != prev {
-                    new_cpu = self.wake_affine(d, lvl, p, waker, cpu, prev, false);
+                    new_cpu = self.wake_affine(d, lvl, p, waker, cpu, prev, sync);
                 }
                 slow = None;
                 break;

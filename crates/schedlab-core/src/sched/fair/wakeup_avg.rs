@@ -129,7 +129,7 @@ impl Sim {
     /// lowest SD_WAKE_AFFINE domain of the waking CPU that spans prev picks
     /// this CPU (wake_affine) or prev, then select_idle_sibling. No 2.6.35
     /// template sets SD_BALANCE_WAKE, so the slow path is not taken.
-    pub fn select_task_rq_fair_wakeup_avg(&mut self, p: TaskId, prev: usize, this_cpu: usize) -> usize {
+    pub fn select_task_rq_fair_wakeup_avg(&mut self, p: TaskId, prev: usize, this_cpu: usize, sync: bool) -> usize {
         let want_affine = self.tasks[p].cpus.test(this_cpu);
         let mut affine = None;
         let mut slow = None;
@@ -150,11 +150,8 @@ impl Sim {
             }
         }
         if let Some((d, lvl)) = affine {
-            let target = if this_cpu == prev || self.wake_affine_avg(d, lvl, p, this_cpu, prev, false) {
-                this_cpu
-            } else {
-                prev
-            };
+            let target =
+                if this_cpu == prev || self.wake_affine_avg(d, lvl, p, this_cpu, prev, sync) { this_cpu } else { prev };
             return self.select_idle_sibling_avg(p, target, this_cpu, prev);
         }
         match slow {
