@@ -52,6 +52,8 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
         return None if any(x is None for x in s) else [x for x in s if x is not None]
 
     m = spec.metric
+    if m in ("tool_time", "latency_avg", "latency_max"):
+        return side.tool_value(m, spec.thread)
     if m in ("share", "share_min", "share_max"):
         s = shares()
         if s is None:

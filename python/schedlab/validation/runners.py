@@ -20,7 +20,7 @@ from typing import Any
 
 from schedlab import native
 from schedlab.errors import TopologyError, UsageError
-from schedlab.metrics import ReportView
+from schedlab.metrics import MetricError, ReportView
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.scenarios import read_text
@@ -76,6 +76,29 @@ class Side:
     the runner's measure them the same way: from the sleep timer's expiry)."""
 
     report: ReportView
+    #: The raw report (the simulator's or the runner's), or a real tool's
+    #: run: {"source": "real-tool", "argv", "stdout", ...}.
+    raw: Mapping[str, Any] | None = None
+
+    def tool_value(self, metric: str, thread: int | None) -> float | None:
+        """A tool metric: what the real tool printed, or the simulator's
+        figure for the same thing (the run's elapsed time; the wakeup
+        delays of task ``cyclictest-N``, from the timer's expiry)."""
+        raw = self.raw or {}
+        if raw.get("source") == "real-tool":
+            return parse_tool_output(str(raw.get("stdout", "")), metric, thread)
+        tasks = [t for t in raw.get("tasks", []) if isinstance(t, Mapping)]
+        if metric == "tool_time":
+            ends = [t.get("exit_ns") for t in tasks]
+            if not ends or any(e is None for e in ends):
+                return None
+            return (max(ends) - min(int(t.get("start_ns") or 0) for t in tasks)) / 1e9
+        comm = f"cyclictest-{thread}"
+        row = next((t for t in tasks if t.get("comm") == comm), None)
+        if row is None:
+            raise MetricError(f"task {comm!r}", [str(t.get("comm")) for t in tasks])
+        v = row.get("wakeup_delay_avg_ns" if metric == "latency_avg" else "wakeup_delay_max_ns")
+        return None if v is None else float(v) / 1000.0
 
     def wakeup_us(self, comm: str | None, p: float) -> float | None:
         """The ``p``-th percentile wakeup delay of task ``comm`` (None: every
@@ -83,14 +106,31 @@ class Side:
         return self.report.wakeup_delay_us(comm, p)
 
 
+def parse_tool_output(out: str, metric: str, thread: int | None) -> float | None:
+    """What perf bench / hackbench / cyclictest printed: ``tool_time`` (s)
+    from perf's "Total time: X [sec]" or hackbench's "Time: X";
+    ``latency_avg`` / ``latency_max`` (us) from cyclictest's "T: N (...) ...
+    Avg: A Max: M" line of thread N. None: not in the output."""
+    if metric == "tool_time":
+        m = re.search(r"Total time:\s*([\d.]+)\s*\[sec\]", out) or re.search(r"^Time:\s*([\d.]+)", out, re.M)
+        return float(m[1]) if m else None
+    for line in out.splitlines():
+        m = re.match(r"T:\s*(\d+)\s.*Avg:\s*(\d+)\s+Max:\s*(\d+)", line.strip())
+        if m and int(m[1]) == thread:
+            return float(m[2] if metric == "latency_avg" else m[3])
+    return None
+
+
 def real_side(doc: Mapping[str, Any]) -> Side:
-    """A real run's side."""
-    return Side(ReportView(doc))
+    """A real run's side (the runner's report, or a real tool's output)."""
+    if doc.get("source") == "real-tool":
+        return Side(ReportView({}), doc)
+    return Side(ReportView(doc), doc)
 
 
 def sim_side(report: Mapping[str, Any]) -> Side:
     """The simulator's side."""
-    return Side(ReportView(report))
+    return Side(ReportView(report), report)
 
 
 # ---------------------------------------------------------------- running
@@ -147,6 +187,18 @@ def qemu_real(kernel: str, progress: Callable[[str], None] = note) -> RealRunner
     runner = static_runner(progress)
 
     def run(entry: Entry) -> Mapping[str, Any]:
+        if entry.tool:
+            machine = native.check(read_text(entry.file), str(entry.file), []).get("machine") or {}
+            res = qemu.run_tool(machine, kernel, list(entry.tool), shift=0, timeout=GUEST_TIMEOUT_S, oracle=orc)
+            return {
+                "source": "real-tool",
+                "argv": res.argv,
+                "stdout": res.stdout,
+                "stderr": res.stderr,
+                "exit_status": res.exit_status,
+                "oracle": {"kernel": kernel, "release": res.release},
+                "wall_s": res.wall_s,
+            }
         return qemu.run_in_guest(entry.file, runner, kernel=kernel, shift=0, timeout=GUEST_TIMEOUT_S, oracle=orc)
 
     return run

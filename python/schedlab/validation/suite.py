@@ -51,7 +51,13 @@ METRIC_UNITS: dict[str, str] = {
     "switches": "/s",
     "wakeup_p50": "us",
     "wakeup_p90": "us",
+    # Real benchmark tools (an entry with `tool`): what the tool prints.
+    "tool_time": "s",
+    "latency_avg": "us",
+    "latency_max": "us",
 }
+#: The metrics of an entry that runs a real tool, and only of such an entry.
+TOOL_METRICS = ("tool_time", "latency_avg", "latency_max")
 #: tolerance unit -> (metric unit, factor to it).
 _TOL_UNITS: dict[str, tuple[str, float]] = {
     "points": ("points", 1.0),
@@ -136,6 +142,7 @@ class MetricSpec:
     cpu: str | None = None  # "all" or a CPU number
     cpus: str | None = None
     sets: tuple[str, ...] = ()
+    thread: int | None = None  # cyclictest's thread number (T: N)
 
     @property
     def label(self) -> str:
@@ -150,6 +157,8 @@ class MetricSpec:
             parts.append(f"cpus {self.cpus}")
         if self.sets:
             parts.append("|".join(self.sets))
+        if self.thread is not None:
+            parts.append(f"T:{self.thread}")
         return " ".join(parts)
 
 
@@ -161,6 +170,9 @@ class Entry:
     control: bool
     sim_set: tuple[Override, ...]
     metrics: tuple[MetricSpec, ...]
+    #: The real side runs this command in the guest (a real benchmark tool)
+    #: instead of the runner; the simulator runs the scenario, its model.
+    tool: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,8 +183,8 @@ class Suite:
     entries: tuple[Entry, ...]
 
 
-_ENTRY_KEYS = {"name", "file", "why", "control", "sim_set", "metrics"}
-_METRIC_KEYS = {"metric", "tol", "task", "group", "cpu", "cpus", "sets"}
+_ENTRY_KEYS = {"name", "file", "why", "control", "sim_set", "metrics", "tool"}
+_METRIC_KEYS = {"metric", "tol", "task", "group", "cpu", "cpus", "sets", "thread"}
 
 
 def _metric_spec(m: Any, where: str) -> MetricSpec:
@@ -213,6 +225,7 @@ def _metric_spec(m: Any, where: str) -> MetricSpec:
         cpu=None if cpu is None else str(cpu),
         cpus=None if m.get("cpus") is None else str(m["cpus"]),
         sets=tuple(sets),
+        thread=int(m["thread"]) if isinstance(m.get("thread"), int) else None,
     )
     need: dict[str, Callable[[MetricSpec], bool]] = {
         "share": lambda s: (s.task is None) != (s.group is None),
@@ -225,6 +238,9 @@ def _metric_spec(m: Any, where: str) -> MetricSpec:
         "switches": lambda s: s.task is None or s.group is None,
         "wakeup_p50": lambda s: s.group is None,
         "wakeup_p90": lambda s: s.group is None,
+        "tool_time": lambda s: (s.task, s.group, s.cpu, s.cpus, s.sets, s.thread) == (None, None, None, None, (), None),
+        "latency_avg": lambda s: s.thread is not None,
+        "latency_max": lambda s: s.thread is not None,
     }
     if not need[metric](spec):
         raise ScenarioError("SL102", f"{where}: {metric} does not take these selectors; see the suite file's header")
@@ -268,6 +284,17 @@ def load_suite(path: str | Path | None = None) -> Suite:
         if not isinstance(metrics, list) or not metrics:
             raise ScenarioError("SL102", f"{where}.metrics: accepted: a non-empty list")
         specs = tuple(_metric_spec(m, f"{where}.metrics[{j}]") for j, m in enumerate(metrics))
+        tool = e.get("tool", [])
+        if not isinstance(tool, list) or not all(isinstance(a, str) for a in tool):
+            raise ScenarioError(
+                "SL102", f'{where}.tool: accepted: a command as a list of strings, e.g. ["hackbench", "-g", "1"]'
+            )
+        for s in specs:
+            if (s.metric in TOOL_METRICS) != bool(tool):
+                why = "needs the entry's `tool`" if tool == [] else "is not measured when the entry runs a `tool`"
+                raise ScenarioError(
+                    "SL102", f"{where}: metric {s.metric} {why}; accepted with a tool: {', '.join(TOOL_METRICS)}"
+                )
         entries.append(
             Entry(
                 name=name,
@@ -276,6 +303,7 @@ def load_suite(path: str | Path | None = None) -> Suite:
                 control=bool(e.get("control", False)),
                 sim_set=tuple((str(k), toml_literal(v)) for k, v in sim_set.items()),
                 metrics=specs,
+                tool=tuple(tool),
             )
         )
     return Suite(p, str(meta.get("name", p.stem)), int(meta.get("seed", 1)), tuple(entries))
