@@ -13,16 +13,26 @@ program at boot.
   the text the program printed between ``=== SCHEDLAB-REPORT BEGIN ===`` and
   ``=== SCHEDLAB-REPORT END ===``: :func:`probe` (a busybox snippet reporting
   the guest's kernel release and CPU topology) and :func:`run_in_guest` (the
-  workload runner) are two such programs.
+  workload runner) are two such programs;
+* ``elf.py`` reads what a dynamically linked program needs (loader,
+  ``DT_NEEDED``) and its library closure inside an unpacked tree;
+* ``tools.py`` runs real benchmark tools in a guest (hackbench and
+  cyclictest from rt-tests, ``perf bench``; unpacked into ``.oracle/tools/``
+  with their libraries): :func:`tool_files` gives the initramfs files for a
+  list of tools, :func:`run_tool` boots a machine and returns what a command
+  printed and its exit status.
 
-Dependencies point one way: initramfs and oracle at the bottom, machine on
-the core's layout, guest on all three. Every public name is importable from
-``schedlab.qemu``. From the shell (``python -m schedlab.qemu ...`` is the
-same)::
+Dependencies point one way: initramfs, oracle and elf at the bottom, machine
+on the core's layout, guest on those, tools on guest and elf. Every public
+name is importable from ``schedlab.qemu``. From the shell (``python -m
+schedlab.qemu ...`` is the same)::
 
     schedlab qemu probe 4x4 --kernel 6.12
     schedlab qemu args numa48             # the QEMU options only
     schedlab qemu run SCENARIO --runner PATH [--kernel 6.1]
+
+and from Python: ``run_tool({"sockets": 1, "cores_per_socket": 2}, "6.12",
+["perf", "bench", "sched", "pipe", "-l", "2000"]).stdout``.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from schedlab.qemu.elf import Closure, ElfDynamic, closure, read_dynamic, resolve_in_root
 from schedlab.qemu.guest import (
     BootResult,
     boot,
@@ -66,24 +77,30 @@ from schedlab.qemu.machine import (
     resolve_layout,
 )
 from schedlab.qemu.oracle import KERNELS, Oracle, OracleError, find_oracle, kernel_for_version
+from schedlab.qemu.tools import TOOLS, ToolResult, run_tool, tool_binaries, tool_closure, tool_files, tools_in
 
 __all__ = [
     "BEGIN_MARKER",
     "END_MARKER",
     "EXIT_MARKER",
     "KERNELS",
+    "TOOLS",
     "BootResult",
+    "Closure",
     "CpioEntry",
     "CpuPlace",
+    "ElfDynamic",
     "FileSource",
     "Layout",
     "MachineLike",
     "Oracle",
     "OracleError",
+    "ToolResult",
     "boot",
     "build_initramfs",
     "busybox_applets",
     "check_probe",
+    "closure",
     "cmd_args",
     "cmd_probe",
     "cmd_run",
@@ -100,9 +117,16 @@ __all__ = [
     "parse_cpulist",
     "probe",
     "qemu_args",
+    "read_dynamic",
     "read_newc",
+    "resolve_in_root",
     "resolve_layout",
     "run_in_guest",
+    "run_tool",
+    "tool_binaries",
+    "tool_closure",
+    "tool_files",
+    "tools_in",
 ]
 
 

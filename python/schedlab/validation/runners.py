@@ -23,7 +23,7 @@ from schedlab.errors import TopologyError, UsageError
 from schedlab.metrics import MetricError, ReportView
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
-from schedlab.scenarios import read_text
+from schedlab.scenarios import parse_toml, read_text
 from schedlab.validation.suite import REPO, Entry
 
 __all__ = [
@@ -92,7 +92,8 @@ class Side:
             ends = [t.get("exit_ns") for t in tasks]
             if not ends or any(e is None for e in ends):
                 return None
-            return (max(ends) - min(int(t.get("start_ns") or 0) for t in tasks)) / 1e9
+            last = max(int(e) for e in ends if e is not None)
+            return (last - min(int(t.get("start_ns") or 0) for t in tasks)) / 1e9
         comm = f"cyclictest-{thread}"
         row = next((t for t in tasks if t.get("comm") == comm), None)
         if row is None:
@@ -188,7 +189,7 @@ def qemu_real(kernel: str, progress: Callable[[str], None] = note) -> RealRunner
 
     def run(entry: Entry) -> Mapping[str, Any]:
         if entry.tool:
-            machine = native.check(read_text(entry.file), str(entry.file), []).get("machine") or {}
+            machine = parse_toml(read_text(entry.file), str(entry.file)).get("machine") or {}
             res = qemu.run_tool(machine, kernel, list(entry.tool), shift=0, timeout=GUEST_TIMEOUT_S, oracle=orc)
             return {
                 "source": "real-tool",
