@@ -31,7 +31,7 @@ def test_what_the_tools_print() -> None:
     assert parse_tool_output(CYCLICTEST, "latency_avg", 1) == 5.0
     assert parse_tool_output(CYCLICTEST, "latency_max", 0) == 4.0
     assert parse_tool_output(CYCLICTEST, "latency_max", 2) is None
-    assert real_side({"source": "real-tool", "stdout": HACKBENCH}).tool_value("tool_time", None) == 0.136
+    assert real_side({"source": "real-tool", "tool": {"stdout": HACKBENCH}}).tool_value("tool_time", None) == 0.136
 
 
 def test_the_simulator_side_of_a_tool_entry() -> None:

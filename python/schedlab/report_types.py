@@ -50,6 +50,7 @@ __all__ = [
     "SimInfo",
     "TaskRow",
     "TaskWindow",
+    "ToolRun",
     "WorkqueueRow",
 ]
 
@@ -92,6 +93,25 @@ class _DelayStatsKeys(TypedDict):
 
 class DelayStats(_DelayStatsKeys, total=False):
     """Delay statistics over a set of wakeups."""
+
+    pass
+
+
+class _ToolRunKeys(TypedDict):
+    """The keys of every ToolRun."""
+
+    argv: list[str]
+    """The command line, the tool first (`cyclictest`, `perf`, `hackbench`)."""
+    stderr: str
+    """What it printed on standard error."""
+    stdout: str
+    """What it printed on standard output."""
+
+
+class ToolRun(_ToolRunKeys, total=False):
+    """A real tool's run in the guest: what it was given and what it printed (the validation suite's metrics are parsed
+    from `stdout`).
+    """
 
     pass
 
@@ -1058,7 +1078,7 @@ class _ReportKeys(TypedDict):
     """The seed of the run (the simulator's RNG streams; the runner's distributions)."""
     source: str
     """Simulation: the scenario's file as given (or `<string>`). Real kernel: `"real"` (the file is then in
-    `scenario_file`).
+    `scenario_file`), or `"real-tool"` for a real tool's run (then only `source`, `oracle` and `tool` are there).
     """
     tasks: list[TaskRow]
     """The scenario's tasks (those that started), in creation order."""
@@ -1111,6 +1131,10 @@ class Report(_ReportKeys, total=False):
     """Simulation: how the simulation went."""
     switches: int
     """Real kernel: context switches of the scenario's tasks over the window."""
+    tool: ToolRun
+    """Real kernel: a real tool (perf bench, hackbench, cyclictest) run in the oracle's guest by `schedlab validate`
+    for an entry with `tool`.
+    """
     wasted_cpu_ns: int
     """Simulation: time a CPU sat idle while a runnable task allowed on it waited on another runqueue, summed over the
     CPUs, over the window.

@@ -37,7 +37,8 @@ pub struct Report {
     /// The scenario's name.
     pub scenario: String,
     /// Simulation: the scenario's file as given (or `<string>`). Real kernel:
-    /// `"real"` (the file is then in `scenario_file`).
+    /// `"real"` (the file is then in `scenario_file`), or `"real-tool"` for a
+    /// real tool's run (then only `source`, `oracle` and `tool` are there).
     pub source: String,
     /// Real kernel: the scenario's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +60,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub oracle: Option<OracleInfo>,
+    /// Real kernel: a real tool (perf bench, hackbench, cyclictest) run in
+    /// the oracle's guest by `schedlab validate` for an entry with `tool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub tool: Option<ToolRun>,
     /// Simulation: how the simulation went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
@@ -267,6 +273,18 @@ pub struct OracleInfo {
     pub wall_s: f64,
     /// The runner's exit status in the guest (null: it did not say).
     pub exit_status: Option<i32>,
+}
+
+/// A real tool's run in the guest: what it was given and what it printed
+/// (the validation suite's metrics are parsed from `stdout`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRun {
+    /// The command line, the tool first (`cyclictest`, `perf`, `hackbench`).
+    pub argv: Vec<String>,
+    /// What it printed on standard output.
+    pub stdout: String,
+    /// What it printed on standard error.
+    pub stderr: String,
 }
 
 /// How a simulation went.

@@ -77,7 +77,7 @@ class Side:
 
     report: ReportView
     #: The raw report (the simulator's or the runner's), or a real tool's
-    #: run: {"source": "real-tool", "argv", "stdout", ...}.
+    #: run: {"source": "real-tool", "oracle": {...}, "tool": {"argv", "stdout", "stderr"}}.
     raw: Mapping[str, Any] | None = None
 
     def tool_value(self, metric: str, thread: int | None) -> float | None:
@@ -86,7 +86,7 @@ class Side:
         delays of task ``cyclictest-N``, from the timer's expiry)."""
         raw = self.raw or {}
         if raw.get("source") == "real-tool":
-            return parse_tool_output(str(raw.get("stdout", "")), metric, thread)
+            return parse_tool_output(str((raw.get("tool") or {}).get("stdout", "")), metric, thread)
         tasks = [t for t in raw.get("tasks", []) if isinstance(t, Mapping)]
         if metric == "tool_time":
             ends = [t.get("exit_ns") for t in tasks]
@@ -193,12 +193,14 @@ def qemu_real(kernel: str, progress: Callable[[str], None] = note) -> RealRunner
             res = qemu.run_tool(machine, kernel, list(entry.tool), shift=0, timeout=GUEST_TIMEOUT_S, oracle=orc)
             return {
                 "source": "real-tool",
-                "argv": res.argv,
-                "stdout": res.stdout,
-                "stderr": res.stderr,
-                "exit_status": res.exit_status,
-                "oracle": {"kernel": kernel, "release": res.release},
-                "wall_s": res.wall_s,
+                "oracle": {
+                    "kernel": kernel,
+                    "release": res.release,
+                    "shift": 0,
+                    "wall_s": res.wall_s,
+                    "exit_status": res.exit_status,
+                },
+                "tool": {"argv": res.argv, "stdout": res.stdout, "stderr": res.stderr},
             }
         return qemu.run_in_guest(entry.file, runner, kernel=kernel, shift=0, timeout=GUEST_TIMEOUT_S, oracle=orc)
 
