@@ -70,10 +70,11 @@ def test_bundled_suite() -> None:
     suite = v.load_suite(REPO / "validation" / "suite.toml")
     plain = [e for e in suite.entries if not e.control]
     controls = [e for e in suite.entries if e.control]
-    assert len(plain) >= 8 and controls
+    assert len(plain) >= 24 and controls
+    assert sum(1 for e in plain if e.tool) >= 5, "real benchmark tools in the suite"
     assert all(c.sim_set for c in controls), "a control needs a deliberately wrong sim_set"
     metrics = {m.metric for e in plain for m in e.metrics}
-    assert {"share", "idle", "migrations", "switches", "wakeup_p50"} <= metrics
+    assert {"share", "idle", "migrations", "switches", "wakeup_p50", "wait", "wait_avg", "wakeup_p99"} <= metrics
     text = (REPO / "validation" / "suite.toml").read_text()
     assert "BEFORE ANY REAL RESULT" in text
 
@@ -143,8 +144,13 @@ def _side() -> v.Side:
         "measure": {"start_ns": 0, "end_ns": 1_000_000_000},
         "tasks": [
             {"comm": "a", "group": "g", "runtime_ns": 500_000_000, "nr_switches": 100, "nr_migrations": 2,
-             "wakeups_measured": 10, "wakeup_delay_p50_ns": 50_000, "wakeup_delay_p90_ns": 90_000},
-            {"comm": "b", "group": "g", "runtime_ns": 250_000_000, "nr_switches": 50, "nr_migrations": 0},
+             "wait_ns": 100_000_000, "timeslices": 100,
+             "wakeups_measured": 10, "wakeup_delay_p50_ns": 50_000, "wakeup_delay_p90_ns": 90_000,
+             "wakeup_delay_p99_ns": 99_000},
+            {"comm": "b", "group": "g", "runtime_ns": 250_000_000, "nr_switches": 50, "nr_migrations": 0,
+             "wait_ns": 400_000_000, "timeslices": 50,
+             "wakeups_measured": 5, "wakeup_delay_p50_ns": 10_000, "wakeup_delay_p90_ns": 20_000,
+             "wakeup_delay_p99_ns": 300_000},
             {"comm": "c", "group": "h", "runtime_ns": 1_000_000_000, "nr_switches": 10, "nr_migrations": None},
         ],
         "mpstat": {"average": [{"cpu": c, "idle": i} for c, i in idle]},
@@ -172,6 +178,17 @@ def test_compute() -> None:
     assert v.compute(_spec("migrations"), side) is None  # c's is null: not measured
     assert v.compute(_spec("wakeup_p90", task="a"), side) == 90.0
     assert v.compute(_spec("wakeup_p50"), side) == 7.0
+    # The shape: per-task waits, the group's worst task.
+    assert v.compute(_spec("wait", task="a"), side) == 10.0
+    assert v.compute(_spec("wait", group="g"), side) == 25.0
+    assert v.compute(_spec("wait_min", group="g"), side) == 10.0
+    assert v.compute(_spec("wait_max", group="g"), side) == 40.0
+    assert v.compute(_spec("wait_avg", group="g"), side) == 500_000_000 / 150 / 1000
+    assert v.compute(_spec("wait_avg", task="b"), side) == 8000.0
+    assert v.compute(_spec("migrations_max", group="g"), side) == 2.0
+    assert v.compute(_spec("wakeup_p99", group="g"), side) == 300.0
+    assert v.compute(_spec("wakeup_p50", group="g"), side) == 50.0
+    assert v.compute(_spec("wait", task="c"), side) is None  # no wait_ns
     with pytest.raises(MetricError, match="task 'zz' is not in the report; accepted: a, b, c"):
         v.compute(_spec("share", task="zz"), side)
     with pytest.raises(MetricError, match="mpstat CPU 9 is not in the report"):
@@ -184,7 +201,8 @@ def test_sim_side_reads_the_window_counters() -> None:
         "measure": {"start_ns": 500_000_000, "end_ns": 1_500_000_000},
         "tasks": [
             {"pid": 1, "comm": "a", "group": "g", "runtime_ns": 9_000_000_000, "nr_switches": 900, "nr_migrations": 9,
-             "window": {"runtime_ns": 250_000_000, "nr_switches": 20, "nr_migrations": 1}},
+             "wait_ns": 7, "window": {"runtime_ns": 250_000_000, "nr_switches": 20, "nr_migrations": 1,
+                                      "wait_ns": 40_000_000}},
         ],
         "mpstat": {"average": [{"cpu": "all", "idle": 75.0}]},
     }  # fmt: skip
@@ -192,6 +210,8 @@ def test_sim_side_reads_the_window_counters() -> None:
     assert v.compute(_spec("share", task="a"), side) == 25.0
     assert v.compute(_spec("switches"), side) == 20.0
     assert v.compute(_spec("migrations"), side) == 1.0
+    assert v.compute(_spec("wait", task="a"), side) == 4.0
+    assert v.compute(_spec("wait_avg"), side) == 2000.0  # 40 ms over its 20 switches
     assert v.compute(_spec("wakeup_p50"), side) is None  # no delays measured
 
 

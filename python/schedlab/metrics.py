@@ -68,6 +68,10 @@ class TaskWindow:
     runtime_ns: float | None
     nr_switches: float | None
     nr_migrations: float | None
+    #: Time runnable but waiting (/proc/PID/schedstat's run_delay).
+    wait_ns: float | None = None
+    #: Times it got a CPU (schedstat's pcount; the simulator: its switches).
+    timeslices: float | None = None
 
 
 class ReportView:
@@ -95,6 +99,8 @@ class ReportView:
             runtime_ns=_num(counters.get("runtime_ns")),
             nr_switches=_num(counters.get("nr_switches")),
             nr_migrations=_num(counters.get("nr_migrations")),
+            wait_ns=_num(counters.get("wait_ns")),
+            timeslices=_num(counters.get("timeslices", counters.get("nr_switches"))),
         )
 
     # ---------------------------------------------------------------- the window
@@ -138,6 +144,23 @@ class ReportView:
         if t.runtime_ns is None or window is None:
             return None
         return t.runtime_ns / 1e9 / window * 100.0
+
+    def wait_pct(self, t: TaskWindow) -> float | None:
+        """The task's runnable-but-waiting time over the window as % of the window."""
+        window = self.window_s
+        if t.wait_ns is None or window is None:
+            return None
+        return t.wait_ns / 1e9 / window * 100.0
+
+    def wait_avg_us(self, tasks: Sequence[TaskWindow]) -> float | None:
+        """Mean wait per timeslice of ``tasks`` (run_delay / pcount, summed
+        over them), us; None if one was not measured or none ran."""
+        waits = [t.wait_ns for t in tasks]
+        slices = [t.timeslices for t in tasks]
+        if any(w is None for w in waits) or any(n is None for n in slices):
+            return None
+        n = sum(x for x in slices if x is not None)
+        return None if n <= 0 else sum(w for w in waits if w is not None) / n / 1000.0
 
     def switches(self, tasks: Sequence[TaskWindow] | None = None) -> float:
         """Context switches of ``tasks`` (default: all) over the window; a

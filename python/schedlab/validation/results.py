@@ -66,14 +66,31 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
         return max(means) - min(means)
     if m == "sibling_overlap":
         return sum(min(100.0 - rep.idle_pct(str(c)) for c in parse_cpulist(s)) for s in spec.sets) / len(spec.sets)
+    if m in ("wait", "wait_min", "wait_max"):
+        w = [rep.wait_pct(t) for t in select()]
+        if any(x is None for x in w):
+            return None
+        ws = [x for x in w if x is not None]
+        return sum(ws) / len(ws) if m == "wait" else min(ws) if m == "wait_min" else max(ws)
+    if m == "wait_avg":
+        return rep.wait_avg_us(select())
     if m == "migrations":
         return rep.per_s(rep.migrations(select()))
+    if m == "migrations_max":
+        per_task = [rep.per_s(rep.migrations([t])) for t in select()]
+        return None if any(x is None for x in per_task) else max(x for x in per_task if x is not None)
     if m == "switches":
         return rep.per_s(rep.switches(select()))
-    if m in ("wakeup_p50", "wakeup_p90"):
+    if m in ("wakeup_p50", "wakeup_p90", "wakeup_p99"):
+        p = float(m[len("wakeup_p") :])
+        if spec.group is not None:
+            # The group's worst task: the largest of its tasks' percentiles.
+            vs = [side.wakeup_us(t.comm, p) for t in select()]
+            have = [v for v in vs if v is not None]
+            return max(have) if have else None
         if spec.task is not None:
             select()
-        return side.wakeup_us(spec.task, float(m[len("wakeup_p") :]))
+        return side.wakeup_us(spec.task, p)
     raise MetricError(f"metric {m!r}", list(METRIC_UNITS))
 
 
