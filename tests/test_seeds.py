@@ -67,13 +67,6 @@ KNOWN_OUT = {
             "1.09: four threads reach 25.8 GB/s as P3's 25.1, but one thread's peak is too high (see above)"
         ),
     },
-    "rt-migrate": {
-        "legacy worst latency of a higher thread behind a lower one (us)": (
-            "60 ms, not 10-25: each run starts with its new threads stacked on the main thread's CPU (2.6.24 "
-            "fork balancing reads the stale cpu_load[] of tickless CPUs), so the first release queues three "
-            "threads behind each other; the idle CPUs' stale next_balance delays the pulls"
-        ),
-    },
 }
 
 

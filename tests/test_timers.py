@@ -31,7 +31,13 @@ program = [{{ loop = {{ count = 0, body = [{{ timer = "10ms" }}, {{ run = "1ms" 
 """
 
 
+#: No switch or idle-exit cost: a task's first op (and so its periodic
+#: timer's epoch) is then at time 0, and every other expiry is on a tick.
+ZERO_COSTS = 'context_switch = "0ns"\nidle_exit = "0ns"\n'
+
+
 def hist(policy: str = "SCHED_BATCH", costs: str = "", prio: str = "") -> list[int]:
+    costs = "[kernel.costs]\n" + ZERO_COSTS + costs
     r = schedlab.run_scenario(text=BATCH.format(policy=policy, costs=costs, prio=prio), seed=1, check=True)
     t = next(t for t in r["tasks"] if t["comm"] == "b")
     return list(t["wakeup_delay_hist_us"])
@@ -46,7 +52,7 @@ def test_batch_wakeups_wait_for_a_tick_and_slack_moves_them_past_it() -> None:
     # ~1.95 ms (bucket [1024, 2048) us). Nothing runs at once.
     assert sum(with_slack[:11]) == 0, with_slack
     assert with_slack[11] > 0 and with_slack[12] > 0, with_slack
-    no_slack = hist(costs='[kernel.costs]\ntimer_slack = "0ns"')
+    no_slack = hist(costs='timer_slack = "0ns"')
     # Without slack the on-tick wakeups are seen by that tick: no delay.
     assert no_slack[0] > 0, no_slack
 

@@ -368,6 +368,10 @@ def test_save_real_and_real_from_round_trip(tmp_path: Path) -> None:
     assert "--save-real" in str(e.value)
 
 
+#: kernel.costs.wakeup_ipi's default, us.
+IPI_US = 2.0
+
+
 def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float) -> dict[str, list[float]]:
     """An independent reading of the same delays from the ftrace text: from
     the task's last hrtimer_start softexpires (or its sched_wakeup) to the
@@ -396,7 +400,10 @@ def trace_delays_us(trace: str, pids: Mapping[int, str], start_s: float) -> dict
 @pytest.mark.parametrize("kernel", ["6.1", "6.12"])
 def test_the_sim_report_measures_what_its_trace_shows(kernel: str, tmp_path: Path) -> None:
     """The simulator's timer wakeup delays (report) against the same delays
-    read off its own ftrace text: equal to the trace's microsecond."""
+    read off its own ftrace text, which end at sched_switch: the report's
+    end at the return to user space, the switch's cost (2 us, the default
+    context_switch) later, plus a wakeup IPI (the default wakeup_ipi, 2 us)
+    for a wakeup from another CPU; no CPU is idle here."""
     trace = tmp_path / "trace.txt"
     over: dict[str, object] = {"kernel.version": kernel}
     if kernel == "6.12":
@@ -413,6 +420,6 @@ def test_the_sim_report_measures_what_its_trace_shows(kernel: str, tmp_path: Pat
             got = t[key]  # type: ignore[literal-required]
             assert (got is None) == (want is None)
             if got is not None and want is not None:
-                assert abs(got / 1000 - want) <= 1.0, (t["comm"], p)
+                assert 2.0 - 1.0 <= got / 1000 - want <= 2.0 + IPI_US + 1.0, (t["comm"], p)
         measured += len(delays)
     assert measured > 100

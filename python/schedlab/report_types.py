@@ -771,8 +771,9 @@ class _TaskRowKeys(TypedDict):
     """The longest such delay."""
     wakeup_delay_p50_ns: int | None
     """Median timer wakeup delay over the window (null: none measured). A timer wakeup delay runs from the sleep
-    timer's expiry (hrtimer slack included; a wakeup without a timer: from the wakeup) to the task running; the
-    runner measures the same on a real kernel. Percentiles are nearest-rank.
+    timer's expiry (hrtimer slack included; a wakeup without a timer: from the wakeup) to the task's return to user
+    space: the switch to it plus the kernel time it pays before its own work (the context switch, a wakeup IPI, the
+    idle exit); the runner measures the same on a real kernel. Percentiles are nearest-rank.
     """
     wakeup_delay_p90_ns: int | None
     """90th percentile timer wakeup delay (null: none measured)."""
@@ -787,6 +788,12 @@ class TaskRow(_TaskRowKeys, total=False):
 
     forked: bool
     """Real kernel: created by a `fork` op (not at the start)."""
+    timer_delay_avg_ns: int
+    """Simulation: the mean timer wakeup delay over the window, as `wakeup_delay_p50_ns` measures it (a real kernel's
+    report has it as `wakeup_delay_avg_ns`; cyclictest's "Avg").
+    """
+    timer_delay_max_ns: int
+    """Simulation: the longest timer wakeup delay over the window (cyclictest's "Max")."""
     timeslices: int
     """Real kernel: timeslices (schedstat's third field)."""
     wakeup_delay_hist_us: list[int]

@@ -508,6 +508,17 @@ pub struct TaskRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub wakeup_delays: Option<u64>,
+    /// Simulation: the mean timer wakeup delay over the window, as
+    /// `wakeup_delay_p50_ns` measures it (a real kernel's report has it as
+    /// `wakeup_delay_avg_ns`; cyclictest's "Avg").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timer_delay_avg_ns: Option<u64>,
+    /// Simulation: the longest timer wakeup delay over the window
+    /// (cyclictest's "Max").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timer_delay_max_ns: Option<u64>,
     /// Simulation: wakeup delays in log2 buckets of microseconds: [0] below
     /// 1 us, [k] in [2^(k-1), 2^k) us, the last open-ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -516,7 +527,9 @@ pub struct TaskRow {
     /// Median timer wakeup delay over the window (null: none measured).
     /// A timer wakeup delay runs from the sleep timer's expiry (hrtimer
     /// slack included; a wakeup without a timer: from the wakeup) to the
-    /// task running; the runner measures the same on a real kernel.
+    /// task's return to user space: the switch to it plus the kernel time
+    /// it pays before its own work (the context switch, a wakeup IPI, the
+    /// idle exit); the runner measures the same on a real kernel.
     /// Percentiles are nearest-rank.
     #[serde(default)]
     pub wakeup_delay_p50_ns: Option<u64>,

@@ -18,7 +18,8 @@ Both sides are read over their measurement window by ``schedlab.metrics``
 (the simulator's per-task ``window`` counters, the runner's counters, which
 are window deltas already); each scenario is simulated once.
 Both reports carry the timer wakeup delays: the simulator's from the sleep
-timer's expiry (or, without a timer, the wakeup) to the task running; the
+timer's expiry (or, without a timer, the wakeup) to the task's return to
+user space (its switch plus the switch's cost, a wakeup IPI, the idle exit); the
 runner's from its timer/sleep ops (expiry to return to user space); hrtimer
 slack is included on both sides.
 

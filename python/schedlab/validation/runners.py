@@ -82,8 +82,9 @@ class Side:
 
     def tool_value(self, metric: str, thread: int | None) -> float | None:
         """A tool metric: what the real tool printed, or the simulator's
-        figure for the same thing (the run's elapsed time; the wakeup
-        delays of task ``cyclictest-N``, from the timer's expiry)."""
+        figure for the same thing (the run's elapsed time; the timer
+        wakeup delays of task ``cyclictest-N``, from the timer's expiry to
+        its return to user space)."""
         raw = self.raw or {}
         if raw.get("source") == "real-tool":
             return parse_tool_output(str((raw.get("tool") or {}).get("stdout", "")), metric, thread)
@@ -98,7 +99,7 @@ class Side:
         row = next((t for t in tasks if t.get("comm") == comm), None)
         if row is None:
             raise MetricError(f"task {comm!r}", [str(t.get("comm")) for t in tasks])
-        v = row.get("wakeup_delay_avg_ns" if metric == "latency_avg" else "wakeup_delay_max_ns")
+        v = row.get("timer_delay_avg_ns" if metric == "latency_avg" else "timer_delay_max_ns")
         return None if v is None else float(v) / 1000.0
 
     def wakeup_us(self, comm: str | None, p: float) -> float | None:

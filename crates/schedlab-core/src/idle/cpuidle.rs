@@ -124,7 +124,11 @@ impl Sim {
                 let wake = x.exit_latency_ns + if cpu != from && !x.polling { ipi } else { 0 };
                 self.idle_exit_window(cpu, wake);
             }
-            None if cpu != from && self.rqs[cpu].curr.is_some() => self.tasks[tid].cs_debt += ipi,
+            None if cpu != from && self.rqs[cpu].curr.is_some() => {
+                let t = &mut self.tasks[tid];
+                t.cs_debt += ipi;
+                t.stats.wake_cost += ipi;
+            }
             None => {}
         }
     }

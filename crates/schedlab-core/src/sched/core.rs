@@ -162,7 +162,9 @@ impl Sim {
         }
         self.rqs[cpu].stats.timeslices += 1;
         let cs = self.cfg.costs.context_switch_ns;
-        self.tasks[n].cs_debt += cs;
+        let t = &mut self.tasks[n];
+        t.cs_debt += cs;
+        t.stats.switched_in(cs);
         let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
         self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
         self.finish_task_switch(prev);
@@ -293,7 +295,9 @@ impl Sim {
         if self.rqs[cpu].curr.is_none() {
             cost += self.cfg.costs.idle_exit_ns;
         }
-        self.tasks[tid].cs_debt += cost;
+        let t = &mut self.tasks[tid];
+        t.cs_debt += cost;
+        t.stats.wake_cost += cost;
     }
 
     /// try_to_wake_up(). `waker_cpu` is where the wakeup is issued;

@@ -102,6 +102,16 @@ pub struct TaskStats {
     pub timer_softexpires: Option<u64>,
     /// A wakeup in the measurement window waits to run: measured from here.
     pub timer_delay_from: Option<u64>,
+    /// A timer delay up to the switch to the task, waiting for the switch's
+    /// own cost to be added (`switched_in`): the runner's delay ends on the
+    /// return to user space.
+    pub timer_delay_open: Option<u64>,
+    /// The kernel time the last wakeup charged the task before its work
+    /// (the wakeup IPI, the idle exit without a cpuidle driver; in
+    /// cs_debt too), for its timer delay. A migration's cache refill,
+    /// also in cs_debt, is not in it: it slows the task's work, not its
+    /// return to user space.
+    pub wake_cost: u64,
     /// Timer wakeup delays in the measurement window, as schedlab-runner
     /// measures them on a real kernel: from the sleep timer's expiry (a
     /// wakeup without a timer: from the wakeup) to running, ns. Bounded
@@ -129,7 +139,9 @@ impl TaskStats {
     #[inline]
     pub fn picked(&mut self, now: u64) -> u64 {
         if let Some(from) = self.timer_delay_from.take() {
-            self.timer_delays.push(now - from);
+            if let Some(d) = self.timer_delay_open.replace(now - from) {
+                self.timer_delays.push(d); // picked again without a switch: as it was
+            }
         }
         let mut w = 0;
         if let Some(ws) = self.wait_start.take() {
@@ -150,6 +162,17 @@ impl TaskStats {
             self.wakeup_delay_hist[b] += 1;
         }
         w
+    }
+
+    /// The switch to the task is done, costing `switch_ns`: close an open
+    /// timer delay at its return to user space, after the switch and the
+    /// wakeup's own costs.
+    #[inline]
+    pub fn switched_in(&mut self, switch_ns: u64) {
+        let wake = std::mem::take(&mut self.wake_cost);
+        if let Some(d) = self.timer_delay_open.take() {
+            self.timer_delays.push(d + switch_ns + wake);
+        }
     }
 }
 

@@ -225,6 +225,8 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
         wakeup_delay_p90_ns: timer.p90_ns,
         wakeup_delay_p99_ns: timer.p99_ns,
         wakeups_measured: timer.count,
+        timer_delay_avg_ns: (timer.count > 0).then_some(timer.avg_ns),
+        timer_delay_max_ns: timer.max_ns,
         last_cpu: Some(t.cpu),
         window: Some(w),
         ..Default::default()

@@ -51,6 +51,13 @@ impl Sim {
                 self.do_exit(tid);
                 return;
             };
+            if op.may_sleep() && self.tasks[tid].cs_debt > 0 && self.rqs[self.tasks[tid].cpu].curr == Some(tid) {
+                // The kernel time it owes (the switch to it, a wakeup's IPI
+                // or idle exit) passes before it can sleep again: the op
+                // goes on when its op timer has charged it (op_done).
+                self.tasks[tid].need_advance = true;
+                return;
+            }
             self.tasks[tid].pc += 1;
             if !self.exec_op(tid, template, pc, op) {
                 return;

@@ -114,6 +114,24 @@ pub enum Op {
 }
 
 impl Op {
+    /// The op may put the task to sleep (or end it): a task that still owes
+    /// kernel time on its CPU pays it first (Sim::advance).
+    #[inline]
+    pub fn may_sleep(&self) -> bool {
+        matches!(
+            self,
+            Op::Sleep(_)
+                | Op::Timer { .. }
+                | Op::Barrier(_)
+                | Op::Wait(_)
+                | Op::Send { .. }
+                | Op::Recv { .. }
+                | Op::Exit
+                | Op::QueueWork { wait: true, .. }
+                | Op::Io { wait: true, .. }
+        )
+    }
+
     /// The op can let simulated time pass or block the task (a loop needs
     /// one: yield, fork and signal alone spin at one instant).
     pub fn takes_time(&self) -> bool {
