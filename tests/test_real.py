@@ -251,3 +251,51 @@ def test_compare_uses_the_simulators_window_not_its_totals() -> None:
     assert len(shares) == 8
     for s in shares:
         assert s is not None and 45.0 <= s <= 55.0  # 8 hogs on 4 CPUs: half a CPU each
+
+
+# -------------------------------------------------------------- calibration
+
+
+def test_calibrate_measures_every_cost_key(runner: Path, tmp_path: Path) -> None:
+    """`schedlab-runner --calibrate` on this host: every key the simulator
+    takes, each a positive median within its rounds, in the order of the
+    paths' weight (a pipe write is cheaper than a blocking hand-off, which
+    is cheaper than starting a thread); the table parses as kernel.costs."""
+    from schedlab import calibrate
+
+    doc = calibrate.run_local(runner)
+    costs = calibrate.check_calibration(doc, "here")
+    assert tuple(costs) == calibrate.KEYS
+    for row in doc["calibration"]["costs"]:
+        assert 0 < row["min_ns"] <= row["median_ns"] <= row["max_ns"], row
+    assert costs["pipe_write"] < costs["context_switch"] < costs["fork"], costs
+    table = calibrate.costs_table(doc)
+    assert table.splitlines()[1] == "[kernel.costs]"
+    text = _write(tmp_path, HOGS).read_text().replace("[machine]", table.split("\n", 1)[1] + "\n[machine]", 1)
+    from schedlab import native
+
+    native.check(text, "calibrated.toml", [])  # every key accepted, every value in range
+    rep = native.run(text, "calibrated.toml", 1, [("measure.duration", '"10ms"')], False)
+    assert rep["measure"]["end_ns"] > 0
+
+
+def test_calibrate_refuses_a_scenario(runner: Path, tmp_path: Path) -> None:
+    r = _run(runner, _write(tmp_path, HOGS), "--calibrate")
+    assert r.returncode == 2 and "--calibrate takes no SCENARIO" in r.stderr
+
+
+def test_a_calibration_report_is_checked(tmp_path: Path) -> None:
+    from schedlab import calibrate
+    from schedlab.validation import kept_calibration
+
+    with pytest.raises(SchedlabError, match="not a calibration report"):
+        calibrate.check_calibration({"source": "real"}, "x.json")
+    bad = {"source": "real-calibration", "calibration": {"cpu": 0, "costs": [{"key": "tea", "median_ns": 1}]}}
+    with pytest.raises(SchedlabError, match=r"x.json: calibration.costs\[0\].*accepted"):
+        calibrate.check_calibration(bad, "x.json")
+    short = {"source": "real-calibration", "calibration": {"cpu": 0, "costs": [{"key": "fork", "median_ns": 1}]}}
+    with pytest.raises(SchedlabError, match="lacks pipe_write"):
+        calibrate.check_calibration(short, "x.json")
+    assert calibrate.cost_overrides({"fork": 5}) == [("kernel.costs.fork", '"5ns"')]
+    with pytest.raises(SchedlabError, match="--costs default"):
+        kept_calibration(str(tmp_path))

@@ -173,6 +173,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
 
+    k = sub.add_parser(
+        "calibrate",
+        help="measure this machine's cost constants (kernel.costs) and print them as a [kernel.costs] table",
+    )
+    k.add_argument("--json", metavar="FILE", help="write the runner's calibration report to FILE ('-' for stdout)")
+    k.add_argument("--quiet", "-q", action="store_true", help="print no table")
+
     c = sub.add_parser("compare", help="compare a `schedlab run --json` report with a `schedlab real --json` one")
     c.add_argument("sim", metavar="SIM.json", help="simulator report")
     c.add_argument("real", metavar="REAL.json", help="real-kernel report")
@@ -194,6 +201,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--real-from",
         metavar="DIR",
         help="judge the simulator against real reports kept earlier with --save-real (no guest is booted)",
+    )
+    v.add_argument(
+        "--costs",
+        choices=("measured", "default"),
+        default="measured",
+        help="the simulator's cost constants: measured on the real machine first (`schedlab-runner --calibrate` "
+        "in the guest, on this host with --local, or kept with --real-from; the default), or the documented defaults",
     )
 
     _add_qemu(sub)
@@ -447,6 +461,12 @@ def _cmd_real(args: argparse.Namespace) -> int:
     return real.cmd_real(args)
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from schedlab import calibrate
+
+    return calibrate.cmd_calibrate(args)
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from schedlab import real
 
@@ -466,6 +486,7 @@ _COMMANDS = {
     "reproduce": _cmd_reproduce,
     "version": _cmd_version,
     "real": _cmd_real,
+    "calibrate": _cmd_calibrate,
     "compare": _cmd_compare,
     "validate": _cmd_validate,
     "qemu": _cmd_qemu,

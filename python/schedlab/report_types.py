@@ -12,6 +12,8 @@ from typing import Literal, TypedDict, Union
 
 __all__ = [
     "AllocRow",
+    "Calibration",
+    "CostFigure",
     "CpuIdleRow",
     "CpuSchedstat",
     "CpuTimes",
@@ -1056,6 +1058,42 @@ class CpuidleReport(_CpuidleReportKeys, total=False):
     pass
 
 
+class _CostFigureKeys(TypedDict):
+    """The keys of every CostFigure."""
+
+    key: str
+    """Its `kernel.costs` key (`pipe_write`, `context_switch`, `fork`, ...)."""
+    max_ns: int
+    """The largest round, ns."""
+    median_ns: int
+    """The median of the rounds, ns: the value to use."""
+    min_ns: int
+    """The smallest round, ns."""
+
+
+class CostFigure(_CostFigureKeys, total=False):
+    """One measured cost constant."""
+
+    pass
+
+
+class _CalibrationKeys(TypedDict):
+    """The keys of every Calibration."""
+
+    costs: list[CostFigure]
+    """One row per constant, named as its `kernel.costs` key."""
+    cpu: int
+    """The host CPU they ran on."""
+
+
+class Calibration(_CalibrationKeys, total=False):
+    """The cost constants measured on a machine by `schedlab-runner --calibrate`: microbenchmarks on one CPU, timed
+    with the threads' CPU clocks, the median of several rounds each.
+    """
+
+    pass
+
+
 class _ReportKeys(TypedDict):
     """The keys of every Report."""
 
@@ -1085,7 +1123,9 @@ class _ReportKeys(TypedDict):
     """The seed of the run (the simulator's RNG streams; the runner's distributions)."""
     source: str
     """Simulation: the scenario's file as given (or `<string>`). Real kernel: `"real"` (the file is then in
-    `scenario_file`), or `"real-tool"` for a real tool's run (then only `source`, `oracle` and `tool` are there).
+    `scenario_file`), or `"real-tool"` for a real tool's run (then only `source`, `oracle` and `tool` are there), or
+    `"real-calibration"` for `schedlab-runner --calibrate` (then `host`, `calibration` and, in the oracle's guest,
+    `oracle`).
     """
     tasks: list[TaskRow]
     """The scenario's tasks (those that started), in creation order."""
@@ -1104,6 +1144,10 @@ class Report(_ReportKeys, total=False):
 
     active_balances: int
     """Simulation: tasks moved by active balance (the stopper), over the whole run."""
+    calibration: Calibration
+    """Real kernel: this machine's values of the cost constants, measured by `schedlab-runner --calibrate` (`schedlab
+    calibrate`).
+    """
     cpuidle: CpuidleReport
     """Simulation: the CPUs' idle states over the window, with a cpuidle driver (`machine.cpuidle`); absent without
     one.

@@ -38,7 +38,9 @@ pub struct Report {
     pub scenario: String,
     /// Simulation: the scenario's file as given (or `<string>`). Real kernel:
     /// `"real"` (the file is then in `scenario_file`), or `"real-tool"` for a
-    /// real tool's run (then only `source`, `oracle` and `tool` are there).
+    /// real tool's run (then only `source`, `oracle` and `tool` are there),
+    /// or `"real-calibration"` for `schedlab-runner --calibrate` (then
+    /// `host`, `calibration` and, in the oracle's guest, `oracle`).
     pub source: String,
     /// Real kernel: the scenario's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +67,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub tool: Option<ToolRun>,
+    /// Real kernel: this machine's values of the cost constants, measured
+    /// by `schedlab-runner --calibrate` (`schedlab calibrate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub calibration: Option<Calibration>,
     /// Simulation: how the simulation went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
@@ -285,6 +292,30 @@ pub struct ToolRun {
     pub stdout: String,
     /// What it printed on standard error.
     pub stderr: String,
+}
+
+/// The cost constants measured on a machine by `schedlab-runner
+/// --calibrate`: microbenchmarks on one CPU, timed with the threads' CPU
+/// clocks, the median of several rounds each.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Calibration {
+    /// The host CPU they ran on.
+    pub cpu: usize,
+    /// One row per constant, named as its `kernel.costs` key.
+    pub costs: Vec<CostFigure>,
+}
+
+/// One measured cost constant.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CostFigure {
+    /// Its `kernel.costs` key (`pipe_write`, `context_switch`, `fork`, ...).
+    pub key: String,
+    /// The median of the rounds, ns: the value to use.
+    pub median_ns: u64,
+    /// The smallest round, ns.
+    pub min_ns: u64,
+    /// The largest round, ns.
+    pub max_ns: u64,
 }
 
 /// How a simulation went.

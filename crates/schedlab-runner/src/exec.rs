@@ -381,6 +381,9 @@ impl Shared {
                     let w = d.sample(rng);
                     self.run_cpu(w);
                 }
+                // The kernel's own work on a syscall of the program (fork,
+                // exit): the real kernel does it; nothing to burn.
+                Op::Sys(_) => {}
                 Op::Runtime(d) => {
                     let until = sys::now() + d.sample(rng);
                     while !self.stopped() && sys::now() < until {

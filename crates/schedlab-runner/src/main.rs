@@ -6,6 +6,7 @@
 //! with no real counterpart (refused before anything runs); 3 the run failed
 //! on this host (a syscall was refused, e.g. EPERM for SCHED_FIFO).
 
+mod calibrate;
 mod exec;
 mod plan;
 mod procfs;
@@ -22,6 +23,7 @@ use crate::procfs::{CpuJiffies, TaskCounters};
 
 const USAGE: &str = "\
 usage: schedlab-runner [--json FILE] [--serial] [--set KEY=VALUE]... [--seed N] [--timeout DURATION] SCENARIO
+       schedlab-runner --calibrate [--json FILE] [--serial]
 
 Runs the scenario's tasks as real threads of this process on the local kernel
 and writes a JSON report shaped like `schedlab run --json` (plus \"source\": \"real\").
@@ -32,6 +34,10 @@ and writes a JSON report shaped like `schedlab run --json` (plus \"source\": \"r
   --set KEY=VALUE    override a scenario key, as `schedlab run --set` (repeatable)
   --seed N           seed of the duration distributions (default 1)
   --timeout D        end a scenario without measure.duration after D (default 60s)
+  --calibrate        measure this machine's values of the simulator's cost
+                     constants (kernel.costs: pipe_write, pipe_read, unix_send,
+                     unix_recv, context_switch, fork, exit) on one CPU and
+                     report them (\"source\": \"real-calibration\")
 
 exit status: 0 ok; 2 invalid or refused scenario; 3 the run failed on this host";
 
@@ -45,6 +51,7 @@ struct Args {
     sets: Vec<(String, String)>,
     seed: u64,
     timeout_ns: u64,
+    calibrate: bool,
 }
 
 enum Fail {
@@ -62,6 +69,7 @@ fn parse_args() -> Result<Option<Args>, Fail> {
         sets: Vec::new(),
         seed: 1,
         timeout_ns: 60_000_000_000,
+        calibrate: false,
     };
     let mut it = std::env::args().skip(1);
     let mut positional = Vec::new();
@@ -79,6 +87,7 @@ fn parse_args() -> Result<Option<Args>, Fail> {
             }
             "--json" => a.json = Some(value("--json")?),
             "--serial" => a.serial = true,
+            "--calibrate" => a.calibrate = true,
             "--set" | "-o" => {
                 let kv = value("--set")?;
                 // The override grammar of every schedlab command line.
@@ -98,6 +107,8 @@ fn parse_args() -> Result<Option<Args>, Fail> {
         }
     }
     match positional.as_slice() {
+        [] if a.calibrate => {}
+        [one] if a.calibrate => return Err(usage(format!("--calibrate takes no SCENARIO (got {one})"))),
         [one] => a.scenario = one.clone(),
         [] => return Err(usage("missing SCENARIO (a .toml file)".into())),
         _ => return Err(usage(format!("one SCENARIO expected, got {}", positional.join(" ")))),
@@ -246,6 +257,42 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     Ok(report::build(&sc, &m, args.seed).to_value())
 }
 
+/// `--calibrate`: a report of source "real-calibration" with the host and
+/// the measured costs.
+fn run_calibrate() -> Result<serde_json::Value, Fail> {
+    use schedlab_core::report::{Calibration, CostFigure, HostInfo, Report};
+    let (cpu, figs) = calibrate::run().map_err(Fail::Host)?;
+    let u = sys::uname();
+    let rep = Report {
+        schedlab: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: "calibrate".to_string(),
+        source: "real-calibration".to_string(),
+        host: Some(HostInfo {
+            kernel_release: u.release,
+            kernel_version: u.version,
+            arch: u.machine,
+            nr_cpus: sys::online_cpus(),
+            cpus_used: vec![cpu],
+            user_hz: sys::clock_ticks(),
+            coordinator_fifo: false,
+        }),
+        calibration: Some(Calibration {
+            cpu,
+            costs: figs
+                .into_iter()
+                .map(|f| CostFigure {
+                    key: f.key.to_string(),
+                    median_ns: f.median_ns,
+                    min_ns: f.min_ns,
+                    max_ns: f.max_ns,
+                })
+                .collect(),
+        }),
+        ..Default::default()
+    };
+    Ok(rep.to_value())
+}
+
 fn emit(args: &Args, doc: &serde_json::Value) -> Result<(), Fail> {
     let text = serde_json::to_string_pretty(doc).map_err(|e| Fail::Host(format!("JSON: {e}")))?;
     if args.serial {
@@ -264,7 +311,7 @@ fn main() -> ExitCode {
     let r = parse_args().and_then(|a| match a {
         None => Ok(()),
         Some(a) => {
-            let doc = run(&a)?;
+            let doc = if a.calibrate { run_calibrate()? } else { run(&a)? };
             emit(&a, &doc)
         }
     });

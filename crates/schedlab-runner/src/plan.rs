@@ -21,7 +21,10 @@ pub fn op_paths(group: usize, ops: &[Op]) -> Vec<String> {
             _ => {
                 let (prefix, idx) = stack.last_mut().expect("program level");
                 let path = format!("{prefix}[{}]", *idx);
-                if let Op::LoopStart { .. } = op {
+                if let Op::Sys(_) = op {
+                    // A cost the compiler put before the op it belongs to.
+                    out.push(path);
+                } else if let Op::LoopStart { .. } = op {
                     out.push(format!("{path}.loop"));
                     stack.push((format!("{path}.loop.body"), 0));
                 } else {
@@ -39,6 +42,7 @@ pub const REAL_OPS: &str = "run, runtime, sleep, timer, yield, loop, barrier, wa
 pub fn op_name(op: &Op) -> &'static str {
     match op {
         Op::Run(_) => "run",
+        Op::Sys(_) => "sys",
         Op::Runtime(_) => "runtime",
         Op::Sleep(_) => "sleep",
         Op::Timer { .. } => "timer",
@@ -156,6 +160,7 @@ program = [{ run = "1ms" }, { loop = { count = 2, body = [{ sleep = "1ms" }, { p
                 "task[0].program[1].loop.body[0].sleep",
                 "task[0].program[1].loop.body[1].parallel",
                 "task[0].program[1].loop",
+                "task[0].program[2]", // kernel.costs.exit, before its op
                 "task[0].program[2].exit",
             ]
         );

@@ -44,6 +44,7 @@ from schedlab.qemu.elf import Closure, ElfDynamic, closure, read_dynamic, resolv
 from schedlab.qemu.guest import (
     BootResult,
     boot,
+    calibrate_in_guest,
     check_probe,
     cmd_args,
     cmd_probe,
@@ -99,6 +100,7 @@ __all__ = [
     "boot",
     "build_initramfs",
     "busybox_applets",
+    "calibrate_in_guest",
     "check_probe",
     "closure",
     "cmd_args",

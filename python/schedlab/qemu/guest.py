@@ -297,10 +297,15 @@ def run_in_guest(
     files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": text.encode()}
     program = ["/schedlab/runner", "--serial", "/schedlab/scenario.toml", *extra_args]
     res = boot(layout, kernel, program, files, shift=shift, timeout=timeout, oracle=orc, keep=keep)
+    return _runner_doc(res, "report", kernel, shift, orc)
+
+
+def _runner_doc(res: BootResult, what: str, kernel: str, shift: int, orc: Oracle) -> dict[str, Any]:
+    """The runner's JSON from a guest's console, plus ``"oracle"``."""
     try:
         doc = cast("dict[str, Any]", json.loads(res.report))
     except ValueError as e:
-        raise OracleError("SL300", f"the runner's report is not JSON ({e}):\n{res.report[:2000]}") from None
+        raise OracleError("SL300", f"the runner's {what} is not JSON ({e}):\n{res.report[:2000]}") from None
     doc["oracle"] = {
         "kernel": kernel,
         "release": orc.kernel_releases.get(kernel),
@@ -309,6 +314,28 @@ def run_in_guest(
         "exit_status": res.exit_status,
     }
     return doc
+
+
+def calibrate_in_guest(
+    runner: str | Path,
+    *,
+    kernel: str,
+    machine: Mapping[str, Any] | None = None,
+    shift: int = 0,
+    timeout: float = 900.0,
+    oracle: Oracle | None = None,
+) -> dict[str, Any]:
+    """Boot ``machine`` (default: one socket of two cores) on ``kernel`` and
+    run ``RUNNER --calibrate --serial``: the guest's cost constants, as a
+    calibration report plus ``"oracle"``. At icount ``shift`` 0 a guest
+    nanosecond is one instruction, so these are instruction counts of the
+    guest kernel's paths, not a host's timings."""
+    orc = oracle or find_oracle()
+    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner)}
+    mach = dict(machine or {"sockets": 1, "cores_per_socket": 2})
+    res = boot(mach, kernel, ["/schedlab/runner", "--calibrate", "--serial"], files, shift=shift, timeout=timeout,
+               oracle=orc)  # fmt: skip
+    return _runner_doc(res, "calibration", kernel, shift, orc)
 
 
 # --------------------------------------------------------------------------

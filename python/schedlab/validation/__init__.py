@@ -14,6 +14,14 @@ oracle (:func:`schedlab.qemu.run_in_guest`, icount shift=0, with the static
 when every row is ok and every negative-control row is off, 1 otherwise, 2 on
 an error (SL300 when the oracle is missing or a guest fails).
 
+The simulator runs with the real machine's cost constants, measured first
+(``--costs measured``, the default): ``schedlab-runner --calibrate`` in a
+two-CPU guest of the oracle kernel (on this host with ``--local``; kept as
+``calibration.json`` by ``--save-real`` and read back by ``--real-from``).
+At icount shift 0 the guest spends one ns per instruction, several times a
+KVM host's time per syscall; ``--costs default`` keeps the documented
+defaults. The document records the costs used under ``costs``.
+
 Both sides are read over their measurement window by ``schedlab.metrics``
 (the simulator's per-task ``window`` counters, the runner's counters, which
 are window deltas already); each scenario is simulated once.
@@ -39,14 +47,18 @@ rows and prints the table. Every public name is importable from
 from schedlab.metrics import MetricError
 from schedlab.validation.results import cmd_validate, compute, exit_status, format_table, validate
 from schedlab.validation.runners import (
+    CALIBRATION_FILE,
     GUEST_TIMEOUT_S,
     RealRunner,
     Side,
+    kept_calibration,
     kept_real,
     local_real,
+    qemu_calibration,
     qemu_real,
     real_side,
     run_sim,
+    save_calibration,
     saving_real,
     sim_side,
     sim_version,
@@ -67,6 +79,7 @@ from schedlab.validation.suite import (
 )
 
 __all__ = [
+    "CALIBRATION_FILE",
     "DEFAULT_SUITE",
     "GUEST_TIMEOUT_S",
     "KERNELS",
@@ -83,13 +96,16 @@ __all__ = [
     "compute",
     "exit_status",
     "format_table",
+    "kept_calibration",
     "kept_real",
     "load_suite",
     "local_real",
     "parse_tolerance",
+    "qemu_calibration",
     "qemu_real",
     "real_side",
     "run_sim",
+    "save_calibration",
     "saving_real",
     "select_entries",
     "sim_side",

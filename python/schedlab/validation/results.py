@@ -13,18 +13,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from schedlab.calibrate import check_calibration, cost_overrides, run_local, table_of
 from schedlab.errors import ScenarioError
 from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
 from schedlab.report import write_json
 from schedlab.validation.runners import (
+    CALIBRATION_FILE,
     RealRunner,
     Side,
+    kept_calibration,
     kept_real,
     local_real,
     note,
+    qemu_calibration,
     qemu_real,
     real_side,
     run_sim,
+    save_calibration,
     saving_real,
     sim_version,
 )
@@ -105,8 +110,12 @@ def validate(
     *,
     only: Sequence[str] = (),
     progress: Callable[[str], None] | None = note,
+    costs: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Run the suite; the JSON document (``kernel``, ``results`` and extras)."""
+    """Run the suite; the JSON document (``kernel``, ``results`` and extras).
+    ``costs``: the real machine's measured cost constants ({key: ns}, see
+    :mod:`schedlab.calibrate`), simulated in place of the defaults."""
+    cost_sets = cost_overrides(costs or {})
     say = progress or (lambda m: None)
     entries = select_entries(suite, only)
     results: list[dict[str, Any]] = []
@@ -128,7 +137,7 @@ def validate(
         version = sim_version(kernel, doc)
         versions.add(version)
         t0 = time.monotonic()
-        sim = run_sim(e, version, suite.seed)
+        sim = run_sim(e, version, suite.seed, cost_sets)
         t_sim = time.monotonic() - t0
         rv = real_side(doc)
         timings[e.name] = {"sim_s": round(t_sim, 2), "real_s": round(t_real, 2)}
@@ -158,6 +167,7 @@ def validate(
         "suite": suite.name,
         "real_kernel": sorted(releases),
         "sim_version": sorted(versions),
+        "costs": dict(costs) if costs else "default",
         "results": results,
         "unmeasured": unmeasured,
         "timings": timings,
@@ -222,10 +232,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         kernel = args.kernel or "6.1"
         real_runner = qemu_real(kernel, progress or (lambda m: None))
+    t0 = time.monotonic()
+    costs = None
+    if args.costs == "measured":
+        if args.real_from:
+            cal = kept_calibration(args.real_from)
+            where = f"{args.real_from}/{CALIBRATION_FILE}"
+        elif args.local:
+            cal = run_local()
+            where = "schedlab-runner --calibrate"
+        else:
+            cal = qemu_calibration(kernel, progress or (lambda m: None))
+            where = f"the {kernel} guest"
+        costs = check_calibration(cal, where)
+        if args.save_real:
+            save_calibration(cal, args.save_real)
+        if progress:
+            progress(f"measured costs ({where}): {table_of(costs)}")
     if args.save_real:
         real_runner = saving_real(real_runner, args.save_real)
-    t0 = time.monotonic()
-    doc = validate(suite, kernel, real_runner, only=args.only, progress=progress)
+    doc = validate(suite, kernel, real_runner, only=args.only, progress=progress, costs=costs)
     doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
     doc["wall_s"] = round(time.monotonic() - t0, 1)
     if args.json:

@@ -27,15 +27,19 @@ from schedlab.scenarios import parse_toml, read_text
 from schedlab.validation.suite import REPO, Entry
 
 __all__ = [
+    "CALIBRATION_FILE",
     "GUEST_TIMEOUT_S",
     "RealRunner",
     "Side",
+    "kept_calibration",
     "kept_real",
     "local_real",
     "note",
+    "qemu_calibration",
     "qemu_real",
     "real_side",
     "run_sim",
+    "save_calibration",
     "saving_real",
     "sim_side",
     "sim_version",
@@ -143,13 +147,14 @@ def note(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
 
 
-def run_sim(entry: Entry, version: str, seed: int) -> Side:
+def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = ()) -> Side:
     """The simulator at ``version`` (see :func:`sim_version`) with the
-    entry's ``sim_set``: one run and its report (window counters, timer
-    wakeup delays)."""
+    machine's measured ``costs`` (``kernel.costs.*`` overrides, see
+    :mod:`schedlab.calibrate`) and then the entry's ``sim_set``: one run
+    and its report (window counters, timer wakeup delays)."""
     text = read_text(entry.file)
     source = str(entry.file)
-    overrides: list[Override] = [("kernel.version", toml_literal(version)), *entry.sim_set]
+    overrides: list[Override] = [("kernel.version", toml_literal(version)), *costs, *entry.sim_set]
     return sim_side(native.run(text, source, seed, overrides, False))
 
 
@@ -250,23 +255,60 @@ def saving_real(inner: RealRunner, directory: str) -> RealRunner:
     return run
 
 
+#: The calibration report's file name in a --save-real directory.
+CALIBRATION_FILE = "calibration.json"
+
+
+def qemu_calibration(kernel: str, progress: Callable[[str], None] = note) -> dict[str, Any]:
+    """The oracle guest's cost constants (``schedlab-runner --calibrate`` in
+    a two-CPU guest of ``kernel``)."""
+    from schedlab import qemu
+
+    orc = qemu.find_oracle()
+    runner = static_runner(progress)
+    progress(f"calibration: the cost constants of a {kernel} guest ...")
+    return qemu.calibrate_in_guest(runner, kernel=kernel, timeout=GUEST_TIMEOUT_S, oracle=orc)
+
+
+def kept_calibration(directory: str) -> dict[str, Any]:
+    """The calibration report kept by --save-real in ``directory``."""
+    return _read_kept(
+        directory,
+        Path(directory) / CALIBRATION_FILE,
+        "no kept calibration",
+        "a directory written by --save-real with --costs measured, or --costs default",
+    )
+
+
+def _read_kept(directory: str, p: Path, missing: str, accepted: str) -> dict[str, Any]:
+    """A JSON object kept in a --save-real directory; a clear error if not."""
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UsageError(
+            "SL001", f"--real-from {directory}: {missing} ({p}): {e.strerror or e}; accepted: {accepted}"
+        ) from None
+    except ValueError as e:
+        raise UsageError("SL001", f"--real-from {directory}: {p} is not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise UsageError("SL001", f"--real-from {directory}: {p} is not a report object")
+    return doc
+
+
+def save_calibration(doc: Mapping[str, Any], directory: str) -> None:
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError("SL001", f"--save-real {directory}: cannot create: {e.strerror or e}") from None
+    write_json(str(d / CALIBRATION_FILE), dict(doc))
+
+
 def kept_real(directory: str) -> RealRunner:
     """Real reports kept by --save-real, one per scenario file."""
 
     def run(entry: Entry) -> Mapping[str, Any]:
         p = Path(directory) / f"{entry.file.stem}.json"
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise UsageError(
-                "SL001",
-                f"--real-from {directory}: no kept report for {entry.name} ({p}): {e.strerror or e}; "
-                "accepted: a directory written by --save-real",
-            ) from None
-        except ValueError as e:
-            raise UsageError("SL001", f"--real-from {directory}: {p} is not JSON: {e}") from None
-        if not isinstance(doc, dict):
-            raise UsageError("SL001", f"--real-from {directory}: {p} is not a report object")
-        return doc
+        return _read_kept(directory, p, f"no kept report for {entry.name}", "a directory written by --save-real")
 
     return run

@@ -77,6 +77,8 @@ pub(crate) struct RawCosts {
     pub(crate) pipe_read: Option<String>,
     pub(crate) unix_send: Option<String>,
     pub(crate) unix_recv: Option<String>,
+    pub(crate) fork: Option<String>,
+    pub(crate) exit: Option<String>,
     pub(crate) anon_fault: Option<String>,
     pub(crate) zswap_compress: Option<String>,
 }
@@ -298,6 +300,8 @@ fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Resul
         (&c.pipe_read, &mut costs.pipe_read_ns, "pipe_read"),
         (&c.unix_send, &mut costs.unix_send_ns, "unix_send"),
         (&c.unix_recv, &mut costs.unix_recv_ns, "unix_recv"),
+        (&c.fork, &mut costs.fork_ns, "fork"),
+        (&c.exit, &mut costs.exit_ns, "exit"),
     ] {
         if let Some(s) = val {
             let key = format!("kernel.costs.{k}");

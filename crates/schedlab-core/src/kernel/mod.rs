@@ -374,6 +374,19 @@ pub struct Costs {
     /// its read(2): 1 us each, measured the same way (958-1,052 ns).
     pub unix_send_ns: u64,
     pub unix_recv_ns: u64,
+    /// A scenario's `fork` op: the parent's CPU time to start a thread
+    /// (clone, its stack, the starting program's bookkeeping): 11 us.
+    /// `exit`: all a thread that exits costs beyond its program, charged
+    /// before its `exit` op (Deviation: the kernel spends part of it at the
+    /// start, in ret_from_fork, and part in do_exit): 90 us. Both measured
+    /// by `schedlab-runner --calibrate` on the project's KVM guest (AMD
+    /// EPYC, Linux 6.18; 10.6-11.0 us and 89.5-90.8 us in three runs), so
+    /// they are what the runner's own threads cost: most of `exit` is the
+    /// runner reading the thread's /proc counters before it exits. The
+    /// fork and exit of rt-migrate-test's and dbench's built-in threads
+    /// are not charged (Deviation: they happen before the measurement).
+    pub fork_ns: u64,
+    pub exit_ns: u64,
 }
 
 impl Default for Costs {
@@ -406,6 +419,8 @@ impl Default for Costs {
             pipe_read_ns: 300,
             unix_send_ns: 1_000,
             unix_recv_ns: 1_000,
+            fork_ns: 11_000,
+            exit_ns: 90_000,
         }
     }
 }

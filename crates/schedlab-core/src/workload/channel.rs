@@ -31,7 +31,7 @@
 use crate::error::{Location, Result, SimError};
 use crate::kernel::Costs;
 use crate::sched::task::TaskId;
-use crate::workload::{Dist, Op};
+use crate::workload::Op;
 
 /// What a channel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,14 +232,14 @@ pub(crate) fn compile_chan_op(
     };
     if key == "recv" {
         out.push(Op::Recv { ch: base, n: def.count as u32 });
-        out.push(Op::Run(Dist::Const(recv_cost)));
+        out.push(Op::Sys(recv_cost));
     } else if all {
         for k in 0..def.count as u32 {
-            out.push(Op::Run(Dist::Const(send_cost)));
+            out.push(Op::Sys(send_cost));
             out.push(Op::Send { ch: base + k, n: 1 });
         }
     } else {
-        out.push(Op::Run(Dist::Const(send_cost)));
+        out.push(Op::Sys(send_cost));
         out.push(Op::Send { ch: base, n: def.count as u32 });
     }
     Ok(())

@@ -353,7 +353,13 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
             "timer" => out.push(Op::Timer { period: timer_period_at(val, file, &sub)? }),
             "yield" => out.push(Op::Yield),
-            "exit" => out.push(Op::Exit),
+            "exit" => {
+                // kernel.costs.exit: the thread's cost beyond its program.
+                if ctx.costs.exit_ns > 0 {
+                    out.push(Op::Sys(ctx.costs.exit_ns));
+                }
+                out.push(Op::Exit)
+            }
             "barrier" => {
                 let b = want_str(val)?;
                 let idx = match ctx.barriers.iter().position(|(n, _)| *n == b) {
@@ -381,6 +387,10 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             }
             "fork" => {
                 let g = want_str(val)?;
+                // kernel.costs.fork: the parent's side of starting the thread.
+                if ctx.costs.fork_ns > 0 {
+                    out.push(Op::Sys(ctx.costs.fork_ns));
+                }
                 ctx.fork_refs.push((g, sub.clone()));
                 out.push(Op::Fork(usize::MAX)); // resolved after all groups are known
             }

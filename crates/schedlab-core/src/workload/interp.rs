@@ -65,20 +65,26 @@ impl Sim {
         }
     }
 
+    /// Give the task `w` ns of CPU work (%sys if `sys`); true when there is none.
+    fn start_work(&mut self, tid: TaskId, w: u64, sys: bool) -> bool {
+        self.tasks[tid].in_sys = sys;
+        if w == 0 {
+            return true;
+        }
+        self.tasks[tid].work_left = w;
+        false
+    }
+
     /// Run one op of `tid`'s program (at `pc` of `template`). Returns true
     /// to go on with the next op, false when the task now spends time, blocks
     /// or exits.
     fn exec_op(&mut self, tid: TaskId, template: usize, pc: usize, op: Op) -> bool {
         match op {
             Op::Run(d) => {
-                self.tasks[tid].in_sys = false;
                 let w = d.sample(&mut self.tasks[tid].rng);
-                if w == 0 {
-                    return true;
-                }
-                self.tasks[tid].work_left = w;
-                return false;
+                return self.start_work(tid, w, false);
             }
+            Op::Sys(w) => return self.start_work(tid, w, true),
             Op::Runtime(d) => {
                 let w = d.sample(&mut self.tasks[tid].rng);
                 self.tasks[tid].runtime_end = Some(self.now + w);

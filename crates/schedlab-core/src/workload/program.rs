@@ -48,6 +48,10 @@ pub enum DbenchOp {
 pub enum Op {
     /// CPU work at nominal speed: progresses only while the task runs.
     Run(Dist),
+    /// Kernel work of a syscall the program makes, in ns: a cost constant
+    /// (`kernel.costs.pipe_write`, `fork`, ...). Progresses like `Run`,
+    /// counted as %sys. The real kernel does it itself: the runner skips it.
+    Sys(u64),
     /// Busy until this much wall-clock time has passed since the op began,
     /// whether or not the task was running (rt-app "runtime").
     Runtime(Dist),
@@ -138,6 +142,7 @@ impl Op {
         matches!(
             self,
             Op::Run(_)
+                | Op::Sys(_)
                 | Op::Runtime(_)
                 | Op::Sleep(_)
                 | Op::Timer { .. }

@@ -1,0 +1,238 @@
+//! `schedlab-runner --calibrate`: measure this machine's values of the
+//! simulator's cost constants (`kernel.costs.*`) with microbenchmarks that
+//! are not the validation scenarios themselves, so that a scenario judged
+//! with them is still a prediction.
+//!
+//! Everything runs on one CPU (the first this process may use) and is timed
+//! with the threads' own CPU clocks (CLOCK_THREAD_CPUTIME_ID,
+//! CLOCK_PROCESS_CPUTIME_ID), never wall time, so an interrupt or another
+//! vCPU of an emulator in between is not counted. Each figure is the median
+//! of `ROUNDS` rounds.
+//!
+//! * `pipe_write` / `pipe_read`: a 4-byte write(2) into a pipe that neither
+//!   blocks nor wakes anyone, and its read(2) (perf bench sched pipe's
+//!   message), in one thread.
+//! * `unix_send` / `unix_recv`: the same on a unix stream socketpair with
+//!   hackbench's 100-byte message.
+//! * `context_switch`: two threads on the CPU hand a futex to each other
+//!   (FUTEX_WAKE, then FUTEX_WAIT): the CPU time of both divided by the
+//!   switches getrusage counts. The simulator charges a blocking hand-off
+//!   this one constant (the wakeup and the block have none of their own),
+//!   so it is measured as one: wake, block and switch.
+//! * `fork`: what the parent's CPU spends in the runner's own fork op (a
+//!   thread: clone, its stack, the runner's bookkeeping).
+//! * `exit`: what a child that exits at once costs, in all: the return
+//!   from clone, the runner's per-thread setup (affinity, policy, nice),
+//!   its counters read at exit, and do_exit. From the process's CPU clock,
+//!   which keeps the time of exited threads, less the parent's.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use schedlab_core::scenario;
+
+use crate::exec::{self, Shared};
+use crate::sys;
+
+/// Rounds per figure; the median is kept.
+const ROUNDS: usize = 15;
+/// Operations per round of the pipe and socket loops (the socket's default
+/// buffer holds 64 hackbench messages with room to spare).
+const PIPE_OPS: usize = 256;
+const UNIX_OPS: usize = 64;
+/// Hand-offs per thread and round of the switch ping-pong.
+const HANDOFFS: u64 = 1_000;
+const FORKS: usize = 40;
+
+/// One measured constant: its `kernel.costs` key, the median and the range
+/// of its rounds (ns).
+pub struct Figure {
+    pub key: &'static str,
+    pub median_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+fn figure(key: &'static str, mut v: Vec<u64>) -> Figure {
+    v.sort_unstable();
+    Figure { key, median_ns: v[v.len() / 2], min_ns: v[0], max_ns: v[v.len() - 1] }
+}
+
+fn process_cpu() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec; the clock always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// Per-op CPU time of `ops` writes of `msg` into `tx` then `ops` reads from `rx`.
+fn write_read_round(tx: i32, rx: i32, msg: &[u8], ops: usize) -> Result<(u64, u64), String> {
+    let mut buf = vec![0u8; msg.len()];
+    let t = sys::thread_cpu();
+    for _ in 0..ops {
+        // SAFETY: msg is a valid buffer of msg.len() bytes.
+        if unsafe { libc::write(tx, msg.as_ptr().cast(), msg.len()) } != msg.len() as isize {
+            return Err(os_err("write"));
+        }
+    }
+    let w = sys::thread_cpu() - t;
+    let t = sys::thread_cpu();
+    for _ in 0..ops {
+        // SAFETY: buf is a valid buffer of buf.len() bytes.
+        if unsafe { libc::read(rx, buf.as_mut_ptr().cast(), buf.len()) } != buf.len() as isize {
+            return Err(os_err("read"));
+        }
+    }
+    let r = sys::thread_cpu() - t;
+    Ok((w / ops as u64, r / ops as u64))
+}
+
+fn pair(keys: (&'static str, &'static str), fds: [i32; 2], msg: &[u8], ops: usize) -> Result<[Figure; 2], String> {
+    let (mut ws, mut rs) = (Vec::new(), Vec::new());
+    write_read_round(fds[1], fds[0], msg, ops)?; // warm the buffers
+    for _ in 0..ROUNDS {
+        let (w, r) = write_read_round(fds[1], fds[0], msg, ops)?;
+        ws.push(w);
+        rs.push(r);
+    }
+    // SAFETY: both fds were opened here and are closed once.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    Ok([figure(keys.0, ws), figure(keys.1, rs)])
+}
+
+fn pipe_costs() -> Result<[Figure; 2], String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(os_err("pipe"));
+    }
+    pair(("pipe_write", "pipe_read"), fds, &[7u8; 4], PIPE_OPS)
+}
+
+fn unix_costs() -> Result<[Figure; 2], String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) } != 0 {
+        return Err(os_err("socketpair"));
+    }
+    // fds[1] sends, fds[0] receives: a stream socketpair is symmetric.
+    pair(("unix_send", "unix_recv"), fds, &[7u8; 100], UNIX_OPS)
+}
+
+fn futex(word: &AtomicU32, op: libc::c_int, val: u32) {
+    // SAFETY: word is a live, aligned u32; a null timeout waits without one.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, std::ptr::null::<libc::timespec>());
+    }
+}
+
+/// One side of the ping-pong: `rounds` times, wait for `me`'s turn on
+/// `turn`, then hand it to the other and wake it. (CPU time, switches).
+fn ping_pong(turn: &AtomicU32, me: u32, rounds: u64) -> (u64, u64) {
+    let (t, s) = (sys::thread_cpu(), sys::thread_switches());
+    for _ in 0..rounds {
+        loop {
+            let v = turn.load(Ordering::Acquire);
+            if v == me {
+                break;
+            }
+            futex(turn, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, v);
+        }
+        turn.store(1 - me, Ordering::Release);
+        futex(turn, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+    }
+    (sys::thread_cpu() - t, sys::thread_switches() - s)
+}
+
+/// A blocking hand-off between two threads on one CPU, as the simulator
+/// charges it: the waker's wakeup, the sleeper's block and the switch.
+fn switch_cost(cpu: usize) -> Result<Figure, String> {
+    let mut v = Vec::new();
+    for _ in 0..ROUNDS {
+        let turn = Arc::new(AtomicU32::new(2)); // 2: not started
+        let mut hs = Vec::new();
+        for me in 0..2u32 {
+            let turn = Arc::clone(&turn);
+            hs.push(std::thread::spawn(move || {
+                let _ = sys::set_affinity(sys::gettid(), &[cpu]);
+                ping_pong(&turn, me, HANDOFFS)
+            }));
+        }
+        turn.store(0, Ordering::Release);
+        futex(&turn, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 2);
+        let (mut cpu_ns, mut switches) = (0, 0);
+        for h in hs {
+            let (c, s) = h.join().map_err(|_| "a ping-pong thread panicked".to_string())?;
+            cpu_ns += c;
+            switches += s;
+        }
+        if switches < HANDOFFS {
+            return Err(format!(
+                "two threads handing a futex to each other on CPU {cpu} switched {switches} times in {} \
+                 hand-offs: another thread shares the CPU",
+                2 * HANDOFFS
+            ));
+        }
+        v.push(cpu_ns / switches);
+    }
+    Ok(figure("context_switch", v))
+}
+
+const FORK_SCENARIO: &str = r#"
+name = "schedlab-runner-calibrate-fork"
+[machine]
+sockets = 1
+cores_per_socket = 1
+[[task]]
+name = "child"
+count = 0
+program = [{ exit = true }]
+"#;
+
+fn fork_exit_costs(cpu: usize) -> Result<[Figure; 2], String> {
+    let sc = scenario::load(FORK_SCENARIO, "<calibrate>", &[]).map_err(|e| format!("[{}] {e}", e.code()))?;
+    let (mut forks, mut exits) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let shared = Shared::new(&sc, vec![cpu], 1, 1);
+        let (p0, t0) = (process_cpu(), sys::thread_cpu());
+        let mut in_fork = 0;
+        for _ in 0..FORKS {
+            let t = sys::thread_cpu();
+            shared.spawn(0, true).map_err(|e| format!("cannot create a thread: {e}"))?;
+            in_fork += sys::thread_cpu() - t;
+        }
+        if !shared.wait_all_exit(sys::now() + 30_000_000_000) {
+            return Err("the calibration's children did not exit within 30 s".into());
+        }
+        shared.stop_and_join();
+        let late = shared.late_errors.lock().map(|l| l.clone()).unwrap_or_default();
+        if let Some(e) = late.first() {
+            return Err(e.clone());
+        }
+        let (p, t) = (process_cpu() - p0, sys::thread_cpu() - t0);
+        forks.push(in_fork / FORKS as u64);
+        exits.push(p.saturating_sub(t) / FORKS as u64);
+    }
+    Ok([figure("fork", forks), figure("exit", exits)])
+}
+
+/// Measure every figure on the first CPU this process may use.
+pub fn run() -> Result<(usize, Vec<Figure>), String> {
+    let allowed = sys::allowed_cpus().map_err(|e| format!("sched_getaffinity: {e}"))?;
+    let cpu = *allowed.first().ok_or("no CPU to run on")?;
+    sys::set_affinity(sys::gettid(), &[cpu]).map_err(|e| format!("sched_setaffinity([{cpu}]): {e}"))?;
+    exec::burn(1_000); // fault in the code
+    let mut out = Vec::new();
+    out.extend(pipe_costs()?);
+    out.extend(unix_costs()?);
+    out.push(switch_cost(cpu)?);
+    out.extend(fork_exit_costs(cpu)?);
+    Ok((cpu, out))
+}
