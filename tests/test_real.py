@@ -265,7 +265,9 @@ def test_calibrate_measures_every_cost_key(runner: Path, tmp_path: Path) -> None
 
     doc = calibrate.run_local(runner)
     costs = calibrate.check_calibration(doc, "here")
-    assert tuple(costs) == calibrate.KEYS
+    assert tuple(costs)[: len(calibrate.KEYS)] == calibrate.KEYS
+    # A second CPU gives the remote wakeup too (this host's affinity allowing).
+    assert ("wakeup_ipi" in costs) == (len(os.sched_getaffinity(0)) > 1)
     for row in doc["calibration"]["costs"]:
         assert 0 < row["min_ns"] <= row["median_ns"] <= row["max_ns"], row
     assert costs["pipe_write"] < costs["context_switch"] < costs["fork"], costs

@@ -19,6 +19,9 @@
 //!   switches getrusage counts. The simulator charges a blocking hand-off
 //!   this one constant (the wakeup and the block have none of their own),
 //!   so it is measured as one: wake, block and switch.
+//! * `wakeup_ipi` (with a second CPU): a busy thread wakes one blocked on
+//!   an idle CPU; the median latency to the wakee's user space, less the
+//!   default `idle_exit` and the measured `context_switch`.
 //! * `fork`: what the parent's CPU spends in the runner's own fork op (a
 //!   thread: clone, its stack, the runner's bookkeeping).
 //! * `exit`: what a child that exits at once costs, in all: the return
@@ -185,6 +188,66 @@ fn switch_cost(cpu: usize) -> Result<Figure, String> {
     Ok(figure("context_switch", v))
 }
 
+/// Wakeups per round of the remote-wakeup latency, and the waker's busy
+/// time between two.
+const REMOTE_WAKEUPS: u64 = 200;
+const REMOTE_GAP_NS: u64 = 500_000;
+
+/// Remote wakeup latency: a thread on `cpu` stays busy and every
+/// REMOTE_GAP_NS wakes a thread blocked on `other`, an idle CPU; the
+/// latency runs from the waker's clock read just before FUTEX_WAKE to the
+/// wakee's first clock read in user space (CLOCK_MONOTONIC, one clock for
+/// both CPUs). The simulator charges such a wakeup wakeup_ipi + idle_exit
+/// (the woken idle CPU) + context_switch: `wakeup_ipi` is what is left of
+/// the median once the other two are taken off.
+fn remote_wakeup(cpu: usize, other: usize, idle_exit_ns: u64, switch_ns: u64) -> Result<Figure, String> {
+    let mut v = Vec::new();
+    for _ in 0..ROUNDS {
+        let seq = Arc::new(AtomicU32::new(0));
+        let stamp = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (s2, t2) = (Arc::clone(&seq), Arc::clone(&stamp));
+        let h = std::thread::spawn(move || {
+            let _ = sys::set_affinity(sys::gettid(), &[other]);
+            let mut lat = Vec::with_capacity(REMOTE_WAKEUPS as usize);
+            let mut last = 0;
+            s2.store(u32::MAX, Ordering::Release); // ready
+                                                   // Until the last wakeup; a wakeup that found the wakee awake
+                                                   // (it was late for the one before) is not a latency.
+            while last != REMOTE_WAKEUPS as u32 {
+                let v = s2.load(Ordering::Acquire);
+                if v == last || v == u32::MAX {
+                    futex(&s2, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, v);
+                    continue;
+                }
+                if v == last + 1 {
+                    lat.push(sys::now().saturating_sub(t2.load(Ordering::Acquire)));
+                }
+                last = v;
+            }
+            lat
+        });
+        while seq.load(Ordering::Acquire) != u32::MAX {
+            sys::sched_yield();
+        }
+        for i in 1..=REMOTE_WAKEUPS {
+            let until = sys::now() + REMOTE_GAP_NS;
+            while sys::now() < until {
+                std::hint::spin_loop();
+            }
+            stamp.store(sys::now(), Ordering::Release);
+            seq.store(i as u32, Ordering::Release);
+            futex(&seq, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+        }
+        let mut lat = h.join().map_err(|_| "the remote wakee panicked".to_string())?;
+        if lat.is_empty() {
+            return Err(format!("no remote wakeup of CPU {other} from CPU {cpu} was measured"));
+        }
+        lat.sort_unstable();
+        v.push(lat[lat.len() / 2].saturating_sub(idle_exit_ns + switch_ns));
+    }
+    Ok(figure("wakeup_ipi", v))
+}
+
 const FORK_SCENARIO: &str = r#"
 name = "schedlab-runner-calibrate-fork"
 [machine]
@@ -232,7 +295,13 @@ pub fn run() -> Result<(usize, Vec<Figure>), String> {
     let mut out = Vec::new();
     out.extend(pipe_costs()?);
     out.extend(unix_costs()?);
-    out.push(switch_cost(cpu)?);
+    let switch = switch_cost(cpu)?;
+    let switch_ns = switch.median_ns;
+    out.push(switch);
     out.extend(fork_exit_costs(cpu)?);
+    if let Some(&other) = allowed.get(1) {
+        let idle_exit = schedlab_core::kernel::Costs::default().idle_exit_ns;
+        out.push(remote_wakeup(cpu, other, idle_exit, switch_ns)?);
+    }
     Ok((cpu, out))
 }

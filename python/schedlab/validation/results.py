@@ -70,7 +70,14 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
         means = [rep.mean_idle_pct(s) for s in spec.sets]
         return max(means) - min(means)
     if m == "sibling_overlap":
-        return sum(min(100.0 - rep.idle_pct(str(c)) for c in parse_cpulist(s)) for s in spec.sets) / len(spec.sets)
+        # The share of the window all the set's CPUs must have been busy at
+        # once: Σ busy - (n - 1) x 100, floored at 0. (The smallest busy of
+        # the set counted a task moving between siblings as overlap.)
+        def overlap(cpus: list[int]) -> float:
+            busy = sum(100.0 - rep.idle_pct(str(c)) for c in cpus)
+            return max(0.0, busy - 100.0 * (len(cpus) - 1))
+
+        return sum(overlap(parse_cpulist(s)) for s in spec.sets) / len(spec.sets)
     if m in ("wait", "wait_min", "wait_max"):
         w = [rep.wait_pct(t) for t in select()]
         if any(x is None for x in w):
