@@ -430,3 +430,52 @@ def test_the_sim_report_measures_what_its_trace_shows(kernel: str, tmp_path: Pat
                 assert 2.0 - 1.0 <= got / 1000 - want <= 2.0 + IPI_US + 1.0, (t["comm"], p)
         measured += len(delays)
     assert measured > 100
+
+
+# --------------------------------------------------------------------------
+# Repeats
+
+
+def test_a_repeated_tool_is_judged_on_the_median_of_its_runs() -> None:
+    runs = [
+        {"source": "real-tool", "oracle": {"kernel": "6.1"}, "tool": {"argv": ["perf"], "stdout": out, "stderr": ""}}
+        for out in ("Total time: 0.300 [sec]\n", "Total time: 0.100 [sec]\n", "Total time: 0.250 [sec]\n")
+    ]
+    it = iter(runs)
+    entry = v.select_entries(v.load_suite(), ["nice-pinned"])[0]
+    doc = v.repeated_real(lambda e: next(it), 3, progress=lambda m: None)(entry)
+    assert doc["tool"]["stdout"].count(v.RUN_SEPARATOR) == 2
+    assert v.real_side(doc).tool_value("tool_time", None) == 0.25
+    cyc = (
+        "T: 0 ( 1) P:99 I:1000 C: 10 Min: 1 Act: 2 Avg: 3 Max: 9\n"
+        "T: 1 ( 2) P:99 I:1000 C: 10 Min: 1 Act: 2 Avg: 40 Max: 90\n"
+    )
+    three = f"\n{v.RUN_SEPARATOR}\n".join([cyc, cyc.replace("Avg: 3 ", "Avg: 5 "), cyc.replace("Avg: 3 ", "Avg: 4 ")])
+    assert v.parse_tool_output(three, "latency_avg", 0) == 4.0
+    assert v.parse_tool_output(three, "latency_max", 1) == 90.0
+
+
+def test_repeated_runner_reports_become_their_median() -> None:
+    def report(share_ns: int) -> dict[str, Any]:
+        return {"source": "real", "tasks": [{"comm": "a", "runtime_ns": share_ns}], "measure": {"end_ns": 10}}
+
+    it = iter([report(30), report(10), report(20)])
+    entry = v.select_entries(v.load_suite(), ["nice-pinned"])[0]
+    doc = v.repeated_real(lambda e: next(it), 3, progress=lambda m: None)(entry)
+    assert doc["repeat"] == 3 and doc["tasks"][0]["runtime_ns"] == 20
+
+
+@NATIVE
+def test_the_simulator_repeats_over_seeds() -> None:
+    entry = v.select_entries(v.load_suite(), ["sleepers-32-per-cpu"])[0]
+    one = v.run_sim(entry, "6.1", 1)
+    three = v.run_sim(entry, "6.1", 1, repeat=3)
+    spec = _spec("share", group="s")
+    a, b = v.compute(spec, one), v.compute(spec, three)
+    assert a is not None and b is not None and a != b  # other seeds, another median
+    assert three.raw is not None and three.raw["repeat"] == 3
+
+
+def test_cli_repeat_must_be_positive(run_cli: RunCli) -> None:
+    r = run_cli("validate", "--repeat", "0", "--real-from", "validation/real/6.1", "--only", "nice-pinned")
+    assert r.returncode == 2 and "[SL001]" in r.stderr and "--repeat 0" in r.stderr

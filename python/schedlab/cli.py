@@ -203,6 +203,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="judge the simulator against real reports kept earlier with --save-real (no guest is booted)",
     )
     v.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N real runs per scenario (a guest boot each) and N simulator seeds; every number is the median "
+        "(default 1; with --real-from only the simulator repeats)",
+    )
+    v.add_argument(
         "--costs",
         choices=("measured", "default"),
         default="measured",

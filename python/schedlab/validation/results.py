@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.calibrate import check_calibration, cost_overrides, run_local, table_of
-from schedlab.errors import ScenarioError
+from schedlab.errors import ScenarioError, UsageError
 from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
 from schedlab.report import write_json
 from schedlab.validation.runners import (
@@ -28,6 +28,7 @@ from schedlab.validation.runners import (
     qemu_calibration,
     qemu_real,
     real_side,
+    repeated_real,
     run_sim,
     save_calibration,
     saving_real,
@@ -118,10 +119,13 @@ def validate(
     only: Sequence[str] = (),
     progress: Callable[[str], None] | None = note,
     costs: Mapping[str, int] | None = None,
+    repeat: int = 1,
 ) -> dict[str, Any]:
     """Run the suite; the JSON document (``kernel``, ``results`` and extras).
     ``costs``: the real machine's measured cost constants ({key: ns}, see
-    :mod:`schedlab.calibrate`), simulated in place of the defaults."""
+    :mod:`schedlab.calibrate`), simulated in place of the defaults.
+    ``repeat``: the simulator's side is the median of that many seeds (the
+    real side's repeats are the real runner's, see ``repeated_real``)."""
     cost_sets = cost_overrides(costs or {})
     say = progress or (lambda m: None)
     entries = select_entries(suite, only)
@@ -144,7 +148,7 @@ def validate(
         version = sim_version(kernel, doc)
         versions.add(version)
         t0 = time.monotonic()
-        sim = run_sim(e, version, suite.seed, cost_sets)
+        sim = run_sim(e, version, suite.seed, cost_sets, repeat)
         t_sim = time.monotonic() - t0
         rv = real_side(doc)
         timings[e.name] = {"sim_s": round(t_sim, 2), "real_s": round(t_real, 2)}
@@ -175,6 +179,7 @@ def validate(
         "real_kernel": sorted(releases),
         "sim_version": sorted(versions),
         "costs": dict(costs) if costs else "default",
+        "repeat": repeat,
         "results": results,
         "unmeasured": unmeasured,
         "timings": timings,
@@ -256,9 +261,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             save_calibration(cal, args.save_real)
         if progress:
             progress(f"measured costs ({where}): {table_of(costs)}")
+    if args.repeat < 1:
+        raise UsageError("SL001", f"--repeat {args.repeat}: accepted: an integer >= 1")
+    if args.repeat > 1 and not args.real_from:
+        real_runner = repeated_real(real_runner, args.repeat, progress or (lambda m: None))
     if args.save_real:
         real_runner = saving_real(real_runner, args.save_real)
-    doc = validate(suite, kernel, real_runner, only=args.only, progress=progress, costs=costs)
+    doc = validate(suite, kernel, real_runner, only=args.only, progress=progress, costs=costs, repeat=args.repeat)
     doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
     doc["wall_s"] = round(time.monotonic() - t0, 1)
     if args.json:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ from schedlab.validation.suite import REPO, Entry
 __all__ = [
     "CALIBRATION_FILE",
     "GUEST_TIMEOUT_S",
+    "RUN_SEPARATOR",
     "RealRunner",
     "Side",
     "kept_calibration",
@@ -38,6 +40,7 @@ __all__ = [
     "qemu_calibration",
     "qemu_real",
     "real_side",
+    "repeated_real",
     "run_sim",
     "save_calibration",
     "saving_real",
@@ -116,15 +119,16 @@ def parse_tool_output(out: str, metric: str, thread: int | None) -> float | None
     """What perf bench / hackbench / cyclictest printed: ``tool_time`` (s)
     from perf's "Total time: X [sec]" or hackbench's "Time: X";
     ``latency_avg`` / ``latency_max`` (us) from cyclictest's "T: N (...) ...
-    Avg: A Max: M" line of thread N. None: not in the output."""
+    Avg: A Max: M" line of thread N; the median when the output holds
+    several runs'. None: not in the output."""
     if metric == "tool_time":
-        m = re.search(r"Total time:\s*([\d.]+)\s*\[sec\]", out) or re.search(r"^Time:\s*([\d.]+)", out, re.M)
-        return float(m[1]) if m else None
-    for line in out.splitlines():
-        m = re.match(r"T:\s*(\d+)\s.*Avg:\s*(\d+)\s+Max:\s*(\d+)", line.strip())
-        if m and int(m[1]) == thread:
-            return float(m[2] if metric == "latency_avg" else m[3])
-    return None
+        found = re.finditer(r"Total time:\s*([\d.]+)\s*\[sec\]|^Time:\s*([\d.]+)", out, re.M)
+        vals = [float(m[1] or m[2]) for m in found]
+    else:
+        lines = (re.match(r"T:\s*(\d+)\s.*Avg:\s*(\d+)\s+Max:\s*(\d+)", ln.strip()) for ln in out.splitlines())
+        vals = [float(m[2] if metric == "latency_avg" else m[3]) for m in lines if m and int(m[1]) == thread]
+    # A repeated run holds each run's output (repeated_real): their median.
+    return statistics.median(vals) if vals else None
 
 
 def real_side(doc: Mapping[str, Any]) -> Side:
@@ -147,15 +151,21 @@ def note(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
 
 
-def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = ()) -> Side:
+def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = (), repeat: int = 1) -> Side:
     """The simulator at ``version`` (see :func:`sim_version`) with the
     machine's measured ``costs`` (``kernel.costs.*`` overrides, see
     :mod:`schedlab.calibrate`) and then the entry's ``sim_set``: one run
-    and its report (window counters, timer wakeup delays)."""
+    and its report (window counters, timer wakeup delays), or with
+    ``repeat`` N the median report of seeds ``seed`` .. ``seed + N - 1``."""
+    from schedlab.real import median_reports
+
     text = read_text(entry.file)
     source = str(entry.file)
     overrides: list[Override] = [("kernel.version", toml_literal(version)), *costs, *entry.sim_set]
-    return sim_side(native.run(text, source, seed, overrides, False))
+    if repeat == 1:
+        return sim_side(native.run(text, source, seed, overrides, False))
+    runs = [native.run(text, source, seed + i, overrides, False) for i in range(repeat)]
+    return sim_side(median_reports(runs))
 
 
 # ---------------------------------------------------------------- real runs
@@ -235,6 +245,36 @@ def local_real(entries: Sequence[Entry]) -> RealRunner:
 
     def run(entry: Entry) -> Mapping[str, Any]:
         return real.run_real(str(entry.file), runner=runner)
+
+    return run
+
+
+#: Between two runs' output in a repeated real tool's ``tool.stdout``.
+RUN_SEPARATOR = "=== schedlab: next run ==="
+
+
+def repeated_real(inner: RealRunner, repeat: int, progress: Callable[[str], None] = note) -> RealRunner:
+    """Each real run ``repeat`` times (a guest boot each under QEMU). The
+    runner's reports become their median report (``"repeat": N``); a real
+    tool's runs become one record whose stdout and stderr hold every run's,
+    between ``RUN_SEPARATOR`` lines, so that each metric is the median of
+    what the tool printed (:func:`parse_tool_output`)."""
+    from schedlab.real import median_reports
+
+    def run(entry: Entry) -> Mapping[str, Any]:
+        docs = []
+        for i in range(repeat):
+            if i:
+                progress(f"{entry.name}: real run {i + 1}/{repeat} ...")
+            docs.append(inner(entry))
+        if all(d.get("source") == "real-tool" for d in docs):
+            merged = dict(docs[0])
+            tool = dict(merged.get("tool") or {})
+            for key in ("stdout", "stderr"):
+                tool[key] = f"\n{RUN_SEPARATOR}\n".join(str((d.get("tool") or {}).get(key, "")) for d in docs)
+            merged["tool"] = tool
+            return merged
+        return median_reports(docs)
 
     return run
 
