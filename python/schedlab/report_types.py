@@ -457,7 +457,11 @@ class _MpstatSampleKeys(TypedDict):
 class MpstatSample(_MpstatSampleKeys, total=False):
     """One mpstat interval."""
 
-    pass
+    run_delay_ns: list[int]
+    """Per CPU, in CPU order: the time tasks waited on its runqueue in the interval (/proc/schedstat's cpuN run_delay;
+    absent: not read). Beside the idle column it bounds the CPU time left idle while tasks waited (`schedlab
+    difftest`'s wasted-CPU audit).
+    """
 
 
 class _MpstatRowKeys(TypedDict):
@@ -995,6 +999,10 @@ class CpuTimes(_CpuTimesKeys, total=False):
     """Real kernel: idle time with IO outstanding."""
     irq_ns: int
     """Real kernel: hard-interrupt time."""
+    run_delay_ns: int
+    """Time tasks waited on this CPU's runqueue, counted when each wait ends (/proc/schedstat's cpuN run_delay; absent:
+    not read).
+    """
     soft_ns: int
     """Real kernel: softirq time."""
     steal_ns: int

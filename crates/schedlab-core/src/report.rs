@@ -388,6 +388,11 @@ pub struct CpuTimes {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub steal_ns: Option<u64>,
+    /// Time tasks waited on this CPU's runqueue, counted when each wait
+    /// ends (/proc/schedstat's cpuN run_delay; absent: not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub run_delay_ns: Option<u64>,
 }
 
 /// `mpstat -P ALL`: the samples and the Average block.
@@ -411,6 +416,13 @@ pub struct MpstatSample {
     pub end_ns: u64,
     /// The `all` row, then one per CPU.
     pub rows: Vec<MpstatRow>,
+    /// Per CPU, in CPU order: the time tasks waited on its runqueue in the
+    /// interval (/proc/schedstat's cpuN run_delay; absent: not read).
+    /// Beside the idle column it bounds the CPU time left idle while tasks
+    /// waited (`schedlab difftest`'s wasted-CPU audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub run_delay_ns: Option<Vec<u64>>,
 }
 
 /// One mpstat row: percentages of the row's time, two decimals.

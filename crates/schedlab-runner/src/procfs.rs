@@ -149,6 +149,9 @@ pub struct CpuJiffies {
     pub steal: u64,
     pub guest: u64,
     pub guest_nice: u64,
+    /// Not a /proc/stat column: the CPU's runqueue run_delay in ns, from
+    /// /proc/schedstat read at the same moment (None: not readable).
+    pub run_delay_ns: Option<u64>,
 }
 
 impl CpuJiffies {
@@ -164,6 +167,7 @@ impl CpuJiffies {
             steal: self.steal.saturating_sub(b.steal),
             guest: self.guest.saturating_sub(b.guest),
             guest_nice: self.guest_nice.saturating_sub(b.guest_nice),
+            run_delay_ns: self.run_delay_ns.zip(b.run_delay_ns).map(|(a, b)| a.saturating_sub(b)),
         }
     }
 
@@ -178,6 +182,10 @@ impl CpuJiffies {
         self.steal += o.steal;
         self.guest += o.guest;
         self.guest_nice += o.guest_nice;
+        self.run_delay_ns = match (self.run_delay_ns, o.run_delay_ns) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 
     /// mpstat's columns (sysstat's arithmetic: guest time is already in user,
@@ -225,19 +233,58 @@ pub fn parse_proc_stat(text: &str) -> BTreeMap<usize, CpuJiffies> {
                 steal: g(7),
                 guest: g(8),
                 guest_nice: g(9),
+                run_delay_ns: None,
             },
         );
     }
     out
 }
 
+/// `/proc/schedstat`'s `cpuN` lines: each CPU's runqueue run_delay (ns),
+/// the eighth number after the name (yld_count, 0, sched_count,
+/// sched_goidle, ttwu_count, ttwu_local, rq_cpu_time, run_delay, pcount;
+/// kernel/sched/stats.c show_schedstat, version 15 and later).
+pub fn parse_schedstat_run_delay(text: &str) -> BTreeMap<usize, u64> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(n) = f.next().and_then(|name| name.strip_prefix("cpu")).and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        if let Some(v) = f.nth(7).and_then(|x| x.parse::<u64>().ok()) {
+            out.insert(n, v);
+        }
+    }
+    out
+}
+
+/// /proc/stat with each CPU's run_delay from /proc/schedstat, read right
+/// after it (a kernel without CONFIG_SCHEDSTATS leaves `run_delay_ns` None).
 pub fn read_proc_stat() -> io::Result<BTreeMap<usize, CpuJiffies>> {
-    Ok(parse_proc_stat(&read("/proc/stat")?))
+    let mut stat = parse_proc_stat(&read("/proc/stat")?);
+    if let Ok(text) = read("/proc/schedstat") {
+        for (cpu, rd) in parse_schedstat_run_delay(&text) {
+            if let Some(j) = stat.get_mut(&cpu) {
+                j.run_delay_ns = Some(rd);
+            }
+        }
+    }
+    Ok(stat)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedstat_run_delay_is_the_eighth_field() {
+        let text = "version 15\ntimestamp 4295\ncpu0 0 0 1200 400 700 300 912345678 55000 1500\n\
+                    domain0 3 1 2 3\ncpu1 0 0 10 5 7 3 1000 0 9\n";
+        let m = parse_schedstat_run_delay(text);
+        assert_eq!(m.get(&0), Some(&55000));
+        assert_eq!(m.get(&1), Some(&0));
+        assert_eq!(m.len(), 2);
+    }
 
     #[test]
     fn schedstat_and_status() {

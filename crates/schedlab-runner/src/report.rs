@@ -75,6 +75,7 @@ fn cpu_times(m: &Measured, cpu_d: &[CpuJiffies]) -> Vec<CpuTimes> {
                 irq_ns: Some(c["irq"] * ns_per_jiffy),
                 soft_ns: Some(c["soft"] * ns_per_jiffy),
                 steal_ns: Some(c["steal"] * ns_per_jiffy),
+                run_delay_ns: d.run_delay_ns,
             }
         })
         .collect()
@@ -86,7 +87,9 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
     let mut samples = Vec::new();
     let mut prev = &m.stat_base;
     for (t, snap) in &m.samples {
-        samples.push(MpstatSample { end_ns: *t, rows: rows(&deltas(snap, prev, &m.host_cpus)) });
+        let d = deltas(snap, prev, &m.host_cpus);
+        let run_delay_ns = d.iter().map(|c| c.run_delay_ns).collect::<Option<Vec<u64>>>();
+        samples.push(MpstatSample { end_ns: *t, rows: rows(&d), run_delay_ns });
         prev = snap;
     }
     let mut tasks = Vec::new();

@@ -287,7 +287,7 @@ impl Sim {
                 zone_lock: self.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
             });
         }
-        let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.acct).collect();
+        let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.cpu_times()).collect();
         self.stats.rec.sample(self.now, &accts);
     }
 }

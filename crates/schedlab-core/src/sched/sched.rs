@@ -99,6 +99,14 @@ pub struct CpuWindow {
     pub kind: WindowKind,
 }
 
+impl Rq {
+    /// The CPU's cumulative times with its runqueue's run_delay, as
+    /// /proc/stat and /proc/schedstat read together.
+    pub fn cpu_times(&self) -> CpuTime {
+        CpuTime { run_delay: self.stats.wait_ns, ..self.acct }
+    }
+}
+
 /// Per-runqueue schedstat counters.
 #[derive(Debug, Clone, Default)]
 pub struct RqStats {

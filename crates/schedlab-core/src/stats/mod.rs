@@ -20,6 +20,10 @@ pub struct CpuTime {
     /// Softirq handlers (irq/mod.rs).
     pub soft: u64,
     pub idle: u64,
+    /// Time tasks waited on this runqueue, counted when each wait ends
+    /// (rq->rq_sched_info.run_delay, /proc/schedstat's cpuN run_delay).
+    /// Not a share of the CPU's time: not in `total`.
+    pub run_delay: u64,
 }
 
 impl CpuTime {
@@ -41,6 +45,7 @@ impl CpuTime {
             irq: self.irq.saturating_sub(earlier.irq),
             soft: self.soft.saturating_sub(earlier.soft),
             idle: self.idle.saturating_sub(earlier.idle),
+            run_delay: self.run_delay.saturating_sub(earlier.run_delay),
         }
     }
 
@@ -52,6 +57,7 @@ impl CpuTime {
         self.irq = self.irq.saturating_add(o.irq);
         self.soft = self.soft.saturating_add(o.soft);
         self.idle = self.idle.saturating_add(o.idle);
+        self.run_delay = self.run_delay.saturating_add(o.run_delay);
     }
 }
 

@@ -168,7 +168,7 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
     let rec = &sim.stats.rec;
     let zero = vec![CpuTime::default(); nr];
     let base = rec.base.as_ref().unwrap_or(&zero);
-    let deltas: Vec<CpuTime> = sim.rqs.iter().zip(base).map(|(rq, b)| rq.acct.delta(b)).collect();
+    let deltas: Vec<CpuTime> = sim.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
     // Interrupt and iowait columns exist in a run with devices.
     let io = !sim.block.disks.is_empty();
     let cpus = deltas
@@ -183,10 +183,19 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
             iowait_ns: io.then_some(d.iowait),
             irq_ns: io.then_some(d.irq),
             soft_ns: io.then_some(d.soft),
+            run_delay_ns: Some(d.run_delay),
             ..Default::default()
         })
         .collect();
-    let samples = rec.samples.iter().map(|(t1, d)| MpstatSample { end_ns: *t1, rows: rows(d) }).collect();
+    let samples = rec
+        .samples
+        .iter()
+        .map(|(t1, d)| MpstatSample {
+            end_ns: *t1,
+            rows: rows(d),
+            run_delay_ns: Some(d.iter().map(|c| c.run_delay).collect()),
+        })
+        .collect();
     let average = if rec.intervals == 0 { rows(&deltas) } else { rows(&rec.sum) };
     (cpus, Mpstat { samples, average, intervals: rec.intervals })
 }
