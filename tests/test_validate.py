@@ -465,14 +465,38 @@ def test_repeated_runner_reports_become_their_median() -> None:
     assert doc["repeat"] == 3 and doc["tasks"][0]["runtime_ns"] == 20
 
 
+def test_a_repeated_metric_is_the_median_of_its_value_on_each_run(tmp_path: Path) -> None:
+    # Three boots: the work fills CPU 0, CPU 1, then half of each. The
+    # report of medians has no spread; the median run has a 100-point one.
+    def report(idle: list[float]) -> dict[str, Any]:
+        rows = [{"cpu": "all", "idle": 50.0}] + [{"cpu": c, "idle": x} for c, x in enumerate(idle)]
+        return {"source": "real", "tasks": [], "measure": {"start_ns": 0, "end_ns": 10}, "mpstat": {"average": rows}}
+
+    it = iter([report([0.0, 100.0]), report([100.0, 0.0]), report([50.0, 50.0])])
+    entry = v.select_entries(v.load_suite(), ["nice-pinned"])[0]
+    doc = v.repeated_real(lambda e: next(it), 3, progress=lambda m: None)(entry)
+    spec = v.MetricSpec("idle_spread", v.parse_tolerance("±3 points"), sets=("0", "1"))
+    assert v.compute(spec, v.Side(ReportView(doc), doc)) == 0.0  # the report of medians
+    assert v.compute(spec, v.real_side(doc)) == 100.0
+    # --save-real keeps each run beside the report of medians; --real-from reads them back.
+    saved = v.saving_real(lambda e: doc, str(tmp_path))(entry)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"nice-pinned{s}.json" for s in ("", ".run-1", ".run-2", ".run-3")
+    ]
+    assert v.RUNS_KEY not in json.loads((tmp_path / "nice-pinned.json").read_text())
+    kept = v.kept_real(str(tmp_path))(entry)
+    assert v.compute(spec, v.real_side(kept)) == 100.0 and len(kept[v.RUNS_KEY]) == len(saved[v.RUNS_KEY]) == 3
+
+
 @NATIVE
 def test_the_simulator_repeats_over_seeds() -> None:
     entry = v.select_entries(v.load_suite(), ["sleepers-32-per-cpu"])[0]
-    one = v.run_sim(entry, "6.1", 1)
+    singles = [v.run_sim(entry, "6.1", seed) for seed in (1, 2, 3)]
     three = v.run_sim(entry, "6.1", 1, repeat=3)
-    spec = _spec("share", group="s")
-    a, b = v.compute(spec, one), v.compute(spec, three)
-    assert a is not None and b is not None and a != b  # other seeds, another median
+    spec = _spec("wait_avg", group="s")
+    vals = [v.compute(spec, s) for s in singles]
+    assert len({*vals}) == 3  # three seeds, three values
+    assert v.compute(spec, three) == sorted(x for x in vals if x is not None)[1]  # their median
     assert three.raw is not None and three.raw["repeat"] == 3
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -40,8 +41,12 @@ __all__ = ["cmd_validate", "compute", "exit_status", "format_table", "validate"]
 
 
 def compute(spec: MetricSpec, side: Side) -> float | None:
-    """The value of ``spec`` on one side (None: not measured). Raises
+    """The value of ``spec`` on one side (None: not measured); on a repeated
+    side, the median of its values on the runs that measured it. Raises
     ``MetricError`` for a selector the report does not have."""
+    if side.runs:
+        vals = [v for v in (compute(spec, r) for r in side.runs) if v is not None]
+        return statistics.median(vals) if vals else None
     rep = side.report
 
     def select() -> list[TaskWindow]:

@@ -30,6 +30,7 @@ from schedlab.validation.suite import REPO, Entry
 __all__ = [
     "CALIBRATION_FILE",
     "GUEST_TIMEOUT_S",
+    "RUNS_KEY",
     "RUN_SEPARATOR",
     "RealRunner",
     "Side",
@@ -86,6 +87,11 @@ class Side:
     #: The raw report (the simulator's or the runner's), or a real tool's
     #: run: {"source": "real-tool", "oracle": {...}, "tool": {"argv", "stdout", "stderr"}}.
     raw: Mapping[str, Any] | None = None
+    #: A repeated side's runs: each metric is then the median of its value
+    #: on each run (not its value on the report of medians, which mixes
+    #: runs: two boots that filled different nodes have a median report
+    #: with no spread at all).
+    runs: tuple[Side, ...] = ()
 
     def tool_value(self, metric: str, thread: int | None) -> float | None:
         """A tool metric: what the real tool printed, or the simulator's
@@ -131,11 +137,18 @@ def parse_tool_output(out: str, metric: str, thread: int | None) -> float | None
     return statistics.median(vals) if vals else None
 
 
+#: In memory only: a repeated real run's individual reports, beside its
+#: report of medians (saved as <stem>.run-<i>.json by --save-real).
+RUNS_KEY = "_runs"
+
+
 def real_side(doc: Mapping[str, Any]) -> Side:
     """A real run's side (the runner's report, or a real tool's output)."""
     if doc.get("source") == "real-tool":
         return Side(ReportView({}), doc)
-    return Side(ReportView(doc), doc)
+    runs = tuple(real_side(r) for r in doc.get(RUNS_KEY) or ())
+    view = {k: v for k, v in doc.items() if k != RUNS_KEY}
+    return Side(ReportView(view), view, runs)
 
 
 def sim_side(report: Mapping[str, Any]) -> Side:
@@ -165,7 +178,8 @@ def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = (
     if repeat == 1:
         return sim_side(native.run(text, source, seed, overrides, False))
     runs = [native.run(text, source, seed + i, overrides, False) for i in range(repeat)]
-    return sim_side(median_reports(runs))
+    median = median_reports(runs)
+    return Side(ReportView(median), median, tuple(sim_side(r) for r in runs))
 
 
 # ---------------------------------------------------------------- real runs
@@ -274,7 +288,9 @@ def repeated_real(inner: RealRunner, repeat: int, progress: Callable[[str], None
                 tool[key] = f"\n{RUN_SEPARATOR}\n".join(str((d.get("tool") or {}).get(key, "")) for d in docs)
             merged["tool"] = tool
             return merged
-        return median_reports(docs)
+        merged = median_reports(docs)
+        merged[RUNS_KEY] = docs
+        return merged
 
     return run
 
@@ -289,7 +305,9 @@ def saving_real(inner: RealRunner, directory: str) -> RealRunner:
 
     def run(entry: Entry) -> Mapping[str, Any]:
         doc = inner(entry)
-        write_json(str(d / f"{entry.file.stem}.json"), doc)
+        write_json(str(d / f"{entry.file.stem}.json"), {k: v for k, v in doc.items() if k != RUNS_KEY})
+        for i, r in enumerate(doc.get(RUNS_KEY) or (), 1):
+            write_json(str(d / f"{entry.file.stem}.run-{i}.json"), r)
         return doc
 
     return run
@@ -349,6 +367,12 @@ def kept_real(directory: str) -> RealRunner:
 
     def run(entry: Entry) -> Mapping[str, Any]:
         p = Path(directory) / f"{entry.file.stem}.json"
-        return _read_kept(directory, p, f"no kept report for {entry.name}", "a directory written by --save-real")
+        doc = _read_kept(directory, p, f"no kept report for {entry.name}", "a directory written by --save-real")
+        runs = sorted(
+            Path(directory).glob(f"{entry.file.stem}.run-*.json"), key=lambda q: int(q.stem.rsplit("-", 1)[1])
+        )
+        if runs:
+            doc[RUNS_KEY] = [_read_kept(directory, q, "a kept run", "a directory written by --save-real") for q in runs]
+        return doc
 
     return run
