@@ -8,6 +8,7 @@
     schedlab real SCENARIO [--repeat N] [--json FILE] [--set KEY=VALUE]... [--quiet]
     schedlab compare SIM.json REAL.json
     schedlab validate [--kernel 6.1|6.12] [--json FILE] [--only NAME ...] [--local]
+    schedlab difftest [--kernel 6.1|6.12] --out DIR [--cases N] [--budget 30m] [--seed S] [--sim-only] [--rejudge]
     schedlab qemu args|probe MACHINE / qemu run SCENARIO --runner PATH
 
 Every subcommand's arguments are defined here; the commands themselves live
@@ -217,6 +218,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="the simulator's cost constants: measured on the real machine first (`schedlab-runner --calibrate` "
         "in the guest, on this host with --local, or kept with --real-from; the default), or the documented defaults",
     )
+
+    d = sub.add_parser(
+        "difftest",
+        help="generated scenarios in the simulator and on a real kernel (QEMU oracle), compared and shrunk",
+    )
+    d.add_argument("--kernel", choices=tuple(ORACLE_KERNELS), default="6.1", help="oracle kernel (default 6.1)")
+    d.add_argument("--out", metavar="DIR", help="the campaign directory (created, or resumed when it has one)")
+    d.add_argument("--cases", type=int, default=100, metavar="N", help="generated cases in all (default 100)")
+    d.add_argument("--seed", type=int, default=1, metavar="S", help="the first batch's seed (default 1)")
+    d.add_argument("--budget", metavar="DURATION", help="stop starting guest boots after this much wall time (30m, 2h)")
+    d.add_argument("--no-shrink", action="store_true", help="do not shrink the disagreements")
+    d.add_argument(
+        "--sim-only",
+        action="store_true",
+        help="no guest: generate the cases and audit the simulator's wasted CPU alone (a table on stdout)",
+    )
+    d.add_argument("--rejudge", action="store_true", help="judge the campaign again from its kept real reports")
+    d.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
     _add_qemu(sub)
     return p
@@ -487,6 +506,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return validation.cmd_validate(args)
 
 
+def _cmd_difftest(args: argparse.Namespace) -> int:
+    from schedlab import difftest
+
+    return difftest.cmd_difftest(args)
+
+
 _COMMANDS = {
     "run": _cmd_run,
     "check": _cmd_check,
@@ -497,5 +522,6 @@ _COMMANDS = {
     "calibrate": _cmd_calibrate,
     "compare": _cmd_compare,
     "validate": _cmd_validate,
+    "difftest": _cmd_difftest,
     "qemu": _cmd_qemu,
 }

@@ -52,6 +52,7 @@ from schedlab.qemu.guest import (
     extract_report,
     parse_cpulist,
     probe,
+    run_batch_in_guest,
     run_in_guest,
 )
 from schedlab.qemu.initramfs import (
@@ -123,6 +124,7 @@ __all__ = [
     "read_newc",
     "resolve_in_root",
     "resolve_layout",
+    "run_batch_in_guest",
     "run_in_guest",
     "run_tool",
     "tool_binaries",

@@ -45,6 +45,7 @@ __all__ = [
     "extract_report",
     "parse_cpulist",
     "probe",
+    "run_batch_in_guest",
     "run_in_guest",
 ]
 
@@ -298,6 +299,58 @@ def run_in_guest(
     program = ["/schedlab/runner", "--serial", "/schedlab/scenario.toml", *extra_args]
     res = boot(layout, kernel, program, files, shift=shift, timeout=timeout, oracle=orc, keep=keep)
     return _runner_doc(res, "report", kernel, shift, orc)
+
+
+CASE_MARKER = "=== SCHEDLAB-CASE"
+
+
+def run_batch_in_guest(
+    machine: MachineLike,
+    scenarios: Sequence[str],
+    runner: str | Path,
+    *,
+    kernel: str,
+    shift: int = 0,
+    timeout: float = 1800.0,
+    oracle: Oracle | None = None,
+    keep: str | Path | None = None,
+) -> list[dict[str, Any] | str]:
+    """Boot ``machine`` once on ``kernel`` and run the runner on each of
+    ``scenarios`` (scenario texts, all for that machine) one after another.
+    Per scenario, in order: the runner's JSON report plus ``"oracle"`` (its
+    ``wall_s`` is the boot's, shared), or the error text of a run that
+    printed no report (its last console lines)."""
+    orc = oracle or find_oracle()
+    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner)}
+    lines = []
+    for i, text in enumerate(scenarios):
+        files[f"/schedlab/case{i}.toml"] = text.encode()
+        lines.append(
+            f'echo "{CASE_MARKER} {i} ==="; /schedlab/runner --serial /schedlab/case{i}.toml; '
+            f'echo "{CASE_MARKER}-EXIT {i} $? ==="'
+        )
+    files["/schedlab/batch.sh"] = ("\n".join(lines) + "\n").encode()
+    res = boot(machine, kernel, ["/bin/sh", "/schedlab/batch.sh"], files, shift=shift, timeout=timeout,
+               oracle=orc, keep=keep)  # fmt: skip
+    out: list[dict[str, Any] | str] = []
+    for i in range(len(scenarios)):
+        head = f"{CASE_MARKER} {i} ==="
+        start = res.console.find(head)
+        if start < 0:
+            out.append(f"case {i} did not start; last console lines:\n{_tail(res.console)}")
+            continue
+        end = res.console.find(f"{CASE_MARKER}-EXIT {i} ", start)
+        segment = res.console[start : end if end >= 0 else len(res.console)]
+        report = extract_report(segment)
+        if report is None:
+            out.append(f"case {i} printed no report; its last console lines:\n{_tail(segment)}")
+            continue
+        try:
+            out.append(_runner_doc(BootResult(report, segment, res.exit_status, res.wall_s, res.command),
+                                   "report", kernel, shift, orc))  # fmt: skip
+        except OracleError as e:
+            out.append(str(e))
+    return out
 
 
 def _runner_doc(res: BootResult, what: str, kernel: str, shift: int, orc: Oracle) -> dict[str, Any]:
