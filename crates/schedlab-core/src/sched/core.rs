@@ -90,10 +90,19 @@ impl Sim {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
         self.tasks[curr].sched_class().task_tick(self, cpu, curr);
-        // Softirq order: TIMER_SOFTIRQ (expired timers, so vmstat_update's
-        // kworker wakes) runs before SCHED_SOFTIRQ (the balancer).
+        // trigger_load_balance() runs in the tick's hard interrupt: its
+        // nohz_balancer_kick() sees the runqueue before any timer softirq
+        // (a vmstat_update kworker woken on this tick is not counted in
+        // nr_running yet). Then the softirqs in their order: TIMER_SOFTIRQ
+        // (expired timers: the kworker wakes) before SCHED_SOFTIRQ
+        // (rebalance_domains). Until 2026-11-24 the kick came after the
+        // kworker's wakeup: difftest found a lone SCHED_IDLE hog, preempted
+        // by the kworker, pulled to the idle CPU at every vmstat tick.
+        let balance_due = self.trigger_load_balance_kick(cpu);
         self.run_housekeeping_timer(cpu);
-        self.trigger_load_balance(cpu);
+        if balance_due {
+            self.run_rebalance_domains(cpu);
+        }
         let tick = self.cfg.tick_ns;
         self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(self.now + tick), Ev::Tick(cpu)));
     }

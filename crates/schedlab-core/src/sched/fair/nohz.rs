@@ -12,17 +12,23 @@ use crate::engine::time::Instant;
 use crate::sched::sched::CpuIdleType;
 
 impl Sim {
-    /// trigger_load_balance() from the tick of a busy CPU, and
-    /// nohz_balancer_kick().
-    pub fn trigger_load_balance(&mut self, cpu: usize) {
+    /// trigger_load_balance() from the tick of a busy CPU, its
+    /// hard-interrupt half: whether
+    /// SCHED_SOFTIRQ is raised (a balance is due), and nohz_balancer_kick().
+    /// The caller runs the softirq (`run_rebalance_domains`) afterwards.
+    pub(crate) fn trigger_load_balance_kick(&mut self, cpu: usize) -> bool {
         if self.avg_load_era() && self.trigger_load_balance_avg(cpu) {
-            return; // 2.6.x NOHZ owner model (balance_avg.rs)
+            return false; // 2.6.x NOHZ owner model (balance_avg.rs)
         }
-        if self.now >= self.rqs[cpu].next_balance {
-            let idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
-            self.rebalance_domains(cpu, idle);
-        }
+        let due = self.now >= self.rqs[cpu].next_balance;
         self.nohz_balancer_kick(cpu);
+        due
+    }
+
+    /// SCHED_SOFTIRQ on a busy CPU: rebalance_domains().
+    pub(crate) fn run_rebalance_domains(&mut self, cpu: usize) {
+        let idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
+        self.rebalance_domains(cpu, idle);
     }
 
     pub(crate) fn nohz_balancer_kick(&mut self, cpu: usize) {
