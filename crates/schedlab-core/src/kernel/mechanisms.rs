@@ -182,8 +182,16 @@ pub struct Mechanisms {
     // ------------------------------------------ the group-type balancer
     /// group_classify() also reads the runnable average (5.7).
     pub lb_group_runnable: bool,
-    /// adjust_numa_imbalance(): a small NUMA imbalance may remain (5.7).
+    /// adjust_numa_imbalance(): a small NUMA imbalance may remain (5.7):
+    /// calculate_imbalance() leaves it when the busiest group runs at most
+    /// two tasks, and find_idlest_group() keeps a forked task on its node
+    /// while the node has an idle CPU.
     pub lb_numa_imbalance: bool,
+    /// The imb_numa_nr form of that rule (5.18, "applied consistently" in
+    /// 6.0): the imbalance stays when the destination would run at most
+    /// sd->imb_numa_nr tasks and the unhalved imbalance is at most
+    /// NUMA_IMBALANCE_MIN; calculate_imbalance() halves after the check.
+    pub lb_numa_imb_nr: bool,
     /// find_busiest_queue() skips a CPU with one task when pulling
     /// utilisation (6.x; believed 5.10, unverified).
     pub lb_util_skip_single_task: bool,
@@ -300,6 +308,7 @@ impl Mechanisms {
             newidle_overload_guard: at(4, 16),
             lb_group_runnable: at(5, 7),
             lb_numa_imbalance: at(5, 7),
+            lb_numa_imb_nr: at(6, 0),
             lb_util_skip_single_task: at(5, 10),
             lb_skip_per_cpu_kthread: at(5, 10),
             lb_detach_shift: at(5, 10),

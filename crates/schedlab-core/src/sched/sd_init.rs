@@ -240,6 +240,9 @@ pub(crate) struct RawDomain {
     pub(crate) weight: usize,
     pub(crate) p: Params,
     pub(crate) groups: Vec<usize>,
+    /// sd->imb_numa_nr, set by `Builder::set_imb_numa_nr` over the
+    /// unpruned chains.
+    pub(crate) imb_numa_nr: u32,
 }
 
 pub(crate) fn sd_degenerate(era: Era, d: &RawDomain) -> bool {

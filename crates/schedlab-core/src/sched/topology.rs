@@ -110,6 +110,9 @@ pub struct SchedDomainTopo {
     pub smt_gain: u32,
     /// The SLIT distance of a NUMA level; 0 for other levels.
     pub numa_distance: u32,
+    /// sd->imb_numa_nr (5.18+): how many tasks a NUMA domain lets run on
+    /// the destination while a small imbalance is allowed to remain.
+    pub imb_numa_nr: u32,
     /// The domain above this one (sd->parent), if any.
     pub parent: Option<usize>,
 }
@@ -514,7 +517,7 @@ impl Builder<'_> {
         let level = &self.levels[li];
         let weight = level.spans[span_id].len();
         let p = level_params(self.era, level.kind, weight, level.numa_distance, self.m.nr_cpus());
-        self.raws.push(RawDomain { level: li, span_id, weight, p, groups });
+        self.raws.push(RawDomain { level: li, span_id, weight, p, groups, imb_numa_nr: 0 });
         self.raws.len() - 1
     }
 
@@ -594,6 +597,42 @@ impl Builder<'_> {
             cur = next;
         }
         (chains, local)
+    }
+
+    /// build_sched_domains' "allowed NUMA imbalance" pass [kernel/sched/
+    /// topology.c @6.1, @6.12], which runs over each CPU's chain before
+    /// cpu_attach_domain() prunes it. On the first domain above the LLC it
+    /// is the number of LLCs it spans, or an eighth of its span when it
+    /// spans one LLC (at least 1); the domains above scale that by how many
+    /// first-NUMA-domain spans they cover.
+    fn set_imb_numa_nr(&mut self, chains: &[Vec<usize>]) {
+        for ch in chains {
+            let (mut imb, mut imb_span) = (0u32, 1usize);
+            for (t, &r) in ch.iter().enumerate() {
+                let child = t.checked_sub(1).map(|k| ch[k]);
+                let flags = self.raws[r].p.flags;
+                let weight = self.raws[r].weight;
+                match child {
+                    Some(c)
+                        if flags & SD_SHARE_PKG_RESOURCES == 0
+                            && self.raws[c].p.flags & SD_SHARE_PKG_RESOURCES != 0 =>
+                    {
+                        let nr_llcs = weight / self.raws[c].weight;
+                        imb = if nr_llcs == 1 { (weight >> 3) as u32 } else { nr_llcs as u32 }.max(1);
+                        self.raws[r].imb_numa_nr = imb;
+                        // The span of the first NUMA domain above.
+                        imb_span = ch[t + 1..]
+                            .iter()
+                            .find(|&&u| self.raws[u].p.flags & SD_NUMA != 0)
+                            .map_or(weight, |&u| self.raws[u].weight);
+                    }
+                    _ => {
+                        let factor = (weight / imb_span).max(1) as u32;
+                        self.raws[r].imb_numa_nr = imb * factor;
+                    }
+                }
+            }
+        }
     }
 
     /// Pass 2: cpu_attach_domain's pruning, per CPU: the chain of
@@ -688,6 +727,7 @@ impl Builder<'_> {
                 forkexec_idx: raw.p.idx[4],
                 smt_gain: raw.p.smt_gain,
                 numa_distance: level.numa_distance,
+                imb_numa_nr: raw.imb_numa_nr,
                 parent: None,
             });
         }
@@ -745,6 +785,7 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms) -> SchedTopology {
     };
 
     let (chains, local) = b.attach_levels();
+    b.set_imb_numa_nr(&chains);
     let kept = b.prune(&chains, &local);
     let (domains, groups, cpu_domains, cpu_local_group, cpu_local_group_idx) = b.compact(&kept);
     let mut topo = SchedTopology {

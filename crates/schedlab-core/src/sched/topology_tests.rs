@@ -376,3 +376,45 @@ fn helpers() {
     });
     assert_eq!(all.count_ones() as usize, SD_FLAG_NAMES.len());
 }
+
+fn spec_topo(spec: crate::machine::MachineSpec, v: &str) -> SchedTopology {
+    let m = Machine::build(&spec, "<test>").unwrap();
+    build_sched_domains(&m, &Mechanisms::of(kv(v)))
+}
+
+#[test]
+fn imb_numa_nr_follows_llcs_and_numa_spans() {
+    // One LLC per node: an eighth of the node (24 >> 3), scaled by nothing
+    // on the one NUMA level.
+    let (_, t) = topo("numa48", "6.1");
+    assert_eq!(dom(&t, 0, 2).name, "NUMA");
+    assert_eq!(dom(&t, 0, 2).imb_numa_nr, 3);
+    // Two NUMA levels: the upper one covers four first-level spans.
+    let (_, t) = topo("smp1024", "6.12");
+    let ds = &t.cpu_domains[0];
+    let numa: Vec<u32> =
+        ds.iter().filter(|&&d| t.domains[d].flags & SD_NUMA != 0).map(|&d| t.domains[d].imb_numa_nr).collect();
+    assert_eq!(numa, vec![8, 32]);
+    // Nodes of one CPU: the PKG domain is pruned, but its 1 (at least one
+    // task) still reaches the NUMA domain.
+    let spec = crate::machine::MachineSpec {
+        sockets: Some(2),
+        cores_per_socket: Some(1),
+        nodes: Some(2),
+        ..Default::default()
+    };
+    let t = spec_topo(spec, "6.1");
+    assert_eq!(t.cpu_domains[0].len(), 1);
+    assert_eq!((dom(&t, 0, 0).name, dom(&t, 0, 0).imb_numa_nr), ("NUMA", 1));
+    // Two LLCs per node: the number of LLCs.
+    let spec = crate::machine::MachineSpec {
+        sockets: Some(2),
+        cores_per_socket: Some(8),
+        nodes: Some(2),
+        llcs_per_socket: Some(2),
+        ..Default::default()
+    };
+    let t = spec_topo(spec, "6.1");
+    let top = *t.cpu_domains[0].last().unwrap();
+    assert_eq!((t.domains[top].flags & SD_NUMA != 0, t.domains[top].imb_numa_nr), (true, 2));
+}

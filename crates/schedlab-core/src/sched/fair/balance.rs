@@ -60,6 +60,9 @@ pub struct SgStats {
 const MAX_PINNED_INTERVAL: u64 = 512;
 /// SCHED_NR_MIGRATE_BREAK.
 const SCHED_NR_MIGRATE_BREAK: u32 = 32;
+/// NUMA_IMBALANCE_MIN: adjust_numa_imbalance() lets an imbalance of up to
+/// this many tasks stay between lightly loaded NUMA groups.
+pub(crate) const NUMA_IMBALANCE_MIN: i64 = 2;
 
 /// struct lb_env.
 struct LbEnv {
@@ -287,20 +290,32 @@ impl Sim {
                     env.migration_type = MigrationType::Task;
                     env.imbalance = 1;
                 }
-            } else if busiest.group_weight == 1 || prefer_sibling {
-                env.migration_type = MigrationType::Task;
-                env.imbalance = (busiest.sum_nr_running.saturating_sub(local.sum_nr_running) >> 1) as i64;
             } else {
                 env.migration_type = MigrationType::Task;
-                env.imbalance = ((local.idle_cpus as i64 - busiest.idle_cpus as i64) >> 1).max(0);
-            }
-            if dom.flags & SD_NUMA != 0 && env.migration_type == MigrationType::Task && self.cfg.mech.lb_numa_imbalance
-            {
-                // adjust_numa_imbalance: allow a small imbalance to remain
-                // when the destination would run few tasks.
-                if local.sum_nr_running < 2 && busiest.sum_nr_running <= 2 {
-                    env.imbalance = 0;
-                }
+                // Deviation: 6.6+ computes this with sibling_imbalance(),
+                // which normalises by the groups' core counts; the plain
+                // difference is the same for groups of equal size.
+                let imbalance = if busiest.group_weight == 1 || prefer_sibling {
+                    busiest.sum_nr_running.saturating_sub(local.sum_nr_running) as i64
+                } else {
+                    (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0)
+                };
+                let numa = dom.flags & SD_NUMA != 0;
+                env.imbalance = if numa && self.cfg.mech.lb_numa_imb_nr {
+                    // adjust_numa_imbalance(imbalance, local->sum_nr_running + 1,
+                    // sd->imb_numa_nr), then "number of tasks to move" >>= 1.
+                    let allow = local.sum_nr_running < dom.imb_numa_nr; // dst_running = local + 1 <= imb_numa_nr
+                    if allow && imbalance <= NUMA_IMBALANCE_MIN {
+                        0
+                    } else {
+                        imbalance >> 1
+                    }
+                } else if numa && self.cfg.mech.lb_numa_imbalance && busiest.sum_nr_running <= 2 {
+                    // 5.7: adjust_numa_imbalance(imbalance, busiest->sum_nr_running).
+                    0
+                } else {
+                    imbalance >> 1
+                };
             }
         } else {
             if local.group_type < GroupType::Overloaded {

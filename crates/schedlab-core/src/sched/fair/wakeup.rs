@@ -5,7 +5,7 @@
 
 use crate::engine::sim::Sim;
 use crate::sched::class::WakeSource;
-use crate::sched::fair::balance::{GroupType, SgStats};
+use crate::sched::fair::balance::{GroupType, SgStats, NUMA_IMBALANCE_MIN};
 use crate::sched::features::Feature;
 use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
@@ -461,7 +461,7 @@ impl Sim {
     fn find_idlest_group(&self, sd: usize, lvl: usize, p: TaskId, this_cpu: usize) -> Option<usize> {
         let dom = &self.topo.domains[sd];
         let mut idlest: Option<(usize, SgStats)> = None;
-        let mut local: Option<SgStats> = None;
+        let mut local: Option<(usize, SgStats)> = None;
         // sd->groups starts at this CPU's group and wraps.
         for g in self.topo.groups_from(this_cpu, lvl) {
             let grp = &self.topo.groups[g];
@@ -470,7 +470,7 @@ impl Sim {
             }
             let sgs = self.sg_wakeup_stats(sd, g, p);
             if grp.cpus.binary_search(&this_cpu).is_ok() {
-                local = Some(sgs);
+                local = Some((g, sgs));
                 continue;
             }
             let better = match &idlest {
@@ -492,7 +492,7 @@ impl Sim {
             }
         }
         let (ig, is) = idlest?;
-        let Some(ls) = local else { return Some(ig) };
+        let Some((lg, ls)) = local else { return Some(ig) };
         if ls.group_type < is.group_type {
             return None;
         }
@@ -510,6 +510,23 @@ impl Sim {
                 }
             }
             GroupType::HasSpare => {
+                // Deviation: no NUMA balancing, so no task has a preferred
+                // node and the CONFIG_NUMA_BALANCING shortcuts never fire.
+                if dom.flags & SD_NUMA != 0 && self.cfg.mech.lb_numa_imb_nr {
+                    // Keep the task near its waker while the local node
+                    // would stay under imb_numa_nr, clamped to the CPUs it
+                    // may use there (p->nr_cpus_allowed is never NR_CPUS on
+                    // the machines modelled).
+                    let allowed = self.topo.groups[lg].cpus.iter().filter(|&&c| self.tasks[p].cpus.test(c)).count();
+                    let imb_numa_nr = (allowed as u32).min(dom.imb_numa_nr);
+                    let imbalance = (ls.idle_cpus as i64 - is.idle_cpus as i64).abs();
+                    if ls.sum_nr_running < imb_numa_nr && imbalance <= NUMA_IMBALANCE_MIN {
+                        return None;
+                    }
+                } else if dom.flags & SD_NUMA != 0 && self.cfg.mech.lb_numa_imbalance && ls.idle_cpus > 0 {
+                    // 5.7: stay on this node while it has an idle CPU.
+                    return None;
+                }
                 if ls.idle_cpus >= is.idle_cpus {
                     return None;
                 }
