@@ -176,6 +176,10 @@ pub struct Mechanisms {
     /// idle_balance() is skipped while avg_idle < sysctl_sched_migration_cost
     /// (2.6.35; 2.6.2x had no guard).
     pub newidle_avg_idle_guard: bool,
+    /// sched_balance_newidle()'s guard is the lowest domain's
+    /// max_newidle_lb_cost, not sysctl_sched_migration_cost ("sched/fair:
+    /// Remove sysctl_sched_migration_cost condition", 5.16).
+    pub newidle_guard_lb_cost: bool,
     /// idle_balance() is skipped when no runqueue is overloaded (4.16).
     pub newidle_overload_guard: bool,
 
@@ -305,6 +309,7 @@ impl Mechanisms {
             newidle_active_balance: at(4, 16),
             newidle_counts_failures: !at26(37),
             newidle_avg_idle_guard: at26(35),
+            newidle_guard_lb_cost: at(5, 16),
             newidle_overload_guard: at(4, 16),
             lb_group_runnable: at(5, 7),
             lb_numa_imbalance: at(5, 7),

@@ -6,9 +6,12 @@
 //! The avg_load era's idle_balance is `fair/balance_avg.rs`.
 //!
 //! Deviation: the balancer's own CPU time is not modelled, so
-//! max_newidle_lb_cost stays 0 and the guard is sysctl_sched_migration_cost
-//! (the 2.6.35 .. 5.x guard); every pass counts in the NI_RANDOM statistics,
-//! as every real pass (which always costs time) does.
+//! max_newidle_lb_cost stays 0: from 5.16, whose guard it is, a CPU going
+//! idle always balances while some runqueue is overloaded (the kernel skips
+//! only when its average idle period is shorter than a pass, a few us);
+//! before 5.16 the guard is sysctl_sched_migration_cost. Every pass counts
+//! in the NI_RANDOM statistics, as every real pass (which always costs
+//! time) does.
 
 use crate::engine::sim::Sim;
 use crate::sched::features::Feature;
@@ -26,7 +29,15 @@ impl Sim {
         // NOHZ idle balance comes for this CPU at an idle CPU's pace.
         let mut next_balance = self.now + self.cfg.hz as u64 * self.cfg.tick_ns;
         let mut pulled = 0;
-        if self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns || self.rd.nr_overloaded == 0 {
+        // 5.5-5.15 skip while avg_idle < sysctl_sched_migration_cost; 5.16+
+        // while it is below the lowest domain's max_newidle_lb_cost (0 here,
+        // see the Deviation above: such a CPU always balances).
+        let guard = if self.cfg.mech.newidle_guard_lb_cost {
+            self.rqs[cpu].sd.first().map_or(0, |sd| sd.max_newidle_lb_cost)
+        } else {
+            self.cfg.sysctl.sched_migration_cost_ns
+        };
+        if self.rqs[cpu].avg_idle < guard || self.rd.nr_overloaded == 0 {
             self.update_next_balance(cpu, 0, &mut next_balance);
         } else {
             pulled = self.newidle_balance_domains(cpu, &mut next_balance);
