@@ -1,7 +1,8 @@
 # schedlab -- the two commands a new user needs:
 #   make demo   virtualenv + native build + `schedlab reproduce ktask-nice`
 #   make test   the QEMU oracle (once), Rust unit tests + the pytest suite,
-#               one validation scenario under QEMU, 90 s of fuzzing, and the
+#               one validation scenario under QEMU, the wheel installed and
+#               used outside the checkout, 90 s of fuzzing, and the
 #               instruction-count guard on the engine's speed (what .ci/run runs)
 # Needs only Rust (cargo) and Python >= 3.9 with venv; everything else comes
 # from PyPI into .venv, and (make oracle-setup) from the system's Debian/Ubuntu
@@ -14,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build demo test fuzz lint fmt bench bench-check clean distclean runner oracle-setup validate
+.PHONY: all venv build wheel demo test fuzz lint fmt bench bench-check clean distclean runner oracle-setup validate
 
 all: build
 
@@ -33,6 +34,13 @@ venv: $(STAMP)
 build: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release
 
+# The wheel (target/wheels/): the native module with the real-kernel runner
+# built in, and the package data (scenarios, the validation suite, the
+# guests' kept reports). `make test` installs it into a throwaway venv
+# outside the checkout and uses it there (scripts/wheel-smoke).
+wheel: $(STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin build --release --out target/wheels
+
 demo: build
 	$(BIN)/schedlab reproduce ktask-nice
 
@@ -43,6 +51,8 @@ test: build oracle-setup
 	$(CARGO) test -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release
 	$(BIN)/pytest -q tests
+	$(MAKE) wheel
+	$(BIN)/python scripts/wheel-smoke --wheel-dir target/wheels
 	$(MAKE) fuzz FUZZ_SECONDS=45
 	$(MAKE) bench-check
 

@@ -88,7 +88,7 @@ program = [{{ loop = {{ count = 0, body = [{{ run = "10ms" }}] }} }}]
 
 
 @pytest.fixture(scope="module")
-def runner() -> Path:
+def runner() -> list[str]:
     try:
         return real.find_runner()
     except SchedlabError as e:
@@ -101,15 +101,15 @@ def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
     return p
 
 
-def _run(runner: Path, scenario: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(runner), str(scenario), *extra], capture_output=True, text=True, timeout=30, check=False)
+def _run(runner: list[str], scenario: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*runner, str(scenario), *extra], capture_output=True, text=True, timeout=30, check=False)
 
 
 def _tasks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["comm"]: t for t in doc["tasks"]}
 
 
-def test_two_hogs_run_or_wait_the_whole_window(runner: Path, tmp_path: Path) -> None:
+def test_two_hogs_run_or_wait_the_whole_window(runner: list[str], tmp_path: Path) -> None:
     r = _run(runner, _write(tmp_path, HOGS))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -133,7 +133,7 @@ def test_two_hogs_run_or_wait_the_whole_window(runner: Path, tmp_path: Path) -> 
     assert avg["usr"] + avg["nice"] > 5 * avg["sys"], avg
 
 
-def test_nice_0_vs_5_on_one_cpu_split_by_weight(runner: Path, tmp_path: Path) -> None:
+def test_nice_0_vs_5_on_one_cpu_split_by_weight(runner: list[str], tmp_path: Path) -> None:
     r = _run(runner, _write(tmp_path, NICE_PAIR))
     assert r.returncode == 0, r.stderr
     t = _tasks(json.loads(r.stdout))
@@ -150,7 +150,7 @@ def test_nice_0_vs_5_on_one_cpu_split_by_weight(runner: Path, tmp_path: Path) ->
     assert tick["wakeup_delay_p99_ns"] >= tick["wakeup_delay_p50_ns"]
 
 
-def test_parallel_is_refused_with_its_key_path(runner: Path, tmp_path: Path) -> None:
+def test_parallel_is_refused_with_its_key_path(runner: list[str], tmp_path: Path) -> None:
     r = _run(runner, _write(tmp_path, PARALLEL))
     assert r.returncode == 2
     assert r.stdout == ""
@@ -159,7 +159,7 @@ def test_parallel_is_refused_with_its_key_path(runner: Path, tmp_path: Path) -> 
     assert "[SL120]" in r.stderr
 
 
-def test_too_big_machine_is_refused(runner: Path, tmp_path: Path) -> None:
+def test_too_big_machine_is_refused(runner: list[str], tmp_path: Path) -> None:
     big = HOGS.replace("cores_per_socket = 2", f"cores_per_socket = {(os.cpu_count() or 1) + 2}")
     r = _run(runner, _write(tmp_path, big))
     assert r.returncode == 2
@@ -176,7 +176,7 @@ def test_schedlab_real_refuses_too_big_machine(tmp_path: Path, capsys: pytest.Ca
     assert "[SL110]" in err and "CPUs" in err
 
 
-def test_rt_fifo_beats_fair_on_one_cpu(runner: Path, tmp_path: Path) -> None:
+def test_rt_fifo_beats_fair_on_one_cpu(runner: list[str], tmp_path: Path) -> None:
     r = _run(runner, _write(tmp_path, RT))
     if r.returncode == 3 and "EPERM" in r.stderr:
         pytest.skip(f"SCHED_FIFO not permitted here: {r.stderr.strip()}")
@@ -193,7 +193,7 @@ def test_rt_fifo_beats_fair_on_one_cpu(runner: Path, tmp_path: Path) -> None:
     assert fair["runtime_ns"] < 0.15 * 500_000_000, (fifo, fair)
 
 
-def test_serial_markers(runner: Path, tmp_path: Path) -> None:
+def test_serial_markers(runner: list[str], tmp_path: Path) -> None:
     r = _run(runner, _write(tmp_path, HOGS), "--serial", "--set", "measure.duration=100ms")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
@@ -203,7 +203,7 @@ def test_serial_markers(runner: Path, tmp_path: Path) -> None:
     assert doc["measure"]["end_ns"] == 100_000_000
 
 
-def test_real_repeat_medians_and_compare(runner: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_real_repeat_medians_and_compare(runner: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("schedlab._native")
     from schedlab.cli import main
 
@@ -256,7 +256,7 @@ def test_compare_uses_the_simulators_window_not_its_totals() -> None:
 # -------------------------------------------------------------- calibration
 
 
-def test_calibrate_measures_every_cost_key(runner: Path, tmp_path: Path) -> None:
+def test_calibrate_measures_every_cost_key(runner: list[str], tmp_path: Path) -> None:
     """`schedlab-runner --calibrate` on this host: every key the simulator
     takes, each a positive median within its rounds, in the order of the
     paths' weight (a pipe write is cheaper than a blocking hand-off, which
@@ -281,7 +281,7 @@ def test_calibrate_measures_every_cost_key(runner: Path, tmp_path: Path) -> None
     assert rep["measure"]["end_ns"] > 0
 
 
-def test_calibrate_refuses_a_scenario(runner: Path, tmp_path: Path) -> None:
+def test_calibrate_refuses_a_scenario(runner: list[str], tmp_path: Path) -> None:
     r = _run(runner, _write(tmp_path, HOGS), "--calibrate")
     assert r.returncode == 2 and "--calibrate takes no SCENARIO" in r.stderr
 

@@ -30,9 +30,11 @@ def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def test_default_dir_is_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_dir_is_the_package_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scenarios ship inside the package; the checkout's scenarios/ is a link to them."""
     monkeypatch.delenv(ENV_VAR, raising=False)
-    assert scenarios_dir() == REPO / "scenarios"
+    assert scenarios_dir() == REPO / "python" / "schedlab" / "data" / "scenarios"
+    assert (REPO / "scenarios").resolve() == scenarios_dir().resolve()
 
 
 def test_env_var(library: Path) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from schedlab import native
+from schedlab._paths import VALIDATION
 from schedlab.errors import ScenarioError
 from schedlab.scenarios import read_text
 from schedlab.validation.runners import parse_tool_output, real_side, sim_side
-from schedlab.validation.suite import DEFAULT_SUITE, REPO, load_suite
+from schedlab.validation.suite import DEFAULT_SUITE, load_suite
 
 PERF = """# Running 'sched/pipe' benchmark:
 # Executed 2000 pipe operations between two processes
@@ -35,7 +36,7 @@ def test_what_the_tools_print() -> None:
 
 
 def test_the_simulator_side_of_a_tool_entry() -> None:
-    f = REPO / "validation" / "perf-pipe-pinned.toml"
+    f = VALIDATION / "perf-pipe-pinned.toml"
     side = sim_side(native.run(read_text(f), str(f), 1, [("kernel.version", '"6.1"')], False))
     t = side.tool_value("tool_time", None)
     # 20,000 round trips of two writes, two reads and two switches on one CPU.
@@ -44,7 +45,7 @@ def test_the_simulator_side_of_a_tool_entry() -> None:
 
 def test_tool_metrics_need_a_tool_and_a_tool_entry_only_tool_metrics(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert any(e.tool for e in load_suite(DEFAULT_SUITE).entries)
-    (tmp_path / "s.toml").write_text(read_text(REPO / "validation" / "nice-pinned.toml"))
+    (tmp_path / "s.toml").write_text(read_text(VALIDATION / "nice-pinned.toml"))
     bad = '[[scenario]]\nname = "x"\nfile = "s.toml"\nmetrics = [{ metric = "tool_time", tol = "±30 %" }]\n'
     (tmp_path / "suite.toml").write_text(bad)
     with pytest.raises(ScenarioError, match="needs the entry's `tool`"):

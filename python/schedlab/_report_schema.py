@@ -17,9 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from schedlab._paths import checkout
+
 __all__ = ["Schema", "load_schema", "render_markdown", "render_python", "write_all"]
 
-REPO = Path(__file__).resolve().parents[2]
+#: The checkout (a developer tool: it regenerates the checkout's docs and types).
+REPO = checkout() or Path.cwd()
 DOC = REPO / "docs" / "report.md"
 TYPES = REPO / "python" / "schedlab" / "report_types.py"
 SOURCE = "crates/schedlab-core/src/report.rs"

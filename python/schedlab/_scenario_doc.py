@@ -16,9 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from schedlab._paths import checkout
+
 __all__ = ["DOC", "catalog", "render", "update", "write"]
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario.md"
+#: The checkout's scenario reference (a developer tool: a wheel ships no docs).
+DOC = (checkout() or Path.cwd()) / "docs" / "scenario.md"
 
 
 def catalog() -> dict[str, Any]:

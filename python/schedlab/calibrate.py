@@ -23,7 +23,6 @@ import argparse
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from schedlab.errors import InternalError, UsageError
@@ -84,12 +83,12 @@ def costs_table(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_local(runner: Path | None = None) -> dict[str, Any]:
+def run_local(runner: Sequence[str] | None = None) -> dict[str, Any]:
     """``schedlab-runner --calibrate`` on this kernel: its report."""
     from schedlab.real import _runner_error, find_runner
 
-    exe = runner or find_runner()
-    r = subprocess.run([str(exe), "--calibrate", "--json", "-"], capture_output=True, text=True, check=False)
+    cmd = [*(runner or find_runner()), "--calibrate", "--json", "-"]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise _runner_error(r.stderr, r.returncode)
     try:

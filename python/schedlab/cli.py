@@ -201,7 +201,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     v.add_argument(
         "--real-from",
         metavar="DIR",
-        help="judge the simulator against real reports kept earlier with --save-real (no guest is booted)",
+        help="judge the simulator against real reports kept earlier with --save-real (no guest is booted); "
+        "'bundled': the QEMU guests' reports that ship with schedlab, for --kernel",
     )
     v.add_argument(
         "--repeat",

@@ -4,8 +4,8 @@
     schedlab compare SIM.json REAL.json
 
 ``real`` runs the scenario's tasks as real threads on the local kernel with the
-``schedlab-runner`` binary (``SCHEDLAB_RUNNER``, else ``target/release``, else
-built with cargo), ``--repeat`` times, and reports the median of every number
+runner built into the native module (``python -m schedlab.runner``; or the
+``schedlab-runner`` binary named by ``SCHEDLAB_RUNNER``), ``--repeat`` times, and reports the median of every number
 over the runs in the simulator's report shape (plus ``"source": "real"``).
 ``compare`` prints per-task CPU share, per-CPU %idle, migrations and switches
 per second from a ``schedlab run --json`` report beside a ``schedlab real`` one,
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -51,7 +50,6 @@ __all__ = [
     "run_real",
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 RUNNER_ENV = "SCHEDLAB_RUNNER"
 RUNNER_NAME = "schedlab-runner"
 
@@ -71,32 +69,19 @@ _CLASSES: dict[str, type[SchedlabError]] = {
 }
 
 
-def find_runner(*, build: bool = True) -> Path:
-    """The runner binary: ``$SCHEDLAB_RUNNER``, else the checkout's target/, else built with cargo."""
+def find_runner() -> list[str]:
+    """The runner's command (before its arguments): ``$SCHEDLAB_RUNNER`` if
+    set, else the runner built into the native module (``python -m
+    schedlab.runner``), which every install has."""
     env = os.environ.get(RUNNER_ENV)
     if env:
         p = Path(env)
         if not (p.is_file() and os.access(p, os.X_OK)):
             raise UsageError("SL001", f"{RUNNER_ENV}={env}: not an executable file; accepted: the schedlab-runner path")
-        return p
-    candidates = [
-        REPO / "target" / "release" / RUNNER_NAME,
-        REPO / "target" / "x86_64-unknown-linux-gnu" / "release" / RUNNER_NAME,
-    ]
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return c
-    cargo = shutil.which("cargo")
-    if build and cargo and (REPO / "Cargo.toml").is_file():
-        print(f"schedlab: building {RUNNER_NAME} with cargo ...", file=sys.stderr, flush=True)
-        r = subprocess.run([cargo, "build", "--release", "-p", RUNNER_NAME], cwd=REPO, check=False)
-        if r.returncode == 0 and candidates[0].is_file():
-            return candidates[0]
-    raise UsageError(
-        "SL001",
-        f"{RUNNER_NAME} not found; accepted: set {RUNNER_ENV} to its path, or build it "
-        f"(`cargo build --release -p {RUNNER_NAME}` or `make runner` in the checkout)",
-    )
+        return [str(p)]
+    if not hasattr(native.load(), "runner_main"):
+        raise InternalError("SL900", "the native module has no runner_main: rebuild it (`make build`)")
+    return [sys.executable, "-m", "schedlab.runner"]
 
 
 def _runner_error(stderr: str, rc: int) -> SchedlabError:
@@ -159,7 +144,7 @@ def run_real(
     *,
     repeat: int = 1,
     overrides: Sequence[Override] = (),
-    runner: Path | None = None,
+    runner: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``scenario`` on this kernel ``repeat`` times; the median report."""
@@ -177,8 +162,7 @@ def run_real(
             f"{source}: machine: the scenario's machine has {nr} CPUs but this host has {host}; a real run "
             f"cannot create CPUs; accepted: a machine of at most {host} CPUs (or simulate it: schedlab run)",
         )
-    exe = runner or find_runner()
-    cmd = [str(exe), source, "--json", "-"]
+    cmd = [*(runner or find_runner()), source, "--json", "-"]
     for k, v in overrides:
         cmd += ["--set", f"{k}={v}"]
     reports = []

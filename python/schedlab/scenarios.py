@@ -1,10 +1,9 @@
 """Finding scenarios: bundled ones by name, or any file by path.
 
-Bundled scenarios live in the checkout's ``scenarios/`` directory and its
-``seeds/`` subdirectory (the reproductions). The directory is
-``$SCHEDLAB_SCENARIOS`` if set, else ``<repo>/scenarios`` found from this file
-(``make build`` installs the package in editable mode, so this file stays in
-``<repo>/python/schedlab``), else ``scenarios/`` shipped inside the package.
+Bundled scenarios are package data, ``schedlab/data/scenarios`` (the
+checkout's ``scenarios/`` is a link to it), with subdirectories ``seeds/``
+(the reproductions), ``textbook/`` and ``bench/``. ``$SCHEDLAB_SCENARIOS``
+points elsewhere.
 A scenario's name is its file stem; an experiment may also be found by its
 ``[experiment] name``.
 """
@@ -35,12 +34,9 @@ def scenarios_dir() -> Path:
     env = os.environ.get(ENV_VAR)
     if env:
         return Path(env)
-    here = Path(__file__).resolve()
-    repo = here.parents[2] / "scenarios"
-    if repo.is_dir():
-        return repo
-    packaged = here.parent / "scenarios"
-    return packaged if packaged.is_dir() else repo
+    from schedlab._paths import SCENARIOS
+
+    return SCENARIOS
 
 
 class ScenarioFile(NamedTuple):

@@ -172,6 +172,27 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The real-kernel runner (schedlab-runner's whole command line, argv[0]
+/// first), for `python -m schedlab.runner`: an installed wheel runs
+/// scenarios as real threads without a separate binary. Returns the exit
+/// status; a panic is status 70 (EX_SOFTWARE) with its message, never an
+/// unwind into Python.
+#[pyfunction]
+fn runner_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.allow_threads(move || match std::panic::catch_unwind(move || schedlab_runner::main_with_args(argv)) {
+        Ok(status) => status,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            eprintln!("schedlab-runner: error: [SL900] internal error: {msg}");
+            70
+        }
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -185,5 +206,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(toml_string, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(runner_main, m)?)?;
     Ok(())
 }

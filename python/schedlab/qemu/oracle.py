@@ -57,8 +57,12 @@ def _default_oracle_dir() -> Path:
     env = os.environ.get("SCHEDLAB_ORACLE")
     if env:
         return Path(env)
-    # The checkout this package lives in (python/schedlab/qemu/oracle.py -> repo).
-    return Path(__file__).resolve().parents[3] / ".oracle"
+    from schedlab._paths import checkout
+
+    # `make oracle-setup` unpacks it into the checkout's .oracle/; an
+    # installed wheel looks in the working directory.
+    repo = checkout()
+    return (repo if repo is not None else Path.cwd()) / ".oracle"
 
 
 def find_oracle(directory: str | Path | None = None) -> Oracle:

@@ -234,12 +234,21 @@ def format_table(doc: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- the command (arguments: cli.py)
 
 
+#: ``--real-from bundled``: the kept guest reports shipped in the package.
+BUNDLED = "bundled"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from schedlab.qemu import kernel_for_version
 
     suite = load_suite(args.suite)
     entries = select_entries(suite, args.only)
     progress = None if args.quiet else note
+    if args.real_from == BUNDLED:
+        # The guests' reports that ship with schedlab (package data).
+        from schedlab._paths import VALIDATION
+
+        args.real_from = str(VALIDATION / "real" / (args.kernel or "6.1"))
     if args.real_from:
         kernel = args.kernel or "6.1"
         real_runner = kept_real(args.real_from)

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import native
+from schedlab._paths import checkout
 from schedlab.errors import TopologyError, UsageError
 from schedlab.metrics import MetricError, ReportView
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.scenarios import parse_toml, read_text
-from schedlab.validation.suite import REPO, Entry
+from schedlab.validation.suite import Entry
 
 __all__ = [
     "CALIBRATION_FILE",
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 RUNNER_TARGET = "x86_64-unknown-linux-gnu"
-STATIC_RUNNER = REPO / "target" / RUNNER_TARGET / "release" / "schedlab-runner"
+STATIC_RUNNER = Path("target") / RUNNER_TARGET / "release" / "schedlab-runner"
 
 
 def sim_version(kernel: str, doc: Mapping[str, Any]) -> str:
@@ -194,18 +195,26 @@ def static_runner(progress: Callable[[str], None] = note) -> Path:
         if not (p.is_file() and os.access(p, os.X_OK)):
             raise UsageError("SL001", f"SCHEDLAB_RUNNER={env}: not an executable file")
         return p
-    if STATIC_RUNNER.is_file():
-        return STATIC_RUNNER
+    repo = checkout()
+    if repo is None:
+        raise UsageError(
+            "SL001",
+            "the QEMU guests need the static schedlab-runner, which a schedlab checkout builds (`make runner`); "
+            "accepted: SCHEDLAB_RUNNER=<its path>, or validate --real-from / --local",
+        )
+    static = repo / STATIC_RUNNER
+    if static.is_file():
+        return static
     cargo = shutil.which("cargo")
-    if cargo is None or not (REPO / "Cargo.toml").is_file():
-        raise UsageError("SL001", f"{STATIC_RUNNER} is missing and cargo is not available; accepted: `make runner`")
-    progress(f"building the static runner ({STATIC_RUNNER.relative_to(REPO)}) ...")
+    if cargo is None:
+        raise UsageError("SL001", f"{static} is missing and cargo is not available; accepted: `make runner`")
+    progress(f"building the static runner ({STATIC_RUNNER}) ...")
     env_vars = dict(os.environ, RUSTFLAGS="-C target-feature=+crt-static")
     cmd = [cargo, "build", "--release", "-p", "schedlab-runner", "--target", RUNNER_TARGET]
-    r = subprocess.run(cmd, cwd=REPO, env=env_vars, check=False)
-    if r.returncode != 0 or not STATIC_RUNNER.is_file():
+    r = subprocess.run(cmd, cwd=repo, env=env_vars, check=False)
+    if r.returncode != 0 or not static.is_file():
         raise UsageError("SL001", f"building the static runner failed (status {r.returncode}); try `make runner`")
-    return STATIC_RUNNER
+    return static
 
 
 RealRunner = Callable[[Entry], Mapping[str, Any]]

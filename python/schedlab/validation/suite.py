@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedlab._paths import VALIDATION
 from schedlab.errors import ScenarioError, UsageError
 from schedlab.metrics import parse_cpulist
 from schedlab.overrides import Override, toml_literal
@@ -32,10 +33,9 @@ __all__ = [
     "select_entries",
 ]
 
-#: The checkout this package lives in (python/schedlab/validation/suite.py -> repo).
-REPO = Path(__file__).resolve().parents[3]
 SUITE_ENV = "SCHEDLAB_SUITE"
-DEFAULT_SUITE = REPO / "validation" / "suite.toml"
+#: The bundled suite (package data; the checkout's validation/ links to it).
+DEFAULT_SUITE = VALIDATION / "suite.toml"
 #: The kernels a suite runs against: the QEMU oracle's.
 KERNELS = tuple(ORACLE_KERNELS)
 

@@ -1,0 +1,333 @@
+//! schedlab-runner: run a schedlab scenario's tasks as real threads on the
+//! local kernel and measure them the way a kernel engineer would
+//! (/proc/<pid>/task/<tid>/{schedstat,sched,status}, /proc/stat).
+//!
+//! Exit status: 0 success; 2 the scenario is invalid or asks for something
+//! with no real counterpart (refused before anything runs); 3 the run failed
+//! on this host (a syscall was refused, e.g. EPERM for SCHED_FIFO).
+
+mod calibrate;
+mod exec;
+mod plan;
+mod procfs;
+mod report;
+mod sys;
+
+use std::collections::BTreeMap;
+
+use schedlab_core::scenario;
+
+use crate::exec::Shared;
+use crate::procfs::{CpuJiffies, TaskCounters};
+
+const USAGE: &str = "\
+usage: schedlab-runner [--json FILE] [--serial] [--set KEY=VALUE]... [--seed N] [--timeout DURATION] SCENARIO
+       schedlab-runner --calibrate [--json FILE] [--serial]
+
+Runs the scenario's tasks as real threads of this process on the local kernel
+and writes a JSON report shaped like `schedlab run --json` (plus \"source\": \"real\").
+
+  --json FILE        write the report to FILE ('-': stdout, the default)
+  --serial           print the report on stdout between the lines
+                     === SCHEDLAB-REPORT BEGIN === and === SCHEDLAB-REPORT END ===
+  --set KEY=VALUE    override a scenario key, as `schedlab run --set` (repeatable)
+  --seed N           seed of the duration distributions (default 1)
+  --timeout D        end a scenario without measure.duration after D (default 60s)
+  --calibrate        measure this machine's values of the simulator's cost
+                     constants (kernel.costs: pipe_write, pipe_read, unix_send,
+                     unix_recv, context_switch, fork, exit) on one CPU and
+                     report them (\"source\": \"real-calibration\")
+
+exit status: 0 ok; 2 invalid or refused scenario; 3 the run failed on this host";
+
+pub const BEGIN_MARK: &str = "=== SCHEDLAB-REPORT BEGIN ===";
+pub const END_MARK: &str = "=== SCHEDLAB-REPORT END ===";
+
+struct Args {
+    scenario: String,
+    json: Option<String>,
+    serial: bool,
+    sets: Vec<(String, String)>,
+    seed: u64,
+    timeout_ns: u64,
+    calibrate: bool,
+}
+
+enum Fail {
+    /// Exit 2: usage or refused scenario.
+    Refused(String),
+    /// Exit 3: the host refused something at run time.
+    Host(String),
+}
+
+fn parse_args(argv: Vec<String>) -> Result<Option<Args>, Fail> {
+    let mut a = Args {
+        scenario: String::new(),
+        json: None,
+        serial: false,
+        sets: Vec::new(),
+        seed: 1,
+        timeout_ns: 60_000_000_000,
+        calibrate: false,
+    };
+    let mut it = argv.into_iter().skip(1);
+    let mut positional = Vec::new();
+    let usage = |m: String| Fail::Refused(format!("[SL001] {m}\n{USAGE}"));
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| usage(format!("{name} needs a value")));
+        match arg.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            "--version" => {
+                println!("schedlab-runner {}", env!("CARGO_PKG_VERSION"));
+                return Ok(None);
+            }
+            "--json" => a.json = Some(value("--json")?),
+            "--serial" => a.serial = true,
+            "--calibrate" => a.calibrate = true,
+            "--set" | "-o" => {
+                let kv = value("--set")?;
+                // The override grammar of every schedlab command line.
+                a.sets.push(schedlab_core::scenario::overrides::parse_set(&kv).map_err(usage)?);
+            }
+            "--seed" => {
+                let v = value("--seed")?;
+                a.seed = v.parse().map_err(|_| usage(format!("--seed {v}: accepted: an integer >= 0")))?;
+            }
+            "--timeout" => {
+                let v = value("--timeout")?;
+                a.timeout_ns = scenario::units::parse_duration(&v)
+                    .map_err(|m| usage(format!("--timeout {v}: {m}; accepted: a duration (\"30s\")")))?;
+            }
+            s if s.starts_with('-') && s.len() > 1 => return Err(usage(format!("unknown option {s}"))),
+            _ => positional.push(arg),
+        }
+    }
+    match positional.as_slice() {
+        [] if a.calibrate => {}
+        [one] if a.calibrate => return Err(usage(format!("--calibrate takes no SCENARIO (got {one})"))),
+        [one] => a.scenario = one.clone(),
+        [] => return Err(usage("missing SCENARIO (a .toml file)".into())),
+        _ => return Err(usage(format!("one SCENARIO expected, got {}", positional.join(" ")))),
+    }
+    Ok(Some(a))
+}
+
+/// Everything measured in one run, for the report.
+pub struct Measured {
+    pub slots: Vec<exec::Slot>,
+    /// Per slot: counters at the window start (None: the thread came later).
+    pub base: Vec<Option<TaskCounters>>,
+    /// Per slot: counters at the window end (None: it had exited; use its own).
+    pub end: Vec<Option<TaskCounters>>,
+    pub stat_base: BTreeMap<usize, CpuJiffies>,
+    pub stat_end: BTreeMap<usize, CpuJiffies>,
+    /// (end of interval relative to t0, /proc/stat then).
+    pub samples: Vec<(u64, BTreeMap<usize, CpuJiffies>)>,
+    pub window: (u64, u64),
+    pub interval_ns: u64,
+    pub host_cpus: Vec<usize>,
+    pub reason: &'static str,
+    pub main_rt: bool,
+}
+
+fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
+    let tids: Vec<(i32, bool)> = exec_lock(&shared.slots).iter().map(|s| (s.tid, s.finished)).collect();
+    tids.into_iter()
+        .map(
+            |(tid, fin)| {
+                if tid == 0 || fin {
+                    None
+                } else {
+                    procfs::read_task(&format!("/proc/self/task/{tid}")).ok()
+                }
+            },
+        )
+        .collect()
+}
+
+fn exec_lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn proc_stat() -> Result<BTreeMap<usize, CpuJiffies>, Fail> {
+    procfs::read_proc_stat().map_err(|e| Fail::Host(format!("/proc/stat: {e}")))
+}
+
+fn run(args: &Args) -> Result<serde_json::Value, Fail> {
+    let text = std::fs::read_to_string(&args.scenario)
+        .map_err(|e| Fail::Refused(format!("[SL001] {}: cannot read: {e}", args.scenario)))?;
+    let sc =
+        scenario::load(&text, &args.scenario, &args.sets).map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
+    let allowed = sys::allowed_cpus().map_err(|e| Fail::Host(format!("sched_getaffinity: {e}")))?;
+    plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(e.to_string()))?;
+    let host_cpus: Vec<usize> = allowed[..sc.machine.nr_cpus()].to_vec();
+    sys::install_wake_handler().map_err(|e| Fail::Host(format!("sigaction: {e}")))?;
+
+    let chunk_iters = exec::calibrate();
+    let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters);
+    let mut n = 0;
+    for (gi, g) in sc.groups.iter().enumerate() {
+        for _ in 0..g.count {
+            if let Err(e) = shared.spawn(gi, false) {
+                shared.stop_and_join();
+                return Err(Fail::Host(format!("cannot create thread {} of {}: {e}", n, g.name)));
+            }
+            n += 1;
+        }
+    }
+    let errors = shared.wait_ready(n);
+    if !errors.is_empty() {
+        shared.stop_and_join();
+        return Err(Fail::Host(errors.join("\n")));
+    }
+    // The coordinator must wake on time even under RT hogs: SCHED_FIFO 99 if allowed.
+    let main_rt = sys::set_policy(sys::gettid(), schedlab_core::sched::prio::Policy::Fifo, 99).is_ok();
+
+    let warm = sc.measure.warmup;
+    let t0 = sys::now();
+    let win_start = t0 + warm;
+    let win_end = sc.measure.duration.map(|d| win_start + d);
+    shared.set_window(win_start, win_end.unwrap_or(u64::MAX));
+    let mut base = Vec::new();
+    let mut stat_base = BTreeMap::new();
+    if warm == 0 {
+        base = read_all(&shared);
+        stat_base = proc_stat()?;
+    }
+    shared.open_gate(t0);
+    if warm > 0 {
+        while sys::now() < win_start {
+            sys::sleep_until(win_start);
+        }
+        base = read_all(&shared);
+        stat_base = proc_stat()?;
+    }
+    let interval = sc.measure.interval;
+    let mut samples = Vec::new();
+    let mut next = win_start + interval;
+    let hard_end = win_end.unwrap_or(win_start + args.timeout_ns);
+    let reason;
+    loop {
+        let until = next.min(hard_end);
+        if win_end.is_some() {
+            while sys::now() < until {
+                sys::sleep_until(until);
+            }
+        } else if shared.wait_all_exit(until) {
+            reason = "all tasks exited";
+            break;
+        }
+        if until >= hard_end {
+            reason = if win_end.is_some() { "duration reached" } else { "timeout" };
+            break;
+        }
+        samples.push((until - t0, proc_stat()?));
+        next += interval;
+    }
+    let end = read_all(&shared);
+    let stat_end = proc_stat()?;
+    let t_end = sys::now();
+    shared.stop_and_join();
+    let late = exec_lock(&shared.late_errors).clone();
+    if !late.is_empty() {
+        return Err(Fail::Host(late.join("\n")));
+    }
+    let slots = exec_lock(&shared.slots).clone();
+    base.resize(slots.len(), None);
+    let mut end = end;
+    end.resize(slots.len(), None);
+    let m = Measured {
+        slots,
+        base,
+        end,
+        stat_base,
+        stat_end,
+        samples,
+        window: (warm, t_end.min(hard_end).max(win_start) - t0),
+        interval_ns: interval,
+        host_cpus,
+        reason,
+        main_rt,
+    };
+    drop(shared);
+    Ok(report::build(&sc, &m, args.seed).to_value())
+}
+
+/// `--calibrate`: a report of source "real-calibration" with the host and
+/// the measured costs.
+fn run_calibrate() -> Result<serde_json::Value, Fail> {
+    use schedlab_core::report::{Calibration, CostFigure, HostInfo, Report};
+    let (cpu, figs) = calibrate::run().map_err(Fail::Host)?;
+    let u = sys::uname();
+    let rep = Report {
+        schedlab: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: "calibrate".to_string(),
+        source: "real-calibration".to_string(),
+        host: Some(HostInfo {
+            kernel_release: u.release,
+            kernel_version: u.version,
+            arch: u.machine,
+            nr_cpus: sys::online_cpus(),
+            cpus_used: vec![cpu],
+            user_hz: sys::clock_ticks(),
+            coordinator_fifo: false,
+        }),
+        calibration: Some(Calibration {
+            cpu,
+            costs: figs
+                .into_iter()
+                .map(|f| CostFigure {
+                    key: f.key.to_string(),
+                    median_ns: f.median_ns,
+                    min_ns: f.min_ns,
+                    max_ns: f.max_ns,
+                })
+                .collect(),
+        }),
+        ..Default::default()
+    };
+    Ok(rep.to_value())
+}
+
+fn emit(args: &Args, doc: &serde_json::Value) -> Result<(), Fail> {
+    let text = serde_json::to_string_pretty(doc).map_err(|e| Fail::Host(format!("JSON: {e}")))?;
+    if args.serial {
+        println!("{BEGIN_MARK}\n{text}\n{END_MARK}");
+    }
+    match args.json.as_deref() {
+        None if !args.serial => println!("{text}"),
+        Some("-") => println!("{text}"),
+        Some(f) => std::fs::write(f, text + "\n").map_err(|e| Fail::Host(format!("--json {f}: cannot write: {e}")))?,
+        None => {}
+    }
+    Ok(())
+}
+
+/// The whole command: `argv` as `std::env::args()` gives it (argv[0] first).
+/// Returns the exit status. The `schedlab-runner` binary calls this, and so
+/// does the Python package's embedded runner (`python -m schedlab.runner`),
+/// so an installed wheel can run scenarios on the local kernel without a
+/// separate binary or a Rust toolchain.
+pub fn main_with_args(argv: Vec<String>) -> u8 {
+    let r = parse_args(argv).and_then(|a| match a {
+        None => Ok(()),
+        Some(a) => {
+            let doc = if a.calibrate { run_calibrate()? } else { run(&a)? };
+            emit(&a, &doc)
+        }
+    });
+    match r {
+        Ok(()) => 0,
+        Err(Fail::Refused(m)) => {
+            eprintln!("schedlab-runner: error: {m}");
+            2
+        }
+        Err(Fail::Host(m)) => {
+            eprintln!("schedlab-runner: error: [SL300] {m}");
+            3
+        }
+    }
+}
