@@ -48,6 +48,7 @@ class FakeNative:
         perfetto: str | None = None,
         strict: bool = False,
         heap_budget: int | None = None,
+        progress: Any = None,
     ) -> str:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:
@@ -71,8 +72,9 @@ class FakeNative:
 
     def __getattr__(self, name: str) -> Any:
         # The override grammar is the core's own (scenario/overrides.rs):
-        # the fake hands it to the real extension.
-        if name in ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_string"):
+        # the fake hands it to the real extension, and the progress handle.
+        real = ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_string", "Progress")
+        if name in real:
             return getattr(_REAL_NATIVE, name)
         raise AttributeError(name)
 

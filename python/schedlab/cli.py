@@ -329,7 +329,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if dest is not None and not (flag == "--json" and dest == "-"):
             check_output_path(dest, flag)
     _, text, source = _load(args.scenario)
-    report = native.run(text, source, args.seed, overrides, args.check, args.trace, args.perfetto, strict=args.strict)
+    from schedlab.progress import watch_run
+
+    report = watch_run(
+        lambda p: native.run(
+            text, source, args.seed, overrides, args.check, args.trace, args.perfetto, strict=args.strict, progress=p
+        ),
+        Path(source).stem,
+        quiet=args.quiet or args.json == "-",
+    )
     _warn(report)
     if args.json:
         from schedlab.report import write_json
@@ -447,16 +455,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         _warn(report)
         return report
 
-    def progress(msg: str) -> None:
-        print(f"  {msg}", file=sys.stderr, flush=True)
+    from schedlab.progress import Steps
 
-    result = exp.run(
-        runner,
-        quick=args.quick,
-        repeat=args.repeat,
-        jobs=args.jobs or default_jobs(),
-        progress=None if args.quiet else progress,
-    )
+    with Steps(exp.name, exp.nr_runs(quick=args.quick, repeat=args.repeat), quiet=args.quiet) as steps:
+        result = exp.run(
+            runner,
+            quick=args.quick,
+            repeat=args.repeat,
+            jobs=args.jobs or default_jobs(),
+            progress=steps.note,
+            step=steps.done,
+        )
     result["schedlab"] = __version__
     if extra:
         result["set"] = dict(extra)

@@ -310,6 +310,11 @@ class Experiment:
 
     # ---------------------------------------------------------------- run
 
+    def nr_runs(self, *, quick: bool = False, repeat: int | None = None) -> int:
+        """How many simulations :meth:`run` makes (variants x seeds; derived values add a few)."""
+        n = repeat if repeat is not None else (self.quick_repeat if quick else self.repeat)
+        return len(self.variants) * max(n, 0)
+
     def run(
         self,
         runner: Runner,
@@ -318,8 +323,13 @@ class Experiment:
         repeat: int | None = None,
         jobs: int = 1,
         progress: Callable[[str], None] | None = None,
+        step: Callable[[str, float], None] | None = None,
     ) -> dict[str, Any]:
         """Derive, run variants x seeds, aggregate, judge the bands.
+
+        ``progress`` gets a line per event (a derived value, a run started or
+        done); ``step``, when given, gets each finished run instead (its
+        label and simulated seconds), for a progress bar.
 
         Returns the experiment JSON (``{"experiment", "results", "derived", "bands", ...}``).
         """
@@ -340,14 +350,23 @@ class Experiment:
         jobs_list = [(v, seed) for v in self.variants for seed in seeds]
         per_run: dict[tuple[str, int], dict[str, MetricValue]] = {}
 
+        sim_s: dict[tuple[str, int], float] = {}
+
         def one(v: Variant, seed: int) -> dict[str, MetricValue]:
             report = runner(seed, base + derived_pairs + _literals(v.overrides) + self._samples_for(v.metrics))
+            sim_s[(v.name, seed)] = float((report.get("sim") or {}).get("end_ns") or 0) / 1e9
             return {m: extract_metric(report, self.metrics[m]) for m in v.metrics}
+
+        def finished(key: tuple[str, int]) -> None:
+            if step is not None:
+                step(f"{key[0]} seed {key[1]}", sim_s.get(key, 0.0))
+            else:
+                say(f"{self.name}: {key[0]} seed {key[1]} done")
 
         if jobs <= 1 or len(jobs_list) <= 1:
             for v, seed in jobs_list:
-                say(f"{self.name}: {v.name} seed {seed}")
                 per_run[(v.name, seed)] = one(v, seed)
+                finished((v.name, seed))
         else:
             # The native run releases the GIL, so threads run simulations in
             # parallel. Results are keyed, so the output does not depend on
@@ -358,7 +377,7 @@ class Experiment:
                 for fut in as_completed(futures):
                     key = futures[fut]
                     per_run[key] = fut.result()
-                    say(f"{self.name}: {key[0]} seed {key[1]} done")
+                    finished(key)
             except BaseException:
                 # An error or Ctrl-C: drop the queued runs (running ones finish).
                 pool.shutdown(wait=False, cancel_futures=True)

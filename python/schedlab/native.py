@@ -73,6 +73,7 @@ def run(
     perfetto: str | None = None,
     *,
     strict: bool = False,
+    progress: Any = None,
 ) -> Report:
     """Parse, validate and simulate; the report (docs/report.md, typed as
     ``schedlab.report_types.Report``).
@@ -81,6 +82,8 @@ def run(
     ftrace text (the kernel's ``trace`` file layout). ``perfetto`` is a path
     for the same tracepoints as a Perfetto protobuf trace (``.pftrace``).
     ``strict`` turns the report's first warning into an ``InvariantError``.
+    ``progress``: a ``schedlab._native.Progress`` that another thread polls
+    while this one simulates (``schedlab.progress``).
     The run stops with ``ResourceError`` (SL210) at its heap budget
     (``schedlab.heap``)."""
     from schedlab.heap import heap_budget
@@ -88,7 +91,7 @@ def run(
     mod = load()
     pairs = [(k, v) for k, v in overrides]
     budget = heap_budget()
-    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict, budget))
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict, budget, progress))
     return cast("Report", _decode(out, "the native report"))
 
 

@@ -17,6 +17,7 @@ fn main() {
         perfetto_path: std::env::var("PERFETTO").ok(),
         strict: std::env::var("STRICT").is_ok(),
         heap_budget: None,
+        progress: None,
     };
     match schedlab_core::run_text(&text, path, &ov, &opts) {
         Ok(r) => {

@@ -36,6 +36,9 @@ pub struct RunOptions {
     /// Stop with SL210 when the live heap passes this many bytes; needs an
     /// embedding that counts its allocations (engine::heap). None: no budget.
     pub heap_budget: Option<u64>,
+    /// Where the run publishes its progress for another thread to read (a
+    /// progress bar); None: nowhere.
+    pub progress: Option<std::sync::Arc<engine::Progress>>,
 }
 
 /// Parse, validate and simulate a scenario; return its report
@@ -62,6 +65,10 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     }
     let mut sim = engine::sim::Sim::new(sc, opts.seed, opts.check, trace)?;
     sim.heap_budget = opts.heap_budget;
+    if let Some(p) = &opts.progress {
+        p.start(sim.end_ns);
+        sim.progress = Some(p.clone());
+    }
     if let Err(e) = sim.run() {
         // The trace up to the fault is what explains it: keep it.
         if let Some(text) = sim.trace.text.take() {

@@ -79,9 +79,29 @@ fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) ->
     }
 }
 
+/// A run's progress, read from another Python thread while `run` (which
+/// releases the GIL) simulates: `read()` is (simulated ns reached, the run's
+/// end in ns, events so far).
+#[pyclass(frozen)]
+struct Progress {
+    inner: std::sync::Arc<schedlab_core::engine::Progress>,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress { inner: Default::default() }
+    }
+
+    fn read(&self) -> (u64, u64, u64) {
+        self.inner.read()
+    }
+}
+
 /// Run a scenario and return the JSON report as a string.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false, heap_budget=None))]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false, heap_budget=None, progress=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments
 fn run(
     py: Python<'_>,
@@ -94,8 +114,10 @@ fn run(
     perfetto: Option<String>,
     strict: bool,
     heap_budget: Option<u64>,
+    progress: Option<PyRef<'_, Progress>>,
 ) -> PyResult<String> {
-    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget };
+    let progress = progress.map(|p| p.inner.clone());
+    let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget, progress };
     let r = py.allow_threads(move || {
         guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts).map(|r| r.to_json()))
     });
@@ -207,5 +229,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(runner_main, m)?)?;
+    m.add_class::<Progress>()?;
     Ok(())
 }

@@ -125,8 +125,11 @@ def validate(
     progress: Callable[[str], None] | None = note,
     costs: Mapping[str, int] | None = None,
     repeat: int = 1,
+    step: Callable[[str, float], None] | None = None,
 ) -> dict[str, Any]:
     """Run the suite; the JSON document (``kernel``, ``results`` and extras).
+    ``step``, when given, gets each finished scenario (its name and the
+    simulator's simulated seconds) instead of a progress line.
     ``costs``: the real machine's measured cost constants ({key: ns}, see
     :mod:`schedlab.calibrate`), simulated in place of the defaults.
     ``repeat``: the simulator's side is the median of that many seeds (the
@@ -177,7 +180,10 @@ def validate(
                     "control": e.control,
                 }
             )
-        say(f"{e.name}: sim {t_sim:.1f} s, real {t_real:.1f} s")
+        if step is not None:
+            step(e.name, float(((sim.raw or {}).get("sim") or {}).get("end_ns") or 0) / 1e9)
+        else:
+            say(f"{e.name}: sim {t_sim:.1f} s, real {t_real:.1f} s")
     return {
         "kernel": kernel,
         "suite": suite.name,
@@ -281,7 +287,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
         real_runner = repeated_real(real_runner, args.repeat, progress or (lambda m: None))
     if args.save_real:
         real_runner = saving_real(real_runner, args.save_real)
-    doc = validate(suite, kernel, real_runner, only=args.only, progress=progress, costs=costs, repeat=args.repeat)
+    from schedlab.progress import Steps
+
+    with Steps(f"validate {kernel}", len(entries), quiet=args.quiet) as steps:
+        doc = validate(
+            suite,
+            kernel,
+            real_runner,
+            only=args.only,
+            progress=None if args.quiet else steps.note,
+            costs=costs,
+            repeat=args.repeat,
+            step=steps.done,
+        )
     doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
     doc["wall_s"] = round(time.monotonic() - t0, 1)
     if args.json:

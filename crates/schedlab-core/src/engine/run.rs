@@ -58,6 +58,9 @@ impl Sim {
             }
             if self.stats.events_processed.is_multiple_of(heap::CHECK_EVERY) {
                 self.check_heap()?;
+                if let Some(p) = &self.progress {
+                    p.publish(self.now, self.stats.events_processed);
+                }
             }
             if self.live_tasks == 0 && self.all_started() && self.open_ended {
                 self.stop_reason = "all tasks exited";
@@ -65,6 +68,9 @@ impl Sim {
             }
         }
         self.end_ns = self.now.min(self.end_ns);
+        if let Some(p) = &self.progress {
+            p.publish(self.end_ns, self.stats.events_processed);
+        }
         for cpu in 0..self.rqs.len() {
             self.account_cpu(cpu);
             // Credit the idle periods in progress to their states.

@@ -105,6 +105,8 @@ pub struct Sim {
     /// Stop with SL210 when the live heap passes this many bytes
     /// (engine::heap; `RunOptions::heap_budget`).
     pub heap_budget: Option<u64>,
+    /// Progress published for a reader on another thread (RunOptions::progress).
+    pub progress: Option<std::sync::Arc<crate::engine::Progress>>,
     /// Since when the RT invariant has been violated, and rt_migrations then
     /// (the checker; RT_PUSH_IPI allows one push round without a move).
     pub rt_inv_since: std::cell::Cell<Option<(u64, u64)>>,
@@ -202,6 +204,7 @@ impl Sim {
             fatal: None,
             check: check || sc.measure.check,
             heap_budget: None,
+            progress: None,
             rt_inv_since: std::cell::Cell::new(None),
         };
         sim.create_housekeeping();
