@@ -63,19 +63,20 @@ fn to_pyerr(py: Python<'_>, e: SimError) -> PyErr {
     made.unwrap_or_else(|_| PyRuntimeError::new_err(format!("[{}] {}", e.code(), e)))
 }
 
+/// What a caught panic said (its payload is a String or a &str).
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// Turn a panic inside the core into an InternalError instead of letting
 /// it cross the boundary.
 fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) -> Result<T, SimError> {
     match std::panic::catch_unwind(f) {
         Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(SimError::internal(msg))
-        }
+        Err(p) => Err(SimError::internal(panic_message(p.as_ref()))),
     }
 }
 
@@ -204,12 +205,7 @@ fn runner_main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.allow_threads(move || match std::panic::catch_unwind(move || schedlab_runner::main_with_args(argv)) {
         Ok(status) => status,
         Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            eprintln!("schedlab-runner: error: [SL900] internal error: {msg}");
+            eprintln!("schedlab-runner: error: [SL900] internal error: {}", panic_message(p.as_ref()));
             70
         }
     })
