@@ -45,6 +45,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "check_scenario",
+    "load",
     "run_scenario",
 ]
 
@@ -138,3 +139,11 @@ def check_scenario(
     check_overrides_shape(overrides)
     source_text, source = _scenario_text(scenario, text)
     return native.check(source_text, source, normalize_overrides(overrides))
+
+
+def load(src: Any, *, backend: str | None = None) -> Any:
+    """A report (a ``--json`` file, or what :func:`run_scenario` returns) or an
+    ftrace text trace as DataFrames, pandas or polars (``schedlab.frames``)."""
+    from schedlab.frames import load as _load
+
+    return _load(src, backend=backend)
