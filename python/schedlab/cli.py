@@ -9,6 +9,7 @@
     schedlab compare SIM.json REAL.json
     schedlab validate [--kernel 6.1|6.12] [--json FILE] [--only NAME ...] [--local]
     schedlab difftest [--kernel 6.1|6.12] --out DIR [--cases N] [--budget 30m] [--seed S] [--sim-only] [--rejudge]
+    schedlab plot INPUT... --out DIR [--format png|svg] [--window [START:]END]
     schedlab qemu args|probe MACHINE / qemu run SCENARIO --runner PATH
 
 Every subcommand's arguments are defined here; the commands themselves live
@@ -237,6 +238,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     d.add_argument("--rejudge", action="store_true", help="judge the campaign again from its kept real reports")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    pl = sub.add_parser(
+        "plot",
+        help="pictures (matplotlib): a run report's CPU heat map and wakeup CDF, a trace's timeline, "
+        "an experiment's curves",
+    )
+    pl.add_argument("inputs", nargs="+", metavar="INPUT", help="run --json reports, --trace files, reproduce --json")
+    pl.add_argument("--out", required=True, metavar="DIR", help="directory for the pictures (created)")
+    pl.add_argument("--format", choices=("png", "svg"), default="png", help="picture format (default png)")
+    pl.add_argument("--window", metavar="[START:]END", help="a trace's timeline window (default: its first 50 ms)")
+    pl.add_argument("--quiet", "-q", action="store_true", help="do not print the paths written")
 
     _add_qemu(sub)
     return p
@@ -522,6 +534,12 @@ def _cmd_difftest(args: argparse.Namespace) -> int:
     return difftest.cmd_difftest(args)
 
 
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from schedlab import plot
+
+    return plot.cmd_plot(args)
+
+
 _COMMANDS = {
     "run": _cmd_run,
     "check": _cmd_check,
@@ -533,5 +551,6 @@ _COMMANDS = {
     "compare": _cmd_compare,
     "validate": _cmd_validate,
     "difftest": _cmd_difftest,
+    "plot": _cmd_plot,
     "qemu": _cmd_qemu,
 }
