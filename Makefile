@@ -15,7 +15,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.schedlab-tools
 PIP    := PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/python -m pip
 
-.PHONY: all venv build wheel demo test fuzz lint fmt bench bench-check clean distclean runner oracle-setup validate
+.PHONY: all venv build wheel demo test test-tools fuzz lint fmt bench bench-check clean distclean runner oracle-setup validate
 
 all: build
 
@@ -46,11 +46,11 @@ demo: build
 
 # schedlab-python is a cdylib linked against libpython only at import time, so
 # its test harness cannot link: the Rust tests live in schedlab-core.
-test: build oracle-setup
+test: build oracle-setup test-tools
 	$(CARGO) test -p schedlab-core --release
 	$(CARGO) test -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release
-	$(BIN)/pytest -q tests
+	SCHEDLAB_REQUIRE_BROWSER=1 $(BIN)/pytest -q tests
 	$(MAKE) wheel
 	$(BIN)/python scripts/wheel-smoke --wheel-dir target/wheels
 	$(MAKE) fuzz FUZZ_SECONDS=45
@@ -87,6 +87,11 @@ runner:
 	@file target/$(RUNNER_TARGET)/release/schedlab-runner | grep -Eq 'statically linked|static-pie linked' || { \
 	  echo "make runner: target/$(RUNNER_TARGET)/release/schedlab-runner is not statically linked" >&2; exit 1; }
 	@echo "static binary: target/$(RUNNER_TARGET)/release/schedlab-runner"
+
+# The real tools the tests use from the system's apt archive (headless
+# Chromium for the HTML reports); installed once, as root or through sudo.
+test-tools:
+	scripts/test-tools
 
 # The QEMU oracle (python/schedlab/qemu/): QEMU 10 and Debian's 6.1 and
 # 6.12 kernels unpacked into .oracle/ (private apt; a second run only verifies).

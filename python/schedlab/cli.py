@@ -124,6 +124,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     r.add_argument("--trace", metavar="FILE", help="write the sched tracepoints as ftrace text to FILE")
     r.add_argument(
+        "--html",
+        metavar="DIR",
+        help="write DIR/index.html: the report, the CPU heat map, wakeup CDFs (and with --trace the timeline)",
+    )
+    r.add_argument(
         "--perfetto", metavar="FILE", help="write the sched tracepoints as a Perfetto protobuf trace to FILE"
     )
     r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
@@ -151,6 +156,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     x = sub.add_parser("reproduce", help="run a bundled experiment (variants x seeds) and compare with the seed")
     x.add_argument("name", metavar="NAME", help="experiment name or path to a .toml file with [experiment]")
     x.add_argument("--quick", action="store_true", help="fewer seeds and the experiment's quick_set")
+    x.add_argument("--html", metavar="DIR", help="write DIR/index.html: the bands, the compare table, the curves")
     x.add_argument("--repeat", type=int, metavar="N", help="seeds per variant (overrides repeat/quick_repeat)")
     x.add_argument("--json", metavar="FILE", help="write the experiment JSON to FILE ('-' for stdout)")
     x.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel runs (default: number of CPUs)")
@@ -329,7 +335,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed <= SEED_MAX:
         raise UsageError("SL001", f"--seed {args.seed}: accepted: an integer from 0 to {SEED_MAX}")
     overrides = _overrides(args)
-    if args.samples:
+    if args.samples or args.html:
         overrides.append(("measure.samples", "true"))
     # Every output file is checked before the simulation, not after it.
     for flag, dest in (
@@ -340,6 +346,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     ):
         if dest is not None and not (flag == "--json" and dest == "-"):
             check_output_path(dest, flag)
+    _check_html_dir(args.html)
     _, text, source = _load(args.scenario)
     from schedlab.progress import watch_run
 
@@ -363,6 +370,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except OSError as e:
             msg = f"--schedstat-file {args.schedstat_file}: cannot write: {e.strerror or e}"
             raise UsageError("SL001", msg) from None
+    if args.html:
+        from schedlab.html import command_line, run_page
+        from schedlab.report import format_run_report
+
+        page = run_page(Path(args.html), report, format_run_report(report), text, command_line(), args.trace)
+        if not args.quiet and args.json != "-":
+            print(f"schedlab: wrote {page}", file=sys.stderr)
     if args.json == "-":
         return EXIT_OK
     if args.rt_migrate_test:
@@ -461,6 +475,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.json not in (None, "-"):
         check_output_path(args.json, "--json")
+    _check_html_dir(args.html)
 
     def runner(seed: int, overrides: Sequence[Override]) -> Mapping[str, Any]:
         report = native.run(text, source, seed, [*extra, *overrides], False, strict=args.strict)
@@ -483,6 +498,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         result["set"] = dict(extra)
     if args.json:
         write_json(args.json, result)
+    if args.html:
+        from schedlab.html import command_line, experiment_page
+
+        page = experiment_page(Path(args.html), result, text, command_line())
+        if not args.quiet:
+            print(f"schedlab: wrote {page}", file=sys.stderr)
     if not args.quiet and args.json != "-":
         print(format_experiment(result))
     return EXIT_OK if all(b["ok"] for b in result["bands"]) else EXIT_BANDS_OUT
@@ -532,6 +553,18 @@ def _cmd_difftest(args: argparse.Namespace) -> int:
     from schedlab import difftest
 
     return difftest.cmd_difftest(args)
+
+
+def _check_html_dir(d: str | None) -> None:
+    """--html DIR is created (or must be a writable directory) before anything runs."""
+    if d is None:
+        return
+    try:
+        Path(d).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError("SL001", f"--html {d}: cannot create the directory: {e.strerror or e}") from None
+    if not os.access(d, os.W_OK):
+        raise UsageError("SL001", f"--html {d}: not writable; accepted: a writable directory")
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:

@@ -184,6 +184,10 @@ def _timeline(trace: Path, name: str, out: Path, fmt: str, window: tuple[float, 
     return [p]
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _sweep_param(rows: Sequence[Mapping[str, Any]]) -> str | None:
     """The numeric parameter that varies along every line of a table (a
     line: the rows of one base variant)."""
@@ -220,9 +224,12 @@ def _experiment_curves(doc: Mapping[str, Any], out: Path, fmt: str) -> list[Path
             drawn = False
             for base, rs in lines.items():
                 pts = sorted(
-                    (float(r["params"][param]), r["metrics"].get(metric), (r.get("published") or {}).get(metric))
-                    for r in rs
-                    if param in (r.get("params") or {})
+                    (
+                        (float(r["params"][param]), r["metrics"].get(metric), (r.get("published") or {}).get(metric))
+                        for r in rs
+                        if _number((r.get("params") or {}).get(param))
+                    ),
+                    key=lambda pt: pt[0],
                 )
                 xs = [x for x, y, _ in pts if isinstance(y, (int, float)) and math.isfinite(y)]
                 ys = [y for _, y, _ in pts if isinstance(y, (int, float)) and math.isfinite(y)]
