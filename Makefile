@@ -50,7 +50,7 @@ test: build oracle-setup test-tools
 	$(CARGO) test -p schedlab-core --release
 	$(CARGO) test -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release
-	SCHEDLAB_REQUIRE_BROWSER=1 $(BIN)/pytest -q tests
+	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q tests
 	$(MAKE) wheel
 	$(BIN)/python scripts/wheel-smoke --wheel-dir target/wheels
 	$(MAKE) fuzz FUZZ_SECONDS=45
@@ -89,7 +89,8 @@ runner:
 	@echo "static binary: target/$(RUNNER_TARGET)/release/schedlab-runner"
 
 # The real tools the tests use from the system's apt archive (headless
-# Chromium for the HTML reports); installed once, as root or through sudo.
+# Chromium for the HTML reports, trace-cmd for trace.dat); installed once,
+# as root or through sudo.
 test-tools:
 	scripts/test-tools
 

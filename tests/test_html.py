@@ -2,7 +2,7 @@
 headless Chromium over the DevTools protocol: no console error, no failed
 resource, and a screenshot kept in target/html-screenshots/ as the artefact.
 `make test` installs the browser (scripts/test-tools) and sets
-SCHEDLAB_REQUIRE_BROWSER=1, so a missing browser fails there instead of
+SCHEDLAB_REQUIRE_TOOLS=1, so a missing browser fails there instead of
 skipping."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ EXPERIMENTS = (
 def browser() -> str:
     exe = chromium()
     if exe is None:
-        if os.environ.get("SCHEDLAB_REQUIRE_BROWSER"):
+        if os.environ.get("SCHEDLAB_REQUIRE_TOOLS"):
             pytest.fail("no headless Chromium on PATH: scripts/test-tools installs Debian's chromium-headless-shell")
         pytest.skip("no headless Chromium (scripts/test-tools installs it)")
     return exe

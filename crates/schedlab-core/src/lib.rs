@@ -59,7 +59,14 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     let open = |p: &Option<String>, opt: &str| -> Result<Option<trace::sink::Sink>> {
         p.as_deref().map(|p| trace::sink::Sink::create(p).map_err(|e| cannot(p, opt, e))).transpose()
     };
-    let mut trace = trace::Trace::new(open(&opts.trace_path, "--trace")?);
+    // `--trace FILE.dat`: the trace-cmd binary format; any other name: ftrace text.
+    let dat_path = opts.trace_path.as_deref().filter(|p| p.ends_with(".dat"));
+    let mut trace = match dat_path {
+        Some(p) => {
+            trace::Trace::new(None).with_dat(trace::tracedat::TraceDat::create(p).map_err(|e| cannot(p, "--trace", e))?)
+        }
+        None => trace::Trace::new(open(&opts.trace_path, "--trace")?),
+    };
     if let Some(out) = open(&opts.perfetto_path, "--perfetto")? {
         trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14, out);
     }
@@ -77,6 +84,9 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
         if let Some(pf) = sim.trace.pf.take() {
             let _ = pf.out.finish();
         }
+        if let Some(d) = sim.trace.dat.take() {
+            let _ = d.finish(sim.rqs.len());
+        }
         return Err(e);
     }
     if let (true, Some(w)) = (opts.strict, sim.warnings.first()) {
@@ -84,6 +94,9 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     }
     if let (Some(p), Some(text)) = (&opts.trace_path, sim.trace.text.take()) {
         text.finish().map_err(|e| cannot(p, "--trace", e))?;
+    }
+    if let (Some(p), Some(d)) = (&opts.trace_path, sim.trace.dat.take()) {
+        d.finish(sim.rqs.len()).map_err(|e| cannot(p, "--trace", e))?;
     }
     if let (Some(p), Some(mut pf)) = (&opts.perfetto_path, sim.trace.pf.take()) {
         let stoppers: Vec<(u32, String)> =

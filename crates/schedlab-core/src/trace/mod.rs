@@ -6,12 +6,14 @@
 
 pub mod perfetto;
 pub mod sink;
+pub mod tracedat;
 
 use std::io::Write;
 
 use crate::sched::task::Task;
 use perfetto::{put_int, put_str, Perfetto};
 use sink::Sink;
+use tracedat::{Payload, TraceDat};
 
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -21,6 +23,8 @@ pub struct Trace {
     pub text: Option<Sink>,
     /// The Perfetto protobuf stream, when asked (`--perfetto`).
     pub pf: Option<Perfetto>,
+    /// The trace-cmd trace.dat, when asked (`--trace FILE.dat`).
+    pub dat: Option<TraceDat>,
 }
 
 /// Fold one word into the fingerprint: a multiply-xorshift mix per word
@@ -85,8 +89,13 @@ fn wakeup_fields(p: &Task, target_cpu: usize) -> Vec<u8> {
     f
 }
 
+/// The timestamp column: microseconds rounded to the nearest, as the
+/// kernel's trace_print_time() (ns2usecs adds 500 ns before dividing) and
+/// trace-cmd print them. Until 2026-11-24 this truncated, and one line in
+/// two disagreed with `trace-cmd report` of the same events by 1 us.
 fn ts(now: u64) -> String {
-    format!("{}.{:06}", now / 1_000_000_000, (now % 1_000_000_000) / 1000)
+    let us = (now + 500) / 1000;
+    format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
 }
 
 impl Trace {
@@ -96,7 +105,25 @@ impl Trace {
             t.buf.extend_from_slice(b"# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n");
             t
         });
-        Trace { hash: 0xcbf2_9ce4_8422_2325, count: 0, text, pf: None }
+        Trace { hash: 0xcbf2_9ce4_8422_2325, count: 0, text, pf: None, dat: None }
+    }
+
+    /// Also write a trace-cmd trace.dat (trace/tracedat.rs).
+    pub fn with_dat(mut self, dat: TraceDat) -> Self {
+        self.dat = Some(dat);
+        self
+    }
+
+    /// A trace.dat record on `cpu` in context `who` (its pid is common_pid;
+    /// the saved cmdlines learn its comm).
+    fn dat(&mut self, now: u64, cpu: usize, who: Ctx, id: u16, fill: impl FnOnce(Payload) -> Payload) {
+        let Some(d) = self.dat.as_mut() else { return };
+        match who {
+            Ctx::Task(t) => d.comm(t.pid, &t.comm),
+            Ctx::Stopper => d.comm(stopper_pid(cpu), &format!("migration/{cpu}")),
+            Ctx::Idle => {}
+        }
+        d.record(cpu, now, fill(Payload::new(id, who.pid(cpu))));
     }
 
     /// Also write a Perfetto protobuf trace for kernel `release`;
@@ -138,7 +165,7 @@ impl Trace {
     /// that the stopper sleeps when done.
     pub fn sched_switch(&mut self, now: u64, cpu: usize, prev: Ctx, next: Ctx) {
         self.rec(1, now, cpu, prev.pid(cpu) as u64, next.pid(cpu) as u64);
-        if self.text.is_none() && self.pf.is_none() {
+        if self.text.is_none() && self.pf.is_none() && self.dat.is_none() {
             return;
         }
         let ((pc, pp, pprio), (nc, np, nprio)) = (prev.switch_side(cpu), next.switch_side(cpu));
@@ -159,6 +186,17 @@ impl Trace {
             put_int(&mut f, 7, nprio as i64);
             pf.event(cpu, now, pp, perfetto::SCHED_SWITCH, &f);
         }
+        if let (Some(d), Ctx::Task(t)) = (self.dat.as_mut(), next) {
+            d.comm(t.pid, &t.comm);
+        }
+        let state = match pstate {
+            "S" => tracedat::STATE_S,
+            "X" => tracedat::STATE_X,
+            _ => 0,
+        };
+        self.dat(now, cpu, prev, tracedat::SCHED_SWITCH, |p| {
+            p.comm(&pc).i32(pp as i64).i32(pprio as i64).u64(state).comm(&nc).i32(np as i64).i32(nprio as i64)
+        });
         self.line(now, cpu, prev, format_args!("sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}"));
     }
 
@@ -167,6 +205,13 @@ impl Trace {
     /// the hard expiry, `softexpires` the one asked for.
     pub fn hrtimer_start(&mut self, now: u64, cpu: usize, p: &Task, softexpires: u64, expires: u64) {
         self.rec(6, now, cpu, p.pid as u64, softexpires);
+        self.dat(now, cpu, Ctx::Task(p), tracedat::HRTIMER_START, |f| {
+            f.u64(0xffff_8880_0000_0000u64 | (p.pid as u64) << 12)
+                .u64(tracedat::HRTIMER_WAKEUP_ADDR)
+                .u64(expires)
+                .u64(softexpires)
+                .i32(0)
+        });
         self.line(
             now,
             cpu,
@@ -189,6 +234,9 @@ impl Trace {
             pf.event(cpu, now, 0, perfetto::SCHED_WAKING, &f);
             pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP, &f);
         }
+        self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP, |f| {
+            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64).i32(cpu as i64)
+        });
         self.line(
             now,
             cpu,
@@ -202,6 +250,9 @@ impl Trace {
         if let Some(pf) = self.pf.as_mut() {
             pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP_NEW, &wakeup_fields(p, cpu));
         }
+        self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP_NEW, |f| {
+            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64).i32(cpu as i64)
+        });
         self.line(
             now,
             cpu,
@@ -224,6 +275,9 @@ impl Trace {
             put_int(&mut f, 5, dest as i64);
             pf.event(exec_cpu, now, who.pid(exec_cpu), perfetto::SCHED_MIGRATE_TASK, &f);
         }
+        self.dat(now, exec_cpu, who, tracedat::SCHED_MIGRATE_TASK, |f| {
+            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64).i32(orig as i64).i32(dest as i64)
+        });
         self.line(
             now,
             exec_cpu,
@@ -249,6 +303,9 @@ impl Trace {
             put_int(&mut f, 4, p.prio() as i64);
             pf.event(cpu, now, p.pid, perfetto::SCHED_PROCESS_EXIT, &f);
         }
+        self.dat(now, cpu, Ctx::Task(p), tracedat::SCHED_PROCESS_EXIT, |f| {
+            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64)
+        });
         self.line(
             now,
             cpu,
@@ -294,6 +351,27 @@ impl Trace {
             };
             if let Some(id) = id {
                 pf.event(cpu, now, p.pid, id, &f);
+            }
+        }
+        match kind {
+            MmVmscan::KswapdSleep => {
+                self.dat(now, cpu, Ctx::Task(p), tracedat::MM_VMSCAN_KSWAPD_SLEEP, |f| f.i32(a as i64));
+            }
+            MmVmscan::KswapdWake | MmVmscan::WakeupKswapd => {
+                let id = if kind == MmVmscan::KswapdWake {
+                    tracedat::MM_VMSCAN_KSWAPD_WAKE
+                } else {
+                    tracedat::MM_VMSCAN_WAKEUP_KSWAPD
+                };
+                self.dat(now, cpu, Ctx::Task(p), id, |f| f.i32(a as i64).i32(zid).i32(0));
+            }
+            MmVmscan::DirectReclaimBegin => {
+                self.dat(now, cpu, Ctx::Task(p), tracedat::MM_VMSCAN_DIRECT_RECLAIM_BEGIN, |f| {
+                    f.i32(0).i32(1).i32(0x6200ca).i32(zid)
+                });
+            }
+            MmVmscan::DirectReclaimEnd => {
+                self.dat(now, cpu, Ctx::Task(p), tracedat::MM_VMSCAN_DIRECT_RECLAIM_END, |f| f.u64(a));
             }
         }
         if self.text.is_none() {
