@@ -89,7 +89,8 @@ runner:
 	@echo "static binary: target/$(RUNNER_TARGET)/release/schedlab-runner"
 
 # The real tools the tests use from the system's apt archive (headless
-# Chromium for the HTML reports, trace-cmd for trace.dat); installed once,
+# Chromium for the HTML reports, trace-cmd for trace.dat, rt-app for the
+# exported workloads); installed once,
 # as root or through sudo.
 test-tools:
 	scripts/test-tools

@@ -5,6 +5,11 @@ expiry + slack. RT tasks sleep without slack."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
 import schedlab
 
 BATCH = """
@@ -60,3 +65,30 @@ def test_batch_wakeups_wait_for_a_tick_and_slack_moves_them_past_it() -> None:
 def test_rt_sleepers_have_no_slack() -> None:
     rt = hist(policy="SCHED_FIFO", prio="rt_priority = 10")
     assert sum(rt[1:]) == 0, rt  # an RT wakee preempts the hog at once
+
+
+@pytest.mark.parametrize(("mode", "anchor", "first", "third"), [
+    ("absolute", "first_use", 12, 32),  # first use at 2 ms; late at 24: keeps the grid (22), next 32
+    ("relative", "first_use", 12, 34),  # late at 24: the grid moves to 24, next 34
+    ("absolute", "start", 10, 30),  # rt-app's grid from the task's start
+    ("relative", "start", 10, 32),  # late at 22: next 32
+])  # fmt: skip
+def test_timer_modes_and_anchors(tmp_path: Path, mode: str, anchor: str, first: int, third: int) -> None:
+    """A 10 ms periodic timer first used after 2 ms of work, whose second
+    period overruns (12 ms of work): a late timer does not sleep, and its
+    mode says where the grid goes on (the ms of each sleep's expiry)."""
+    trace = tmp_path / "t.txt"
+    timer = f'{{ timer = {{ period = "10ms", mode = "{mode}", anchor = "{anchor}" }} }}'
+    text = f"""
+[machine]
+preset = "4cpu"
+[measure]
+duration = "100ms"
+[[task]]
+name = "p"
+program = [{{ run = "2ms" }}, {timer}, {{ run = "12ms" }}, {timer}, {{ run = "1ms" }}, {timer}, {{ run = "1ms" }}]
+"""
+    schedlab.run_scenario(text=text, trace=str(trace))
+    expiries = [int(m) / 1e6 for m in re.findall(r"softexpires=(\d+)", trace.read_text())]
+    assert len(expiries) == 2, expiries
+    assert expiries[0] == pytest.approx(first, abs=0.2) and expiries[1] == pytest.approx(third, abs=0.2), expiries

@@ -57,7 +57,7 @@ def _scenario_text(scenario: object, text: object) -> tuple[str, str]:
     name) and ``text`` (the TOML itself). A path is always a path, whatever
     characters it holds; a multi-line string passed as a path is refused with
     a pointer to ``text=``."""
-    from schedlab.scenarios import read_text, resolve
+    from schedlab.scenarios import resolve, scenario_text
 
     if text is not None:
         if scenario is not None:
@@ -69,7 +69,7 @@ def _scenario_text(scenario: object, text: object) -> tuple[str, str]:
         raise UsageError("SL001", "no scenario; accepted: a path or a bundled name, or text=TOML")
     if isinstance(scenario, os.PathLike):
         path = Path(os.fspath(scenario))
-        return read_text(path), str(path)
+        return scenario_text(path), str(path)
     if not isinstance(scenario, str):
         raise UsageError(
             "SL001",
@@ -83,7 +83,7 @@ def _scenario_text(scenario: object, text: object) -> tuple[str, str]:
             "or the text as text=...",
         )
     path = resolve(scenario)
-    return read_text(path), str(path)
+    return scenario_text(path), str(path)
 
 
 def run_scenario(

@@ -38,7 +38,7 @@ from schedlab.args import SEED_MAX, check_output_path
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.kernels import ORACLE_KERNELS
 from schedlab.overrides import Override, parse_set_arg, toml_literal
-from schedlab.scenarios import bundled, parse_toml, read_text, resolve, scenarios_dir
+from schedlab.scenarios import bundled, parse_toml, read_text, resolve, scenario_text, scenarios_dir
 
 # The commands import what they need when they run (the oracle, the
 # validation suite, experiments, the text report): `schedlab run` of a
@@ -123,6 +123,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--strict", action="store_true", help="a warning (deadlock, measure.limit reached) is an error (exit 2)"
     )
     r.add_argument("--trace", metavar="FILE", help="write the sched tracepoints as ftrace text to FILE")
+    r.add_argument("--machine", metavar="PRESET", help="the machine of an rt-app .json workload (a preset name)")
+    r.add_argument("--kernel", metavar="VERSION", help="the kernel version of an rt-app .json workload")
     r.add_argument(
         "--html",
         metavar="DIR",
@@ -245,6 +247,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     d.add_argument("--rejudge", action="store_true", help="judge the campaign again from its kept real reports")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
+    ex = sub.add_parser("export-rtapp", help="write a scenario's workload as rt-app JSON (what rt-app 1.0 runs)")
+    ex.add_argument("scenario", help="bundled name or .toml path")
+    ex.add_argument("--out", "-o", metavar="FILE", help="write it here (default stdout)")
+    ex.add_argument(
+        "--target", choices=("1.0", "head"), default="1.0", help="rt-app 1.0 (Debian's; the default) or HEAD"
+    )
+    ex.add_argument(
+        "--calibration",
+        default="CPU0",
+        metavar="CPUn|NS",
+        help="rt-app's global.calibration: measure on a CPU at start (default CPU0) or ns per loop",
+    )
+
     pl = sub.add_parser(
         "plot",
         help="pictures (matplotlib): a run report's CPU heat map and wakeup CDF, a trace's timeline, "
@@ -313,8 +328,9 @@ def _overrides(args: argparse.Namespace) -> list[Override]:
     return [parse_set_arg(s) for s in args.set]
 
 
-def _load(name: str) -> tuple[Path, str, str]:
-    """(path, text, source); ``-`` reads the scenario from stdin."""
+def _load(name: str, machine: str | None = None, kernel: str | None = None) -> tuple[Path, str, str]:
+    """(path, text, source); ``-`` reads the scenario from stdin; an rt-app
+    ``.json`` runs on ``machine`` (schedlab.rtapp)."""
     if name == "-":
         try:
             text = sys.stdin.read()
@@ -322,7 +338,7 @@ def _load(name: str) -> tuple[Path, str, str]:
             raise UsageError("SL001", f"-: cannot read the scenario from stdin: {e}") from None
         return Path("stdin.toml"), text, "<stdin>"
     path = resolve(name)
-    return path, read_text(path), str(path)
+    return path, scenario_text(path, machine=machine, kernel=kernel), str(path)
 
 
 def _warn(report: Mapping[str, Any]) -> None:
@@ -347,7 +363,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if dest is not None and not (flag == "--json" and dest == "-"):
             check_output_path(dest, flag)
     _check_html_dir(args.html)
-    _, text, source = _load(args.scenario)
+    _, text, source = _load(args.scenario, args.machine, args.kernel)
     from schedlab.progress import watch_run
 
     report = watch_run(
@@ -567,6 +583,24 @@ def _check_html_dir(d: str | None) -> None:
         raise UsageError("SL001", f"--html {d}: not writable; accepted: a writable directory")
 
 
+def _cmd_export_rtapp(args: argparse.Namespace) -> int:
+    import json
+
+    from schedlab import rtapp
+
+    path, text, source = _load(args.scenario)
+    native.check(text, source, [])  # a scenario the simulator refuses is not exported
+    cal: str | int = int(args.calibration) if args.calibration.isdigit() else args.calibration
+    doc = rtapp.export(path, read_text(path), target=args.target, calibration=cal)
+    out = json.dumps(doc, indent=2) + "\n"
+    if args.out:
+        check_output_path(args.out, "--out")
+        Path(args.out).write_text(out)
+    else:
+        sys.stdout.write(out)
+    return EXIT_OK
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from schedlab import plot
 
@@ -585,5 +619,6 @@ _COMMANDS = {
     "validate": _cmd_validate,
     "difftest": _cmd_difftest,
     "plot": _cmd_plot,
+    "export-rtapp": _cmd_export_rtapp,
     "qemu": _cmd_qemu,
 }

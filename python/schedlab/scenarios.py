@@ -22,6 +22,7 @@ __all__ = [
     "parse_toml",
     "read_text",
     "resolve",
+    "scenario_text",
     "scenarios_dir",
 ]
 
@@ -128,6 +129,28 @@ def read_text(path: Path) -> str:
         raise UsageError("SL001", f"{path}: no such file; accepted: a path to a scenario .toml file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError("SL001", f"{path}: cannot read: {e}") from None
+
+
+def scenario_text(path: Path, *, machine: str | None = None, kernel: str | None = None) -> str:
+    """A scenario's TOML: the file's, with an ``rtapp = "FILE.json"`` key
+    expanded; an rt-app JSON workload (``.json``) made a scenario on
+    ``machine`` (required) at ``kernel`` (schedlab.rtapp)."""
+    text = read_text(path)
+    from schedlab import rtapp
+
+    if path.suffix == ".json":
+        if machine is None:
+            raise UsageError(
+                "SL001",
+                f"{path}: an rt-app workload names no machine; accepted: "
+                'schedlab run FILE.json --machine PRESET [--kernel VERSION], or a scenario with rtapp = "FILE.json"',
+            )
+        return rtapp.workload_toml(text, str(path), machine, kernel)
+    if machine is not None or kernel is not None:
+        raise UsageError(
+            "SL001", f"{path}: --machine and --kernel are for an rt-app .json workload; use --set for a scenario"
+        )
+    return rtapp.expand_scenario(text, path)
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:

@@ -205,7 +205,11 @@ impl Shared {
                 .iter()
                 .map(|(_, n)| Barrier { participants: *n, state: Mutex::new((0, 0)), cv: Condvar::new() })
                 .collect(),
-            events: sc.events.iter().map(|_| Event { pending: Mutex::new(0), cv: Condvar::new() }).collect(),
+            events: sc
+                .events
+                .iter()
+                .map(|n| Event { pending: Mutex::new(schedlab_core::workload::initial_pending(n)), cv: Condvar::new() })
+                .collect(),
             park: (Mutex::new(()), Condvar::new()),
             gate: (Mutex::new(Gate::default()), Condvar::new()),
             slots: Mutex::new(Vec::new()),
@@ -371,6 +375,8 @@ impl Shared {
         let mut pc = 0usize;
         let mut loops: Vec<(usize, u64)> = Vec::new();
         let mut timer_next: Option<u64> = None;
+        // The program's start: an anchored timer's grid begins here.
+        let started = sys::now();
         while let Some(op) = ops.get(pc) {
             if self.stopped() {
                 return;
@@ -396,12 +402,17 @@ impl Shared {
                         return;
                     }
                 }
-                Op::Timer { period } => {
+                Op::Timer { period, relative, from_start } => {
                     let now = sys::now();
-                    let next = timer_next.map_or(now + period, |n| n + period);
-                    timer_next = Some(next);
-                    if next > now && !self.sleep_abs(next, delays) {
-                        return;
+                    let first = if *from_start { started + period } else { now + period };
+                    let next = timer_next.map_or(first, |n| n + period);
+                    if next > now {
+                        timer_next = Some(next);
+                        if !self.sleep_abs(next, delays) {
+                            return;
+                        }
+                    } else {
+                        timer_next = Some(if *relative { now } else { next });
                     }
                 }
                 Op::Yield => sys::sched_yield(),

@@ -123,7 +123,11 @@ impl Sim {
         let ngroups = topo.groups.len();
         let group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
-        let events = sc.events.iter().map(|_| SyncObj::default()).collect();
+        let events = sc
+            .events
+            .iter()
+            .map(|n| SyncObj { pending: crate::workload::initial_pending(n), ..SyncObj::default() })
+            .collect();
         let open_ended = sc.measure.duration.is_none();
         let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| sc.measure.warmup + d);
         let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);

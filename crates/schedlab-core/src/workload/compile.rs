@@ -225,7 +225,7 @@ fn loc(file: &str, key: &str) -> Location {
 }
 
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, send, recv, fork, exit, parallel, queue_work, io, read, anon";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, lock, unlock, send, recv, fork, exit, parallel, queue_work, io, read, anon";
 /// The ops a work item may have (a kworker runs them).
 const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
@@ -259,16 +259,33 @@ fn intern(v: &mut Vec<String>, name: &str) -> usize {
 }
 
 /// `timer = "10ms"` or `timer = { period = "10ms" }`: the period in ns.
-fn timer_period_at(val: &toml::Value, file: &str, sub: &str) -> Result<u64> {
+/// `timer = D` or `timer = { period = D, mode = "absolute"|"relative",
+/// anchor = "first_use"|"start" }`.
+fn timer_at(val: &toml::Value, file: &str, sub: &str) -> Result<Op> {
+    let (mut relative, mut from_start) = (false, false);
     let period = match val {
         toml::Value::String(s) => duration_at(s, file, sub)?,
         toml::Value::Table(t) => {
             for key in t.keys() {
-                if key != "period" {
+                if !["period", "mode", "anchor"].contains(&key.as_str()) {
                     return Err(SimError::UnknownKey {
                         at: loc(file, &format!("{sub}.{key}")),
-                        accepted: "period".into(),
+                        accepted: "period, mode, anchor".into(),
                     });
+                }
+            }
+            match t.get("mode").map(|m| m.as_str()) {
+                None | Some(Some("absolute")) => {}
+                Some(Some("relative")) => relative = true,
+                Some(_) => {
+                    return Err(SimError::bad_value(file, &format!("{sub}.mode"), "unknown mode", "\"absolute\" or \"relative\""))
+                }
+            }
+            match t.get("anchor").map(|m| m.as_str()) {
+                None | Some(Some("first_use")) => {}
+                Some(Some("start")) => from_start = true,
+                Some(_) => {
+                    return Err(SimError::bad_value(file, &format!("{sub}.anchor"), "unknown anchor", "\"first_use\" or \"start\""))
                 }
             }
             match t.get("period").and_then(|p| p.as_str()) {
@@ -281,7 +298,7 @@ fn timer_period_at(val: &toml::Value, file: &str, sub: &str) -> Result<u64> {
     if period == 0 {
         return Err(SimError::bad_value(file, sub, "period must be positive", DURATION_ACCEPTED));
     }
-    Ok(period)
+    Ok(Op::Timer { period, relative, from_start })
 }
 
 /// `parallel = { work = D, threads = N, min_chunk = D }`: a ktask job.
@@ -351,7 +368,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
             "anon" => out.push(anon_at(val, &sub, ctx)?),
             "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
-            "timer" => out.push(Op::Timer { period: timer_period_at(val, file, &sub)? }),
+            "timer" => out.push(timer_at(val, file, &sub)?),
             "yield" => out.push(Op::Yield),
             "exit" => {
                 // kernel.costs.exit: the thread's cost beyond its program.
@@ -374,13 +391,19 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 }
                 out.push(Op::Barrier(idx));
             }
-            "wait" => {
+            "wait" | "signal" => {
                 let e = want_str(val)?;
-                out.push(Op::Wait(intern(ctx.events, &e)));
+                if e.starts_with(crate::workload::MUTEX_PREFIX) {
+                    let what = "an event name may not start with \"mutex \" (the lock op's mutexes)";
+                    return Err(SimError::bad_value(file, &sub, what, "another name"));
+                }
+                let i = intern(ctx.events, &e);
+                out.push(if name == "wait" { Op::Wait(i) } else { Op::Signal(i) });
             }
-            "signal" => {
-                let e = want_str(val)?;
-                out.push(Op::Signal(intern(ctx.events, &e)));
+            "lock" | "unlock" => {
+                let m = want_str(val)?;
+                let i = intern(ctx.events, &format!("{}{m}", crate::workload::MUTEX_PREFIX));
+                out.push(if name == "lock" { Op::Wait(i) } else { Op::Signal(i) });
             }
             "send" | "recv" if !ctx.in_work => {
                 compile_chan_op(name, val, &sub, file, (ctx.chans, ctx.chan_base), ctx.costs, out)?
@@ -441,7 +464,7 @@ fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, out: &mut Vec
                 out[start] = Op::LoopStart { count, end };
             }
             "parallel" => out.push(parallel_at(val, file, &sub)?),
-            "lock" | "unlock" | "alloc" | "wake" => {
+            "alloc" | "wake" => {
                 return Err(SimError::not_modelled(
                     file,
                     &sub,

@@ -96,17 +96,20 @@ impl Sim {
                 self.arm_sleep_timer(tid, self.now + w);
                 return false;
             }
-            Op::Timer { period } => {
+            Op::Timer { period, relative, from_start } => {
                 let next = match self.tasks[tid].timer_next {
+                    None if from_start => self.tasks[tid].stats.start_ns + period,
                     None => self.now + period,
                     Some(n) => n + period,
                 };
-                self.tasks[tid].timer_next = Some(next);
                 if next > self.now {
+                    self.tasks[tid].timer_next = Some(next);
                     self.block(tid);
                     self.arm_sleep_timer(tid, next);
                     return false;
                 }
+                // Late: no sleep; rt-app's relative mode moves the grid to now.
+                self.tasks[tid].timer_next = Some(if relative { self.now } else { next });
             }
             Op::Yield => {
                 self.tasks[tid].sched_class().yield_task(self, tid);

@@ -13,6 +13,20 @@ use crate::cpumask::CpuMask;
 use crate::sched::prio::Policy;
 use crate::sched::task::TaskId;
 
+/// A `lock`/`unlock` mutex is an event whose name starts with this: a
+/// semaphore that starts at 1, so `lock` is a wait and `unlock` a signal.
+///
+/// Deviation: the mutex hands itself to the first waiter (FIFO), as a
+/// futex-based pthread mutex does not promise: there a woken waiter
+/// competes again, and a running locker may take it first; no priority
+/// inheritance (rt-app's pi_enabled).
+pub const MUTEX_PREFIX: &str = "mutex ";
+
+/// An event's count when the run starts: 1 for a mutex, 0 otherwise.
+pub fn initial_pending(name: &str) -> u64 {
+    u64::from(name.starts_with(MUTEX_PREFIX))
+}
+
 /// State of a barrier or event.
 #[derive(Debug, Clone, Default)]
 pub struct SyncObj {

@@ -57,9 +57,12 @@ pub enum Op {
     Runtime(Dist),
     /// Block for a duration.
     Sleep(Dist),
-    /// Periodic timer: sleep until the next period boundary since the first
-    /// arming (rt-app "timer"); `period` in ns.
-    Timer { period: u64 },
+    /// Periodic timer (rt-app "timer"): sleep until the next expiry, one
+    /// `period` (ns) after the last. The first expiry is a period after the
+    /// first use, or with `from_start` after the task's start (rt-app's
+    /// grid). A timer already late does not sleep; `relative` then moves
+    /// the grid to now (rt-app's default mode), else it keeps it.
+    Timer { period: u64, relative: bool, from_start: bool },
     /// sched_yield().
     Yield,
     /// Start of a loop body: `count` iterations (0 = forever); the matching

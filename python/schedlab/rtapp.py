@@ -1,0 +1,597 @@
+"""rt-app workloads in and out (docs/FORMATS.md §1).
+
+In: ``schedlab run WORKLOAD.json --machine PRESET [--kernel VERSION]``, or a
+scenario with a top-level ``rtapp = "WORKLOAD.json"`` (its tasks join the
+scenario's, and its ``global.duration`` becomes ``measure.duration`` unless
+the scenario sets one). The file is read as rt-app's json-c does: ``//`` and
+``/* */`` comments and trailing commas are accepted, a duplicated key keeps
+its last value in its first place, and an event is any key that *starts*
+with an event name (``run0``, ``sleep-2``, ``timer_a``), in the order
+rt-app's parser tries them.
+
+What it becomes (rt-app's HEAD semantics):
+
+* a task description is a ``[[task]]`` group: ``instance`` → ``count``,
+  ``delay`` (us) → ``start``, ``policy`` and ``priority`` (the nice value of
+  SCHED_OTHER/BATCH/IDLE, the RT priority of SCHED_FIFO/RR, default 10) →
+  ``policy``, ``nice``, ``rt_priority``; ``cpus`` → ``cpus``;
+* ``phases`` (or the task itself as its one phase) become loops: a phase's
+  ``loop`` repeats its events, the task's ``loop`` (default forever with
+  phases, once per ``loop`` without) repeats the phases, and the thread
+  exits when they end;
+* events: ``run`` (fixed work, us) → ``run``; ``runtime`` (wall-clock us) →
+  ``runtime``; ``sleep`` → ``sleep``; ``timer`` → ``timer`` on rt-app's grid
+  (``anchor = "start"``, its ``mode``, relative by default); ``barrier`` →
+  ``barrier``; ``yield`` → ``yield``; ``lock``/``unlock`` → the mutex ops;
+* ``global.duration`` → ``measure.duration`` (``-1``: until every thread
+  has ended).
+
+Refused, with the key path (a ``NotModelledError``, exit 2): SCHED_DEADLINE,
+``util_min``/``util_max``, ``taskgroup``, ``nodes_membind``, a phase that
+changes the task's policy, priority or CPUs, condition variables
+(``wait``/``signal``/``broad``/``sync``: rt-app's lose a signal nobody waits
+for, schedlab's events keep it), ``suspend``/``resume``, ``mem``,
+``iorun``, ``memrun``, ``fork``, semaphores, a timer shared between threads
+(a ``ref`` not starting with ``unique`` used by more than one thread) or two
+timers in one thread, a barrier named twice by one task, and any key rt-app
+does not know.
+
+Deviations: task names follow schedlab's ``<task>-<i>`` numbering within a
+task (rt-app numbers threads across the file: ``light-0 light-1 rt-2``);
+``calibration`` and the logging keys have no effect (``run`` is work at the
+simulated CPU's nominal speed, which is what calibration arranges).
+
+Out: ``schedlab export-rtapp SCENARIO`` writes the workload as rt-app JSON
+that Debian's rt-app 1.0 runs (always with ``phases``, unique event keys,
+timers ``unique``). It refuses what rt-app cannot express: kernel threads,
+channels, ``[rt_migrate_test]``, ``[dbench]``, memory, ops other than the
+ones above and ``loop``, a loop inside a loop's body, a distribution
+instead of a fixed duration, a timer anchored at its first use, a duration
+that is not whole seconds. The machine and the kernel are not part of an
+rt-app file: rt-app runs on the machine it is started on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import NotModelledError, ScenarioError, UsageError
+
+__all__ = ["dumps_toml", "expand_scenario", "export", "loads", "to_scenario"]
+
+# ------------------------------------------------------------------ reading
+
+
+def _strip(text: str) -> str:
+    """Comments and trailing commas out, outside strings (json-c's non-strict mode)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            # Keep the line count (error positions) with the comment's newlines.
+            out.append("\n" * text.count("\n", i, n if j < 0 else j))
+            i = n if j < 0 else j + 2
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json-c: a duplicated key keeps one entry, the last value, in the first place.
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        d[k] = v
+    return d
+
+
+def loads(text: str, source: str) -> dict[str, Any]:
+    """An rt-app file's JSON (lenient, as rt-app reads it)."""
+    try:
+        doc = json.loads(_strip(text), object_pairs_hook=_pairs)
+    except json.JSONDecodeError as e:
+        raise ScenarioError("SL100", f"{source}:{e.lineno}:{e.colno}: not rt-app JSON: {e.msg}") from None
+    if not isinstance(doc, dict):
+        raise ScenarioError("SL100", f"{source}: an rt-app file is a JSON object with 'tasks'")
+    return doc
+
+
+# ----------------------------------------------------------- rt-app -> toml
+
+_POLICIES = {
+    "SCHED_OTHER": "SCHED_NORMAL",
+    "SCHED_BATCH": "SCHED_BATCH",
+    "SCHED_IDLE": "SCHED_IDLE",
+    "SCHED_FIFO": "SCHED_FIFO",
+    "SCHED_RR": "SCHED_RR",
+}
+#: Keys of `global` with no effect on a simulation (rt-app's own logging and
+#: set-up), accepted; `mem_buffer_size`/`io_device` serve only refused events.
+_GLOBAL_INERT = (
+    "calibration", "default_policy", "duration", "pi_enabled", "lock_pages", "logdir", "log_basename",
+    "log_size", "ftrace", "gnuplot", "io_device", "mem_buffer_size", "cumulative_slack",
+)  # fmt: skip
+_TASK_KEYS = ("instance", "delay", "loop", "phases", "policy", "priority", "cpus")
+_PHASE_KEYS = ("loop", "policy", "priority", "cpus")
+_REFUSED_ATTRS = {
+    "dl-runtime": "SCHED_DEADLINE is not modelled",
+    "dl-period": "SCHED_DEADLINE is not modelled",
+    "dl-deadline": "SCHED_DEADLINE is not modelled",
+    "runtime_dl": "SCHED_DEADLINE is not modelled",
+    "period": "SCHED_DEADLINE is not modelled",
+    "deadline": "SCHED_DEADLINE is not modelled",
+    "util_min": "uclamp is not modelled",
+    "util_max": "uclamp is not modelled",
+    "taskgroup": "task groups (cgroups) are not modelled",
+    "nodes_membind": "memory policies are not modelled",
+}
+#: rt-app's event names in the order its parser tries them (a key is the
+#: first whose name it starts with; `runtime` before `run`).
+_EVENTS = (
+    "runtime", "run", "sleep", "memrun", "mem", "iorun", "lock", "unlock", "signal", "broad", "wait", "sync",
+    "barrier", "timer", "resume", "suspend", "yield", "fork", "sem_post", "sem_wait",
+)  # fmt: skip
+_REFUSED_EVENTS = {
+    "memrun": "memory-access workloads are not modelled",
+    "mem": "rt-app's memory writes are not modelled",
+    "iorun": "rt-app's io writes are not modelled",
+    "signal": "condition variables are not modelled (rt-app loses a signal nobody waits for; schedlab keeps it)",
+    "broad": "condition variables are not modelled",
+    "wait": "condition variables are not modelled",
+    "sync": "condition variables are not modelled",
+    "resume": "suspend/resume are not modelled (a resume with nobody suspended is lost in rt-app)",
+    "suspend": "suspend/resume are not modelled",
+    "fork": "rt-app's fork is not modelled here (it is not in rt-app 1.0)",
+    "sem_post": "semaphores are not modelled",
+    "sem_wait": "semaphores are not modelled",
+}
+
+
+def _event_kind(key: str) -> str | None:
+    return next((e for e in _EVENTS if key.startswith(e)), None)
+
+
+#: What an rt-app file may hold, for the refusals' "accepted".
+_ACCEPTED = (
+    "SCHED_OTHER/BATCH/IDLE/FIFO/RR tasks with instance, delay, loop, phases, priority, cpus (the same in every "
+    "phase) and the events run, runtime, sleep, timer (a unique ref), barrier, yield, lock, unlock"
+)
+
+
+def _nm(source: str, path: str, why: str, accepted: str = _ACCEPTED) -> NotModelledError:
+    return NotModelledError("SL120", f"{source}: {path}: {why}; accepted: {accepted}")
+
+
+def _bad(source: str, path: str, what: str, accepted: str) -> ScenarioError:
+    return ScenarioError("SL102", f"{source}: {path}: {what}; accepted: {accepted}")
+
+
+def _us(source: str, path: str, v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise _bad(source, path, f"{v!r}", "an integer number of microseconds >= 0")
+    return f"{v}us"
+
+
+def _phase_ops(
+    source: str, path: str, phase: Mapping[str, Any], allowed: Sequence[str], timers: dict[str, int]
+) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    barriers: set[str] = set()
+    for key, v in phase.items():
+        kp = f"{path}.{key}"
+        kind = _event_kind(key)
+        if kind is None:
+            if key in allowed:
+                continue
+            if key in _REFUSED_ATTRS:
+                raise _nm(source, kp, _REFUSED_ATTRS[key])
+            raise _bad(source, kp, "not an rt-app key", ", ".join([*allowed, *_EVENTS]))
+        if kind in _REFUSED_EVENTS:
+            raise _nm(source, kp, f"the {kind} event: {_REFUSED_EVENTS[kind]}")
+        if kind in ("run", "runtime", "sleep"):
+            ops.append({kind: _us(source, kp, v)})
+        elif kind == "timer":
+            if not isinstance(v, dict) or "period" not in v:
+                raise _bad(source, kp, f"{v!r}", '{"ref": "unique", "period": US, "mode": "relative"|"absolute"}')
+            for k in v:
+                if k not in ("ref", "period", "mode"):
+                    raise _bad(source, f"{kp}.{k}", "not a timer key", "ref, period, mode")
+            ref = str(v.get("ref", ""))
+            mode = v.get("mode", "relative")
+            if mode not in ("relative", "absolute"):
+                raise _bad(source, f"{kp}.mode", f"{mode!r}", '"relative" or "absolute"')
+            timers[ref] = timers.get(ref, 0)
+            period = _us(source, f"{kp}.period", v["period"])
+            ops.append({"timer": {"period": period, "mode": mode, "anchor": "start"}})
+        elif kind == "barrier":
+            if not isinstance(v, str) or not v:
+                raise _bad(source, kp, f"{v!r}", "a barrier name")
+            if v in barriers:
+                raise _nm(source, kp, f"barrier {v!r} named twice by one task: rt-app counts references, not threads")
+            barriers.add(v)
+            ops.append({"barrier": v})
+        elif kind == "yield":
+            ops.append({"yield": True})
+        elif kind in ("lock", "unlock"):
+            if not isinstance(v, str) or not v:
+                raise _bad(source, kp, f"{v!r}", "a mutex name")
+            ops.append({kind: v})
+    if not ops:
+        raise _bad(source, path, "no events (rt-app aborts: No events found)", "at least one event")
+    return ops
+
+
+def _loop(count: Any, body: list[dict[str, Any]], source: str, path: str) -> list[dict[str, Any]]:
+    """rt-app's loop count (-1 forever) around `body`."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < -1:
+        raise _bad(source, path, f"{count!r}", "-1 (forever) or a count >= 0")
+    if count == 0:
+        return []
+    if count == 1:
+        return body
+    return [{"loop": {"count": 0 if count == -1 else count, "body": body}}]
+
+
+def _attrs(source: str, path: str, t: Mapping[str, Any], default_policy: str) -> dict[str, Any]:
+    pol = t.get("policy", default_policy)
+    if pol == "SCHED_DEADLINE":
+        raise _nm(source, f"{path}.policy", "SCHED_DEADLINE is not modelled")
+    if pol not in _POLICIES:
+        raise _bad(source, f"{path}.policy", f"{pol!r}", ", ".join([*_POLICIES, "SCHED_DEADLINE"]))
+    out: dict[str, Any] = {"policy": _POLICIES[pol]}
+    rt = pol in ("SCHED_FIFO", "SCHED_RR")
+    prio = t.get("priority", 10 if rt else 0)
+    if isinstance(prio, bool) or not isinstance(prio, int):
+        raise _bad(source, f"{path}.priority", f"{prio!r}", "an integer")
+    if rt:
+        if not 1 <= prio <= 99:
+            raise _bad(source, f"{path}.priority", f"{prio}", "1..99 for SCHED_FIFO/RR")
+        out["rt_priority"] = prio
+    else:
+        if not -20 <= prio <= 19:
+            raise _bad(source, f"{path}.priority", f"{prio}", "a nice value -20..19")
+        out["nice"] = prio
+    if "cpus" in t:
+        cpus = t["cpus"]
+        if not isinstance(cpus, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in cpus):
+            raise _bad(source, f"{path}.cpus", f"{cpus!r}", "a list of CPU numbers")
+        out["cpus"] = list(cpus)
+    return out
+
+
+def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any]], int]:
+    """(the ``[[task]]`` groups, global.duration in s, -1 for none) of an rt-app document."""
+    g = doc.get("global") or {}
+    if not isinstance(g, dict):
+        raise _bad(source, "global", f"{g!r}", "an object")
+    for k in g:
+        if k not in _GLOBAL_INERT:
+            raise _bad(source, f"global.{k}", "not an rt-app global key", ", ".join(_GLOBAL_INERT))
+    for k in doc:
+        if k not in ("tasks", "global", "resources"):
+            raise _bad(source, k, "not an rt-app top-level key", "tasks, global, resources")
+    duration = g.get("duration", -1)
+    if isinstance(duration, bool) or not isinstance(duration, int) or duration < -1 or duration == 0:
+        raise _bad(source, "global.duration", f"{duration!r}", "-1 or a number of seconds >= 1")
+    default_policy = g.get("default_policy", "SCHED_OTHER")
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, dict) or not tasks:
+        raise _bad(source, "tasks", "missing or empty", "an object: task name -> task")
+    groups: list[dict[str, Any]] = []
+    shared_timers: dict[str, list[str]] = {}
+    uses_lock = False
+    for name, t in tasks.items():
+        path = f"tasks.{name}"
+        if not isinstance(t, dict):
+            raise _bad(source, path, f"{t!r}", "a task object")
+        attrs = _attrs(source, path, t, default_policy)
+        timers: dict[str, int] = {}
+        if "phases" in t:
+            phases = t["phases"]
+            if not isinstance(phases, dict) or not phases:
+                raise _bad(source, f"{path}.phases", f"{phases!r}", "an object: phase name -> phase")
+            for k in t:
+                if k not in _TASK_KEYS and k not in _REFUSED_ATTRS:
+                    kind = _event_kind(k)
+                    what = "an event beside phases (rt-app ignores it)" if kind else "not an rt-app task key"
+                    raise _bad(source, f"{path}.{k}", what, ", ".join(_TASK_KEYS))
+                if k in _REFUSED_ATTRS:
+                    raise _nm(source, f"{path}.{k}", _REFUSED_ATTRS[k])
+            body: list[dict[str, Any]] = []
+            for pname, ph in phases.items():
+                pp = f"{path}.phases.{pname}"
+                if not isinstance(ph, dict):
+                    raise _bad(source, pp, f"{ph!r}", "a phase object")
+                for k in ("policy", "priority", "cpus"):
+                    if k in ph and _attrs(source, pp, {**t, k: ph[k]}, default_policy) != attrs:
+                        raise _nm(source, f"{pp}.{k}", "a phase that changes the task's policy, priority or CPUs")
+                ops = _phase_ops(source, pp, ph, _PHASE_KEYS, timers)
+                body += _loop(ph.get("loop", 1), ops, source, f"{pp}.loop")
+            program = _loop(t.get("loop", -1), body, source, f"{path}.loop")
+        else:
+            ops = _phase_ops(source, path, t, _TASK_KEYS, timers)
+            program = _loop(t.get("loop", -1), ops, source, f"{path}.loop")
+        if len(timers) > 1:
+            raise _nm(source, path, f"timers {sorted(timers)} in one thread: schedlab keeps one timer per task")
+        count = t.get("instance", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise _bad(source, f"{path}.instance", f"{count!r}", "an integer >= 0")
+        for ref in timers:
+            if not ref.startswith("unique"):
+                shared_timers.setdefault(ref, []).extend([name] * count)
+        uses_lock = uses_lock or any("lock" in op for op in _flat_ops(program))
+        grp: dict[str, Any] = {"name": name, "count": count, **attrs}
+        if "delay" in t:
+            grp["start"] = _us(source, f"{path}.delay", t["delay"])
+        grp["program"] = program or [{"exit": True}]
+        groups.append(grp)
+    for ref, users in shared_timers.items():
+        if len(users) > 1:
+            raise _nm(source, f"timer ref {ref!r}", f"shared by {len(users)} threads: shared timers are not modelled")
+    if g.get("pi_enabled") and uses_lock:
+        raise _nm(source, "global.pi_enabled", "priority inheritance is not modelled")
+    return groups, duration
+
+
+def _flat_ops(ops: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    for op in ops:
+        if "loop" in op:
+            out += _flat_ops(op["loop"]["body"])
+        else:
+            out.append(op)
+    return out
+
+
+# --------------------------------------------------------------------- toml
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(k: str) -> str:
+    return k if _BARE.match(k) else json.dumps(k)
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a JSON string is a TOML basic string
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }"
+    raise UsageError("SL001", f"cannot write {v!r} as TOML")
+
+
+def dumps_toml(doc: Mapping[str, Any], prefix: str = "") -> str:
+    """A scenario dict as TOML: tables as [sections], arrays of tables as
+    [[sections]], everything below them inline."""
+    lines: list[str] = []
+    tables: list[tuple[str, Any]] = []
+    for k, v in doc.items():
+        if isinstance(v, dict) or (isinstance(v, list) and v and all(isinstance(x, dict) for x in v) and not prefix):
+            tables.append((k, v))
+        else:
+            lines.append(f"{_key(k)} = {_value(v)}")
+    for k, v in tables:
+        name = f"{prefix}{_key(k)}"
+        if isinstance(v, dict):
+            lines += ["", f"[{name}]", dumps_toml(v, name + ".").rstrip("\n")]
+        else:
+            for item in v:
+                lines += ["", f"[[{name}]]"] + [f"{_key(a)} = {_value(b)}" for a, b in item.items()]
+    return "\n".join(x for x in lines if x is not None).lstrip("\n") + "\n"
+
+
+def workload_toml(text: str, source: str, machine: str, kernel: str | None) -> str:
+    """``schedlab run WORKLOAD.json --machine PRESET``: the scenario's TOML."""
+    groups, duration = to_scenario(loads(text, source), source)
+    doc: dict[str, Any] = {"name": Path(source).stem, "machine": {"preset": machine}}
+    if kernel:
+        doc["kernel"] = {"version": kernel}
+    if duration > 0:
+        doc["measure"] = {"duration": f"{duration}s"}
+    doc["task"] = groups
+    return dumps_toml(doc)
+
+
+_RTAPP_KEY = re.compile(r"^\s*rtapp\s*=", re.M)
+
+
+def expand_scenario(text: str, path: Path) -> str:
+    """A scenario TOML with ``rtapp = "FILE.json"``: the file's tasks added,
+    its duration the measurement's unless the scenario has one."""
+    if not _RTAPP_KEY.search(text):
+        return text
+    from schedlab.scenarios import parse_toml, read_text
+
+    doc = parse_toml(text, str(path))
+    ref = doc.pop("rtapp", None)
+    if ref is None:
+        return text
+    if not isinstance(ref, str):
+        raise _bad(str(path), "rtapp", f"{ref!r}", "the path of an rt-app JSON file")
+    jpath = (path.parent / ref) if not Path(ref).is_absolute() else Path(ref)
+    groups, duration = to_scenario(loads(read_text(jpath), str(jpath)), str(jpath))
+    doc["task"] = list(doc.get("task") or []) + groups
+    measure = doc.setdefault("measure", {})
+    if duration > 0 and "duration" not in measure:
+        measure["duration"] = f"{duration}s"
+    return dumps_toml(doc)
+
+
+# -------------------------------------------------------------- toml -> rt-app
+
+
+def _cpulist(v: Any) -> list[int]:
+    if isinstance(v, list):
+        return [int(x) for x in v]
+    out: list[int] = []
+    for part in str(v).split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1))
+    return out
+
+
+def _whole_us(v: Any, where: str, source: str) -> int:
+    from schedlab.units import parse_duration_ns
+
+    if not isinstance(v, str):
+        raise _nm(source, where, "a distribution has no rt-app form (rt-app takes fixed durations)")
+    try:
+        ns = parse_duration_ns(v)
+    except ValueError as e:
+        raise _bad(source, where, str(e), "a duration") from None
+    return (ns + 999) // 1000
+
+
+def _export_ops(ops: Sequence[Mapping[str, Any]], where: str, source: str, n: list[int]) -> dict[str, Any]:
+    ev: dict[str, Any] = {}
+    for i, op in enumerate(ops):
+        (kind, v), *rest = op.items()
+        w = f"{where}[{i}]"
+        if rest:
+            raise _bad(source, w, f"{op!r}", "one op per table")
+        n[0] += 1
+        if kind in ("run", "runtime", "sleep"):
+            ev[f"{kind}{n[0]}"] = _whole_us(v, f"{w}.{kind}", source)
+        elif kind == "timer":
+            t = v if isinstance(v, dict) else {"period": v}
+            if t.get("anchor", "first_use") != "start":
+                raise _nm(
+                    source,
+                    f"{w}.timer",
+                    'a timer anchored at its first use; rt-app\'s starts with the thread (anchor = "start")',
+                )
+            ev[f"timer{n[0]}"] = {
+                "ref": "unique",
+                "period": _whole_us(t["period"], f"{w}.timer.period", source),
+                "mode": t.get("mode", "absolute"),
+            }
+        elif kind == "barrier":
+            ev[f"barrier{n[0]}"] = v
+        elif kind == "yield":
+            ev[f"yield{n[0]}"] = ""
+        elif kind in ("lock", "unlock"):
+            ev[f"{kind}{n[0]}"] = v
+        elif kind == "loop":
+            raise _nm(source, f"{w}.loop", "a loop inside a loop's body has no rt-app form")
+        else:
+            raise _nm(source, f"{w}.{kind}", f"the {kind} op has no rt-app form")
+    return ev
+
+
+#: The policies each rt-app knows: Debian's 1.0 has no SCHED_BATCH or SCHED_IDLE.
+TARGET_POLICIES = {
+    "1.0": ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR"),
+    "head": ("SCHED_OTHER", "SCHED_BATCH", "SCHED_IDLE", "SCHED_FIFO", "SCHED_RR"),
+}
+
+
+def _export_phases(items: Sequence[Mapping[str, Any]], base: str, source: str, n: list[int]) -> dict[str, Any]:
+    """A program's top level as rt-app phases: each loop a phase with its
+    count, each run of plain ops between them a phase of one iteration."""
+    phases: dict[str, Any] = {}
+    plain: list[Mapping[str, Any]] = []
+
+    def flush(at: int) -> None:
+        if plain:
+            phases[f"p{len(phases)}"] = {"loop": 1, **_export_ops(plain, f"{base}@{at}", source, n)}
+            plain.clear()
+
+    for j, op in enumerate(items):
+        if "loop" in op:
+            flush(j)
+            lp = op["loop"]
+            count = int(lp.get("count", 0))
+            phases[f"p{len(phases)}"] = {
+                "loop": -1 if count == 0 else count,
+                **_export_ops(lp.get("body") or [], f"{base}[{j}].loop.body", source, n),
+            }
+        elif "exit" in op and j == len(items) - 1:
+            continue  # the thread ends with its phases
+        else:
+            plain.append(op)
+    flush(len(items))
+    return phases
+
+
+def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str | int = "CPU0") -> dict[str, Any]:
+    """The scenario's workload as an rt-app JSON document for rt-app
+    ``target`` (``"1.0"``, Debian's, or ``"head"``); ``calibration``: rt-app's
+    (``"CPU0"`` measures ns per loop at start, an integer is pLoad)."""
+    if target not in TARGET_POLICIES:
+        raise UsageError("SL001", f"--target {target}: accepted: {', '.join(TARGET_POLICIES)}")
+    from schedlab.scenarios import parse_toml
+
+    source = str(scenario)
+    doc = parse_toml(expand_scenario(text, scenario), source)
+    for k in ("channel", "rt_migrate_test", "dbench", "memory"):
+        if k in doc:
+            raise _nm(source, k, f"[{k}] has no rt-app form")
+    duration = (doc.get("measure") or {}).get("duration")
+    g: dict[str, Any] = {
+        "default_policy": "SCHED_OTHER",
+        "calibration": calibration,
+        "log_size": "disable",
+        "lock_pages": False,
+    }
+    if duration is None:
+        g["duration"] = -1
+    else:
+        us = _whole_us(duration, "measure.duration", source)
+        if us % 1_000_000:
+            raise _nm(source, "measure.duration", "rt-app's duration is whole seconds")
+        g["duration"] = us // 1_000_000
+    tasks: dict[str, Any] = {}
+    for i, t in enumerate(doc.get("task") or []):
+        where = f"task[{i}]"
+        if t.get("kthread"):
+            raise _nm(source, f"{where}.kthread", "kernel threads have no rt-app form")
+        pol = str(t.get("policy", "SCHED_NORMAL")).upper()
+        pol = {"SCHED_NORMAL": "SCHED_OTHER", "SCHED_OTHER": "SCHED_OTHER"}.get(pol, pol)
+        if pol not in TARGET_POLICIES[target]:
+            raise _nm(
+                source,
+                f"{where}.policy",
+                f"rt-app {target} has no {pol}",
+                f"{', '.join(TARGET_POLICIES[target])} (--target head for SCHED_BATCH/IDLE)",
+            )  # fmt: skip
+        task: dict[str, Any] = {"instance": int(t.get("count", 1)), "policy": pol}
+        task["priority"] = int(t.get("rt_priority", 10)) if pol in ("SCHED_FIFO", "SCHED_RR") else int(t.get("nice", 0))
+        if "cpus" in t:
+            task["cpus"] = _cpulist(t["cpus"])
+        if "start" in t:
+            task["delay"] = _whole_us(t["start"], f"{where}.start", source)
+        prog = list(t.get("program") or [])
+        n = [0]
+        forever = len(prog) == 1 and "loop" in prog[0] and int(prog[0]["loop"].get("count", 0)) == 0
+        items = prog[0]["loop"]["body"] if forever else prog
+        base = f"{where}.program" + ("[0].loop.body" if forever else "")
+        phases = _export_phases(items, base, source, n)
+        if not phases:
+            raise _nm(source, f"{where}.program", "a task with no ops has no rt-app form")
+        task["loop"] = -1 if forever else 1
+        task["phases"] = phases
+        tasks[str(t.get("name"))] = task
+    if not tasks:
+        raise _bad(source, "task", "no tasks", "at least one [[task]]")
+    return {"global": g, "tasks": tasks}
