@@ -7,7 +7,6 @@ skipping."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -15,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from _chromium import chromium, open_page
+from _chromium import CANDIDATES, open_page
+from _tools import real_tool
 
 pytestmark = pytest.mark.native
 
@@ -34,12 +34,7 @@ EXPERIMENTS = (
 
 @pytest.fixture(scope="module")
 def browser() -> str:
-    exe = chromium()
-    if exe is None:
-        if os.environ.get("SCHEDLAB_REQUIRE_TOOLS"):
-            pytest.fail("no headless Chromium on PATH: scripts/test-tools installs Debian's chromium-headless-shell")
-        pytest.skip("no headless Chromium (scripts/test-tools installs it)")
-    return exe
+    return real_tool(CANDIDATES, "chromium-headless-shell")
 
 
 def _schedlab(*args: str) -> subprocess.CompletedProcess[str]:

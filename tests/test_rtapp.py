@@ -6,8 +6,6 @@ Debian's rt-app 1.0, and the refusals with their key paths."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 import pytest
 
 import schedlab
+from _tools import real_tool
 from schedlab import rtapp
 from schedlab._paths import PACKAGE
 from schedlab.errors import NotModelledError, ScenarioError, UsageError
@@ -112,12 +111,7 @@ def test_export_round_trips_to_the_same_trace(name: str, tmp_path: Path) -> None
 
 @pytest.fixture(scope="module")
 def rt_app() -> str:
-    exe = shutil.which("rt-app")
-    if exe is None:
-        if os.environ.get("SCHEDLAB_REQUIRE_TOOLS"):
-            pytest.fail("no rt-app on PATH: scripts/test-tools installs Debian's rt-app")
-        pytest.skip("no rt-app (scripts/test-tools installs it)")
-    return exe
+    return real_tool(("rt-app",), "rt-app")
 
 
 @pytest.mark.parametrize("name", ["periodic", "mutex-chain", "barrier-fanout", "fifo-idle"])

@@ -7,9 +7,7 @@ missing trace-cmd fails there instead of skipping."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from collections import defaultdict
 from pathlib import Path
@@ -17,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import schedlab
+from _tools import real_tool
 from schedlab.errors import UsageError
 
 pytestmark = pytest.mark.native
@@ -38,12 +37,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def trace_cmd() -> str:
-    exe = shutil.which("trace-cmd")
-    if exe is None:
-        if os.environ.get("SCHEDLAB_REQUIRE_TOOLS"):
-            pytest.fail("no trace-cmd on PATH: scripts/test-tools installs Debian's trace-cmd")
-        pytest.skip("no trace-cmd (scripts/test-tools installs it)")
-    return exe
+    return real_tool(("trace-cmd",), "trace-cmd")
 
 
 def _per_cpu(lines: list[str]) -> dict[int, list[tuple[str, str, int, str, str]]]:

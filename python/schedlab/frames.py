@@ -187,6 +187,23 @@ def parse_ftrace(lines: Any) -> dict[str, list[dict[str, Any]]]:
     return events
 
 
+def read_json_or_text(path: Path, accepted: str) -> tuple[dict[str, Any] | None, str]:
+    """(the JSON object, or None when the file is not JSON, and its text)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise UsageError("SL001", f"{path}: cannot read: {e.strerror}; accepted: {accepted}") from None
+    if not text.lstrip().startswith("{"):
+        return None, text
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError("SL001", f"{path}: not JSON ({e}); accepted: {accepted}") from None
+    if not isinstance(doc, dict):
+        raise UsageError("SL001", f"{path}: not a JSON object; accepted: {accepted}")
+    return doc, text
+
+
 def load(src: str | os.PathLike[str] | Mapping[str, Any], *, backend: str | None = None) -> Tables:
     """The tables of a report (a ``--json`` file or the dict
     ``run_scenario`` returns) or of an ftrace text trace."""
@@ -194,15 +211,8 @@ def load(src: str | os.PathLike[str] | Mapping[str, Any], *, backend: str | None
     if isinstance(src, Mapping):
         return Tables(be, _report_tables(src, be), str(src.get("source") or "report"))
     path = Path(src)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise UsageError("SL001", f"{path}: cannot read: {e.strerror}; accepted: a report (.json) or a trace") from None
-    if text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError("SL001", f"{path}: not JSON ({e}); accepted: a schedlab report") from None
+    doc, text = read_json_or_text(path, "a report (.json) or a trace")
+    if doc is not None:
         if "tasks" not in doc:
             raise UsageError("SL001", f"{path}: a JSON file with no 'tasks'; accepted: a schedlab run/real report")
         return Tables(be, _report_tables(doc, be), str(path))

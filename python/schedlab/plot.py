@@ -21,7 +21,6 @@ What each input gives (the kind is read from the file):
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -257,15 +256,10 @@ def _experiment_curves(doc: Mapping[str, Any], out: Path, fmt: str) -> list[Path
 
 
 def _kind(path: Path) -> tuple[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise UsageError("SL001", f"{path}: cannot read: {e.strerror}") from None
-    if text.lstrip().startswith("{"):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UsageError("SL001", f"{path}: not JSON ({e}); accepted: a report or an experiment") from None
+    from schedlab.frames import read_json_or_text
+
+    doc, _ = read_json_or_text(path, "a run report, a --trace file or an experiment (reproduce --json)")
+    if doc is not None:
         if "experiment" in doc and "results" in doc:
             return "experiment", doc
         if "tasks" in doc:
