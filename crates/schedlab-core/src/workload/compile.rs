@@ -278,14 +278,24 @@ fn timer_at(val: &toml::Value, file: &str, sub: &str) -> Result<Op> {
                 None | Some(Some("absolute")) => {}
                 Some(Some("relative")) => relative = true,
                 Some(_) => {
-                    return Err(SimError::bad_value(file, &format!("{sub}.mode"), "unknown mode", "\"absolute\" or \"relative\""))
+                    return Err(SimError::bad_value(
+                        file,
+                        &format!("{sub}.mode"),
+                        "unknown mode",
+                        "\"absolute\" or \"relative\"",
+                    ))
                 }
             }
             match t.get("anchor").map(|m| m.as_str()) {
                 None | Some(Some("first_use")) => {}
                 Some(Some("start")) => from_start = true,
                 Some(_) => {
-                    return Err(SimError::bad_value(file, &format!("{sub}.anchor"), "unknown anchor", "\"first_use\" or \"start\""))
+                    return Err(SimError::bad_value(
+                        file,
+                        &format!("{sub}.anchor"),
+                        "unknown anchor",
+                        "\"first_use\" or \"start\"",
+                    ))
                 }
             }
             match t.get("period").and_then(|p| p.as_str()) {
