@@ -46,6 +46,7 @@ __all__ = [
     "__version__",
     "check_scenario",
     "load",
+    "load_sweep",
     "run_scenario",
 ]
 
@@ -147,3 +148,10 @@ def load(src: Any, *, backend: str | None = None) -> Any:
     from schedlab.frames import load as _load
 
     return _load(src, backend=backend)
+
+
+def load_sweep(path: Any, *, backend: str | None = None) -> Any:
+    """A ``schedlab sweep`` results directory as one DataFrame (``schedlab.sweep``)."""
+    from schedlab.sweep import load_sweep as _load_sweep
+
+    return _load_sweep(path, backend=backend)

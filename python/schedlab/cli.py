@@ -247,6 +247,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     d.add_argument("--rejudge", action="store_true", help="judge the campaign again from its kept real reports")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
+    sw = sub.add_parser("sweep", help="a scenario over the cross product of axes and seeds, to Parquet, resumable")
+    sw.add_argument("spec", help="the sweep file (TOML with a [sweep] table)")
+    sw.add_argument("--out", metavar="DIR", help="results directory (default: the spec's sweep.out)")
+    sw.add_argument("--jobs", "-j", type=int, metavar="N", help="runs at once on the local backend (default: all CPUs)")
+    sw.add_argument(
+        "--backend", choices=("processes", "threads", "dask"), default="processes",
+        help="where runs go: local worker processes (the default: the faster here), threads, a Dask cluster",
+    )  # fmt: skip
+    sw.add_argument("--scheduler", metavar="ADDR", help="the Dask scheduler (--backend dask): tcp://host:8786")
+    sw.add_argument("--retry-failed", action="store_true", help="run again the points whose runs failed")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary")
+
     ex = sub.add_parser("export-rtapp", help="write a scenario's workload as rt-app JSON (what rt-app 1.0 runs)")
     ex.add_argument("scenario", help="bundled name or .toml path")
     ex.add_argument("--out", "-o", metavar="FILE", help="write it here (default stdout)")
@@ -601,6 +613,12 @@ def _cmd_export_rtapp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from schedlab import sweep
+
+    return sweep.cmd_sweep(args)
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from schedlab import plot
 
@@ -619,6 +637,7 @@ _COMMANDS = {
     "validate": _cmd_validate,
     "difftest": _cmd_difftest,
     "plot": _cmd_plot,
+    "sweep": _cmd_sweep,
     "export-rtapp": _cmd_export_rtapp,
     "qemu": _cmd_qemu,
 }

@@ -498,8 +498,8 @@ def _literals(pairs: Sequence[tuple[str, object]]) -> list[Override]:
     return [(k, toml_literal(v)) for k, v in pairs]
 
 
-def _parse_metric(c: _Checker, name: str, raw: object) -> MetricSpec:
-    path = f"experiment.metrics.{name}"
+def _parse_metric(c: _Checker, name: str, raw: object, table: str = "experiment.metrics") -> MetricSpec:
+    path = f"{table}.{name}"
     t = c.table(raw, path)
     c.keys(t, path, _METRIC_KEYS)
     sources = [s for s in _METRIC_SOURCES if s in t]
