@@ -135,3 +135,15 @@ def test_a_local_dask_cluster_gives_the_same_rows_and_survives_a_killed_worker(t
         after = {w.process.process.pid for w in cl.workers.values() if w.process and w.process.process}
         assert victim not in after
     assert _rows(tmp_path / "dask") == _rows(tmp_path / "local")
+
+
+def test_plot_draws_a_sweeps_curves(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from schedlab.plot import plot_files
+
+    p = _spec(tmp_path)
+    assert _sweep(str(p), "-q").returncode == 0
+    out = plot_files([tmp_path / "s.sweep"], tmp_path / "pics", "svg")
+    names = {q.name for q in out}
+    assert "s.sweep-idle_pct.svg" in names and "s.sweep-migrations_per_s.svg" in names
+    assert b"machine.preset=4x4" in (tmp_path / "pics" / "s.sweep-idle_pct.svg").read_bytes()

@@ -15,13 +15,17 @@ What each input gives (the kind is read from the file):
   migrations as arrows between the CPUs;
 * an experiment (``schedlab reproduce --json``): ``<name>-<table>-<metric>``
   — each swept metric against the parameter that varies, one line per
-  variant, the seed's published figures as markers.
+  variant, the seed's published figures as markers;
+* a ``schedlab sweep`` results directory: ``<dir>-<metric>`` — each metric
+  (the mean over seeds) against the first axis, one line per combination
+  of the other axes.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -255,9 +259,55 @@ def _experiment_curves(doc: Mapping[str, Any], out: Path, fmt: str) -> list[Path
     return paths
 
 
+def _natural(v: Any) -> tuple[Any, ...]:
+    """Sort key: version-like strings by their numbers ("6.6" < "6.12")."""
+    if isinstance(v, str) and re.fullmatch(r"\d+(\.\d+)*", v):
+        return (0, *map(int, v.split(".")))
+    return (1, v) if isinstance(v, str) else (0, v)
+
+
+def _sweep_curves(path: Path, out: Path, fmt: str) -> list[Path]:
+    """A sweep's results: each metric (mean over seeds) against the first
+    axis, one line per combination of the other axes, errors left out."""
+    from schedlab.sweep import load_sweep
+
+    df = load_sweep(path, backend="pandas")
+    df = df[df["error"].isna()]
+    fixed = {"run_id", "seed", "error", "wall_s", "schedlab", "scenario_hash"}
+    cols = list(df.columns)
+    axes = cols[1 : cols.index("seed")]
+    metrics = [c for c in cols[cols.index("seed") + 1 :] if c not in fixed]
+    if not axes or df.empty:
+        return []
+    x, others = axes[0], axes[1:]
+    plt = _plt()
+    paths = []
+    for m in metrics:
+        if df[m].dtype.kind not in "fi":
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4))
+        groups = df.groupby(others, sort=True) if others else [((), df)]
+        for key, g in groups:
+            mean = g.groupby(x, sort=True)[m].mean()
+            mean = mean.reindex(sorted(mean.index, key=_natural))  # 6.6 before 6.12
+            label = ", ".join(f"{k}={v}" for k, v in zip(others, key if isinstance(key, tuple) else (key,)))
+            ax.plot([str(v) for v in mean.index], mean.to_numpy(), marker="o", label=label or m)
+        ax.set_xlabel(x)
+        ax.set_ylabel(f"{m} (mean over seeds)")
+        ax.set_title(f"{path.name}: {m}")
+        if others:
+            ax.legend(fontsize="x-small")
+        ax.grid(True, alpha=0.3)
+        paths.append(_save(fig, out, f"{path.name}-{m}", fmt))
+        plt.close(fig)
+    return paths
+
+
 def _kind(path: Path) -> tuple[str, Any]:
     from schedlab.frames import read_json_or_text
 
+    if path.is_dir() and any(path.glob("part-*.parquet")):
+        return "sweep", None
     doc, _ = read_json_or_text(path, "a run report, a --trace file or an experiment (reproduce --json)")
     if doc is not None:
         if "experiment" in doc and "results" in doc:
@@ -282,6 +332,8 @@ def plot_files(
         name = p.stem
         if kind == "experiment":
             written += _experiment_curves(doc, out, fmt)
+        elif kind == "sweep":
+            written += _sweep_curves(p, out, fmt)
         elif kind == "trace":
             written += _timeline(p, name, out, fmt, window)
         elif len(reports) == 1:
