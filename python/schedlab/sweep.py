@@ -366,7 +366,9 @@ def _local_backend(spec: SweepSpec, jobs: int, processes: bool = False) -> tuple
     def submit(values: dict[str, Any], seed: int) -> Future[dict[str, Any]]:
         return pool.submit(run_one, spec.text, str(spec.scenario), spec.fixed, values, seed, spec.metrics)
 
-    return submit, lambda: pool.shutdown(wait=False, cancel_futures=True)
+    # Queued runs are cancelled; running ones finish (a worker process left
+    # behind would be reaped at exit with a broken-pipe warning).
+    return submit, lambda: pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _dask_backend(spec: SweepSpec, scheduler: str) -> tuple[Submit, Callable[[], None]]:
