@@ -259,6 +259,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sw.add_argument("--retry-failed", action="store_true", help="run again the points whose runs failed")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary")
 
+    ab = sub.add_parser("abtest", help="two kernel configurations over a generated population of scenarios")
+    ab.add_argument("--a", action="append", metavar="KEY=VALUE", help="configuration A (repeatable)")
+    ab.add_argument("--b", action="append", metavar="KEY=VALUE", help="configuration B (repeatable)")
+    ab.add_argument("--scenarios", type=int, default=200, metavar="N", help="generated scenarios (default 200)")
+    ab.add_argument("--repeats", type=int, default=5, metavar="N", help="seeds per scenario and side (default 5)")
+    ab.add_argument("--seed", type=int, default=1, metavar="S", help="the population's seed (default 1)")
+    ab.add_argument("--version", default="6.1", help="kernel.version of every scenario (default 6.1)")
+    ab.add_argument("--duration", default="1s", help="measure.duration of every scenario (default 1s)")
+    ab.add_argument("--alpha", type=float, default=0.05, help="false discovery rate (default 0.05)")
+    ab.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all CPUs)")
+    ab.add_argument("--out", required=True, metavar="DIR", help="scenarios/ and abtest.json go here")
+    ab.add_argument("--html", metavar="DIR", help="also write DIR/index.html: the effects' distribution")
+    ab.add_argument("--top", type=int, default=30, metavar="N", help="changes printed (default 30)")
+
     ex = sub.add_parser("export-rtapp", help="write a scenario's workload as rt-app JSON (what rt-app 1.0 runs)")
     ex.add_argument("scenario", help="bundled name or .toml path")
     ex.add_argument("--out", "-o", metavar="FILE", help="write it here (default stdout)")
@@ -619,6 +633,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return sweep.cmd_sweep(args)
 
 
+def _cmd_abtest(args: argparse.Namespace) -> int:
+    from schedlab import abtest
+
+    return abtest.cmd_abtest(args)
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from schedlab import plot
 
@@ -638,6 +658,7 @@ _COMMANDS = {
     "difftest": _cmd_difftest,
     "plot": _cmd_plot,
     "sweep": _cmd_sweep,
+    "abtest": _cmd_abtest,
     "export-rtapp": _cmd_export_rtapp,
     "qemu": _cmd_qemu,
 }
