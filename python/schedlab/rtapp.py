@@ -36,7 +36,7 @@ for, schedlab's events keep it), ``suspend``/``resume``, ``mem``,
 timers in one thread, a barrier named twice by one task, and any key rt-app
 does not know.
 
-Deviations: task names follow schedlab's ``<task>-<i>`` numbering within a
+Deviation: task names follow schedlab's ``<task>-<i>`` numbering within a
 task (rt-app numbers threads across the file: ``light-0 light-1 rt-2``);
 ``calibration`` and the logging keys have no effect (``run`` is work at the
 simulated CPU's nominal speed, which is what calibration arranges).

@@ -259,6 +259,22 @@ fn intern(v: &mut Vec<String>, name: &str) -> usize {
 }
 
 /// `timer = "10ms"` or `timer = { period = "10ms" }`: the period in ns.
+/// A key of two accepted strings: false for the first (the default, also
+/// when the key is absent), true for the second.
+fn choice_at(t: &toml::Table, key: &str, (off, on): (&str, &str), file: &str, sub: &str) -> Result<bool> {
+    match t.get(key).map(|v| v.as_str()) {
+        None => Ok(false),
+        Some(Some(v)) if v == off => Ok(false),
+        Some(Some(v)) if v == on => Ok(true),
+        Some(_) => Err(SimError::bad_value(
+            file,
+            &format!("{sub}.{key}"),
+            format!("unknown {key}"),
+            format!("\"{off}\" or \"{on}\""),
+        )),
+    }
+}
+
 /// `timer = D` or `timer = { period = D, mode = "absolute"|"relative",
 /// anchor = "first_use"|"start" }`.
 fn timer_at(val: &toml::Value, file: &str, sub: &str) -> Result<Op> {
@@ -274,30 +290,8 @@ fn timer_at(val: &toml::Value, file: &str, sub: &str) -> Result<Op> {
                     });
                 }
             }
-            match t.get("mode").map(|m| m.as_str()) {
-                None | Some(Some("absolute")) => {}
-                Some(Some("relative")) => relative = true,
-                Some(_) => {
-                    return Err(SimError::bad_value(
-                        file,
-                        &format!("{sub}.mode"),
-                        "unknown mode",
-                        "\"absolute\" or \"relative\"",
-                    ))
-                }
-            }
-            match t.get("anchor").map(|m| m.as_str()) {
-                None | Some(Some("first_use")) => {}
-                Some(Some("start")) => from_start = true,
-                Some(_) => {
-                    return Err(SimError::bad_value(
-                        file,
-                        &format!("{sub}.anchor"),
-                        "unknown anchor",
-                        "\"first_use\" or \"start\"",
-                    ))
-                }
-            }
+            relative = choice_at(t, "mode", ("absolute", "relative"), file, sub)?;
+            from_start = choice_at(t, "anchor", ("first_use", "start"), file, sub)?;
             match t.get("period").and_then(|p| p.as_str()) {
                 Some(s) => duration_at(s, file, &format!("{sub}.period"))?,
                 None => return Err(SimError::MissingKey { at: loc(file, &format!("{sub}.period")) }),
