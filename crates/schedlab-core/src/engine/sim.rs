@@ -21,7 +21,7 @@ use crate::machine::Machine;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
 use crate::sched::prio::load_weight;
-use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqStats, SchedDomainShared, SdState};
+use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, SchedDomainShared, SdState};
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 use crate::sched::topology::{build_sched_domains, SchedTopology};
 use crate::stats::{CpuTime, Recorder, Stats, Wasted};
@@ -51,6 +51,8 @@ pub struct Sim {
     pub tasks: Vec<Task>,
     /// Per-CPU runqueues.
     pub rqs: Vec<Rq>,
+    /// Each runqueue's idle-scan fields, dense (see `RqIdle`).
+    pub rq_idle: Vec<RqIdle>,
     pub rd: RootDomain,
     pub nohz: Nohz,
     /// Per LLC (indexed by sd_llc_id).
@@ -141,6 +143,7 @@ impl Sim {
             seed,
             rng: Rng::fork(seed, "sim"),
             tasks: Vec::new(),
+            rq_idle: vec![RqIdle::default(); rqs.len()],
             rqs,
             rd: RootDomain::new(nr),
             // Every CPU starts idle and tickless: no LLC has a busy CPU.

@@ -110,6 +110,10 @@ pub struct WorkerPool {
     /// Idle workers, most recently idle last (the kernel adds to the head
     /// of idle_list and wakes the first: LIFO).
     pub idle_list: Vec<TaskId>,
+    /// The workers running a work item (pool->busy_hash, a list here: a
+    /// pool has few), so finding who executes a work does not walk every
+    /// worker of the machine.
+    pub busy: Vec<usize>,
     pub nr_workers: u32,
     /// The next worker's id in its name (kworker/N:<id>).
     pub next_id: u32,

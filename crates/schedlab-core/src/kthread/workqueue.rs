@@ -94,6 +94,7 @@ impl Sim {
             worklist: Default::default(),
             nr_running: 0,
             idle_list: Vec::new(),
+            busy: Vec::new(),
             nr_workers: 0,
             next_id: 0,
             idle_timer: None,
@@ -219,6 +220,8 @@ impl Sim {
         let w = self.tasks[tid].worker.expect("a worker");
         let pool = self.kthreads.workers[w].pool;
         if let Some(work) = self.kthreads.workers[w].current.take() {
+            let busy = &mut self.kthreads.pools[pool].busy;
+            busy.swap_remove(busy.iter().position(|&b| b == w).expect("a busy worker is listed"));
             self.process_one_work_done(tid, w, work);
             // keep_working(): more works and nobody else running.
             let p = &self.kthreads.pools[pool];
@@ -256,6 +259,7 @@ impl Sim {
             self.worker_set_flags(w, WORKER_CPU_INTENSIVE);
         }
         self.kthreads.workers[w].current = Some(work);
+        self.kthreads.pools[pool].busy.push(w);
         // A worker outside concurrency management lets the next idle
         // worker take the rest (need_more_worker -> wake_up_worker).
         let p = &self.kthreads.pools[pool];
@@ -408,7 +412,7 @@ impl Sim {
         let pool = self.pool_for(wq, cpu);
         let is = |w: &usize| self.kthreads.works[*w].as_ref().is_some_and(|i| i.program == program);
         self.kthreads.pools[pool].worklist.iter().any(is)
-            || self.kthreads.workers.iter().any(|w| w.pool == pool && w.current.as_ref().is_some_and(is))
+            || self.kthreads.pools[pool].busy.iter().any(|&w| self.kthreads.workers[w].current.as_ref().is_some_and(is))
     }
 
     /// The op of the work item the worker runs at `pc`, if any.

@@ -153,6 +153,7 @@ impl Sim {
             self.stats.wasted.nr_pinned_running += 1;
         }
         self.rqs[cpu].curr = next;
+        self.rq_idle[cpu].has_curr = next.is_some();
         let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
         let Some(n) = next else {
             self.set_next_task_idle(cpu);
@@ -475,6 +476,7 @@ impl Sim {
     pub fn add_nr_running(&mut self, cpu: usize) {
         self.stats.wasted.total_nr_running += 1;
         self.rqs[cpu].nr_running += 1;
+        self.rq_idle[cpu].nr_running += 1;
         if self.rqs[cpu].nr_running == 2 {
             self.rd.nr_overloaded += 1;
         }
@@ -483,6 +485,7 @@ impl Sim {
     pub fn sub_nr_running(&mut self, cpu: usize) {
         self.stats.wasted.total_nr_running -= 1;
         self.rqs[cpu].nr_running -= 1;
+        self.rq_idle[cpu].nr_running -= 1;
         if self.rqs[cpu].nr_running == 1 {
             self.rd.nr_overloaded -= 1;
         }
@@ -491,14 +494,15 @@ impl Sim {
     /// idle_cpu(): nothing running and nothing queued.
     #[inline]
     pub fn idle_cpu(&self, cpu: usize) -> bool {
-        self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
+        let rq = &self.rq_idle[cpu];
+        !rq.has_curr && rq.nr_running == 0
     }
 
     /// sched_idle_cpu() (5.4+): only SCHED_IDLE tasks are runnable.
     #[inline]
     pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        let rq = &self.rqs[cpu];
-        self.cfg.mech.sched_idle_cpu && rq.nr_running > 0 && rq.nr_running == rq.cfs.idle_h_nr_running
+        let rq = &self.rq_idle[cpu];
+        self.cfg.mech.sched_idle_cpu && rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running
     }
 
     // ------------------------------------------------------------ syscalls

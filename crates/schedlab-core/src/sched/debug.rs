@@ -76,6 +76,14 @@ impl Sim {
                     ),
                 });
             }
+            let brief = self.rq_idle[rq.cpu];
+            if (brief.nr_running, brief.idle_h_nr_running, brief.has_curr)
+                != (rq.nr_running, rq.cfs.idle_h_nr_running, rq.curr.is_some())
+            {
+                return Err(SimError::Invariant {
+                    message: format!("CPU {}: rq_idle {:?} differs from its runqueue", rq.cpu, brief),
+                });
+            }
             if rq.nr_running != rq.cfs.nr_running + rq.rt.rt_nr_running {
                 return Err(SimError::Invariant {
                     message: format!(

@@ -18,6 +18,24 @@ use crate::stats::CpuTime;
 
 // ------------------------------------------------------------------- rq
 
+/// The runqueue fields the wakeup path's idle scans read — idle_cpu() and
+/// sched_idle_cpu() over every CPU of an LLC (select_idle_core/cpu/smt)
+/// or of the machine (find_idlest_group_cpu) — copied into one dense
+/// per-CPU array (`Sim::rq_idle`), 12 bytes a CPU instead of two cache
+/// lines of a 640-byte `Rq`. Written where the kernel writes the fields
+/// (the switch, add/sub_nr_running, the cfs_rq's idle_h_nr_running);
+/// `check_invariants` compares it with the runqueues. A layout, not a
+/// model change: every read gives what the runqueue holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RqIdle {
+    /// rq->nr_running.
+    pub nr_running: u32,
+    /// rq->cfs.idle_h_nr_running.
+    pub idle_h_nr_running: u32,
+    /// rq->curr is a task (not the idle task, nor the stopper).
+    pub has_curr: bool,
+}
+
 /// struct rq.
 #[derive(Debug, Clone)]
 pub struct Rq {

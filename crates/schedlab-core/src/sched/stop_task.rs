@@ -61,6 +61,7 @@ impl Sim {
         self.account_cpu(cpu);
         self.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
         self.rqs[cpu].curr = None;
+        self.rq_idle[cpu].has_curr = false;
         self.rqs[cpu].stopper_running = true;
         self.stats.wasted.nr_idle_cpus += 1;
         if self.tasks[p].nr_cpus_allowed == 1 {

@@ -197,6 +197,7 @@ impl Sim {
         cfs.h_nr_running += 1;
         if idle {
             cfs.idle_h_nr_running += 1;
+            self.rq_idle[cpu].idle_h_nr_running += 1;
         }
         if delayed {
             // A sched_delayed task the balancer moved stays delayed here.
@@ -277,6 +278,7 @@ impl Sim {
         cfs.h_nr_running -= 1;
         if idle {
             cfs.idle_h_nr_running -= 1;
+            self.rq_idle[cpu].idle_h_nr_running -= 1;
         }
         if delayed {
             cfs.h_nr_delayed -= 1;
