@@ -66,6 +66,14 @@ impl CpuMask {
         CpuMask { words, nr: self.nr }
     }
 
+    /// cpumask_or() into self: the CPUs in either mask.
+    #[inline]
+    pub fn or_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+    }
+
     /// cpumask_intersects().
     pub fn intersects(&self, other: &CpuMask) -> bool {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
@@ -139,6 +147,13 @@ impl CpuMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn or_assign_is_the_union() {
+        let mut m = CpuMask::parse_list("0-3,64", 70).unwrap();
+        m.or_assign(&CpuMask::parse_list("2-5,69", 70).unwrap());
+        assert_eq!(m.to_list_string(), "0-5,64,69");
+    }
 
     #[test]
     fn list_round_trip() {

@@ -1,13 +1,11 @@
 //! The wasted-CPU figure: time a CPU sat idle while a runnable task it
 //! could have run waited on another runqueue.
 
+use crate::cpumask::CpuMask;
 use crate::engine::sim::Sim;
 use crate::sched::task::TaskId;
 
 impl Sim {
-    /// The invariant checker (--check): one running task per CPU, affinity
-    /// respected, every runnable task on exactly one runqueue, CPU time
-    /// conserved.
     /// Fold the wasted-CPU rate of the interval that just ended and
     /// recompute it for the next one. "Wasted" = a CPU sits idle while a
     /// runnable task allowed on it waits on another runqueue.
@@ -30,22 +28,26 @@ impl Sim {
             // Every waiting task may run anywhere: every idle CPU is wasted.
             w.nr_idle_cpus.min(waiting)
         } else {
-            // Slow path: match idle CPUs with the waiting tasks' masks.
-            let mut n = 0;
-            for c in 0..self.rqs.len() {
-                if self.rqs[c].curr.is_some() {
-                    continue;
+            // Slow path: an idle CPU is wasted when some waiting task may
+            // run on it, i.e. when it is in the union of the waiting tasks'
+            // masks: one pass over the queued tasks, then one over the CPUs
+            // (until 2026-11-25 each idle CPU walked every queue).
+            let mut union = CpuMask::new(self.rqs.len());
+            for rq in &self.rqs {
+                for &(_, t) in rq.cfs.tasks_timeline.iter() {
+                    if !self.tasks[t].se.sched_delayed {
+                        union.or_assign(&self.tasks[t].cpus);
+                    }
                 }
-                let any = self.rqs.iter().any(|rq| {
-                    rq.cfs
-                        .tasks_timeline
-                        .iter()
-                        .any(|&(_, t)| !self.tasks[t].se.sched_delayed && self.tasks[t].cpus.test(c))
-                        || (rq.rt.rt_nr_running > 0
-                            && rq.rt.active.iter().any(|t| rq.curr != Some(t) && self.tasks[t].cpus.test(c)))
-                });
-                n += u64::from(any);
+                if rq.rt.rt_nr_running > 0 {
+                    for t in rq.rt.active.iter() {
+                        if rq.curr != Some(t) {
+                            union.or_assign(&self.tasks[t].cpus);
+                        }
+                    }
+                }
             }
+            let n = union.iter().filter(|&c| !self.rq_idle[c].has_curr).count() as u64;
             n.min(waiting)
         };
     }
