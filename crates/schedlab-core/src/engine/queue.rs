@@ -305,7 +305,7 @@ impl<E> EventQueue<E> {
             self.cur = above | ((index as u64) << unit);
             let mut entries = std::mem::take(&mut self.buckets[level * BUCKETS + index]);
             if level == 0 {
-                entries.sort_unstable_by_key(|e| e.key);
+                entries.sort_by_key(|e| e.key);
                 for (i, e) in entries.iter().enumerate() {
                     let s = &mut self.slots[e.slot as usize];
                     s.loc = LOC_RUN;

@@ -53,6 +53,10 @@ pub struct Sim {
     pub rqs: Vec<Rq>,
     /// Each runqueue's idle-scan fields, dense (see `RqIdle`).
     pub rq_idle: Vec<RqIdle>,
+    /// max_load_balance_interval (fair.c): HZ × online CPUs / 10 jiffies,
+    /// the cap of every domain's balance interval (set once at boot, as
+    /// update_sysctl() does).
+    pub max_load_balance_interval: u64,
     pub rd: RootDomain,
     pub nohz: Nohz,
     /// Per LLC (indexed by sd_llc_id).
@@ -133,6 +137,7 @@ impl Sim {
         let open_ended = sc.measure.duration.is_none();
         let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| sc.measure.warmup + d);
         let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);
+        let max_load_balance_interval = (cfg.hz as u64 * rqs.len() as u64 / 10).max(1);
         let mut sim = Sim {
             cfg,
             machine,
@@ -144,6 +149,7 @@ impl Sim {
             rng: Rng::fork(seed, "sim"),
             tasks: Vec::new(),
             rq_idle: vec![RqIdle::default(); rqs.len()],
+            max_load_balance_interval,
             rqs,
             rd: RootDomain::new(nr),
             // Every CPU starts idle and tickless: no LLC has a busy CPU.

@@ -196,11 +196,14 @@ impl Sim {
         }
         let g = self.topo.cpu_local_group[dst_cpu][lvl];
         let grp = &self.topo.groups[g];
+        // env.cpus is the domain's span less the CPUs a redo excluded: at
+        // the span's size it is the span, and holds every CPU of the group.
+        let whole = cpus.len() == self.topo.domains[self.topo.cpu_domains[dst_cpu][lvl]].span.len();
         let balance_cpu = grp
             .cpus
             .iter()
             .copied()
-            .find(|&c| cpus.binary_search(&c).is_ok() && self.idle_cpu(c))
+            .find(|&c| (whole || cpus.binary_search(&c).is_ok()) && self.idle_cpu(c))
             .unwrap_or(grp.first_cpu);
         balance_cpu == dst_cpu
     }
@@ -825,8 +828,7 @@ impl Sim {
         if busy && self.cfg.mech.balance_interval_busy_minus_one {
             j = j.saturating_sub(1);
         }
-        let max_j = (self.cfg.hz as u64 * self.rqs.len() as u64 / 10).max(1);
-        j.clamp(1, max_j) * self.cfg.tick_ns
+        j.clamp(1, self.max_load_balance_interval) * self.cfg.tick_ns
     }
 
     /// rebalance_domains() / sched_balance_domains().

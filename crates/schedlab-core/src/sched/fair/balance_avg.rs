@@ -629,7 +629,7 @@ impl Sim {
         let tick = self.cfg.tick_ns;
         let mut next_balance = self.now + 60 * self.cfg.hz as u64 * tick;
         let mut update_next_balance = false;
-        let max_j = (self.cfg.hz as u64 * self.rqs.len() as u64 / 10).max(1);
+        let max_j = self.max_load_balance_interval;
         for lvl in 0..self.topo.cpu_domains[cpu].len() {
             let d = self.topo.cpu_domains[cpu][lvl];
             if !self.sd_balances(d) {
