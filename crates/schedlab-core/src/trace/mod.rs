@@ -143,7 +143,18 @@ impl Trace {
         fnv(h, b);
     }
 
+    /// One ftrace text line, when the text is asked for. Inlined so that a
+    /// run without `--trace` pays one test, not a call that builds the
+    /// line's arguments (the prio, the state letters) for nothing.
+    #[inline(always)]
     fn line(&mut self, now: u64, cpu: usize, who: Ctx, body: std::fmt::Arguments) {
+        if self.text.is_some() {
+            self.write_line(now, cpu, who, body);
+        }
+    }
+
+    #[inline(never)]
+    fn write_line(&mut self, now: u64, cpu: usize, who: Ctx, body: std::fmt::Arguments) {
         if let Some(t) = self.text.as_mut() {
             let stopper;
             let (comm, pid) = match who {
