@@ -126,7 +126,8 @@ def test_exported_files_run_under_debians_rt_app(rt_app: str, name: str, tmp_pat
     out = rtapp.export(scen, scen.read_text(), target="1.0", calibration=100)
     f = tmp_path / "rtapp.json"
     f.write_text(json.dumps(out))
-    r = subprocess.run([rt_app, str(f)], capture_output=True, text=True, timeout=60, check=False)
+    # In tmp_path: rt-app writes its per-thread logs to its working directory.
+    r = subprocess.run([rt_app, str(f)], capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
     log = r.stdout + r.stderr
     assert r.returncode == 0, log
     threads = sum(t["instance"] for t in out["tasks"].values())
