@@ -57,6 +57,10 @@ pub struct Sim {
     /// the cap of every domain's balance interval (set once at boot, as
     /// update_sysctl() does).
     pub max_load_balance_interval: u64,
+    /// Each CPU's arch_scale_cpu_capacity (per_cpu(cpu_scale) on arm64 and
+    /// x86's hybrid parts): the machine's value, in a dense per-CPU array
+    /// as the kernel keeps it, for the scans of every CPU's capacity.
+    pub cpu_scale: Vec<u64>,
     pub rd: RootDomain,
     pub nohz: Nohz,
     /// Per LLC (indexed by sd_llc_id).
@@ -138,6 +142,7 @@ impl Sim {
         let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| sc.measure.warmup + d);
         let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);
         let max_load_balance_interval = (cfg.hz as u64 * rqs.len() as u64 / 10).max(1);
+        let cpu_scale = machine.cpus.iter().map(|c| u64::from(c.capacity)).collect();
         let mut sim = Sim {
             cfg,
             machine,
@@ -150,6 +155,7 @@ impl Sim {
             tasks: Vec::new(),
             rq_idle: vec![RqIdle::default(); rqs.len()],
             max_load_balance_interval,
+            cpu_scale,
             rqs,
             rd: RootDomain::new(nr),
             // Every CPU starts idle and tickless: no LLC has a busy CPU.

@@ -33,7 +33,7 @@ impl Sim {
     /// model reads avg_rt as of the last RT switch or tick.
     #[inline]
     pub fn capacity_of(&self, cpu: usize) -> u64 {
-        let max = self.machine.cpus[cpu].capacity as u64;
+        let max = self.cpu_scale[cpu];
         if !self.rt_pressure {
             return max;
         }
