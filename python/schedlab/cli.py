@@ -407,11 +407,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.schedstat_file:
         from schedlab.report import proc_schedstat
 
-        try:
-            Path(args.schedstat_file).write_text(proc_schedstat(report))
-        except OSError as e:
-            msg = f"--schedstat-file {args.schedstat_file}: cannot write: {e.strerror or e}"
-            raise UsageError("SL001", msg) from None
+        from schedlab.outputs import write_text
+
+        write_text(args.schedstat_file, proc_schedstat(report), flag="--schedstat-file")
     if args.html:
         from schedlab.html import command_line, run_page
         from schedlab.report import format_run_report
@@ -614,14 +612,17 @@ def _cmd_export_rtapp(args: argparse.Namespace) -> int:
 
     from schedlab import rtapp
 
+    if args.out:
+        check_output_path(args.out, "--out")
     path, text, source = _load(args.scenario)
     native.check(text, source, [])  # a scenario the simulator refuses is not exported
     cal: str | int = int(args.calibration) if args.calibration.isdigit() else args.calibration
     doc = rtapp.export(path, read_text(path), target=args.target, calibration=cal)
     out = json.dumps(doc, indent=2) + "\n"
     if args.out:
-        check_output_path(args.out, "--out")
-        Path(args.out).write_text(out)
+        from schedlab.outputs import write_text
+
+        write_text(args.out, out, flag="--out")
     else:
         sys.stdout.write(out)
     return EXIT_OK

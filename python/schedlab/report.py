@@ -28,10 +28,9 @@ def write_json(dest: str, doc: Mapping[str, Any]) -> None:
     if dest == "-":
         sys.stdout.write(text)
         return
-    try:
-        Path(dest).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise UsageError("SL001", f"--json {dest}: cannot write: {e.strerror or e}") from None
+    from schedlab.outputs import write_text
+
+    write_text(dest, text, flag="--json")
 
 
 __all__ = [
