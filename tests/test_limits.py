@@ -284,16 +284,19 @@ def test_a_loop_of_zero_time_ops_is_stopped_while_running(write_scenario: Callab
     error_line(run_cli("run", str(path)), "SL200", "zero.toml", "no progress", "spin on CPU 0")
 
 
-def test_the_trace_up_to_a_fault_is_kept(write_scenario: Callable[..., Path], tmp_path: Path) -> None:
-    """A run stopped by an error still writes the trace it has: it is what
-    explains the error."""
+def test_the_trace_up_to_a_fault_is_kept_beside_the_target(write_scenario: Callable[..., Path], tmp_path: Path) -> None:
+    """A run stopped by a fault of the model keeps the trace it has, as
+    FILE.fault (it is what explains the error), and leaves FILE as it was."""
     spin = '{ loop = { body = [ { yield = true }, { run = "0ns" } ] } }'
     tasks = f'[[task]]\nname = "spin"\nprogram = [ {{ run = "1ms" }}, {spin} ]\n'
     trace = tmp_path / "t.txt"
-    with pytest.raises(InvariantError, match="no progress"):
+    trace.write_text("an earlier trace\n")
+    with pytest.raises(InvariantError, match=r"no progress.*the trace up to the fault: .*t\.txt\.fault"):
         schedlab.run_scenario(text=scenario(tasks, 'duration = "1s"'), trace=trace)
-    text = trace.read_text()
+    text = (tmp_path / "t.txt.fault").read_text()
     assert "sched_switch" in text and "next_comm=spin " in text
+    assert trace.read_text() == "an earlier trace\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt", "t.txt.fault"]
 
 
 # -------------------------------------------------- row 5: a context switch longer than the tick

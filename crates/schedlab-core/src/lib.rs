@@ -50,9 +50,10 @@ pub fn run_text(text: &str, file: &str, overrides: &[(String, String)], opts: &R
 
 /// Simulate an already validated scenario.
 pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report::Report> {
-    // The trace files are created before the simulation: a path that cannot
+    // The trace files are opened before the simulation: a path that cannot
     // be written is refused now, not after the run. Their bytes stream out
-    // as the run goes (trace::sink).
+    // to temporary files as the run goes (trace::sink), renamed over the
+    // targets when the run has succeeded.
     let cannot = |p: &str, opt: &str, e: std::io::Error| {
         SimError::bad_value(&sc.source, opt, format!("cannot write {p}: {e}"), "a writable path")
     };
@@ -76,18 +77,12 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
         p.start(sim.end_ns);
         sim.progress = Some(p.clone());
     }
+    // A run that fails (or that --strict refuses) leaves every target as it
+    // was (trace/atomic.rs). When the model stopped on a fault (SL200), the
+    // trace up to it is what explains it: it is kept beside the target as
+    // FILE.fault, and the error says so.
     if let Err(e) = sim.run() {
-        // The trace up to the fault is what explains it: keep it.
-        if let Some(text) = sim.trace.text.take() {
-            let _ = text.finish();
-        }
-        if let Some(pf) = sim.trace.pf.take() {
-            let _ = pf.out.finish();
-        }
-        if let Some(d) = sim.trace.dat.take() {
-            let _ = d.finish(sim.rqs.len());
-        }
-        return Err(e);
+        return Err(keep_fault_traces(&mut sim, opts, e));
     }
     if let (true, Some(w)) = (opts.strict, sim.warnings.first()) {
         return Err(SimError::Invariant { message: format!("{}: {w} (--strict)", sc.source) });
@@ -106,6 +101,30 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
         pf.out.finish().map_err(|e| cannot(p, "--perfetto", e))?;
     }
     Ok(stats::report::build(&sim, sc))
+}
+
+/// The traces of a run that stopped on `e`: for a fault of the model
+/// (SL200), written whole to `FILE.fault` beside each target, named in the
+/// error's message; for any other error, dropped (their temporary files go).
+fn keep_fault_traces(sim: &mut engine::sim::Sim, opts: &RunOptions, e: SimError) -> SimError {
+    let SimError::Invariant { mut message } = e else { return e };
+    let fault = |p: &Option<String>| p.as_ref().map(|p| std::path::PathBuf::from(format!("{p}.fault")));
+    let mut kept = Vec::new();
+    let nr_cpus = sim.rqs.len();
+    if let (Some(to), Some(text)) = (fault(&opts.trace_path), sim.trace.text.take()) {
+        text.finish_as(Some(&to)).is_ok().then(|| kept.push(to));
+    }
+    if let (Some(to), Some(d)) = (fault(&opts.trace_path), sim.trace.dat.take()) {
+        d.finish_as(nr_cpus, Some(&to)).is_ok().then(|| kept.push(to));
+    }
+    if let (Some(to), Some(pf)) = (fault(&opts.perfetto_path), sim.trace.pf.take()) {
+        pf.out.finish_as(Some(&to)).is_ok().then(|| kept.push(to));
+    }
+    if !kept.is_empty() {
+        let names: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+        message.push_str(&format!(" (the trace up to the fault: {})", names.join(", ")));
+    }
+    SimError::Invariant { message }
 }
 
 /// Parse and validate only; a short summary. Its "machine" is the whole

@@ -4,6 +4,7 @@
 //! folded into a running FNV-1a hash (the determinism fingerprint) and,
 //! when asked, written as ftrace text (docs/FORMATS.md §2.3).
 
+pub mod atomic;
 pub mod perfetto;
 pub mod sink;
 pub mod tracedat;

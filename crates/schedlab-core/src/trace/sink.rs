@@ -1,10 +1,13 @@
 //! Where a trace's bytes go: a buffer that is written out to its file
 //! whenever it holds more than FLUSH_AT bytes, so a trace of a day-long run
-//! costs disk, not memory. Without a file (unit tests) the bytes stay in
+//! costs disk, not memory. The file is a temporary one beside the target
+//! (trace/atomic.rs), renamed over it by `finish`: a run that fails leaves
+//! the old trace as it was. Without a file (unit tests) the bytes stay in
 //! the buffer.
 
-use std::fs::File;
+use super::atomic::AtomicFile;
 use std::io::{self, Write};
+use std::path::Path;
 
 /// Bytes held before a write to the file.
 const FLUSH_AT: usize = 1 << 16;
@@ -13,7 +16,7 @@ const FLUSH_AT: usize = 1 << 16;
 pub struct Sink {
     /// What has not been written out yet.
     pub buf: Vec<u8>,
-    file: Option<File>,
+    file: Option<AtomicFile>,
     /// The first write error; the run goes on and `finish` returns it.
     error: Option<io::Error>,
 }
@@ -24,10 +27,11 @@ impl Sink {
         Sink::default()
     }
 
-    /// Bytes streamed to `path`, created (or truncated) now, so a path that
-    /// cannot be written is refused before the simulation.
+    /// Bytes streamed to a temporary file for `path`, opened now, so a path
+    /// that cannot be written is refused before the simulation.
     pub fn create(path: &str) -> io::Result<Self> {
-        Ok(Sink { buf: Vec::with_capacity(FLUSH_AT + 4096), file: Some(File::create(path)?), error: None })
+        let file = AtomicFile::create(Path::new(path))?;
+        Ok(Sink { buf: Vec::with_capacity(FLUSH_AT + 4096), file: Some(file), error: None })
     }
 
     /// Write the buffer out if it is full enough.
@@ -41,7 +45,7 @@ impl Sink {
     fn flush_buf(&mut self) {
         if let Some(f) = self.file.as_mut() {
             if self.error.is_none() {
-                if let Err(e) = f.write_all(&self.buf) {
+                if let Err(e) = f.file().write_all(&self.buf) {
                     self.error = Some(e);
                 }
             }
@@ -49,12 +53,18 @@ impl Sink {
         }
     }
 
-    /// Write out what is left and close the file; the first error, if any.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Write out what is left and put the file in place; the first error,
+    /// if any (the target is then left as it was).
+    pub fn finish(self) -> io::Result<()> {
+        self.finish_as(None)
+    }
+
+    /// `finish`, but the file goes to `elsewhere` when given (AtomicFile::commit_as).
+    pub fn finish_as(mut self, elsewhere: Option<&Path>) -> io::Result<()> {
         self.flush_buf();
         match (self.error.take(), self.file.take()) {
             (Some(e), _) => Err(e),
-            (None, Some(mut f)) => f.flush(),
+            (None, Some(f)) => f.commit_as(elsewhere),
             (None, None) => Ok(()),
         }
     }
@@ -75,6 +85,7 @@ mod tests {
             s.spill();
             assert!(s.buf.len() < FLUSH_AT + 64);
         }
+        assert!(!path.exists(), "the trace appears only when it is whole");
         s.finish().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 100_000);

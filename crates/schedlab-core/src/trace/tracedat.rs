@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use super::atomic::{temporary_beside, AtomicFile};
 
 /// The ring buffer's page size.
 pub const PAGE_SIZE: usize = 4096;
@@ -239,13 +241,22 @@ impl CpuPages {
 /// A trace.dat being written.
 #[derive(Debug)]
 pub struct TraceDat {
-    path: PathBuf,
+    /// The trace.dat, put in place by `finish` (trace/atomic.rs).
+    out: Option<AtomicFile>,
     spill_path: PathBuf,
     spill: BufWriter<File>,
     spill_len: u64,
     cpus: Vec<CpuPages>,
     comms: BTreeMap<u32, String>,
     error: Option<io::Error>,
+}
+
+impl Drop for TraceDat {
+    /// The spill file goes, finished or not; an unfinished trace.dat's
+    /// temporary file goes with its AtomicFile.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.spill_path);
+    }
 }
 
 /// A payload being built: the common fields, then the event's.
@@ -287,16 +298,21 @@ impl Payload {
 }
 
 impl TraceDat {
-    /// Create `path` now (a path that cannot be written is refused before
-    /// the run) and its spill file beside it.
+    /// Open the temporary file for `path` now (a path that cannot be
+    /// written is refused before the run) and a spill file beside it.
     pub fn create(path: &str) -> io::Result<Self> {
-        let path = PathBuf::from(path);
-        File::create(&path)?;
-        let mut spill_path = path.clone().into_os_string();
-        spill_path.push(".pages");
-        let spill_path = PathBuf::from(spill_path);
-        let spill = BufWriter::with_capacity(1 << 16, File::create(&spill_path)?);
-        Ok(TraceDat { path, spill_path, spill, spill_len: 0, cpus: Vec::new(), comms: BTreeMap::new(), error: None })
+        let out = AtomicFile::create(Path::new(path))?;
+        let (spill, spill_path) = temporary_beside(Path::new(path), "pages")?;
+        let spill = BufWriter::with_capacity(1 << 16, spill);
+        Ok(TraceDat {
+            out: Some(out),
+            spill_path,
+            spill,
+            spill_len: 0,
+            cpus: Vec::new(),
+            comms: BTreeMap::new(),
+            error: None,
+        })
     }
 
     /// Remember `pid`'s comm for the saved cmdlines.
@@ -353,10 +369,14 @@ impl TraceDat {
 
     /// Write the file: headers, formats, cmdlines, then every CPU's pages.
     /// `nr_cpus`: the machine's CPUs (a CPU without events has no pages).
-    pub fn finish(mut self, nr_cpus: usize) -> io::Result<()> {
-        let r = self.write_out(nr_cpus);
-        let _ = std::fs::remove_file(&self.spill_path);
-        r
+    pub fn finish(self, nr_cpus: usize) -> io::Result<()> {
+        self.finish_as(nr_cpus, None)
+    }
+
+    /// `finish`, but the file goes to `elsewhere` when given (AtomicFile::commit_as).
+    pub fn finish_as(mut self, nr_cpus: usize, elsewhere: Option<&Path>) -> io::Result<()> {
+        self.write_out(nr_cpus)?;
+        self.out.take().expect("finished once").commit_as(elsewhere)
     }
 
     fn write_out(&mut self, nr_cpus: usize) -> io::Result<()> {
@@ -418,7 +438,7 @@ impl TraceDat {
             off += size;
         }
         h.resize(data_at, 0);
-        let mut out = BufWriter::with_capacity(1 << 16, File::create(&self.path)?);
+        let mut out = BufWriter::with_capacity(1 << 16, self.out.as_mut().expect("not finished").file());
         out.write_all(&h)?;
         let mut spill = File::open(&self.spill_path)?;
         let mut page = vec![0u8; PAGE_SIZE];

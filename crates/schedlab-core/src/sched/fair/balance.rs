@@ -113,8 +113,7 @@ impl Sim {
     #[inline]
     fn check_cpu_capacity(&self, cpu: usize, sd: usize) -> bool {
         self.rt_pressure
-            && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64)
-                < self.cpu_scale[cpu] * 100
+            && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64) < self.cpu_scale[cpu] * 100
     }
 
     /// update_sg_lb_stats().
