@@ -56,8 +56,13 @@ impl AtomicFile {
     /// Flush to disk and rename over `elsewhere` (a file beside the target
     /// that a failed run leaves, see lib.rs) or, when None, the target.
     pub fn commit_as(mut self, elsewhere: Option<&Path>) -> io::Result<()> {
-        let file = self.file.take().expect("committed once");
-        file.sync_all()?;
+        let mut file = self.file.take().expect("committed once");
+        if self.rename.is_some() {
+            file.sync_all()?;
+        } else {
+            // A device or a FIFO: nothing to sync (fsync of /dev/null is EINVAL).
+            std::io::Write::flush(&mut file)?;
+        }
         drop(file);
         if let Some((tmp, target)) = self.rename.take() {
             if let Err(e) = std::fs::rename(&tmp, elsewhere.unwrap_or(&target)) {
