@@ -92,12 +92,12 @@ pub(crate) struct RawKtask {
 /// `[kernel]` -> KernelConfig.
 pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig> {
     let vstr = raw.version.as_deref().unwrap_or("6.1");
-    let version = KernelVersion::parse(vstr).ok_or_else(|| {
+    let version = KernelVersion::parse_why(vstr).map_err(|why| {
         SimError::bad_value(
             file,
             "kernel.version",
-            format!("unknown kernel version \"{vstr}\""),
-            format!("a version 2.6.23 or later, e.g. {}", KNOWN_VERSIONS.join(", ")),
+            format!("\"{vstr}\": {why}"),
+            format!("{}; with presets: {}", crate::kernel::version::ACCEPTED, KNOWN_VERSIONS.join(", ")),
         )
     })?;
     let mut kernel = KernelConfig::defaults(version);

@@ -18,6 +18,10 @@ pub struct KernelVersion {
 pub const KNOWN_VERSIONS: &[&str] =
     &["2.6.24", "2.6.25", "2.6.35", "4.16", "4.19", "5.4", "5.5", "5.7", "6.1", "6.6", "6.12"];
 
+/// What `kernel.version` accepts, for error messages.
+pub const ACCEPTED: &str = "a version from 2.6.23 through 7.x, as major.minor (the newest stable release) or \
+     major.minor.patch (2.6.x for the 2.6 series); a minor newer than the newest modelled runs with a warning";
+
 impl KernelVersion {
     pub const fn new(major: u16, minor: u16, patch: u16) -> Self {
         KernelVersion { major, minor, patch }
@@ -31,26 +35,35 @@ impl KernelVersion {
 
     /// Parse "6.1" (the newest 6.1.y), "2.6.35" or "6.1.192".
     pub fn parse(s: &str) -> Option<Self> {
+        Self::parse_why(s).ok()
+    }
+
+    /// What [`ACCEPTED`] says, for one version string: the version, or why
+    /// it is refused.
+    pub fn parse_why(s: &str) -> Result<Self, String> {
+        let form = "not a version: accepted forms are major.minor (6.1), major.minor.patch (6.1.52) and 2.6.x";
         let parts: Vec<&str> = s.trim().split('.').collect();
         if parts.len() < 2 || parts.len() > 4 {
-            return None;
+            return Err(form.into());
         }
         let mut nums = Vec::with_capacity(parts.len());
         for p in &parts {
-            nums.push(p.parse::<u16>().ok()?);
+            nums.push(p.parse::<u16>().map_err(|_| form.to_string())?);
         }
         let v = match (nums[0], nums.len()) {
             // 2.6.x: the third number is the "minor" that matters.
             (2, 3) | (2, 4) if nums[1] == 6 => KernelVersion::new(2, 6, nums[2]),
-            (2, _) => return None,
+            (2, _) => return Err("before 2.6.23 there is no CFS to model".into()),
+            (0 | 1, _) => return Err("before 2.6.23 there is no CFS to model".into()),
             (3..=7, 2) => KernelVersion::new(nums[0], nums[1], Self::NEWEST_STABLE),
             (3..=7, 3) => KernelVersion::new(nums[0], nums[1], nums[2]),
-            _ => return None,
+            (3..=7, _) => return Err(form.into()),
+            (m, _) => return Err(format!("Linux {m}.x has not been released; the newest major modelled is 7")),
         };
         if v < KernelVersion::new(2, 6, 23) {
-            return None; // CFS arrived in 2.6.23; nothing older is modelled.
+            return Err("CFS arrived in 2.6.23; nothing older is modelled".into());
         }
-        Some(v)
+        Ok(v)
     }
 
     /// True if this version is at least `major.minor` (for 2.6.x use (2, 6, x)).
