@@ -71,8 +71,7 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     if let Some(out) = open(&opts.perfetto_path, "--perfetto")? {
         trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14, out);
     }
-    let mut sim = engine::sim::Sim::new(sc, opts.seed, opts.check, trace)?;
-    sim.heap_budget = opts.heap_budget;
+    let mut sim = engine::sim::Sim::with_budget(sc, opts.seed, opts.check, trace, opts.heap_budget)?;
     if let Some(p) = &opts.progress {
         p.start(sim.end_ns);
         sim.progress = Some(p.clone());
@@ -100,7 +99,12 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
         pf.process_tree(names.chain(stoppers.iter().map(|(pid, n)| (*pid, n.as_str()))));
         pf.out.finish().map_err(|e| cannot(p, "--perfetto", e))?;
     }
-    Ok(stats::report::build(&sim, sc))
+    // Building the report takes a row per task and per kept sample: refused
+    // before it when those cannot fit in the budget.
+    sim.check_heap_for(stats::report::heap_estimate(&sim))?;
+    let r = stats::report::build(&sim, sc);
+    sim.check_heap()?;
+    Ok(r)
 }
 
 /// The traces of a run that stopped on `e`: for a fault of the model

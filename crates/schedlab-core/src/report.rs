@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 mod kernel;
 mod mm;
 mod rt_migrate;
+pub mod sorted;
 pub use kernel::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
 pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow};
 pub use rt_migrate::{RtmtAt, RtmtEarlierThreads, RtmtReport, RtmtRun, RtmtTask};
@@ -825,7 +826,27 @@ impl Report {
 
     /// The report as compact JSON text with sorted keys.
     pub fn to_json(&self) -> String {
-        self.to_value().to_string()
+        sorted::to_string(self, None).expect("a report always serializes")
+    }
+
+    /// `to_json`, stopping with SL210 when the live heap passes `budget`
+    /// while the text is written (engine::heap). `source` names the
+    /// scenario in the error.
+    pub fn to_json_within(&self, budget: Option<u64>, source: &str) -> Result<String, crate::SimError> {
+        sorted::to_string(self, budget).map_err(|e| match e {
+            sorted::Error::OverBudget(live) => crate::SimError::Resource {
+                message: format!(
+                    "{source}: the report's heap reached {} while its JSON was written ({} tasks, {} mpstat samples), \
+                     over its budget of {}; accepted: fewer tasks, measure.samples = false or a longer \
+                     measure.interval, or a larger SCHEDLAB_MEMORY_LIMIT",
+                    crate::engine::heap::format_bytes(live),
+                    self.tasks.len(),
+                    self.mpstat.samples.len(),
+                    crate::engine::heap::format_bytes(budget.unwrap_or(0)),
+                ),
+            },
+            sorted::Error::Custom(m) => crate::SimError::internal(format!("the report cannot be written: {m}")),
+        })
     }
 }
 

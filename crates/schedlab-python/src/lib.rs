@@ -120,7 +120,10 @@ fn run(
     let progress = progress.map(|p| p.inner.clone());
     let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget, progress };
     let r = py.allow_threads(move || {
-        guard(move || schedlab_core::run_text(&text, &source, &overrides, &opts).map(|r| r.to_json()))
+        guard(move || {
+            schedlab_core::run_text(&text, &source, &overrides, &opts)
+                .and_then(|r| r.to_json_within(opts.heap_budget, &source))
+        })
     });
     match r {
         Ok(v) => Ok(v),

@@ -43,6 +43,19 @@ pub struct DiskStats {
     pub busy_ns: u64,
 }
 
+impl Disk {
+    /// The counters as /proc/diskstats reads them at `now`: part_stat_show()
+    /// calls update_io_ticks() first, so a device busy since `busy_since`
+    /// has that time in io_ticks (%util) even while its queue never drains.
+    pub fn stats_at(&self, now: u64) -> DiskStats {
+        let mut s = self.stats.clone();
+        if self.inflight > 0 {
+            s.busy_ns += now - self.busy_since;
+        }
+        s
+    }
+}
+
 /// A device's state.
 #[derive(Debug, Clone)]
 pub struct Disk {

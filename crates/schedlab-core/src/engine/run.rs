@@ -17,6 +17,12 @@ use crate::workload::Op;
 /// orders of magnitude below.
 const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
 
+/// Events one task may bring to an instant beyond that: a burst of starts
+/// (a million tasks that all start at t = 0) is a start, a wakeup and an
+/// enqueue or two each, not a livelock. A livelock's events grow without
+/// bound, so it still passes MAX + this × tasks.
+const EVENTS_PER_TASK_AT_ONE_INSTANT: u64 = 16;
+
 impl Sim {
     /// Run to the end. Returns an error if the model hit a fatal condition.
     pub fn run(&mut self) -> Result<(), SimError> {
@@ -29,8 +35,8 @@ impl Sim {
             }
             if t.0 == self.now {
                 at_this_instant += 1;
-                if at_this_instant > MAX_EVENTS_AT_ONE_INSTANT {
-                    return Err(self.livelock());
+                if at_this_instant > MAX_EVENTS_AT_ONE_INSTANT && at_this_instant > self.instant_limit() {
+                    return Err(self.livelock(at_this_instant));
                 }
             } else {
                 at_this_instant = 0;
@@ -80,16 +86,33 @@ impl Sim {
     }
 
     /// SL210 when the live heap is over the run's budget (engine::heap).
-    fn check_heap(&self) -> Result<(), SimError> {
+    pub(crate) fn check_heap(&self) -> Result<(), SimError> {
+        self.check_heap_for(0)
+    }
+
+    /// SL210 when the live heap and `more` bytes about to be taken would
+    /// pass the budget: a phase that allocates in one piece is refused
+    /// before it, not caught after.
+    pub fn check_heap_for(&self, more: usize) -> Result<(), SimError> {
         let Some(budget) = self.heap_budget else { return Ok(()) };
-        let Some(live) = heap::over(budget) else { return Ok(()) };
+        let Some(live) = heap::over(budget.saturating_sub(more as u64)) else { return Ok(()) };
+        let what = if more == 0 {
+            format!("the run's heap reached {}", heap::format_bytes(live))
+        } else {
+            format!(
+                "the report ({} more) would take the run's heap from {} to {}",
+                heap::format_bytes(more as u64),
+                heap::format_bytes(live),
+                heap::format_bytes(live + more as u64)
+            )
+        };
+        let samples = if self.stats.rec.samples.is_empty() { "" } else { ", measure.samples = false" };
         Err(SimError::Resource {
             message: format!(
-                "{}: the run's heap reached {} at t = {} with {} tasks, over its budget of {}; \
-                 accepted: a smaller machine, fewer tasks or forks, a shorter measure.duration, \
+                "{}: {what} at t = {} with {} tasks, over its budget of {}; \
+                 accepted: a smaller machine, fewer tasks or forks, a shorter measure.duration{samples}, \
                  or a larger SCHEDLAB_MEMORY_LIMIT",
                 self.source,
-                heap::format_bytes(live),
                 format_duration(self.now),
                 self.tasks.len(),
                 heap::format_bytes(budget),
@@ -97,9 +120,14 @@ impl Sim {
         })
     }
 
+    /// Events at one instant beyond which the run is in a livelock.
+    fn instant_limit(&self) -> u64 {
+        MAX_EVENTS_AT_ONE_INSTANT + EVENTS_PER_TASK_AT_ONE_INSTANT * self.tasks.len() as u64
+    }
+
     /// The error for a livelock: what each CPU runs at the instant that
     /// does not pass.
-    fn livelock(&self) -> SimError {
+    fn livelock(&self, events: u64) -> SimError {
         let running: Vec<String> = self
             .rqs
             .iter()
@@ -108,10 +136,11 @@ impl Sim {
             .collect();
         SimError::Invariant {
             message: format!(
-                "{}: no progress: {MAX_EVENTS_AT_ONE_INSTANT} events at t = {} without simulated time passing ({}); \
+                "{}: no progress: {events} events at t = {} without simulated time passing, with {} tasks ({}); \
                  a program loops on ops that take no time (yield with nobody else runnable, fork, signal)",
                 self.source,
                 format_duration(self.now),
+                self.tasks.len(),
                 if running.is_empty() { "nothing running".to_string() } else { running.join(", ") }
             ),
         }
@@ -286,7 +315,7 @@ impl Sim {
             self.stats.kernel_base = Some(crate::stats::KernelBase {
                 idle_usage: self.cpuidle.devs.iter().map(|d| d.usage.clone()).collect(),
                 idle_time: self.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
-                disks: self.block.disks.iter().map(|d| d.stats.clone()).collect(),
+                disks: self.block.disks.iter().map(|d| d.stats_at(self.now)).collect(),
                 works_done: self.kthreads.works_done.clone(),
                 vm: self.mm.ev,
                 lru_lock: self.mm.nodes.iter().map(|n| n.lru_lock.stats).collect(),

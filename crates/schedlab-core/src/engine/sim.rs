@@ -10,6 +10,7 @@
 use crate::block::Block;
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
+use crate::engine::heap;
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
 use crate::engine::time::Instant;
@@ -124,6 +125,19 @@ pub struct Sim {
 
 impl Sim {
     pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
+        Sim::with_budget(sc, seed, check, trace, None)
+    }
+
+    /// `new`, with the run's heap budget (engine::heap) in force from the
+    /// first task created: a scenario of a million tasks stops with SL210
+    /// while its tasks are built, not after.
+    pub fn with_budget(
+        sc: &Scenario,
+        seed: u64,
+        check: bool,
+        trace: Trace,
+        heap_budget: Option<u64>,
+    ) -> Result<Sim, SimError> {
         let cfg = sc.kernel.clone();
         let machine = sc.machine.clone();
         let nr = machine.nr_cpus();
@@ -222,7 +236,7 @@ impl Sim {
             warnings: sc.notes.clone(),
             fatal: None,
             check: check || sc.measure.check,
-            heap_budget: None,
+            heap_budget,
             progress: None,
             rt_inv_since: std::cell::Cell::new(None),
         };
@@ -233,6 +247,9 @@ impl Sim {
             for i in 0..g.count {
                 let tid = sim.alloc_task(gi, Some(gi), g, i);
                 sim.q.schedule(Instant(g.start), Ev::Start(tid));
+                if tid % heap::CHECK_EVERY as usize == 0 {
+                    sim.check_heap()?;
+                }
             }
         }
         // mpstat: a baseline snapshot when the warm-up ends (at 0 the

@@ -53,6 +53,17 @@ fn rows(deltas: &[CpuTime]) -> Vec<MpstatRow> {
 }
 
 /// The report of a finished simulation.
+/// About the bytes `build` takes: a row per task (the struct, its strings
+/// and its histogram) and one per CPU per kept mpstat sample. The heap
+/// budget refuses the report before it is built when these cannot fit
+/// (lib.rs), so building it is not a burst past the budget.
+pub fn heap_estimate(sim: &Sim) -> usize {
+    const TASK_ROW_HEAP: usize = 192; // comm, group, policy, cpus_allowed, the log2 histogram
+    let rows = sim.stats.rec.samples.len() * (sim.rqs.len() + 1);
+    sim.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
+        + rows * (std::mem::size_of::<crate::report::MpstatRow>() + 8)
+}
+
 pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let nr = sim.rqs.len();
     let end = sim.end_ns;
@@ -441,7 +452,7 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
                 .enumerate()
                 .map(|(i, d)| {
                     let b = base.disks.get(i).cloned().unwrap_or_default();
-                    let s = &d.stats;
+                    let s = &d.stats_at(sim.end_ns);
                     let n = (s.reads + s.writes + s.flushes) - (b.reads + b.writes + b.flushes);
                     let busy = s.busy_ns - b.busy_ns;
                     DiskReport {
