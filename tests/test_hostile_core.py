@@ -148,3 +148,19 @@ def test_the_text_report_format_is_unchanged_by_the_streaming_writer(
     assert run_cli("run", str(path), "--json", str(out), "-q").returncode == 0
     doc = json.loads(out.read_text())
     assert out.read_text() == json.dumps(doc, indent=2) + "\n"
+
+
+def test_a_hundred_thousand_task_groups_check_in_linear_time() -> None:
+    """100,000 `[[task]]` groups: `check` took 34.6 s (a search of the
+    groups before each one); the core now takes about 1.5 s. The bound is
+    loose (a quadratic check takes over 70 s here), not a benchmark."""
+    import time
+
+    from schedlab import native
+
+    groups = "".join(f'[[task]]\nname = "t{i}"\nprogram = [ {{ run = "1ms" }} ]\n' for i in range(100_000))
+    text = _scenario(groups, 'duration = "10ms"')
+    start = time.monotonic()
+    summary = native.check(text, "<groups>", [])
+    assert summary["tasks"] == 100_000
+    assert time.monotonic() - start < 30
