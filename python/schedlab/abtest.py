@@ -34,6 +34,7 @@ import argparse
 import json
 import math
 import random
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -42,10 +43,18 @@ from pathlib import Path
 from statistics import mean, variance
 from typing import Any
 
+from schedlab.args import SEED_MAX, cut
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.overrides import Override, parse_set_arg
 
-__all__ = ["Case", "benjamini_hochberg", "cmd_abtest", "generate", "welch"]
+__all__ = ["Case", "abtest", "benjamini_hochberg", "check_options", "cmd_abtest", "generate", "welch"]
+
+#: Limits checked before any work: the population, the seeds per side (a
+#: t-test needs two), the runs in all (scenarios x 2 sides x repeats).
+MAX_SCENARIOS = 100_000
+MAX_REPEATS = 1_000
+MAX_RUNS = 1_000_000
+MAX_JOBS = 1_024
 
 PRESETS = {"4cpu": 4, "uma8": 8, "8cpu-llc": 8, "2x8smt": 16}
 KINDS = ("hogs", "periodic", "io", "sleepers", "rt")
@@ -84,8 +93,71 @@ def _group(kind: str, rng: random.Random, cpus: int) -> str:
     return head + f"program = [{{ loop = {{ count = 0, body = [{body}] }} }}]\n"
 
 
+def _int(name: str, value: object, lo: int, hi: int | None, why: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError("SL001", f"{name} {cut(value)}: accepted: an integer{why}, not {type(value).__name__}")
+    if value < lo or (hi is not None and value > hi):
+        span = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
+        raise UsageError("SL001", f"{name} {value}: accepted: an integer {span}{why}")
+    return value
+
+
+def _alpha(value: object, name: str = "--alpha") -> float:
+    """The false discovery rate: a finite number strictly between 0 and 1."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 < value < 1
+    if not ok:
+        raise UsageError(
+            "SL001", f"{name} {cut(value)}: accepted: a false discovery rate strictly between 0 and 1 (0.05)"
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
+_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,4})?")
+
+
+def _population(seed: object, n: object, version: object, duration: object, prefix: str = "--") -> None:
+    """The arguments of ``generate``, checked (SL001 naming the one that is wrong)."""
+    from schedlab.units import parse_duration_ns
+
+    _int(f"{prefix}seed", seed, 0, SEED_MAX)
+    _int(f"{prefix}scenarios", n, 1, MAX_SCENARIOS)
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise UsageError("SL001", f"{prefix}version {cut(version)}: accepted: a kernel version such as 6.1 or 6.12")
+    bad = f"{prefix}duration {cut(duration)}: accepted: a duration longer than 0 such as 1s or 500ms"
+    if not isinstance(duration, str):
+        raise UsageError("SL001", bad)
+    try:
+        ns = parse_duration_ns(duration)
+    except ValueError:
+        raise UsageError("SL001", bad) from None
+    if ns <= 0:
+        raise UsageError("SL001", bad)
+
+
+def check_options(
+    *, scenarios: object, repeats: object, seed: object, alpha: object, jobs: object, top: object,
+    version: object = "6.1", duration: object = "1s",
+) -> None:  # fmt: skip
+    """Every numeric option of ``schedlab abtest`` against its meaning, before
+    any work: SL001 naming the option and what is accepted."""
+    _population(seed, scenarios, version, duration)
+    _int("--repeats", repeats, 2, MAX_REPEATS, " (a t-test needs two seeds per side)")
+    _alpha(alpha)
+    if jobs is not None:
+        _int("--jobs", jobs, 1, MAX_JOBS)
+    _int("--top", top, 1, None)
+    runs = 2 * scenarios * repeats  # type: ignore[operator]
+    if runs > MAX_RUNS:
+        raise UsageError(
+            "SL001",
+            f"--scenarios {scenarios} --repeats {repeats}: {runs} runs; accepted: at most {MAX_RUNS} "
+            "(2 sides x scenarios x repeats)",
+        )
+
+
 def generate(seed: int, n: int, version: str = "6.1", duration: str = "1s") -> list[Case]:
     """The population: ``n`` scenarios from ``seed`` (the same seed, the same texts)."""
+    _population(seed, n, version, duration, prefix="")
     cases = []
     for i in range(n):
         rng = random.Random(f"abtest/{seed}/{i}")
@@ -95,7 +167,7 @@ def generate(seed: int, n: int, version: str = "6.1", duration: str = "1s") -> l
         text = (
             f'name = "{name}"\n[machine]\npreset = "{preset}"\n[[machine.disk]]\nname = "d0"\nwrite = "30us"\n'
             f'[kernel]\nversion = "{version}"\n[[kernel.workqueue]]\nname = "io-end"\n'
-            f'[measure]\nwarmup = "200ms"\nduration = "{duration}"\n\n'
+            f'[measure]\nwarmup = "200ms"\nduration = "{duration.strip()}"\n\n'
         )
         text += "\n".join(_group(k, rng, PRESETS[preset]) for k in kinds)
         cases.append(Case(name, kinds, text))
@@ -203,11 +275,31 @@ def _task(args: tuple[str, str, list[Override], int]) -> dict[str, float | None]
         return str(e)
 
 
+def _pairs(value: object) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(o, tuple) and len(o) == 2 and all(isinstance(x, str) for x in o) for o in value
+    )
+
+
+def _check_api(cases: object, a: object, b: object) -> None:
+    """The arguments of ``abtest`` that are not numbers (SL001 naming the one that is wrong)."""
+    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, Case) for c in cases):
+        raise UsageError("SL001", f"cases={cut(cases)}: accepted: a list of abtest.Case (abtest.generate)")
+    for name, conf in (("a", a), ("b", b)):
+        if not _pairs(conf):
+            raise UsageError("SL001", f"{name}={cut(conf)}: accepted: a list of (key, value) string pairs")
+
+
 def abtest(
     cases: Sequence[Case], a: Sequence[Override], b: Sequence[Override], repeats: int, jobs: int, alpha: float
 ) -> dict[str, Any]:
     """Run every case under both configurations; the tests and the changes."""
     from schedlab.progress import Steps
+
+    _check_api(cases, a, b)
+    _int("repeats", repeats, 2, MAX_REPEATS, " (a t-test needs two seeds per side)")
+    _int("jobs", jobs, 1, MAX_JOBS)
+    alpha = _alpha(alpha, "alpha")
 
     work = [(c, side, ov, seed) for c in cases for side, ov in (("a", a), ("b", b)) for seed in range(1, repeats + 1)]
     results: dict[tuple[str, str, int], dict[str, float | None] | str] = {}
@@ -321,31 +413,49 @@ def _html(doc: Mapping[str, Any], out: Path, command: str, rerun: str) -> Path:
         return _write(out, _page("schedlab abtest", command, None, body, figures))
 
 
+def _mkdir(d: Path, flag: str) -> None:
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as e:
+        raise UsageError(
+            "SL001", f"{flag} {d}: cannot create the directory: {getattr(e, 'strerror', None) or e}"
+        ) from None
+
+
 def cmd_abtest(args: argparse.Namespace) -> int:
+    import os
+
+    from schedlab.outputs import write_text
+
+    # Every option is checked before any work.
+    check_options(
+        scenarios=args.scenarios, repeats=args.repeats, seed=args.seed, alpha=args.alpha, jobs=args.jobs,
+        top=args.top, version=args.version, duration=args.duration,
+    )  # fmt: skip
     a = [parse_set_arg(s) for s in args.a or []]
     b = [parse_set_arg(s) for s in args.b or []]
     if not a and not b:
         raise UsageError(
             "SL001", "abtest: --a and --b give the two configurations; accepted: --a KEY=VALUE ... --b KEY=VALUE ..."
         )
-    if args.scenarios < 1 or args.repeats < 2:
-        raise UsageError("SL001", "abtest: --scenarios >= 1 and --repeats >= 2 (a t-test needs repeats)")
     cases = generate(args.seed, args.scenarios, args.version, args.duration)
-    out = Path(args.out)
-    (out / "scenarios").mkdir(parents=True, exist_ok=True)
     from schedlab import native
 
     for c in cases:
         native.check(c.text, c.name, [*a])
         native.check(c.text, c.name, [*b])
-        (out / "scenarios" / f"{c.name}.toml").write_text(c.text)
-    import os
+    out = Path(args.out)
+    _mkdir(out / "scenarios", "--out")
+    if args.html:
+        _mkdir(Path(args.html), "--html")
+    for c in cases:
+        write_text(out / "scenarios" / f"{c.name}.toml", c.text, flag="--out")
 
     doc = abtest(cases, a, b, args.repeats, args.jobs or os.cpu_count() or 1, args.alpha)
     doc |= {"seed": args.seed, "scenarios": args.scenarios, "repeats": args.repeats, "version": args.version,
             "a": [f"{k}={v}" for k, v in a], "b": [f"{k}={v}" for k, v in b], "alpha": args.alpha}  # fmt: skip
     doc["by_kind"] = _by_kind(doc)
-    (out / "abtest.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    write_text(out / "abtest.json", json.dumps(doc, indent=1, default=str) + "\n", flag="--out")
     sets = " ".join(f"--set {shlex.quote(f'{k}={v}')}" for k, v in b)
     sides = f"B ({' '.join(doc['b'])}) against A ({' '.join(doc['a'])})"
     print(f"abtest: {len(cases)} scenarios x {args.repeats} seeds, {sides}")

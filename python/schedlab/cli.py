@@ -262,16 +262,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ab = sub.add_parser("abtest", help="two kernel configurations over a generated population of scenarios")
     ab.add_argument("--a", action="append", metavar="KEY=VALUE", help="configuration A (repeatable)")
     ab.add_argument("--b", action="append", metavar="KEY=VALUE", help="configuration B (repeatable)")
-    ab.add_argument("--scenarios", type=int, default=200, metavar="N", help="generated scenarios (default 200)")
-    ab.add_argument("--repeats", type=int, default=5, metavar="N", help="seeds per scenario and side (default 5)")
-    ab.add_argument("--seed", type=int, default=1, metavar="S", help="the population's seed (default 1)")
+    ab.add_argument(
+        "--scenarios", type=int, default=200, metavar="N", help="generated scenarios, 1 to 100000 (default 200)"
+    )
+    ab.add_argument(
+        "--repeats", type=int, default=5, metavar="N", help="seeds per scenario and side, 2 to 1000 (default 5)"
+    )
+    ab.add_argument("--seed", type=int, default=1, metavar="S", help="the population's seed, 0 to 2**64-1 (default 1)")
     ab.add_argument("--version", default="6.1", help="kernel.version of every scenario (default 6.1)")
     ab.add_argument("--duration", default="1s", help="measure.duration of every scenario (default 1s)")
-    ab.add_argument("--alpha", type=float, default=0.05, help="false discovery rate (default 0.05)")
-    ab.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all CPUs)")
+    ab.add_argument(
+        "--alpha", type=float, default=0.05, help="false discovery rate, strictly between 0 and 1 (default 0.05)"
+    )
+    ab.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes, 1 to 1024 (default: all CPUs)")
     ab.add_argument("--out", required=True, metavar="DIR", help="scenarios/ and abtest.json go here")
     ab.add_argument("--html", metavar="DIR", help="also write DIR/index.html: the effects' distribution")
-    ab.add_argument("--top", type=int, default=30, metavar="N", help="changes printed (default 30)")
+    ab.add_argument("--top", type=int, default=30, metavar="N", help="changes printed, at least 1 (default 30)")
 
     ex = sub.add_parser("export-rtapp", help="write a scenario's workload as rt-app JSON (what rt-app 1.0 runs)")
     ex.add_argument("scenario", help="bundled name or .toml path")
@@ -283,7 +289,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--calibration",
         default="CPU0",
         metavar="CPUn|NS",
-        help="rt-app's global.calibration: measure on a CPU at start (default CPU0) or ns per loop",
+        help="rt-app's global.calibration: CPUn, the CPU to measure on at start (default CPU0), "
+        "or a positive integer of ns per loop",
     )
 
     pl = sub.add_parser(
@@ -358,11 +365,9 @@ def _load(name: str, machine: str | None = None, kernel: str | None = None) -> t
     """(path, text, source); ``-`` reads the scenario from stdin; an rt-app
     ``.json`` runs on ``machine`` (schedlab.rtapp)."""
     if name == "-":
-        try:
-            text = sys.stdin.read()
-        except (OSError, UnicodeDecodeError) as e:
-            raise UsageError("SL001", f"-: cannot read the scenario from stdin: {e}") from None
-        return Path("stdin.toml"), text, "<stdin>"
+        from schedlab.scenarios import read_stdin
+
+        return Path("stdin.toml"), read_stdin(), "<stdin>"
     path = resolve(name)
     return path, scenario_text(path, machine=machine, kernel=kernel), str(path)
 
@@ -612,19 +617,26 @@ def _cmd_export_rtapp(args: argparse.Namespace) -> int:
 
     from schedlab import rtapp
 
+    # Every option is checked before any work.
+    cal = rtapp.check_calibration(args.calibration, "--calibration")
     if args.out:
         check_output_path(args.out, "--out")
     path, text, source = _load(args.scenario)
     native.check(text, source, [])  # a scenario the simulator refuses is not exported
-    cal: str | int = int(args.calibration) if args.calibration.isdigit() else args.calibration
     doc = rtapp.export(path, read_text(path), target=args.target, calibration=cal)
     out = json.dumps(doc, indent=2) + "\n"
     if args.out:
         from schedlab.outputs import write_text
 
         write_text(args.out, out, flag="--out")
-    else:
+        return EXIT_OK
+    try:
         sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader left: main() exits quietly
+    except OSError as e:
+        raise UsageError("SL001", f"stdout: cannot write: {e.strerror or e}") from None
     return EXIT_OK
 
 

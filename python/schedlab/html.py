@@ -66,10 +66,19 @@ def _page(title: str, command: str, scenario: str | None, body: Sequence[str], f
     return "\n".join(parts) + "\n"
 
 
-def _write(out: Path, text: str) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
+def _write(out: Path, text: str, flag: str = "--html") -> Path:
+    """``out/index.html``, written whole or not at all (schedlab.outputs);
+    SL001 naming ``flag`` when the directory or the file cannot be made."""
+    from schedlab.errors import UsageError
+    from schedlab.outputs import write_bytes
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError("SL001", f"{flag} {out}: cannot create the directory: {e.strerror or e}") from None
     page = out / "index.html"
-    page.write_text(text, encoding="utf-8")
+    # A string from a report given by hand may hold a lone surrogate: escaped, not an error.
+    write_bytes(page, text.encode("utf-8", errors="backslashreplace"), flag=flag)
     return page
 
 

@@ -24,18 +24,36 @@ What each input gives (the kind is read from the file):
 from __future__ import annotations
 
 import argparse
-import math
+import os
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from schedlab.args import cut
 from schedlab.errors import UsageError
+from schedlab.frames import _List, _Obj, finite
 
 __all__ = ["cmd_plot", "plot_files"]
 
 FORMATS = ("png", "svg")
+
+#: A picture's file name: the characters kept as they are, the length cut.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")
+_STEM_MAX = 150
+
+
+def _stem(stem: str) -> str:
+    """A file name from names in the input (an experiment's, a metric's): no
+    directory separator, NUL or control character, at most 150 characters."""
+    safe = _UNSAFE.sub("_", stem)[:_STEM_MAX]
+    return "_" + safe[1:] if safe.startswith(".") else safe or "_"
+
+
+def _txt(text: object) -> str:
+    """Text for a title or a label as it is: a ``$`` is not mathtext."""
+    return str(text).replace("$", r"\$")
 
 
 def _plt() -> Any:
@@ -52,10 +70,14 @@ def _plt() -> Any:
 
 
 def _save(fig: Any, out: Path, stem: str, fmt: str) -> Path:
-    p = out / f"{stem}.{fmt}"
+    """The picture, written whole or not at all (schedlab.outputs)."""
+    from schedlab.outputs import atomic_open
+
+    p = out / f"{_stem(stem)}.{fmt}"
     # A fixed date and no software tag keep the bytes of an SVG/PNG the same run to run.
     meta = {"Date": None} if fmt == "svg" else {"Software": None}
-    fig.savefig(p, format=fmt, metadata=meta, bbox_inches="tight", dpi=100)
+    with atomic_open(p, "wb", flag="--out") as f:
+        fig.savefig(f, format=fmt, metadata=meta, bbox_inches="tight", dpi=100)
     return p
 
 
@@ -63,16 +85,22 @@ def _busy_heatmap(report: Mapping[str, Any], name: str, out: Path, fmt: str) -> 
     samples = (report.get("mpstat") or {}).get("samples") or []
     if not samples:
         return []
-    plt = _plt()
+    # The shape is checked (frames.check_report): cpu "all" or a number,
+    # idle, end_ns and start_ns finite numbers.
     cpus = sorted({r["cpu"] for s in samples for r in s["rows"] if r["cpu"] != "all"})
+    if not cpus:
+        return []
+    plt = _plt()
     grid = [[0.0] * len(samples) for _ in cpus]
     row_of = {c: i for i, c in enumerate(cpus)}
     for j, s in enumerate(samples):
         for r in s["rows"]:
             if r["cpu"] != "all":
-                grid[row_of[r["cpu"]]][j] = 100.0 - float(r.get("idle") or 0.0)
-    ends = [s["end_ns"] / 1e9 for s in samples]
-    start = (report.get("measure") or {}).get("start_ns", 0) / 1e9
+                grid[row_of[r["cpu"]]][j] = 100.0 - (finite(r.get("idle")) or 0.0)
+    ends = [float(s["end_ns"]) / 1e9 for s in samples]
+    start = (finite((report.get("measure") or {}).get("start_ns")) or 0.0) / 1e9
+    if not start < ends[-1]:
+        start = ends[-1] - 1e-3  # a window that does not end after it starts: a sliver, not an error
     fig, ax = plt.subplots(figsize=(8, max(2.5, min(12, 0.12 * len(cpus) + 1.5))))
     im = ax.imshow(
         grid, aspect="auto", interpolation="nearest", cmap="viridis", vmin=0, vmax=100,
@@ -80,7 +108,7 @@ def _busy_heatmap(report: Mapping[str, Any], name: str, out: Path, fmt: str) -> 
     )  # fmt: skip
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU")
-    ax.set_title(f"{name}: busy % per CPU per interval")
+    ax.set_title(f"{_txt(name)}: busy % per CPU per interval")
     fig.colorbar(im, ax=ax, label="busy %")
     p = _save(fig, out, f"{name}-cpu-heatmap", fmt)
     plt.close(fig)
@@ -106,7 +134,8 @@ def _group_hists(report: Mapping[str, Any]) -> dict[str, list[int]]:
         h = t.get("wakeup_delay_hist_us") or []
         if not any(h):
             continue
-        acc = by_group.setdefault(str(t.get("group")), [0] * len(h))
+        acc = by_group.setdefault(str(t.get("group")), [])
+        acc.extend([0] * (len(h) - len(acc)))  # histograms of different lengths add up
         for i, n in enumerate(h):
             acc[i] += n
     return by_group
@@ -119,12 +148,12 @@ def _wakeup_cdf(lines: Mapping[str, Sequence[int]], title: str, stem: str, out: 
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, hist in lines.items():
         xs, ys = _cdf_points(hist)
-        ax.step(xs, ys, where="post", label=label)
+        ax.step(xs, ys, where="post", label=_txt(label))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("wakeup delay, upper bound of the log2 bucket (us)")
     ax.set_ylabel("fraction of wakeups")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title)
+    ax.set_title(_txt(title))
     ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)
     p = _save(fig, out, stem, fmt)
@@ -137,7 +166,9 @@ def _timeline(trace: Path, name: str, out: Path, fmt: str, window: tuple[float, 
 
     with trace.open(encoding="utf-8", errors="replace") as f:
         ev = parse_ftrace(f)
-    switches = ev.get("sched_switch") or []
+    # Lines a picture cannot place are left out: a time that is not a finite
+    # number, a CPU number past any machine's.
+    switches = [s for s in ev.get("sched_switch") or [] if _placed(s["Time"], s["__cpu"])]
     if not switches:
         raise UsageError("SL001", f"{trace}: no sched_switch events; accepted: a trace from schedlab run --trace")
     t0 = switches[0]["Time"]
@@ -151,7 +182,8 @@ def _timeline(trace: Path, name: str, out: Path, fmt: str, window: tuple[float, 
             start, comm, pid = running.pop(cpu)
             if pid != 0 and t > lo and start < hi:
                 bars[cpu].append((max(start, lo), min(t, hi) - max(start, lo), comm))
-        running[cpu] = (t, str(s.get("next_comm")), int(s.get("next_pid") or 0))
+        nxt = s.get("next_pid")
+        running[cpu] = (t, _txt(s.get("next_comm")), nxt if isinstance(nxt, int) else 0 if nxt is None else -1)
     for cpu, (start, comm, pid) in running.items():
         if pid != 0 and start < hi:
             bars[cpu].append((max(start, lo), hi - max(start, lo), comm))
@@ -165,7 +197,7 @@ def _timeline(trace: Path, name: str, out: Path, fmt: str, window: tuple[float, 
         if segs:
             ax.broken_barh([(a, w) for a, w, _ in segs], (cpu - 0.4, 0.8), facecolors=[colour[c] for _, _, c in segs])
     for m in ev.get("sched_migrate_task") or []:
-        if lo <= m["Time"] <= hi:
+        if lo <= m["Time"] <= hi and _placed(m["Time"], m.get("dest_cpu")) and _placed(m["Time"], m.get("orig_cpu")):
             ax.annotate(
                 "", xy=(m["Time"], m["dest_cpu"]), xytext=(m["Time"], m["orig_cpu"]),
                 arrowprops={"arrowstyle": "->", "color": "black", "lw": 0.8},
@@ -174,7 +206,7 @@ def _timeline(trace: Path, name: str, out: Path, fmt: str, window: tuple[float, 
     ax.set_ylim(max(cpus) + 0.6, min(cpus) - 0.6)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU")
-    ax.set_title(f"{name}: who runs where, {1e3 * (hi - lo):.1f} ms (arrows: migrations)")
+    ax.set_title(f"{_txt(name)}: who runs where, {1e3 * (hi - lo):.1f} ms (arrows: migrations)")
     if len(comms) <= 24:
         from matplotlib.patches import Patch
 
@@ -187,8 +219,15 @@ def _timeline(trace: Path, name: str, out: Path, fmt: str, window: tuple[float, 
     return [p]
 
 
+def _placed(t: Any, cpu: Any) -> bool:
+    """A trace line's time and CPU can go on a picture."""
+    return finite(t) is not None and isinstance(cpu, int) and 0 <= cpu < 2**20
+
+
 def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    """A finite number a picture can place (not a bool, not NaN, not an
+    integer too large for a float)."""
+    return finite(v) is not None
 
 
 def _sweep_param(rows: Sequence[Mapping[str, Any]]) -> str | None:
@@ -197,8 +236,9 @@ def _sweep_param(rows: Sequence[Mapping[str, Any]]) -> str | None:
     per_line: dict[str, dict[str, set[float]]] = defaultdict(lambda: defaultdict(set))
     for r in rows:
         for k, v in (r.get("params") or {}).items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                per_line[str(r.get("base") or r.get("variant"))][k].add(float(v))
+            x = finite(v)
+            if x is not None:
+                per_line[str(r.get("base") or r.get("variant"))][k].add(x)
     common: set[str] | None = None
     for keys in per_line.values():
         varying = {k for k, vs in keys.items() if len(vs) > 1}
@@ -218,7 +258,7 @@ def _experiment_curves(doc: Mapping[str, Any], out: Path, fmt: str) -> list[Path
         if param is None:
             continue
         plt = _plt()
-        metrics = sorted({m for r in rows for m, v in (r.get("metrics") or {}).items() if isinstance(v, (int, float))})
+        metrics = sorted({str(m) for r in rows for m, v in (r.get("metrics") or {}).items() if _number(v)})
         for metric in metrics:
             fig, ax = plt.subplots(figsize=(7, 4))
             lines: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -228,30 +268,34 @@ def _experiment_curves(doc: Mapping[str, Any], out: Path, fmt: str) -> list[Path
             for base, rs in lines.items():
                 pts = sorted(
                     (
-                        (float(r["params"][param]), r["metrics"].get(metric), (r.get("published") or {}).get(metric))
+                        (
+                            float(r["params"][param]),
+                            finite((r.get("metrics") or {}).get(metric)),
+                            finite((r.get("published") or {}).get(metric)),
+                        )
                         for r in rs
                         if _number((r.get("params") or {}).get(param))
                     ),
                     key=lambda pt: pt[0],
                 )
-                xs = [x for x, y, _ in pts if isinstance(y, (int, float)) and math.isfinite(y)]
-                ys = [y for _, y, _ in pts if isinstance(y, (int, float)) and math.isfinite(y)]
+                xs = [x for x, y, _ in pts if y is not None]
+                ys = [y for _, y, _ in pts if y is not None]
                 if not xs:
                     continue
-                (ln,) = ax.plot(xs, ys, marker=".", label=base)
-                pub = [(x, p) for x, _, p in pts if isinstance(p, (int, float))]
+                (ln,) = ax.plot(xs, ys, marker=".", label=_txt(base))
+                pub = [(x, p) for x, _, p in pts if p is not None]
                 if pub:
                     ax.plot(
                         [x for x, _ in pub], [p for _, p in pub], linestyle="none", marker="x",
-                        color=ln.get_color(), label=f"{base} (published)",
+                        color=ln.get_color(), label=f"{_txt(base)} (published)",
                     )  # fmt: skip
                 drawn = True
             if not drawn:
                 plt.close(fig)
                 continue
-            ax.set_xlabel(param)
-            ax.set_ylabel(metric)
-            ax.set_title(f"{name}: {metric} ({table}, {doc.get('mode', 'full')} mode)")
+            ax.set_xlabel(_txt(param))
+            ax.set_ylabel(_txt(metric))
+            ax.set_title(_txt(f"{name}: {metric} ({table}, {doc.get('mode', 'full')} mode)"))
             ax.legend(fontsize="x-small")
             ax.grid(True, alpha=0.3)
             paths.append(_save(fig, out, f"{name}-{table}-{metric}", fmt))
@@ -303,16 +347,33 @@ def _sweep_curves(path: Path, out: Path, fmt: str) -> list[Path]:
     return paths
 
 
+#: The fields of an experiment (reproduce --json) the curves read.
+EXPERIMENT = _Obj(
+    "an experiment (a JSON object)",
+    {
+        "results": _List(
+            "a list of results (objects)",
+            _Obj(
+                "a result (an object)",
+                {"params": _Obj("an object"), "metrics": _Obj("an object"), "published": _Obj("an object")},
+            ),
+        )
+    },
+)
+
+
 def _kind(path: Path) -> tuple[str, Any]:
-    from schedlab.frames import read_json_or_text
+    from schedlab.frames import check_report, read_json_or_text
 
     if path.is_dir() and any(path.glob("part-*.parquet")):
         return "sweep", None
     doc, _ = read_json_or_text(path, "a run report, a --trace file or an experiment (reproduce --json)")
     if doc is not None:
         if "experiment" in doc and "results" in doc:
+            check_report(doc, str(path), EXPERIMENT, "an experiment (schedlab reproduce --json)")
             return "experiment", doc
         if "tasks" in doc:
+            check_report(doc, str(path))
             return "report", doc
         raise UsageError("SL001", f"{path}: neither a run report nor an experiment (reproduce --json)")
     return "trace", None
@@ -321,11 +382,26 @@ def _kind(path: Path) -> tuple[str, Any]:
 def plot_files(
     inputs: Sequence[Path], out: Path, fmt: str = "png", window: tuple[float, float] | None = None
 ) -> list[Path]:
-    """Draw every picture the inputs give into ``out``; the paths written."""
-    if fmt not in FORMATS:
-        raise UsageError("SL001", f"--format {fmt}: accepted: {', '.join(FORMATS)}")
-    out.mkdir(parents=True, exist_ok=True)
-    kinds = [(p, *_kind(p)) for p in inputs]
+    """Draw every picture the inputs give into ``out``; the paths written.
+    ``inputs`` are paths (run reports, traces, experiments, sweep
+    directories), ``out`` a directory (created), ``fmt`` png or svg,
+    ``window`` a trace timeline's (start, end) in seconds."""
+    if isinstance(inputs, (str, bytes, os.PathLike)) or not isinstance(inputs, Sequence) or not inputs:
+        raise UsageError("SL001", f"inputs={cut(inputs)}: accepted: a non-empty list of paths")
+    paths = [_path(p, "inputs") for p in inputs]
+    out = _path(out, "out")
+    if not isinstance(fmt, str) or fmt not in FORMATS:
+        raise UsageError("SL001", f"--format {cut(fmt)}: accepted: {', '.join(FORMATS)}")
+    if window is not None:
+        ok = isinstance(window, (tuple, list)) and len(window) == 2 and all(finite(x) is not None for x in window)
+        if not ok or not 0 <= window[0] < window[1]:
+            raise UsageError("SL001", f"window={cut(window)}: accepted: (start, end) in seconds, 0 <= start < end")
+        window = (float(window[0]), float(window[1]))
+    kinds = [(p, *_kind(p)) for p in paths]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError("SL001", f"--out {out}: cannot create the directory: {e.strerror or e}") from None
     written: list[Path] = []
     reports = [(p, doc) for p, k, doc in kinds if k == "report"]
     for p, kind, doc in kinds:
@@ -351,18 +427,28 @@ def plot_files(
     return written
 
 
+def _path(v: Any, name: str) -> Path:
+    if isinstance(v, (str, os.PathLike)):
+        fs = os.fspath(v)
+        if isinstance(fs, str) and fs:
+            return Path(fs)
+    raise UsageError("SL001", f"{name}: {cut(v)}: accepted: a path (str or pathlib.Path), not {type(v).__name__}")
+
+
 def _window(text: str | None) -> tuple[float, float] | None:
     if text is None:
         return None
     from schedlab.units import parse_duration_ns
 
+    accepted = "accepted: END or START:END with START before END (50ms, 1s:1.05s)"
     a, sep, b = text.partition(":")
     try:
-        if sep:
-            return parse_duration_ns(a) / 1e9, parse_duration_ns(b) / 1e9
-        return 0.0, parse_duration_ns(a) / 1e9
+        lo, hi = (parse_duration_ns(a) / 1e9, parse_duration_ns(b) / 1e9) if sep else (0.0, parse_duration_ns(a) / 1e9)
     except ValueError as e:
-        raise UsageError("SL001", f"--window {text}: {e}; accepted: END or START:END (50ms, 1s:1.05s)") from None
+        raise UsageError("SL001", f"--window {text}: {e}; {accepted}") from None
+    if not lo < hi:
+        raise UsageError("SL001", f"--window {text}: an empty window; {accepted}")
+    return lo, hi
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

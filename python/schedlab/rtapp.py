@@ -36,6 +36,14 @@ for, schedlab's events keep it), ``suspend``/``resume``, ``mem``,
 timers in one thread, a barrier named twice by one task, and any key rt-app
 does not know.
 
+Names and numbers: a task's, barrier's or mutex's name is kept exactly
+(any Unicode, commas and brackets included; a task name that is empty or
+has white space, which the simulator refuses, is refused here with its key
+path). Numbers are refused with their rt-app key path when the simulator
+could not take them: microseconds from 0 to 10^16, ``instance`` up to
+100,000, ``loop`` from -1 to 2^63-1, CPUs 0 to 8191, ``global.duration``
+up to a day. The file is at most 64 MiB, UTF-8, nested at most 64 levels.
+
 Deviation: task names follow schedlab's ``<task>-<i>`` numbering within a
 task (rt-app numbers threads across the file: ``light-0 light-1 rt-2``);
 ``calibration`` and the logging keys have no effect (``run`` is work at the
@@ -53,43 +61,82 @@ rt-app file: rt-app runs on the machine it is started on.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from schedlab.args import cut
 from schedlab.errors import NotModelledError, ScenarioError, UsageError
 
-__all__ = ["dumps_toml", "expand_scenario", "export", "loads", "to_scenario"]
+__all__ = ["check_calibration", "dumps_toml", "expand_scenario", "export", "loads", "to_scenario"]
 
 # ------------------------------------------------------------------ reading
 
 
-def _strip(text: str) -> str:
-    """Comments and trailing commas out, outside strings (json-c's non-strict mode)."""
+#: The deepest nesting of arrays and objects an rt-app file may have (a
+#: real one has five levels: tasks, a task, phases, a phase, a timer).
+MAX_DEPTH = 64
+
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_SPECIAL = re.compile(r'["/\[\]{}]')
+
+
+def _strip(text: str, source: str = "<rt-app>") -> str:
+    """Comments and trailing commas out, outside strings (json-c's non-strict
+    mode); strings are kept byte for byte (a task named ``a,]`` stays
+    ``a,]``). Nesting deeper than ``MAX_DEPTH`` is refused here, before the
+    JSON reader recurses into it."""
+    plain: list[str] = []  # text outside strings, since the last string
     out: list[str] = []
+    depth = 0
     i, n = 0, len(text)
+
+    def flush() -> None:
+        out.append(_TRAILING_COMMA.sub(r"\1", "".join(plain)))
+        plain.clear()
+
     while i < n:
-        c = text[i]
+        m = _SPECIAL.search(text, i)
+        if m is None:
+            plain.append(text[i:])
+            break
+        j = m.start()
+        plain.append(text[i:j])
+        c = text[j]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
+            k = j + 1
+            while k < n and text[k] != '"':
+                k += 2 if text[k] == "\\" else 1
+            flush()
+            out.append(text[j : k + 1])
+            i = k + 1
+        elif text.startswith("//", j):
+            k = text.find("\n", j)
+            i = n if k < 0 else k
+        elif text.startswith("/*", j):
+            k = text.find("*/", j + 2)
             # Keep the line count (error positions) with the comment's newlines.
-            out.append("\n" * text.count("\n", i, n if j < 0 else j))
-            i = n if j < 0 else j + 2
+            plain.append("\n" * text.count("\n", j, n if k < 0 else k))
+            i = n if k < 0 else k + 2
         else:
-            out.append(c)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+            if c in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = text.count("\n", 0, j) + 1
+                    raise ScenarioError(
+                        "SL100",
+                        f"{source}:{line}: not rt-app JSON: arrays and objects nested deeper than {MAX_DEPTH} "
+                        f"levels; accepted: an rt-app file (tasks, phases, events: five levels)",
+                    )
+            elif c in "]}":
+                depth -= 1
+            plain.append(c)
+            i = j + 1
+    flush()
+    return "".join(out)
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -103,9 +150,17 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def loads(text: str, source: str) -> dict[str, Any]:
     """An rt-app file's JSON (lenient, as rt-app reads it)."""
     try:
-        doc = json.loads(_strip(text), object_pairs_hook=_pairs)
+        doc = json.loads(_strip(text, source), object_pairs_hook=_pairs)
     except json.JSONDecodeError as e:
         raise ScenarioError("SL100", f"{source}:{e.lineno}:{e.colno}: not rt-app JSON: {e.msg}") from None
+    except RecursionError:
+        raise ScenarioError(
+            "SL100", f"{source}: not rt-app JSON: nested too deep; accepted: at most {MAX_DEPTH} levels"
+        ) from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise ScenarioError(
+            "SL100", f"{source}: not rt-app JSON: a number of more than 4300 digits; accepted: an rt-app file"
+        ) from None
     if not isinstance(doc, dict):
         raise ScenarioError("SL100", f"{source}: an rt-app file is a JSON object with 'tasks'")
     return doc
@@ -173,6 +228,64 @@ _ACCEPTED = (
 )
 
 
+def _show(v: Any) -> str:
+    """A value for a message: a scalar's repr, cut; a container by its kind
+    and size (never its whole, possibly huge or deeply nested, repr)."""
+    if isinstance(v, dict):
+        return f"an object of {len(v)} key(s)"
+    if isinstance(v, list):
+        return f"a list of {len(v)} item(s)"
+    return cut(v)
+
+
+def _seg(name: str) -> str:
+    """A key as a key path shows it: as written when printable, else its
+    repr (control characters, lone surrogates escaped)."""
+    return name if name and name.isprintable() and name.strip() == name else repr(name)
+
+
+#: Unicode's White_Space characters: the core refuses a task name with one
+#: (Rust's char::is_whitespace).
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def _is_unicode(text: str) -> bool:
+    """No lone surrogate (JSON's "\\ud800"): the text can be UTF-8 and TOML."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _name(source: str, path: str, v: Any, what: str) -> str:
+    """A name the scenario keeps exactly (a barrier's, a mutex's)."""
+    if not isinstance(v, str) or not v:
+        raise _bad(source, path, _show(v), f"a {what} name (a non-empty string)")
+    if not _is_unicode(v):
+        raise _bad(source, path, _show(v), f"a {what} name that is Unicode text (no lone surrogate)")
+    return v
+
+
+#: The largest numbers a scenario takes: 10^16 us is the core's longest
+#: duration (10^19 ns); 100,000 threads per task; CPUs 0-8191 (NR_CPUS);
+#: a day of simulated time.
+MAX_US = 10**16
+MAX_INSTANCES = 100_000
+MAX_LOOP = 2**63 - 1
+MAX_CPU = 8191
+MAX_DURATION_S = 86_400
+
+
+def _int(source: str, path: str, v: Any, lo: int, hi: int, what: str = "") -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise _bad(source, path, _show(v), f"an integer from {lo} to {hi}{what}")
+    return v
+
+
 def _nm(source: str, path: str, why: str, accepted: str = _ACCEPTED) -> NotModelledError:
     return NotModelledError("SL120", f"{source}: {path}: {why}; accepted: {accepted}")
 
@@ -182,9 +295,7 @@ def _bad(source: str, path: str, what: str, accepted: str) -> ScenarioError:
 
 
 def _us(source: str, path: str, v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise _bad(source, path, f"{v!r}", "an integer number of microseconds >= 0")
-    return f"{v}us"
+    return f"{_int(source, path, v, 0, MAX_US, ' (microseconds)')}us"
 
 
 def _phase_ops(
@@ -193,7 +304,7 @@ def _phase_ops(
     ops: list[dict[str, Any]] = []
     barriers: set[str] = set()
     for key, v in phase.items():
-        kp = f"{path}.{key}"
+        kp = f"{path}.{_seg(key)}"
         kind = _event_kind(key)
         if kind is None:
             if key in allowed:
@@ -207,30 +318,28 @@ def _phase_ops(
             ops.append({kind: _us(source, kp, v)})
         elif kind == "timer":
             if not isinstance(v, dict) or "period" not in v:
-                raise _bad(source, kp, f"{v!r}", '{"ref": "unique", "period": US, "mode": "relative"|"absolute"}')
+                raise _bad(source, kp, _show(v), '{"ref": "unique", "period": US, "mode": "relative"|"absolute"}')
             for k in v:
                 if k not in ("ref", "period", "mode"):
-                    raise _bad(source, f"{kp}.{k}", "not a timer key", "ref, period, mode")
+                    raise _bad(source, f"{kp}.{_seg(k)}", "not a timer key", "ref, period, mode")
             ref = str(v.get("ref", ""))
             mode = v.get("mode", "relative")
             if mode not in ("relative", "absolute"):
-                raise _bad(source, f"{kp}.mode", f"{mode!r}", '"relative" or "absolute"')
+                raise _bad(source, f"{kp}.mode", _show(mode), '"relative" or "absolute"')
             timers[ref] = timers.get(ref, 0)
             period = _us(source, f"{kp}.period", v["period"])
             ops.append({"timer": {"period": period, "mode": mode, "anchor": "start"}})
         elif kind == "barrier":
-            if not isinstance(v, str) or not v:
-                raise _bad(source, kp, f"{v!r}", "a barrier name")
+            _name(source, kp, v, "barrier")
             if v in barriers:
-                raise _nm(source, kp, f"barrier {v!r} named twice by one task: rt-app counts references, not threads")
+                why = f"barrier {cut(v)} named twice by one task: rt-app counts references, not threads"
+                raise _nm(source, kp, why)
             barriers.add(v)
             ops.append({"barrier": v})
         elif kind == "yield":
             ops.append({"yield": True})
         elif kind in ("lock", "unlock"):
-            if not isinstance(v, str) or not v:
-                raise _bad(source, kp, f"{v!r}", "a mutex name")
-            ops.append({kind: v})
+            ops.append({kind: _name(source, kp, v, "mutex")})
     if not ops:
         raise _bad(source, path, "no events (rt-app aborts: No events found)", "at least one event")
     return ops
@@ -238,8 +347,7 @@ def _phase_ops(
 
 def _loop(count: Any, body: list[dict[str, Any]], source: str, path: str) -> list[dict[str, Any]]:
     """rt-app's loop count (-1 forever) around `body`."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < -1:
-        raise _bad(source, path, f"{count!r}", "-1 (forever) or a count >= 0")
+    _int(source, path, count, -1, MAX_LOOP, " (-1: forever)")
     if count == 0:
         return []
     if count == 1:
@@ -251,13 +359,13 @@ def _attrs(source: str, path: str, t: Mapping[str, Any], default_policy: str) ->
     pol = t.get("policy", default_policy)
     if pol == "SCHED_DEADLINE":
         raise _nm(source, f"{path}.policy", "SCHED_DEADLINE is not modelled")
-    if pol not in _POLICIES:
-        raise _bad(source, f"{path}.policy", f"{pol!r}", ", ".join([*_POLICIES, "SCHED_DEADLINE"]))
+    if not isinstance(pol, str) or pol not in _POLICIES:
+        raise _bad(source, f"{path}.policy", _show(pol), ", ".join([*_POLICIES, "SCHED_DEADLINE"]))
     out: dict[str, Any] = {"policy": _POLICIES[pol]}
     rt = pol in ("SCHED_FIFO", "SCHED_RR")
     prio = t.get("priority", 10 if rt else 0)
     if isinstance(prio, bool) or not isinstance(prio, int):
-        raise _bad(source, f"{path}.priority", f"{prio!r}", "an integer")
+        raise _bad(source, f"{path}.priority", _show(prio), "an integer")
     if rt:
         if not 1 <= prio <= 99:
             raise _bad(source, f"{path}.priority", f"{prio}", "1..99 for SCHED_FIFO/RR")
@@ -268,8 +376,10 @@ def _attrs(source: str, path: str, t: Mapping[str, Any], default_policy: str) ->
         out["nice"] = prio
     if "cpus" in t:
         cpus = t["cpus"]
-        if not isinstance(cpus, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in cpus):
-            raise _bad(source, f"{path}.cpus", f"{cpus!r}", "a list of CPU numbers")
+        if not isinstance(cpus, list) or not cpus:
+            raise _bad(source, f"{path}.cpus", _show(cpus), f"a non-empty list of CPU numbers 0 to {MAX_CPU}")
+        for i, c in enumerate(cpus):
+            _int(source, f"{path}.cpus[{i}]", c, 0, MAX_CPU, " (a CPU number)")
         out["cpus"] = list(cpus)
     return out
 
@@ -278,16 +388,16 @@ def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any
     """(the ``[[task]]`` groups, global.duration in s, -1 for none) of an rt-app document."""
     g = doc.get("global") or {}
     if not isinstance(g, dict):
-        raise _bad(source, "global", f"{g!r}", "an object")
+        raise _bad(source, "global", _show(g), "an object")
     for k in g:
         if k not in _GLOBAL_INERT:
-            raise _bad(source, f"global.{k}", "not an rt-app global key", ", ".join(_GLOBAL_INERT))
+            raise _bad(source, f"global.{_seg(k)}", "not an rt-app global key", ", ".join(_GLOBAL_INERT))
     for k in doc:
         if k not in ("tasks", "global", "resources"):
-            raise _bad(source, k, "not an rt-app top-level key", "tasks, global, resources")
+            raise _bad(source, _seg(k), "not an rt-app top-level key", "tasks, global, resources")
     duration = g.get("duration", -1)
-    if isinstance(duration, bool) or not isinstance(duration, int) or duration < -1 or duration == 0:
-        raise _bad(source, "global.duration", f"{duration!r}", "-1 or a number of seconds >= 1")
+    if duration != -1:
+        _int(source, "global.duration", duration, 1, MAX_DURATION_S, " seconds (a day), or -1")
     default_policy = g.get("default_policy", "SCHED_OTHER")
     tasks = doc.get("tasks")
     if not isinstance(tasks, dict) or not tasks:
@@ -296,27 +406,32 @@ def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any
     shared_timers: dict[str, list[str]] = {}
     uses_lock = False
     for name, t in tasks.items():
-        path = f"tasks.{name}"
+        path = f"tasks.{_seg(name)}"
+        if not name or not _is_unicode(name) or any(c in _WHITE_SPACE for c in name):
+            raise _bad(
+                source, path, "a task name schedlab cannot take (empty, white space or a lone surrogate)",
+                "a non-empty task name of Unicode text without white space",
+            )  # fmt: skip
         if not isinstance(t, dict):
-            raise _bad(source, path, f"{t!r}", "a task object")
+            raise _bad(source, path, _show(t), "a task object")
         attrs = _attrs(source, path, t, default_policy)
         timers: dict[str, int] = {}
         if "phases" in t:
             phases = t["phases"]
             if not isinstance(phases, dict) or not phases:
-                raise _bad(source, f"{path}.phases", f"{phases!r}", "an object: phase name -> phase")
+                raise _bad(source, f"{path}.phases", _show(phases), "an object: phase name -> phase")
             for k in t:
                 if k not in _TASK_KEYS and k not in _REFUSED_ATTRS:
                     kind = _event_kind(k)
                     what = "an event beside phases (rt-app ignores it)" if kind else "not an rt-app task key"
-                    raise _bad(source, f"{path}.{k}", what, ", ".join(_TASK_KEYS))
+                    raise _bad(source, f"{path}.{_seg(k)}", what, ", ".join(_TASK_KEYS))
                 if k in _REFUSED_ATTRS:
                     raise _nm(source, f"{path}.{k}", _REFUSED_ATTRS[k])
             body: list[dict[str, Any]] = []
             for pname, ph in phases.items():
-                pp = f"{path}.phases.{pname}"
+                pp = f"{path}.phases.{_seg(pname)}"
                 if not isinstance(ph, dict):
-                    raise _bad(source, pp, f"{ph!r}", "a phase object")
+                    raise _bad(source, pp, _show(ph), "a phase object")
                 for k in ("policy", "priority", "cpus"):
                     if k in ph and _attrs(source, pp, {**t, k: ph[k]}, default_policy) != attrs:
                         raise _nm(source, f"{pp}.{k}", "a phase that changes the task's policy, priority or CPUs")
@@ -328,9 +443,7 @@ def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any
             program = _loop(t.get("loop", -1), ops, source, f"{path}.loop")
         if len(timers) > 1:
             raise _nm(source, path, f"timers {sorted(timers)} in one thread: schedlab keeps one timer per task")
-        count = t.get("instance", 1)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise _bad(source, f"{path}.instance", f"{count!r}", "an integer >= 0")
+        count = _int(source, f"{path}.instance", t.get("instance", 1), 0, MAX_INSTANCES)
         for ref in timers:
             if not ref.startswith("unique"):
                 shared_timers.setdefault(ref, []).extend([name] * count)
@@ -342,7 +455,8 @@ def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any
         groups.append(grp)
     for ref, users in shared_timers.items():
         if len(users) > 1:
-            raise _nm(source, f"timer ref {ref!r}", f"shared by {len(users)} threads: shared timers are not modelled")
+            why = f"shared by {len(users)} threads: shared timers are not modelled"
+            raise _nm(source, f"timer ref {cut(ref)}", why)
     if g.get("pi_enabled") and uses_lock:
         raise _nm(source, "global.pi_enabled", "priority inheritance is not modelled")
     return groups, duration
@@ -361,24 +475,45 @@ def _flat_ops(ops: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 # --------------------------------------------------------------------- toml
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+#: What a TOML basic string must escape: the quote, the backslash and the
+#: control characters U+0000-U+001F and U+007F. Everything else, non-BMP
+#: characters included, is written as itself (JSON's surrogate-pair escapes
+#: are not TOML).
+_MUST_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return _SHORT.get(c) or f"\\u{ord(c):04X}"
+
+
+def _string(text: str) -> str:
+    """``text`` as a TOML basic string (it must be Unicode text: a lone
+    surrogate has no TOML form)."""
+    if not _is_unicode(text):
+        raise UsageError("SL001", f"{cut(text)}: not Unicode text (a lone surrogate); it has no TOML form")
+    return '"' + _MUST_ESCAPE.sub(_escape, text) + '"'
 
 
 def _key(k: str) -> str:
-    return k if _BARE.match(k) else json.dumps(k)
+    return k if _BARE.match(k) else _string(k)
 
 
 def _value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        return repr(v)
+        return repr(v)  # inf, nan, 1e+24: TOML's spellings too
     if isinstance(v, str):
-        return json.dumps(v)  # a JSON string is a TOML basic string
+        return _string(v)
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }"
-    raise UsageError("SL001", f"cannot write {v!r} as TOML")
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return v.isoformat()  # what tomllib read, as TOML writes it
+    raise UsageError("SL001", f"cannot write {cut(v)} as TOML")
 
 
 def dumps_toml(doc: Mapping[str, Any], prefix: str = "") -> str:
@@ -428,14 +563,29 @@ def expand_scenario(text: str, path: Path) -> str:
     if ref is None:
         return text
     if not isinstance(ref, str):
-        raise _bad(str(path), "rtapp", f"{ref!r}", "the path of an rt-app JSON file")
+        raise _bad(str(path), "rtapp", _show(ref), "the path of an rt-app JSON file")
     jpath = (path.parent / ref) if not Path(ref).is_absolute() else Path(ref)
-    groups, duration = to_scenario(loads(read_text(jpath), str(jpath)), str(jpath))
-    doc["task"] = list(doc.get("task") or []) + groups
+    try:
+        jtext = read_text(jpath)
+    except UsageError as e:
+        shown = _string(ref) if _is_unicode(ref) else cut(ref)
+        raise UsageError(e.code, f"{path}: rtapp = {shown}: {e.message}") from None
+    groups, duration = to_scenario(loads(jtext, str(jpath)), str(jpath))
+    tasks = doc.get("task") or []
+    if not isinstance(tasks, list):
+        raise _bad(str(path), "task", _show(tasks), "[[task]] tables")
+    doc["task"] = tasks + groups
     measure = doc.setdefault("measure", {})
+    if not isinstance(measure, dict):
+        raise _bad(str(path), "measure", _show(measure), "a [measure] table")
     if duration > 0 and "duration" not in measure:
         measure["duration"] = f"{duration}s"
-    return dumps_toml(doc)
+    try:
+        return dumps_toml(doc)
+    except RecursionError:
+        raise ScenarioError(
+            "SL100", f"{path}: syntax error: arrays or inline tables nested too deep; accepted: at most 100 levels"
+        ) from None
 
 
 # -------------------------------------------------------------- toml -> rt-app
@@ -469,7 +619,7 @@ def _export_ops(ops: Sequence[Mapping[str, Any]], where: str, source: str, n: li
         (kind, v), *rest = op.items()
         w = f"{where}[{i}]"
         if rest:
-            raise _bad(source, w, f"{op!r}", "one op per table")
+            raise _bad(source, w, _show(op), "one op per table")
         n[0] += 1
         if kind in ("run", "runtime", "sleep"):
             ev[f"{kind}{n[0]}"] = _whole_us(v, f"{w}.{kind}", source)
@@ -534,10 +684,39 @@ def _export_phases(items: Sequence[Mapping[str, Any]], base: str, source: str, n
     return phases
 
 
+#: rt-app keeps the calibration (ns per loop) and the CPU number in a C int.
+MAX_CALIBRATION = 2**31 - 1
+_CALIBRATION_ACCEPTED = (
+    f"CPUn, the CPU rt-app calibrates on at start (n from 0 to {MAX_CPU}), or the ns per loop as an integer "
+    f"from 1 to {MAX_CALIBRATION}"
+)
+
+
+def check_calibration(value: object, flag: str = "--calibration") -> str | int:
+    """rt-app's ``global.calibration``: ``"CPUn"`` (a CPU to measure on at
+    start) or a positive integer of ns per loop (pLoad), given as an int or
+    as its digits; anything else is SL001 naming ``flag``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    elif isinstance(value, str):
+        m = re.fullmatch(r"CPU([0-9]{1,6})", value)
+        if m is not None and int(m.group(1)) <= MAX_CPU:
+            return f"CPU{int(m.group(1))}"
+        if not re.fullmatch(r"[0-9]{1,12}", value):
+            raise UsageError("SL001", f"{flag} {cut(value)}: accepted: {_CALIBRATION_ACCEPTED}")
+        n = int(value)
+    else:
+        raise UsageError("SL001", f"{flag}={cut(value)}: accepted: {_CALIBRATION_ACCEPTED}, not {type(value).__name__}")
+    if not 1 <= n <= MAX_CALIBRATION:
+        raise UsageError("SL001", f"{flag} {n}: accepted: {_CALIBRATION_ACCEPTED}")
+    return n
+
+
 def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str | int = "CPU0") -> dict[str, Any]:
     """The scenario's workload as an rt-app JSON document for rt-app
     ``target`` (``"1.0"``, Debian's, or ``"head"``); ``calibration``: rt-app's
     (``"CPU0"`` measures ns per loop at start, an integer is pLoad)."""
+    calibration = check_calibration(calibration, "calibration")
     if target not in TARGET_POLICIES:
         raise UsageError("SL001", f"--target {target}: accepted: {', '.join(TARGET_POLICIES)}")
     from schedlab.scenarios import parse_toml

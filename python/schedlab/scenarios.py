@@ -11,15 +11,21 @@ A scenario's name is its file stem; an experiment may also be found by its
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from schedlab.args import cut
 from schedlab.errors import ScenarioError, UsageError
 
 __all__ = [
+    "MAX_INPUT_BYTES",
     "ScenarioFile",
     "bundled",
+    "decode_text",
     "parse_toml",
+    "read_stdin",
     "read_text",
     "resolve",
     "scenario_text",
@@ -122,13 +128,64 @@ def resolve(name_or_path: str, root: Path | None = None) -> Path:
     )
 
 
-def read_text(path: Path) -> str:
+#: The largest scenario or rt-app file read (a scenario of 100,000 task
+#: groups is 7.5 MB): a bigger file, or one that is not a regular file
+#: (``/dev/zero``, a FIFO), is refused before it is read whole.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text, strictly: a byte that is not UTF-8 (a lone
+    surrogate's encoding included) is SL001 naming its offset."""
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            "SL001", f"{source}: not UTF-8 text at byte {e.start} ({e.reason}); accepted: a UTF-8 text file"
+        ) from None
+
+
+def read_text(path: Path, *, limit: int = MAX_INPUT_BYTES) -> str:
+    """A scenario or rt-app file's text: a regular file of at most ``limit``
+    bytes, UTF-8. Anything else is SL001 naming the path."""
+    accepted = f"accepted: a UTF-8 text file of at most {_size(limit)}"
+    try:
+        st = Path(path).stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError("SL001", f"{path}: is a directory; {accepted}")
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError("SL001", f"{path}: not a regular file (a device, a FIFO or a socket); {accepted}")
+        if st.st_size > limit:
+            raise UsageError("SL001", f"{path}: {_size(st.st_size)}, too large; {accepted}")
+        with Path(path).open("rb") as f:
+            data = f.read(limit + 1)  # the file may have grown since the stat
     except FileNotFoundError:
         raise UsageError("SL001", f"{path}: no such file; accepted: a path to a scenario .toml file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError("SL001", f"{path}: cannot read: {e}") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        why = getattr(e, "strerror", None) or e
+        raise UsageError("SL001", f"{cut(str(path))}: cannot read: {why}; {accepted}") from None
+    if len(data) > limit:
+        raise UsageError("SL001", f"{path}: more than {_size(limit)}, too large; {accepted}")
+    return decode_text(data, str(path))
+
+
+def read_stdin(*, limit: int = MAX_INPUT_BYTES) -> str:
+    """A scenario from stdin: at most ``limit`` bytes of UTF-8 (the bytes,
+    decoded strictly, whatever the locale's encoding or error handler)."""
+    try:
+        data = sys.stdin.buffer.read(limit + 1)
+    except (OSError, AttributeError, ValueError) as e:
+        raise UsageError("SL001", f"-: cannot read the scenario from stdin: {e}") from None
+    if len(data) > limit:
+        raise UsageError(
+            "SL001", f"-: more than {_size(limit)} on stdin, too large; accepted: a UTF-8 scenario of at most "
+            f"{_size(limit)}",
+        )  # fmt: skip
+    return decode_text(data, "<stdin>")
 
 
 def scenario_text(path: Path, *, machine: str | None = None, kernel: str | None = None) -> str:
@@ -153,6 +210,10 @@ def scenario_text(path: Path, *, machine: str | None = None, kernel: str | None 
     return rtapp.expand_scenario(text, path)
 
 
+#: Nesting the TOML reader always takes (it stops, by recursion, at a few hundred).
+MAX_TOML_DEPTH = 100
+
+
 def parse_toml(text: str, source: str) -> dict[str, Any]:
     """``tomllib.loads`` with the core's syntax-error format (SL100)."""
     from schedlab._compat import tomllib  # not at import: `schedlab run` never needs it
@@ -161,3 +222,9 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError("SL100", f"{source}: syntax error: {e}") from None
+    except RecursionError:
+        raise ScenarioError(
+            "SL100",
+            f"{source}: syntax error: arrays or inline tables nested deeper than the TOML reader can go "
+            f"(a few hundred levels); accepted: nesting at most {MAX_TOML_DEPTH} levels deep",
+        ) from None
