@@ -33,7 +33,8 @@ def test_a_disk_busy_without_a_pause_is_100_percent_utilised() -> None:
     does, not 0 because no request ever left the device idle."""
     disk = '[[machine.disk]]\nname = "d0"\nread = "100us"\nbandwidth = "1000MiB/s"\n'
     tasks = (
-        '[[task]]\nname = "buffered"\nprogram = [ { loop = { body = [ { read = { disk = "d0", size = "1MiB" } } ] } } ]\n'
+        '[[task]]\nname = "buffered"\nprogram = [ { loop = { body = [ '
+        '{ read = { disk = "d0", size = "1MiB" } } ] } } ]\n'
         '[[task]]\nname = "direct"\nprogram = [ { loop = { body = [ '
         '{ read = { disk = "d0", size = "1MiB", direct = true } } ] } } ]\n'
     )
@@ -49,7 +50,10 @@ def test_a_disk_busy_without_a_pause_is_100_percent_utilised() -> None:
 
 def test_util_of_a_lightly_used_disk_is_its_busy_share() -> None:
     disk = '[[machine.disk]]\nname = "d0"\nread = "1ms"\n'
-    tasks = '[[task]]\nname = "r"\nprogram = [ { loop = { body = [ { read = { disk = "d0", size = "4KiB", direct = true } }, { sleep = "9ms" } ] } } ]\n'
+    tasks = (
+        '[[task]]\nname = "r"\nprogram = [ { loop = { body = [ '
+        '{ read = { disk = "d0", size = "4KiB", direct = true } }, { sleep = "9ms" } ] } } ]\n'
+    )
     r = schedlab.run_scenario(text=_scenario(tasks, 'duration = "1s"', machine_extra=disk))
     (d,) = r["disks"]
     # 1 ms of service in each ~10 ms cycle.
@@ -130,7 +134,9 @@ def test_the_report_is_refused_before_it_is_built_when_it_cannot_fit(monkeypatch
 def test_a_report_too_large_to_decode_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """mpstat samples on many CPUs: a report the Python objects of which
     cannot fit is SL210 before it is decoded, never a MemoryError."""
-    tasks = '[[task]]\nname = "w"\ncount = 64\nprogram = [ { loop = { body = [ { run = "5ms" }, { sleep = "5ms" } ] } } ]\n'
+    tasks = (
+        '[[task]]\nname = "w"\ncount = 64\nprogram = [ { loop = { body = [ { run = "5ms" }, { sleep = "5ms" } ] } } ]\n'
+    )
     text = _scenario(tasks, 'duration = "2s"\ninterval = "4ms"\nsamples = true', preset="smp64")
     monkeypatch.setenv("SCHEDLAB_MEMORY_LIMIT", "off")
     n = len(json.dumps(schedlab.run_scenario(text=text)))

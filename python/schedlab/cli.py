@@ -394,6 +394,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if dest is not None and not (flag == "--json" and dest == "-"):
             check_output_path(dest, flag)
     _check_html_dir(args.html)
+    if args.scenario == "-" and (args.machine or args.kernel):
+        # As for a scenario file: the flags are an rt-app workload's, which
+        # names no machine or kernel of its own.
+        raise UsageError(
+            "SL001",
+            "-: --machine and --kernel are for an rt-app .json workload file; accepted for a scenario on stdin: "
+            "--set machine.preset=NAME and --set kernel.version=VERSION",
+        )
     _, text, source = _load(args.scenario, args.machine, args.kernel)
     from schedlab.progress import watch_run
 
@@ -410,9 +418,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         write_json(args.json, report)
     if args.schedstat_file:
-        from schedlab.report import proc_schedstat
-
         from schedlab.outputs import write_text
+        from schedlab.report import proc_schedstat
 
         write_text(args.schedstat_file, proc_schedstat(report), flag="--schedstat-file")
     if args.html:

@@ -33,7 +33,7 @@ PathArg = Union[str, "os.PathLike[str]"]
 def _special(path: Path) -> bool:
     """True for an existing target that is not a regular file (a device, a FIFO)."""
     try:
-        mode = os.stat(path).st_mode
+        mode = path.stat().st_mode
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
@@ -54,7 +54,7 @@ def atomic_open(path: PathArg, mode: str = "w", *, flag: str = "output") -> Iter
     text = mode == "w"
     if _special(target):
         try:
-            with open(target, mode, **({"encoding": "utf-8"} if text else {})) as f:
+            with target.open(mode, encoding="utf-8" if text else None) as f:
                 yield f
         except OSError as e:
             raise _error(flag, path, e) from None
@@ -66,7 +66,7 @@ def atomic_open(path: PathArg, mode: str = "w", *, flag: str = "output") -> Iter
         raise _error(flag, path, e) from None
     done = False
     try:
-        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if text else {})) as f:
+        with os.fdopen(fd, mode, encoding="utf-8" if text else None) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -74,15 +74,15 @@ def atomic_open(path: PathArg, mode: str = "w", *, flag: str = "output") -> Iter
         # the user's umask allows.
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
+        Path(tmp).chmod(0o666 & ~umask)
+        Path(tmp).replace(target)
         done = True
     except OSError as e:
         raise _error(flag, path, e) from None
     finally:
         if not done:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                Path(tmp).unlink()
 
 
 def write_text(path: PathArg, text: str, *, flag: str = "output") -> None:

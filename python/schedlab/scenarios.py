@@ -149,6 +149,20 @@ def decode_text(data: bytes, source: str) -> str:
         ) from None
 
 
+def _read_capped(f: Any, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``f``, read a MiB at a time: ``read(limit + 1)``
+    allocates the whole limit up front for every file, however small."""
+    chunks: list[bytes] = []
+    got = 0
+    while got <= limit:
+        chunk = f.read(min(1 << 20, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
 def read_text(path: Path, *, limit: int = MAX_INPUT_BYTES) -> str:
     """A scenario or rt-app file's text: a regular file of at most ``limit``
     bytes, UTF-8. Anything else is SL001 naming the path."""
@@ -162,7 +176,7 @@ def read_text(path: Path, *, limit: int = MAX_INPUT_BYTES) -> str:
         if st.st_size > limit:
             raise UsageError("SL001", f"{path}: {_size(st.st_size)}, too large; {accepted}")
         with Path(path).open("rb") as f:
-            data = f.read(limit + 1)  # the file may have grown since the stat
+            data = _read_capped(f, limit)  # the file may have grown since the stat
     except FileNotFoundError:
         raise UsageError("SL001", f"{path}: no such file; accepted: a path to a scenario .toml file") from None
     except (OSError, ValueError) as e:  # ValueError: a NUL in the path
@@ -177,7 +191,7 @@ def read_stdin(*, limit: int = MAX_INPUT_BYTES) -> str:
     """A scenario from stdin: at most ``limit`` bytes of UTF-8 (the bytes,
     decoded strictly, whatever the locale's encoding or error handler)."""
     try:
-        data = sys.stdin.buffer.read(limit + 1)
+        data = _read_capped(sys.stdin.buffer, limit)
     except (OSError, AttributeError, ValueError) as e:
         raise UsageError("SL001", f"-: cannot read the scenario from stdin: {e}") from None
     if len(data) > limit:
