@@ -58,9 +58,7 @@ def test_a_trace_dat_of_a_failed_run_leaves_nothing(write_scenario: Callable[...
     assert list(tmp_path.iterdir()) == []
 
 
-def test_concurrent_writers_of_one_report_never_interleave(
-    write_scenario: Callable[..., Path], tmp_path: Path
-) -> None:
+def test_concurrent_writers_of_one_report_never_interleave(write_scenario: Callable[..., Path], tmp_path: Path) -> None:
     """Two `run --json same.json` at once, one with a long name (a longer
     report): the file is always one whole report."""
     short = write_scenario(TINY, "a.toml")
