@@ -388,11 +388,6 @@ def _nested_loops(depth: int) -> str:
     return TINY.replace('program = [ { run = "10ms" } ]', f"program = [{body}]")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the core (crates/schedlab-core/src/error.rs) cuts a syntax message at 400 characters and toml's "
-    "message quotes the whole source line before its reason",
-)
 def test_a_syntax_error_on_a_long_line_keeps_its_reason(tmp_path: Path) -> None:
     f = tmp_path / "deep.toml"
     f.write_text(_nested_loops(30))

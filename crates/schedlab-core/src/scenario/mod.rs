@@ -279,12 +279,33 @@ fn require_tables(root: &toml::Table, file: &str) -> Result<()> {
     Ok(())
 }
 
+/// A TOML syntax error as one line: where, why, and the text around the
+/// column. toml's own message quotes the whole source line before its
+/// reason, so a 2,000-character line left the reason past the cut.
+fn syntax_message(e: &toml::de::Error, text: &str) -> String {
+    let reason = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else { return reason };
+    let at = span.start.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_no = text[..at].matches('\n').count() + 1;
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line = &text[line_start..line_end];
+    let col = text[line_start..at].chars().count() + 1;
+    // At most 40 characters either side of the column.
+    let before: String = text[line_start..at].chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
+    let after: String = text[at..line_end].chars().take(40).collect();
+    let (pre, post) =
+        (if before.len() < at - line_start { "…" } else { "" }, if after.len() < line_end - at { "…" } else { "" });
+    let near =
+        if line.trim().is_empty() { String::new() } else { format!(" near: {pre}{before}⟨here⟩{after}{post}") };
+    format!("line {line_no}, column {col}: {reason}{near}")
+}
+
 /// Parse, override and validate a scenario.
 pub fn load(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario> {
-    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| SimError::Syntax {
-        file: file.to_string(),
-        message: e.to_string().trim().replace('\n', " "),
-    })?;
+    let mut root: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| SimError::Syntax { file: file.to_string(), message: syntax_message(&e, text) })?;
     // Interpreted by the Python front end (experiments); ignored here.
     root.remove("experiment");
     root.remove("variant");
