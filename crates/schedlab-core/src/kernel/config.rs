@@ -193,7 +193,8 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         }
         kernel.ktask_helper_nice = n as i32;
     }
-    kernel.vm = crate::mm::config::compile_vm(raw.vm.as_ref().unwrap_or(&Default::default()), version, file)?;
+    kernel.vm =
+        crate::mm::config::compile_vm(raw.vm.as_ref().unwrap_or(&Default::default()), version, &kernel.mech, file)?;
     kernel.vm_given = raw.vm.is_some();
     if let Some(p) = &raw.preempt {
         kernel.preempt = match p.as_str() {

@@ -253,6 +253,36 @@ pub struct Mechanisms {
     /// nice 0; before them "events/N" at nice −5.
     pub cmwq: bool,
 
+    /// kthreadd starts every kernel thread at nice −5 (2.6.22 .. 2.6.31;
+    /// docs/LINUX-FACTS.md §7.3): kswapd among them.
+    pub kthreadd_nice_minus_5: bool,
+
+    // ------------------------------------------------------------- mm
+    /// PAGEVEC_SIZE, the pages a pagevec (6.12: a folio batch) carries:
+    /// 14 until 2.6.25, 15 after, 31 from 6.12.
+    pub pagevec_size: u64,
+    /// Shadow entries and workingset refault detection (3.15).
+    pub workingset: bool,
+    /// zswap, the compressed swap cache (3.11).
+    pub zswap: bool,
+    /// vm.watermark_scale_factor: the watermark gap grows with the zone
+    /// (4.6); before, low = min + min/4 and high = min + min/2.
+    pub watermark_scale_factor: bool,
+    /// The largest vm.watermark_scale_factor accepted: 1000, 3000 from 6.12.
+    pub watermark_scale_factor_max: u64,
+    /// calculate_min_free_kbytes()'s cap, KiB: 65536, 262144 from 5.7 (the
+    /// cap moved between 5.5-rc5 and 5.7.14; 5.6 is taken as the old cap).
+    pub min_free_kbytes_cap: u64,
+    /// zone_batchsize()'s cap, KiB: 512, 1024 from 4.19 ("mm, page_alloc:
+    /// double zone's batchsize").
+    pub zone_batch_cap_kb: u64,
+    /// throttle_direct_reclaim() on pfmemalloc_wait (3.6).
+    pub throttle_direct_reclaim: bool,
+    /// A direct reclaimer with too many pages isolated sleeps in
+    /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50 (5.16), not
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10).
+    pub reclaim_throttle_isolated: bool,
+
     // ------------------------------------------------------- tracing
     /// sched_switch's prev_state as 4.14+ prints it (Perfetto's reader).
     pub trace_prev_state_4_14: bool,
@@ -328,6 +358,22 @@ impl Mechanisms {
             delayed_not_runnable: stable(6, 12, 7),
             yield_forfeits_vruntime: stable(6, 12, 63),
             cmwq: at26(36),
+            kthreadd_nice_minus_5: at26(22) && !at26(32),
+            pagevec_size: if at(6, 12) {
+                31
+            } else if at(2, 6) && !at26(26) {
+                14
+            } else {
+                15
+            },
+            workingset: at(3, 15),
+            zswap: at(3, 11),
+            watermark_scale_factor: at(4, 6),
+            watermark_scale_factor_max: if at(6, 12) { 3000 } else { 1000 },
+            min_free_kbytes_cap: if at(5, 7) { 262_144 } else { 65_536 },
+            zone_batch_cap_kb: if at(4, 19) { 1024 } else { 512 },
+            throttle_direct_reclaim: at(3, 6),
+            reclaim_throttle_isolated: at(5, 16),
             trace_prev_state_4_14: at(4, 14),
         }
     }

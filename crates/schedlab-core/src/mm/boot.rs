@@ -22,7 +22,7 @@ impl Sim {
         if !used {
             return Ok(());
         }
-        let v = self.cfg.version;
+        let mech = &self.cfg.mech;
         let mut cfg = self.cfg.vm.clone();
         if let Some(start) = sc.memory {
             cfg.start = start;
@@ -38,18 +38,12 @@ impl Sim {
             ));
         }
         let total = bytes / PAGE_SIZE;
-        let min_free = cfg.min_free_kbytes.unwrap_or_else(|| watermark::default_min_free_kbytes(total * 4, v));
-        self.mm.pagevec = if v.at_least(6, 12) {
-            31
-        } else if v.at_least(2, 6) && !v.at_least_26(26) {
-            14
-        } else {
-            15
-        };
+        let min_free = cfg.min_free_kbytes.unwrap_or_else(|| watermark::default_min_free_kbytes(total * 4, mech));
+        self.mm.pagevec = mech.pagevec_size;
         for node in 0..nodes {
             let managed = total / nodes as u64;
-            let wmark = watermark::setup_zone_wmarks(managed, total, min_free, cfg.watermark_scale_factor, v);
-            let pcp_batch = watermark::zone_batchsize(managed, v);
+            let wmark = watermark::setup_zone_wmarks(managed, total, min_free, cfg.watermark_scale_factor, mech);
+            let pcp_batch = watermark::zone_batchsize(managed, mech);
             let mut pg = Pgdat { node, managed, free: managed, wmark, pcp_batch, ..Default::default() };
             if cfg.start == MemoryStart::PageCacheFull {
                 pg.free = wmark.high.min(managed);

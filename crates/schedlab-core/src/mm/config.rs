@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use crate::error::{Result, SimError};
+use crate::kernel::mechanisms::Mechanisms;
 use crate::kernel::version::KernelVersion;
-use crate::mm::watermark::has_watermark_scale_factor;
 
 /// vm.kswapd_threads: P3's sysctl (1..16 threads per node), or `auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +77,8 @@ pub(crate) struct RawMemory {
     pub(crate) swap: Option<String>,
 }
 
-pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, file: &str) -> Result<VmConfig> {
-    let mut c = VmConfig { workingset: v.at_least(3, 15), ..Default::default() };
+pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, mech: &Mechanisms, file: &str) -> Result<VmConfig> {
+    let mut c = VmConfig { workingset: mech.workingset, ..Default::default() };
     let k = |s: &str| format!("kernel.vm.{s}");
     if let Some(n) = raw.min_free_kbytes {
         if !(128..=(1 << 30)).contains(&n) {
@@ -87,7 +87,7 @@ pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, file: &str) -> Result<Vm
         c.min_free_kbytes = Some(n as u64);
     }
     if let Some(n) = raw.watermark_scale_factor {
-        if !has_watermark_scale_factor(v) {
+        if !mech.watermark_scale_factor {
             return Err(SimError::bad_value(
                 file,
                 &k("watermark_scale_factor"),
@@ -95,7 +95,7 @@ pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, file: &str) -> Result<Vm
                 "kernel 4.6 or later",
             ));
         }
-        let max = if v.at_least(6, 12) { 3000 } else { 1000 };
+        let max = mech.watermark_scale_factor_max as i64;
         if !(1..=max).contains(&n) {
             return Err(SimError::bad_value(file, &k("watermark_scale_factor"), format!("{n}"), format!("1..{max}")));
         }
@@ -135,13 +135,13 @@ pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, file: &str) -> Result<Vm
             return Err(SimError::bad_value(file, &k("kswapd_nice"), format!("{n}"), "-20..19"));
         }
         c.kswapd_nice = n as i32;
-    } else if v.at_least_26(22) && !v.at_least_26(32) {
+    } else if mech.kthreadd_nice_minus_5 {
         // kthreadd made every kthread nice -5 in 2.6.22 .. 2.6.31
         // (LINUX-FACTS §7.3).
         c.kswapd_nice = -5;
     }
     if let Some(w) = raw.workingset {
-        if w && !v.at_least(3, 15) {
+        if w && !mech.workingset {
             return Err(SimError::bad_value(
                 file,
                 &k("workingset"),
@@ -166,10 +166,10 @@ pub(crate) fn compile_memory(m: &RawMemory, file: &str) -> Result<MemoryStart> {
 /// `[memory] swap`: "none" (the default: anonymous memory cannot be
 /// reclaimed) or "zswap" (swapped pages are compressed into zswap's pool;
 /// 3.11+). A swap device without zswap is not modelled.
-pub(crate) fn compile_swap(m: &RawMemory, v: KernelVersion, file: &str) -> Result<bool> {
+pub(crate) fn compile_swap(m: &RawMemory, v: KernelVersion, mech: &Mechanisms, file: &str) -> Result<bool> {
     match m.swap.as_deref() {
         None | Some("none") => Ok(false),
-        Some("zswap") if v.at_least(3, 11) => Ok(true),
+        Some("zswap") if mech.zswap => Ok(true),
         Some("zswap") => {
             Err(SimError::bad_value(file, "memory.swap", format!("kernel {v} has no zswap"), "kernel 3.11 or later"))
         }

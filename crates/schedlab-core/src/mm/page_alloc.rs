@@ -182,7 +182,7 @@ impl Sim {
     /// timeout, for a __GFP_FS allocation as the page cache's). Returns
     /// true when the task sleeps.
     fn throttle_direct_reclaim(&mut self, tid: TaskId, node: usize) -> bool {
-        if self.tasks[tid].kthread || !self.cfg.version.at_least(3, 6) || self.allow_direct_reclaim(node) {
+        if self.tasks[tid].kthread || !self.cfg.mech.throttle_direct_reclaim || self.allow_direct_reclaim(node) {
             return false;
         }
         self.mm.ev.pgscan_direct_throttle += 1;

@@ -248,7 +248,7 @@ impl Sim {
     /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50, from 5.16.
     fn reclaim_throttle(&mut self, tid: TaskId) {
         let hz = self.cfg.hz as u64;
-        let jiffies = if self.cfg.version.at_least(5, 16) { hz / 50 } else { hz / 10 };
+        let jiffies = if self.cfg.mech.reclaim_throttle_isolated { hz / 50 } else { hz / 10 };
         self.mm_sleep(tid, jiffies.max(1) * self.cfg.tick_ns);
     }
 

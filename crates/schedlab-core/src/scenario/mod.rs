@@ -336,7 +336,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     let notes = kernel.version.unlisted_note().into_iter().collect();
     let memory = raw.memory.as_ref().map(|m| crate::mm::config::compile_memory(m, file)).transpose()?;
     let zswap = match &raw.memory {
-        Some(m) => crate::mm::config::compile_swap(m, kernel.version, file)?,
+        Some(m) => crate::mm::config::compile_swap(m, kernel.version, &kernel.mech, file)?,
         None => false,
     };
 
