@@ -16,8 +16,10 @@ pub mod mm;
 pub mod report;
 pub mod scenario;
 pub mod sched;
+pub mod sim;
 pub mod stats;
 pub mod trace;
+pub mod units;
 pub mod workload;
 
 pub use error::{Result, SimError};
@@ -71,7 +73,7 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     if let Some(out) = open(&opts.perfetto_path, "--perfetto")? {
         trace = trace.with_perfetto(&sc.kernel.version.to_string(), sc.kernel.mech.trace_prev_state_4_14, out);
     }
-    let mut sim = engine::sim::Sim::with_budget(sc, opts.seed, opts.check, trace, opts.heap_budget)?;
+    let mut sim = sim::Sim::with_budget(sc, opts.seed, opts.check, trace, opts.heap_budget)?;
     if let Some(p) = &opts.progress {
         p.start(sim.end_ns);
         sim.progress = Some(p.clone());
@@ -110,7 +112,7 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
 /// The traces of a run that stopped on `e`: for a fault of the model
 /// (SL200), written whole to `FILE.fault` beside each target, named in the
 /// error's message; for any other error, dropped (their temporary files go).
-fn keep_fault_traces(sim: &mut engine::sim::Sim, opts: &RunOptions, e: SimError) -> SimError {
+fn keep_fault_traces(sim: &mut sim::Sim, opts: &RunOptions, e: SimError) -> SimError {
     let SimError::Invariant { mut message } = e else { return e };
     let fault = |p: &Option<String>| p.as_ref().map(|p| std::path::PathBuf::from(format!("{p}.fault")));
     let mut kept = Vec::new();

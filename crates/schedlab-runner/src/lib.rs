@@ -98,7 +98,7 @@ fn parse_args(argv: Vec<String>) -> Result<Option<Args>, Fail> {
             }
             "--timeout" => {
                 let v = value("--timeout")?;
-                a.timeout_ns = scenario::units::parse_duration(&v)
+                a.timeout_ns = schedlab_core::units::parse_duration(&v)
                     .map_err(|m| usage(format!("--timeout {v}: {m}; accepted: a duration (\"30s\")")))?;
             }
             s if s.starts_with('-') && s.len() > 1 => return Err(usage(format!("unknown option {s}"))),

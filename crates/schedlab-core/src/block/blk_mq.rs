@@ -20,11 +20,11 @@
 
 use crate::block::{BioOp, EndIo, Request};
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::irq::IrqAction;
 use crate::kthread::WorkDone;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     /// Make a request (not yet submitted) for `waiter`.

@@ -5,14 +5,13 @@
 
 pub mod bio;
 pub mod blk_mq;
-pub mod device;
 
 use std::collections::VecDeque;
 
 use crate::engine::Rng;
+pub use crate::machine::disk::DiskConfig;
 use crate::sched::task::TaskId;
 pub use bio::{BioOp, EndIo};
-pub use device::DiskConfig;
 
 /// struct request, reduced.
 #[derive(Debug, Clone)]

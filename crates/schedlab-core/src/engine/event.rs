@@ -1,8 +1,19 @@
 //! The events of the simulation: every state change happens in one of these.
 //! Each names the room that handles it.
 
-use crate::irq::action::IrqAction;
-use crate::sched::task::TaskId;
+/// A task: its index in the simulation's task table (`sched/task.rs`).
+pub type TaskId = usize;
+
+/// What an interrupt's handlers do when they are done (`irq/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IrqAction {
+    /// blk_mq_complete_request() of a block request (block/blk_mq.rs).
+    BlkComplete(u32),
+    /// The completion IPI of a request that completes on another CPU
+    /// (rq_affinity): the hard interrupt of the device, whose handler
+    /// sends it there.
+    BlkIpi(u32),
+}
 
 /// Events of the simulation. Every state change happens in one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,12 +1,13 @@
-//! The discrete-event engine: virtual time, the event queue and RNG streams.
+//! The discrete-event engine's ground floor: virtual time, the event queue
+//! and the events it carries, RNG streams, the heap budget and progress.
+//! Everything stands on it; it imports nothing of the kernel's rooms. The
+//! simulation that owns the rooms and runs the loop is `sim/`.
 
 pub mod event;
 pub mod heap;
 pub mod progress;
 pub mod queue;
 pub mod rng;
-pub mod run;
-pub mod sim;
 pub mod time;
 
 pub use progress::Progress;

@@ -81,6 +81,33 @@ impl Rng {
     }
 }
 
+/// A duration, constant or drawn from the task's RNG stream (ns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    Const(u64),
+    Uniform(u64, u64),
+    Exp(u64),
+    Normal(u64, u64),
+}
+
+impl Dist {
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        match *self {
+            Dist::Const(v) => v,
+            Dist::Uniform(a, b) => rng.range(a, b),
+            Dist::Exp(mean) => rng.exp(mean as f64).round() as u64,
+            Dist::Normal(mean, sd) => rng.normal(mean as f64, sd as f64).max(0.0).round() as u64,
+        }
+    }
+
+    pub fn mean(&self) -> u64 {
+        match *self {
+            Dist::Const(v) | Dist::Exp(v) | Dist::Normal(v, _) => v,
+            Dist::Uniform(a, b) => (a + b) / 2,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

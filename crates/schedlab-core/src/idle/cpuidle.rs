@@ -18,11 +18,11 @@
 //! tickless; their balancing is done for them by the ILB), and their own
 //! exit latencies are not charged to anyone.
 
-use crate::engine::sim::Sim;
 use crate::idle::menu::IdleEntry;
 use crate::idle::IdleEntryAt;
 use crate::sched::sched::{CpuWindow, WindowKind};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 /// The next timer of a CPU with no hrtimer armed. Deviation: the kernel's
 /// own timers (watchdogs, writeback, the clocksource watchdog, ...) are not

@@ -13,7 +13,7 @@
 //! multiplier's; every state is enabled; the POLL state's time limit is
 //! not modelled (a POLL period is measured like any other).
 
-use super::states::IdleState;
+use crate::machine::idle_states::IdleState;
 
 const BUCKETS: usize = 12;
 const INTERVALS: usize = 8;
@@ -231,8 +231,8 @@ impl Menu {
 
 #[cfg(test)]
 mod tests {
-    use super::super::states::SKX;
     use super::*;
+    use crate::machine::idle_states::SKX;
 
     const TICK: u64 = 4_000_000; // HZ=250
 

@@ -11,10 +11,9 @@
 
 pub mod cpuidle;
 pub mod menu;
-pub mod states;
 
+pub use crate::machine::idle_states::{IdleState, IdleTable};
 pub use menu::Menu;
-pub use states::{IdleState, IdleTable};
 
 /// An idle period in progress on a CPU: what the governor will know about
 /// it. The governor runs when the period ends (see cpuidle.rs).

@@ -14,12 +14,11 @@
 //! still running, the rest of the delay goes with it.
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::sched::sched::{CpuWindow, WindowKind};
+use crate::sim::Sim;
 
-pub mod action;
-pub use action::IrqAction;
+pub use crate::engine::event::IrqAction;
 
 impl Sim {
     /// A hard interrupt arrives on `cpu` now: a hard handler of `hard_ns`,

@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
+use crate::kernel::workqueue::{WorkqueueDef, KTASK_WQ, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
-use crate::kthread::{WorkqueueDef, KTASK_WQ, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
-use crate::scenario::units::{duration_at, parse_duration};
+use crate::units::{duration_at, parse_duration};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +36,7 @@ pub(crate) struct RawKernel {
     #[serde(default)]
     pub(crate) workqueue: Vec<RawWorkqueue>,
     /// `[kernel.vm]` (mm/config.rs).
-    pub(crate) vm: Option<crate::mm::config::RawVm>,
+    pub(crate) vm: Option<crate::kernel::vm::RawVm>,
 }
 
 /// A `[[kernel.workqueue]]`: what a subsystem's alloc_workqueue() makes.
@@ -194,7 +194,7 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         kernel.ktask_helper_nice = n as i32;
     }
     kernel.vm =
-        crate::mm::config::compile_vm(raw.vm.as_ref().unwrap_or(&Default::default()), version, &kernel.mech, file)?;
+        crate::kernel::vm::compile_vm(raw.vm.as_ref().unwrap_or(&Default::default()), version, &kernel.mech, file)?;
     kernel.vm_given = raw.vm.is_some();
     if let Some(p) = &raw.preempt {
         kernel.preempt = match p.as_str() {

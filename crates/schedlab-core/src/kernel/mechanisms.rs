@@ -9,7 +9,7 @@
 //!
 //! Versions between the presets take the form of the newest change at or
 //! below them (`KernelVersion` ordering). The sched_features live apart, in
-//! `sched/features.rs` (they are runtime switches in the kernel too), and the
+//! `kernel/features.rs` (they are runtime switches in the kernel too), and the
 //! tunables' defaults in `kernel/mod.rs`.
 
 use super::version::KernelVersion;

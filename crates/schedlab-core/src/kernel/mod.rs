@@ -2,12 +2,15 @@
 //! tunables (by their sysctl names) and the global cost constants.
 
 pub mod config;
+pub mod features;
 pub mod mechanisms;
 pub mod version;
+pub mod vm;
+pub mod workqueue;
 
 use std::collections::BTreeMap;
 
-use crate::sched::features::Features;
+use crate::kernel::features::Features;
 pub use mechanisms::{BalancerEra, FairEra, Mechanisms, NohzModel, RtBalance, SdInit, WakeupForm};
 pub use version::KernelVersion;
 
@@ -451,9 +454,9 @@ pub struct KernelConfig {
     /// Per-CPU vmstat_update kworkers (kthread/vmstat.rs); on by default.
     pub vmstat_kworkers: bool,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
-    pub workqueues: Vec<crate::kthread::WorkqueueDef>,
+    pub workqueues: Vec<crate::kernel::workqueue::WorkqueueDef>,
     /// `[kernel.vm]`: the vm sysctls (mm/).
-    pub vm: crate::mm::config::VmConfig,
+    pub vm: crate::kernel::vm::VmConfig,
     /// The scenario has a `[kernel.vm]` table (the memory model runs).
     pub vm_given: bool,
 }
@@ -465,20 +468,21 @@ impl KernelConfig {
     }
 
     pub fn defaults(v: KernelVersion) -> Self {
+        let mech = Mechanisms::of(v);
         KernelConfig {
             version: v,
             hz: 250,
             tick_ns: 4_000_000,
-            mech: Mechanisms::of(v),
             features: Features::defaults(v),
             sysctl: Tunables::defaults(v),
             costs: Costs::default(),
             preempt: PreemptModel::None,
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
-            workqueues: crate::kthread::WorkqueueDef::system(),
-            vm: crate::mm::config::VmConfig { workingset: v.at_least(3, 15), ..Default::default() },
+            workqueues: crate::kernel::workqueue::WorkqueueDef::system(),
+            vm: crate::kernel::vm::VmConfig { workingset: mech.workingset, ..Default::default() },
             vm_given: false,
+            mech,
         }
     }
 }

@@ -5,10 +5,11 @@
 //! docs/LINUX-FACTS.md §8.1. Deviation: one workqueue (v4 also has
 //! ktask_nonuma_wq) and no 80 % cap on the CPUs running helpers.
 
-use crate::engine::sim::Sim;
+use crate::kernel::workqueue::KTASK_WQ;
 use crate::kthread::KtaskJob;
-use crate::kthread::{WorkDone, KTASK_WQ};
+use crate::kthread::WorkDone;
 use crate::sched::task::{KtaskRole, TaskId, TaskState};
+use crate::sim::Sim;
 use crate::workload::{Op, Program};
 
 /// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.

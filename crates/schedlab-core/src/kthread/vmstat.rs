@@ -14,12 +14,13 @@
 //!
 //! `kernel.vmstat_kworkers = false` removes them (a noise-free machine).
 
-use crate::engine::sim::Sim;
+use crate::engine::rng::Dist;
 use crate::kthread::WorkDone;
-use crate::workload::{Dist, Op, Program};
+use crate::sim::Sim;
+use crate::workload::{Op, Program};
 
 /// The index of mm_percpu_wq among the system workqueues
-/// (kthread::WorkqueueDef::system()).
+/// (kernel::workqueue::WorkqueueDef::system()).
 const MM_PERCPU_WQ: usize = 4;
 
 impl Sim {

@@ -27,14 +27,15 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
+use crate::kernel::workqueue::{WQ_CPU_INTENSIVE, WQ_HIGHPRI, WQ_UNBOUND};
 use crate::kthread::{
     WorkDone, WorkItem, Worker, WorkerPool, WORKER_CPU_INTENSIVE, WORKER_IDLE, WORKER_NOT_RUNNING, WORKER_PREP,
-    WORKER_UNBOUND, WQ_CPU_INTENSIVE, WQ_HIGHPRI, WQ_UNBOUND,
+    WORKER_UNBOUND,
 };
 use crate::sched::prio::Policy;
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 use crate::workload::{Program, TaskGroup};
 
 /// HIGHPRI_NICE_LEVEL: MIN_NICE.

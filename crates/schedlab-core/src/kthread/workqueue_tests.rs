@@ -1,7 +1,7 @@
 //! Concurrency management and the pools, on small hand-built runs.
 
-use crate::engine::sim::Sim;
 use crate::sched::task::TaskState;
+use crate::sim::Sim;
 use crate::trace::Trace;
 
 /// One task on CPU 1 of a 4-CPU box queues `works` (TOML op list) at 1 ms,

@@ -26,11 +26,14 @@
 
 use serde::Deserialize;
 
-use crate::block::device::{compile_disks, DiskConfig, RawDisk};
+pub mod disk;
+pub mod idle_states;
+
 use crate::error::{Result, SimError};
-use crate::idle::IdleTable;
-pub use crate::scenario::units::parse_size;
-use crate::scenario::units::SIZE_ACCEPTED;
+pub use crate::units::parse_size;
+use crate::units::SIZE_ACCEPTED;
+use disk::{compile_disks, DiskConfig, RawDisk};
+use idle_states::IdleTable;
 
 /// The `[machine]` table of a scenario.
 #[derive(Debug, Clone, Default, Deserialize)]

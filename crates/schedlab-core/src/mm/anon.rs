@@ -11,10 +11,10 @@
 //! active list and shrink_active_list deactivates them: the active/inactive
 //! balance is not modelled); the pages are never touched again (no swap-in).
 
-use crate::engine::sim::Sim;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, PAGE_SIZE};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 /// Pages faulted in per step (2 MiB).
 const ANON_CHUNK: u64 = 512;

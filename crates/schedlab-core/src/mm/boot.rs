@@ -3,11 +3,11 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::mm::{watermark, Kswapd, KswapdState, KswapdThreads, Lru, MemoryStart, Pgdat, ScanControl, PAGE_SIZE};
 use crate::sched::prio::Policy;
+use crate::sim::Sim;
 use crate::workload::{Op, Program, TaskGroup};
 
 impl Sim {

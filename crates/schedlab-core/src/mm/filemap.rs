@@ -16,10 +16,10 @@
 //! the task copies the current one); every page of a file is read once
 //! (no page-cache hits or refaults).
 
-use crate::engine::sim::Sim;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     /// The readahead window of a read of `bytes` from `disk`.

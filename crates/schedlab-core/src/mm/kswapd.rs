@@ -22,10 +22,10 @@
 //! modelled: every version runs the node-based loop of 4.8+.
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::{Instant, NSEC_PER_SEC};
 use crate::mm::{KswapdState, KswapdThreads, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 use crate::trace::MmVmscan;
 
 impl Sim {

@@ -13,7 +13,7 @@
 //! LRU lock), `page_alloc.rs` (__alloc_pages, wakeup_kswapd,
 //! throttle_direct_reclaim), `vmscan.rs` (shrink_node in chunks, direct
 //! reclaim), `kswapd.rs` (the thread's loop, balance_pgdat and sleep),
-//! `filemap.rs` (the read path), `config.rs` (`[kernel.vm]`, `[memory]`).
+//! `filemap.rs` (the read path), `kernel/vm.rs` (`[kernel.vm]`, `[memory]`: configuration).
 //!
 //! Deviation: one zone per node (ZONE_NORMAL; the DMA/DMA32 zones of node 0
 //! are folded into it); order-0 allocations only, so no compaction, no
@@ -23,7 +23,6 @@
 
 pub mod anon;
 pub mod boot;
-pub mod config;
 pub mod filemap;
 pub mod kswapd;
 pub mod page_alloc;
@@ -35,8 +34,8 @@ pub mod watermark;
 #[cfg(test)]
 mod mm_tests;
 
+pub use crate::kernel::vm::{KswapdThreads, MemoryStart, VmConfig};
 use crate::sched::task::TaskId;
-pub use config::{KswapdThreads, MemoryStart, VmConfig};
 use spinlock::SpinLock;
 use watermark::Watermarks;
 

@@ -8,10 +8,10 @@
 //! (give up rather than retry after reclaim) is not modelled: the window
 //! is always allocated. Per-CPU page lists are not modelled.
 
-use crate::engine::sim::Sim;
 use crate::mm::KswapdState;
 use crate::mm::{Lru, MAX_RECLAIM_RETRIES};
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 use crate::trace::MmVmscan;
 
 /// What an allocation attempt did.

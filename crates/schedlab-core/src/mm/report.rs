@@ -1,8 +1,8 @@
 //! The report's memory section (report/mm.rs) from the model's state.
 
-use crate::engine::sim::Sim;
 use crate::mm::{KswapdThreads, Lru};
 use crate::report::{AllocRow, KswapdRow, MmReport, NodeRow, Report};
+use crate::sim::Sim;
 
 /// The memory section, when the model ran.
 pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {

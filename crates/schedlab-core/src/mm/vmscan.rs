@@ -21,12 +21,12 @@
 //! for shrink_active_list(); no anon lists (no swap).
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::spinlock::Handoff;
 use crate::mm::{DirectReclaim, Lru, ScanControl, DEF_PRIORITY, RECLAIM_CHUNK, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 use crate::trace::MmVmscan;
 
 impl Sim {

@@ -7,12 +7,12 @@
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::{json, Value};
 
-use crate::block::device::RawDisk;
 use crate::kernel::config::{RawCosts, RawKernel, RawKtask, RawWorkqueue};
+use crate::kernel::features::ALL;
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{KernelConfig, Tunables};
+use crate::machine::disk::RawDisk;
 use crate::machine::{MachineSpec, PRESETS};
-use crate::sched::features::ALL;
 use crate::workload::compile::{RawRtMigrateTest, RawTask, OPS_ACCEPTED};
 use crate::workload::dbench::RawDbench;
 
@@ -112,8 +112,8 @@ pub fn catalog() -> Value {
             "machine.disk": keys_of::<RawDisk>(),
             "kernel.workqueue": keys_of::<RawWorkqueue>(),
             "dbench": keys_of::<RawDbench>(),
-            "kernel.vm": keys_of::<crate::mm::config::RawVm>(),
-            "memory": keys_of::<crate::mm::config::RawMemory>(),
+            "kernel.vm": keys_of::<crate::kernel::vm::RawVm>(),
+            "memory": keys_of::<crate::kernel::vm::RawMemory>(),
             "channel": crate::workload::channel::CHANNEL_KEYS,
         },
         "ops": OPS_ACCEPTED.split(", ").collect::<Vec<_>>(),

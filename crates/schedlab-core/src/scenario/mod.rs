@@ -8,7 +8,6 @@
 
 pub mod catalog;
 pub mod overrides;
-pub mod units;
 
 use serde::Deserialize;
 
@@ -16,11 +15,11 @@ use crate::error::{Location, Result, SimError};
 use crate::kernel::config::{compile_kernel, RawKernel};
 use crate::kernel::KernelConfig;
 use crate::machine::{Machine, MachineSpec};
+use crate::units::{duration_at, DURATION_ACCEPTED};
 use crate::workload::compile::{compile_tasks, RawRtMigrateTest, RawTask};
 use crate::workload::dbench::{compile_dbench, filesystem_at, fs_workqueues, DbenchConfig, RawDbench};
 use crate::workload::rt_migrate_test::RtmtConfig;
 use crate::workload::TaskGroup;
-use units::{duration_at, DURATION_ACCEPTED};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,7 +39,7 @@ struct RawScenario {
     #[serde(default)]
     channel: Vec<toml::Value>,
     /// `[memory]` (mm/config.rs).
-    memory: Option<crate::mm::config::RawMemory>,
+    memory: Option<crate::kernel::vm::RawMemory>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -97,7 +96,7 @@ pub struct Scenario {
     /// The `read` ops' parameters.
     pub read_ops: Vec<crate::mm::ReadOp>,
     /// `[memory]`'s starting state.
-    pub memory: Option<crate::mm::config::MemoryStart>,
+    pub memory: Option<crate::kernel::vm::MemoryStart>,
     /// `[memory] swap = "zswap"`.
     pub zswap: bool,
     /// `[dbench]`: the benchmark's parameters and its client group.
@@ -134,7 +133,7 @@ fn compile_measure(m: &RawMeasure, file: &str, tick_ns: u64) -> Result<Measure> 
         return Err(SimError::bad_value(
             file,
             "measure.interval",
-            format!("{} is below the tick ({})", crate::scenario::units::format_duration(interval), ms(tick_ns)),
+            format!("{} is below the tick ({})", crate::units::format_duration(interval), ms(tick_ns)),
             format!("a duration of at least one tick ({})", ms(tick_ns)),
         ));
     }
@@ -151,7 +150,7 @@ fn compile_measure(m: &RawMeasure, file: &str, tick_ns: u64) -> Result<Measure> 
     }
     if let (Some(d), Some(l)) = (duration, given_limit) {
         if warmup + d > l {
-            let f = crate::scenario::units::format_duration;
+            let f = crate::units::format_duration;
             return Err(SimError::bad_value(
                 file,
                 "measure.limit",
@@ -334,9 +333,9 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         }
     }
     let notes = kernel.version.unlisted_note().into_iter().collect();
-    let memory = raw.memory.as_ref().map(|m| crate::mm::config::compile_memory(m, file)).transpose()?;
+    let memory = raw.memory.as_ref().map(|m| crate::kernel::vm::compile_memory(m, file)).transpose()?;
     let zswap = match &raw.memory {
-        Some(m) => crate::mm::config::compile_swap(m, kernel.version, &kernel.mech, file)?,
+        Some(m) => crate::kernel::vm::compile_swap(m, kernel.version, &kernel.mech, file)?,
         None => false,
     };
 

@@ -20,8 +20,8 @@
 //! take a task are never called; `set_next_task_idle` and the pick's
 //! `Pick::Idle` stand for what the kernel does with rq->idle.
 
-use crate::engine::sim::Sim;
 use crate::sched::task::{Task, TaskId};
+use crate::sim::Sim;
 
 /// The scheduling classes in pick order (kernel/sched/sched.h:
 /// for_each_class walks stop -> dl -> rt -> fair -> idle). Defined once here.

@@ -8,7 +8,6 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::kernel::{BalancerEra, RtBalance};
 use crate::sched::class::{
@@ -17,6 +16,7 @@ use crate::sched::class::{
 };
 use crate::sched::sched::Rq;
 use crate::sched::task::{Task, TaskId, TaskState};
+use crate::sim::Sim;
 use crate::trace::Ctx;
 
 /// What runs on a CPU for a trace line: the stopper while it has the CPU,

@@ -2,8 +2,8 @@
 //! /proc/stat columns (user, nice, system, iowait, irq, softirq, idle)
 //! that mpstat prints.
 
-use crate::engine::sim::Sim;
 use crate::sched::sched::WindowKind;
+use crate::sim::Sim;
 
 impl Sim {
     /// Fold the time since the last accounting point into the CPU's buckets

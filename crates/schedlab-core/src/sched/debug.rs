@@ -4,10 +4,10 @@
 //! one runqueue, CPU time conserved, the counters consistent, and (with
 //! push/pull) no RT task waiting behind a lower priority on a CPU it may use.
 
-use crate::engine::sim::Sim;
 use crate::error::SimError;
-use crate::sched::features::Feature;
+use crate::kernel::features::Feature;
 use crate::sched::task::TaskState;
+use crate::sim::Sim;
 
 impl Sim {
     pub fn check_invariants(&self) -> Result<(), SimError> {

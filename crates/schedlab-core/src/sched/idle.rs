@@ -4,9 +4,9 @@
 //! (cpuidle states, their exit latency) belongs in `idle/` (cpuidle), not
 //! here.
 
-use crate::engine::sim::Sim;
 use crate::sched::class::{IdleSchedClass, Pick, SchedClassOps, WakeSource};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl SchedClassOps for IdleSchedClass {
     fn enqueue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {

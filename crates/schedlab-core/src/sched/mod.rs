@@ -6,7 +6,6 @@ pub mod cpupri;
 pub mod cputime;
 pub mod debug;
 pub mod fair;
-pub mod features;
 pub mod idle;
 pub mod pelt;
 pub mod prio;

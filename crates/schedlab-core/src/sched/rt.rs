@@ -17,16 +17,16 @@
 //!   its priority pulls the best waiting task from the overloaded rqs.
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::Instant;
+use crate::kernel::features::Feature;
 use crate::kernel::RtBalance;
 use crate::sched::class::{Pick, RtSchedClass, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
-use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::sched::sched_avg_update;
 use crate::sched::sd_flags::SD_WAKE_AFFINE;
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 
 impl SchedClassOps for RtSchedClass {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {

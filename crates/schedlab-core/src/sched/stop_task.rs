@@ -10,9 +10,9 @@
 //! trace shows `migration/N`; its work takes no time beyond the two context
 //! switches charged to the task it preempts.
 
-use crate::engine::sim::Sim;
 use crate::sched::class::{Pick, SchedClassOps, StopSchedClass, WakeSource};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 use crate::trace::Ctx;
 
 impl SchedClassOps for StopSchedClass {

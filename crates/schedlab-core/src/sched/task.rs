@@ -9,7 +9,7 @@ use crate::sched::pelt::SchedAvg;
 pub use crate::report::TaskWindow as TaskCounters;
 use crate::sched::prio::Policy;
 
-pub type TaskId = usize;
+pub use crate::engine::event::TaskId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskState {

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::sim::Sim;
 use crate::report::LbCounters;
 use crate::report::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
 use crate::report::{
@@ -14,6 +13,7 @@ use crate::report::{
 use crate::scenario::Scenario;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, DELAY_HIST_BUCKETS};
 use crate::sched::topology::cpulist;
+use crate::sim::Sim;
 use crate::stats::delays::Delays;
 use crate::stats::CpuTime;
 

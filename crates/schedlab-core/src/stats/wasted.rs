@@ -2,8 +2,8 @@
 //! could have run waited on another runqueue.
 
 use crate::cpumask::CpuMask;
-use crate::engine::sim::Sim;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     /// Fold the wasted-CPU rate of the interval that just ended and

@@ -260,7 +260,7 @@ mod tests {
 
 #[cfg(test)]
 mod sim_tests {
-    use crate::engine::sim::Sim;
+    use crate::sim::Sim;
     use crate::trace::Trace;
 
     fn run(text: &str) -> Sim {

@@ -7,17 +7,18 @@ use serde::Deserialize;
 
 use crate::block::{BioOp, EndIo};
 use crate::cpumask::CpuMask;
+use crate::engine::rng::Dist;
 use crate::error::{Location, Result, SimError};
+use crate::kernel::workqueue::{WorkqueueDef, WQ_UNBOUND};
 use crate::kernel::Costs;
-use crate::kthread::{WorkqueueDef, WQ_UNBOUND};
 use crate::machine::Machine;
 use crate::mm::ReadOp;
-use crate::scenario::units::parse_size;
-use crate::scenario::units::{dist_at, duration_at, DURATION_ACCEPTED};
 use crate::sched::prio::Policy;
+use crate::units::parse_size;
+use crate::units::{dist_at, duration_at, DURATION_ACCEPTED};
 use crate::workload::channel::{compile_chan_op, instance_bases, ChannelDef};
 use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
-use crate::workload::{Dist, IoOp, Op, Program, QueueWorkOp, TaskGroup};
+use crate::workload::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

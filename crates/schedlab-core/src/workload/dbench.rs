@@ -42,13 +42,14 @@
 use serde::Deserialize;
 
 use crate::block::{BioOp, EndIo};
+use crate::engine::rng::Dist;
 use crate::error::{Result, SimError};
-use crate::kthread::{WorkqueueDef, WQ_FREEZABLE, WQ_HIGHPRI, WQ_MEM_RECLAIM, WQ_UNBOUND};
+use crate::kernel::workqueue::{WorkqueueDef, WQ_FREEZABLE, WQ_HIGHPRI, WQ_MEM_RECLAIM, WQ_UNBOUND};
 use crate::machine::Machine;
-use crate::scenario::units::duration_at;
 use crate::sched::prio::Policy;
+use crate::units::duration_at;
 pub use crate::workload::program::DbenchOp;
-use crate::workload::{Dist, IoOp, Op, Program, QueueWorkOp, TaskGroup};
+use crate::workload::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 /// `[dbench]` as written.
 #[derive(Debug, Default, Deserialize)]

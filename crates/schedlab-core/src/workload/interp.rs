@@ -4,12 +4,12 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::kthread::WorkDone;
 use crate::sched::class::WF_SYNC;
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 use crate::workload::channel::ChanKind;
 use crate::workload::rt_migrate_test::RtmtAction;
 use crate::workload::{Op, QueueWorkOp};

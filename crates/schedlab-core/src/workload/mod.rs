@@ -7,7 +7,7 @@ pub mod interp;
 pub mod program;
 pub mod rt_migrate_test;
 
-pub use program::{Dist, IoOp, Op, Program, QueueWorkOp};
+pub use program::{IoOp, Op, Program, QueueWorkOp};
 
 use crate::cpumask::CpuMask;
 use crate::sched::prio::Policy;

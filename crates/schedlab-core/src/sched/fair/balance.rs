@@ -13,12 +13,12 @@
 //! classes are not modelled.
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::Instant;
-use crate::sched::features::Feature;
+use crate::kernel::features::Feature;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 
 /// enum group_type, in the order that makes a group "busier" (5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]

@@ -7,10 +7,10 @@
 //! load_balance(), whose failures never lead to active balance.
 
 use crate::cpumask::CpuMask;
-use crate::engine::sim::Sim;
 use crate::sched::fair::balance_avg::{AvgEnv, Pass};
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
+use crate::sim::Sim;
 
 impl Sim {
     /// The balancer forms of kernel/sched.c in 2.6.24 and 2.6.25, the

@@ -33,17 +33,17 @@
 //! (sched_mc/smt_power_savings) is off, as by default, and not modelled.
 
 use crate::cpumask::CpuMask;
-use crate::engine::sim::Sim;
+use crate::kernel::features::Feature;
 use crate::kernel::{BalancerEra, PreemptModel};
 use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
 use crate::sched::fair::sd_lb_stats::{
     calculate_imbalance, calculate_imbalance_2625, capacity_of_power, SdLbStats, SCHED_LOAD_SCALE_FUZZ,
 };
-use crate::sched::features::Feature;
 use crate::sched::prio::MAX_PRIO;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 /// MAX_PINNED_INTERVAL (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;

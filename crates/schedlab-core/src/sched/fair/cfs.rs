@@ -5,9 +5,9 @@
 //! wakeup_granularity behind; next/last/skip buddies bend the pick.
 //! The era's common entity code is `fair/entity.rs`.
 
-use crate::engine::sim::Sim;
-use crate::sched::features::Feature;
+use crate::kernel::features::Feature;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     /// __sched_period().

@@ -4,11 +4,11 @@
 //! target_load with LB_BIAS, and cpu_power with smt_gain and
 //! scale_rt_power.
 
-use crate::engine::sim::Sim;
-use crate::sched::features::Feature;
+use crate::kernel::features::Feature;
 use crate::sched::sched::{sched_avg_update, SCHED_AVG_PERIOD_NS};
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 /// SCHED_LOAD_SCALE (= NICE_0_LOAD, and the unit of cpu_power).
 pub const SCHED_LOAD_SCALE: u64 = 1024;

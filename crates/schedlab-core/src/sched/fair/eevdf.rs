@@ -24,10 +24,10 @@
 //! min_vruntime as the base for every EEVDF version. Eligibility is exact
 //! either way; V's floor division may differ by 1 ns of virtual time.
 
-use crate::engine::sim::Sim;
+use crate::kernel::features::Feature;
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
-use crate::sched::features::Feature;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     pub(crate) fn entity_key(&self, cpu: usize, tid: TaskId) -> i128 {

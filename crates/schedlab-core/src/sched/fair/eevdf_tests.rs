@@ -1,8 +1,8 @@
 //! DELAY_DEQUEUE (6.12): a task that sleeps while ineligible stays queued
 //! until a pick reaches it, and a wakeup requeues it where it is.
 
-use crate::engine::sim::Sim;
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 use crate::trace::Trace;
 
 /// Three nice-0 hogs pinned to CPU 0 of a two-CPU machine, run `us`

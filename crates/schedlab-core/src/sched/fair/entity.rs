@@ -4,13 +4,13 @@
 //! Where the eras differ it calls into `fair/cfs.rs` (2.6.23 .. 6.5) or
 //! `fair/eevdf.rs` (6.6+), chosen by `cfg.mech.fair`.
 
-use crate::engine::sim::Sim;
+use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
-use crate::sched::features::Feature;
 use crate::sched::pelt;
 use crate::sched::prio::{calc_delta_fair, Policy};
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 
 impl Sim {
     #[inline]
@@ -394,7 +394,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::sim::Sim;
+    use crate::sim::Sim;
     use crate::trace::Trace;
 
     /// Three SCHED_IDLE hogs pinned to CPU 0, run `us` microseconds.

@@ -18,12 +18,12 @@ pub mod sd_lb_stats;
 pub mod wakeup;
 pub mod wakeup_avg;
 
-use crate::engine::sim::Sim;
 use crate::sched::class::{
     FairSchedClass, Pick, SchedClassOps, WakeSource, ENQUEUE_DELAYED, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK,
 };
 use crate::sched::pelt;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl SchedClassOps for FairSchedClass {
     fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {

@@ -13,10 +13,10 @@
 //! in the NI_RANDOM statistics, as every real pass (which always costs
 //! time) does.
 
-use crate::engine::sim::Sim;
-use crate::sched::features::Feature;
+use crate::kernel::features::Feature;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_BALANCE_NEWIDLE;
+use crate::sim::Sim;
 
 impl Sim {
     /// newidle_balance() (5.5 form of the guard). Returns tasks pulled.
@@ -109,8 +109,8 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::sim::Sim;
     use crate::sched::sched::CpuIdleType;
+    use crate::sim::Sim;
     use crate::trace::Trace;
 
     /// CPU 0 overloaded with two pinned hogs; CPU 1 runs a pinned task that

@@ -7,9 +7,9 @@
 //! The older owner model is `fair/nohz_owner.rs`.
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::sched::sched::CpuIdleType;
+use crate::sim::Sim;
 
 impl Sim {
     /// trigger_load_balance() from the tick of a busy CPU, its

@@ -4,10 +4,10 @@
 //! CPU. 2.6.36 replaced it with the kick model of `fair/nohz.rs`.
 
 use crate::engine::event::Ev;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::kernel::NohzModel;
 use crate::sched::sched::CpuIdleType;
+use crate::sim::Sim;
 
 impl Sim {
     /// The NOHZ "owner" model (2.6.2x .. 2.6.35): one idle CPU,

@@ -4,14 +4,14 @@
 //! seed holds the cover letter and the patch list only, not the code; where
 //! the letter is silent the choice is named in a comment.
 
-use crate::engine::sim::Sim;
+use crate::kernel::features::Feature;
 use crate::sched::fair::balance_avg::Pass;
 use crate::sched::fair::cpu_load::{scale_normal_power, SCHED_LOAD_SCALE};
-use crate::sched::features::Feature;
 use crate::sched::prio::Policy;
 use crate::sched::sched::{sched_avg_update, CpuIdleType};
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     pub(crate) fn sched_idle_lb_on(&self) -> bool {

@@ -3,12 +3,12 @@
 //! select_idle_sibling and its idle scans, and the slow path
 //! find_idlest_group / find_idlest_group_cpu / find_idlest_cpu.
 
-use crate::engine::sim::Sim;
+use crate::kernel::features::Feature;
 use crate::sched::class::WakeSource;
 use crate::sched::fair::balance::{GroupType, SgStats, NUMA_IMBALANCE_MIN};
-use crate::sched::features::Feature;
 use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 

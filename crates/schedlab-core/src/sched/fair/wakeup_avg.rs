@@ -4,11 +4,11 @@
 //! and the 2.6.35 select_idle_sibling. docs/LINUX-FACTS.md §3.10, 4.2, 4.3. Used for
 //! kernels before 4.16; 4.16+ use fair/wakeup.rs.
 
-use crate::engine::sim::Sim;
 use crate::kernel::WakeupForm;
 use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
 use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 
 impl Sim {
     /// The 2.6.x wakeup placement applies: the version's form, on the

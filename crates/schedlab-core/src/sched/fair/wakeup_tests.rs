@@ -1,8 +1,8 @@
 //! select_idle_sibling() on small hand-built machines: which CPU it returns
 //! and why, for each form, with the kthread stacking rule of seed 001.
 
-use crate::engine::sim::Sim;
 use crate::sched::task::TaskId;
+use crate::sim::Sim;
 use crate::trace::Trace;
 
 /// An 8-CPU box (one LLC) on kernel `version` at t = 1 ms: a hog running on

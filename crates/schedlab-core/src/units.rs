@@ -1,7 +1,10 @@
-//! Durations with units: "20ms", "1.5s", "250us", "100ns", "2min".
+//! Durations with units: "20ms", "1.5s", "250us", "100ns", "2min"; sizes
+//! ("756GiB"); distributions of durations. The one parser of each: the
+//! scenario, the kernel's and the machine's configuration and the binding
+//! all read them here.
 
+use crate::engine::rng::Dist;
 use crate::error::{Location, Result, SimError};
-use crate::workload::program::Dist;
 
 /// Parse a duration string into ns. Err(text) says what is wrong.
 pub fn parse_duration(s: &str) -> Result<u64, String> {

@@ -5,7 +5,12 @@
 //! the rooms that model them (`sched/core.rs`, `sched/fair/`, `sched/rt.rs`,
 //! `kthread/`, ...), so a kernel function is a method with the kernel's
 //! name. This file holds only the state and how it is set up; the event
-//! loop that drives it is `engine/run.rs`.
+//! loop that drives it is `run.rs`. The room stands on top of the house:
+//! it owns every other room's state, and nothing below it should need it
+//! (the mechanisms still do, through their `impl Sim` blocks; issue 34
+//! moves them onto the parts they use, room by room).
+
+pub mod run;
 
 use crate::block::Block;
 use crate::cpumask::CpuMask;

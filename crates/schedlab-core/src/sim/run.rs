@@ -3,12 +3,12 @@
 
 use crate::engine::event::Ev;
 use crate::engine::heap;
-use crate::engine::sim::Sim;
 use crate::engine::time::Instant;
 use crate::error::SimError;
-use crate::scenario::units::format_duration;
 use crate::sched::task::{TaskId, TaskState};
+use crate::sim::Sim;
 use crate::stats::CpuTime;
+use crate::units::format_duration;
 use crate::workload::Op;
 
 /// More events than this at one instant of simulated time is a livelock:

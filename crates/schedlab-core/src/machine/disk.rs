@@ -5,9 +5,9 @@
 
 use serde::Deserialize;
 
+use crate::engine::rng::Dist;
 use crate::error::{Result, SimError};
-use crate::scenario::units::dist_at;
-use crate::workload::program::Dist;
+use crate::units::dist_at;
 
 /// A `[[machine.disk]]` table as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -142,5 +142,5 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
 /// "500MiB/s" -> bytes per second.
 fn parse_rate(s: &str) -> Option<u64> {
     let size = s.trim().strip_suffix("/s")?;
-    crate::scenario::units::parse_size(size).filter(|&b| b > 0)
+    crate::units::parse_size(size).filter(|&b| b > 0)
 }
