@@ -5,7 +5,15 @@ parser."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +98,197 @@ def test_every_version_preset_feature_and_sysctl_is_documented() -> None:
     names += [f["name"] for f in c["features"]] + [s["name"] for s in c["sysctls"]]
     for name in names:
         assert f"`{name}`" in text, name
+
+
+# ---------------------------------------------------------------------------
+# Every page: the commands it names exist, the model pages' scenario keys are
+# the core's, its relative links lead somewhere, and the command pages are
+# what scripts/gen-command-docs makes of the parser.
+
+REPO = sd.DOC.parents[1]
+DOCS = REPO / "docs"
+MODELS = DOCS / "models"
+#: Pages whose links' anchors are checked too (the generated docs/report.md
+#: and the reference notes are held to their files only).
+ANCHORED = ("README.md", "CHANGELOG.md", "docs/tutorial.md", "docs/developing.md", "docs/models/", "docs/commands/")
+#: The sections of a model page, in ns-3's order.
+MODEL_SECTIONS = ["Description", "Scope and limitations", "Usage", "Validation", "Deviations"]
+
+
+def pages() -> list[Path]:
+    """README.md, CHANGELOG.md and every page under docs/."""
+    found = [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
+    changelog = REPO / "CHANGELOG.md"
+    return found + ([changelog] if changelog.exists() else [])
+
+
+def rel(p: Path) -> str:
+    return p.relative_to(REPO).as_posix()
+
+
+def fences(text: str) -> Iterator[tuple[str, int, str]]:
+    """(language, line number, line) of every line inside a fenced block."""
+    lang: str | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            lang = None if lang is not None else (line[3:].strip().split(" ")[0] or "text")
+            continue
+        if lang is not None:
+            yield lang, n, line
+
+
+def prose(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line outside fenced blocks."""
+    inside = False
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            yield n, line
+
+
+def named_commands(text: str) -> Iterator[tuple[int, str, bool]]:
+    """(line, command line, whole) for each `schedlab WORD ...` the page
+    names: `$ schedlab` lines of console blocks and `schedlab` lines of sh
+    blocks are whole commands (parsed with every option); an inline code
+    span `schedlab WORD ...` names a command (it may hold placeholders)."""
+    for lang, n, line in fences(text):
+        if lang == "console" and line.startswith("$ schedlab "):
+            yield n, line[2:], True
+        elif lang == "sh" and line.startswith("schedlab "):
+            yield n, line.split(" #", 1)[0].strip(), True
+    for n, line in prose(text):
+        for span in re.findall(r"`([^`]+)`", line):
+            if re.match(r"schedlab [a-z]", span):
+                yield n, span, False
+
+
+def test_command_pages_are_current() -> None:
+    """docs/commands/ is what scripts/gen-command-docs makes of the parser
+    and docs/commands/_source.md (no native module needed)."""
+    r = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "gen-command-docs"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def test_every_named_command_exists() -> None:
+    from schedlab.cli import _COMMANDS, build_parser
+    from schedlab.errors import UsageError
+
+    bad: list[str] = []
+    for page in pages():
+        for n, cmd, whole in named_commands(page.read_text(encoding="utf-8")):
+            words = shlex.split(cmd) if whole else cmd.split()
+            if words[1] not in _COMMANDS:
+                bad.append(f"{rel(page)}:{n}: {cmd}: no command {words[1]!r}")
+            elif whole:
+                try:
+                    with contextlib.redirect_stderr(io.StringIO()):  # argparse prints the usage first
+                        build_parser(words[1]).parse_args(words[1:])
+                except (UsageError, SystemExit) as e:
+                    bad.append(f"{rel(page)}:{n}: {cmd}: {e}")
+    assert not bad, "\n".join(bad)
+
+
+def model_tables(text: str) -> Iterator[tuple[int, str, str]]:
+    """(line, kind, name) for the first column of every table in a model
+    page's Usage section whose header names its kind: key, op, feature or
+    sysctl."""
+    section = ""
+    kind: str | None = None
+    for n, line in prose(text):
+        if line.startswith("## "):
+            section, kind = line[3:].strip(), None
+            continue
+        if section != "Usage":
+            continue
+        if not line.startswith("|"):
+            kind = None
+            continue
+        first = line.split("|")[1].strip()
+        if kind is None:
+            kind = first if first in ("key", "op", "feature", "sysctl") else "other"
+            continue
+        if kind == "other" or first.startswith("---"):
+            continue
+        names = re.findall(r"`([^`]+)`", first)
+        assert names, f"line {n}: {line}"
+        yield n, kind, names[0]
+
+
+def key_exists(key: str, c: dict[str, Any]) -> bool:
+    """A dotted key path is a table's key in the catalog: `kernel.vm.workingset`
+    is key `workingset` of table `kernel.vm`, `name` a top-level key."""
+    keys = dict(c["keys"])
+    keys[""] = [*keys[""], "rtapp"]  # expanded by the front end (schedlab.rtapp)
+    table, _, last = key.rpartition(".")
+    return table in keys and last in keys[table]
+
+
+def test_model_pages_have_ns3_sections() -> None:
+    found = sorted(MODELS.glob("*.md"))
+    assert found, "no model pages"
+    for page in found:
+        heads = [line[3:].strip() for _, line in prose(page.read_text(encoding="utf-8")) if line.startswith("## ")]
+        assert heads == MODEL_SECTIONS, f"{rel(page)}: sections {heads}"
+
+
+def test_model_usage_names_exist() -> None:
+    """Every key, op, feature and sysctl a model page's Usage names is one
+    the core accepts (_native.catalog())."""
+    c = sd.catalog()
+    known = {
+        "op": set(c["ops"]),
+        "feature": {f["name"] for f in c["features"]},
+        "sysctl": {s["name"] for s in c["sysctls"]},
+    }
+    bad = []
+    for page in sorted(MODELS.glob("*.md")):
+        for n, kind, name in model_tables(page.read_text(encoding="utf-8")):
+            ok = key_exists(name, c) if kind == "key" else name in known[kind]
+            if not ok:
+                bad.append(f"{rel(page)}:{n}: {kind} {name!r} is not in the catalog")
+    assert not bad, "\n".join(bad)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but hyphens
+    dropped, spaces as hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip()).lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    for _, line in prose(page.read_text(encoding="utf-8")):
+        m = re.match(r"#{1,6} (.+)", line)
+        if not m:
+            continue
+        base = slug(m.group(1))
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        out.add(base if k == 0 else f"{base}-{k}")
+    return out
+
+
+def test_relative_links_resolve() -> None:
+    bad = []
+    for page in pages():
+        check_anchor = rel(page).startswith(ANCHORED)
+        for n, line in prose(page.read_text(encoding="utf-8")):
+            for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", line)):
+                if re.match(r"[a-z]+:", target):
+                    continue
+                path, _, anchor = target.partition("#")
+                dest = (page.parent / path).resolve() if path else page
+                if not dest.exists():
+                    bad.append(f"{rel(page)}:{n}: {target}: no such file")
+                elif anchor and check_anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                    bad.append(f"{rel(page)}:{n}: {target}: no such heading")
+    assert not bad, "\n".join(bad)
