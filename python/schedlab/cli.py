@@ -319,7 +319,7 @@ def _add_qemu(sub: Any) -> None:
     pr = qsub.add_parser("probe", help="boot a machine and print the topology the guest sees")
     pr.add_argument("machine", help="preset name or scenario")
     ru = qsub.add_parser("run", help="boot a scenario's machine and run the workload runner in it")
-    ru.add_argument("scenario")
+    ru.add_argument("scenario", help="bundled scenario name or path to a .toml file")
     ru.add_argument("--runner", required=True, help="the static runner executable")
     for sp in (pr, ru):
         sp.add_argument("--kernel", choices=sorted(ORACLE_KERNELS), help="oracle kernel (probe: 6.1)")
