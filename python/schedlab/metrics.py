@@ -1,7 +1,7 @@
 """Reading a report: the one place that knows where a number lives in the
 report JSON, and what "over the measurement window" means for it.
 
-The simulator's report (crates/schedlab-core/src/stats/report.rs) and the
+The simulator's report (crates/schedlab-core/src/sim/report.rs) and the
 real-kernel runner's (crates/schedlab-runner/src/report.rs) have one shape:
 
 * ``measure`` ``{start_ns, end_ns}``: the measurement window, after the warm-up;

@@ -103,8 +103,8 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     }
     // Building the report takes a row per task and per kept sample: refused
     // before it when those cannot fit in the budget.
-    sim.check_heap_for(stats::report::heap_estimate(&sim))?;
-    let r = stats::report::build(&sim, sc);
+    sim.check_heap_for(sim::report::heap_estimate(&sim))?;
+    let r = sim::report::build(&sim, sc);
     sim.check_heap()?;
     Ok(r)
 }

@@ -10,7 +10,7 @@ use schedlab_core::report::{
     MpstatSample, RealInfo, Report, TaskRow,
 };
 use schedlab_core::scenario::Scenario;
-use schedlab_core::stats::report::pct;
+use schedlab_core::sim::report::pct;
 
 use crate::procfs::{CpuJiffies, TaskCounters};
 use crate::{sys, Measured};

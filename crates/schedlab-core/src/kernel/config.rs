@@ -35,7 +35,7 @@ pub(crate) struct RawKernel {
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
     pub(crate) workqueue: Vec<RawWorkqueue>,
-    /// `[kernel.vm]` (mm/config.rs).
+    /// `[kernel.vm]` (kernel/vm.rs).
     pub(crate) vm: Option<crate::kernel::vm::RawVm>,
 }
 

@@ -52,11 +52,11 @@ pub struct MachineSpec {
     pub distance: Option<Vec<Vec<u32>>>,
     /// Memory size, e.g. "64GiB" (used by the mm model).
     pub memory: Option<String>,
-    /// The CPUs' idle-state table (the intel_idle driver's, idle/states.rs):
+    /// The CPUs' idle-state table (the intel_idle driver's, machine/idle_states.rs):
     /// "skx", "hsw", "bdw", or "none" (no cpuidle driver: the idle loop
     /// halts and a wakeup pays the flat `kernel.costs.idle_exit`).
     pub cpuidle: Option<String>,
-    /// Block devices (block/device.rs).
+    /// Block devices (machine/disk.rs).
     #[serde(default)]
     pub disk: Vec<RawDisk>,
     /// Free-text description shown in reports.

@@ -38,7 +38,7 @@ struct RawScenario {
     /// `[[channel]]` (workload/channel.rs).
     #[serde(default)]
     channel: Vec<toml::Value>,
-    /// `[memory]` (mm/config.rs).
+    /// `[memory]` (kernel/vm.rs).
     memory: Option<crate::kernel::vm::RawMemory>,
 }
 

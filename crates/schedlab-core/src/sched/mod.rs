@@ -5,6 +5,7 @@ pub mod core;
 pub mod cpupri;
 pub mod cputime;
 pub mod debug;
+pub mod delays;
 pub mod fair;
 pub mod idle;
 pub mod pelt;

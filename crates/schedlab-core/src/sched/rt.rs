@@ -220,7 +220,7 @@ impl Sim {
             // A migrating task keeps the wait it began before the move.
             self.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
-        self.wasted_track(tid, true);
+        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), true);
         self.add_nr_running(cpu);
         self.update_rt_state(cpu);
         self.start_rt_bandwidth();
@@ -241,7 +241,7 @@ impl Sim {
         rt.rt_nr_running -= 1;
         rt.rt_nr_migratory -= u32::from(migratory);
         self.tasks[tid].rt.on_rq = false;
-        self.wasted_track(tid, false);
+        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), false);
         self.sub_nr_running(cpu);
         self.update_rt_state(cpu);
     }

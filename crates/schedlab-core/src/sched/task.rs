@@ -115,8 +115,8 @@ pub struct TaskStats {
     /// Timer wakeup delays in the measurement window, as schedlab-runner
     /// measures them on a real kernel: from the sleep timer's expiry (a
     /// wakeup without a timer: from the wakeup) to running, ns. Bounded
-    /// memory (stats/delays.rs).
-    pub timer_delays: crate::stats::delays::Delays,
+    /// memory (sched/delays.rs).
+    pub timer_delays: crate::sched::delays::Delays,
 }
 
 /// Buckets of TaskStats::wakeup_delay_hist (the last holds >= 2^21 us ~ 2 s).

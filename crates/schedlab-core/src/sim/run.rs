@@ -5,9 +5,9 @@ use crate::engine::event::Ev;
 use crate::engine::heap;
 use crate::engine::time::Instant;
 use crate::error::SimError;
+use crate::sched::cputime::CpuTime;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sim::Sim;
-use crate::stats::CpuTime;
 use crate::units::format_duration;
 use crate::workload::Op;
 
@@ -55,7 +55,7 @@ impl Sim {
                 _ => self.handle(ev),
             }
             self.flush_resched();
-            self.account_wasted();
+            self.stats.wasted.account(self.now, self.stats.rec.warmup, &self.rqs, &self.rq_idle, &self.tasks);
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }

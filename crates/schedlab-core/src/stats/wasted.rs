@@ -2,22 +2,24 @@
 //! could have run waited on another runqueue.
 
 use crate::cpumask::CpuMask;
-use crate::sched::task::TaskId;
-use crate::sim::Sim;
+use crate::sched::sched::{Rq, RqIdle};
+use crate::sched::task::Task;
+use crate::stats::Wasted;
 
-impl Sim {
-    /// Fold the wasted-CPU rate of the interval that just ended and
-    /// recompute it for the next one. "Wasted" = a CPU sits idle while a
-    /// runnable task allowed on it waits on another runqueue.
+impl Wasted {
+    /// Fold the wasted-CPU rate of the interval that just ended (at `now`;
+    /// nothing counts before `warmup`) and recompute it for the next one
+    /// from the runqueues. "Wasted" = a CPU sits idle while a runnable task
+    /// allowed on it waits on another runqueue.
     /// O(1) unless a waiting task has a restricted affinity mask.
-    pub(crate) fn account_wasted(&mut self) {
-        let w = &mut self.stats.wasted;
-        let from = w.last.max(self.stats.rec.warmup);
-        if self.now > from {
-            w.ns += w.rate * (self.now - from);
+    pub(crate) fn account(&mut self, now: u64, warmup: u64, rqs: &[Rq], rq_idle: &[RqIdle], tasks: &[Task]) {
+        let w = self;
+        let from = w.last.max(warmup);
+        if now > from {
+            w.ns += w.rate * (now - from);
         }
-        w.last = self.now;
-        let nr = self.rqs.len() as u64;
+        w.last = now;
+        let nr = rqs.len() as u64;
         let pinned_waiting = w.nr_pinned_runnable.saturating_sub(w.nr_pinned_running);
         // sched_delayed tasks count in nr_running but sleep: never waiting.
         let waiting =
@@ -32,35 +34,36 @@ impl Sim {
             // run on it, i.e. when it is in the union of the waiting tasks'
             // masks: one pass over the queued tasks, then one over the CPUs
             // (until 2026-11-25 each idle CPU walked every queue).
-            let mut union = CpuMask::new(self.rqs.len());
-            for rq in &self.rqs {
+            let mut union = CpuMask::new(rqs.len());
+            for rq in rqs {
                 for &(_, t) in rq.cfs.tasks_timeline.iter() {
-                    if !self.tasks[t].se.sched_delayed {
-                        union.or_assign(&self.tasks[t].cpus);
+                    if !tasks[t].se.sched_delayed {
+                        union.or_assign(&tasks[t].cpus);
                     }
                 }
                 if rq.rt.rt_nr_running > 0 {
                     for t in rq.rt.active.iter() {
                         if rq.curr != Some(t) {
-                            union.or_assign(&self.tasks[t].cpus);
+                            union.or_assign(&tasks[t].cpus);
                         }
                     }
                 }
             }
-            let n = union.iter().filter(|&c| !self.rq_idle[c].has_curr).count() as u64;
+            let n = union.iter().filter(|&c| !rq_idle[c].has_curr).count() as u64;
             n.min(waiting)
         };
     }
 
-    /// Book-keeping of the wasted-CPU counters when `tid` becomes runnable
+    /// Book-keeping of the wasted-CPU counters when a task allowed on
+    /// `nr_cpus_allowed` of the machine's `nr_cpus` CPUs becomes runnable
     /// (`on`) or stops being runnable.
     #[inline]
-    pub fn wasted_track(&mut self, tid: TaskId, on: bool) {
-        let n = self.tasks[tid].nr_cpus_allowed;
+    pub fn track(&mut self, nr_cpus_allowed: usize, nr_cpus: usize, on: bool) {
+        let n = nr_cpus_allowed;
         let slot = if n == 1 {
-            &mut self.stats.wasted.nr_pinned_runnable
-        } else if n < self.rqs.len() {
-            &mut self.stats.wasted.nr_restricted
+            &mut self.nr_pinned_runnable
+        } else if n < nr_cpus {
+            &mut self.nr_restricted
         } else {
             return;
         };

@@ -359,7 +359,7 @@ impl RtMigrateTest {
             max_wake_latency_at: RtmtAt { run: self.max_latency_at.0, iteration: self.max_latency_at.1 },
             tasks,
             kept_runs,
-            // Set by the report, which knows the tasks (stats/report.rs).
+            // Set by the report, which knows the tasks (sim/report.rs).
             earlier_threads: None,
         }
     }

@@ -197,7 +197,7 @@ impl Sim {
         self.tasks[tid].se.sched_delayed = true;
         self.rqs[cpu].cfs.h_nr_delayed += 1;
         self.stats.wasted.nr_delayed += 1;
-        self.wasted_track(tid, false);
+        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), false);
     }
 
     /// clear_delayed(); with DELAY_ZERO, finish_delayed_dequeue_entity()
@@ -250,6 +250,6 @@ impl Sim {
         self.tasks[tid].se.sched_delayed = false;
         self.rqs[cpu].cfs.h_nr_delayed -= 1;
         self.stats.wasted.nr_delayed -= 1;
-        self.wasted_track(tid, true);
+        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), true);
     }
 }

@@ -219,7 +219,7 @@ impl Sim {
         t.se.on_rq = true;
         t.list_seq = seq;
         if !delayed {
-            self.wasted_track(tid, true);
+            self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), true);
         }
         self.add_nr_running(cpu);
         self.update_min_vruntime(cpu);
@@ -285,7 +285,7 @@ impl Sim {
         }
         self.tasks[tid].se.on_rq = false;
         if !delayed {
-            self.wasted_track(tid, false);
+            self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
         self.update_min_vruntime(cpu);

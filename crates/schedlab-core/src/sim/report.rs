@@ -11,11 +11,11 @@ use crate::report::{
     ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
 };
 use crate::scenario::Scenario;
+use crate::sched::cputime::CpuTime;
+use crate::sched::delays::Delays;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, DELAY_HIST_BUCKETS};
 use crate::sched::topology::cpulist;
 use crate::sim::Sim;
-use crate::stats::delays::Delays;
-use crate::stats::CpuTime;
 
 /// A share in percent with two decimals, as mpstat prints it.
 pub fn pct(x: u64, total: u64) -> f64 {

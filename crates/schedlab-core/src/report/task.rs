@@ -1,0 +1,210 @@
+//! Tasks and groups: what each did over the window, its switches,
+//! migrations and wakeup delays.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::absent_when_none;
+
+/// One task.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskRow {
+    /// Its pid (the simulator's, or the real thread's tid).
+    pub pid: u32,
+    /// Its comm: the group's name, with `-N` for group members.
+    pub comm: String,
+    /// Its group.
+    pub group: String,
+    /// `SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`, `SCHED_RR`.
+    pub policy: String,
+    /// Its nice value.
+    pub nice: i32,
+    /// Its RT priority (1..99; 0 for the fair policies).
+    pub rt_priority: u32,
+    /// The kernel prio as traces print it: 120 + nice, or 99 - rt_priority.
+    pub prio: i32,
+    /// Its CPU affinity as a CPU list (`0-3,6`).
+    pub cpus_allowed: String,
+    /// When it started (null: a real thread that never did).
+    pub start_ns: Option<u64>,
+    /// When it exited (null: it did not).
+    pub exit_ns: Option<u64>,
+    /// CPU time. Simulation: over the whole run; real kernel: over the window.
+    pub runtime_ns: u64,
+    /// Time spent runnable but waiting, over the same span as runtime_ns.
+    pub wait_ns: u64,
+    /// The longest wait (null: the kernel has no schedstats).
+    pub wait_max_ns: Option<u64>,
+    /// Real kernel: timeslices (schedstat's third field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timeslices: Option<u64>,
+    /// Context switches, voluntary and involuntary.
+    pub nr_switches: u64,
+    /// Switches out because it blocked.
+    pub nr_voluntary_switches: u64,
+    /// Switches out because it was preempted.
+    pub nr_involuntary_switches: u64,
+    /// Migrations between CPUs (null: the kernel does not say).
+    pub nr_migrations: Option<u64>,
+    /// Wakeups (null: the kernel has no schedstats).
+    pub nr_wakeups: Option<u64>,
+    /// Mean delay from wakeup to running. Simulation: every wakeup; real
+    /// kernel: the timer wakeups it measured.
+    pub wakeup_delay_avg_ns: u64,
+    /// The longest such delay.
+    pub wakeup_delay_max_ns: u64,
+    /// Simulation: when the longest delay ended (perf sched latency's
+    /// "max at").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_max_at_ns: Option<u64>,
+    /// Simulation: wakeup delays counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delays: Option<u64>,
+    /// Simulation: the mean timer wakeup delay over the window, as
+    /// `wakeup_delay_p50_ns` measures it (a real kernel's report has it as
+    /// `wakeup_delay_avg_ns`; cyclictest's "Avg").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timer_delay_avg_ns: Option<u64>,
+    /// Simulation: the longest timer wakeup delay over the window
+    /// (cyclictest's "Max").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timer_delay_max_ns: Option<u64>,
+    /// Simulation: wakeup delays in log2 buckets of microseconds: [0] below
+    /// 1 us, [k] in [2^(k-1), 2^k) us, the last open-ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub wakeup_delay_hist_us: Option<Vec<u32>>,
+    /// Median timer wakeup delay over the window (null: none measured).
+    /// A timer wakeup delay runs from the sleep timer's expiry (hrtimer
+    /// slack included; a wakeup without a timer: from the wakeup) to the
+    /// task's return to user space: the switch to it plus the kernel time
+    /// it pays before its own work (the context switch, a wakeup IPI, the
+    /// idle exit); the runner measures the same on a real kernel.
+    /// Percentiles are nearest-rank.
+    #[serde(default)]
+    pub wakeup_delay_p50_ns: Option<u64>,
+    /// 90th percentile timer wakeup delay (null: none measured).
+    #[serde(default)]
+    pub wakeup_delay_p90_ns: Option<u64>,
+    /// 99th percentile timer wakeup delay (null: none measured).
+    #[serde(default)]
+    pub wakeup_delay_p99_ns: Option<u64>,
+    /// Timer wakeups measured over the window.
+    #[serde(default)]
+    pub wakeups_measured: u64,
+    /// The CPU it last ran on (null: not known).
+    pub last_cpu: Option<usize>,
+    /// Real kernel: created by a `fork` op (not at the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub forked: Option<bool>,
+    /// Simulation: its counters over the measurement window (deltas since
+    /// the warm-up; the whole run without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub window: Option<TaskWindow>,
+}
+
+/// A task's counters over the measurement window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskWindow {
+    /// CPU time.
+    pub runtime_ns: u64,
+    /// Time runnable but waiting.
+    pub wait_ns: u64,
+    /// Context switches.
+    pub nr_switches: u64,
+    /// Voluntary switches.
+    pub nr_voluntary_switches: u64,
+    /// Involuntary switches.
+    pub nr_involuntary_switches: u64,
+    /// Migrations.
+    pub nr_migrations: u64,
+    /// Wakeups.
+    pub nr_wakeups: u64,
+}
+
+/// One task group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupRow {
+    /// The group's name.
+    pub name: String,
+    /// Its tasks that started.
+    pub count: usize,
+    /// When its first task started (null: none did).
+    pub start_ns: Option<u64>,
+    /// When its last task exited, if all did (null otherwise).
+    pub end_ns: Option<u64>,
+    /// end_ns - start_ns in seconds (null if not all exited): a workload's
+    /// completion time.
+    pub elapsed_s: Option<f64>,
+    /// CPU time of its tasks (simulation: whole run; real: window).
+    pub runtime_ns: u64,
+    /// Its tasks' mean CPU use over the window, % of one CPU: top's %CPU
+    /// averaged over the group (null: no window or no tasks).
+    #[serde(default)]
+    pub cpu_pct: Option<f64>,
+}
+
+/// Delay statistics over a set of wakeups.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DelayStats {
+    /// Wakeups measured.
+    pub count: u64,
+    /// Mean delay.
+    pub avg_ns: u64,
+    /// Median (nearest rank; null without wakeups).
+    pub p50_ns: Option<u64>,
+    /// 90th percentile.
+    pub p90_ns: Option<u64>,
+    /// 99th percentile.
+    pub p99_ns: Option<u64>,
+    /// The longest.
+    pub max_ns: Option<u64>,
+}
+
+impl TaskWindow {
+    /// `self - base`, field by field.
+    pub fn since(&self, base: &TaskWindow) -> TaskWindow {
+        TaskWindow {
+            runtime_ns: self.runtime_ns - base.runtime_ns,
+            wait_ns: self.wait_ns - base.wait_ns,
+            nr_switches: self.nr_switches - base.nr_switches,
+            nr_voluntary_switches: self.nr_voluntary_switches - base.nr_voluntary_switches,
+            nr_involuntary_switches: self.nr_involuntary_switches - base.nr_involuntary_switches,
+            nr_migrations: self.nr_migrations - base.nr_migrations,
+            nr_wakeups: self.nr_wakeups - base.nr_wakeups,
+        }
+    }
+}
+
+impl DelayStats {
+    /// The statistics of a set of delays (ns); O(n log n).
+    pub fn of(delays: &[u64]) -> DelayStats {
+        let mut s = delays.to_vec();
+        s.sort_unstable();
+        let avg = if s.is_empty() { 0 } else { s.iter().sum::<u64>() / s.len() as u64 };
+        DelayStats {
+            count: s.len() as u64,
+            avg_ns: avg,
+            p50_ns: percentile(&s, 50.0),
+            p90_ns: percentile(&s, 90.0),
+            p99_ns: percentile(&s, 99.0),
+            max_ns: s.last().copied(),
+        }
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
