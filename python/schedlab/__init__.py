@@ -32,7 +32,7 @@ from schedlab.overrides import OverridesLike
 if TYPE_CHECKING:
     from schedlab.report_types import Report
 
-__version__ = "0.1.0"
+from schedlab._version import __version__
 
 __all__ = [
     "InternalError",

@@ -33,7 +33,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from schedlab import __version__, native
+from schedlab import native
+from schedlab._version import __version__
 from schedlab.args import SEED_MAX, check_output_path
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.kernels import ORACLE_KERNELS

@@ -45,7 +45,7 @@ def _figure(path: Path) -> str:
 
 
 def _page(title: str, command: str, scenario: str | None, body: Sequence[str], figures: Sequence[Path]) -> str:
-    from schedlab import __version__
+    from schedlab._version import __version__
 
     parts = [
         "<!doctype html>",

@@ -15,9 +15,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from schedlab.errors import InternalError, SchedlabError
-from schedlab.overrides import Override
 
 if TYPE_CHECKING:  # the typed report costs 7 ms to import; the CLI does not need it
+    from schedlab.overrides import Override
     from schedlab.report_types import Report
 
 __all__ = ["check", "load", "run", "version"]

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
+from schedlab import native
 from schedlab.errors import UsageError
 
 __all__ = [
@@ -52,8 +53,6 @@ _SECTIONS = frozenset({"machine", "kernel", "measure", "task"})
 
 
 def _native() -> Any:
-    from schedlab import native
-
     return native.load()
 
 

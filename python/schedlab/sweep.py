@@ -491,7 +491,8 @@ def run_one(
     text: str, source: str, fixed: Sequence[Override], values: Mapping[str, Any], seed: int, metrics: Mapping[str, Any]
 ) -> dict[str, Any]:
     """One run's row (never raises for a failed run: its ``error`` says why)."""
-    from schedlab import __version__, native
+    from schedlab import native
+    from schedlab._version import __version__
     from schedlab.experiment import extract_metric
 
     ov = [*fixed, *_overrides(values)]
@@ -958,7 +959,7 @@ def plan(spec: SweepSpec, retry_failed: bool = False) -> list[tuple[dict[str, An
 
 
 def _sweep_json(spec: SweepSpec) -> str:
-    from schedlab import __version__
+    from schedlab._version import __version__
 
     return json.dumps(
         {
@@ -1061,7 +1062,7 @@ def _cells(spec: SweepSpec, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failed_row(spec: SweepSpec, values: Mapping[str, Any], seed: int, error: str) -> dict[str, Any]:
-    from schedlab import __version__
+    from schedlab._version import __version__
 
     shash = scenario_hash(spec.text, spec.overrides(values))
     return {

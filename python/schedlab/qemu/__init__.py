@@ -37,9 +37,6 @@ and from Python: ``run_tool({"sockets": 1, "cores_per_socket": 2}, "6.12",
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
-
 from schedlab.qemu.elf import Closure, ElfDynamic, closure, read_dynamic, resolve_in_root
 from schedlab.qemu.guest import (
     BootResult,
@@ -115,7 +112,6 @@ __all__ = [
     "layout_from_machine",
     "layout_from_scenario",
     "layout_of_preset",
-    "main",
     "node_memory_mib",
     "parse_cpulist",
     "probe",
@@ -132,10 +128,3 @@ __all__ = [
     "tool_files",
     "tools_in",
 ]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m schedlab.qemu ARGS``: ``schedlab qemu ARGS``."""
-    from schedlab import cli
-
-    return cli.main(["qemu", *(sys.argv[1:] if argv is None else argv)])

@@ -2,6 +2,6 @@
 
 import sys
 
-from schedlab.qemu import main
+from schedlab import cli
 
-sys.exit(main())
+sys.exit(cli.main(["qemu", *sys.argv[1:]]))

@@ -26,7 +26,6 @@ pub mod boot;
 pub mod filemap;
 pub mod kswapd;
 pub mod page_alloc;
-pub mod report;
 pub mod spinlock;
 pub mod vmscan;
 pub mod watermark;

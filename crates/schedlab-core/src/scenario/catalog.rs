@@ -13,7 +13,8 @@ use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::{KernelConfig, Tunables};
 use crate::machine::disk::RawDisk;
 use crate::machine::{MachineSpec, PRESETS};
-use crate::workload::compile::{RawRtMigrateTest, RawTask, OPS_ACCEPTED};
+use crate::workload::compile::{RawRtMigrateTest, RawTask};
+use crate::workload::compile_ops::OPS_ACCEPTED;
 use crate::workload::dbench::RawDbench;
 
 use super::{RawMeasure, RawScenario};

@@ -3,8 +3,8 @@
 pub mod class;
 pub mod core;
 pub mod cpupri;
+pub mod cpustat;
 pub mod cputime;
-pub mod debug;
 pub mod delays;
 pub mod fair;
 pub mod idle;
@@ -14,6 +14,7 @@ pub mod rt;
 pub mod rt_legacy;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h
 pub mod sched;
+pub mod sd_build;
 pub mod sd_flags;
 pub mod sd_init;
 pub mod stop_task;

@@ -11,7 +11,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::EventKey;
 use crate::report::LbCounters;
 use crate::sched::cpupri::CpuPri;
-use crate::sched::cputime::CpuTime;
+use crate::sched::cpustat::CpuTime;
 use crate::sched::pelt::{self, SchedAvg};
 use crate::sched::prio::MAX_RT_PRIO;
 use crate::sched::task::TaskId;

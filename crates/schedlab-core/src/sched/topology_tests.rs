@@ -1,7 +1,11 @@
 //! Unit tests of sched/topology.rs: levels, groups and parameters per
 //! preset and kernel version.
 use super::*;
-use crate::kernel::KernelVersion;
+use crate::kernel::{KernelVersion, Mechanisms};
+use crate::machine::Machine;
+use crate::sched::sd_build::build_sched_domains;
+
+use crate::sched::sd_flags::*;
 
 fn kv(s: &str) -> KernelVersion {
     KernelVersion::parse(s).unwrap()

@@ -10,7 +10,9 @@
 //! (the mechanisms still do, through their `impl Sim` blocks; issue 34
 //! moves them onto the parts they use, room by room).
 
+pub mod check;
 pub mod report;
+pub mod report_mm;
 pub mod run;
 
 use crate::block::Block;
@@ -27,11 +29,12 @@ use crate::kthread::Kthreads;
 use crate::machine::Machine;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
-use crate::sched::cputime::CpuTime;
+use crate::sched::cpustat::CpuTime;
 use crate::sched::prio::load_weight;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, SchedDomainShared, SdState};
+use crate::sched::sd_build::build_sched_domains;
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
-use crate::sched::topology::{build_sched_domains, SchedTopology};
+use crate::sched::topology::SchedTopology;
 use crate::stats::{Recorder, Stats, Wasted};
 use crate::trace::Trace;
 use crate::workload::rt_migrate_test::RtMigrateTest;

@@ -11,7 +11,7 @@ use crate::report::{
     ScaledInfo, Schedstat, SchedstatTotals, SimInfo, TaskRow,
 };
 use crate::scenario::Scenario;
-use crate::sched::cputime::CpuTime;
+use crate::sched::cpustat::CpuTime;
 use crate::sched::delays::Delays;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, DELAY_HIST_BUCKETS};
 use crate::sched::topology::cpulist;
@@ -168,7 +168,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         ..Default::default()
     };
     kernel_sections(sim, &mut r);
-    r.mm = crate::mm::report::mm_report(sim, &r);
+    r.mm = crate::sim::report_mm::mm_report(sim, &r);
     r
 }
 

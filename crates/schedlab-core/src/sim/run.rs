@@ -5,7 +5,7 @@ use crate::engine::event::Ev;
 use crate::engine::heap;
 use crate::engine::time::Instant;
 use crate::error::SimError;
-use crate::sched::cputime::CpuTime;
+use crate::sched::cpustat::CpuTime;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sim::Sim;
 use crate::units::format_duration;

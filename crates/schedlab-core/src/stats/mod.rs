@@ -3,7 +3,7 @@
 
 pub mod wasted;
 
-use crate::sched::cputime::CpuTime;
+use crate::sched::cpustat::CpuTime;
 
 /// mpstat's bookkeeping at each interval: the window's baseline, the last
 /// snapshot and the sum of whole intervals, so memory stays the same however

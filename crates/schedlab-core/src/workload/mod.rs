@@ -2,6 +2,7 @@
 
 pub mod channel;
 pub mod compile;
+pub(crate) mod compile_ops;
 pub mod dbench;
 pub mod interp;
 pub mod program;

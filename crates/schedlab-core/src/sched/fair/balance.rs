@@ -12,11 +12,9 @@
 //! asymmetric capacity (misfit, asym_packing never arise); NUMA fbq
 //! classes are not modelled.
 
-use crate::engine::event::Ev;
-use crate::engine::Instant;
 use crate::kernel::features::Feature;
 use crate::sched::sched::CpuIdleType;
-use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
+use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING};
 use crate::sched::task::{TaskId, TaskState};
 use crate::sim::Sim;
 
@@ -59,28 +57,28 @@ pub struct SgStats {
 /// MAX_PINNED_INTERVAL (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;
 /// SCHED_NR_MIGRATE_BREAK.
-const SCHED_NR_MIGRATE_BREAK: u32 = 32;
+pub(super) const SCHED_NR_MIGRATE_BREAK: u32 = 32;
 /// NUMA_IMBALANCE_MIN: adjust_numa_imbalance() lets an imbalance of up to
 /// this many tasks stay between lightly loaded NUMA groups.
 pub(crate) const NUMA_IMBALANCE_MIN: i64 = 2;
 
 /// struct lb_env.
-struct LbEnv {
-    sd: usize,
-    lvl: usize,
-    dst_cpu: usize,
-    src_cpu: usize,
-    idle: CpuIdleType,
-    imbalance: i64,
-    migration_type: MigrationType,
-    cpus: Vec<usize>,
-    all_pinned: bool,
-    some_pinned: bool,
-    dst_pinned: bool,
-    new_dst_cpu: usize,
-    loop_: u32,
-    loop_max: u32,
-    loop_break: u32,
+pub(super) struct LbEnv {
+    pub(super) sd: usize,
+    pub(super) lvl: usize,
+    pub(super) dst_cpu: usize,
+    pub(super) src_cpu: usize,
+    pub(super) idle: CpuIdleType,
+    pub(super) imbalance: i64,
+    pub(super) migration_type: MigrationType,
+    pub(super) cpus: Vec<usize>,
+    pub(super) all_pinned: bool,
+    pub(super) some_pinned: bool,
+    pub(super) dst_pinned: bool,
+    pub(super) new_dst_cpu: usize,
+    pub(super) loop_: u32,
+    pub(super) loop_max: u32,
+    pub(super) loop_break: u32,
 }
 
 impl Sim {
@@ -111,7 +109,7 @@ impl Sim {
     /// check_cpu_capacity(): the CPU lost a noticeable part of its capacity
     /// to other classes (RT here), so even its only fair task may be moved.
     #[inline]
-    fn check_cpu_capacity(&self, cpu: usize, sd: usize) -> bool {
+    pub(super) fn check_cpu_capacity(&self, cpu: usize, sd: usize) -> bool {
         self.rt_pressure
             && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64) < self.cpu_scale[cpu] * 100
     }
@@ -389,137 +387,6 @@ impl Sim {
         busiest
     }
 
-    /// task_hot().
-    fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
-        let t = &self.tasks[p];
-        if t.is_idle_policy() {
-            return false;
-        }
-        if self.cfg.mech.task_hot_smt_exempt && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
-            return false;
-        }
-        let src = &self.rqs[env.src_cpu].cfs;
-        if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
-            && self.rqs[env.dst_cpu].nr_running > 0
-            && (src.next == Some(p) || src.last == Some(p))
-        {
-            return true;
-        }
-        let mc = self.cfg.sysctl.sched_migration_cost_ns;
-        if mc == 0 {
-            return false;
-        }
-        self.now.saturating_sub(t.se.exec_start) < mc
-    }
-
-    /// can_migrate_task().
-    fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
-        let t = &self.tasks[p];
-        if t.is_per_cpu_kthread() && self.cfg.mech.lb_skip_per_cpu_kthread {
-            return false;
-        }
-        if !t.cpus.test(env.dst_cpu) {
-            env.some_pinned = true;
-            if env.idle == CpuIdleType::NewlyIdle || env.dst_pinned || active {
-                return false;
-            }
-            let g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
-            if let Some(&c) = self.topo.groups[g]
-                .cpus
-                .iter()
-                .find(|&&c| c != env.dst_cpu && env.cpus.binary_search(&c).is_ok() && t.cpus.test(c))
-            {
-                env.dst_pinned = true;
-                env.new_dst_cpu = c;
-            }
-            return false;
-        }
-        env.all_pinned = false;
-        if self.rqs[env.src_cpu].curr == Some(p) {
-            return false;
-        }
-        if active {
-            return true;
-        }
-        !self.task_hot(p, env)
-            || self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed > self.topo.domains[env.sd].cache_nice_tries
-    }
-
-    /// The source's cfs_tasks list from the tail (least recently run first).
-    fn cfs_tasks_tail_first(&self, cpu: usize) -> Vec<TaskId> {
-        let rq = &self.rqs[cpu];
-        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
-        v.sort_by_key(|&t| self.tasks[t].list_seq);
-        v
-    }
-
-    /// detach_tasks() + attach_tasks(): returns the number moved.
-    fn detach_tasks(&mut self, env: &mut LbEnv) -> u32 {
-        if env.imbalance <= 0 {
-            return 0;
-        }
-        let src = env.src_cpu;
-        let mut moved = 0;
-        let lvl = env.lvl;
-        let sd = env.sd;
-        let failed = self.rqs[env.dst_cpu].sd[lvl].nr_balance_failed;
-        let cache_nice = self.topo.domains[sd].cache_nice_tries;
-        for p in self.cfs_tasks_tail_first(src) {
-            if env.idle != CpuIdleType::NotIdle && self.rqs[src].nr_running <= 1 {
-                break;
-            }
-            env.loop_ += 1;
-            if env.loop_ > env.loop_max {
-                break;
-            }
-            if env.loop_ > env.loop_break {
-                env.loop_break += SCHED_NR_MIGRATE_BREAK;
-                break;
-            }
-            if !self.can_migrate_task(p, env, false) {
-                continue;
-            }
-            match env.migration_type {
-                MigrationType::Load => {
-                    let load = self.task_h_load(p).max(1);
-                    if self.cfg.features.on(Feature::LB_MIN) && load < 16 && failed == 0 {
-                        continue;
-                    }
-                    // 5.10+ relaxes by shifting with the failure count;
-                    // 5.5 skipped tasks heavier than twice the imbalance until
-                    // cache_nice_tries failures.
-                    let too_big = if self.cfg.mech.lb_detach_shift {
-                        (load >> failed.min(63)) as i64 > env.imbalance
-                    } else {
-                        (load / 2) as i64 > env.imbalance && failed <= cache_nice
-                    };
-                    if too_big {
-                        continue;
-                    }
-                    env.imbalance -= load as i64;
-                }
-                MigrationType::Util => {
-                    let util = self.tasks[p].se.avg.util_avg;
-                    let shifted = if self.cfg.mech.lb_util_shift { util >> failed.min(63) } else { util };
-                    if shifted as i64 > env.imbalance {
-                        continue;
-                    }
-                    env.imbalance -= util as i64;
-                }
-                MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
-            }
-            self.move_queued_task(p, src, env.dst_cpu, self.lb_exec.unwrap_or(env.dst_cpu));
-            moved += 1;
-            if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
-                break;
-            }
-            if env.imbalance <= 0 {
-                break;
-            }
-        }
-        moved
-    }
-
     /// load_balance(). Returns the number of tasks moved.
     pub(crate) fn load_balance(
         &mut self,
@@ -695,20 +562,6 @@ impl Sim {
         (moved, env.cpus)
     }
 
-    /// Mark `busiest` for active balance towards `this_cpu` and queue the
-    /// stopper there (stop_one_cpu_nowait), unless one is already pending.
-    /// Returns true if this call kicked it.
-    pub(crate) fn kick_active_balance(&mut self, busiest: usize, this_cpu: usize) -> bool {
-        if self.rqs[busiest].active_balance {
-            return false;
-        }
-        self.rqs[busiest].active_balance = true;
-        self.rqs[busiest].push_cpu = this_cpu;
-        let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
-        self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
-        true
-    }
-
     fn tune_interval_up(&mut self, cpu: usize, lvl: usize, idle: CpuIdleType, all_pinned: bool, max_interval: u64) {
         if idle == CpuIdleType::NewlyIdle {
             return;
@@ -717,103 +570,6 @@ impl Sim {
         if (all_pinned && st.balance_interval < MAX_PINNED_INTERVAL) || st.balance_interval < max_interval {
             st.balance_interval *= 2;
         }
-    }
-
-    /// need_active_balance() (5.5: voluntary cases, then the failure count).
-    /// need_active_balance(): 5.5 kicks the stopper after enough failures
-    /// whatever the migration type; since "sched/fair: Reduce cases for
-    /// active balance" (Vincent Guittot, believed v5.12, unverified) only a
-    /// migrate_task imbalance does (docs/LINUX-FACTS.md §3.9, @6.12).
-    fn need_active_balance(&self, env: &LbEnv) -> bool {
-        // The idle dst may take the only fair task of a CPU whose capacity
-        // other classes (RT) took away.
-        if env.idle != CpuIdleType::NotIdle
-            && self.rqs[env.src_cpu].cfs.h_nr_running == 1
-            && self.check_cpu_capacity(env.src_cpu, env.sd)
-            && self.capacity_of(env.src_cpu) * (self.topo.domains[env.sd].imbalance_pct as u64)
-                < self.capacity_of(env.dst_cpu) * 100
-        {
-            return true;
-        }
-        if env.migration_type == MigrationType::Misfit {
-            return true;
-        }
-        if self.cfg.mech.alb_migrate_task_only && env.migration_type != MigrationType::Task {
-            return false;
-        }
-        let failed = self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed;
-        failed > self.topo.domains[env.sd].cache_nice_tries + 2
-    }
-
-    pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
-        let had_curr = self.rqs[busiest].curr.is_some();
-        if self.avg_load_era() {
-            self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
-        } else {
-            self.active_load_balance_cpu_stop_gt(busiest);
-        }
-        // Unless it preempted the task it moved (schedule() then switches
-        // away from it), the stopper has slept again unseen by the trace.
-        if !(had_curr && self.rqs[busiest].curr.is_none()) {
-            self.rqs[busiest].stopper_running = false;
-        }
-    }
-
-    /// active_load_balance_cpu_stop() of the group-type era.
-    fn active_load_balance_cpu_stop_gt(&mut self, busiest: usize) {
-        let Some(target) = self.stopper_enter(busiest) else { return };
-        if self.rqs[busiest].cfs.h_nr_running == 0 {
-            return;
-        }
-        let Some(lvl) = self.topo.cpu_domains[target]
-            .iter()
-            .position(|&d| self.topo.domains[d].span.binary_search(&busiest).is_ok())
-        else {
-            return;
-        };
-        let sd = self.topo.cpu_domains[target][lvl];
-        self.rqs[target].sd[lvl].stats.alb_count += 1;
-        let mut env = LbEnv {
-            sd,
-            lvl,
-            dst_cpu: target,
-            src_cpu: busiest,
-            idle: CpuIdleType::Idle,
-            imbalance: 1,
-            migration_type: MigrationType::Task,
-            cpus: Vec::new(),
-            all_pinned: false,
-            some_pinned: false,
-            dst_pinned: false,
-            new_dst_cpu: target,
-            loop_: 0,
-            loop_max: 0,
-            loop_break: 0,
-        };
-        // detach_one_task(): the stopper is running, so the preempted task
-        // is no longer "running" and may go.
-        let curr = self.rqs[busiest].curr;
-        // detach_one_task() walks cfs_tasks from the tail: the least
-        // recently run task first, the just-preempted one last.
-        let cand = self.cfs_tasks_tail_first(busiest);
-        for p in cand {
-            let is_curr = Some(p) == curr;
-            if !self.tasks[p].cpus.test(target) {
-                continue;
-            }
-            if !is_curr && !self.can_migrate_task(p, &mut env, true) {
-                continue;
-            }
-            if is_curr {
-                self.stopper_preempt_curr(busiest, p);
-            }
-            self.move_queued_task(p, busiest, target, busiest);
-            self.rqs[target].sd[lvl].stats.alb_pushed += 1;
-            self.rqs[target].sd[lvl].nr_balance_failed = 0;
-            self.resched_curr(busiest);
-            return;
-        }
-        self.rqs[target].sd[lvl].stats.alb_failed += 1;
     }
 
     /// get_sd_balance_interval(), in ns.

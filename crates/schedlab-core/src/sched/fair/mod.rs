@@ -1,6 +1,7 @@
 //! Models kernel/sched/fair.c, split as the kernel's 14k-line file asks to
 //! be: the entity (CFS and EEVDF), PELT, the wakeup path and the balancer.
 
+pub mod active_balance;
 pub mod balance;
 pub mod balance_2625;
 pub mod balance_avg;
@@ -10,6 +11,8 @@ pub mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 pub mod entity;
+pub mod migrate;
+pub mod migrate_avg;
 pub mod newidle;
 pub mod nohz;
 pub mod nohz_owner;

@@ -1,0 +1,144 @@
+//! Which tasks the load balancer may move, and moving them (fair.c's
+//! task_hot, can_migrate_task and detach_tasks): the cache-hot test, the
+//! affinity and running checks with their LBF_* outcomes, and the walk of
+//! cfs_tasks from the tail that detaches up to the imbalance.
+
+use crate::kernel::features::Feature;
+use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
+use crate::sched::sched::CpuIdleType;
+use crate::sched::sd_flags::SD_SHARE_CPUCAPACITY;
+use crate::sched::task::TaskId;
+use crate::sim::Sim;
+
+impl Sim {
+    /// task_hot().
+    pub(super) fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
+        let t = &self.tasks[p];
+        if t.is_idle_policy() {
+            return false;
+        }
+        if self.cfg.mech.task_hot_smt_exempt && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
+            return false;
+        }
+        let src = &self.rqs[env.src_cpu].cfs;
+        if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
+            && self.rqs[env.dst_cpu].nr_running > 0
+            && (src.next == Some(p) || src.last == Some(p))
+        {
+            return true;
+        }
+        let mc = self.cfg.sysctl.sched_migration_cost_ns;
+        if mc == 0 {
+            return false;
+        }
+        self.now.saturating_sub(t.se.exec_start) < mc
+    }
+
+    /// can_migrate_task().
+    pub(super) fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
+        let t = &self.tasks[p];
+        if t.is_per_cpu_kthread() && self.cfg.mech.lb_skip_per_cpu_kthread {
+            return false;
+        }
+        if !t.cpus.test(env.dst_cpu) {
+            env.some_pinned = true;
+            if env.idle == CpuIdleType::NewlyIdle || env.dst_pinned || active {
+                return false;
+            }
+            let g = self.topo.cpu_local_group[env.dst_cpu][env.lvl];
+            if let Some(&c) = self.topo.groups[g]
+                .cpus
+                .iter()
+                .find(|&&c| c != env.dst_cpu && env.cpus.binary_search(&c).is_ok() && t.cpus.test(c))
+            {
+                env.dst_pinned = true;
+                env.new_dst_cpu = c;
+            }
+            return false;
+        }
+        env.all_pinned = false;
+        if self.rqs[env.src_cpu].curr == Some(p) {
+            return false;
+        }
+        if active {
+            return true;
+        }
+        !self.task_hot(p, env)
+            || self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed > self.topo.domains[env.sd].cache_nice_tries
+    }
+
+    /// The source's cfs_tasks list from the tail (least recently run first).
+    pub(super) fn cfs_tasks_tail_first(&self, cpu: usize) -> Vec<TaskId> {
+        let rq = &self.rqs[cpu];
+        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
+        v.sort_by_key(|&t| self.tasks[t].list_seq);
+        v
+    }
+
+    /// detach_tasks() + attach_tasks(): returns the number moved.
+    pub(super) fn detach_tasks(&mut self, env: &mut LbEnv) -> u32 {
+        if env.imbalance <= 0 {
+            return 0;
+        }
+        let src = env.src_cpu;
+        let mut moved = 0;
+        let lvl = env.lvl;
+        let sd = env.sd;
+        let failed = self.rqs[env.dst_cpu].sd[lvl].nr_balance_failed;
+        let cache_nice = self.topo.domains[sd].cache_nice_tries;
+        for p in self.cfs_tasks_tail_first(src) {
+            if env.idle != CpuIdleType::NotIdle && self.rqs[src].nr_running <= 1 {
+                break;
+            }
+            env.loop_ += 1;
+            if env.loop_ > env.loop_max {
+                break;
+            }
+            if env.loop_ > env.loop_break {
+                env.loop_break += SCHED_NR_MIGRATE_BREAK;
+                break;
+            }
+            if !self.can_migrate_task(p, env, false) {
+                continue;
+            }
+            match env.migration_type {
+                MigrationType::Load => {
+                    let load = self.task_h_load(p).max(1);
+                    if self.cfg.features.on(Feature::LB_MIN) && load < 16 && failed == 0 {
+                        continue;
+                    }
+                    // 5.10+ relaxes by shifting with the failure count;
+                    // 5.5 skipped tasks heavier than twice the imbalance until
+                    // cache_nice_tries failures.
+                    let too_big = if self.cfg.mech.lb_detach_shift {
+                        (load >> failed.min(63)) as i64 > env.imbalance
+                    } else {
+                        (load / 2) as i64 > env.imbalance && failed <= cache_nice
+                    };
+                    if too_big {
+                        continue;
+                    }
+                    env.imbalance -= load as i64;
+                }
+                MigrationType::Util => {
+                    let util = self.tasks[p].se.avg.util_avg;
+                    let shifted = if self.cfg.mech.lb_util_shift { util >> failed.min(63) } else { util };
+                    if shifted as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= util as i64;
+                }
+                MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
+            }
+            self.move_queued_task(p, src, env.dst_cpu, self.lb_exec.unwrap_or(env.dst_cpu));
+            moved += 1;
+            if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
+                break;
+            }
+            if env.imbalance <= 0 {
+                break;
+            }
+        }
+        moved
+    }
+}

@@ -1,0 +1,179 @@
+//! Which tasks the avg_load balancer (2.6.x .. 5.4) may move, and moving
+//! them: task_hot, can_migrate_task, and balance_tasks/move_tasks walking
+//! cfs_tasks from the head until the load to move is met.
+
+use crate::kernel::features::Feature;
+use crate::kernel::PreemptModel;
+use crate::sched::fair::balance_avg::Pass;
+use crate::sched::fair::sd_lb_stats::SCHED_LOAD_SCALE_FUZZ;
+use crate::sched::prio::MAX_PRIO;
+use crate::sched::sched::CpuIdleType;
+use crate::sched::task::TaskId;
+use crate::sim::Sim;
+
+impl Sim {
+    /// The source's cfs_rq->tasks list from its head. 2.6.35 list_add()s at
+    /// enqueue, so the head is the most recently queued task. Deviation:
+    /// schedlab's list position is also refreshed when a task is picked
+    /// (the 6.x cfs_tasks rule), so recently run tasks come first too.
+    pub(super) fn cfs_tasks_head_first(&self, cpu: usize) -> Vec<TaskId> {
+        let rq = &self.rqs[cpu];
+        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
+        v.sort_by_key(|&t| std::cmp::Reverse(self.tasks[t].list_seq));
+        v
+    }
+
+    /// task_hot() [sched.c @2.6.35]: a buddy of its cfs_rq is hot while the
+    /// destination runs something; else hot if it ran within
+    /// sysctl_sched_migration_cost. 2.6.35 has no SCHED_IDLE exemption
+    /// (docs/LINUX-FACTS.md §3.8); 4.16+ has one. Deviation: "this_rq()" is the
+    /// destination even when the NOHZ owner balances on its behalf.
+    pub(super) fn task_hot_avg(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        let t = &self.tasks[p];
+        if t.is_idle_policy() && self.cfg.mech.task_hot_idle_exempt {
+            return false;
+        }
+        // task_hot(): only fair tasks are ever cache hot.
+        if t.policy.is_rt() {
+            return false;
+        }
+        let cfs = &self.rqs[src].cfs;
+        if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
+            && self.rqs[dst].nr_running > 0
+            && (cfs.next == Some(p) || cfs.last == Some(p))
+        {
+            return true;
+        }
+        let mc = self.cfg.sysctl.sched_migration_cost_ns;
+        mc > 0 && self.now.saturating_sub(t.se.exec_start) < mc
+    }
+
+    /// can_migrate_task() [sched_fair.c @2.6.35]: affinity, then not running,
+    /// then not cache hot unless nr_balance_failed > cache_nice_tries.
+    pub(super) fn can_migrate_task_avg(
+        &self,
+        p: TaskId,
+        src: usize,
+        dst: usize,
+        lvl: usize,
+        all_pinned: &mut bool,
+    ) -> bool {
+        if !self.tasks[p].cpus.test(dst) {
+            return false;
+        }
+        *all_pinned = false;
+        if self.rqs[src].curr == Some(p) {
+            return false;
+        }
+        let sd = self.topo.cpu_domains[dst][lvl];
+        !self.task_hot_avg(p, src, dst)
+            || self.rqs[dst].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries
+    }
+
+    /// balance_tasks() [sched_fair.c @2.6.35]: walk the source list, at most
+    /// sysctl_sched_nr_migrate (+1) tasks examined; skip a task whose
+    /// weight/2 exceeds what is left to move; pull the others. Returns
+    /// (load moved, tasks moved). As in the kernel, a task skipped for its
+    /// weight never reaches can_migrate_task, so it leaves `all_pinned` set.
+    ///
+    /// The legacy era (2.6.24, rt_legacy.rs) walks the classes from the
+    /// highest, RT first, with its own count of examined tasks per class,
+    /// and keeps a task too heavy for the imbalance when it would be the
+    /// highest priority on this CPU (skip_for_load && prio >= this_best_prio,
+    /// with SCHED_LOAD_SCALE_FUZZ) [sched.c @2.6.24 move_tasks, balance_tasks].
+    #[allow(clippy::too_many_arguments)] // the kernel passes the same set
+    pub(super) fn balance_tasks_avg(
+        &mut self,
+        this_cpu: usize,
+        busiest: usize,
+        max_load_move: u64,
+        lvl: usize,
+        idle: CpuIdleType,
+        all_pinned: &mut bool,
+        pass: Pass,
+    ) -> (u64, u32) {
+        if max_load_move == 0 {
+            *all_pinned = false;
+            return (0, 0);
+        }
+        let legacy = self.rt_legacy();
+        let generic = self.lb_2625();
+        let mut pinned = true;
+        let mut rem = max_load_move as i64;
+        let mut pulled = 0;
+        let classes = if legacy {
+            vec![self.rt_tasks_lb_order(busiest), self.cfs_tasks_head_first(busiest)]
+        } else {
+            vec![self.cfs_tasks_head_first(busiest)]
+        };
+        let fuzz = if generic { SCHED_LOAD_SCALE_FUZZ as i64 } else { 0 };
+        let mut this_best_prio = self.rqs[this_cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(MAX_PRIO);
+        'classes: for list in classes {
+            // `if (loops++ > sysctl_sched_nr_migrate) break;`
+            for (loops, p) in list.into_iter().enumerate() {
+                if loops as u64 > self.cfg.sysctl.sched_nr_migrate {
+                    break;
+                }
+                if !self.pass_accepts(pass, p) {
+                    continue;
+                }
+                let w = self.lb_task_load(p);
+                let skip_for_load = (w >> 1) as i64 > rem + fuzz;
+                let keep_for_prio = generic && self.tasks[p].prio() < this_best_prio;
+                if (skip_for_load && !keep_for_prio)
+                    || !self.can_migrate_task_avg(p, busiest, this_cpu, lvl, &mut pinned)
+                {
+                    continue;
+                }
+                self.move_queued_task(p, busiest, this_cpu, self.lb_exec.unwrap_or(this_cpu));
+                pulled += 1;
+                rem -= w as i64;
+                // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
+                if !generic && self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
+                    break 'classes;
+                }
+                if rem <= 0 {
+                    break 'classes;
+                }
+                this_best_prio = this_best_prio.min(self.tasks[p].prio());
+            }
+        }
+        *all_pinned = pinned;
+        ((max_load_move as i64 - rem) as u64, pulled)
+    }
+
+    /// move_tasks() [sched_fair.c @2.6.35]: balance_tasks passes until the
+    /// imbalance is moved or a pass moves nothing. Returns (moved?, tasks).
+    #[allow(clippy::too_many_arguments)] // the kernel passes the same set
+    pub(crate) fn move_tasks_avg(
+        &mut self,
+        this_cpu: usize,
+        busiest: usize,
+        max_load_move: u64,
+        lvl: usize,
+        idle: CpuIdleType,
+        all_pinned: &mut bool,
+        pass: Pass,
+    ) -> (bool, u32) {
+        let mut total = 0u64;
+        let mut tasks = 0;
+        loop {
+            let rem = max_load_move.saturating_sub(total);
+            let (moved, n) = self.balance_tasks_avg(this_cpu, busiest, rem, lvl, idle, all_pinned, pass);
+            total += moved;
+            tasks += n;
+            if !self.lb_2625()
+                && self.cfg.preempt == PreemptModel::Full
+                && idle == CpuIdleType::NewlyIdle
+                && self.rqs[this_cpu].nr_running > 0
+            {
+                break;
+            }
+            // 2.6.24/2.6.25's move_tasks is one walk over the classes.
+            if moved == 0 || max_load_move <= total || self.lb_2625() {
+                break;
+            }
+        }
+        (total > 0, tasks)
+    }
+}
