@@ -144,6 +144,11 @@ impl Cx<'_> {
     }
 
     /// An integer from `lo` to `hi`, else SL102 naming the key and the range.
+    ///
+    /// Deviation: rt-app reads its numbers with json-c's get_int, which
+    /// truncates a fraction (`"run": 10.5` runs 10 us) and saturates at
+    /// INT32_MAX; a number that is not a whole integer in range is refused
+    /// here instead, naming the key, rather than silently changed.
     fn int(&self, key: &str, v: &Json, lo: i128, hi: i128, what: &str) -> Result<i64> {
         match v.as_int() {
             // Every range here is within i64 (MAX_LOOP is i64::MAX).
@@ -364,10 +369,10 @@ pub fn to_groups(doc: &Json, file: &str) -> Result<(Vec<Value>, i64)> {
         }
     }
     let duration = match g.get("duration") {
-        Some(d) if d.as_int() != Some(-1) => {
-            cx.int("global.duration", d, 1, MAX_DURATION_S, " seconds (a day), or -1")?
-        }
-        _ => -1,
+        // -1, however written (-1.0 reads as -1 in rt-app too): no duration.
+        Some(Json::Num(t)) if t.parse::<f64>() == Ok(-1.0) => -1,
+        Some(d) => cx.int("global.duration", d, 1, MAX_DURATION_S, " seconds (a day), or -1")?,
+        None => -1,
     };
     let default_policy = g.get("default_policy").cloned().unwrap_or(Json::Str(JStr::plain("SCHED_OTHER")));
     let tasks = match doc.get("tasks") {
@@ -623,6 +628,17 @@ mod tests {
                 "{ timer = { anchor = \"start\", mode = \"relative\", period = \"100us\" } }",
             ]
         );
+    }
+
+    #[test]
+    fn minus_one_is_no_duration_however_written() {
+        for d in ["-1", "-1.0", "-1e0"] {
+            let (_, duration) =
+                import(&format!(r#"{{"global": {{"duration": {d}}}, "tasks": {{"t": {{"run": 1}}}}}}"#), "w.json")
+                    .unwrap();
+            assert_eq!(duration, -1);
+        }
+        assert!(err(r#"{"global": {"duration": 2.5}, "tasks": {"t": {"run": 1}}}"#).contains("global.duration: 2.5"));
     }
 
     #[test]
