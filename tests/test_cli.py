@@ -49,6 +49,7 @@ class FakeNative:
         strict: bool = False,
         heap_budget: int | None = None,
         progress: Any = None,
+        rtapp: bool = False,
     ) -> str:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:
@@ -61,7 +62,7 @@ class FakeNative:
             report.update(self.toy(seed, overrides))
         return json.dumps(report)
 
-    def check(self, text: str, source: str, overrides: list[tuple[str, str]]) -> str:
+    def check(self, text: str, source: str, overrides: list[tuple[str, str]], rtapp: bool = False) -> str:
         self.calls.append(("check", (source, list(overrides))))
         return json.dumps(
             {"name": "tiny", "machine": {"name": "4cpu", "nr_cpus": 4}, "kernel": {"version": "6.1"}, "tasks": 1}
@@ -73,7 +74,9 @@ class FakeNative:
     def __getattr__(self, name: str) -> Any:
         # The override grammar is the core's own (scenario/overrides.rs):
         # the fake hands it to the real extension, and the progress handle.
-        real = ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_string", "Progress")
+        real = ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_string", "Progress",
+                "scenario_tree", "scenario_toml", "rtapp_loads", "rtapp_import", "parse_cpulist", "parse_duration",
+                "kernel_version")  # fmt: skip
         if name in real:
             return getattr(_REAL_NATIVE, name)
         raise AttributeError(name)

@@ -439,13 +439,15 @@ def test_files_that_are_not_utf8_or_too_big_or_not_files(tmp_path: Path) -> None
 # ------------------------------------------------------------------ rt-app in
 
 
+#: A short run of an rt-app workload on 4 CPUs (the core imports the JSON).
+_SHORT = [("machine.preset", '"4cpu"'), ("measure.duration", '"2ms"'), ("measure.warmup", '"0ms"')]
+
+
 def _rtapp_run(tasks: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     doc = {"global": {"duration": 1}, "tasks": tasks}
     f = tmp_path / "w.json"
     f.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    text = rtapp.workload_toml(f.read_text(encoding="utf-8"), str(f), "4cpu", None)
-    text = text.replace('duration = "1s"', 'duration = "2ms"\nwarmup = "0ms"')
-    return dict(native.run(text, str(f), 1, [], False))
+    return dict(native.run(f.read_text(encoding="utf-8"), str(f), 1, _SHORT, False, rtapp=True))
 
 
 def test_rtapp_names_are_kept_exactly(tmp_path: Path) -> None:
@@ -472,10 +474,10 @@ def test_rtapp_names_are_kept_exactly(tmp_path: Path) -> None:
         ({"t1": {"run": 1, "policy": ["SCHED_FIFO"]}}, ScenarioError, "tasks.t1.policy: a list of 1 item(s)"),
         ({"t1": {"run": [[1] * 10**5]}}, ScenarioError, "tasks.t1.run: a list of 1 item(s); accepted"),
         ({"a b": {"run": 1}}, ScenarioError, "tasks.a b: a task name schedlab cannot take"),
-        ({"": {"run": 1}}, ScenarioError, "tasks.'': a task name schedlab cannot take"),
-        ({"t\ud800": {"run": 1}}, ScenarioError, "tasks.'t\\ud800': a task name schedlab cannot take"),
-        ({"t1": {"run": 1, "lock": "m\udfff"}}, ScenarioError, "tasks.t1.lock: 'm\\udfff'; accepted: a mutex name"),
-        ({"t1": {"run": 1, "x\x00": 1}}, ScenarioError, "tasks.t1.'x\\x00': not an rt-app key"),
+        ({"": {"run": 1}}, ScenarioError, 'tasks."": a task name schedlab cannot take'),
+        ({"t\ud800": {"run": 1}}, ScenarioError, 'tasks."t\\ud800": a task name schedlab cannot take'),
+        ({"t1": {"run": 1, "lock": "m\udfff"}}, ScenarioError, 'tasks.t1.lock: "m\\udfff"; accepted: a mutex name'),
+        ({"t1": {"run": 1, "x\x00": 1}}, ScenarioError, 'tasks.t1."x\\u0000": not an rt-app key'),
         ({"t1": {"run": 1, "memrun": 5}}, NotModelledError, "tasks.t1.memrun"),
     ],
 )  # fmt: skip
@@ -494,37 +496,57 @@ def test_rtapp_json_nested_too_deep_or_with_huge_numbers(tmp_path: Path) -> None
     deep = tmp_path / "deep.json"
     deep.write_text('{"tasks": ' + "[" * 100_000 + "]" * 100_000 + "}")
     r = _schedlab("run", str(deep), "--machine", "4cpu")
-    _refused(r, "[SL100]", "deep.json:1: not rt-app JSON: arrays and objects nested deeper than 64 levels")
-    with pytest.raises(ScenarioError, match="more than 4300 digits"):
-        rtapp.loads('{"tasks": {"t": {"run": ' + "9" * 5000 + "}}}", "x.json")
+    _refused(r, "[SL100]", "deep.json: syntax error: line 1, column ",
+             "not rt-app JSON: arrays and objects nested deeper than 64 levels")  # fmt: skip
+    # A 5,000-digit number is read (as written) and refused at its key.
+    with pytest.raises(
+        ScenarioError, match=r"x\.json: tasks\.t\.run: 9{80}… \(5000 characters\); accepted: an integer"
+    ):
+        rtapp.import_workload('{"tasks": {"t": {"run": ' + "9" * 5000 + "}}}", "x.json")
+    # loop = 1e24, as a user writes it: refused at the rt-app key, with the range.
+    big = tmp_path / "big.json"
+    big.write_text('{"tasks": {"thread0": {"phases": {"p1": {"loop": 1e24, "run": 10}}}}}')
+    r = _schedlab("run", str(big), "--machine", "4cpu")
+    _refused(r, "[SL102]", "big.json: tasks.thread0.phases.p1.loop: 1e24; accepted: an integer from -1 to "
+             "9223372036854775807 (-1: forever)")  # fmt: skip
     with pytest.raises(ScenarioError, match=r"global\.duration: 100000; accepted: an integer from 1 to 86400"):
         rtapp.to_scenario({"global": {"duration": 100_000}, "tasks": {"t": {"run": 1}}}, "x.json")
 
 
 _names = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
+#: Unicode's White_Space characters: the core refuses a task name with one
+#: (Rust's char::is_whitespace).
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 @FAST
 @given(name=_names, barrier=_names)
 def test_rtapp_names_round_trip_through_the_core(name: str, barrier: str) -> None:
-    tasks = {name: {"run": 10, "barrier": barrier, "sleep": 10}}
+    doc = {"tasks": {name: {"run": 10, "barrier": barrier, "sleep": 10}}}
+    text = json.dumps(doc, ensure_ascii=bool(len(name) % 2))  # as escapes and as UTF-8
     try:
-        groups, _ = rtapp.to_scenario({"tasks": tasks}, "w.json")
+        r = native.run(text, "w.json", 1, _SHORT, False, rtapp=True)
     except ScenarioError as e:
-        assert any(c in rtapp._WHITE_SPACE for c in name), e
+        assert any(c in _WHITE_SPACE for c in name), e
         return
-    doc = {"name": "w", "machine": {"preset": "4cpu"}, "measure": {"duration": "1ms", "warmup": "0ms"}, "task": groups}
-    text = rtapp.dumps_toml(doc)
-    assert parse_toml(text, "w")["task"][0]["name"] == name  # a valid TOML basic string, the same text
-    r = native.run(text, "w.json", 1, [], False)
     assert [g["name"] for g in r["groups"]] == [name]
 
 
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
 @FAST
-@given(text=st.text(st.characters(codec="utf-8"), max_size=20), key=st.text(st.characters(codec="utf-8"), max_size=8))
-def test_the_toml_writer_writes_basic_strings_tomllib_reads_back(text: str, key: str) -> None:
-    doc = {"a": text, "t": {key: [text, {key: text}], "d": {key: {}}}}
-    assert parse_toml(rtapp.dumps_toml(doc), "x") == doc
+@given(doc=_json)
+def test_the_core_reads_strict_json_as_python_does(doc: Any) -> None:
+    for ascii_only in (True, False):
+        assert native.rtapp_loads(json.dumps(doc, ensure_ascii=ascii_only), "x.json") == doc
 
 
 def test_html_pages_are_written_whole_or_refused(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def test_lenient_json_as_json_c_reads_it() -> None:
     doc = rtapp.loads(text, "x.json")
     # A duplicated key: its last value, in its first place.
     assert list(doc["tasks"]["t"].items()) == [("run", 2), ("sleep", 3)]
-    with pytest.raises(ScenarioError, match=r"x\.json:2:\d+: not rt-app JSON"):
+    with pytest.raises(ScenarioError, match=r"x\.json: syntax error: line 2, column \d+: not rt-app JSON"):
         rtapp.loads('{"tasks": {\n "t": {"run": }}}', "x.json")
 
 
@@ -137,7 +137,11 @@ def test_exported_files_run_under_debians_rt_app(rt_app: str, name: str, tmp_pat
 
 def test_refusals_name_the_key(tmp_path: Path) -> None:
     cases: dict[str, tuple[dict[str, Any], type[Exception], str]] = {
-        "wait": ({"tasks": {"t": {"wait": {"ref": "c", "mutex": "m"}}}}, NotModelledError, "tasks.t.wait: the wait"),
+        "wait": (
+            {"tasks": {"t": {"wait": {"ref": "c", "mutex": "m"}}}},
+            NotModelledError,
+            "tasks.t.wait: not modelled by schedlab: the wait event",
+        ),
         "memory_limit": ({"tasks": {"t": {"run": 1, "memory_limit": 5}}}, NotModelledError, "tasks.t.memory_limit"),
         "frob": ({"tasks": {"t": {"run": 1, "frob": 5}}}, ScenarioError, "tasks.t.frob: not an rt-app key"),
         "deadline": ({"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 1}}}, NotModelledError, "tasks.t.policy"),
@@ -149,7 +153,7 @@ def test_refusals_name_the_key(tmp_path: Path) -> None:
         "shared timer": (
             {"tasks": {"t": {"instance": 2, "run": 1, "timer": {"ref": "tick", "period": 10}}}},
             NotModelledError,
-            "timer ref 'tick'",
+            r'tasks\.t\.timer\.ref: not modelled by schedlab: the timer "tick" is shared by 2 threads',
         ),
         "global": ({"global": {"frob": 1}, "tasks": {"t": {"run": 1}}}, ScenarioError, "global.frob"),
     }

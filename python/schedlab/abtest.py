@@ -34,7 +34,6 @@ import argparse
 import json
 import math
 import random
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -43,6 +42,7 @@ from pathlib import Path
 from statistics import mean, variance
 from typing import Any
 
+from schedlab import native
 from schedlab.args import SEED_MAX, cut
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.overrides import Override, parse_set_arg
@@ -112,17 +112,18 @@ def _alpha(value: object, name: str = "--alpha") -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,4})?")
-
-
 def _population(seed: object, n: object, version: object, duration: object, prefix: str = "--") -> None:
     """The arguments of ``generate``, checked (SL001 naming the one that is wrong)."""
     from schedlab.units import parse_duration_ns
 
     _int(f"{prefix}seed", seed, 0, SEED_MAX)
     _int(f"{prefix}scenarios", n, 1, MAX_SCENARIOS)
-    if not isinstance(version, str) or not _VERSION.fullmatch(version):
-        raise UsageError("SL001", f"{prefix}version {cut(version)}: accepted: a kernel version such as 6.1 or 6.12")
+    try:
+        native.kernel_version(version)  # type: ignore[arg-type]  # the core's version parser decides
+    except ValueError:
+        raise UsageError(
+            "SL001", f"{prefix}version {cut(version)}: accepted: a kernel version such as 6.1 or 6.12"
+        ) from None
     bad = f"{prefix}duration {cut(duration)}: accepted: a duration longer than 0 such as 1s or 500ms"
     if not isinstance(duration, str):
         raise UsageError("SL001", bad)
@@ -176,7 +177,6 @@ def generate(seed: int, n: int, version: str = "6.1", duration: str = "1s") -> l
 
 def run_metrics(text: str, source: str, overrides: Sequence[Override], seed: int) -> dict[str, float | None]:
     """One run's metrics (see the module's doc)."""
-    from schedlab import native
     from schedlab.sweep import _standard
 
     r = native.run(text, source, seed, list(overrides), False)
@@ -439,8 +439,6 @@ def cmd_abtest(args: argparse.Namespace) -> int:
             "SL001", "abtest: --a and --b give the two configurations; accepted: --a KEY=VALUE ... --b KEY=VALUE ..."
         )
     cases = generate(args.seed, args.scenarios, args.version, args.duration)
-    from schedlab import native
-
     for c in cases:
         native.check(c.text, c.name, [*a])
         native.check(c.text, c.name, [*b])

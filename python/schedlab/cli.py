@@ -39,7 +39,7 @@ from schedlab.args import SEED_MAX, check_output_path
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.kernels import ORACLE_KERNELS
 from schedlab.overrides import Override, parse_set_arg, toml_literal
-from schedlab.scenarios import bundled, parse_toml, read_text, resolve, scenario_text, scenarios_dir
+from schedlab.scenarios import ScenarioInput, bundled, parse_toml, read_text, resolve, scenario_input, scenarios_dir
 
 # The commands import what they need when they run (the oracle, the
 # validation suite, experiments, the text report): `schedlab run` of a
@@ -322,6 +322,11 @@ def _add_qemu(sub: Any) -> None:
     ru = qsub.add_parser("run", help="boot a scenario's machine and run the workload runner in it")
     ru.add_argument("scenario", help="bundled scenario name or path to a .toml file")
     ru.add_argument("--runner", required=True, help="the static runner executable")
+    ru.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE",
+        help="override a scenario key (repeatable), as `schedlab run --set`: the guest runs the scenario the core "
+        "resolved",
+    )  # fmt: skip
     for sp in (pr, ru):
         sp.add_argument("--kernel", choices=sorted(ORACLE_KERNELS), help="oracle kernel (probe: 6.1)")
         sp.add_argument("--shift", type=int, help="-icount shift (probe: 3, run: 0)")
@@ -362,15 +367,21 @@ def _overrides(args: argparse.Namespace) -> list[Override]:
     return [parse_set_arg(s) for s in args.set]
 
 
-def _load(name: str, machine: str | None = None, kernel: str | None = None) -> tuple[Path, str, str]:
-    """(path, text, source); ``-`` reads the scenario from stdin; an rt-app
-    ``.json`` runs on ``machine`` (schedlab.rtapp)."""
+def _input(name: str, machine: str | None = None, kernel: str | None = None) -> tuple[Path, ScenarioInput]:
+    """(path, what the core is handed); ``-`` reads the scenario from stdin;
+    an rt-app ``.json`` runs on ``machine`` (the core imports it)."""
     if name == "-":
         from schedlab.scenarios import read_stdin
 
-        return Path("stdin.toml"), read_stdin(), "<stdin>"
+        return Path("stdin.toml"), ScenarioInput(read_stdin(), "<stdin>")
     path = resolve(name)
-    return path, scenario_text(path, machine=machine, kernel=kernel), str(path)
+    return path, scenario_input(path, machine=machine, kernel=kernel)
+
+
+def _load(name: str) -> tuple[Path, str, str]:
+    """(path, text, source) of a scenario (TOML); ``-`` reads it from stdin."""
+    path, inp = _input(name)
+    return path, inp.text, inp.source
 
 
 def _warn(report: Mapping[str, Any]) -> None:
@@ -403,12 +414,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "-: --machine and --kernel are for an rt-app .json workload file; accepted for a scenario on stdin: "
             "--set machine.preset=NAME and --set kernel.version=VERSION",
         )
-    _, text, source = _load(args.scenario, args.machine, args.kernel)
+    _, inp = _input(args.scenario, args.machine, args.kernel)
+    text, source = inp.text, inp.source
+    overrides = [*inp.overrides, *overrides]
     from schedlab.progress import watch_run
 
     report = watch_run(
         lambda p: native.run(
-            text, source, args.seed, overrides, args.check, args.trace, args.perfetto, strict=args.strict, progress=p
+            text,
+            source,
+            args.seed,
+            overrides,
+            args.check,
+            args.trace,
+            args.perfetto,
+            strict=args.strict,
+            progress=p,
+            rtapp=inp.rtapp,
         ),
         Path(source).stem,
         quiet=args.quiet or args.json == "-",

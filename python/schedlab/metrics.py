@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from schedlab import native
+
 __all__ = [
     "MetricError",
     "ReportView",
@@ -302,17 +304,8 @@ def row_field(row: Mapping[str, Any], name: str) -> Any:
 
 
 def parse_cpulist(text: str) -> list[int]:
-    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]`` (ValueError if malformed)."""
-    out: list[int] = []
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            raise ValueError(text)
-        a, _, b = part.partition("-")
-        lo, hi = int(a), int(b or a)
-        if hi < lo:
-            raise ValueError(text)
-        out += list(range(lo, hi + 1))
-    return out
+    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``, by the core's parser (ValueError if malformed)."""
+    return native.parse_cpulist(text)
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:

@@ -20,7 +20,19 @@ if TYPE_CHECKING:  # the typed report costs 7 ms to import; the CLI does not nee
     from schedlab.overrides import Override
     from schedlab.report_types import Report
 
-__all__ = ["check", "load", "run", "version"]
+__all__ = [
+    "check",
+    "kernel_version",
+    "load",
+    "parse_cpulist",
+    "parse_duration_ns",
+    "rtapp_import",
+    "rtapp_loads",
+    "run",
+    "scenario_toml",
+    "scenario_tree",
+    "version",
+]
 
 _T = TypeVar("_T")
 
@@ -53,11 +65,28 @@ def _guarded(call: Callable[[], _T]) -> _T:
         ) from e
 
 
-def _decode(text: str, what: str) -> dict[str, Any]:
+def _parsed(call: Callable[[], _T]) -> _T:
+    """A core parser's answer: its ``ValueError`` (what is wrong, what is
+    accepted) passes through for the caller to word as its own error."""
     try:
-        doc = json.loads(text)
+        return _guarded(call)
+    except InternalError as e:
+        if isinstance(e.__cause__, ValueError):
+            raise ValueError(str(e.__cause__)) from None
+        raise
+
+
+def _decode_any(text: str, what: str) -> Any:
+    """The core's JSON answer as Python objects (the core's output, not a
+    user's file: the core has already read and checked what the user wrote)."""
+    try:
+        return json.loads(text)
     except (TypeError, ValueError) as e:
         raise InternalError("SL900", f"internal error (please report): {what} is not JSON: {e}") from e
+
+
+def _decode(text: str, what: str) -> dict[str, Any]:
+    doc = _decode_any(text, what)
     if not isinstance(doc, dict):
         raise InternalError("SL900", f"internal error (please report): {what} is not a JSON object")
     return cast("dict[str, Any]", doc)
@@ -74,6 +103,7 @@ def run(
     *,
     strict: bool = False,
     progress: Any = None,
+    rtapp: bool = False,
 ) -> Report:
     """Parse, validate and simulate; the report (docs/report.md, typed as
     ``schedlab.report_types.Report``).
@@ -84,6 +114,8 @@ def run(
     ``strict`` turns the report's first warning into an ``InvariantError``.
     ``progress``: a ``schedlab._native.Progress`` that another thread polls
     while this one simulates (``schedlab.progress``).
+    ``rtapp``: ``text`` is an rt-app JSON workload (its machine, and kernel,
+    given as the overrides ``machine.preset`` and ``kernel.version``).
     The run stops with ``ResourceError`` (SL210) at its heap budget
     (``schedlab.heap``)."""
     from schedlab.heap import heap_budget
@@ -91,7 +123,7 @@ def run(
     mod = load()
     pairs = [(k, v) for k, v in overrides]
     budget = heap_budget()
-    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict, budget, progress))
+    out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict, budget, progress, rtapp))
     _check_decoded_size(out, budget, source)
     return cast("Report", _decode(out, "the native report"))
 
@@ -125,7 +157,7 @@ def _check_decoded_size(text: str, budget: int | None, source: str) -> None:
     )
 
 
-def check(text: str, source: str, overrides: Sequence[Override]) -> dict[str, Any]:
+def check(text: str, source: str, overrides: Sequence[Override], *, rtapp: bool = False) -> dict[str, Any]:
     """Parse and validate only; ``{"name", "machine", "kernel", "tasks", "notes"}`` (notes:
     what runs as something near what was asked, e.g. an unlisted kernel version).
 
@@ -135,10 +167,69 @@ def check(text: str, source: str, overrides: Sequence[Override]) -> dict[str, An
     ``package``, ``core``, ``thread``, ``llc`` and ``node``, global ids)."""
     mod = load()
     pairs = [(k, v) for k, v in overrides]
-    out = _guarded(lambda: mod.check(text, source, pairs))
+    out = _guarded(lambda: mod.check(text, source, pairs, rtapp))
     return _decode(out, "the native check summary")
+
+
+def scenario_tree(text: str, source: str, overrides: Sequence[Override], *, rtapp: bool = False) -> dict[str, Any]:
+    """A scenario as the core reads it, before validation: its TOML (or
+    rt-app workload) parsed, ``rtapp = "FILE.json"`` expanded, the overrides
+    applied; the ``experiment`` and ``variant`` tables are not in it."""
+    mod = load()
+    pairs = [(k, v) for k, v in overrides]
+    out = _guarded(lambda: mod.scenario_tree(text, source, pairs, rtapp))
+    return _decode(out, "the native scenario tree")
+
+
+def rtapp_loads(text: str, source: str) -> Any:
+    """An rt-app file as rt-app's json-c reads it (``schedlab.rtapp.loads``)."""
+    mod = load()
+    return _decode_any(_guarded(lambda: mod.rtapp_loads(text, source)), "the native rt-app document")
+
+
+def rtapp_import(text: str, source: str) -> dict[str, Any]:
+    """An rt-app file imported: ``{"task": [groups], "duration": s or -1}``."""
+    mod = load()
+    return _decode(_guarded(lambda: mod.rtapp_import(text, source)), "the native rt-app import")
 
 
 def version() -> str:
     mod = load()
     return str(_guarded(mod.version))
+
+
+def scenario_toml(text: str, source: str, overrides: Sequence[Override], *, rtapp: bool = False) -> str:
+    """The scenario as self-contained TOML written by the core (``rtapp``
+    expanded, the overrides applied): for a runner that has neither."""
+    mod = load()
+    pairs = [(k, v) for k, v in overrides]
+    return str(_guarded(lambda: mod.scenario_toml(text, source, pairs, rtapp)))
+
+
+def parse_cpulist(text: str, nr_cpus: int = 8192) -> list[int]:
+    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``: the core's cpulist parser, the one a
+    scenario's ``cpus`` go through. ``ValueError`` saying what is wrong."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r}: not a CPU list; accepted: a string such as 0-3,8")
+    mod = load()
+    return [int(c) for c in _parsed(lambda: mod.parse_cpulist(text, nr_cpus))]
+
+
+def parse_duration_ns(text: str) -> int:
+    """``"1.5s"`` -> 1500000000: the core's duration parser. ``ValueError``
+    saying what is wrong and what is accepted."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r}: not a duration; accepted: a string such as 20ms or 1.5s")
+    mod = load()
+    return int(_parsed(lambda: mod.parse_duration(text)))
+
+
+def kernel_version(text: str) -> dict[str, Any]:
+    """A ``kernel.version`` as the core reads it: ``{"version", "major",
+    "minor", "patch", "fair" ("cfs"/"eevdf"), "balancer", "rt_balance",
+    "note"}``, the eras from the core's mechanisms table. ``ValueError``
+    saying why not and what is accepted."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r}: not a kernel version; accepted: a string such as 6.1")
+    mod = load()
+    return _decode(_parsed(lambda: mod.kernel_version(text)), "the native kernel version")

@@ -37,7 +37,7 @@ from schedlab.errors import (
 from schedlab.metrics import ReportView
 from schedlab.overrides import Override, parse_set_arg
 from schedlab.report import format_run_report, write_json
-from schedlab.scenarios import read_text, resolve, scenario_text
+from schedlab.scenarios import resolve, scenario_text
 
 __all__ = [
     "HostError",
@@ -162,31 +162,21 @@ def run_real(
             f"{source}: machine: the scenario's machine has {nr} CPUs but this host has {host}; a real run "
             f"cannot create CPUs; accepted: a machine of at most {host} CPUs (or simulate it: schedlab run)",
         )
-    if text != read_text(path):
-        # An rt-app workload (rtapp key): the runner reads the expanded scenario.
-        import tempfile
-
-        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-            f.write(text)
-        source = f.name
     cmd = [*(runner or find_runner()), source, "--json", "-"]
     for k, v in overrides:
         cmd += ["--set", f"{k}={v}"]
     reports = []
-    try:
-        for i in range(repeat):
-            if progress:
-                progress(f"real run {i + 1}/{repeat}: {' '.join(cmd)}")
-            r = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if r.returncode != 0:
-                raise _runner_error(r.stderr, r.returncode)
-            try:
-                reports.append(json.loads(r.stdout))
-            except json.JSONDecodeError as e:
-                raise InternalError("SL900", f"{RUNNER_NAME}: output is not JSON: {e}") from None
-    finally:
-        if source != str(path):
-            Path(source).unlink()
+    # The runner reads the scenario through the core too (an rtapp key included).
+    for i in range(repeat):
+        if progress:
+            progress(f"real run {i + 1}/{repeat}: {' '.join(cmd)}")
+        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise _runner_error(r.stderr, r.returncode)
+        try:
+            reports.append(json.loads(r.stdout))
+        except json.JSONDecodeError as e:
+            raise InternalError("SL900", f"{RUNNER_NAME}: output is not JSON: {e}") from None
     return median_reports(reports)
 
 

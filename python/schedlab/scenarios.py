@@ -22,12 +22,14 @@ from schedlab.errors import ScenarioError, UsageError
 __all__ = [
     "MAX_INPUT_BYTES",
     "ScenarioFile",
+    "ScenarioInput",
     "bundled",
     "decode_text",
     "parse_toml",
     "read_stdin",
     "read_text",
     "resolve",
+    "scenario_input",
     "scenario_text",
     "scenarios_dir",
 ]
@@ -202,13 +204,22 @@ def read_stdin(*, limit: int = MAX_INPUT_BYTES) -> str:
     return decode_text(data, "<stdin>")
 
 
-def scenario_text(path: Path, *, machine: str | None = None, kernel: str | None = None) -> str:
-    """A scenario's TOML: the file's, with an ``rtapp = "FILE.json"`` key
-    expanded; an rt-app JSON workload (``.json``) made a scenario on
-    ``machine`` (required) at ``kernel`` (schedlab.rtapp)."""
-    text = read_text(path)
-    from schedlab import rtapp
+class ScenarioInput(NamedTuple):
+    """What the core is handed for one scenario file: its text, the name
+    errors give it, whether it is an rt-app JSON workload, and the overrides
+    that workload's ``--machine``/``--kernel`` make (before any ``--set``)."""
 
+    text: str
+    source: str
+    rtapp: bool = False
+    overrides: tuple[tuple[str, str], ...] = ()
+
+
+def scenario_input(path: Path, *, machine: str | None = None, kernel: str | None = None) -> ScenarioInput:
+    """A scenario file as the core takes it: a scenario's TOML (an ``rtapp =
+    "FILE.json"`` key in it is expanded by the core), or an rt-app JSON
+    workload (``.json``) on ``machine`` (required) at ``kernel``."""
+    text = read_text(path)
     if path.suffix == ".json":
         if machine is None:
             raise UsageError(
@@ -216,12 +227,23 @@ def scenario_text(path: Path, *, machine: str | None = None, kernel: str | None 
                 f"{path}: an rt-app workload names no machine; accepted: "
                 'schedlab run FILE.json --machine PRESET [--kernel VERSION], or a scenario with rtapp = "FILE.json"',
             )
-        return rtapp.workload_toml(text, str(path), machine, kernel)
+        from schedlab.overrides import toml_literal
+
+        ov = [("machine.preset", toml_literal(machine))]
+        if kernel:
+            ov.append(("kernel.version", toml_literal(kernel)))
+        return ScenarioInput(text, str(path), True, tuple(ov))
     if machine is not None or kernel is not None:
         raise UsageError(
             "SL001", f"{path}: --machine and --kernel are for an rt-app .json workload; use --set for a scenario"
         )
-    return rtapp.expand_scenario(text, path)
+    return ScenarioInput(text, str(path))
+
+
+def scenario_text(path: Path) -> str:
+    """A scenario file's TOML (an rt-app ``.json`` workload is refused: it
+    names no machine; see :func:`scenario_input`)."""
+    return scenario_input(path).text
 
 
 #: Nesting the TOML reader always takes (it stops, by recursion, at a few hundred).

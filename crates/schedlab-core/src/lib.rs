@@ -138,14 +138,18 @@ fn keep_fault_traces(sim: &mut sim::Sim, opts: &RunOptions, e: SimError) -> SimE
 /// (python/schedlab/qemu/) boots the same machine without a copy of the
 /// presets or of the layout rules.
 pub fn check_text(text: &str, file: &str, overrides: &[(String, String)]) -> Result<serde_json::Value> {
-    let sc = scenario::load(text, file, overrides)?;
-    Ok(serde_json::json!({
+    Ok(summary(&scenario::load(text, file, overrides)?))
+}
+
+/// A validated scenario's summary (what [`check_text`] returns).
+pub fn summary(sc: &scenario::Scenario) -> serde_json::Value {
+    serde_json::json!({
         "name": sc.name,
         "machine": machine_layout(&sc.machine),
-        "kernel": {"version": sc.kernel.version.to_string()},
+        "kernel": scenario::describe::kernel_info(sc.kernel.version, &sc.kernel.mech),
         "tasks": sc.groups.iter().map(|g| g.count).sum::<usize>(),
         "notes": sc.notes,
-    }))
+    })
 }
 
 /// A machine as JSON: `name`, `nr_cpus`, `sockets`, `cores_per_socket`,

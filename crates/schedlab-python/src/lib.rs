@@ -4,7 +4,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use schedlab_core::engine::heap::LIVE_BYTES;
-use schedlab_core::scenario::overrides;
+use schedlab_core::scenario::{self, describe, overrides, Format};
 use schedlab_core::{RunOptions, SimError};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::Ordering::Relaxed;
@@ -100,9 +100,18 @@ impl Progress {
     }
 }
 
+/// `rtapp=True`: the text is an rt-app JSON workload, else a scenario's TOML.
+fn format(rtapp: bool) -> Format {
+    if rtapp {
+        Format::RtApp
+    } else {
+        Format::Toml
+    }
+}
+
 /// Run a scenario and return the JSON report as a string.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false, heap_budget=None, progress=None))]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false, heap_budget=None, progress=None, rtapp=false))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments
 fn run(
     py: Python<'_>,
@@ -116,12 +125,14 @@ fn run(
     strict: bool,
     heap_budget: Option<u64>,
     progress: Option<PyRef<'_, Progress>>,
+    rtapp: bool,
 ) -> PyResult<String> {
     let progress = progress.map(|p| p.inner.clone());
     let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget, progress };
     let r = py.allow_threads(move || {
         guard(move || {
-            schedlab_core::run_text(&text, &source, &overrides, &opts)
+            scenario::load_as(&text, &source, format(rtapp), &overrides)
+                .and_then(|sc| schedlab_core::run_scenario(&sc, &opts))
                 .and_then(|r| r.to_json_within(opts.heap_budget, &source))
         })
     });
@@ -133,13 +144,105 @@ fn run(
 
 /// Parse and validate a scenario; return a JSON summary.
 #[pyfunction]
-#[pyo3(signature = (text, source, overrides=Vec::new()))]
-fn check(py: Python<'_>, text: String, source: String, overrides: Vec<(String, String)>) -> PyResult<String> {
-    let r = py.allow_threads(move || guard(move || schedlab_core::check_text(&text, &source, &overrides)));
+#[pyo3(signature = (text, source, overrides=Vec::new(), rtapp=false))]
+fn check(
+    py: Python<'_>,
+    text: String,
+    source: String,
+    overrides: Vec<(String, String)>,
+    rtapp: bool,
+) -> PyResult<String> {
+    let r = py.allow_threads(move || {
+        guard(move || {
+            scenario::load_as(&text, &source, format(rtapp), &overrides).map(|sc| schedlab_core::summary(&sc))
+        })
+    });
     match r {
         Ok(v) => Ok(v.to_string()),
         Err(e) => Err(to_pyerr(py, e)),
     }
+}
+
+/// A scenario's tree before validation, as JSON: the TOML parsed (or the
+/// rt-app workload imported), `rtapp = "FILE.json"` expanded, the
+/// overrides applied (schedlab_core::scenario::tree).
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides=Vec::new(), rtapp=false))]
+fn scenario_tree(
+    py: Python<'_>,
+    text: String,
+    source: String,
+    overrides: Vec<(String, String)>,
+    rtapp: bool,
+) -> PyResult<String> {
+    let r = py.allow_threads(move || {
+        guard(move || {
+            let t = scenario::tree(&text, &source, format(rtapp), &overrides)?;
+            serde_json::to_string(&t).map_err(|e| SimError::internal(format!("the scenario tree as JSON: {e}")))
+        })
+    });
+    r.map_err(|e| to_pyerr(py, e))
+}
+
+/// A scenario as TOML text, self-contained: `rtapp = "FILE.json"`
+/// expanded and the overrides applied (for a guest that has neither the
+/// JSON file nor the command line). The core's one TOML writer.
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides=Vec::new(), rtapp=false))]
+fn scenario_toml(
+    py: Python<'_>,
+    text: String,
+    source: String,
+    overrides: Vec<(String, String)>,
+    rtapp: bool,
+) -> PyResult<String> {
+    let r = py.allow_threads(move || guard(move || scenario::tree_toml(&text, &source, format(rtapp), &overrides)));
+    r.map_err(|e| to_pyerr(py, e))
+}
+
+/// "0-3,8" -> [0, 1, 2, 3, 8]: the core's cpulist parser (the one the
+/// scenario's `cpus` go through). ValueError saying what is wrong.
+#[pyfunction]
+#[pyo3(signature = (text, nr_cpus=describe::NR_CPUS))]
+fn parse_cpulist(text: &str, nr_cpus: usize) -> PyResult<Vec<usize>> {
+    describe::cpulist(text, nr_cpus).map_err(PyValueError::new_err)
+}
+
+/// "1.5s" -> 1500000000: the core's duration parser. ValueError saying
+/// what is wrong and what is accepted.
+#[pyfunction]
+fn parse_duration(text: &str) -> PyResult<u64> {
+    describe::duration_ns(text).map_err(PyValueError::new_err)
+}
+
+/// A `kernel.version` -> JSON of the version and its mechanism eras
+/// (schedlab_core::scenario::describe::kernel_info). ValueError saying why
+/// not and what is accepted.
+#[pyfunction]
+fn kernel_version(text: &str) -> PyResult<String> {
+    describe::version_info(text).map(|v| v.to_string()).map_err(PyValueError::new_err)
+}
+
+/// An rt-app file read as rt-app's json-c reads it (comments, trailing
+/// commas, a duplicated key's last value in its first place), as strict JSON.
+#[pyfunction]
+fn rtapp_loads(py: Python<'_>, text: String, source: String) -> PyResult<String> {
+    let r = py.allow_threads(move || guard(move || scenario::json::parse(&text, &source).map(|v| v.to_json())));
+    r.map_err(|e| to_pyerr(py, e))
+}
+
+/// An rt-app file imported: `{"task": [the [[task]] groups], "duration":
+/// global.duration in s, -1 for none}` as JSON (schedlab_core::scenario::rtapp).
+#[pyfunction]
+fn rtapp_import(py: Python<'_>, text: String, source: String) -> PyResult<String> {
+    let r = py.allow_threads(move || {
+        guard(move || {
+            let (groups, duration) = scenario::rtapp::import(&text, &source)?;
+            let doc = serde_json::json!({"task": groups, "duration": duration});
+            Ok(doc.to_string())
+        })
+    });
+    r.map_err(|e| to_pyerr(py, e))
 }
 
 /// `--set KEY=VALUE` -> (canonical key, TOML literal): the override
@@ -218,6 +321,13 @@ fn runner_main(py: Python<'_>, argv: Vec<String>) -> u8 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(rtapp_loads, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_cpulist, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_version, m)?)?;
+    m.add_function(wrap_pyfunction!(rtapp_import, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_set, m)?)?;
     m.add_function(wrap_pyfunction!(split_key, m)?)?;

@@ -28,9 +28,9 @@ cheapest way to look for balancer gaps before spending guest time on them.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
+from schedlab import native
 from schedlab.difftest.campaign import Campaign, qemu_batch, rejudge, run_campaign, sim_report, summary_table
 from schedlab.difftest.generate import describe, generate_batch
 from schedlab.difftest.judge import WASTE_THRESHOLD_PCT, wasted_estimate_pct
@@ -62,17 +62,22 @@ def sim_scan(cases: int, first_seed: int, version: str) -> list[dict[str, object
     return out
 
 
-_BUDGET_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
 def _budget(text: str | None) -> float | None:
-    """``--budget``: a wall-clock duration in seconds, minutes or hours (90s, 30m, 2h)."""
+    """``--budget``: a wall-clock duration (90s, 30m, 2h), in seconds. The
+    core's duration parser reads it; ``m`` is taken as minutes here (a
+    budget is never milliseconds), the core's spelling being ``min``."""
     if text is None:
         return None
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(s|m|min|h)\s*", text)
-    if not m or float(m[1]) <= 0:
+    t = text.strip()
+    if t.endswith("m") and t[:-1].strip().replace(".", "", 1).isdigit():
+        t += "in"  # 30m -> 30min
+    try:
+        ns = native.parse_duration_ns(t)
+    except ValueError:
+        ns = 0
+    if ns <= 0:
         raise UsageError("SL001", f"--budget {text}: accepted: a duration above 0 in s, m or h (90s, 30m, 2h)")
-    return float(m[1]) * _BUDGET_UNITS[m[2]]
+    return ns / 1e9
 
 
 def cmd_difftest(args: argparse.Namespace) -> int:

@@ -75,7 +75,15 @@ from schedlab.qemu.machine import (
     qemu_args,
     resolve_layout,
 )
-from schedlab.qemu.oracle import KERNELS, Oracle, OracleError, find_oracle, kernel_for_version
+from schedlab.qemu.oracle import (
+    KERNELS,
+    Oracle,
+    OracleError,
+    find_oracle,
+    kernel_for_era,
+    kernel_for_summary,
+    kernel_for_version,
+)
 from schedlab.qemu.tools import TOOLS, ToolResult, run_tool, tool_binaries, tool_closure, tool_files, tools_in
 
 __all__ = [
@@ -108,6 +116,8 @@ __all__ = [
     "extract_report",
     "find_oracle",
     "init_script",
+    "kernel_for_era",
+    "kernel_for_summary",
     "kernel_for_version",
     "layout_from_machine",
     "layout_from_scenario",

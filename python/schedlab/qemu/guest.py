@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from schedlab import native
+from schedlab.overrides import Override, parse_set_arg
 from schedlab.qemu.initramfs import BEGIN_MARKER, END_MARKER, EXIT_MARKER, FileSource, build_initramfs
 from schedlab.qemu.machine import (
     DEFAULT_APPEND,
@@ -29,11 +31,10 @@ from schedlab.qemu.machine import (
     Layout,
     MachineLike,
     cpu_ranges,
-    layout_from_scenario,
     qemu_args,
     resolve_layout,
 )
-from schedlab.qemu.oracle import Oracle, OracleError, find_oracle, kernel_for_version
+from schedlab.qemu.oracle import Oracle, OracleError, find_oracle, kernel_for_summary
 
 __all__ = [
     "BootResult",
@@ -205,14 +206,8 @@ echo "=== SCHEDLAB-REPORT END ==="
 
 
 def parse_cpulist(text: str) -> list[int]:
-    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``."""
-    out: list[int] = []
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        a, _, b = part.partition("-")
-        out += list(range(int(a), int(b or a) + 1))
-    return out
+    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``, by the core's parser."""
+    return native.parse_cpulist(text)
 
 
 def probe(
@@ -275,6 +270,7 @@ def run_in_guest(
     runner: str | Path,
     *,
     kernel: str | None = None,
+    overrides: Sequence[Override] = (),
     shift: int = 0,
     timeout: float = 1800.0,
     extra_args: Sequence[str] = (),
@@ -282,20 +278,24 @@ def run_in_guest(
     keep: str | Path | None = None,
 ) -> dict[str, Any]:
     """Boot the scenario's machine on ``kernel`` (default: the oracle kernel
-    for the scenario's ``kernel.version``, see :func:`kernel_for_version`),
-    run ``RUNNER --serial /schedlab/scenario.toml`` at boot and return the
-    JSON it prints between the markers (plus ``"oracle": {kernel, release,
-    shift, wall_s}``). The runner must be a static executable."""
-    from schedlab.scenarios import parse_toml, read_text, resolve
+    for the scenario's fair-class era, see :func:`kernel_for_summary`), run
+    ``RUNNER --serial /schedlab/scenario.toml`` at boot and return the JSON it
+    prints between the markers (plus ``"oracle": {kernel, release, shift,
+    wall_s}``). The runner must be a static executable. The scenario is read
+    once, through the core, with ``overrides`` (``--set``) applied: the
+    machine booted, the kernel picked and the TOML the guest runs are all
+    the core's (an ``rtapp`` key expanded, so the guest needs no JSON file)."""
+    from schedlab.scenarios import read_text, resolve
 
     path = resolve(str(scenario))
-    text = read_text(path)
-    layout = layout_from_scenario(path)
+    text, source = read_text(path), str(path)
+    summary = native.check(text, source, overrides)
+    layout = Layout.from_summary(summary["machine"])
     if kernel is None:
-        version = str((parse_toml(text, str(path)).get("kernel") or {}).get("version", "6.1"))
-        kernel = kernel_for_version(version)
+        kernel = kernel_for_summary(summary)
+    resolved = native.scenario_toml(text, source, overrides)
     orc = oracle or find_oracle()
-    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": text.encode()}
+    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": resolved.encode()}
     program = ["/schedlab/runner", "--serial", "/schedlab/scenario.toml", *extra_args]
     res = boot(layout, kernel, program, files, shift=shift, timeout=timeout, oracle=orc, keep=keep)
     return _runner_doc(res, "report", kernel, shift, orc)
@@ -413,7 +413,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    doc = run_in_guest(args.scenario, args.runner, kernel=args.kernel,
+    overrides = [parse_set_arg(a) for a in getattr(args, "set", None) or []]
+    doc = run_in_guest(args.scenario, args.runner, kernel=args.kernel, overrides=overrides,
                        shift=0 if args.shift is None else args.shift, timeout=args.timeout or 1800.0,
                        keep=args.keep)  # fmt: skip
     print(json.dumps(doc, indent=2))

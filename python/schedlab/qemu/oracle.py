@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schedlab.errors import HostError
+from schedlab import native
+from schedlab.errors import HostError, UsageError
 from schedlab.kernels import ORACLE_KERNELS
 
-__all__ = ["KERNELS", "Oracle", "OracleError", "find_oracle", "kernel_for_version"]
+__all__ = [
+    "KERNELS",
+    "Oracle",
+    "OracleError",
+    "find_oracle",
+    "kernel_for_era",
+    "kernel_for_summary",
+    "kernel_for_version",
+]
 
 #: The kernels oracle-setup fetches: label -> what it stands for.
 KERNELS = ORACLE_KERNELS
@@ -26,12 +36,27 @@ _SETUP_HINT = "run `make oracle-setup` in the schedlab checkout (or set SCHEDLAB
 OracleError = HostError
 
 
+def kernel_for_era(fair: str) -> str:
+    """The oracle kernel standing for a fair-class era: 6.1 for CFS, 6.12
+    for EEVDF."""
+    return "6.12" if fair == "eevdf" else "6.1"
+
+
+def kernel_for_summary(summary: Mapping[str, Any]) -> str:
+    """The oracle kernel for a scenario, from the core's summary of it
+    (``native.check``: the version resolved, ``--set`` applied)."""
+    return kernel_for_era(str((summary.get("kernel") or {}).get("fair", "cfs")))
+
+
 def kernel_for_version(version: str) -> str:
-    """The oracle kernel standing for a scenario's ``kernel.version``: 6.1 (CFS)
-    before 6.6, 6.12 (EEVDF) from 6.6 on."""
-    parts = [int(x) for x in str(version).split(".")[:2] if x.isdigit()]
-    major, minor = [*parts, 0, 0][:2]
-    return "6.12" if (major, minor) >= (6, 6) else "6.1"
+    """The oracle kernel standing for a ``kernel.version``: the core reads the
+    version and says its fair-class era (its mechanisms table holds the 6.6
+    boundary). ``UsageError`` (SL001) if the core refuses the version."""
+    try:
+        info = native.kernel_version(str(version))
+    except ValueError as e:
+        raise UsageError("SL001", f"kernel version {e}") from None
+    return kernel_for_era(str(info["fair"]))
 
 
 @dataclass(frozen=True)

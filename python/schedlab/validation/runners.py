@@ -25,7 +25,7 @@ from schedlab.errors import TopologyError, UsageError
 from schedlab.metrics import MetricError, ReportView
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
-from schedlab.scenarios import parse_toml, read_text
+from schedlab.scenarios import read_text
 from schedlab.validation.suite import Entry
 
 __all__ = [
@@ -228,7 +228,7 @@ def qemu_real(kernel: str, progress: Callable[[str], None] = note) -> RealRunner
 
     def run(entry: Entry) -> Mapping[str, Any]:
         if entry.tool:
-            machine = parse_toml(read_text(entry.file), str(entry.file)).get("machine") or {}
+            machine = native.scenario_tree(read_text(entry.file), str(entry.file), []).get("machine") or {}
             res = qemu.run_tool(machine, kernel, list(entry.tool), shift=0, timeout=GUEST_TIMEOUT_S, oracle=orc)
             return {
                 "source": "real-tool",

@@ -2,12 +2,17 @@
 //! `overrides.rs`).
 //!
 //! Text -> TOML tree -> (drop the Python-only `experiment` and `variant`
-//! tables) -> apply overrides -> serde into the raw schema (unknown keys are
-//! errors, with their key path) -> `compile` into a validated `Scenario`
-//! whose every value has been checked with its key path.
+//! tables; expand `rtapp = "FILE.json"`) -> apply overrides -> serde into
+//! the raw schema (unknown keys are errors, with their key path) ->
+//! `compile` into a validated `Scenario` whose every value has been checked
+//! with its key path. An rt-app JSON workload (`rtapp.rs`) enters as the
+//! same tree, so the same validator checks it.
 
 pub mod catalog;
+pub mod describe;
+pub mod json;
 pub mod overrides;
+pub mod rtapp;
 
 use serde::Deserialize;
 
@@ -300,17 +305,59 @@ fn syntax_message(e: &toml::de::Error, text: &str) -> String {
     format!("line {line_no}, column {col}: {reason}{near}")
 }
 
-/// Parse, override and validate a scenario.
-pub fn load(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario> {
-    let mut root: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| SimError::Syntax { file: file.to_string(), message: syntax_message(&e, text) })?;
-    // Interpreted by the Python front end (experiments); ignored here.
-    root.remove("experiment");
-    root.remove("variant");
+/// What a scenario's text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A schedlab scenario (TOML).
+    Toml,
+    /// An rt-app JSON workload; the machine (and the kernel) come as
+    /// overrides (`machine.preset`, `kernel.version`).
+    RtApp,
+}
+
+/// A scenario's tree before validation: the TOML parsed (or the rt-app
+/// workload imported), the `experiment`/`variant` tables dropped, an
+/// `rtapp` key expanded and the overrides applied.
+pub fn tree(text: &str, file: &str, format: Format, overrides: &[(String, String)]) -> Result<toml::Table> {
+    let mut root = match format {
+        Format::RtApp => rtapp::workload_tree(text, file)?,
+        Format::Toml => {
+            let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| SimError::Syntax {
+                file: file.to_string(),
+                message: syntax_message(&e, text),
+            })?;
+            // Interpreted by the Python front end (experiments); ignored here.
+            root.remove("experiment");
+            root.remove("variant");
+            rtapp::expand(&mut root, file)?;
+            root
+        }
+    };
     for (k, v) in overrides {
         overrides::apply_override(&mut root, k, v, file)?;
     }
+    Ok(root)
+}
+
+/// [`tree`] as TOML text, self-contained (no `rtapp` key, the overrides
+/// applied): what a QEMU guest's runner reads. The core's one TOML writer.
+pub fn tree_toml(text: &str, file: &str, format: Format, overrides: &[(String, String)]) -> Result<String> {
+    let t = tree(text, file, format, overrides)?;
+    toml::to_string(&t).map_err(|e| SimError::internal(format!("{file}: the scenario as TOML: {e}")))
+}
+
+/// Parse, override and validate a scenario.
+pub fn load(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario> {
+    load_as(text, file, Format::Toml, overrides)
+}
+
+/// Parse (as `format`), override and validate a scenario.
+pub fn load_as(text: &str, file: &str, format: Format, overrides: &[(String, String)]) -> Result<Scenario> {
+    validate(tree(text, file, format, overrides)?, file)
+}
+
+/// Validate a scenario's tree (see [`tree`]).
+pub fn validate(root: toml::Table, file: &str) -> Result<Scenario> {
     require_tables(&root, file)?;
     let de = toml::Value::Table(root);
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| serde_error(e, file))?;
