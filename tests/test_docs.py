@@ -292,3 +292,27 @@ def test_relative_links_resolve() -> None:
                 elif anchor and check_anchor and dest.suffix == ".md" and anchor not in anchors(dest):
                     bad.append(f"{rel(page)}:{n}: {target}: no such heading")
     assert not bad, "\n".join(bad)
+
+
+#: Rust files the pages name as ones a developer would create.
+NEW_FILE_EXAMPLES = {"sched/deadline.rs"}
+RUST_FILE = re.compile(r"(?<![\w./-])((?:[a-z_0-9]+/)*[a-z_0-9]+\.rs)\b")
+
+
+def test_every_named_source_file_exists() -> None:
+    """A page that names a Rust file (`sched/core.rs`, `crates/.../lib.rs`)
+    names one that is there: the rooms move, and their pages move with them."""
+    src = REPO / "crates" / "schedlab-core" / "src"
+    bad = []
+    for page in pages():
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for m in RUST_FILE.finditer(line):
+                name = m.group(1)
+                if name in NEW_FILE_EXAMPLES:
+                    continue
+                here = [REPO / name, src / name, *(REPO / "crates").glob(f"*/src/{name}")]
+                if "/" not in name:
+                    here.extend(src.rglob(name))
+                if not any(p.exists() for p in here):
+                    bad.append(f"{rel(page)}:{n}: {name}")
+    assert bad == []

@@ -19,10 +19,7 @@
 //! exit latencies are not charged to anyone.
 
 use crate::idle::menu::IdleEntry;
-use crate::idle::IdleEntryAt;
-use crate::sched::sched::{CpuWindow, WindowKind};
-use crate::sched::task::TaskId;
-use crate::sim::Sim;
+use crate::idle::{Cpuidle, IdleEntryAt};
 
 /// The next timer of a CPU with no hrtimer armed. Deviation: the kernel's
 /// own timers (watchdogs, writeback, the clocksource watchdog, ...) are not
@@ -43,44 +40,34 @@ pub struct IdleExit {
     pub polling: bool,
 }
 
-impl Sim {
-    /// The CPU starts an idle period: after switching to its idle task
-    /// (`after_task`: the tick was running) or after an interrupt that woke
-    /// nothing on it (the tick stays as the last period left it).
-    #[inline(never)]
-    pub fn cpuidle_enter(&mut self, cpu: usize, after_task: bool) {
-        if !self.cpuidle.enabled() {
-            return;
-        }
-        let next_timer_at = self.next_timer_at(cpu);
-        let nr_iowaiters = self.rqs[cpu].nr_iowait;
-        let dev = &mut self.cpuidle.devs[cpu];
+impl Cpuidle {
+    /// CPU `cpu` starts an idle period at `now`, its next timer at
+    /// `next_timer_at`, `nr_iowaiters` tasks of it in iowait: after
+    /// switching to its idle task (`after_task`: the tick was running) or
+    /// after an interrupt that woke nothing on it (the tick stays as the
+    /// last period left it).
+    #[inline]
+    pub fn enter(&mut self, cpu: usize, now: u64, next_timer_at: u64, nr_iowaiters: u32, after_task: bool) {
+        let dev = &mut self.devs[cpu];
         if after_task {
             dev.tick_stopped = false;
         }
-        dev.entry = Some(IdleEntryAt { at: self.now, next_timer_at, nr_iowaiters });
+        dev.entry = Some(IdleEntryAt { at: now, next_timer_at, nr_iowaiters });
     }
 
-    /// tick_nohz_get_sleep_length(): when the CPU's next timer fires, from
-    /// the sleep hrtimers armed on it.
-    fn next_timer_at(&self, cpu: usize) -> u64 {
-        let far = self.now.saturating_add(NO_TIMER_NS);
-        self.rqs[cpu].hrtimers.iter().map(|&(at, _)| at).min().map_or(far, |t| t.min(far))
-    }
-
-    /// The CPU leaves its idle period now. None if it was not in one (no
-    /// driver, already awake, or an interrupt handler has it).
-    pub fn cpuidle_exit(&mut self, cpu: usize) -> Option<IdleExit> {
-        let entry = self.cpuidle.devs.get_mut(cpu)?.entry.take()?;
-        if entry.at == self.now {
+    /// CPU `cpu` leaves its idle period at `now` (the tick every `tick_ns`).
+    /// None if it was not in one (no driver, already awake, or an interrupt
+    /// handler has it).
+    pub fn exit(&mut self, cpu: usize, now: u64, tick_ns: u64) -> Option<IdleExit> {
+        let entry = self.devs.get_mut(cpu)?.entry.take()?;
+        if entry.at == now {
             // Woken before it got as far as cpuidle: still polling.
             return Some(IdleExit { exit_latency_ns: 0, polling: true });
         }
-        let table = self.cpuidle.table.expect("a device without a table");
+        let table = self.table.expect("a device without a table");
         let states = table.states();
-        let tick = self.cfg.tick_ns;
-        let now = self.now;
-        let dev = &mut self.cpuidle.devs[cpu];
+        let tick = tick_ns;
+        let dev = &mut self.devs[cpu];
         let mut at = entry.at;
         let tick_stopped = dev.tick_stopped;
         let mut replays = 0;
@@ -109,47 +96,5 @@ impl Sim {
             dev.tick_stopped = choice.stop_tick || tick_first;
             return Some(IdleExit { exit_latency_ns: s.exit_latency_ns, polling: s.polling });
         }
-    }
-
-    /// A task is being woken onto `cpu` (from `from`): with a cpuidle
-    /// driver, an idle CPU pays its state's exit latency and, unless it was
-    /// polling, the IPI: the CPU runs its next task only after both
-    /// (`Rq::busy_until`); a busy remote CPU pays the IPI in the wakee's
-    /// debt, as without a driver.
-    #[inline(never)]
-    pub(crate) fn wakeup_idle_cost_cpuidle(&mut self, tid: TaskId, from: usize, cpu: usize) {
-        let ipi = self.cfg.costs.wakeup_ipi_ns;
-        match self.cpuidle_exit(cpu) {
-            Some(x) => {
-                let wake = x.exit_latency_ns + if cpu != from && !x.polling { ipi } else { 0 };
-                self.idle_exit_window(cpu, wake);
-            }
-            None if cpu != from && self.rqs[cpu].curr.is_some() => {
-                let t = &mut self.tasks[tid];
-                t.cs_debt += ipi;
-                t.stats.wake_cost += ipi;
-            }
-            None => {}
-        }
-    }
-
-    /// The idle CPU switches to a task for another reason than a wakeup
-    /// (a task pulled onto it, a new task): it leaves its idle state.
-    #[inline(never)]
-    pub(crate) fn cpuidle_exit_to(&mut self, cpu: usize) {
-        if let Some(x) = self.cpuidle_exit(cpu) {
-            self.idle_exit_window(cpu, x.exit_latency_ns);
-        }
-    }
-
-    /// The CPU spends `wake` ns coming out of its idle state: idle time,
-    /// after which it may run a task.
-    fn idle_exit_window(&mut self, cpu: usize, wake: u64) {
-        if wake == 0 {
-            return;
-        }
-        let end = self.now + wake;
-        self.rqs[cpu].windows.push(CpuWindow { start: self.now, end, kind: WindowKind::Idle });
-        self.rqs[cpu].busy_until = self.rqs[cpu].busy_until.max(end);
     }
 }

@@ -1,10 +1,13 @@
 //! Models kernel/sched/idle.c: the idle class, lowest of all, whose only
 //! task is each CPU's idle task. In the model a CPU with `rq.curr == None`
-//! runs its idle task (see `sched/class.rs`). What the CPU does while idle
-//! (cpuidle states, their exit latency) belongs in `idle/` (cpuidle), not
-//! here.
+//! runs its idle task (see `sched/class.rs`). The idle loop's calls into
+//! cpuidle (cpuidle_idle_call: enter a state, leave it when woken, and what
+//! leaving costs the runqueue) are here; the states, the governor and their
+//! bookkeeping are `idle/`, which knows nothing of the runqueues.
 
+use crate::idle::cpuidle::{IdleExit, NO_TIMER_NS};
 use crate::sched::class::{IdleSchedClass, Pick, SchedClassOps, WakeSource};
+use crate::sched::sched::{CpuWindow, WindowKind};
 use crate::sched::task::TaskId;
 use crate::sim::Sim;
 
@@ -36,5 +39,71 @@ impl Sim {
         self.rqs[cpu].idle_stamp = Some(self.now);
         self.update_idle_core(cpu);
         self.cpuidle_enter(cpu, true);
+    }
+
+    /// cpuidle_idle_call(): `cpu` starts an idle period, after switching to
+    /// its idle task (`after_task`) or after an interrupt that woke nothing
+    /// on it; the cpuidle core (idle/) records what its governor will know.
+    #[inline(never)]
+    pub fn cpuidle_enter(&mut self, cpu: usize, after_task: bool) {
+        if !self.cpuidle.enabled() {
+            return;
+        }
+        let next_timer_at = self.next_timer_at(cpu);
+        self.cpuidle.enter(cpu, self.now, next_timer_at, self.rqs[cpu].nr_iowait, after_task);
+    }
+
+    /// tick_nohz_get_sleep_length(): when the CPU's next timer fires, from
+    /// the sleep hrtimers armed on it.
+    fn next_timer_at(&self, cpu: usize) -> u64 {
+        let far = self.now.saturating_add(NO_TIMER_NS);
+        self.rqs[cpu].hrtimers.iter().map(|&(at, _)| at).min().map_or(far, |t| t.min(far))
+    }
+
+    /// The CPU leaves its idle period now (idle/cpuidle.rs).
+    pub fn cpuidle_exit(&mut self, cpu: usize) -> Option<IdleExit> {
+        self.cpuidle.exit(cpu, self.now, self.cfg.tick_ns)
+    }
+
+    /// A task is being woken onto `cpu` (from `from`): with a cpuidle
+    /// driver, an idle CPU pays its state's exit latency and, unless it was
+    /// polling, the IPI: the CPU runs its next task only after both
+    /// (`Rq::busy_until`); a busy remote CPU pays the IPI in the wakee's
+    /// debt, as without a driver.
+    #[inline(never)]
+    pub(crate) fn wakeup_idle_cost_cpuidle(&mut self, tid: TaskId, from: usize, cpu: usize) {
+        let ipi = self.cfg.costs.wakeup_ipi_ns;
+        match self.cpuidle_exit(cpu) {
+            Some(x) => {
+                let wake = x.exit_latency_ns + if cpu != from && !x.polling { ipi } else { 0 };
+                self.idle_exit_window(cpu, wake);
+            }
+            None if cpu != from && self.rqs[cpu].curr.is_some() => {
+                let t = &mut self.tasks[tid];
+                t.cs_debt += ipi;
+                t.stats.wake_cost += ipi;
+            }
+            None => {}
+        }
+    }
+
+    /// The idle CPU switches to a task for another reason than a wakeup
+    /// (a task pulled onto it, a new task): it leaves its idle state.
+    #[inline(never)]
+    pub(crate) fn cpuidle_exit_to(&mut self, cpu: usize) {
+        if let Some(x) = self.cpuidle_exit(cpu) {
+            self.idle_exit_window(cpu, x.exit_latency_ns);
+        }
+    }
+
+    /// The CPU spends `wake` ns coming out of its idle state: idle time,
+    /// after which it may run a task.
+    fn idle_exit_window(&mut self, cpu: usize, wake: u64) {
+        if wake == 0 {
+            return;
+        }
+        let end = self.now + wake;
+        self.rqs[cpu].windows.push(CpuWindow { start: self.now, end, kind: WindowKind::Idle });
+        self.rqs[cpu].busy_until = self.rqs[cpu].busy_until.max(end);
     }
 }
