@@ -1,7 +1,7 @@
 """Render the report's schema (the Rust types of ``crates/schedlab-core/src/report.rs``,
 exported by ``schedlab._native.report_schema()``) as ``docs/report.md`` and as
 ``python/schedlab/report_types.py``. ``scripts/gen-report-types`` writes both;
-``tests/test_report_schema.py`` fails when either is stale.
+``tests/core/test_report_schema.py`` fails when either is stale.
 
 Each documented type is one section of docs/report.md, headed by its name and
 the key paths where it appears (``tasks[]`` for the elements of ``tasks``), with

@@ -3,7 +3,7 @@ core's own lists (``schedlab._native.catalog()``): kernel versions, machine
 presets, sched features and sysctls with their defaults per version.
 
 Each sits between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->``;
-``scripts/gen-scenario-tables`` rewrites them and tests/test_docs.py checks
+``scripts/gen-scenario-tables`` rewrites them and tests/repo/test_docs.py checks
 that they are current (and that the hand-written key tables list exactly the
 keys the core accepts).
 """

@@ -2,7 +2,7 @@
 //! accepts (from the serde structs themselves), the program ops, the
 //! kernel versions, machine presets, sched features and sysctls.
 //! `schedlab._native.catalog()` hands it to Python, and
-//! tests/test_docs.py holds docs/scenario.md to it, so the two cannot drift.
+//! tests/repo/test_docs.py holds docs/scenario.md to it, so the two cannot drift.
 
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::{json, Value};

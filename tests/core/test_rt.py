@@ -242,7 +242,7 @@ def test_rt_affinity_is_respected() -> None:
 
 
 # One idle CPU serving several waiting RT tasks of equal priority in turn
-# (found by tests/test_properties.py): each pull sends the push IPI, each
+# (found by tests/core/test_properties.py): each pull sends the push IPI, each
 # push moves one task, and the last one waits longer than one push round in
 # all. That is progress, not a stuck chain; the checker's window restarts
 # with every RT migration.
@@ -279,7 +279,7 @@ def test_an_rt_push_chain_serving_waiters_in_turn_is_not_a_violation() -> None:
 
 
 # A task forked into a group pinned to CPU 0 by a parent on CPU 1, on 2.6.24
-# (found by tests/test_properties.py): the RT class kept the parent's CPU.
+# (found by tests/core/test_properties.py): the RT class kept the parent's CPU.
 # select_task_rq() sends a CPU outside the mask to select_fallback_rq.
 FORK_INTO_A_PINNED_GROUP = """
 name = "fork-pinned"

@@ -19,7 +19,7 @@ from _tools import real_tool
 
 pytestmark = pytest.mark.native
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "target" / "html-screenshots"
 EXPERIMENTS = (
     "ktask-nice",

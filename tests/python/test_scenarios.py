@@ -10,7 +10,7 @@ from conftest import RunCli
 from schedlab.errors import ScenarioError, UsageError
 from schedlab.scenarios import ENV_VAR, bundled, parse_toml, read_text, resolve, scenarios_dir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ def test_wait_time_survives_a_migration(tmp_path: Path) -> None:
 
 # A task starts with a context switch's worth of debt, and the warm-up ends
 # 1 us in, while that debt is unsettled. The switch must be system time from
-# the start, not moved out of %usr afterwards (found by tests/test_properties.py:
+# the start, not moved out of %usr afterwards (found by tests/core/test_properties.py:
 # the invariant checker saw %usr go backwards over the window).
 SWITCH_AT_WARMUP = """
 name = "switch-at-warmup"
@@ -79,7 +79,7 @@ def test_a_switch_across_the_warmup_is_system_time(seed: int) -> None:
     assert cpu["usr_ns"] + cpu["nice_ns"] + cpu["sys_ns"] + cpu["idle_ns"] == 1_000_000  # the window
 
 
-# Four tasks meet at a barrier twice at t = 0 (found by tests/test_properties.py).
+# Four tasks meet at a barrier twice at t = 0 (found by tests/core/test_properties.py).
 # The last to arrive at the second barrier wakes one that has blocked but is
 # still on its CPU (its switch pending in the same instant): the wakeup waits
 # for the switch, as try_to_wake_up waits for p->on_cpu, instead of moving a

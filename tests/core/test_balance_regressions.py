@@ -11,7 +11,7 @@ import schedlab
 
 pytestmark = pytest.mark.native
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("version", ["6.1", "6.6", "6.12"])

@@ -6,7 +6,7 @@ the same bytes both times.
 Hypothesis draws the scenarios. CI runs ``SCHEDLAB_PROPERTY_EXAMPLES``
 examples (default 500); the closing-note campaign ran 10,000::
 
-    SCHEDLAB_PROPERTY_EXAMPLES=10000 .venv/bin/pytest -q tests/test_properties.py
+    SCHEDLAB_PROPERTY_EXAMPLES=10000 .venv/bin/pytest -q tests/core/test_properties.py
 
 ``SCHEDLAB_PROPERTY_RANDOM=1`` draws new examples instead of CI's fixed ones.
 

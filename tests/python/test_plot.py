@@ -18,7 +18,7 @@ pytestmark = pytest.mark.native
 
 from schedlab.plot import plot_files  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

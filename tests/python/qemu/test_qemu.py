@@ -19,7 +19,7 @@ from schedlab import qemu
 from schedlab.errors import TopologyError, UsageError
 from schedlab.qemu import BEGIN_MARKER, END_MARKER, CpioEntry
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # --------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pytest
 from schedlab import qemu
 from schedlab.qemu import elf, tools
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 LIBDIR = "/lib/x86_64-linux-gnu"
 

@@ -20,7 +20,7 @@ from schedlab.errors import UsageError
 
 pytestmark = pytest.mark.native
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 _LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(?:\S+\s+)?(\d+\.\d+):\s+(\w+):\s+(.*)$")
 
 #: (scenario, overrides): between them every event the trace has: wakeups

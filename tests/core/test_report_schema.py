@@ -17,7 +17,7 @@ from schedlab import _report_schema as rs
 
 pytestmark = pytest.mark.native
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_generated_files_are_current() -> None:

@@ -8,7 +8,7 @@ pyarrow and an --out that cannot be a directory are refused before any
 work, the sweep's size is checked by arithmetic before anything is
 expanded, and Hypothesis throws random specs at the parser (a clean
 SchedlabError or a spec whose rows fit its schema, nothing else). The
-SIGKILL chaos test is tests/test_sweep_chaos.py."""
+SIGKILL chaos test is tests/python/test_sweep_chaos.py."""
 
 from __future__ import annotations
 

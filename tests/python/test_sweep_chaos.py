@@ -10,7 +10,7 @@ start-up, so kills land in runs, in journal appends and in part writes.
 CI kills it ``SCHEDLAB_CHAOS_ITERATIONS`` times (default 4); the
 closing-note campaign runs 100::
 
-    SCHEDLAB_CHAOS_ITERATIONS=100 .venv/bin/pytest -q tests/test_sweep_chaos.py
+    SCHEDLAB_CHAOS_ITERATIONS=100 .venv/bin/pytest -q tests/python/test_sweep_chaos.py
 
 The kill moments come from ``random.Random(SCHEDLAB_CHAOS_SEED)`` (default 35).
 """

@@ -15,7 +15,7 @@ from schedlab.frames import parse_ftrace
 pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.native
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
