@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_experiment import EXPERIMENT, ToyKernel
+from test_report import REPORT
 
 import schedlab
 from conftest import TINY, RunCli
 from schedlab import cli
 from schedlab.errors import InternalError, ScenarioError
-from test_experiment import EXPERIMENT, ToyKernel
-from test_report import REPORT
 
 NATIVE = pytest.mark.native
 pytestmark = NATIVE
