@@ -18,6 +18,8 @@ use crate::engine::time::Instant;
 use crate::sched::sched::{CpuWindow, WindowKind};
 use crate::sim::Sim;
 
+pub mod blk;
+
 pub use crate::engine::event::IrqAction;
 
 impl Sim {

@@ -8,9 +8,9 @@
 use crate::kernel::workqueue::KTASK_WQ;
 use crate::kthread::KtaskJob;
 use crate::kthread::WorkDone;
+use crate::program::{Op, Program};
 use crate::sched::task::{KtaskRole, TaskId, TaskState};
 use crate::sim::Sim;
-use crate::workload::{Op, Program};
 
 /// KTASK_LOAD_BAL_SHIFT: about four chunks per thread.
 pub const KTASK_LOAD_BAL_SHIFT: u32 = 2;

@@ -16,8 +16,8 @@
 
 use crate::engine::rng::Dist;
 use crate::kthread::WorkDone;
+use crate::program::{Op, Program};
 use crate::sim::Sim;
-use crate::workload::{Op, Program};
 
 /// The index of mm_percpu_wq among the system workqueues
 /// (kernel::workqueue::WorkqueueDef::system()).

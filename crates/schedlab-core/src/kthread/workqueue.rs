@@ -33,10 +33,10 @@ use crate::kthread::{
     WorkDone, WorkItem, Worker, WorkerPool, WORKER_CPU_INTENSIVE, WORKER_IDLE, WORKER_NOT_RUNNING, WORKER_PREP,
     WORKER_UNBOUND,
 };
+use crate::program::{Program, TaskGroup};
 use crate::sched::prio::Policy;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sim::Sim;
-use crate::workload::{Program, TaskGroup};
 
 /// HIGHPRI_NICE_LEVEL: MIN_NICE.
 pub const HIGHPRI_NICE_LEVEL: i32 = -20;
@@ -282,7 +282,7 @@ impl Sim {
         self.worker_clr_flags(w, WORKER_CPU_INTENSIVE);
         let cpu = self.tasks[tid].cpu;
         if let Some(req) = item.done.submit {
-            self.submit_bio(req, cpu); // block/blk_mq.rs
+            self.block.submit_bio(req, cpu, self.now, &mut self.q); // block/blk_mq.rs
         }
         if let Some(waiter) = item.done.wake {
             self.try_to_wake_up(waiter, cpu, true);
@@ -417,7 +417,7 @@ impl Sim {
     }
 
     /// The op of the work item the worker runs at `pc`, if any.
-    pub(crate) fn worker_op(&self, tid: TaskId, pc: usize) -> Option<crate::workload::Op> {
+    pub(crate) fn worker_op(&self, tid: TaskId, pc: usize) -> Option<crate::program::Op> {
         let w = self.tasks[tid].worker?;
         let work = self.kthreads.workers[w].current?;
         let program = self.kthreads.works[work].as_ref()?.program;

@@ -6,32 +6,34 @@ use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::mm::{watermark, Kswapd, KswapdState, KswapdThreads, Lru, MemoryStart, Pgdat, ScanControl, PAGE_SIZE};
+use crate::program::{Op, Program, TaskGroup};
 use crate::sched::prio::Policy;
 use crate::sim::Sim;
-use crate::workload::{Op, Program, TaskGroup};
 
 impl Sim {
     /// Boot the memory model when the scenario uses it (a buffered or
     /// direct `read` op, `[kernel.vm]` or `[memory]`): the nodes' memory
     /// and watermarks (init_per_zone_wmark_min), the page cache it starts
     /// with, and the kswapd threads (kswapd_run).
-    pub(crate) fn mm_init(&mut self, sc: &crate::scenario::Scenario) -> Result<(), SimError> {
-        let used = !sc.read_ops.is_empty() || sc.kernel.vm_given || sc.memory.is_some();
-        self.mm.zswap = sc.zswap;
-        self.mm.rr = vec![0; sc.read_ops.len()];
+    /// `memory`: the scenario's `[memory]` page cache; `zswap`: its swap.
+    pub(crate) fn mm_init(&mut self, memory: Option<MemoryStart>, zswap: bool) -> Result<(), SimError> {
+        let nr_read_ops = self.wl.read_ops.len();
+        let used = nr_read_ops > 0 || self.cfg.vm_given || memory.is_some();
+        self.mm.zswap = zswap;
+        self.mm.rr = vec![0; nr_read_ops];
         if !used {
             return Ok(());
         }
         let mech = &self.cfg.mech;
         let mut cfg = self.cfg.vm.clone();
-        if let Some(start) = sc.memory {
+        if let Some(start) = memory {
             cfg.start = start;
         }
         let nodes = self.machine.nr_nodes;
         let bytes = self.machine.memory_bytes;
         if bytes == 0 {
             return Err(SimError::bad_value(
-                &sc.source,
+                &self.source,
                 "machine.memory",
                 "the machine has no memory size, and the scenario reads files or sets [kernel.vm]",
                 "a size, e.g. \"756GiB\" (the presets have one)",

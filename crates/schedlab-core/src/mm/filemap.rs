@@ -63,8 +63,8 @@ impl Sim {
     fn submit_read(&mut self, tid: TaskId, disk: usize, bytes: u64) {
         use crate::block::{BioOp, EndIo};
         let here = self.tasks[tid].cpu;
-        let req = self.blk_alloc_request(disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
-        self.submit_bio(req, here);
+        let req = self.block.alloc_request(self.now, disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
+        self.block.submit_bio(req, here, self.now, &mut self.q);
         self.mm.ev.pgpgin_kb += bytes / 1024;
         self.io_block(tid, true);
     }

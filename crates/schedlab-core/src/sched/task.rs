@@ -259,3 +259,35 @@ impl Task {
         }
     }
 }
+
+impl crate::trace::Traced for Task {
+    #[inline]
+    fn comm(&self) -> &str {
+        &self.comm
+    }
+
+    #[inline]
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    #[inline]
+    fn prio(&self) -> i32 {
+        Task::prio(self)
+    }
+
+    #[inline]
+    fn switch_state(&self) -> &'static str {
+        match self.state {
+            TaskState::Runnable => "R",
+            TaskState::Dead => "X",
+            _ => "S",
+        }
+    }
+}
+
+impl<'a> From<Option<&'a Task>> for crate::trace::Ctx<'a> {
+    fn from(t: Option<&'a Task>) -> Self {
+        t.map_or(crate::trace::Ctx::Idle, |t| crate::trace::Ctx::Task(t))
+    }
+}

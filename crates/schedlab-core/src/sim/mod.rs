@@ -251,7 +251,7 @@ impl Sim {
             rt_inv_since: std::cell::Cell::new(None),
         };
         sim.create_housekeeping();
-        sim.mm_init(sc)?;
+        sim.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {

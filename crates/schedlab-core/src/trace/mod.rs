@@ -11,7 +11,6 @@ pub mod tracedat;
 
 use std::io::Write;
 
-use crate::sched::task::Task;
 use perfetto::{put_int, put_str, Perfetto};
 use sink::Sink;
 use tracedat::{Payload, TraceDat};
@@ -36,21 +35,27 @@ fn fnv(h: &mut u64, v: u64) {
     *h ^= *h >> 29;
 }
 
+/// What a tracepoint records of a task (TP_fast_assign's comm, pid and
+/// prio, and the state sched_switch prints for it as prev): the task's room
+/// (`sched/task.rs`) says, so the tracepoints need nothing of it.
+pub trait Traced: std::fmt::Debug {
+    fn comm(&self) -> &str;
+    fn pid(&self) -> u32;
+    /// The kernel prio (0..139: RT below 100).
+    fn prio(&self) -> i32;
+    /// sched_switch's prev_state: "R" still runnable, "X" dead, "S" asleep.
+    fn switch_state(&self) -> &'static str;
+}
+
 /// Who runs a traced event's code on its CPU, as the comm-pid column and
 /// sched_switch's prev/next show it.
 #[derive(Debug, Clone, Copy)]
 pub enum Ctx<'a> {
     /// The idle task (`<idle>-0`, `swapper/N`).
     Idle,
-    Task(&'a Task),
+    Task(&'a dyn Traced),
     /// The per-CPU stopper, `migration/N`, while it runs an active balance.
     Stopper,
-}
-
-impl<'a> From<Option<&'a Task>> for Ctx<'a> {
-    fn from(t: Option<&'a Task>) -> Self {
-        t.map_or(Ctx::Idle, Ctx::Task)
-    }
 }
 
 /// The pid shown for migration/N. Deviation: a stand-in (the kernel's is
@@ -65,7 +70,7 @@ impl Ctx<'_> {
     fn switch_side(self, cpu: usize) -> (String, u32, i32) {
         match self {
             Ctx::Idle => (format!("swapper/{cpu}"), 0, 120),
-            Ctx::Task(t) => (t.comm.clone(), t.pid, t.prio()),
+            Ctx::Task(t) => (t.comm().to_string(), t.pid(), t.prio()),
             Ctx::Stopper => (format!("migration/{cpu}"), stopper_pid(cpu), 0),
         }
     }
@@ -73,17 +78,17 @@ impl Ctx<'_> {
     fn pid(self, cpu: usize) -> u32 {
         match self {
             Ctx::Idle => 0,
-            Ctx::Task(t) => t.pid,
+            Ctx::Task(t) => t.pid(),
             Ctx::Stopper => stopper_pid(cpu),
         }
     }
 }
 
 /// A wakeup-style event message: comm, pid, prio, success = 1, target_cpu.
-fn wakeup_fields(p: &Task, target_cpu: usize) -> Vec<u8> {
+fn wakeup_fields(p: &dyn Traced, target_cpu: usize) -> Vec<u8> {
     let mut f = Vec::with_capacity(32);
-    put_str(&mut f, 1, &p.comm);
-    put_int(&mut f, 2, p.pid as i64);
+    put_str(&mut f, 1, p.comm());
+    put_int(&mut f, 2, p.pid() as i64);
     put_int(&mut f, 3, p.prio() as i64);
     put_int(&mut f, 4, 1);
     put_int(&mut f, 5, target_cpu as i64);
@@ -120,7 +125,7 @@ impl Trace {
     fn dat(&mut self, now: u64, cpu: usize, who: Ctx, id: u16, fill: impl FnOnce(Payload) -> Payload) {
         let Some(d) = self.dat.as_mut() else { return };
         match who {
-            Ctx::Task(t) => d.comm(t.pid, &t.comm),
+            Ctx::Task(t) => d.comm(t.pid(), t.comm()),
             Ctx::Stopper => d.comm(stopper_pid(cpu), &format!("migration/{cpu}")),
             Ctx::Idle => {}
         }
@@ -160,7 +165,7 @@ impl Trace {
             let stopper;
             let (comm, pid) = match who {
                 Ctx::Idle => ("<idle>", 0),
-                Ctx::Task(w) => (w.comm.as_str(), w.pid),
+                Ctx::Task(w) => (w.comm(), w.pid()),
                 Ctx::Stopper => {
                     stopper = format!("migration/{cpu}");
                     (stopper.as_str(), stopper_pid(cpu))
@@ -182,9 +187,8 @@ impl Trace {
         }
         let ((pc, pp, pprio), (nc, np, nprio)) = (prev.switch_side(cpu), next.switch_side(cpu));
         let pstate = match prev {
-            Ctx::Task(t) if t.state == crate::sched::task::TaskState::Runnable => "R",
-            Ctx::Task(t) if t.state == crate::sched::task::TaskState::Dead => "X",
-            Ctx::Task(_) | Ctx::Stopper => "S",
+            Ctx::Task(t) => t.switch_state(),
+            Ctx::Stopper => "S",
             Ctx::Idle => "R",
         };
         if let Some(pf) = self.pf.as_mut() {
@@ -199,7 +203,7 @@ impl Trace {
             pf.event(cpu, now, pp, perfetto::SCHED_SWITCH, &f);
         }
         if let (Some(d), Ctx::Task(t)) = (self.dat.as_mut(), next) {
-            d.comm(t.pid, &t.comm);
+            d.comm(t.pid(), t.comm());
         }
         let state = match pstate {
             "S" => tracedat::STATE_S,
@@ -215,10 +219,10 @@ impl Trace {
     /// hrtimer_start of a task's sleep timer (the kernel's hrtimer event;
     /// the timer address is a stand-in derived from the pid). `expires` is
     /// the hard expiry, `softexpires` the one asked for.
-    pub fn hrtimer_start(&mut self, now: u64, cpu: usize, p: &Task, softexpires: u64, expires: u64) {
-        self.rec(6, now, cpu, p.pid as u64, softexpires);
+    pub fn hrtimer_start(&mut self, now: u64, cpu: usize, p: &dyn Traced, softexpires: u64, expires: u64) {
+        self.rec(6, now, cpu, p.pid() as u64, softexpires);
         self.dat(now, cpu, Ctx::Task(p), tracedat::HRTIMER_START, |f| {
-            f.u64(0xffff_8880_0000_0000u64 | (p.pid as u64) << 12)
+            f.u64(0xffff_8880_0000_0000u64 | (p.pid() as u64) << 12)
                 .u64(tracedat::HRTIMER_WAKEUP_ADDR)
                 .u64(expires)
                 .u64(softexpires)
@@ -230,7 +234,7 @@ impl Trace {
             Ctx::Task(p),
             format_args!(
                 "hrtimer_start: hrtimer={:016x} function=hrtimer_wakeup expires={} softexpires={} mode=ABS",
-                0xffff_8880_0000_0000u64 | (p.pid as u64) << 12,
+                0xffff_8880_0000_0000u64 | (p.pid() as u64) << 12,
                 expires,
                 softexpires
             ),
@@ -239,56 +243,64 @@ impl Trace {
 
     /// sched_wakeup (and, in the Perfetto stream, sched_waking, the event
     /// Perfetto builds thread states from).
-    pub fn sched_wakeup(&mut self, now: u64, cpu: usize, p: &Task) {
-        self.rec(2, now, cpu, p.pid as u64, 0);
+    pub fn sched_wakeup(&mut self, now: u64, cpu: usize, p: &dyn Traced) {
+        self.rec(2, now, cpu, p.pid() as u64, 0);
         if let Some(pf) = self.pf.as_mut() {
             let f = wakeup_fields(p, cpu);
             pf.event(cpu, now, 0, perfetto::SCHED_WAKING, &f);
             pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP, &f);
         }
         self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP, |f| {
-            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64).i32(cpu as i64)
+            f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(cpu as i64)
         });
         self.line(
             now,
             cpu,
             Ctx::Idle,
-            format_args!("sched_wakeup: comm={} pid={} prio={} target_cpu={:03}", p.comm, p.pid, p.prio(), cpu),
+            format_args!("sched_wakeup: comm={} pid={} prio={} target_cpu={:03}", p.comm(), p.pid(), p.prio(), cpu),
         );
     }
 
-    pub fn sched_wakeup_new(&mut self, now: u64, cpu: usize, p: &Task) {
-        self.rec(3, now, cpu, p.pid as u64, 0);
+    pub fn sched_wakeup_new(&mut self, now: u64, cpu: usize, p: &dyn Traced) {
+        self.rec(3, now, cpu, p.pid() as u64, 0);
         if let Some(pf) = self.pf.as_mut() {
             pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP_NEW, &wakeup_fields(p, cpu));
         }
         self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP_NEW, |f| {
-            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64).i32(cpu as i64)
+            f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(cpu as i64)
         });
         self.line(
             now,
             cpu,
             Ctx::Idle,
-            format_args!("sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03}", p.comm, p.pid, p.prio(), cpu),
+            format_args!("sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03}", p.comm(), p.pid(), p.prio(), cpu),
         );
     }
 
     /// sched_migrate_task, written as the CPU that runs set_task_cpu() sees
     /// it: `exec_cpu` in context `who` (the waker, the pulling CPU's current
     /// or idle task, the stopper of an active balance, the pushing CPU).
-    pub fn sched_migrate_task(&mut self, now: u64, exec_cpu: usize, who: Ctx, p: &Task, orig: usize, dest: usize) {
-        self.rec(4, now, orig, p.pid as u64, dest as u64);
+    pub fn sched_migrate_task(
+        &mut self,
+        now: u64,
+        exec_cpu: usize,
+        who: Ctx,
+        p: &dyn Traced,
+        orig: usize,
+        dest: usize,
+    ) {
+        self.rec(4, now, orig, p.pid() as u64, dest as u64);
         if let Some(pf) = self.pf.as_mut() {
             let mut f = Vec::with_capacity(32);
-            put_str(&mut f, 1, &p.comm);
-            put_int(&mut f, 2, p.pid as i64);
+            put_str(&mut f, 1, p.comm());
+            put_int(&mut f, 2, p.pid() as i64);
             put_int(&mut f, 3, p.prio() as i64);
             put_int(&mut f, 4, orig as i64);
             put_int(&mut f, 5, dest as i64);
             pf.event(exec_cpu, now, who.pid(exec_cpu), perfetto::SCHED_MIGRATE_TASK, &f);
         }
         self.dat(now, exec_cpu, who, tracedat::SCHED_MIGRATE_TASK, |f| {
-            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64).i32(orig as i64).i32(dest as i64)
+            f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(orig as i64).i32(dest as i64)
         });
         self.line(
             now,
@@ -296,8 +308,8 @@ impl Trace {
             who,
             format_args!(
                 "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
-                p.comm,
-                p.pid,
+                p.comm(),
+                p.pid(),
                 p.prio(),
                 orig,
                 dest
@@ -305,24 +317,24 @@ impl Trace {
         );
     }
 
-    pub fn sched_process_exit(&mut self, now: u64, cpu: usize, p: &Task) {
-        self.rec(5, now, cpu, p.pid as u64, 0);
+    pub fn sched_process_exit(&mut self, now: u64, cpu: usize, p: &dyn Traced) {
+        self.rec(5, now, cpu, p.pid() as u64, 0);
         if let Some(pf) = self.pf.as_mut() {
             let mut f = Vec::with_capacity(32);
-            put_str(&mut f, 1, &p.comm);
-            put_int(&mut f, 2, p.pid as i64);
-            put_int(&mut f, 3, p.pid as i64);
+            put_str(&mut f, 1, p.comm());
+            put_int(&mut f, 2, p.pid() as i64);
+            put_int(&mut f, 3, p.pid() as i64);
             put_int(&mut f, 4, p.prio() as i64);
-            pf.event(cpu, now, p.pid, perfetto::SCHED_PROCESS_EXIT, &f);
+            pf.event(cpu, now, p.pid(), perfetto::SCHED_PROCESS_EXIT, &f);
         }
         self.dat(now, cpu, Ctx::Task(p), tracedat::SCHED_PROCESS_EXIT, |f| {
-            f.comm(&p.comm).i32(p.pid as i64).i32(p.prio() as i64)
+            f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64)
         });
         self.line(
             now,
             cpu,
             Ctx::Task(p),
-            format_args!("sched_process_exit: comm={} pid={} prio={}", p.comm, p.pid, p.prio()),
+            format_args!("sched_process_exit: comm={} pid={} prio={}", p.comm(), p.pid(), p.prio()),
         );
     }
 
@@ -333,8 +345,8 @@ impl Trace {
     /// kernels print gfp_flags where 4.16 prints may_writepage and
     /// classzone_idx). The Perfetto stream has the four events its
     /// FtraceEvent knows (not mm_vmscan_wakeup_kswapd), without gfp_flags.
-    pub fn mm_vmscan(&mut self, now: u64, cpu: usize, p: &Task, kind: MmVmscan, a: u64) {
-        self.rec(10 + kind as u64, now, cpu, p.pid as u64, a);
+    pub fn mm_vmscan(&mut self, now: u64, cpu: usize, p: &dyn Traced, kind: MmVmscan, a: u64) {
+        self.rec(10 + kind as u64, now, cpu, p.pid() as u64, a);
         // ZONE_NORMAL's index with DMA and DMA32 below it.
         let zid = 2;
         if let Some(pf) = self.pf.as_mut() {
@@ -362,7 +374,7 @@ impl Trace {
                 MmVmscan::WakeupKswapd => None,
             };
             if let Some(id) = id {
-                pf.event(cpu, now, p.pid, id, &f);
+                pf.event(cpu, now, p.pid(), id, &f);
             }
         }
         match kind {

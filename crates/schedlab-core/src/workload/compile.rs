@@ -12,11 +12,12 @@ use crate::kernel::workqueue::WorkqueueDef;
 use crate::kernel::Costs;
 use crate::machine::Machine;
 use crate::mm::ReadOp;
+use crate::program::RtmtOp;
 use crate::sched::prio::Policy;
 use crate::units::{duration_at, DURATION_ACCEPTED};
 use crate::workload::channel::{instance_bases, ChannelDef};
 use crate::workload::compile_ops::{compile_ops, ProgCtx, OPS_ACCEPTED};
-use crate::workload::rt_migrate_test::{RtmtConfig, RtmtOp};
+use crate::workload::rt_migrate_test::RtmtConfig;
 use crate::workload::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 #[derive(Debug, Deserialize)]

@@ -46,9 +46,9 @@ use crate::engine::rng::Dist;
 use crate::error::{Result, SimError};
 use crate::kernel::workqueue::{WorkqueueDef, WQ_FREEZABLE, WQ_HIGHPRI, WQ_MEM_RECLAIM, WQ_UNBOUND};
 use crate::machine::Machine;
+pub use crate::program::DbenchOp;
 use crate::sched::prio::Policy;
 use crate::units::duration_at;
-pub use crate::workload::program::DbenchOp;
 use crate::workload::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
 /// `[dbench]` as written.

@@ -247,12 +247,13 @@ impl Sim {
             Op::Io { idx, .. } => {
                 let io = self.wl.io_ops[idx as usize];
                 let here = self.tasks[tid].cpu;
-                let req = self.blk_alloc_request(io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
+                let req =
+                    self.block.alloc_request(self.now, io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
                 match io.submit {
                     Some((wq, program)) => {
                         self.queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
                     }
-                    None => self.submit_bio(req, here),
+                    None => self.block.submit_bio(req, here, self.now, &mut self.q),
                 }
                 if io.wait {
                     self.io_block(tid, io.iowait);

@@ -5,13 +5,10 @@ pub mod compile;
 pub(crate) mod compile_ops;
 pub mod dbench;
 pub mod interp;
-pub mod program;
 pub mod rt_migrate_test;
 
-pub use program::{IoOp, Op, Program, QueueWorkOp};
+pub use crate::program::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 
-use crate::cpumask::CpuMask;
-use crate::sched::prio::Policy;
 use crate::sched::task::TaskId;
 
 /// A `lock`/`unlock` mutex is an event whose name starts with this: a
@@ -35,20 +32,6 @@ pub struct SyncObj {
     pub arrived: Vec<TaskId>,
     pub pending: u64,
     pub waiters: Vec<TaskId>,
-}
-
-/// A group of identical tasks.
-#[derive(Debug, Clone)]
-pub struct TaskGroup {
-    pub name: String,
-    pub count: usize,
-    pub policy: Policy,
-    pub nice: i32,
-    pub rt_priority: u32,
-    pub cpus: CpuMask,
-    pub start: u64,
-    pub kthread: bool,
-    pub program: Program,
 }
 
 /// The workload's state beside the tasks: the program templates, the report

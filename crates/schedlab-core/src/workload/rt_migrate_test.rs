@@ -15,6 +15,7 @@
 //! group and one template group per thread (scenario/mod.rs); the internal
 //! ops of `Op::Rtmt` call into this state.
 
+use crate::program::RtmtOp;
 use crate::report::{RtmtAt, RtmtReport, RtmtRun, RtmtTask};
 
 /// The `[rt_migrate_test]` parameters, validated.
@@ -96,27 +97,6 @@ pub struct RtMigrateTest {
     /// The first run and the first failed run, kept whole for the text
     /// output.
     pub kept: Vec<RunRecord>,
-}
-
-/// The internal ops the compiled programs run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RtmtOp {
-    /// Main thread, start of a run (after creating the threads).
-    RunStart,
-    /// Main thread: `now = get_time()` for the next iteration.
-    Mark,
-    /// Main thread, after the end barrier: check_times(loop) and `loop++`.
-    Check,
-    /// Main thread: the run's iterations are over (record_time ignores the
-    /// last release); then the threads are told `done`.
-    Final,
-    Done,
-    /// Thread: the top of its loop, `while (!done)`.
-    ExitIfDone,
-    /// Thread `i`: its start stamp after the release.
-    Start(usize),
-    /// Thread `i`: the busy loop ended.
-    End(usize),
 }
 
 /// What the interpreter must do after an op.

@@ -3,7 +3,31 @@
 //! counter and a small loop stack per task.
 
 use crate::block::bio::{BioOp, EndIo};
+use crate::cpumask::CpuMask;
 use crate::engine::rng::Dist;
+use crate::sched::prio::Policy;
+
+/// rt-migrate-test's internal ops (workload/rt_migrate_test.rs; here,
+/// below it, as the op's leaf type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtmtOp {
+    /// Main thread, start of a run (after creating the threads).
+    RunStart,
+    /// Main thread: `now = get_time()` for the next iteration.
+    Mark,
+    /// Main thread, after the end barrier: check_times(loop) and `loop++`.
+    Check,
+    /// Main thread: the run's iterations are over (record_time ignores the
+    /// last release); then the threads are told `done`.
+    Final,
+    Done,
+    /// Thread: the top of its loop, `while (!done)`.
+    ExitIfDone,
+    /// Thread `i`: its start stamp after the release.
+    Start(usize),
+    /// Thread `i`: the busy loop ended.
+    End(usize),
+}
 
 /// What a dbench client's internal op records (workload/dbench.rs; here,
 /// below it, as the op's leaf type).
@@ -87,7 +111,7 @@ pub enum Op {
     Dbench(DbenchOp),
     /// rt-migrate-test's bookkeeping (not a scenario op; see
     /// workload/rt_migrate_test.rs).
-    Rtmt(super::rt_migrate_test::RtmtOp),
+    Rtmt(RtmtOp),
     /// rt-migrate-test's highest thread pins itself to the next CPU (not a
     /// scenario op).
     RtmtRotate,
@@ -166,4 +190,18 @@ pub struct IoOp {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Program {
     pub ops: Vec<Op>,
+}
+
+/// A group of identical tasks.
+#[derive(Debug, Clone)]
+pub struct TaskGroup {
+    pub name: String,
+    pub count: usize,
+    pub policy: Policy,
+    pub nice: i32,
+    pub rt_priority: u32,
+    pub cpus: CpuMask,
+    pub start: u64,
+    pub kthread: bool,
+    pub program: Program,
 }
