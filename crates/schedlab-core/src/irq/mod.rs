@@ -28,9 +28,10 @@ impl Sim {
     pub fn raise_irq(&mut self, cpu: usize, hard_ns: u64, soft_ns: u64, action: IrqAction) {
         self.account_cpu(cpu);
         let now = self.now;
-        let busy_until = self.rqs[cpu].windows.iter().map(|w| w.end).max().unwrap_or(0).max(self.rqs[cpu].busy_until);
+        let busy_until =
+            self.sched.rqs[cpu].windows.iter().map(|w| w.end).max().unwrap_or(0).max(self.sched.rqs[cpu].busy_until);
         let mut start = now.max(busy_until);
-        if self.rqs[cpu].curr.is_none() && busy_until <= now && self.rqs[cpu].nr_running == 0 {
+        if self.sched.rqs[cpu].curr.is_none() && busy_until <= now && self.sched.rqs[cpu].nr_running == 0 {
             // The interrupt wakes the CPU from its idle state.
             let exit = if self.cpuidle.enabled() {
                 self.cpuidle_exit(cpu).map_or(0, |x| x.exit_latency_ns)
@@ -38,23 +39,23 @@ impl Sim {
                 self.cfg.costs.idle_exit_ns
             };
             if exit > 0 {
-                self.rqs[cpu].windows.push(CpuWindow { start: now, end: now + exit, kind: WindowKind::Idle });
+                self.sched.rqs[cpu].windows.push(CpuWindow { start: now, end: now + exit, kind: WindowKind::Idle });
             }
             start = now + exit;
         }
         let hard_end = start + hard_ns;
         let end = hard_end + soft_ns;
-        let rq = &mut self.rqs[cpu];
+        let rq = &mut self.sched.rqs[cpu];
         rq.busy_until = rq.busy_until.max(end);
         rq.windows.push(CpuWindow { start, end: hard_end, kind: WindowKind::Irq });
         if soft_ns > 0 {
             rq.windows.push(CpuWindow { start: hard_end, end, kind: WindowKind::Soft });
         }
-        if let Some(curr) = self.rqs[cpu].curr {
+        if let Some(curr) = self.sched.rqs[cpu].curr {
             // The task's work waits for the handlers: it resumes at their
             // end (its runtime to now is settled first).
             self.update_curr(cpu);
-            let t = &mut self.tasks[curr].se;
+            let t = &mut self.sched.tasks[curr].se;
             t.exec_start = t.exec_start.max(end);
             self.arm_op_timer(cpu);
         }
@@ -69,7 +70,7 @@ impl Sim {
             IrqAction::BlkComplete(req) => self.blk_complete_request(cpu, req as usize),
             IrqAction::BlkIpi(req) => self.blk_complete_ipi(cpu, req as usize),
         }
-        let rq = &self.rqs[cpu];
+        let rq = &self.sched.rqs[cpu];
         let handlers_left = rq.windows.iter().any(|w| w.end > self.now);
         if rq.curr.is_none() && rq.nr_running == 0 && !rq.need_resched && !handlers_left {
             self.cpuidle_enter(cpu, false);

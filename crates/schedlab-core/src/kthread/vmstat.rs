@@ -35,7 +35,7 @@ impl Sim {
         self.kthreads.vmstat_program = self.wl.work_programs.len();
         self.wl.work_programs.push(Program { ops: vec![run] });
         let hz = self.cfg.hz as u64;
-        for cpu in 0..self.rqs.len() {
+        for cpu in 0..self.sched.rqs.len() {
             let pool = self.pool_for(MM_PERCPU_WQ, cpu);
             self.create_worker(pool);
             // First expiry: round_jiffies_relative(HZ) from boot, skewed.

@@ -59,14 +59,14 @@ impl Sim {
             if let Some(&(_, _, p)) = self.kthreads.unbound_pools.iter().find(|&&(n, ni, _)| n == node && ni == nice) {
                 return p;
             }
-            let cpus = CpuMask::from_cpus(self.rqs.len(), &self.machine.node_cpus[node]);
+            let cpus = CpuMask::from_cpus(self.sched.rqs.len(), &self.machine.node_cpus[node]);
             let p = self.new_pool(None, Some(node), nice, cpus);
             self.kthreads.unbound_pools.push((node, nice, p));
             return p;
         }
         let hi = usize::from(flags & WQ_HIGHPRI != 0);
-        if self.kthreads.cpu_pools.len() < self.rqs.len() {
-            self.kthreads.cpu_pools.resize(self.rqs.len(), [None, None]);
+        if self.kthreads.cpu_pools.len() < self.sched.rqs.len() {
+            self.kthreads.cpu_pools.resize(self.sched.rqs.len(), [None, None]);
         }
         if let Some(p) = self.kthreads.cpu_pools[cpu][hi] {
             return p;
@@ -79,7 +79,7 @@ impl Sim {
         } else {
             -5
         };
-        let cpus = CpuMask::from_cpus(self.rqs.len(), &[cpu]);
+        let cpus = CpuMask::from_cpus(self.sched.rqs.len(), &[cpu]);
         let p = self.new_pool(Some(cpu), None, nice, cpus);
         self.kthreads.cpu_pools[cpu][hi] = Some(p);
         p
@@ -126,7 +126,7 @@ impl Sim {
         };
         let unbound = p.cpu.is_none();
         let tid = self.alloc_task(group, Some(template), &g, 0);
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.comm = comm.chars().take(15).collect();
         t.state = TaskState::Blocked;
         t.need_advance = true;
@@ -140,7 +140,7 @@ impl Sim {
             sleeping: false,
             last_active: self.now,
         });
-        self.tasks[tid].worker = Some(w);
+        self.sched.tasks[tid].worker = Some(w);
         let p = &mut self.kthreads.pools[pool];
         p.next_id += 1;
         p.nr_workers += 1;
@@ -160,7 +160,7 @@ impl Sim {
             policy: Policy::Normal,
             nice: 0,
             rt_priority: 0,
-            cpus: CpuMask::full(self.rqs.len()),
+            cpus: CpuMask::full(self.sched.rqs.len()),
             start: 0,
             kthread: true,
             program: Program::default(),
@@ -218,7 +218,7 @@ impl Sim {
     /// when it goes on with a work, false when it went idle (blocked).
     #[inline(never)]
     pub(crate) fn worker_next(&mut self, tid: TaskId) -> bool {
-        let w = self.tasks[tid].worker.expect("a worker");
+        let w = self.sched.tasks[tid].worker.expect("a worker");
         let pool = self.kthreads.workers[w].pool;
         if let Some(work) = self.kthreads.workers[w].current.take() {
             let busy = &mut self.kthreads.pools[pool].busy;
@@ -265,10 +265,10 @@ impl Sim {
         // worker take the rest (need_more_worker -> wake_up_worker).
         let p = &self.kthreads.pools[pool];
         if self.kthreads.workers[w].flags & WORKER_NOT_RUNNING != 0 && !p.worklist.is_empty() && p.nr_running == 0 {
-            let cpu = self.tasks[tid].cpu;
+            let cpu = self.sched.tasks[tid].cpu;
             self.wake_up_worker(pool, cpu, true);
         }
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.pc = 0;
         t.loop_stack.clear();
     }
@@ -280,7 +280,7 @@ impl Sim {
         self.kthreads.free_works.push(work);
         self.kthreads.works_done[item.wq] += 1;
         self.worker_clr_flags(w, WORKER_CPU_INTENSIVE);
-        let cpu = self.tasks[tid].cpu;
+        let cpu = self.sched.tasks[tid].cpu;
         if let Some(req) = item.done.submit {
             self.block.submit_bio(req, cpu, self.now, &mut self.q); // block/blk_mq.rs
         }
@@ -337,7 +337,7 @@ impl Sim {
         while self.too_many_workers(pool) {
             // The oldest idle worker is the first of the list.
             let tid = self.kthreads.pools[pool].idle_list[0];
-            let w = self.tasks[tid].worker.expect("a worker");
+            let w = self.sched.tasks[tid].worker.expect("a worker");
             let expires = self.kthreads.workers[w].last_active + IDLE_WORKER_TIMEOUT_NS;
             if expires > self.now {
                 self.kthreads.pools[pool].idle_timer = Some(self.q.schedule(Instant(expires), Ev::PoolIdleTimer(pool)));
@@ -346,9 +346,9 @@ impl Sim {
             // destroy_worker(): it wakes and exits.
             self.kthreads.pools[pool].idle_list.remove(0);
             self.kthreads.pools[pool].nr_workers -= 1;
-            self.tasks[tid].worker = None;
-            self.tasks[tid].state = TaskState::Dead;
-            self.tasks[tid].stats.exit_ns = Some(self.now);
+            self.sched.tasks[tid].worker = None;
+            self.sched.tasks[tid].state = TaskState::Dead;
+            self.sched.tasks[tid].stats.exit_ns = Some(self.now);
         }
     }
 
@@ -378,7 +378,7 @@ impl Sim {
     /// last running worker of its pool and works are pending, wake another.
     #[inline(never)]
     pub(crate) fn wq_worker_sleeping(&mut self, tid: TaskId) {
-        let Some(w) = self.tasks[tid].worker else { return };
+        let Some(w) = self.sched.tasks[tid].worker else { return };
         let worker = &mut self.kthreads.workers[w];
         if worker.flags & WORKER_NOT_RUNNING != 0 {
             return;
@@ -388,7 +388,7 @@ impl Sim {
         let p = &mut self.kthreads.pools[pool];
         p.nr_running -= 1;
         if p.nr_running == 0 && !p.worklist.is_empty() {
-            let cpu = self.tasks[tid].cpu;
+            let cpu = self.sched.tasks[tid].cpu;
             self.wake_up_worker(pool, cpu, true);
         }
     }
@@ -396,7 +396,7 @@ impl Sim {
     /// wq_worker_running(): a worker that blocked in a work runs again.
     #[inline(never)]
     pub(crate) fn wq_worker_running(&mut self, tid: TaskId) {
-        let Some(w) = self.tasks[tid].worker else { return };
+        let Some(w) = self.sched.tasks[tid].worker else { return };
         let worker = &mut self.kthreads.workers[w];
         if !worker.sleeping {
             return;
@@ -418,7 +418,7 @@ impl Sim {
 
     /// The op of the work item the worker runs at `pc`, if any.
     pub(crate) fn worker_op(&self, tid: TaskId, pc: usize) -> Option<crate::program::Op> {
-        let w = self.tasks[tid].worker?;
+        let w = self.sched.tasks[tid].worker?;
         let work = self.kthreads.workers[w].current?;
         let program = self.kthreads.works[work].as_ref()?.program;
         self.wl.work_programs[program].ops.get(pc).cloned()

@@ -66,7 +66,7 @@ impl Sim {
             KswapdThreads::Fixed(n) => (n as usize, n),
             KswapdThreads::Auto { max, .. } => {
                 self.q.schedule(Instant(crate::engine::time::NSEC_PER_SEC), Ev::MmAuto);
-                self.mm.auto_idle = vec![0; self.rqs.len()];
+                self.mm.auto_idle = vec![0; self.sched.rqs.len()];
                 self.mm.auto_sum = vec![0; nodes];
                 (max as usize, 1)
             }
@@ -77,7 +77,7 @@ impl Sim {
         let group = self.wl.group_names.len();
         self.wl.group_names.push("kswapd".into());
         for node in 0..nodes {
-            let mut cpus = CpuMask::new(self.rqs.len());
+            let mut cpus = CpuMask::new(self.sched.rqs.len());
             for c in self.machine.cpus.iter().filter(|c| c.node == node) {
                 cpus.set(c.id);
             }
@@ -102,8 +102,8 @@ impl Sim {
                 } else {
                     format!("kswapd{node}:{hid}")
                 };
-                self.tasks[tid].comm = comm;
-                self.tasks[tid].cpu = cpus.first().unwrap_or(0);
+                self.sched.tasks[tid].comm = comm;
+                self.sched.tasks[tid].cpu = cpus.first().unwrap_or(0);
                 self.mm.kswapds.push(Kswapd {
                     task: tid,
                     node,

@@ -28,7 +28,7 @@ pub enum Alloc {
 impl Sim {
     /// The node of `tid`'s CPU.
     pub(crate) fn task_node(&self, tid: TaskId) -> usize {
-        self.machine.cpus[self.tasks[tid].cpu].node
+        self.machine.cpus[self.sched.tasks[tid].cpu].node
     }
 
     /// get_page_from_freelist(): the first node of the zonelist whose free
@@ -73,7 +73,7 @@ impl Sim {
         let started = self.mm.task(tid).alloc.map(|a| a.1);
         if started.is_none() {
             if let Some(node) = self.get_page_from_freelist(home, n, true) {
-                let g = self.tasks[tid].group;
+                let g = self.sched.tasks[tid].group;
                 self.alloc_latency(g).fast += 1;
                 return Alloc::Got(node);
             }
@@ -94,7 +94,7 @@ impl Sim {
         }
         if let Some(node) = self.get_page_from_freelist(home, n, false) {
             let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
-            let g = self.tasks[tid].group;
+            let g = self.sched.tasks[tid].group;
             let lat = self.now - t0;
             self.alloc_latency(g).slow.push(lat);
             return Alloc::Got(node);
@@ -104,7 +104,7 @@ impl Sim {
             return Alloc::Blocked;
         }
         self.mm.ev.allocstall_normal += 1;
-        let g = self.tasks[tid].group;
+        let g = self.sched.tasks[tid].group;
         self.alloc_latency(g).direct_reclaims += 1;
         self.start_direct_reclaim(tid);
         match self.direct_reclaim_step(tid) {
@@ -115,7 +115,7 @@ impl Sim {
                     at: crate::error::Location { file: self.source.clone(), key: "memory".into() },
                     what: format!(
                         "{} cannot allocate {n} pages: nothing is left to reclaim (the OOM killer is not modelled)",
-                        self.tasks[tid].comm
+                        self.sched.tasks[tid].comm
                     ),
                 });
                 Alloc::Blocked
@@ -146,13 +146,13 @@ impl Sim {
             let ks = &self.mm.kswapds[k];
             matches!(ks.state, KswapdState::ShortSleep | KswapdState::Sleeping | KswapdState::Parked)
                 && ks.hid < self.mm.kswapd_active[node]
-                && self.tasks[ks.task].state == TaskState::Blocked
+                && self.sched.tasks[ks.task].state == TaskState::Blocked
         });
         if !waiting || pg.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(node) {
             return;
         }
         if let Some(tid) = by {
-            let t = &self.tasks[tid];
+            let t = &self.sched.tasks[tid];
             self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::WakeupKswapd, node as u64);
         }
         for i in 0..self.mm.nodes[node].kswapd.len() {
@@ -182,7 +182,7 @@ impl Sim {
     /// timeout, for a __GFP_FS allocation as the page cache's). Returns
     /// true when the task sleeps.
     fn throttle_direct_reclaim(&mut self, tid: TaskId, node: usize) -> bool {
-        if self.tasks[tid].kthread || !self.cfg.mech.throttle_direct_reclaim || self.allow_direct_reclaim(node) {
+        if self.sched.tasks[tid].kthread || !self.cfg.mech.throttle_direct_reclaim || self.allow_direct_reclaim(node) {
             return false;
         }
         self.mm.ev.pgscan_direct_throttle += 1;
@@ -201,7 +201,7 @@ impl Sim {
         let waiters = std::mem::take(&mut self.mm.nodes[node].pfmemalloc_wait);
         for tid in waiters {
             self.mm.task(tid).throttled = false;
-            let cpu = self.tasks[tid].cpu;
+            let cpu = self.sched.tasks[tid].cpu;
             self.try_to_wake_up(tid, cpu, false);
         }
     }

@@ -166,9 +166,9 @@ impl Sim {
     pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
         let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
-        let t = &self.tasks[tid];
+        let t = &self.sched.tasks[tid];
         self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
-        self.tasks[tid].in_sys = true;
+        self.sched.tasks[tid].in_sys = true;
     }
 
     /// One step of do_try_to_free_pages(): free the chunk just reclaimed,
@@ -200,7 +200,7 @@ impl Sim {
                 if dr.zl_pos >= zl.len() {
                     // shrink_zones() done at this priority.
                     if dr.sc.nr_reclaimed >= dr.sc.nr_to_reclaim || dr.sc.priority == 0 {
-                        let t = &self.tasks[tid];
+                        let t = &self.sched.tasks[tid];
                         self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::DirectReclaimEnd, dr.sc.nr_reclaimed);
                         return None;
                     }
@@ -227,7 +227,7 @@ impl Sim {
                 self.reclaim_throttle(tid);
                 return Some(Alloc::Blocked);
             }
-            let cpu = self.tasks[tid].cpu;
+            let cpu = self.sched.tasks[tid].cpu;
             dr.sc.pending_anon = self.reclaim_lru(node) == Lru::InactiveAnon;
             let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false, cpu);
             if n == 0 {
@@ -238,7 +238,7 @@ impl Sim {
             dr.sc.nr_scanned += n;
             dr.sc.pending = n;
             self.mm.task(tid).reclaim = Some(dr);
-            self.tasks[tid].work_left = ns.max(1);
+            self.sched.tasks[tid].work_left = ns.max(1);
             return Some(Alloc::Reclaiming);
         }
     }
@@ -273,7 +273,7 @@ impl Sim {
         if let Some(k) = self.mm.kswapds.iter().position(|k| k.task == tid) {
             self.mm.kswapds[k].timed_out = true;
         }
-        let cpu = self.tasks[tid].cpu;
+        let cpu = self.sched.tasks[tid].cpu;
         self.try_to_wake_up(tid, cpu, false);
     }
 }

@@ -35,46 +35,46 @@ impl Sim {
     /// is done (Deviation: the reschedule IPI's latency is charged to the
     /// wakee instead of delaying the switch).
     pub fn resched_curr(&mut self, cpu: usize) {
-        if !self.rqs[cpu].need_resched {
-            self.rqs[cpu].need_resched = true;
-            self.resched_pending.push(cpu);
+        if !self.sched.rqs[cpu].need_resched {
+            self.sched.rqs[cpu].need_resched = true;
+            self.sched.resched_pending.push(cpu);
         }
     }
 
     pub(crate) fn flush_resched(&mut self) {
         // Two buffers swapped back and forth: no allocation per event.
-        let mut cpus = std::mem::take(&mut self.resched_spare);
-        while !self.resched_pending.is_empty() {
-            std::mem::swap(&mut cpus, &mut self.resched_pending);
+        let mut cpus = std::mem::take(&mut self.sched.resched_spare);
+        while !self.sched.resched_pending.is_empty() {
+            std::mem::swap(&mut cpus, &mut self.sched.resched_pending);
             cpus.sort_unstable();
             cpus.dedup();
             for &cpu in &cpus {
-                if self.rqs[cpu].need_resched {
+                if self.sched.rqs[cpu].need_resched {
                     self.schedule(cpu);
                 }
             }
             cpus.clear();
         }
-        self.resched_spare = cpus;
+        self.sched.resched_spare = cpus;
     }
 
     /// Start the periodic tick on a CPU that became busy, aligned to the
     /// jiffy grid (sched_skew_tick=0: all CPUs tick together).
     #[inline]
     pub fn tick_restart(&mut self, cpu: usize) {
-        if self.rqs[cpu].tick_key.is_some() {
+        if self.sched.rqs[cpu].tick_key.is_some() {
             return;
         }
         let tick = self.cfg.tick_ns;
         let next = (self.now / tick + 1) * tick;
-        self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(next), Ev::Tick(cpu)));
+        self.sched.rqs[cpu].tick_key = Some(self.q.schedule(Instant(next), Ev::Tick(cpu)));
     }
 
     /// sched_tick(): runs every 1/HZ on busy CPUs (NO_HZ_IDLE stops it on
     /// idle ones).
     pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
-        self.rqs[cpu].tick_key = None;
-        let Some(curr) = self.rqs[cpu].curr else {
+        self.sched.rqs[cpu].tick_key = None;
+        let Some(curr) = self.sched.rqs[cpu].curr else {
             // Idle: the tick is stopped (nohz); the idle CPU is balanced by
             // the ILB on its behalf.
             if self.cfg.mech.balancer == BalancerEra::AvgLoad {
@@ -89,7 +89,7 @@ impl Sim {
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
-        self.tasks[curr].sched_class().task_tick(self, cpu, curr);
+        self.sched.tasks[curr].sched_class().task_tick(self, cpu, curr);
         // trigger_load_balance() runs in the tick's hard interrupt: its
         // nohz_balancer_kick() sees the runqueue before any timer softirq
         // (a vmstat_update kworker woken on this tick is not counted in
@@ -104,23 +104,24 @@ impl Sim {
             self.run_rebalance_domains(cpu);
         }
         let tick = self.cfg.tick_ns;
-        self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(self.now + tick), Ev::Tick(cpu)));
+        self.sched.rqs[cpu].tick_key = Some(self.q.schedule(Instant(self.now + tick), Ev::Tick(cpu)));
     }
 
     // ------------------------------------------------------------- schedule
 
     /// __schedule(): pick the next task on `cpu` and switch to it.
     pub fn schedule(&mut self, cpu: usize) {
-        self.rqs[cpu].need_resched = false;
-        self.rqs[cpu].stats.sched_count += 1;
-        let prev = self.rqs[cpu].curr;
+        self.sched.rqs[cpu].need_resched = false;
+        self.sched.rqs[cpu].stats.sched_count += 1;
+        let prev = self.sched.rqs[cpu].curr;
         if prev.is_some() {
             self.update_curr(cpu);
         }
-        let prev_runnable = prev.filter(|&p| self.tasks[p].state == TaskState::Runnable && self.tasks[p].cpu == cpu);
+        let prev_runnable =
+            prev.filter(|&p| self.sched.tasks[p].state == TaskState::Runnable && self.sched.tasks[p].cpu == cpu);
         if let Some(p) = prev {
             // put_prev_task_balance(): prev's class may pull work first.
-            self.tasks[p].sched_class().balance(self, cpu, p);
+            self.sched.tasks[p].sched_class().balance(self, cpu, p);
         }
         let next = self.pick_next_task(cpu);
         if next == prev && next.is_some() {
@@ -130,34 +131,34 @@ impl Sim {
         }
         self.account_cpu(cpu);
         if let Some(p) = prev {
-            if let Some(op) = self.rqs[cpu].op_key.take() {
+            if let Some(op) = self.sched.rqs[cpu].op_key.take() {
                 self.q.cancel(op);
             }
-            self.tasks[p].sched_class().put_prev_task(self, cpu, p, prev_runnable.is_some());
+            self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, prev_runnable.is_some());
             if prev_runnable.is_some() {
-                self.tasks[p].stats.nivcsw += 1;
+                self.sched.tasks[p].stats.nivcsw += 1;
             } else {
-                self.tasks[p].stats.nvcsw += 1;
+                self.sched.tasks[p].stats.nvcsw += 1;
             }
-            self.tasks[p].stats.nr_switches += 1;
+            self.sched.tasks[p].stats.nr_switches += 1;
         }
         match (prev.is_some(), next.is_some()) {
             (true, false) => self.stats.wasted.nr_idle_cpus += 1,
             (false, true) => self.stats.wasted.nr_idle_cpus -= 1,
             _ => {}
         }
-        if prev.is_some_and(|p| self.tasks[p].nr_cpus_allowed == 1) {
+        if prev.is_some_and(|p| self.sched.tasks[p].nr_cpus_allowed == 1) {
             self.stats.wasted.nr_pinned_running -= 1;
         }
-        if next.is_some_and(|n| self.tasks[n].nr_cpus_allowed == 1) {
+        if next.is_some_and(|n| self.sched.tasks[n].nr_cpus_allowed == 1) {
             self.stats.wasted.nr_pinned_running += 1;
         }
-        self.rqs[cpu].curr = next;
-        self.rq_idle[cpu].has_curr = next.is_some();
-        let stopper = std::mem::take(&mut self.rqs[cpu].stopper_running);
+        self.sched.rqs[cpu].curr = next;
+        self.sched.rq_idle[cpu].has_curr = next.is_some();
+        let stopper = std::mem::take(&mut self.sched.rqs[cpu].stopper_running);
         let Some(n) = next else {
             self.set_next_task_idle(cpu);
-            let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
+            let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.sched.tasks[p]).into() };
             self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
             self.finish_task_switch(prev);
             return;
@@ -165,31 +166,31 @@ impl Sim {
         if prev.is_none() && self.cpuidle.enabled() {
             self.cpuidle_exit_to(cpu); // idle/cpuidle.rs
         }
-        let class = self.tasks[n].sched_class();
+        let class = self.sched.tasks[n].sched_class();
         class.set_next_task(self, cpu, n);
-        if self.tasks[n].worker.is_some() {
+        if self.sched.tasks[n].worker.is_some() {
             self.wq_worker_running(n); // kthread/workqueue.rs
         }
-        self.rqs[cpu].stats.timeslices += 1;
+        self.sched.rqs[cpu].stats.timeslices += 1;
         let cs = self.cfg.costs.context_switch_ns;
-        let t = &mut self.tasks[n];
+        let t = &mut self.sched.tasks[n];
         t.cs_debt += cs;
         t.stats.switched_in(cs);
-        let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.tasks[p]).into() };
-        self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.tasks[n]));
+        let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.sched.tasks[p]).into() };
+        self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.sched.tasks[n]));
         self.finish_task_switch(prev);
         // The CPU may still be coming out of its idle state or running an
         // interrupt handler (idle/cpuidle.rs): set_next_task started the
         // task's clock then, and its next op waits for it.
-        let ready = self.rqs[cpu].busy_until;
-        if self.tasks[n].need_advance && ready <= self.now {
+        let ready = self.sched.rqs[cpu].busy_until;
+        if self.sched.tasks[n].need_advance && ready <= self.now {
             self.advance(n);
         }
-        if self.rqs[cpu].curr == Some(n) {
+        if self.sched.rqs[cpu].curr == Some(n) {
             self.arm_op_timer(cpu);
         }
         self.tick_restart(cpu);
-        if self.rqs[cpu].nohz_idle {
+        if self.sched.rqs[cpu].nohz_idle {
             self.nohz_balance_exit_idle(cpu);
         }
         class.balance_callback(self, cpu, n);
@@ -199,7 +200,7 @@ impl Sim {
     /// that (try_to_wake_up on a task still on_cpu) goes on now.
     fn finish_task_switch(&mut self, prev: Option<TaskId>) {
         if let Some(p) = prev {
-            if let Some((waker_cpu, from_task, flags)) = self.tasks[p].wake_pending.take() {
+            if let Some((waker_cpu, from_task, flags)) = self.sched.tasks[p].wake_pending.take() {
                 self.try_to_wake_up_flags(p, waker_cpu, from_task, flags);
             }
         }
@@ -225,28 +226,28 @@ impl Sim {
 
     /// update_curr(): charge the running task for the time since exec_start.
     pub fn update_curr(&mut self, cpu: usize) {
-        let Some(tid) = self.rqs[cpu].curr else { return };
+        let Some(tid) = self.sched.rqs[cpu].curr else { return };
         let now = self.now;
-        let delta = now.saturating_sub(self.tasks[tid].se.exec_start);
+        let delta = now.saturating_sub(self.sched.tasks[tid].se.exec_start);
         if delta == 0 {
             return;
         }
-        if self.tasks[tid].cs_debt > 0 {
+        if self.sched.tasks[tid].cs_debt > 0 {
             // The switch itself is kernel time: account_cpu splits it off
             // while exec_start still marks where the debt began.
             self.account_cpu(cpu);
         }
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.se.exec_start = now;
         t.se.sum_exec_runtime += delta;
         let debt = t.cs_debt.min(delta);
         t.cs_debt -= debt;
         t.work_left = t.work_left.saturating_sub(delta - debt);
-        self.rqs[cpu].stats.run_ns += delta;
+        self.sched.rqs[cpu].stats.run_ns += delta;
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
         }
-        self.tasks[tid].sched_class().update_curr(self, cpu, tid, delta);
+        self.sched.tasks[tid].sched_class().update_curr(self, cpu, tid, delta);
     }
 
     // -------------------------------------------------------------- wakeup
@@ -255,21 +256,21 @@ impl Sim {
     /// `parent_cpu` is the forking task's CPU (None: a scenario task the
     /// harness starts, "forked" on its first allowed CPU).
     pub fn wake_up_new_task(&mut self, p: TaskId, parent_cpu: Option<usize>) {
-        let from = parent_cpu.unwrap_or_else(|| self.tasks[p].cpus.first().unwrap_or(0));
-        self.tasks[p].stats.start_ns = self.now;
-        self.live_tasks += 1;
-        let class = self.tasks[p].sched_class();
+        let from = parent_cpu.unwrap_or_else(|| self.sched.tasks[p].cpus.first().unwrap_or(0));
+        self.sched.tasks[p].stats.start_ns = self.now;
+        self.sched.live_tasks += 1;
+        let class = self.sched.tasks[p].sched_class();
         class.task_fork(self, p, from);
         let cpu = class.select_task_rq(self, p, from, WF_FORK, WakeSource { cpu: from, in_task: true, sync: false });
         // select_task_rq(): a CPU outside the mask goes to select_fallback_rq.
         let cpu = self.fallback_cpu(p, cpu);
-        self.tasks[p].cpu = cpu;
-        self.tasks[p].recent_used_cpu = cpu;
-        self.tasks[p].state = TaskState::Runnable;
+        self.sched.tasks[p].cpu = cpu;
+        self.sched.tasks[p].recent_used_cpu = cpu;
+        self.sched.tasks[p].state = TaskState::Runnable;
         class.post_init(self, cpu, p);
-        self.trace.sched_wakeup_new(self.now, cpu, &self.tasks[p]);
+        self.trace.sched_wakeup_new(self.now, cpu, &self.sched.tasks[p]);
         class.enqueue_task(self, cpu, p, ENQUEUE_INITIAL);
-        self.tasks[p].stats.last_wakeup = Some(self.now);
+        self.sched.tasks[p].stats.last_wakeup = Some(self.now);
         self.wakeup_idle_cost(p, from, cpu);
         self.wakeup_preempt(cpu, p);
         class.task_woken(self, cpu, p);
@@ -282,11 +283,11 @@ impl Sim {
     /// cpuset fallback stages do not arise.
     #[inline]
     pub(crate) fn fallback_cpu(&self, p: TaskId, cpu: usize) -> usize {
-        if self.tasks[p].cpus.test(cpu) {
+        if self.sched.tasks[p].cpus.test(cpu) {
             return cpu;
         }
         let node = self.machine.node_of(cpu);
-        let t = &self.tasks[p];
+        let t = &self.sched.tasks[p];
         t.cpus.iter().find(|&c| self.machine.node_of(c) == node).or_else(|| t.cpus.first()).unwrap_or(cpu)
     }
 
@@ -302,10 +303,10 @@ impl Sim {
         if cpu != from {
             cost += self.cfg.costs.wakeup_ipi_ns;
         }
-        if self.rqs[cpu].curr.is_none() {
+        if self.sched.rqs[cpu].curr.is_none() {
             cost += self.cfg.costs.idle_exit_ns;
         }
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.cs_debt += cost;
         t.stats.wake_cost += cost;
     }
@@ -319,31 +320,31 @@ impl Sim {
     /// try_to_wake_up() with wake flags: WF_SYNC from a task that is about
     /// to sleep (a pipe or socket write, or a read that makes room).
     pub fn try_to_wake_up_flags(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool, wake_flags: u32) {
-        if self.tasks[tid].state != TaskState::Blocked {
+        if self.sched.tasks[tid].state != TaskState::Blocked {
             return;
         }
-        let prev_cpu = self.tasks[tid].cpu;
-        if self.rqs[prev_cpu].curr == Some(tid) {
+        let prev_cpu = self.sched.tasks[tid].cpu;
+        if self.sched.rqs[prev_cpu].curr == Some(tid) {
             // Still on its CPU: its schedule() is pending (p->on_cpu). The
             // kernel waits for on_cpu to clear before it picks a CPU (a
             // running task is never moved); the switch goes on with it.
             // Deviation: block() dequeued the task at once, so a wakeup in
             // the same instant always takes this path, never ttwu_runnable()
             // (woken before __schedule() deactivated it: no switch at all).
-            self.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task, wake_flags));
+            self.sched.tasks[tid].wake_pending.get_or_insert((waker_cpu, from_task, wake_flags));
             return;
         }
-        if self.tasks[tid].se.sched_delayed {
+        if self.sched.tasks[tid].se.sched_delayed {
             self.ttwu_runnable(tid, waker_cpu, from_task);
             return;
         }
-        if self.tasks[tid].in_iowait {
+        if self.sched.tasks[tid].in_iowait {
             // The iowait ends where it began (task_rq(p)->nr_iowait).
             self.account_cpu(prev_cpu);
-            self.rqs[prev_cpu].nr_iowait -= 1;
-            self.tasks[tid].in_iowait = false;
+            self.sched.rqs[prev_cpu].nr_iowait -= 1;
+            self.sched.tasks[tid].in_iowait = false;
         }
-        let class = self.tasks[tid].sched_class();
+        let class = self.sched.tasks[tid].sched_class();
         let cpu = if self.cfg.mech.rt_balance == RtBalance::Legacy {
             // 2.6.24's try_to_wake_up placed every class itself (the
             // select_task_rq hook came with 2.6.25's RT balancing).
@@ -356,23 +357,23 @@ impl Sim {
         };
         // select_task_rq(): a CPU outside the mask goes to select_fallback_rq.
         let cpu = self.fallback_cpu(tid, cpu);
-        self.rqs[waker_cpu].stats.ttwu_count += 1;
+        self.sched.rqs[waker_cpu].stats.ttwu_count += 1;
         if cpu == waker_cpu {
-            self.rqs[waker_cpu].stats.ttwu_local += 1;
+            self.sched.rqs[waker_cpu].stats.ttwu_local += 1;
         }
         if cpu != prev_cpu {
             self.set_task_cpu(tid, cpu, waker_cpu);
         }
-        self.tasks[tid].state = TaskState::Runnable;
-        self.tasks[tid].stats.nr_wakeups += 1;
-        self.tasks[tid].stats.last_wakeup = Some(self.now);
-        self.trace.sched_wakeup(self.now, cpu, &self.tasks[tid]);
-        self.tasks[tid].stats.woken(self.now, self.stats.rec.warmup);
+        self.sched.tasks[tid].state = TaskState::Runnable;
+        self.sched.tasks[tid].stats.nr_wakeups += 1;
+        self.sched.tasks[tid].stats.last_wakeup = Some(self.now);
+        self.trace.sched_wakeup(self.now, cpu, &self.sched.tasks[tid]);
+        self.sched.tasks[tid].stats.woken(self.now, self.stats.rec.warmup);
         // ttwu_do_activate: feed avg_idle from the idle period that ends.
-        if let Some(stamp) = self.rqs[cpu].idle_stamp.take() {
+        if let Some(stamp) = self.sched.rqs[cpu].idle_stamp.take() {
             let delta = self.now.saturating_sub(stamp);
-            let max = 2 * self.rqs[cpu].max_idle_balance_cost;
-            let rq = &mut self.rqs[cpu];
+            let max = 2 * self.sched.rqs[cpu].max_idle_balance_cost;
+            let rq = &mut self.sched.rqs[cpu];
             if delta > max {
                 rq.avg_idle = max;
             } else {
@@ -390,24 +391,24 @@ impl Sim {
     /// DELAY_DEQUEUE): it is requeued where it is — no select_task_rq(), so
     /// no migration, no IPI, no idle exit — and competes with curr there.
     fn ttwu_runnable(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool) {
-        let cpu = self.tasks[tid].cpu;
+        let cpu = self.sched.tasks[tid].cpu;
         // Never counted in nr_iowait: __block_task() has not run.
-        self.tasks[tid].in_iowait = false;
-        let class = self.tasks[tid].sched_class();
+        self.sched.tasks[tid].in_iowait = false;
+        let class = self.sched.tasks[tid].sched_class();
         class.enqueue_task(self, cpu, tid, ENQUEUE_DELAYED);
         // enqueue_task() -> sched_info_enqueue(): the wait starts.
-        self.tasks[tid].stats.wait_start.get_or_insert(self.now);
-        if self.rqs[cpu].curr != Some(tid) {
+        self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
+        if self.sched.rqs[cpu].curr != Some(tid) {
             self.wakeup_preempt(cpu, tid);
         }
         // ttwu_do_wakeup(), then ttwu_stat().
-        self.tasks[tid].state = TaskState::Runnable;
-        self.trace.sched_wakeup(self.now, cpu, &self.tasks[tid]);
-        self.rqs[waker_cpu].stats.ttwu_count += 1;
+        self.sched.tasks[tid].state = TaskState::Runnable;
+        self.trace.sched_wakeup(self.now, cpu, &self.sched.tasks[tid]);
+        self.sched.rqs[waker_cpu].stats.ttwu_count += 1;
         if cpu == waker_cpu {
-            self.rqs[waker_cpu].stats.ttwu_local += 1;
+            self.sched.rqs[waker_cpu].stats.ttwu_local += 1;
         }
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.stats.nr_wakeups += 1;
         t.stats.last_wakeup = Some(self.now);
         t.stats.woken(self.now, self.stats.rec.warmup);
@@ -418,10 +419,10 @@ impl Sim {
     /// runnable on `cpu`. Same class: the class decides; a higher class
     /// always preempts.
     pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId) {
-        match self.rqs[cpu].curr {
+        match self.sched.rqs[cpu].curr {
             None => self.resched_curr(cpu),
             Some(curr) if curr != p => {
-                let (pc, cc) = (self.tasks[p].sched_class(), self.tasks[curr].sched_class());
+                let (pc, cc) = (self.sched.tasks[p].sched_class(), self.sched.tasks[curr].sched_class());
                 if pc == cc {
                     pc.wakeup_preempt(self, cpu, curr, p);
                 } else if pc < cc {
@@ -435,12 +436,12 @@ impl Sim {
     /// set_task_cpu(): move a not-running task's accounting to `new_cpu`.
     /// `exec_cpu` runs it (for the trace line).
     pub fn set_task_cpu(&mut self, tid: TaskId, new_cpu: usize, exec_cpu: usize) {
-        let old = self.tasks[tid].cpu;
+        let old = self.sched.tasks[tid].cpu;
         if old == new_cpu {
             return;
         }
-        self.tasks[tid].sched_class().migrate_task_rq(self, tid, old, new_cpu);
-        let t = &mut self.tasks[tid];
+        self.sched.tasks[tid].sched_class().migrate_task_rq(self, tid, old, new_cpu);
+        let t = &mut self.sched.tasks[tid];
         t.cpu = new_cpu;
         t.stats.nr_migrations += 1;
         let c = &self.cfg.costs;
@@ -456,15 +457,15 @@ impl Sim {
         };
         t.cs_debt += refill;
         self.stats.migrations_by_distance[distance] += 1;
-        let who = trace_ctx(&self.rqs[exec_cpu], &self.tasks);
-        self.trace.sched_migrate_task(self.now, exec_cpu, who, &self.tasks[tid], old, new_cpu);
+        let who = trace_ctx(&self.sched.rqs[exec_cpu], &self.sched.tasks);
+        self.trace.sched_migrate_task(self.now, exec_cpu, who, &self.sched.tasks[tid], old, new_cpu);
     }
 
     /// Move a queued, not running task between runqueues (detach_task +
     /// attach_task of the balancer; move_queued_task).
     /// `exec_cpu` runs the move: the pulling CPU, or the source's stopper.
     pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize, exec_cpu: usize) {
-        let class = self.tasks[tid].sched_class();
+        let class = self.sched.tasks[tid].sched_class();
         class.dequeue_task(self, src, tid, 0);
         self.set_task_cpu(tid, dst, exec_cpu);
         class.enqueue_task(self, dst, tid, 0);
@@ -475,33 +476,33 @@ impl Sim {
 
     pub fn add_nr_running(&mut self, cpu: usize) {
         self.stats.wasted.total_nr_running += 1;
-        self.rqs[cpu].nr_running += 1;
-        self.rq_idle[cpu].nr_running += 1;
-        if self.rqs[cpu].nr_running == 2 {
-            self.rd.nr_overloaded += 1;
+        self.sched.rqs[cpu].nr_running += 1;
+        self.sched.rq_idle[cpu].nr_running += 1;
+        if self.sched.rqs[cpu].nr_running == 2 {
+            self.sched.rd.nr_overloaded += 1;
         }
     }
 
     pub fn sub_nr_running(&mut self, cpu: usize) {
         self.stats.wasted.total_nr_running -= 1;
-        self.rqs[cpu].nr_running -= 1;
-        self.rq_idle[cpu].nr_running -= 1;
-        if self.rqs[cpu].nr_running == 1 {
-            self.rd.nr_overloaded -= 1;
+        self.sched.rqs[cpu].nr_running -= 1;
+        self.sched.rq_idle[cpu].nr_running -= 1;
+        if self.sched.rqs[cpu].nr_running == 1 {
+            self.sched.rd.nr_overloaded -= 1;
         }
     }
 
     /// idle_cpu(): nothing running and nothing queued.
     #[inline]
     pub fn idle_cpu(&self, cpu: usize) -> bool {
-        let rq = &self.rq_idle[cpu];
+        let rq = &self.sched.rq_idle[cpu];
         !rq.has_curr && rq.nr_running == 0
     }
 
     /// sched_idle_cpu() (5.4+): only SCHED_IDLE tasks are runnable.
     #[inline]
     pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        let rq = &self.rq_idle[cpu];
+        let rq = &self.sched.rq_idle[cpu];
         self.cfg.mech.sched_idle_cpu && rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running
     }
 
@@ -512,15 +513,15 @@ impl Sim {
     /// its CPU leaves the mask the caller has the stopper move it
     /// (affine_move_task); a task that blocks first moves as it blocks.
     pub fn set_cpus_allowed_curr(&mut self, tid: TaskId, mask: CpuMask) {
-        let cpu = self.tasks[tid].cpu;
-        debug_assert!(self.rqs[cpu].curr == Some(tid));
-        let was_pinned = self.tasks[tid].nr_cpus_allowed == 1;
-        let class = self.tasks[tid].sched_class();
+        let cpu = self.sched.tasks[tid].cpu;
+        debug_assert!(self.sched.rqs[cpu].curr == Some(tid));
+        let was_pinned = self.sched.tasks[tid].nr_cpus_allowed == 1;
+        let class = self.sched.tasks[tid].sched_class();
         class.dequeue_task(self, cpu, tid, 0);
-        self.tasks[tid].nr_cpus_allowed = mask.weight();
-        self.tasks[tid].cpus = mask;
+        self.sched.tasks[tid].nr_cpus_allowed = mask.weight();
+        self.sched.tasks[tid].cpus = mask;
         class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
-        let pinned = self.tasks[tid].nr_cpus_allowed == 1;
+        let pinned = self.sched.tasks[tid].nr_cpus_allowed == 1;
         if was_pinned && !pinned {
             self.stats.wasted.nr_pinned_running -= 1;
         } else if pinned && !was_pinned {
@@ -530,11 +531,11 @@ impl Sim {
 
     /// The running task goes to sleep: deactivate it; schedule() follows.
     pub fn block(&mut self, tid: TaskId) {
-        if self.tasks[tid].worker.is_some() {
+        if self.sched.tasks[tid].worker.is_some() {
             // sched_submit_work(): concurrency management first.
             self.wq_worker_sleeping(tid); // kthread/workqueue.rs
         }
-        let cpu = self.tasks[tid].cpu;
+        let cpu = self.sched.tasks[tid].cpu;
         self.update_curr(cpu);
         if self.dequeue_task(cpu, tid) {
             self.block_task_accounting(cpu, tid);
@@ -542,40 +543,40 @@ impl Sim {
         // A task whose CPU has left its mask never blocks here: the
         // affinity change moved it through the stopper (affine_move_task),
         // and a wakeup sends a CPU outside the mask to select_fallback_rq.
-        debug_assert!(self.tasks[tid].cpus.test(cpu), "{} blocks outside its mask", self.tasks[tid].comm);
-        self.tasks[tid].stats.blocked_at = self.now;
-        self.tasks[tid].state = TaskState::Blocked;
-        self.tasks[tid].need_advance = true;
+        debug_assert!(self.sched.tasks[tid].cpus.test(cpu), "{} blocks outside its mask", self.sched.tasks[tid].comm);
+        self.sched.tasks[tid].stats.blocked_at = self.now;
+        self.sched.tasks[tid].state = TaskState::Blocked;
+        self.sched.tasks[tid].need_advance = true;
         self.resched_curr(cpu);
     }
 
     /// dequeue_task(rq, p, DEQUEUE_SLEEP): false if the class keeps the
     /// sleeping task queued (sched_delayed).
     pub(crate) fn dequeue_task(&mut self, cpu: usize, tid: TaskId) -> bool {
-        self.tasks[tid].sched_class().dequeue_task(self, cpu, tid, DEQUEUE_SLEEP)
+        self.sched.tasks[tid].sched_class().dequeue_task(self, cpu, tid, DEQUEUE_SLEEP)
     }
 
     /// __block_task(): the task has left its runqueue asleep; one in
     /// io_schedule() counts in the CPU's nr_iowait from now (a
     /// sched_delayed task only once its delayed dequeue completes).
     pub(crate) fn block_task_accounting(&mut self, cpu: usize, tid: TaskId) {
-        if self.tasks[tid].in_iowait {
+        if self.sched.tasks[tid].in_iowait {
             self.account_cpu(cpu);
-            self.rqs[cpu].nr_iowait += 1;
+            self.sched.rqs[cpu].nr_iowait += 1;
         }
     }
 
     pub fn do_exit(&mut self, tid: TaskId) {
-        let cpu = self.tasks[tid].cpu;
-        if self.tasks[tid].state == TaskState::Runnable {
+        let cpu = self.sched.tasks[tid].cpu;
+        if self.sched.tasks[tid].state == TaskState::Runnable {
             self.update_curr(cpu);
             self.dequeue_task(cpu, tid);
         }
-        self.tasks[tid].state = TaskState::Dead;
-        self.tasks[tid].stats.exit_ns = Some(self.now);
-        self.tasks[tid].sched_class().task_dead(self, cpu, tid);
-        self.trace.sched_process_exit(self.now, cpu, &self.tasks[tid]);
-        self.live_tasks -= 1;
+        self.sched.tasks[tid].state = TaskState::Dead;
+        self.sched.tasks[tid].stats.exit_ns = Some(self.now);
+        self.sched.tasks[tid].sched_class().task_dead(self, cpu, tid);
+        self.trace.sched_process_exit(self.now, cpu, &self.sched.tasks[tid]);
+        self.sched.live_tasks -= 1;
         self.resched_curr(cpu);
     }
 }

@@ -35,8 +35,8 @@ impl Sim {
     /// schedstat sched_goidle, stamp the idle period for avg_idle, and note
     /// a fully idle core for select_idle_core (update_idle_core).
     pub fn set_next_task_idle(&mut self, cpu: usize) {
-        self.rqs[cpu].stats.sched_goidle += 1;
-        self.rqs[cpu].idle_stamp = Some(self.now);
+        self.sched.rqs[cpu].stats.sched_goidle += 1;
+        self.sched.rqs[cpu].idle_stamp = Some(self.now);
         self.update_idle_core(cpu);
         self.cpuidle_enter(cpu, true);
     }
@@ -50,14 +50,14 @@ impl Sim {
             return;
         }
         let next_timer_at = self.next_timer_at(cpu);
-        self.cpuidle.enter(cpu, self.now, next_timer_at, self.rqs[cpu].nr_iowait, after_task);
+        self.cpuidle.enter(cpu, self.now, next_timer_at, self.sched.rqs[cpu].nr_iowait, after_task);
     }
 
     /// tick_nohz_get_sleep_length(): when the CPU's next timer fires, from
     /// the sleep hrtimers armed on it.
     fn next_timer_at(&self, cpu: usize) -> u64 {
         let far = self.now.saturating_add(NO_TIMER_NS);
-        self.rqs[cpu].hrtimers.iter().map(|&(at, _)| at).min().map_or(far, |t| t.min(far))
+        self.sched.rqs[cpu].hrtimers.iter().map(|&(at, _)| at).min().map_or(far, |t| t.min(far))
     }
 
     /// The CPU leaves its idle period now (idle/cpuidle.rs).
@@ -78,8 +78,8 @@ impl Sim {
                 let wake = x.exit_latency_ns + if cpu != from && !x.polling { ipi } else { 0 };
                 self.idle_exit_window(cpu, wake);
             }
-            None if cpu != from && self.rqs[cpu].curr.is_some() => {
-                let t = &mut self.tasks[tid];
+            None if cpu != from && self.sched.rqs[cpu].curr.is_some() => {
+                let t = &mut self.sched.tasks[tid];
                 t.cs_debt += ipi;
                 t.stats.wake_cost += ipi;
             }
@@ -103,7 +103,7 @@ impl Sim {
             return;
         }
         let end = self.now + wake;
-        self.rqs[cpu].windows.push(CpuWindow { start: self.now, end, kind: WindowKind::Idle });
-        self.rqs[cpu].busy_until = self.rqs[cpu].busy_until.max(end);
+        self.sched.rqs[cpu].windows.push(CpuWindow { start: self.now, end, kind: WindowKind::Idle });
+        self.sched.rqs[cpu].busy_until = self.sched.rqs[cpu].busy_until.max(end);
     }
 }

@@ -50,8 +50,8 @@ impl SchedClassOps for RtSchedClass {
     /// the RT queue): pull_rt_task before picking.
     fn balance(sim: &mut Sim, cpu: usize, prev: TaskId) {
         if sim.cfg.mech.rt_push_pull()
-            && !sim.tasks[prev].rt.on_rq
-            && sim.rqs[cpu].rt.highest_prio > sim.tasks[prev].prio() as usize
+            && !sim.sched.tasks[prev].rt.on_rq
+            && sim.sched.rqs[cpu].rt.highest_prio > sim.sched.tasks[prev].prio() as usize
         {
             sim.pull_rt_task(cpu);
         }
@@ -61,7 +61,7 @@ impl SchedClassOps for RtSchedClass {
     /// are queued: checked without touching the boxed rt_rq.
     #[inline]
     fn pick_next_task(sim: &mut Sim, cpu: usize, _newidle: bool) -> Pick {
-        let rq = &sim.rqs[cpu];
+        let rq = &sim.sched.rqs[cpu];
         if rq.nr_running == rq.cfs.nr_running {
             return Pick::Empty;
         }
@@ -82,7 +82,7 @@ impl SchedClassOps for RtSchedClass {
     /// rt_queue_push_tasks() (post_schedule_rt in 2.6.25): push the
     /// preempted or waiting RT tasks away.
     fn balance_callback(sim: &mut Sim, cpu: usize, _p: TaskId) {
-        if sim.cfg.mech.rt_push_pull() && !sim.rqs[cpu].rt.pushable.is_empty() {
+        if sim.cfg.mech.rt_push_pull() && !sim.sched.rqs[cpu].rt.pushable.is_empty() {
             sim.push_rt_tasks(cpu);
         }
     }
@@ -99,10 +99,10 @@ impl SchedClassOps for RtSchedClass {
 
     /// sched_fork(): a full RR slice; the child starts on the parent's CPU.
     fn task_fork(sim: &mut Sim, p: TaskId, parent_cpu: usize) {
-        sim.rt_nr_tasks += 1;
-        sim.tasks[p].rt.time_slice = sim.tun.sched_rr_timeslice;
-        if sim.tasks[p].cpus.test(parent_cpu) {
-            sim.tasks[p].cpu = parent_cpu;
+        sim.sched.rt_nr_tasks += 1;
+        sim.sched.tasks[p].rt.time_slice = sim.tun.sched_rr_timeslice;
+        if sim.sched.tasks[p].cpus.test(parent_cpu) {
+            sim.sched.tasks[p].cpu = parent_cpu;
         }
     }
 
@@ -111,7 +111,7 @@ impl SchedClassOps for RtSchedClass {
     }
 
     fn task_dead(sim: &mut Sim, _cpu: usize, _p: TaskId) {
-        sim.rt_nr_tasks -= 1;
+        sim.sched.rt_nr_tasks -= 1;
     }
 
     fn task_tick(sim: &mut Sim, cpu: usize, curr: TaskId) {
@@ -126,7 +126,7 @@ impl SchedClassOps for RtSchedClass {
 impl Sim {
     #[inline]
     fn rt_prio(&self, tid: TaskId) -> usize {
-        self.tasks[tid].prio() as usize
+        self.sched.tasks[tid].prio() as usize
     }
 
     /// rt_runtime in ns, or None for RUNTIME_INF (sched_rt_runtime_us = -1).
@@ -143,14 +143,14 @@ impl Sim {
     /// MAX_PRIO-ish for idle (anything RT beats it).
     #[inline]
     pub fn curr_prio(&self, cpu: usize) -> i32 {
-        self.rqs[cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(crate::sched::prio::MAX_PRIO)
+        self.sched.rqs[cpu].curr.map(|c| self.sched.tasks[c].prio()).unwrap_or(crate::sched::prio::MAX_PRIO)
     }
 
     // ------------------------------------------------------------ bookkeeping
 
     /// inc/dec_rt_prio + cpupri_set + rt_set/clear_overload after a change.
     fn update_rt_state(&mut self, cpu: usize) {
-        let rt = &mut self.rqs[cpu].rt;
+        let rt = &mut self.sched.rqs[cpu].rt;
         let highest = rt.active.first().unwrap_or(MAX_RT_PRIO);
         let changed = highest != rt.highest_prio;
         rt.highest_prio = highest;
@@ -158,33 +158,33 @@ impl Sim {
         let was = rt.overloaded;
         rt.overloaded = over;
         if changed && self.cfg.mech.rt_push_pull() {
-            self.rd.cpupri.set(cpu, highest as i32);
+            self.sched.rd.cpupri.set(cpu, highest as i32);
         }
         if over != was && self.cfg.mech.rt_push_pull() {
             if over {
-                self.rd.rto_mask.set(cpu);
-                self.rd.rto_count += 1;
+                self.sched.rd.rto_mask.set(cpu);
+                self.sched.rd.rto_count += 1;
             } else {
-                self.rd.rto_mask.clear(cpu);
-                self.rd.rto_count -= 1;
+                self.sched.rd.rto_mask.clear(cpu);
+                self.sched.rd.rto_count -= 1;
             }
         }
     }
 
     fn enqueue_pushable_task(&mut self, cpu: usize, tid: TaskId) {
-        if self.tasks[tid].nr_cpus_allowed <= 1 || self.tasks[tid].rt.pushable_seq.is_some() {
+        if self.sched.tasks[tid].nr_cpus_allowed <= 1 || self.sched.tasks[tid].rt.pushable_seq.is_some() {
             return;
         }
         let seq = self.next_list_seq();
         let prio = self.rt_prio(tid);
-        self.tasks[tid].rt.pushable_seq = Some(seq);
-        self.rqs[cpu].rt.pushable.insert((prio, seq, tid));
+        self.sched.tasks[tid].rt.pushable_seq = Some(seq);
+        self.sched.rqs[cpu].rt.pushable.insert((prio, seq, tid));
     }
 
     fn dequeue_pushable_task(&mut self, cpu: usize, tid: TaskId) {
-        if let Some(seq) = self.tasks[tid].rt.pushable_seq.take() {
+        if let Some(seq) = self.sched.tasks[tid].rt.pushable_seq.take() {
             let prio = self.rt_prio(tid);
-            self.rqs[cpu].rt.pushable.remove(&(prio, seq, tid));
+            self.sched.rqs[cpu].rt.pushable.remove(&(prio, seq, tid));
         }
     }
 
@@ -195,7 +195,7 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn update_rt_rq_load_avg(&mut self, cpu: usize, running: bool) {
         let now = self.now;
-        let sa = &mut self.rqs[cpu].rt.avg_rt;
+        let sa = &mut self.sched.rqs[cpu].rt.avg_rt;
         let r = u64::from(running);
         if pelt::update_load_sum(sa, now, r, r, r) {
             pelt::update_load_avg(sa, 1);
@@ -207,20 +207,20 @@ impl Sim {
     pub fn enqueue_task_rt(&mut self, cpu: usize, tid: TaskId, head: bool) {
         self.update_curr(cpu);
         let prio = self.rt_prio(tid);
-        let migratory = self.tasks[tid].nr_cpus_allowed > 1;
-        let weight = self.tasks[tid].weight as u64;
-        let rt = &mut self.rqs[cpu].rt;
+        let migratory = self.sched.tasks[tid].nr_cpus_allowed > 1;
+        let weight = self.sched.tasks[tid].weight as u64;
+        let rt = &mut self.sched.rqs[cpu].rt;
         rt.active.enqueue(prio, tid, head);
         rt.load_weight += weight;
         rt.rt_nr_running += 1;
         rt.rt_nr_migratory += u32::from(migratory);
-        self.tasks[tid].rt.on_rq = true;
-        if self.rqs[cpu].curr != Some(tid) {
+        self.sched.tasks[tid].rt.on_rq = true;
+        if self.sched.rqs[cpu].curr != Some(tid) {
             self.enqueue_pushable_task(cpu, tid);
             // A migrating task keeps the wait it began before the move.
-            self.tasks[tid].stats.wait_start.get_or_insert(self.now);
+            self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
-        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), true);
+        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         self.add_nr_running(cpu);
         self.update_rt_state(cpu);
         self.start_rt_bandwidth();
@@ -231,17 +231,17 @@ impl Sim {
     pub fn dequeue_task_rt(&mut self, cpu: usize, tid: TaskId) {
         self.update_curr(cpu);
         let prio = self.rt_prio(tid);
-        let migratory = self.tasks[tid].nr_cpus_allowed > 1;
+        let migratory = self.sched.tasks[tid].nr_cpus_allowed > 1;
         self.dequeue_pushable_task(cpu, tid);
-        let weight = self.tasks[tid].weight as u64;
-        let rt = &mut self.rqs[cpu].rt;
+        let weight = self.sched.tasks[tid].weight as u64;
+        let rt = &mut self.sched.rqs[cpu].rt;
         rt.load_weight -= weight;
         let removed = rt.active.dequeue(prio, tid);
         debug_assert!(removed, "dequeued RT task was not queued");
         rt.rt_nr_running -= 1;
         rt.rt_nr_migratory -= u32::from(migratory);
-        self.tasks[tid].rt.on_rq = false;
-        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), false);
+        self.sched.tasks[tid].rt.on_rq = false;
+        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         self.sub_nr_running(cpu);
         self.update_rt_state(cpu);
     }
@@ -256,7 +256,7 @@ impl Sim {
     /// balancer.
     #[inline]
     pub fn pick_next_task_rt(&self, cpu: usize) -> Option<TaskId> {
-        let rt = &self.rqs[cpu].rt;
+        let rt = &self.sched.rqs[cpu].rt;
         if rt.rt_throttled {
             return None;
         }
@@ -267,26 +267,26 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn put_prev_task_rt(&mut self, cpu: usize, tid: TaskId) {
         // (update_rt_rq_load_avg(.., 1) is done by schedule() for every RT prev.)
-        if self.tasks[tid].rt.on_rq {
+        if self.sched.tasks[tid].rt.on_rq {
             self.enqueue_pushable_task(cpu, tid);
         }
-        self.tasks[tid].stats.wait_start = Some(self.now);
+        self.sched.tasks[tid].stats.wait_start = Some(self.now);
     }
 
     /// set_next_task_rt(): the picked task starts running; it is no longer
     /// pushable.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn set_next_task_rt(&mut self, cpu: usize, tid: TaskId) {
-        self.rt_pressure = true;
+        self.sched.rt_pressure = true;
         self.update_rt_rq_load_avg(cpu, false);
         self.dequeue_pushable_task(cpu, tid);
         // See set_next_entity: the CPU may not be ready yet.
-        let now = self.now.max(self.rqs[cpu].busy_until);
-        let t = &mut self.tasks[tid];
+        let now = self.now.max(self.sched.rqs[cpu].busy_until);
+        let t = &mut self.sched.tasks[tid];
         t.se.exec_start = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
         let w = t.stats.picked(now);
-        self.rqs[cpu].stats.wait_ns += w;
+        self.sched.rqs[cpu].stats.wait_ns += w;
     }
 
     /// The RT part of update_curr(): rt_time and the throttle test
@@ -294,13 +294,13 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn update_curr_rt(&mut self, cpu: usize, delta: u64) {
         // sched_rt_avg_update(): rt_avg for scale_rt_power (2.6.x era).
-        let rq = &mut self.rqs[cpu].rt;
+        let rq = &mut self.sched.rqs[cpu].rt;
         let (avg, age) = sched_avg_update(rq.rt_avg, rq.rt_age_stamp, self.now);
         rq.rt_avg = avg + delta;
         rq.rt_age_stamp = age;
         let Some(global) = self.rt_runtime_ns() else { return };
         let period = self.rt_period_ns();
-        let rt = &mut self.rqs[cpu].rt;
+        let rt = &mut self.sched.rqs[cpu].rt;
         rt.rt_time += delta;
         // rt_rq->rt_runtime starts at the global runtime (sched_rt_do_global).
         let runtime = *rt.rt_runtime.get_or_insert(global);
@@ -311,7 +311,7 @@ impl Sim {
         if rt.rt_time > runtime && self.cfg.features.on(Feature::RT_RUNTIME_SHARE) {
             self.do_balance_runtime(cpu, global, period);
         }
-        let rt = &mut self.rqs[cpu].rt;
+        let rt = &mut self.sched.rqs[cpu].rt;
         let runtime = rt.rt_runtime.unwrap_or(global);
         if rt.rt_time > runtime {
             rt.rt_throttled = true;
@@ -327,21 +327,21 @@ impl Sim {
     /// hotplug's __disable_runtime resets it), so a CPU that once borrowed up
     /// to the period can run RT at 100 % from then on.
     fn do_balance_runtime(&mut self, cpu: usize, global: u64, period: u64) {
-        let weight = self.rqs.len() as u64;
-        for i in 0..self.rqs.len() {
+        let weight = self.sched.rqs.len() as u64;
+        for i in 0..self.sched.rqs.len() {
             if i == cpu {
                 continue;
             }
-            let it = &mut self.rqs[i].rt;
+            let it = &mut self.sched.rqs[i].rt;
             let it_runtime = *it.rt_runtime.get_or_insert(global);
             let spare = it_runtime as i64 - it.rt_time as i64;
             if spare <= 0 {
                 continue;
             }
-            let mine = self.rqs[cpu].rt.rt_runtime.unwrap_or(global);
+            let mine = self.sched.rqs[cpu].rt.rt_runtime.unwrap_or(global);
             let diff = (spare as u64 / weight).min(period - mine);
-            self.rqs[i].rt.rt_runtime = Some(it_runtime - diff);
-            self.rqs[cpu].rt.rt_runtime = Some(mine + diff);
+            self.sched.rqs[i].rt.rt_runtime = Some(it_runtime - diff);
+            self.sched.rqs[cpu].rt.rt_runtime = Some(mine + diff);
             if mine + diff == period {
                 break;
             }
@@ -356,10 +356,10 @@ impl Sim {
     /// the period boundary lazily from the tick. The model uses the 2.6.26+
     /// timer for every version (same boundaries up to one tick).
     fn start_rt_bandwidth(&mut self) {
-        if self.rt_period_active || self.rt_runtime_ns().is_none() {
+        if self.sched.rt_period_active || self.rt_runtime_ns().is_none() {
             return;
         }
-        self.rt_period_active = true;
+        self.sched.rt_period_active = true;
         let period = self.rt_period_ns();
         let next = (self.now / period + 1) * period;
         self.q.schedule(Instant(next), Ev::RtPeriod);
@@ -371,16 +371,16 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn sched_rt_period_timer(&mut self) {
         let Some(runtime) = self.rt_runtime_ns() else {
-            self.rt_period_active = false;
+            self.sched.rt_period_active = false;
             return;
         };
         let mut idle = true;
-        for cpu in 0..self.rqs.len() {
+        for cpu in 0..self.sched.rqs.len() {
             // The running task's time so far belongs to the period that ends.
-            if self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].policy.is_rt()) {
+            if self.sched.rqs[cpu].curr.is_some_and(|c| self.sched.tasks[c].policy.is_rt()) {
                 self.update_curr(cpu);
             }
-            let rt = &mut self.rqs[cpu].rt;
+            let rt = &mut self.sched.rqs[cpu].rt;
             let runtime = rt.rt_runtime.unwrap_or(runtime);
             if rt.rt_time > 0 {
                 rt.rt_time -= rt.rt_time.min(runtime);
@@ -404,7 +404,7 @@ impl Sim {
             }
         }
         if idle {
-            self.rt_period_active = false;
+            self.sched.rt_period_active = false;
         } else {
             let next = self.now + self.rt_period_ns();
             self.q.schedule(Instant(next), Ev::RtPeriod);
@@ -416,18 +416,18 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn task_tick_rt(&mut self, cpu: usize, curr: TaskId) {
         self.update_rt_rq_load_avg(cpu, true);
-        if self.tasks[curr].state != TaskState::Runnable || self.tasks[curr].policy != Policy::Rr {
+        if self.sched.tasks[curr].state != TaskState::Runnable || self.sched.tasks[curr].policy != Policy::Rr {
             return;
         }
-        let t = &mut self.tasks[curr];
+        let t = &mut self.sched.tasks[curr];
         t.rt.time_slice = t.rt.time_slice.saturating_sub(1);
         if t.rt.time_slice > 0 {
             return;
         }
         t.rt.time_slice = self.tun.sched_rr_timeslice;
         let prio = self.rt_prio(curr);
-        if self.rqs[cpu].rt.active.len_at(prio) > 1 {
-            self.rqs[cpu].rt.active.requeue(prio, curr, false);
+        if self.sched.rqs[cpu].rt.active.len_at(prio) > 1 {
+            self.sched.rqs[cpu].rt.active.requeue(prio, curr, false);
             self.resched_curr(cpu);
         }
     }
@@ -435,9 +435,9 @@ impl Sim {
     /// yield_task_rt(): to the tail of its list.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn yield_task_rt(&mut self, tid: TaskId) {
-        let cpu = self.tasks[tid].cpu;
+        let cpu = self.sched.tasks[tid].cpu;
         let prio = self.rt_prio(tid);
-        self.rqs[cpu].rt.active.requeue(prio, tid, false);
+        self.sched.rqs[cpu].rt.active.requeue(prio, tid, false);
     }
 
     /// check_preempt_curr_rt() / wakeup_preempt_rt(): a strictly higher
@@ -445,28 +445,28 @@ impl Sim {
     /// when it could be pushed and the wakee could not.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn check_preempt_curr_rt(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
-        let (pp, cp) = (self.tasks[p].prio(), self.tasks[curr].prio());
+        let (pp, cp) = (self.sched.tasks[p].prio(), self.sched.tasks[curr].prio());
         if pp < cp {
             self.resched_curr(cpu);
             return;
         }
-        if pp == cp && self.cfg.mech.rt_balance == RtBalance::PushPull && !self.rqs[cpu].need_resched {
+        if pp == cp && self.cfg.mech.rt_balance == RtBalance::PushPull && !self.sched.rqs[cpu].need_resched {
             self.check_preempt_equal_prio(cpu, curr, p);
         }
     }
 
     /// check_preempt_equal_prio().
     fn check_preempt_equal_prio(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
-        let c = &self.tasks[curr];
-        if c.nr_cpus_allowed == 1 || self.rd.cpupri.find(c.prio(), &c.cpus).is_none() {
+        let c = &self.sched.tasks[curr];
+        if c.nr_cpus_allowed == 1 || self.sched.rd.cpupri.find(c.prio(), &c.cpus).is_none() {
             return;
         }
-        let t = &self.tasks[p];
-        if t.nr_cpus_allowed != 1 && self.rd.cpupri.find(t.prio(), &t.cpus).is_some() {
+        let t = &self.sched.tasks[p];
+        if t.nr_cpus_allowed != 1 && self.sched.rd.cpupri.find(t.prio(), &t.cpus).is_some() {
             return;
         }
         let prio = self.rt_prio(p);
-        self.rqs[cpu].rt.active.requeue(prio, p, true);
+        self.sched.rqs[cpu].rt.active.requeue(prio, p, true);
         self.resched_curr(cpu);
     }
 
@@ -476,23 +476,24 @@ impl Sim {
     /// (wakeup) or the parent's (fork).
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn select_task_rq_rt(&mut self, p: TaskId, cpu: usize) -> usize {
-        let cpu = if self.tasks[p].cpus.test(cpu) { cpu } else { self.tasks[p].cpus.first().unwrap_or(cpu) };
-        if self.tasks[p].nr_cpus_allowed == 1 || !self.cfg.mech.rt_push_pull() {
+        let cpu =
+            if self.sched.tasks[p].cpus.test(cpu) { cpu } else { self.sched.tasks[p].cpus.first().unwrap_or(cpu) };
+        if self.sched.tasks[p].nr_cpus_allowed == 1 || !self.cfg.mech.rt_push_pull() {
             return cpu;
         }
-        let Some(curr) = self.rqs[cpu].curr else { return cpu };
-        if !self.tasks[curr].policy.is_rt() {
+        let Some(curr) = self.sched.rqs[cpu].curr else { return cpu };
+        if !self.sched.tasks[curr].policy.is_rt() {
             return cpu;
         }
-        let pprio = self.tasks[p].prio();
+        let pprio = self.sched.tasks[p].prio();
         if self.cfg.mech.rt_balance == RtBalance::PushPull2625 {
             // 2.6.25: move whenever an RT task runs there.
             return self.find_lowest_rq(p, cpu).unwrap_or(cpu);
         }
-        let c = &self.tasks[curr];
+        let c = &self.sched.tasks[curr];
         if c.nr_cpus_allowed < 2 || c.prio() <= pprio {
             if let Some(target) = self.find_lowest_rq(p, cpu) {
-                if (pprio as usize) < self.rqs[target].rt.highest_prio {
+                if (pprio as usize) < self.sched.rqs[target].rt.highest_prio {
                     return target;
                 }
             }
@@ -509,11 +510,11 @@ impl Sim {
     /// (find_lowest_cpus) instead of cpupri; the sets they return differ
     /// only in corner cases (2.6.25 took the first non-RT CPU alone).
     pub fn find_lowest_rq(&self, p: TaskId, this_cpu: usize) -> Option<usize> {
-        let t = &self.tasks[p];
+        let t = &self.sched.tasks[p];
         if t.nr_cpus_allowed == 1 {
             return None;
         }
-        let mask = self.rd.cpupri.find(t.prio(), &t.cpus)?;
+        let mask = self.sched.rd.cpupri.find(t.prio(), &t.cpus)?;
         let cpu = t.cpu;
         if mask.test(cpu) {
             return Some(cpu);
@@ -543,15 +544,15 @@ impl Sim {
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn task_woken_rt(&mut self, cpu: usize, p: TaskId) {
         if !self.cfg.mech.rt_push_pull()
-            || self.rqs[cpu].curr == Some(p)
-            || self.rqs[cpu].need_resched
-            || self.tasks[p].nr_cpus_allowed <= 1
+            || self.sched.rqs[cpu].curr == Some(p)
+            || self.sched.rqs[cpu].need_resched
+            || self.sched.tasks[p].nr_cpus_allowed <= 1
         {
             return;
         }
-        let Some(curr) = self.rqs[cpu].curr else { return };
-        let c = &self.tasks[curr];
-        if c.policy.is_rt() && (c.nr_cpus_allowed < 2 || c.prio() <= self.tasks[p].prio()) {
+        let Some(curr) = self.sched.rqs[cpu].curr else { return };
+        let c = &self.sched.tasks[curr];
+        if c.policy.is_rt() && (c.nr_cpus_allowed < 2 || c.prio() <= self.sched.tasks[p].prio()) {
             self.push_rt_tasks(cpu);
         }
     }
@@ -570,12 +571,12 @@ impl Sim {
     /// push_rt_task(rq): push the best waiting task to a lower-priority CPU.
     /// Returns true if a task moved.
     fn push_rt_task(&mut self, cpu: usize) -> bool {
-        if !self.rqs[cpu].rt.overloaded {
+        if !self.sched.rqs[cpu].rt.overloaded {
             return false;
         }
-        let Some(&(prio, _, p)) = self.rqs[cpu].rt.pushable.first() else { return false };
-        if let Some(curr) = self.rqs[cpu].curr {
-            if (prio as i32) < self.tasks[curr].prio() {
+        let Some(&(prio, _, p)) = self.sched.rqs[cpu].rt.pushable.first() else { return false };
+        if let Some(curr) = self.sched.rqs[cpu].curr {
+            if (prio as i32) < self.sched.tasks[curr].prio() {
                 // It will preempt here: just reschedule.
                 self.resched_curr(cpu);
                 return false;
@@ -586,7 +587,7 @@ impl Sim {
         }
         // find_lock_lowest_rq(): one try is enough (no lock races here).
         let Some(dst) = self.find_lowest_rq(p, cpu) else { return false };
-        if dst == cpu || self.rqs[dst].rt.highest_prio <= prio {
+        if dst == cpu || self.sched.rqs[dst].rt.highest_prio <= prio {
             return false;
         }
         self.move_queued_task_rt(p, cpu, dst, cpu);
@@ -606,25 +607,25 @@ impl Sim {
     /// (or re-arms) the push irq_work chain over the overloaded CPUs.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn pull_rt_task(&mut self, this_cpu: usize) {
-        if self.rd.rto_count == 0 || (self.rd.rto_count == 1 && self.rd.rto_mask.test(this_cpu)) {
+        if self.sched.rd.rto_count == 0 || (self.sched.rd.rto_count == 1 && self.sched.rd.rto_mask.test(this_cpu)) {
             return;
         }
         if self.cfg.features.on(Feature::RT_PUSH_IPI) {
             self.tell_cpu_to_push(this_cpu);
             return;
         }
-        let cpus: Vec<usize> = self.rd.rto_mask.iter().collect();
+        let cpus: Vec<usize> = self.sched.rd.rto_mask.iter().collect();
         for src in cpus {
             if src == this_cpu {
                 continue;
             }
-            let this_prio = self.rqs[this_cpu].rt.highest_prio;
-            if self.rqs[src].rt.next_pushable_prio() >= this_prio {
+            let this_prio = self.sched.rqs[this_cpu].rt.highest_prio;
+            if self.sched.rqs[src].rt.next_pushable_prio() >= this_prio {
                 continue;
             }
             // pick_highest_pushable_task(src_rq, this_cpu).
             let Some(&(prio, _, p)) =
-                self.rqs[src].rt.pushable.iter().find(|&&(_, _, t)| self.tasks[t].cpus.test(this_cpu))
+                self.sched.rqs[src].rt.pushable.iter().find(|&&(_, _, t)| self.sched.tasks[t].cpus.test(this_cpu))
             else {
                 continue;
             };
@@ -644,35 +645,35 @@ impl Sim {
     /// (rto_loop_next moved), else None.
     fn rto_next_cpu(&mut self) -> Option<usize> {
         loop {
-            let from = self.rd.rto_push.rto_cpu.map_or(0, |c| c + 1);
-            if let Some(cpu) = self.rd.rto_mask.iter().find(|&c| c >= from) {
-                self.rd.rto_push.rto_cpu = Some(cpu);
+            let from = self.sched.rd.rto_push.rto_cpu.map_or(0, |c| c + 1);
+            if let Some(cpu) = self.sched.rd.rto_mask.iter().find(|&c| c >= from) {
+                self.sched.rd.rto_push.rto_cpu = Some(cpu);
                 return Some(cpu);
             }
-            self.rd.rto_push.rto_cpu = None;
-            if self.rd.rto_push.rto_loop == self.rd.rto_push.rto_loop_next {
+            self.sched.rd.rto_push.rto_cpu = None;
+            if self.sched.rd.rto_push.rto_loop == self.sched.rd.rto_push.rto_loop_next {
                 return None;
             }
-            self.rd.rto_push.rto_loop = self.rd.rto_push.rto_loop_next;
+            self.sched.rd.rto_push.rto_loop = self.sched.rd.rto_push.rto_loop_next;
         }
     }
 
     /// tell_cpu_to_push(): note the request; if no chain runs, start one at
     /// the first overloaded CPU. Each hop is an IPI (costs.wakeup_ipi).
     fn tell_cpu_to_push(&mut self, _this_cpu: usize) {
-        self.rd.rto_push.rto_loop_next += 1;
-        if self.rd.rto_push.rto_loop_start {
+        self.sched.rd.rto_push.rto_loop_next += 1;
+        if self.sched.rd.rto_push.rto_loop_start {
             return;
         }
-        self.rd.rto_push.rto_loop_start = true;
+        self.sched.rd.rto_push.rto_loop_start = true;
         match self.rto_next_cpu() {
             Some(cpu) => self.send_rto_push_ipi(cpu),
-            None => self.rd.rto_push.rto_loop_start = false,
+            None => self.sched.rd.rto_push.rto_loop_start = false,
         }
     }
 
     fn send_rto_push_ipi(&mut self, cpu: usize) {
-        self.rd.rto_push.ipis += 1;
+        self.sched.rd.rto_push.ipis += 1;
         let at = self.now + self.cfg.costs.wakeup_ipi_ns;
         self.q.schedule(Instant(at), Ev::RtoPushIpi(cpu));
     }
@@ -682,12 +683,12 @@ impl Sim {
     /// CPU, or end the chain.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn rto_push_irq_work_func(&mut self, cpu: usize) {
-        if self.rqs[cpu].rt.overloaded {
+        if self.sched.rqs[cpu].rt.overloaded {
             self.push_rt_tasks(cpu);
         }
         match self.rto_next_cpu() {
             Some(next) => self.send_rto_push_ipi(next),
-            None => self.rd.rto_push.rto_loop_start = false,
+            None => self.sched.rd.rto_push.rto_loop_start = false,
         }
     }
 }

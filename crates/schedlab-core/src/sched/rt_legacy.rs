@@ -38,7 +38,7 @@ impl Sim {
     /// counts as idle.
     #[inline]
     fn idle_cpu_legacy(&self, cpu: usize) -> bool {
-        self.rqs[cpu].curr.is_none()
+        self.sched.rqs[cpu].curr.is_none()
     }
 
     /// try_to_wake_up()'s placement in 2.6.24, for every class [sched.c
@@ -49,7 +49,7 @@ impl Sim {
     /// Wakeups from the modelled ops (futex-style barrier, event, timer)
     /// are not sync wakeups.
     pub fn select_task_rq_legacy(&mut self, p: TaskId, prev: usize, this_cpu: usize) -> usize {
-        let allowed = |s: &Sim, c: usize| s.tasks[p].cpus.test(c);
+        let allowed = |s: &Sim, c: usize| s.sched.tasks[p].cpus.test(c);
         let mut new_cpu = prev;
         if prev != this_cpu && allowed(self, this_cpu) {
             let this_sd = self.topo.cpu_domains[this_cpu]
@@ -77,7 +77,8 @@ impl Sim {
                 }
             }
         }
-        let new_cpu = if allowed(self, new_cpu) { new_cpu } else { self.tasks[p].cpus.first().unwrap_or(new_cpu) };
+        let new_cpu =
+            if allowed(self, new_cpu) { new_cpu } else { self.sched.tasks[p].cpus.first().unwrap_or(new_cpu) };
         self.wake_idle_legacy(new_cpu, p)
     }
 
@@ -85,7 +86,7 @@ impl Sim {
     /// has more than one task; else the first idle CPU of the SD_WAKE_IDLE
     /// domains above it (bottom-up, stopping at the first without the flag).
     fn wake_idle_legacy(&self, cpu: usize, p: TaskId) -> usize {
-        if self.idle_cpu_legacy(cpu) || self.rqs[cpu].nr_running > 1 {
+        if self.idle_cpu_legacy(cpu) || self.sched.rqs[cpu].nr_running > 1 {
             return cpu;
         }
         for &d in &self.topo.cpu_domains[cpu] {
@@ -93,7 +94,7 @@ impl Sim {
             if dom.flags & SD_WAKE_IDLE == 0 {
                 break;
             }
-            if let Some(&i) = dom.span.iter().find(|&&i| self.tasks[p].cpus.test(i) && self.idle_cpu_legacy(i)) {
+            if let Some(&i) = dom.span.iter().find(|&&i| self.sched.tasks[p].cpus.test(i) && self.idle_cpu_legacy(i)) {
                 return i;
             }
         }
@@ -105,8 +106,8 @@ impl Sim {
     /// its tail (the most recently queued first). The running task is in
     /// the list; can_migrate_task() turns it down.
     pub fn rt_tasks_lb_order(&self, cpu: usize) -> Vec<TaskId> {
-        let active = &self.rqs[cpu].rt.active;
-        let mut v = Vec::with_capacity(self.rqs[cpu].rt.rt_nr_running as usize);
+        let active = &self.sched.rqs[cpu].rt.active;
+        let mut v = Vec::with_capacity(self.sched.rqs[cpu].rt.rt_nr_running as usize);
         for prio in 0..MAX_RT_PRIO {
             if active.len_at(prio) > 0 {
                 v.extend(active.tasks_at(prio).rev());

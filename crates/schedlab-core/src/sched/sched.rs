@@ -14,7 +14,7 @@ use crate::sched::cpupri::CpuPri;
 use crate::sched::cpustat::CpuTime;
 use crate::sched::pelt::{self, SchedAvg};
 use crate::sched::prio::MAX_RT_PRIO;
-use crate::sched::task::TaskId;
+use crate::sched::task::{Task, TaskId};
 
 // ------------------------------------------------------------------- rq
 
@@ -600,4 +600,50 @@ mod tests {
         assert_eq!(a.pick(), Some(7));
         assert_eq!(a.len_at(10), 1);
     }
+}
+
+/// The scheduler's state (what kernel/sched keeps in its per-CPU runqueues,
+/// the root domain and its globals), owned by the simulation (`sim/`).
+#[derive(Debug)]
+pub struct Sched {
+    /// Every task that exists or existed, by id.
+    pub tasks: Vec<Task>,
+    /// Per-CPU runqueues.
+    pub rqs: Vec<Rq>,
+    /// Each runqueue's idle-scan fields, dense (see `RqIdle`).
+    pub rq_idle: Vec<RqIdle>,
+    /// max_load_balance_interval (fair.c): HZ × online CPUs / 10 jiffies,
+    /// the cap of every domain's balance interval (set once at boot, as
+    /// update_sysctl() does).
+    pub max_load_balance_interval: u64,
+    /// Each CPU's arch_scale_cpu_capacity (per_cpu(cpu_scale) on arm64 and
+    /// x86's hybrid parts): the machine's value, in a dense per-CPU array
+    /// as the kernel keeps it, for the scans of every CPU's capacity.
+    pub cpu_scale: Vec<u64>,
+    pub rd: RootDomain,
+    pub nohz: Nohz,
+    /// Per LLC (indexed by sd_llc_id).
+    pub sds: Vec<SchedDomainShared>,
+    /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
+    pub sg_imbalance: Vec<bool>,
+    /// The buffer load_balance() copies its domain's span into (env.cpus).
+    pub lb_cpus: Vec<usize>,
+    /// CPUs whose need_resched schedule() must honour after this event
+    /// (two buffers swapped back and forth).
+    pub resched_pending: Vec<usize>,
+    pub resched_spare: Vec<usize>,
+    /// The RT bandwidth period timer is armed (rt_bandwidth.rt_period_active).
+    pub rt_period_active: bool,
+    /// RT tasks that exist (started, not dead): the RT checks are skipped at 0.
+    pub rt_nr_tasks: usize,
+    /// Some RT task has run: capacities carry RT pressure from now on.
+    pub rt_pressure: bool,
+    /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)
+    /// while it does; trace lines of its pulls are written there.
+    pub lb_exec: Option<usize>,
+    pub next_pid: u32,
+    /// Stamps for list positions (cfs_tasks, pushable_tasks).
+    pub list_seq: u64,
+    /// Tasks started and not dead.
+    pub live_tasks: usize,
 }

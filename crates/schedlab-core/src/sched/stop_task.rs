@@ -41,16 +41,16 @@ impl Sim {
     /// balance: clear the request and charge the preempted task the two
     /// switches. Returns push_cpu, or None if nothing was requested.
     pub(crate) fn stopper_enter(&mut self, busiest: usize) -> Option<usize> {
-        if !self.rqs[busiest].active_balance {
+        if !self.sched.rqs[busiest].active_balance {
             return None;
         }
-        self.rqs[busiest].active_balance = false;
-        self.rqs[busiest].stopper_running = true;
+        self.sched.rqs[busiest].active_balance = false;
+        self.sched.rqs[busiest].stopper_running = true;
         self.update_curr(busiest);
-        if let Some(c) = self.rqs[busiest].curr {
-            self.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
+        if let Some(c) = self.sched.rqs[busiest].curr {
+            self.sched.tasks[c].cs_debt += 2 * self.cfg.costs.context_switch_ns;
         }
-        Some(self.rqs[busiest].push_cpu)
+        Some(self.sched.rqs[busiest].push_cpu)
     }
 
     /// The stopper (or 2.6.x migration thread) preempts `p`, the task
@@ -59,19 +59,19 @@ impl Sim {
     /// stopper (idle for the model) until schedule() runs.
     pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
         self.account_cpu(cpu);
-        self.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
-        self.rqs[cpu].curr = None;
-        self.rq_idle[cpu].has_curr = false;
-        self.rqs[cpu].stopper_running = true;
+        self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
+        self.sched.rqs[cpu].curr = None;
+        self.sched.rq_idle[cpu].has_curr = false;
+        self.sched.rqs[cpu].stopper_running = true;
         self.stats.wasted.nr_idle_cpus += 1;
-        if self.tasks[p].nr_cpus_allowed == 1 {
+        if self.sched.tasks[p].nr_cpus_allowed == 1 {
             self.stats.wasted.nr_pinned_running -= 1;
         }
-        if let Some(k) = self.rqs[cpu].op_key.take() {
+        if let Some(k) = self.sched.rqs[cpu].op_key.take() {
             self.q.cancel(k);
         }
-        self.tasks[p].stats.nivcsw += 1;
-        self.tasks[p].stats.nr_switches += 1;
-        self.trace.sched_switch(self.now, cpu, Ctx::Task(&self.tasks[p]), Ctx::Stopper);
+        self.sched.tasks[p].stats.nivcsw += 1;
+        self.sched.tasks[p].stats.nr_switches += 1;
+        self.trace.sched_switch(self.now, cpu, Ctx::Task(&self.sched.tasks[p]), Ctx::Stopper);
     }
 }

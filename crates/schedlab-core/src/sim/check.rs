@@ -11,10 +11,10 @@ use crate::sim::Sim;
 
 impl Sim {
     pub fn check_invariants(&self) -> Result<(), SimError> {
-        let mut seen = vec![0u32; self.tasks.len()];
-        for rq in &self.rqs {
+        let mut seen = vec![0u32; self.sched.tasks.len()];
+        for rq in &self.sched.rqs {
             if let Some(c) = rq.curr {
-                let t = &self.tasks[c];
+                let t = &self.sched.tasks[c];
                 if t.cpu != rq.cpu {
                     return Err(SimError::Invariant {
                         message: format!("task {} runs on CPU {} but task_cpu is {}", t.comm, rq.cpu, t.cpu),
@@ -33,11 +33,11 @@ impl Sim {
             }
             for &(_, tid) in rq.cfs.tasks_timeline.iter() {
                 seen[tid] += 1;
-                if self.tasks[tid].cpu != rq.cpu {
+                if self.sched.tasks[tid].cpu != rq.cpu {
                     return Err(SimError::Invariant {
                         message: format!(
                             "task {} queued on CPU {} but task_cpu is {}",
-                            self.tasks[tid].comm, rq.cpu, self.tasks[tid].cpu
+                            self.sched.tasks[tid].comm, rq.cpu, self.sched.tasks[tid].cpu
                         ),
                     });
                 }
@@ -47,11 +47,11 @@ impl Sim {
             }
             for tid in rq.rt.active.iter() {
                 seen[tid] += 1;
-                if self.tasks[tid].cpu != rq.cpu {
+                if self.sched.tasks[tid].cpu != rq.cpu {
                     return Err(SimError::Invariant {
                         message: format!(
                             "RT task {} queued on CPU {} but task_cpu is {}",
-                            self.tasks[tid].comm, rq.cpu, self.tasks[tid].cpu
+                            self.sched.tasks[tid].comm, rq.cpu, self.sched.tasks[tid].cpu
                         ),
                     });
                 }
@@ -67,7 +67,7 @@ impl Sim {
                     ),
                 });
             }
-            let delayed = rq.cfs.tasks_timeline.iter().filter(|&&(_, t)| self.tasks[t].se.sched_delayed).count();
+            let delayed = rq.cfs.tasks_timeline.iter().filter(|&&(_, t)| self.sched.tasks[t].se.sched_delayed).count();
             if delayed != rq.cfs.h_nr_delayed as usize {
                 return Err(SimError::Invariant {
                     message: format!(
@@ -76,7 +76,7 @@ impl Sim {
                     ),
                 });
             }
-            let brief = self.rq_idle[rq.cpu];
+            let brief = self.sched.rq_idle[rq.cpu];
             if (brief.nr_running, brief.idle_h_nr_running, brief.has_curr)
                 != (rq.nr_running, rq.cfs.idle_h_nr_running, rq.curr.is_some())
             {
@@ -93,8 +93,8 @@ impl Sim {
                 });
             }
         }
-        let idle = self.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
-        let total: u64 = self.rqs.iter().map(|rq| rq.nr_running as u64).sum();
+        let idle = self.sched.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
+        let total: u64 = self.sched.rqs.iter().map(|rq| rq.nr_running as u64).sum();
         if idle != self.stats.wasted.nr_idle_cpus || total != self.stats.wasted.total_nr_running {
             return Err(SimError::Invariant {
                 message: format!(
@@ -103,7 +103,7 @@ impl Sim {
                 ),
             });
         }
-        for (tid, t) in self.tasks.iter().enumerate() {
+        for (tid, t) in self.sched.tasks.iter().enumerate() {
             // A sched_delayed task sleeps but is still queued.
             let want = u32::from(t.state == TaskState::Runnable || t.se.sched_delayed);
             if seen[tid] != want {
@@ -144,7 +144,7 @@ impl Sim {
                     _ => self.now,
                 };
                 self.rt_inv_since.set(Some((since, moved)));
-                let round = (self.rqs.len() as u64 + 1) * self.cfg.costs.wakeup_ipi_ns;
+                let round = (self.sched.rqs.len() as u64 + 1) * self.cfg.costs.wakeup_ipi_ns;
                 if self.now - since > round {
                     return Err(format!("{e} for {} ns, longer than a push round ({round} ns)", self.now - since));
                 }
@@ -154,13 +154,13 @@ impl Sim {
     }
 
     fn rt_invariant_violation(&self) -> Result<(), String> {
-        if !self.cfg.mech.rt_push_pull() || self.rt_nr_tasks == 0 {
+        if !self.cfg.mech.rt_push_pull() || self.sched.rt_nr_tasks == 0 {
             return Ok(());
         }
-        let nr = self.rqs.len();
+        let nr = self.sched.rqs.len();
         // The lowest priority any unthrottled CPU runs (larger = lower).
         let mut lowest: Option<(i32, usize)> = None;
-        for rq in &self.rqs {
+        for rq in &self.sched.rqs {
             if rq.rt.rt_throttled {
                 continue;
             }
@@ -170,7 +170,7 @@ impl Sim {
             }
         }
         let Some((low, low_cpu)) = lowest else { return Ok(()) };
-        for rq in &self.rqs {
+        for rq in &self.sched.rqs {
             if rq.rt.rt_throttled {
                 continue;
             }
@@ -178,17 +178,17 @@ impl Sim {
                 if rq.curr == Some(t) {
                     continue;
                 }
-                if self.tasks[t].nr_cpus_allowed < nr {
+                if self.sched.tasks[t].nr_cpus_allowed < nr {
                     // The seed's uncovered case: push_rt_tasks stops at a
                     // head it cannot place, so the tasks behind it stay even
                     // where they could run. The rq is exempt.
                     break;
                 }
-                let p = self.tasks[t].prio();
+                let p = self.sched.tasks[t].prio();
                 if p < low {
                     return Err(format!(
                         "RT task {} (prio {}) waits on CPU {} while CPU {} runs prio {}",
-                        self.tasks[t].comm, p, rq.cpu, low_cpu, low
+                        self.sched.tasks[t].comm, p, rq.cpu, low_cpu, low
                     ));
                 }
                 break; // lower ones on this rq wait behind this one anyway

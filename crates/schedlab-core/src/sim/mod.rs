@@ -31,7 +31,7 @@ use crate::report::LbCounters;
 use crate::scenario::Scenario;
 use crate::sched::cpustat::CpuTime;
 use crate::sched::prio::load_weight;
-use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, SchedDomainShared, SdState};
+use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
 use crate::sched::sd_build::build_sched_domains;
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 use crate::sched::topology::SchedTopology;
@@ -58,46 +58,9 @@ pub struct Sim {
     /// prandom state per CPU; one seeded stream serves every CPU here.
     pub rng: Rng,
     // ------------------------------------------------------ scheduler state
-    /// Every task that exists or existed, by id.
-    pub tasks: Vec<Task>,
-    /// Per-CPU runqueues.
-    pub rqs: Vec<Rq>,
-    /// Each runqueue's idle-scan fields, dense (see `RqIdle`).
-    pub rq_idle: Vec<RqIdle>,
-    /// max_load_balance_interval (fair.c): HZ × online CPUs / 10 jiffies,
-    /// the cap of every domain's balance interval (set once at boot, as
-    /// update_sysctl() does).
-    pub max_load_balance_interval: u64,
-    /// Each CPU's arch_scale_cpu_capacity (per_cpu(cpu_scale) on arm64 and
-    /// x86's hybrid parts): the machine's value, in a dense per-CPU array
-    /// as the kernel keeps it, for the scans of every CPU's capacity.
-    pub cpu_scale: Vec<u64>,
-    pub rd: RootDomain,
-    pub nohz: Nohz,
-    /// Per LLC (indexed by sd_llc_id).
-    pub sds: Vec<SchedDomainShared>,
-    /// sched_group_capacity->imbalance, per group (set by pinned-task failures).
-    pub sg_imbalance: Vec<bool>,
-    /// The buffer load_balance() copies its domain's span into (env.cpus).
-    pub lb_cpus: Vec<usize>,
-    /// CPUs whose need_resched schedule() must honour after this event
-    /// (two buffers swapped back and forth).
-    pub resched_pending: Vec<usize>,
-    pub resched_spare: Vec<usize>,
-    /// The RT bandwidth period timer is armed (rt_bandwidth.rt_period_active).
-    pub rt_period_active: bool,
-    /// RT tasks that exist (started, not dead): the RT checks are skipped at 0.
-    pub rt_nr_tasks: usize,
-    /// Some RT task has run: capacities carry RT pressure from now on.
-    pub rt_pressure: bool,
-    /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)
-    /// while it does; trace lines of its pulls are written there.
-    pub lb_exec: Option<usize>,
-    pub next_pid: u32,
-    /// Stamps for list positions (cfs_tasks, pushable_tasks).
-    pub list_seq: u64,
-    /// Tasks started and not dead.
-    pub live_tasks: usize,
+    /// The scheduler's state: the tasks, the runqueues and what the
+    /// balancer and the RT class keep beside them (sched/sched.rs).
+    pub sched: Sched,
     // ---------------------------------------------- the rest of the kernel
     pub kthreads: Kthreads,
     /// The cpuidle driver and its per-CPU devices (idle/).
@@ -176,27 +139,29 @@ impl Sim {
             q: EventQueue::new(),
             seed,
             rng: Rng::fork(seed, "sim"),
-            tasks: Vec::new(),
-            rq_idle: vec![RqIdle::default(); rqs.len()],
-            max_load_balance_interval,
-            cpu_scale,
-            rqs,
-            rd: RootDomain::new(nr),
-            // Every CPU starts idle and tickless: no LLC has a busy CPU.
-            nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
-            sds: vec![SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX }; nr],
-            sg_imbalance: vec![false; ngroups],
-            lb_cpus: Vec::new(),
-            resched_pending: Vec::new(),
-            resched_spare: Vec::new(),
-            rt_period_active: false,
-            rt_nr_tasks: 0,
-            rt_pressure: false,
-            lb_exec: None,
-            // Above every migration/N's stand-in pid (trace::stopper_pid).
-            next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
-            list_seq: 0,
-            live_tasks: 0,
+            sched: Sched {
+                tasks: Vec::new(),
+                rq_idle: vec![RqIdle::default(); rqs.len()],
+                max_load_balance_interval,
+                cpu_scale,
+                rqs,
+                rd: RootDomain::new(nr),
+                // Every CPU starts idle and tickless: no LLC has a busy CPU.
+                nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
+                sds: vec![SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX }; nr],
+                sg_imbalance: vec![false; ngroups],
+                lb_cpus: Vec::new(),
+                resched_pending: Vec::new(),
+                resched_spare: Vec::new(),
+                rt_period_active: false,
+                rt_nr_tasks: 0,
+                rt_pressure: false,
+                lb_exec: None,
+                // Above every migration/N's stand-in pid (trace::stopper_pid).
+                next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
+                list_seq: 0,
+                live_tasks: 0,
+            },
             cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
             block: Block::new(&sc.machine.disks, seed),
             mm: crate::mm::Mm::default(),
@@ -275,18 +240,18 @@ impl Sim {
 
     /// Allocate a task (not yet runnable).
     pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
-        let tid = self.tasks.len();
+        let tid = self.sched.tasks.len();
         if self.wl.group_tasks.len() <= group {
             self.wl.group_tasks.resize(group + 1, 0);
         }
         self.wl.group_tasks[group] += 1;
         let (weight, inv_weight) =
             load_weight(g.policy, g.nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
-        let pid = self.next_pid;
-        self.next_pid += 1;
+        let pid = self.sched.next_pid;
+        self.sched.next_pid += 1;
         let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
         let comm: String = comm.chars().take(15).collect();
-        self.tasks.push(Task {
+        self.sched.tasks.push(Task {
             pid,
             comm,
             group,
@@ -328,8 +293,8 @@ impl Sim {
     }
 
     pub fn next_list_seq(&mut self) -> u64 {
-        self.list_seq += 1;
-        self.list_seq
+        self.sched.list_seq += 1;
+        self.sched.list_seq
     }
 }
 

@@ -59,13 +59,13 @@ fn rows(deltas: &[CpuTime]) -> Vec<MpstatRow> {
 /// (lib.rs), so building it is not a burst past the budget.
 pub fn heap_estimate(sim: &Sim) -> usize {
     const TASK_ROW_HEAP: usize = 192; // comm, group, policy, cpus_allowed, the log2 histogram
-    let rows = sim.stats.rec.samples.len() * (sim.rqs.len() + 1);
-    sim.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
+    let rows = sim.stats.rec.samples.len() * (sim.sched.rqs.len() + 1);
+    sim.sched.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
         + rows * (std::mem::size_of::<crate::report::MpstatRow>() + 8)
 }
 
 pub fn build(sim: &Sim, sc: &Scenario) -> Report {
-    let nr = sim.rqs.len();
+    let nr = sim.sched.rqs.len();
     let end = sim.end_ns;
     let warm = sc.measure.warmup.min(end);
     let (cpus, mpstat) = cpu_time(sim);
@@ -73,18 +73,20 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     // apart from the scenario's tasks.
     let is_kernel_thread = |t: &Task| t.group >= sim.wl.nr_scenario_groups;
     let listed = listed_tasks(sim);
-    let tasks = (0..sim.tasks.len())
-        .filter(|&i| sim.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.tasks[i]) && listed[i])
+    let tasks = (0..sim.sched.tasks.len())
+        .filter(|&i| sim.sched.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.sched.tasks[i]) && listed[i])
         .map(|i| task_row(sim, i))
         .collect();
     let mut all_delays = Delays::default();
-    for t in sim.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
+    for t in sim.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
         all_delays.merge(&t.stats.timer_delays);
     }
-    let kernel_threads =
-        (0..sim.tasks.len()).filter(|&i| is_kernel_thread(&sim.tasks[i])).map(|i| task_row(sim, i)).collect();
+    let kernel_threads = (0..sim.sched.tasks.len())
+        .filter(|&i| is_kernel_thread(&sim.sched.tasks[i]))
+        .map(|i| task_row(sim, i))
+        .collect();
     let schedstat = schedstat(sim);
-    let migrations: u64 = sim.tasks.iter().map(|t| t.stats.nr_migrations).sum();
+    let migrations: u64 = sim.sched.tasks.iter().map(|t| t.stats.nr_migrations).sum();
     let features: BTreeMap<String, bool> =
         sim.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
     // The sysctls this kernel has (a 6.1 report shows no sched_base_slice_ns).
@@ -155,7 +157,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         rt: Some(RtInfo {
             push_pull: mech.rt_push_pull(),
             rt_migrations: sim.stats.rt_migrations,
-            push_ipis: sim.rd.rto_push.ipis,
+            push_ipis: sim.sched.rd.rto_push.ipis,
             throttle_events: sim.stats.rt_throttle_events,
         }),
         rt_migrate_test: sim
@@ -175,11 +177,11 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
 /// Per-CPU times over the window, and mpstat's samples (whole intervals
 /// only, when kept) and Average.
 fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
-    let nr = sim.rqs.len();
+    let nr = sim.sched.rqs.len();
     let rec = &sim.stats.rec;
     let zero = vec![CpuTime::default(); nr];
     let base = rec.base.as_ref().unwrap_or(&zero);
-    let deltas: Vec<CpuTime> = sim.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
+    let deltas: Vec<CpuTime> = sim.sched.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
     // Interrupt and iowait columns exist in a run with devices.
     let io = !sim.block.disks.is_empty();
     let cpus = deltas
@@ -213,7 +215,7 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
 
 /// One task's row, with its counters over the measurement window.
 fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
-    let t = &sim.tasks[i];
+    let t = &sim.sched.tasks[i];
     let w = sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
     let timer = s.timer_delays.stats();
@@ -257,10 +259,10 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
 /// threads of runs before the last (one task per thread group per run;
 /// `[rt_migrate_test] runs = 6500` would be 32,500 rows, 29 MB of JSON).
 fn listed_tasks(sim: &Sim) -> Vec<bool> {
-    let mut listed = vec![true; sim.tasks.len()];
+    let mut listed = vec![true; sim.sched.tasks.len()];
     let Some(rtmt) = sim.wl.rtmt.as_ref() else { return listed };
     let mut last: Vec<Option<TaskId>> = vec![None; sim.wl.group_names.len()];
-    for (i, t) in sim.tasks.iter().enumerate() {
+    for (i, t) in sim.sched.tasks.iter().enumerate() {
         if t.state != TaskState::New && rtmt.task_groups.contains(&t.group) {
             if let Some(prev) = last[t.group].replace(i) {
                 listed[prev] = false;
@@ -274,7 +276,7 @@ fn listed_tasks(sim: &Sim) -> Vec<bool> {
 fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
     let mut e = RtmtEarlierThreads { wakeup_delay_hist_us: vec![0; DELAY_HIST_BUCKETS], ..Default::default() };
     let mut delay_sum = 0u64;
-    for (t, _) in sim.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
+    for (t, _) in sim.sched.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
         let s = &t.stats;
         e.count += 1;
         e.runtime_ns += t.se.sum_exec_runtime;
@@ -299,7 +301,8 @@ fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
 fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
     for (gi, name) in sim.wl.group_names.iter().enumerate().take(sim.wl.nr_scenario_groups) {
-        let members: Vec<&Task> = sim.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
+        let members: Vec<&Task> =
+            sim.sched.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {
             if gi < sc.groups.len() {
                 groups.push(GroupRow { name: name.clone(), ..Default::default() });
@@ -308,8 +311,8 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
         }
         let start = members.iter().map(|t| t.stats.start_ns).min().unwrap_or(0);
         let window = sim.end_ns.saturating_sub(sim.stats.rec.warmup.min(sim.end_ns));
-        let window_runtime: u64 = (0..sim.tasks.len())
-            .filter(|&i| sim.tasks[i].group == gi && sim.tasks[i].state != TaskState::New)
+        let window_runtime: u64 = (0..sim.sched.tasks.len())
+            .filter(|&i| sim.sched.tasks[i].group == gi && sim.sched.tasks[i].state != TaskState::New)
             .map(|i| sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
             .sum();
         let all_exited = members.iter().all(|t| t.stats.exit_ns.is_some());
@@ -332,6 +335,7 @@ fn schedstat(sim: &Sim) -> Schedstat {
     // A domain's cpulist, made once for all the CPUs it is the domain of.
     let mut lists: Vec<Option<String>> = vec![None; sim.topo.domains.len()];
     let cpus = sim
+        .sched
         .rqs
         .iter()
         .map(|rq| {
@@ -366,7 +370,7 @@ fn schedstat(sim: &Sim) -> Schedstat {
         })
         .collect();
     let sum = |f: &dyn Fn(&LbCounters) -> u64| -> u64 {
-        sim.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
+        sim.sched.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
     };
     let totals = SchedstatTotals {
         alb_pushed: sum(&|s| s.alb_pushed),
@@ -381,8 +385,8 @@ impl Sim {
     /// (the running task's current stretch and a waiting task's current
     /// wait are added on the side).
     pub fn task_counters(&self, tid: TaskId) -> TaskCounters {
-        let t = &self.tasks[tid];
-        let running = t.state == TaskState::Runnable && self.rqs[t.cpu].curr == Some(tid);
+        let t = &self.sched.tasks[tid];
+        let running = t.state == TaskState::Runnable && self.sched.rqs[t.cpu].curr == Some(tid);
         let runtime = t.se.sum_exec_runtime + if running { self.now.saturating_sub(t.se.exec_start) } else { 0 };
         let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.now.saturating_sub(ws));
         TaskCounters {

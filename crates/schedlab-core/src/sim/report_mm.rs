@@ -27,7 +27,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         .kswapds
         .iter()
         .map(|k| {
-            let t = &sim.tasks[k.task];
+            let t = &sim.sched.tasks[k.task];
             let b = sim.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
             let run = sim.task_counters(k.task).runtime_ns - b;
             KswapdRow { comm: t.comm.clone(), node: k.node, cpu_pct: round2(run as f64 * 100.0 / window as f64) }

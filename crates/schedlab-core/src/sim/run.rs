@@ -55,7 +55,13 @@ impl Sim {
                 _ => self.handle(ev),
             }
             self.flush_resched();
-            self.stats.wasted.account(self.now, self.stats.rec.warmup, &self.rqs, &self.rq_idle, &self.tasks);
+            self.stats.wasted.account(
+                self.now,
+                self.stats.rec.warmup,
+                &self.sched.rqs,
+                &self.sched.rq_idle,
+                &self.sched.tasks,
+            );
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
@@ -68,7 +74,7 @@ impl Sim {
                     p.publish(self.now, self.stats.events_processed);
                 }
             }
-            if self.live_tasks == 0 && self.all_started() && self.open_ended {
+            if self.sched.live_tasks == 0 && self.all_started() && self.open_ended {
                 self.stop_reason = "all tasks exited";
                 break;
             }
@@ -77,7 +83,7 @@ impl Sim {
         if let Some(p) = &self.progress {
             p.publish(self.end_ns, self.stats.events_processed);
         }
-        for cpu in 0..self.rqs.len() {
+        for cpu in 0..self.sched.rqs.len() {
             self.account_cpu(cpu);
             // Credit the idle periods in progress to their states.
             self.cpuidle_exit(cpu);
@@ -114,7 +120,7 @@ impl Sim {
                  or a larger SCHEDLAB_MEMORY_LIMIT",
                 self.source,
                 format_duration(self.now),
-                self.tasks.len(),
+                self.sched.tasks.len(),
                 heap::format_bytes(budget),
             ),
         })
@@ -122,16 +128,17 @@ impl Sim {
 
     /// Events at one instant beyond which the run is in a livelock.
     fn instant_limit(&self) -> u64 {
-        MAX_EVENTS_AT_ONE_INSTANT + EVENTS_PER_TASK_AT_ONE_INSTANT * self.tasks.len() as u64
+        MAX_EVENTS_AT_ONE_INSTANT + EVENTS_PER_TASK_AT_ONE_INSTANT * self.sched.tasks.len() as u64
     }
 
     /// The error for a livelock: what each CPU runs at the instant that
     /// does not pass.
     fn livelock(&self, events: u64) -> SimError {
         let running: Vec<String> = self
+            .sched
             .rqs
             .iter()
-            .filter_map(|rq| rq.curr.map(|c| format!("{} on CPU {}", self.tasks[c].comm, rq.cpu)))
+            .filter_map(|rq| rq.curr.map(|c| format!("{} on CPU {}", self.sched.tasks[c].comm, rq.cpu)))
             .take(8)
             .collect();
         SimError::Invariant {
@@ -140,7 +147,7 @@ impl Sim {
                  a program loops on ops that take no time (yield with nobody else runnable, fork, signal)",
                 self.source,
                 format_duration(self.now),
-                self.tasks.len(),
+                self.sched.tasks.len(),
                 if running.is_empty() { "nothing running".to_string() } else { running.join(", ") }
             ),
         }
@@ -152,7 +159,7 @@ impl Sim {
     fn check_the_end(&mut self) -> Result<(), SimError> {
         let stuck = self.deadlocked();
         if !stuck.is_empty() {
-            let since = stuck.iter().map(|&t| self.tasks[t].stats.blocked_at).max().unwrap_or(0);
+            let since = stuck.iter().map(|&t| self.sched.tasks[t].stats.blocked_at).max().unwrap_or(0);
             let names: Vec<String> = stuck.iter().take(8).map(|&t| self.blocked_on(t)).collect();
             let more = if stuck.len() > 8 { format!(" and {} more", stuck.len() - 8) } else { String::new() };
             let message = format!(
@@ -165,11 +172,11 @@ impl Sim {
                 return Err(SimError::Invariant { message: format!("{}: {message}", self.source) });
             }
             self.warnings.push(message);
-        } else if self.open_ended && self.live_tasks > 0 && self.stop_reason == "limit reached" {
+        } else if self.open_ended && self.sched.live_tasks > 0 && self.stop_reason == "limit reached" {
             self.warnings.push(format!(
                 "the run reached measure.limit ({}) with {} tasks still running; give measure.duration, or a larger measure.limit (at most 24h)",
                 format_duration(self.end_ns),
-                self.live_tasks
+                self.sched.live_tasks
             ));
         }
         if self.check {
@@ -198,7 +205,7 @@ impl Sim {
         let rec = &self.stats.rec;
         let Some(base) = rec.base.as_ref() else { return Ok(()) };
         let window = self.end_ns.saturating_sub(rec.warmup);
-        for (rq, b) in self.rqs.iter().zip(base) {
+        for (rq, b) in self.sched.rqs.iter().zip(base) {
             let a = &rq.acct;
             let back = [(a.usr, b.usr), (a.nice, b.nice), (a.sys, b.sys), (a.iowait, b.iowait), (a.irq, b.irq)];
             if back.iter().any(|(x, y)| x < y) || a.soft < b.soft || a.idle < b.idle {
@@ -234,7 +241,7 @@ impl Sim {
     /// else nothing. Kernel threads do not count.
     fn deadlocked(&self) -> Vec<TaskId> {
         let mut stuck = Vec::new();
-        for (i, t) in self.tasks.iter().enumerate() {
+        for (i, t) in self.sched.tasks.iter().enumerate() {
             if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= self.wl.nr_scenario_groups {
                 continue;
             }
@@ -248,14 +255,14 @@ impl Sim {
 
     /// The op a blocked task is blocked in (the one before its pc).
     fn blocking_op(&self, tid: TaskId) -> Option<Op> {
-        let t = &self.tasks[tid];
+        let t = &self.sched.tasks[tid];
         let tmpl = t.template?;
         t.pc.checked_sub(1).and_then(|pc| self.wl.templates[tmpl].program.ops.get(pc).cloned())
     }
 
     /// `comm (wait "e")` / `comm (barrier "b")` for a message.
     fn blocked_on(&self, tid: TaskId) -> String {
-        let comm = &self.tasks[tid].comm;
+        let comm = &self.sched.tasks[tid].comm;
         match self.blocking_op(tid) {
             Some(Op::Wait(e)) => {
                 format!("{comm} on wait \"{}\"", self.wl.event_names.get(e).map_or("?", |s| s.as_str()))
@@ -268,7 +275,7 @@ impl Sim {
     }
 
     fn all_started(&self) -> bool {
-        !self.tasks.iter().any(|t| t.state == TaskState::New)
+        !self.sched.tasks.iter().any(|t| t.state == TaskState::New)
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -277,9 +284,9 @@ impl Sim {
             Ev::Tick(cpu) => self.scheduler_tick(cpu),
             Ev::OpDone(cpu) => self.op_done(cpu),
             Ev::Timeout(tid) => {
-                let cpu = self.tasks[tid].cpu;
+                let cpu = self.sched.tasks[tid].cpu;
                 if self.cpuidle.enabled() {
-                    let timers = &mut self.rqs[cpu].hrtimers;
+                    let timers = &mut self.sched.rqs[cpu].hrtimers;
                     if let Some(i) = timers.iter().position(|&(at, t)| t == tid && at == self.now) {
                         timers.swap_remove(i);
                     }
@@ -307,11 +314,11 @@ impl Sim {
     }
 
     fn take_sample(&mut self) {
-        for cpu in 0..self.rqs.len() {
+        for cpu in 0..self.sched.rqs.len() {
             self.account_cpu(cpu);
         }
         if self.stats.rec.warmup > 0 && self.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
-            self.stats.task_base = (0..self.tasks.len()).map(|t| self.task_counters(t)).collect();
+            self.stats.task_base = (0..self.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
             self.stats.kernel_base = Some(crate::stats::KernelBase {
                 idle_usage: self.cpuidle.devs.iter().map(|d| d.usage.clone()).collect(),
                 idle_time: self.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
@@ -322,7 +329,7 @@ impl Sim {
                 zone_lock: self.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
             });
         }
-        let accts: Vec<CpuTime> = self.rqs.iter().map(|r| r.cpu_times()).collect();
+        let accts: Vec<CpuTime> = self.sched.rqs.iter().map(|r| r.cpu_times()).collect();
         self.stats.rec.sample(self.now, &accts);
     }
 }

@@ -14,11 +14,11 @@ impl Sim {
     /// stopper there (stop_one_cpu_nowait), unless one is already pending.
     /// Returns true if this call kicked it.
     pub(crate) fn kick_active_balance(&mut self, busiest: usize, this_cpu: usize) -> bool {
-        if self.rqs[busiest].active_balance {
+        if self.sched.rqs[busiest].active_balance {
             return false;
         }
-        self.rqs[busiest].active_balance = true;
-        self.rqs[busiest].push_cpu = this_cpu;
+        self.sched.rqs[busiest].active_balance = true;
+        self.sched.rqs[busiest].push_cpu = this_cpu;
         let at = self.now + if busiest != this_cpu { self.cfg.costs.wakeup_ipi_ns } else { 0 };
         self.q.schedule(Instant(at), Ev::ActiveBalance(busiest));
         true
@@ -33,7 +33,7 @@ impl Sim {
         // The idle dst may take the only fair task of a CPU whose capacity
         // other classes (RT) took away.
         if env.idle != CpuIdleType::NotIdle
-            && self.rqs[env.src_cpu].cfs.h_nr_running == 1
+            && self.sched.rqs[env.src_cpu].cfs.h_nr_running == 1
             && self.check_cpu_capacity(env.src_cpu, env.sd)
             && self.capacity_of(env.src_cpu) * (self.topo.domains[env.sd].imbalance_pct as u64)
                 < self.capacity_of(env.dst_cpu) * 100
@@ -46,12 +46,12 @@ impl Sim {
         if self.cfg.mech.alb_migrate_task_only && env.migration_type != MigrationType::Task {
             return false;
         }
-        let failed = self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed;
+        let failed = self.sched.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed;
         failed > self.topo.domains[env.sd].cache_nice_tries + 2
     }
 
     pub fn active_load_balance_cpu_stop(&mut self, busiest: usize) {
-        let had_curr = self.rqs[busiest].curr.is_some();
+        let had_curr = self.sched.rqs[busiest].curr.is_some();
         if self.avg_load_era() {
             self.active_load_balance_cpu_stop_avg(busiest); // balance_avg.rs
         } else {
@@ -59,15 +59,15 @@ impl Sim {
         }
         // Unless it preempted the task it moved (schedule() then switches
         // away from it), the stopper has slept again unseen by the trace.
-        if !(had_curr && self.rqs[busiest].curr.is_none()) {
-            self.rqs[busiest].stopper_running = false;
+        if !(had_curr && self.sched.rqs[busiest].curr.is_none()) {
+            self.sched.rqs[busiest].stopper_running = false;
         }
     }
 
     /// active_load_balance_cpu_stop() of the group-type era.
     pub(super) fn active_load_balance_cpu_stop_gt(&mut self, busiest: usize) {
         let Some(target) = self.stopper_enter(busiest) else { return };
-        if self.rqs[busiest].cfs.h_nr_running == 0 {
+        if self.sched.rqs[busiest].cfs.h_nr_running == 0 {
             return;
         }
         let Some(lvl) = self.topo.cpu_domains[target]
@@ -77,7 +77,7 @@ impl Sim {
             return;
         };
         let sd = self.topo.cpu_domains[target][lvl];
-        self.rqs[target].sd[lvl].stats.alb_count += 1;
+        self.sched.rqs[target].sd[lvl].stats.alb_count += 1;
         let mut env = LbEnv {
             sd,
             lvl,
@@ -97,13 +97,13 @@ impl Sim {
         };
         // detach_one_task(): the stopper is running, so the preempted task
         // is no longer "running" and may go.
-        let curr = self.rqs[busiest].curr;
+        let curr = self.sched.rqs[busiest].curr;
         // detach_one_task() walks cfs_tasks from the tail: the least
         // recently run task first, the just-preempted one last.
         let cand = self.cfs_tasks_tail_first(busiest);
         for p in cand {
             let is_curr = Some(p) == curr;
-            if !self.tasks[p].cpus.test(target) {
+            if !self.sched.tasks[p].cpus.test(target) {
                 continue;
             }
             if !is_curr && !self.can_migrate_task(p, &mut env, true) {
@@ -113,11 +113,11 @@ impl Sim {
                 self.stopper_preempt_curr(busiest, p);
             }
             self.move_queued_task(p, busiest, target, busiest);
-            self.rqs[target].sd[lvl].stats.alb_pushed += 1;
-            self.rqs[target].sd[lvl].nr_balance_failed = 0;
+            self.sched.rqs[target].sd[lvl].stats.alb_pushed += 1;
+            self.sched.rqs[target].sd[lvl].nr_balance_failed = 0;
             self.resched_curr(busiest);
             return;
         }
-        self.rqs[target].sd[lvl].stats.alb_failed += 1;
+        self.sched.rqs[target].sd[lvl].stats.alb_failed += 1;
     }
 }

@@ -93,7 +93,7 @@ impl Sim {
         {
             return GroupType::Overloaded;
         }
-        if self.sg_imbalance[g] {
+        if self.sched.sg_imbalance[g] {
             return GroupType::Imbalanced;
         }
         // group_has_capacity
@@ -110,20 +110,20 @@ impl Sim {
     /// to other classes (RT here), so even its only fair task may be moved.
     #[inline]
     pub(super) fn check_cpu_capacity(&self, cpu: usize, sd: usize) -> bool {
-        self.rt_pressure
-            && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64) < self.cpu_scale[cpu] * 100
+        self.sched.rt_pressure
+            && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64) < self.sched.cpu_scale[cpu] * 100
     }
 
     /// update_sg_lb_stats().
     fn update_sg_lb_stats(&mut self, env: &LbEnv, g: usize) -> SgStats {
         let grp = &self.topo.groups[g];
         let mut s = SgStats { group_capacity: grp.capacity, group_weight: grp.weight as u32, ..Default::default() };
-        if self.rt_pressure {
+        if self.sched.rt_pressure {
             // update_group_capacity(): the sum of the CPUs' RT-scaled capacities.
             s.group_capacity = 0;
             for k in 0..self.topo.groups[g].cpus.len() {
                 let i = self.topo.groups[g].cpus[k];
-                let running_rt = self.rqs[i].curr.is_some_and(|c| self.tasks[c].policy.is_rt());
+                let running_rt = self.sched.rqs[i].curr.is_some_and(|c| self.sched.tasks[c].policy.is_rt());
                 self.update_rt_rq_load_avg(i, running_rt);
                 s.group_capacity += self.capacity_of(i);
             }
@@ -135,8 +135,8 @@ impl Sim {
             if !full && env.cpus.binary_search(&i).is_err() {
                 continue;
             }
-            let curr = self.rqs[i].curr;
-            if curr.is_none() || self.rt_pressure && curr.is_some_and(|c| self.tasks[c].policy.is_rt()) {
+            let curr = self.sched.rqs[i].curr;
+            if curr.is_none() || self.sched.rt_pressure && curr.is_some_and(|c| self.sched.tasks[c].policy.is_rt()) {
                 // An idle CPU's blocked load decays only when someone updates
                 // it; the kernel does that in update_blocked_averages (newidle,
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).
@@ -145,10 +145,10 @@ impl Sim {
             }
             s.group_load += self.cpu_load(i);
             s.group_util += self.cpu_util(i);
-            s.group_runnable += self.rqs[i].cfs.avg.runnable_avg;
-            let nr = self.rqs[i].nr_running;
+            s.group_runnable += self.sched.rqs[i].cfs.avg.runnable_avg;
+            let nr = self.sched.rqs[i].nr_running;
             s.sum_nr_running += nr;
-            s.sum_h_nr_running += self.rqs[i].cfs.h_nr_running;
+            s.sum_h_nr_running += self.sched.rqs[i].cfs.h_nr_running;
             if nr == 0 && self.idle_cpu(i) {
                 s.idle_cpus += 1;
             }
@@ -346,7 +346,7 @@ impl Sim {
             if env.cpus.binary_search(&i).is_err() {
                 continue;
             }
-            let nr = self.rqs[i].cfs.h_nr_running;
+            let nr = self.sched.rqs[i].cfs.h_nr_running;
             if nr == 0 {
                 continue;
             }
@@ -407,23 +407,23 @@ impl Sim {
         // first redo pass asks the same question with the same mask).
         if !self.should_we_balance_in(this_cpu, lvl, idle, &self.topo.domains[sd].span) {
             *continue_balancing = false;
-            self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
             if lvl + 1 < self.topo.cpu_domains[this_cpu].len() {
                 let pg = self.topo.cpu_local_group[this_cpu][lvl + 1];
-                self.sg_imbalance[pg] = false;
+                self.sched.sg_imbalance[pg] = false;
             }
-            self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
-            self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
+            self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
             self.tune_interval_up(this_cpu, lvl, idle, false, max_interval);
             return 0;
         }
         // env.cpus reuses one buffer (a copy of a 1,024-CPU span on every
         // call was a fifth of a busy balancer's instructions, in malloc).
-        let mut cpus = std::mem::take(&mut self.lb_cpus);
+        let mut cpus = std::mem::take(&mut self.sched.lb_cpus);
         cpus.clear();
         cpus.extend_from_slice(&self.topo.domains[sd].span);
         let (moved, cpus) = self.load_balance_env(this_cpu, lvl, idle, continue_balancing, cpus);
-        self.lb_cpus = cpus;
+        self.sched.lb_cpus = cpus;
         moved
     }
 
@@ -459,7 +459,7 @@ impl Sim {
             loop_max: 0,
             loop_break: SCHED_NR_MIGRATE_BREAK,
         };
-        self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+        self.sched.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
         let mut moved = 0;
         let mut active_kicked = false;
         let mut busiest_cpu = None;
@@ -471,21 +471,21 @@ impl Sim {
                 break 'redo;
             }
             let Some(g) = self.find_busiest_group(&mut env) else {
-                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
+                self.sched.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
                 outcome_balanced = true;
                 break 'redo;
             };
             let Some(busiest) = self.find_busiest_queue(&env, g) else {
-                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
+                self.sched.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
                 outcome_balanced = true;
                 break 'redo;
             };
             busiest_cpu = Some(busiest);
-            self.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += env.imbalance.max(0) as u64;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += env.imbalance.max(0) as u64;
             env.src_cpu = busiest;
             env.all_pinned = true;
-            if self.rqs[busiest].nr_running > 1 {
-                env.loop_max = (self.cfg.sysctl.sched_nr_migrate as u32).min(self.rqs[busiest].nr_running);
+            if self.sched.rqs[busiest].nr_running > 1 {
+                env.loop_max = (self.cfg.sysctl.sched_nr_migrate as u32).min(self.sched.rqs[busiest].nr_running);
                 env.loop_ = 0;
                 moved += self.detach_tasks(&mut env);
                 if env.dst_pinned && env.imbalance > 0 && moved == 0 {
@@ -500,7 +500,7 @@ impl Sim {
                     // Flag the parent's local group as imbalanced.
                     let pg = self.topo.cpu_local_group[this_cpu][lvl + 1];
                     if env.imbalance > 0 {
-                        self.sg_imbalance[pg] = true;
+                        self.sched.sg_imbalance[pg] = true;
                     }
                 }
                 if env.all_pinned {
@@ -515,8 +515,8 @@ impl Sim {
                         continue 'redo;
                     }
                     // out_all_pinned
-                    self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
-                    self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+                    self.sched.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
+                    self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
                     self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
                     return (0, env.cpus);
                 }
@@ -527,33 +527,33 @@ impl Sim {
         if outcome_balanced {
             if lvl + 1 < self.topo.cpu_domains[this_cpu].len() && !env.all_pinned {
                 let pg = self.topo.cpu_local_group[this_cpu][lvl + 1];
-                self.sg_imbalance[pg] = false;
+                self.sched.sg_imbalance[pg] = false;
             }
-            self.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
-            self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_balanced[ix] += 1;
+            self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
             self.tune_interval_up(this_cpu, lvl, idle, env.all_pinned, max_interval);
             return (0, env.cpus);
         }
         let busiest = busiest_cpu.expect("busiest set");
-        self.rqs[this_cpu].sd[lvl].stats.lb_gained[ix] += moved as u64;
+        self.sched.rqs[this_cpu].sd[lvl].stats.lb_gained[ix] += moved as u64;
         if moved == 0 {
-            self.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
             if idle != CpuIdleType::NewlyIdle {
-                self.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
+                self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
             }
             if self.need_active_balance(&env) {
-                let curr_ok = self.rqs[busiest].curr.is_some_and(|c| self.tasks[c].cpus.test(this_cpu));
+                let curr_ok = self.sched.rqs[busiest].curr.is_some_and(|c| self.sched.tasks[c].cpus.test(this_cpu));
                 if !curr_ok {
                     self.tune_interval_up(this_cpu, lvl, idle, true, max_interval);
                     return (0, env.cpus);
                 }
                 active_kicked |= self.kick_active_balance(busiest, this_cpu);
-                self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
+                self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
             }
         } else {
-            self.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
+            self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed = 0;
         }
-        let st = &mut self.rqs[this_cpu].sd[lvl];
+        let st = &mut self.sched.rqs[this_cpu].sd[lvl];
         if !active_kicked {
             st.balance_interval = min_interval;
         } else if st.balance_interval < max_interval {
@@ -566,7 +566,7 @@ impl Sim {
         if idle == CpuIdleType::NewlyIdle {
             return;
         }
-        let st = &mut self.rqs[cpu].sd[lvl];
+        let st = &mut self.sched.rqs[cpu].sd[lvl];
         if (all_pinned && st.balance_interval < MAX_PINNED_INTERVAL) || st.balance_interval < max_interval {
             st.balance_interval *= 2;
         }
@@ -575,7 +575,7 @@ impl Sim {
     /// get_sd_balance_interval(), in ns.
     pub(crate) fn sd_balance_interval(&self, cpu: usize, lvl: usize, busy: bool) -> u64 {
         let d = self.topo.cpu_domains[cpu][lvl];
-        let mut ms = self.rqs[cpu].sd[lvl].balance_interval;
+        let mut ms = self.sched.rqs[cpu].sd[lvl].balance_interval;
         if busy {
             ms *= self.topo.domains[d].busy_factor as u64;
         }
@@ -583,7 +583,7 @@ impl Sim {
         if busy && self.cfg.mech.balance_interval_busy_minus_one {
             j = j.saturating_sub(1);
         }
-        j.clamp(1, self.max_load_balance_interval) * self.cfg.tick_ns
+        j.clamp(1, self.sched.max_load_balance_interval) * self.cfg.tick_ns
     }
 
     /// rebalance_domains() / sched_balance_domains().
@@ -599,20 +599,20 @@ impl Sim {
             let mut interval = self.sd_balance_interval(cpu, lvl, busy);
             // Deviation: an SD_SERIALIZE domain takes a global trylock first;
             // in a serial simulation it never contends, so it is not modelled.
-            if self.now as i64 >= self.rqs[cpu].sd[lvl].last_balance + interval as i64 {
+            if self.now as i64 >= self.sched.rqs[cpu].sd[lvl].last_balance + interval as i64 {
                 if self.load_balance(cpu, lvl, idle, &mut continue_balancing) > 0 {
                     idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
                     busy = idle != CpuIdleType::Idle && !self.sched_idle_cpu(cpu);
                 }
-                self.rqs[cpu].sd[lvl].last_balance = self.now as i64;
+                self.sched.rqs[cpu].sd[lvl].last_balance = self.now as i64;
                 interval = self.sd_balance_interval(cpu, lvl, busy);
             }
-            next_balance = next_balance.min((self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64);
+            next_balance = next_balance.min((self.sched.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64);
             if !continue_balancing {
                 break;
             }
         }
-        self.rqs[cpu].next_balance = next_balance;
+        self.sched.rqs[cpu].next_balance = next_balance;
     }
 
     /// update_idle_cpu_scan() (SIS_UTIL, 6.0+).
@@ -628,10 +628,10 @@ impl Sim {
         let y = 1024i64 - (x * x * pct * pct / (10000 * 1024)) as i64;
         let y = y.max(0) as u64;
         let id = self.topo.sd_llc_id[cpu];
-        self.sds[id].nr_idle_scan = (y * llc_weight / 1024) as usize;
+        self.sched.sds[id].nr_idle_scan = (y * llc_weight / 1024) as usize;
     }
 
     pub fn task_is_runnable(&self, p: TaskId) -> bool {
-        self.tasks[p].state == TaskState::Runnable
+        self.sched.tasks[p].state == TaskState::Runnable
     }
 }

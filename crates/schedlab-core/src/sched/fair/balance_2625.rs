@@ -34,22 +34,23 @@ impl Sim {
         let sd = self.topo.cpu_domains[this_cpu][lvl];
         let share_power = self.topo.domains[sd].flags & SD_SHARE_CPUPOWER != 0;
         let ix = CpuIdleType::NewlyIdle as usize;
-        let mut env = AvgEnv { sd, lvl, this_cpu, idle: CpuIdleType::NewlyIdle, cpus: CpuMask::full(self.rqs.len()) };
+        let mut env =
+            AvgEnv { sd, lvl, this_cpu, idle: CpuIdleType::NewlyIdle, cpus: CpuMask::full(self.sched.rqs.len()) };
         let mut sd_idle = share_power;
         let mut balance = true;
-        self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+        self.sched.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
         let mut moved = 0;
         loop {
             let Some((g, imbalance)) = self.find_busiest_group_avg(&env, &mut sd_idle, &mut balance) else {
-                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
+                self.sched.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
                 return self.lb_newidle_balanced_2625(this_cpu, lvl, sd_idle, share_power);
             };
             let Some(busiest) = self.find_busiest_queue_avg(g, imbalance, &env.cpus) else {
-                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
+                self.sched.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
                 return self.lb_newidle_balanced_2625(this_cpu, lvl, sd_idle, share_power);
             };
-            self.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += imbalance;
-            if self.rqs[busiest].nr_running > 1 {
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += imbalance;
+            if self.sched.rqs[busiest].nr_running > 1 {
                 let mut all_pinned = false;
                 let (_, n) = self.move_tasks_avg(
                     this_cpu,
@@ -72,7 +73,7 @@ impl Sim {
             }
             break;
         }
-        let st = &mut self.rqs[this_cpu].sd[lvl];
+        let st = &mut self.sched.rqs[this_cpu].sd[lvl];
         if moved == 0 {
             st.stats.lb_failed[ix] += 1;
             return if !sd_idle && share_power { -1 } else { 0 };
@@ -90,7 +91,7 @@ impl Sim {
         sd_idle: bool,
         share_power: bool,
     ) -> i32 {
-        let st = &mut self.rqs[this_cpu].sd[lvl];
+        let st = &mut self.sched.rqs[this_cpu].sd[lvl];
         st.stats.lb_balanced[CpuIdleType::NewlyIdle as usize] += 1;
         if !sd_idle && share_power {
             return -1;

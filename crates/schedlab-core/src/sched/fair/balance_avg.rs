@@ -128,7 +128,7 @@ impl Sim {
             if !env.cpus.test(i) {
                 continue;
             }
-            let nr = self.rqs[i].nr_running as u64;
+            let nr = self.sched.rqs[i].nr_running as u64;
             if *sd_idle && nr > 0 {
                 *sd_idle = false;
             }
@@ -252,7 +252,7 @@ impl Sim {
             let power = self.power_of(i);
             let capacity = capacity_of_power(power);
             let wl = self.weighted_cpuload(i);
-            if capacity > 0 && self.rqs[i].nr_running == 1 && wl > imbalance {
+            if capacity > 0 && self.sched.rqs[i].nr_running == 1 && wl > imbalance {
                 continue;
             }
             let wl = wl * SCHED_LOAD_SCALE / power;
@@ -276,7 +276,7 @@ impl Sim {
             return false;
         }
         let sd = self.topo.cpu_domains[this_cpu][lvl];
-        self.rqs[this_cpu].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries + 2
+        self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries + 2
     }
 
     /// load_balance() of the avg_load era. Returns the number of tasks
@@ -301,12 +301,12 @@ impl Sim {
             (dom.min_interval_ms, dom.max_interval_ms, dom.cache_nice_tries);
         let share_power = dom.flags & SD_SHARE_CPUPOWER != 0;
         let ix = idle as usize;
-        let mut env = AvgEnv { sd, lvl, this_cpu, idle, cpus: CpuMask::full(self.rqs.len()) };
+        let mut env = AvgEnv { sd, lvl, this_cpu, idle, cpus: CpuMask::full(self.sched.rqs.len()) };
         // sd_idle: an idle SMT sibling keeps CPU_IDLE semantics while every
         // sibling is idle (power-savings off).
         let mut sd_idle = idle != CpuIdleType::NotIdle && share_power;
         let mut all_pinned = false;
-        self.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
+        self.sched.rqs[this_cpu].sd[lvl].stats.lb_count[ix] += 1;
         // redo: drop all-pinned busiest CPUs and look again.
         let found = loop {
             let fbg = self.find_busiest_group_avg(&env, &mut sd_idle, balance);
@@ -314,16 +314,16 @@ impl Sim {
                 break None;
             }
             let Some((g, imbalance)) = fbg else {
-                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
+                self.sched.rqs[this_cpu].sd[lvl].stats.lb_nobusyg[ix] += 1;
                 break None;
             };
             let Some(busiest) = self.find_busiest_queue_avg(g, imbalance, &env.cpus) else {
-                self.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
+                self.sched.rqs[this_cpu].sd[lvl].stats.lb_nobusyq[ix] += 1;
                 break None;
             };
-            self.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += imbalance;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_imbalance[ix] += imbalance;
             let mut moved = 0;
-            if self.rqs[busiest].nr_running > 1 {
+            if self.sched.rqs[busiest].nr_running > 1 {
                 let (_, n) =
                     self.move_tasks_avg(this_cpu, busiest, imbalance, lvl, idle, &mut all_pinned, Pass::Normal);
                 moved = n;
@@ -339,37 +339,37 @@ impl Sim {
         };
         let Some((busiest, moved)) = found else {
             // out_balanced
-            let st = &mut self.rqs[this_cpu].sd[lvl];
+            let st = &mut self.sched.rqs[this_cpu].sd[lvl];
             st.stats.lb_balanced[ix] += 1;
             st.nr_balance_failed = 0;
             return self.lb_out_one_pinned(this_cpu, lvl, all_pinned, max_interval, sd_idle, share_power);
         };
         let mut active_balance = false;
         if moved == 0 {
-            self.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
+            self.sched.rqs[this_cpu].sd[lvl].stats.lb_failed[ix] += 1;
             // Newidle failures count too until 2.6.37 ("Increment
             // cache_nice_tries only on periodic lb").
             if idle != CpuIdleType::NewlyIdle || self.cfg.mech.newidle_counts_failures {
-                self.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
+                self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed += 1;
             }
             if self.need_active_balance_avg(this_cpu, lvl, idle) {
                 // Don't kick the stopper if busiest's current task can't
                 // move here.
-                let curr_ok = self.rqs[busiest].curr.is_some_and(|c| self.tasks[c].cpus.test(this_cpu));
+                let curr_ok = self.sched.rqs[busiest].curr.is_some_and(|c| self.sched.tasks[c].cpus.test(this_cpu));
                 if !curr_ok {
                     return self.lb_out_one_pinned(this_cpu, lvl, true, max_interval, sd_idle, share_power);
                 }
                 // 2.6.35: the stopper is the SCHED_FIFO-99 migration thread.
                 active_balance |= self.kick_active_balance(busiest, this_cpu);
                 // We've kicked active balancing: reset the failure counter.
-                self.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
+                self.sched.rqs[this_cpu].sd[lvl].nr_balance_failed = cache_nice_tries + 1;
             }
         } else {
-            let st = &mut self.rqs[this_cpu].sd[lvl];
+            let st = &mut self.sched.rqs[this_cpu].sd[lvl];
             st.nr_balance_failed = 0;
             st.stats.lb_gained[ix] += moved as u64;
         }
-        let st = &mut self.rqs[this_cpu].sd[lvl];
+        let st = &mut self.sched.rqs[this_cpu].sd[lvl];
         if !active_balance {
             // We were unbalanced: reset the interval.
             st.balance_interval = min_interval;
@@ -393,7 +393,7 @@ impl Sim {
         sd_idle: bool,
         share_power: bool,
     ) -> i32 {
-        let st = &mut self.rqs[this_cpu].sd[lvl];
+        let st = &mut self.sched.rqs[this_cpu].sd[lvl];
         if (all_pinned && st.balance_interval < MAX_PINNED_INTERVAL) || st.balance_interval < max_interval {
             st.balance_interval *= 2;
         }
@@ -415,7 +415,8 @@ impl Sim {
         // 2.6.24's migration thread moves any class (move_one_task walks
         // the classes, RT first).
         let legacy = self.rt_legacy();
-        let movable = if legacy { self.rqs[busiest].nr_running } else { self.rqs[busiest].cfs.h_nr_running };
+        let movable =
+            if legacy { self.sched.rqs[busiest].nr_running } else { self.sched.rqs[busiest].cfs.h_nr_running };
         if movable == 0 || busiest == target {
             return;
         }
@@ -425,20 +426,20 @@ impl Sim {
         else {
             return;
         };
-        self.rqs[target].sd[lvl].stats.alb_count += 1;
-        let curr = self.rqs[busiest].curr;
+        self.sched.rqs[target].sd[lvl].stats.alb_count += 1;
+        let curr = self.sched.rqs[busiest].curr;
         let mut candidates = if legacy { self.rt_tasks_lb_order(busiest) } else { Vec::new() };
         candidates.extend(self.cfs_tasks_head_first(busiest));
         for p in candidates {
             // Seed 002 (4/6): the regular pass's stopper leaves SCHED_IDLE
             // tasks alone when the feature is on.
-            if !self.pass_accepts(Pass::Normal, p) || !self.tasks[p].cpus.test(target) {
+            if !self.pass_accepts(Pass::Normal, p) || !self.sched.tasks[p].cpus.test(target) {
                 continue;
             }
             let is_curr = curr == Some(p);
             let sd = self.topo.cpu_domains[target][lvl];
             let hot_ok = !self.task_hot_avg(p, busiest, target)
-                || self.rqs[target].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries;
+                || self.sched.rqs[target].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries;
             if !hot_ok {
                 continue;
             }
@@ -446,11 +447,11 @@ impl Sim {
                 self.stopper_preempt_curr(busiest, p);
             }
             self.move_queued_task(p, busiest, target, busiest);
-            self.rqs[target].sd[lvl].stats.alb_pushed += 1;
+            self.sched.rqs[target].sd[lvl].stats.alb_pushed += 1;
             self.resched_curr(busiest);
             return;
         }
-        self.rqs[target].sd[lvl].stats.alb_failed += 1;
+        self.sched.rqs[target].sd[lvl].stats.alb_failed += 1;
     }
 
     // ------------------------------------------------- rebalance / newidle
@@ -466,20 +467,20 @@ impl Sim {
         let tick = self.cfg.tick_ns;
         let mut next_balance = self.now + 60 * self.cfg.hz as u64 * tick;
         let mut update_next_balance = false;
-        let max_j = self.max_load_balance_interval;
+        let max_j = self.sched.max_load_balance_interval;
         for lvl in 0..self.topo.cpu_domains[cpu].len() {
             let d = self.topo.cpu_domains[cpu][lvl];
             if !self.sd_balances(d) {
                 continue;
             }
-            let mut ms = self.rqs[cpu].sd[lvl].balance_interval;
+            let mut ms = self.sched.rqs[cpu].sd[lvl].balance_interval;
             if idle != CpuIdleType::Idle {
                 ms *= self.topo.domains[d].busy_factor as u64;
             }
             let interval = self.cfg.msecs_to_jiffies(ms).clamp(1, max_j) * tick;
             // Deviation: SD_SERIALIZE's global trylock never contends in a
             // serial simulation.
-            if self.now as i64 >= self.rqs[cpu].sd[lvl].last_balance + interval as i64 {
+            if self.now as i64 >= self.sched.rqs[cpu].sd[lvl].last_balance + interval as i64 {
                 if self.load_balance_ld(cpu, lvl, idle, &mut balance) != 0 {
                     // Pulled tasks (or an SMT sibling is busy): not idle.
                     idle = CpuIdleType::NotIdle;
@@ -487,9 +488,9 @@ impl Sim {
                 if balance && self.load_balance_idle(cpu, lvl, idle) > 0 {
                     idle = CpuIdleType::NotIdle;
                 }
-                self.rqs[cpu].sd[lvl].last_balance = self.now as i64;
+                self.sched.rqs[cpu].sd[lvl].last_balance = self.now as i64;
             }
-            let due = (self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
+            let due = (self.sched.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
             if due < next_balance {
                 next_balance = due;
                 update_next_balance = true;
@@ -499,7 +500,7 @@ impl Sim {
             }
         }
         if update_next_balance {
-            self.rqs[cpu].next_balance = next_balance;
+            self.sched.rqs[cpu].next_balance = next_balance;
         }
     }
 
@@ -514,12 +515,14 @@ impl Sim {
     /// balance_tasks() pass that skips a heavy task leaves all_pinned set,
     /// which sends load_balance() through redo to out_balanced).
     pub fn idle_balance_avg(&mut self, cpu: usize) -> u32 {
-        let nr_before = self.rqs[cpu].nr_running;
-        self.rqs[cpu].idle_stamp = Some(self.now);
-        if self.cfg.mech.newidle_avg_idle_guard && self.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns {
+        let nr_before = self.sched.rqs[cpu].nr_running;
+        self.sched.rqs[cpu].idle_stamp = Some(self.now);
+        if self.cfg.mech.newidle_avg_idle_guard
+            && self.sched.rqs[cpu].avg_idle < self.cfg.sysctl.sched_migration_cost_ns
+        {
             return 0;
         }
-        if self.cfg.mech.newidle_overload_guard && self.rd.nr_overloaded == 0 {
+        if self.cfg.mech.newidle_overload_guard && self.sched.rd.nr_overloaded == 0 {
             return 0;
         }
         let tick = self.cfg.tick_ns;
@@ -541,19 +544,19 @@ impl Sim {
                     pulled = self.load_balance_idle(cpu, lvl, CpuIdleType::NewlyIdle) as i32;
                 }
             }
-            let interval = self.cfg.msecs_to_jiffies(self.rqs[cpu].sd[lvl].balance_interval) * tick;
-            let due = (self.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
+            let interval = self.cfg.msecs_to_jiffies(self.sched.rqs[cpu].sd[lvl].balance_interval) * tick;
+            let due = (self.sched.rqs[cpu].sd[lvl].last_balance + interval as i64).max(0) as u64;
             next_balance = next_balance.min(due);
             if pulled != 0 {
-                self.rqs[cpu].idle_stamp = None;
+                self.sched.rqs[cpu].idle_stamp = None;
                 break;
             }
         }
-        if pulled != 0 || self.now > self.rqs[cpu].next_balance {
+        if pulled != 0 || self.now > self.sched.rqs[cpu].next_balance {
             // Going idle: next_balance may have been set while busy.
-            self.rqs[cpu].next_balance = next_balance;
+            self.sched.rqs[cpu].next_balance = next_balance;
         }
-        self.rqs[cpu].nr_running.saturating_sub(nr_before)
+        self.sched.rqs[cpu].nr_running.saturating_sub(nr_before)
     }
 
     // ----------------------------------------------------- NOHZ owner model

@@ -21,8 +21,8 @@ impl Sim {
 
     /// sched_slice(): period * w / W (W counting the entity if not queued).
     pub fn sched_slice(&self, cpu: usize, tid: TaskId) -> u64 {
-        let cfs = &self.rqs[cpu].cfs;
-        let se = &self.tasks[tid];
+        let cfs = &self.sched.rqs[cpu].cfs;
+        let se = &self.sched.tasks[tid];
         let on_rq = se.se.on_rq;
         let nr = cfs.nr_running as u64 + u64::from(!on_rq);
         let mut load = cfs.load_weight;
@@ -45,7 +45,7 @@ impl Sim {
     /// wakeup_preempt_entity(curr, se): -1 if se is not ahead of curr, 1 if
     /// it is more than a wakeup granularity ahead, else 0.
     pub(crate) fn wakeup_preempt_entity(&self, curr: TaskId, se: TaskId) -> i32 {
-        let vdiff = self.tasks[curr].se.vruntime as i128 - self.tasks[se].se.vruntime as i128;
+        let vdiff = self.sched.tasks[curr].se.vruntime as i128 - self.sched.tasks[se].se.vruntime as i128;
         if vdiff <= 0 {
             return -1;
         }
@@ -59,11 +59,11 @@ impl Sim {
     /// pick_next_entity(cfs_rq, curr) of 2.6.35 .. 6.5, with the skip, last
     /// and next buddies.
     pub(crate) fn pick_next_entity_cfs(&self, cpu: usize) -> Option<TaskId> {
-        let cfs = &self.rqs[cpu].cfs;
+        let cfs = &self.sched.rqs[cpu].cfs;
         let curr = self.curr_on_rq(cpu);
         let mut left = cfs.leftmost().map(|(_, t)| t);
         if let Some(c) = curr {
-            if left.is_none_or(|l| self.tasks[c].se.vruntime < self.tasks[l].se.vruntime) {
+            if left.is_none_or(|l| self.sched.tasks[c].se.vruntime < self.sched.tasks[l].se.vruntime) {
                 left = Some(c);
             }
         }
@@ -75,7 +75,7 @@ impl Sim {
             } else {
                 let mut s = cfs.tasks_timeline.iter().nth(1).map(|&(_, t)| t);
                 if let Some(c) = curr {
-                    if s.is_none_or(|x| self.tasks[c].se.vruntime < self.tasks[x].se.vruntime) {
+                    if s.is_none_or(|x| self.sched.tasks[c].se.vruntime < self.sched.tasks[x].se.vruntime) {
                         s = Some(c);
                     }
                 }
@@ -88,12 +88,12 @@ impl Sim {
             }
         }
         if let Some(l) = cfs.last {
-            if self.tasks[l].se.on_rq && self.wakeup_preempt_entity(l, left) < 1 {
+            if self.sched.tasks[l].se.on_rq && self.wakeup_preempt_entity(l, left) < 1 {
                 se = l;
             }
         }
         if let Some(n) = cfs.next {
-            if self.tasks[n].se.on_rq && self.wakeup_preempt_entity(n, left) < 1 {
+            if self.sched.tasks[n].se.on_rq && self.wakeup_preempt_entity(n, left) < 1 {
                 se = n;
             }
         }
@@ -104,7 +104,7 @@ impl Sim {
     #[inline]
     pub(crate) fn check_preempt_tick(&mut self, cpu: usize, curr: TaskId) {
         let ideal = self.sched_slice(cpu, curr);
-        let se = &self.tasks[curr].se;
+        let se = &self.sched.tasks[curr].se;
         let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if delta_exec > ideal {
             self.resched_curr(cpu);
@@ -117,8 +117,8 @@ impl Sim {
         if delta_exec < self.tun.sched_min_granularity {
             return;
         }
-        let Some((lv, _)) = self.rqs[cpu].cfs.leftmost() else { return };
-        let delta = self.tasks[curr].se.vruntime as i128 - lv as i128;
+        let Some((lv, _)) = self.sched.rqs[cpu].cfs.leftmost() else { return };
+        let delta = self.sched.tasks[curr].se.vruntime as i128 - lv as i128;
         if delta < 0 {
             return;
         }
@@ -131,7 +131,7 @@ impl Sim {
     /// START_DEBIT); a waking one no further back than min_vruntime minus
     /// the sleeper credit (NEW_/GENTLE_FAIR_SLEEPERS).
     pub(crate) fn place_entity_cfs(&mut self, cpu: usize, tid: TaskId, initial: bool) {
-        let cfs = &self.rqs[cpu].cfs;
+        let cfs = &self.sched.rqs[cpu].cfs;
         let mut vruntime = cfs.min_vruntime;
         if initial {
             // Deviation: task_fork_fair starts the child at the
@@ -144,12 +144,12 @@ impl Sim {
                 let s = self.sched_slice(cpu, tid);
                 vruntime += self.vdelta(s, tid);
             }
-            self.tasks[tid].se.vruntime = vruntime;
+            self.sched.tasks[tid].se.vruntime = vruntime;
             return;
         }
         let f = &self.cfg.features;
         let mut thresh = self.tun.sched_latency;
-        if self.tasks[tid].is_idle_policy() && self.cfg.mech.idle_sleeper_credit_min_granularity {
+        if self.sched.tasks[tid].is_idle_policy() && self.cfg.mech.idle_sleeper_credit_min_granularity {
             thresh = self.tun.sched_min_granularity;
         }
         if f.on(Feature::GENTLE_FAIR_SLEEPERS) {
@@ -158,7 +158,7 @@ impl Sim {
         if f.on(Feature::GENTLE_FAIR_SLEEPERS) || f.on(Feature::NEW_FAIR_SLEEPERS) {
             vruntime = vruntime.saturating_sub(thresh);
         }
-        let se = &mut self.tasks[tid].se;
+        let se = &mut self.sched.tasks[tid].se;
         se.vruntime = se.vruntime.max(vruntime);
     }
 
@@ -166,14 +166,14 @@ impl Sim {
     /// preempt if the wakee is more than wakeup_granularity behind curr in
     /// virtual time (then curr is the last buddy, LAST_BUDDY).
     pub(crate) fn check_preempt_wakeup_cfs(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
-        let scale = self.rqs[cpu].cfs.nr_running as u64 >= self.tun.sched_nr_latency;
+        let scale = self.sched.rqs[cpu].cfs.nr_running as u64 >= self.tun.sched_nr_latency;
         if self.cfg.features.on(Feature::NEXT_BUDDY) && scale {
-            self.rqs[cpu].cfs.next = Some(p);
+            self.sched.rqs[cpu].cfs.next = Some(p);
         }
         if self.wakeup_preempt_entity(curr, p) == 1 {
             self.resched_curr(cpu);
-            if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.tasks[curr].se.on_rq {
-                self.rqs[cpu].cfs.last = Some(curr);
+            if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.sched.tasks[curr].se.on_rq {
+                self.sched.rqs[cpu].cfs.last = Some(curr);
             }
         }
     }

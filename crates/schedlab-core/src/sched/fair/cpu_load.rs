@@ -43,24 +43,24 @@ impl Sim {
     /// Deviation (3.8+): schedlab's PELT load_avg includes blocked load.
     pub fn weighted_cpuload(&self, cpu: usize) -> u64 {
         if self.cfg.mech.cpu_load_from_pelt {
-            self.rqs[cpu].cfs.avg.load_avg
+            self.sched.rqs[cpu].cfs.avg.load_avg
         } else if self.rt_legacy() {
             // 2.6.24: rq->load captures the RT tasks too (rt_legacy.rs).
             // Deviation: 2.6.25 .. 2.6.3x counted them as well; schedlab
             // counts them only in the legacy era, where RT tasks are balanced
             // by this load.
-            self.rqs[cpu].cfs.load_weight + self.rqs[cpu].rt.load_weight
+            self.sched.rqs[cpu].cfs.load_weight + self.sched.rqs[cpu].rt.load_weight
         } else {
-            self.rqs[cpu].cfs.load_weight
+            self.sched.rqs[cpu].cfs.load_weight
         }
     }
 
     /// A task's contribution to weighted_cpuload (se.load.weight in 2.6.x).
     pub(crate) fn lb_task_load(&self, p: TaskId) -> u64 {
         if self.cfg.mech.cpu_load_from_pelt {
-            self.tasks[p].se.avg.load_avg.max(1)
+            self.sched.tasks[p].se.avg.load_avg.max(1)
         } else {
-            self.tasks[p].weight as u64
+            self.sched.tasks[p].weight as u64
         }
     }
 
@@ -73,7 +73,7 @@ impl Sim {
         let jiffies = self.now / self.cfg.tick_ns;
         let this_load = self.weighted_cpuload(cpu);
         let catch_up = self.cfg.mech.cpu_load_decay_missed;
-        let rq = &mut self.rqs[cpu];
+        let rq = &mut self.sched.rqs[cpu];
         if catch_up {
             let missed = jiffies.saturating_sub(rq.last_load_update_tick).saturating_sub(1);
             for _ in 0..missed.min(128) {
@@ -98,7 +98,7 @@ impl Sim {
         if idx == 0 || !self.lb_bias() {
             return total;
         }
-        self.rqs[cpu].cpu_load[idx - 1].min(total)
+        self.sched.rqs[cpu].cpu_load[idx - 1].min(total)
     }
 
     /// target_load(): a high guess at a migration target's load,
@@ -108,7 +108,7 @@ impl Sim {
         if idx == 0 || !self.lb_bias() {
             return total;
         }
-        self.rqs[cpu].cpu_load[idx - 1].max(total)
+        self.sched.rqs[cpu].cpu_load[idx - 1].max(total)
     }
 
     /// power_of() = rq->cpu_power as update_cpu_power() sets it: SCHED_LOAD_SCALE,
@@ -123,11 +123,11 @@ impl Sim {
                 power = (power * (sd.smt_gain as u64 / sd.span_weight as u64)) >> 10;
             }
         }
-        if self.rt_pressure && self.cfg.mech.scale_rt_power {
+        if self.sched.rt_pressure && self.cfg.mech.scale_rt_power {
             // scale_rt_power(): the share of the recent sched_avg_period
             // not spent on RT [sched_fair.c @2.6.35]. Deviation: it dates
             // from 2.6.31 (unverified); 2.6.25 had no RT scaling.
-            let rq = &self.rqs[cpu].rt;
+            let rq = &self.sched.rqs[cpu].rt;
             let (avg, age) = sched_avg_update(rq.rt_avg, rq.rt_age_stamp, self.now);
             power = (power * scale_normal_power(avg, age, self.now)) >> 10;
         }
@@ -141,7 +141,7 @@ impl Sim {
 
     /// cpu_avg_load_per_task().
     pub(crate) fn cpu_avg_load_per_task(&self, cpu: usize) -> u64 {
-        self.weighted_cpuload(cpu).checked_div(self.rqs[cpu].nr_running as u64).unwrap_or(0)
+        self.weighted_cpuload(cpu).checked_div(self.sched.rqs[cpu].nr_running as u64).unwrap_or(0)
     }
 }
 
@@ -207,14 +207,14 @@ pub(crate) mod tests {
     fn source_and_target_load_bias() {
         let mut sim = sim_2635(false);
         assert_eq!(sim.cfg.mech.balancer, BalancerEra::AvgLoad);
-        sim.rqs[5].cfs.load_weight = 1024;
-        sim.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
+        sim.sched.rqs[5].cfs.load_weight = 1024;
+        sim.sched.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
         // idx 0: the instantaneous load.
         assert_eq!((sim.source_load(5, 0), sim.target_load(5, 0)), (1024, 1024));
         // idx 2 reads cpu_load[1]: a source is underestimated, a target not.
         assert_eq!((sim.source_load(5, 2), sim.target_load(5, 2)), (512, 1024));
         // The load left: the history keeps the target looking busy.
-        sim.rqs[5].cfs.load_weight = 0;
+        sim.sched.rqs[5].cfs.load_weight = 0;
         assert_eq!((sim.source_load(5, 1), sim.target_load(5, 1)), (0, 1024));
         // NO_LB_BIAS: instantaneous everywhere.
         let v = sim.cfg.version;

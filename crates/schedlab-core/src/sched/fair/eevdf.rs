@@ -31,15 +31,15 @@ use crate::sim::Sim;
 
 impl Sim {
     pub(crate) fn entity_key(&self, cpu: usize, tid: TaskId) -> i128 {
-        self.tasks[tid].se.vruntime as i128 - self.rqs[cpu].cfs.min_vruntime as i128
+        self.sched.tasks[tid].se.vruntime as i128 - self.sched.rqs[cpu].cfs.min_vruntime as i128
     }
 
     /// (Σ w_i key_i, Σ w_i) with curr included, as avg_vruntime() builds them.
     pub(crate) fn avg_sums(&self, cpu: usize) -> (i128, i128) {
-        let cfs = &self.rqs[cpu].cfs;
+        let cfs = &self.sched.rqs[cpu].cfs;
         let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
         if let Some(c) = self.curr_on_rq(cpu) {
-            let w = self.tasks[c].weight as i128;
+            let w = self.sched.tasks[c].weight as i128;
             avg += self.entity_key(cpu, c) * w;
             load += w;
         }
@@ -56,7 +56,7 @@ impl Sim {
             }
             a /= load;
         }
-        (self.rqs[cpu].cfs.min_vruntime as i128 + a) as u64
+        (self.sched.rqs[cpu].cfs.min_vruntime as i128 + a) as u64
     }
 
     /// entity_eligible(): Σ w_j (v_j - v0) >= (v_i - v0) Σ w_j.
@@ -66,17 +66,17 @@ impl Sim {
     }
 
     pub(crate) fn avg_add(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.tasks[tid].weight as i128;
+        let w = self.sched.tasks[tid].weight as i128;
         let k = self.entity_key(cpu, tid);
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.avg_vruntime += k * w;
         cfs.avg_load += w;
     }
 
     pub(crate) fn avg_sub(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.tasks[tid].weight as i128;
+        let w = self.sched.tasks[tid].weight as i128;
         let k = self.entity_key(cpu, tid);
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.avg_vruntime -= k * w;
         cfs.avg_load -= w;
     }
@@ -85,22 +85,22 @@ impl Sim {
     /// max(2 slices, one tick).
     pub(crate) fn update_entity_lag(&mut self, cpu: usize, tid: TaskId) {
         let v = self.avg_vruntime(cpu) as i128;
-        let se = &self.tasks[tid].se;
+        let se = &self.sched.tasks[tid].se;
         let lag = v - se.vruntime as i128;
         let limit = self.vdelta((2 * se.slice).max(self.cfg.tick_ns), tid) as i128;
-        self.tasks[tid].se.vlag = lag.clamp(-limit, limit) as i64;
+        self.sched.tasks[tid].se.vlag = lag.clamp(-limit, limit) as i64;
     }
 
     /// update_deadline(): once vruntime passes the deadline, issue a new
     /// request of base_slice. Returns true when a new request was issued.
     pub(crate) fn update_deadline(&mut self, tid: TaskId) -> bool {
-        let se = &self.tasks[tid].se;
+        let se = &self.sched.tasks[tid].se;
         if se.vruntime < se.deadline {
             return false;
         }
         let slice = self.tun.sched_base_slice;
         let vs = self.vdelta(slice, tid);
-        let se = &mut self.tasks[tid].se;
+        let se = &mut self.sched.tasks[tid].se;
         se.slice = slice;
         se.deadline = se.vruntime + vs;
         true
@@ -108,7 +108,7 @@ impl Sim {
 
     /// pick_eevdf().
     pub(crate) fn pick_eevdf(&self, cpu: usize) -> Option<TaskId> {
-        let cfs = &self.rqs[cpu].cfs;
+        let cfs = &self.sched.rqs[cpu].cfs;
         let mut curr = self.curr_on_rq(cpu);
         let left = cfs.leftmost().map(|(_, t)| t);
         if cfs.nr_running == 1 {
@@ -121,14 +121,14 @@ impl Sim {
         }
         if self.cfg.features.on(Feature::NEXT_BUDDY) {
             if let Some(n) = cfs.next {
-                if self.tasks[n].se.on_rq && self.entity_eligible(cpu, n) {
+                if self.sched.tasks[n].se.on_rq && self.entity_eligible(cpu, n) {
                     return Some(n);
                 }
             }
         }
         if self.cfg.features.on(Feature::RUN_TO_PARITY) {
             if let Some(c) = curr {
-                let se = &self.tasks[c].se;
+                let se = &self.sched.tasks[c].se;
                 if se.vlag == se.deadline as i64 {
                     return Some(c);
                 }
@@ -141,12 +141,12 @@ impl Sim {
             if avg < (v as i128 - v0) * load {
                 break; // the rest are ineligible
             }
-            if best.is_none_or(|b| self.tasks[t].se.deadline < self.tasks[b].se.deadline) {
+            if best.is_none_or(|b| self.sched.tasks[t].se.deadline < self.sched.tasks[b].se.deadline) {
                 best = Some(t);
             }
         }
         if let Some(c) = curr {
-            if best.is_none_or(|b| self.tasks[c].se.deadline < self.tasks[b].se.deadline) {
+            if best.is_none_or(|b| self.sched.tasks[c].se.deadline < self.sched.tasks[b].se.deadline) {
                 best = Some(c);
             }
         }
@@ -162,22 +162,22 @@ impl Sim {
         let mut vslice = self.vdelta(slice, tid);
         let v = self.avg_vruntime(cpu) as i128;
         let mut lag: i128 = 0;
-        let cfs = &self.rqs[cpu].cfs;
+        let cfs = &self.sched.rqs[cpu].cfs;
         if self.cfg.features.on(Feature::PLACE_LAG) && cfs.nr_running > 0 && !initial {
-            lag = self.tasks[tid].se.vlag as i128;
+            lag = self.sched.tasks[tid].se.vlag as i128;
             let mut load = cfs.avg_load;
             if let Some(c) = self.curr_on_rq(cpu) {
-                load += self.tasks[c].weight as i128;
+                load += self.sched.tasks[c].weight as i128;
             }
             if load > 0 {
-                lag = lag * (load + self.tasks[tid].weight as i128) / load;
+                lag = lag * (load + self.sched.tasks[tid].weight as i128) / load;
             }
         }
         if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {
             vslice /= 2;
         }
         let rel = self.cfg.features.on(Feature::PLACE_REL_DEADLINE);
-        let se = &mut self.tasks[tid].se;
+        let se = &mut self.sched.tasks[tid].se;
         se.slice = slice;
         se.vruntime = (v - lag).max(0) as u64;
         if rel && se.rel_deadline {
@@ -194,16 +194,16 @@ impl Sim {
 
     /// set_delayed(): the sleeping task stays queued, asleep.
     pub(crate) fn set_delayed(&mut self, cpu: usize, tid: TaskId) {
-        self.tasks[tid].se.sched_delayed = true;
-        self.rqs[cpu].cfs.h_nr_delayed += 1;
+        self.sched.tasks[tid].se.sched_delayed = true;
+        self.sched.rqs[cpu].cfs.h_nr_delayed += 1;
         self.stats.wasted.nr_delayed += 1;
-        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), false);
+        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
     }
 
     /// clear_delayed(); with DELAY_ZERO, finish_delayed_dequeue_entity()
     /// also drops positive lag (the caller has counted the cfs_rq).
     pub(crate) fn finish_delayed_dequeue_entity(&mut self, tid: TaskId) {
-        let se = &mut self.tasks[tid].se;
+        let se = &mut self.sched.tasks[tid].se;
         se.sched_delayed = false;
         self.stats.wasted.nr_delayed -= 1;
         if self.cfg.features.on(Feature::DELAY_ZERO) && se.vlag > 0 {
@@ -222,34 +222,34 @@ impl Sim {
     /// still queued (ttwu_runnable). It keeps its place unless DELAY_ZERO
     /// finds it eligible by now: then it is placed again at zero lag.
     pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, tid: TaskId) {
-        debug_assert!(self.tasks[tid].se.sched_delayed && self.tasks[tid].se.on_rq);
+        debug_assert!(self.sched.tasks[tid].se.sched_delayed && self.sched.tasks[tid].se.on_rq);
         if self.cfg.features.on(Feature::DELAY_ZERO) {
             self.update_entity_lag(cpu, tid);
-            if self.tasks[tid].se.vlag > 0 {
-                let is_curr = self.rqs[cpu].cfs.curr == Some(tid);
-                self.rqs[cpu].cfs.nr_running -= 1;
+            if self.sched.tasks[tid].se.vlag > 0 {
+                let is_curr = self.sched.rqs[cpu].cfs.curr == Some(tid);
+                self.sched.rqs[cpu].cfs.nr_running -= 1;
                 if !is_curr {
                     self.avg_sub(cpu, tid);
-                    let v = self.tasks[tid].se.vruntime;
-                    let removed = self.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+                    let v = self.sched.tasks[tid].se.vruntime;
+                    let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
                     debug_assert!(removed, "delayed task was not in the tree");
                 }
-                self.tasks[tid].se.vlag = 0;
+                self.sched.tasks[tid].se.vlag = 0;
                 self.place_entity_eevdf(cpu, tid, false);
                 if !is_curr {
-                    let v = self.tasks[tid].se.vruntime;
-                    self.rqs[cpu].cfs.tasks_timeline.insert((v, tid));
+                    let v = self.sched.tasks[tid].se.vruntime;
+                    self.sched.rqs[cpu].cfs.tasks_timeline.insert((v, tid));
                     self.avg_add(cpu, tid);
                 }
-                self.rqs[cpu].cfs.nr_running += 1;
+                self.sched.rqs[cpu].cfs.nr_running += 1;
                 self.update_min_vruntime(cpu);
             }
         }
         self.update_load_avg(cpu, Some(tid));
         // clear_delayed(): runnable again.
-        self.tasks[tid].se.sched_delayed = false;
-        self.rqs[cpu].cfs.h_nr_delayed -= 1;
+        self.sched.tasks[tid].se.sched_delayed = false;
+        self.sched.rqs[cpu].cfs.h_nr_delayed -= 1;
         self.stats.wasted.nr_delayed -= 1;
-        self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), true);
+        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
     }
 }

@@ -15,23 +15,23 @@ use crate::sim::Sim;
 impl Sim {
     #[inline]
     pub(crate) fn vdelta(&self, delta: u64, tid: TaskId) -> u64 {
-        let t = &self.tasks[tid];
+        let t = &self.sched.tasks[tid];
         calc_delta_fair(delta, t.weight, t.inv_weight)
     }
 
     #[inline]
     pub(crate) fn curr_on_rq(&self, cpu: usize) -> Option<TaskId> {
-        self.rqs[cpu].cfs.curr.filter(|&c| self.tasks[c].se.on_rq)
+        self.sched.rqs[cpu].cfs.curr.filter(|&c| self.sched.tasks[c].se.on_rq)
     }
 
     /// The fair part of update_curr().
     pub fn update_curr_fair(&mut self, cpu: usize, tid: TaskId, delta: u64) {
         let dv = self.vdelta(delta, tid);
-        self.tasks[tid].se.vruntime += dv;
+        self.sched.tasks[tid].se.vruntime += dv;
         if self.cfg.mech.fair == FairEra::Eevdf
-            && self.tasks[tid].se.on_rq
+            && self.sched.tasks[tid].se.on_rq
             && self.update_deadline(tid)
-            && self.rqs[cpu].cfs.nr_running > 1
+            && self.sched.rqs[cpu].cfs.nr_running > 1
         {
             // 6.6 update_deadline: the request is used up -> reschedule.
             self.clear_buddies(cpu, tid);
@@ -42,16 +42,16 @@ impl Sim {
 
     /// update_min_vruntime(): monotonic, max(old, min(curr, leftmost)).
     pub fn update_min_vruntime(&mut self, cpu: usize) {
-        let cfs = &self.rqs[cpu].cfs;
+        let cfs = &self.sched.rqs[cpu].cfs;
         let mut v = cfs.min_vruntime;
         let curr = self.curr_on_rq(cpu);
         if let Some(c) = curr {
-            v = self.tasks[c].se.vruntime;
+            v = self.sched.tasks[c].se.vruntime;
         }
         if let Some((lv, _)) = cfs.leftmost() {
             v = if curr.is_some() { v.min(lv) } else { lv };
         }
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         if v > cfs.min_vruntime {
             // avg_vruntime_update: keys are relative to min_vruntime.
             cfs.avg_vruntime -= cfs.avg_load * (v - cfs.min_vruntime) as i128;
@@ -60,7 +60,7 @@ impl Sim {
     }
 
     pub fn clear_buddies(&mut self, cpu: usize, tid: TaskId) {
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         if cfs.next == Some(tid) {
             cfs.next = None;
         }
@@ -89,14 +89,14 @@ impl Sim {
     /// (pick_task_fair's `goto again`).
     pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
         loop {
-            if self.rqs[cpu].cfs.nr_running == 0 {
+            if self.sched.rqs[cpu].cfs.nr_running == 0 {
                 return None;
             }
             let se = match self.cfg.mech.fair {
                 FairEra::Cfs => return self.pick_next_entity_cfs(cpu),
                 FairEra::Eevdf => self.pick_eevdf(cpu)?,
             };
-            if !self.tasks[se].se.sched_delayed {
+            if !self.sched.tasks[se].se.sched_delayed {
                 return Some(se);
             }
             self.dequeue_delayed(cpu, se);
@@ -109,37 +109,37 @@ impl Sim {
     #[inline]
     pub fn put_prev_task_fair(&mut self, cpu: usize, tid: TaskId) {
         self.update_load_avg(cpu, Some(tid));
-        let v = self.tasks[tid].se.vruntime;
-        let cfs = &mut self.rqs[cpu].cfs;
+        let v = self.sched.tasks[tid].se.vruntime;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         debug_assert_eq!(cfs.curr, Some(tid));
         cfs.curr = None;
         cfs.tasks_timeline.insert((v, tid));
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.avg_add(cpu, tid);
         }
-        if !self.tasks[tid].se.sched_delayed {
-            self.tasks[tid].stats.wait_start = Some(self.now);
+        if !self.sched.tasks[tid].se.sched_delayed {
+            self.sched.tasks[tid].stats.wait_start = Some(self.now);
         }
     }
 
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
     pub fn set_next_entity(&mut self, cpu: usize, tid: TaskId) {
         self.clear_buddies(cpu, tid);
-        let v = self.tasks[tid].se.vruntime;
-        if self.rqs[cpu].cfs.curr != Some(tid) {
+        let v = self.sched.tasks[tid].se.vruntime;
+        if self.sched.rqs[cpu].cfs.curr != Some(tid) {
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cpu, tid);
             }
-            let removed = self.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
             debug_assert!(removed, "picked task was not in the tree");
-            self.rqs[cpu].cfs.curr = Some(tid);
+            self.sched.rqs[cpu].cfs.curr = Some(tid);
         }
         self.update_load_avg(cpu, Some(tid));
         // A CPU still leaving its idle state or in an interrupt handler
         // (Rq::busy_until) runs the task from then on.
-        let now = self.now.max(self.rqs[cpu].busy_until);
+        let now = self.now.max(self.sched.rqs[cpu].busy_until);
         let seq = self.next_list_seq();
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.se.exec_start = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
         if self.cfg.mech.fair == FairEra::Eevdf {
@@ -148,24 +148,24 @@ impl Sim {
         }
         t.list_seq = seq;
         let w = t.stats.picked(now);
-        self.rqs[cpu].stats.wait_ns += w;
+        self.sched.rqs[cpu].stats.wait_ns += w;
     }
 
     /// PELT: update the entity (if any) and the cfs_rq to now
     /// (update_load_avg without the group parts).
     pub fn update_load_avg(&mut self, cpu: usize, tid: Option<TaskId>) {
         let now = self.now;
-        let running = self.rqs[cpu].cfs.curr;
+        let running = self.sched.rqs[cpu].cfs.curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
         if let Some(t) = tid {
-            let task = &mut self.tasks[t];
+            let task = &mut self.sched.tasks[t];
             if task.se.attached {
                 let runnable = task.se.on_rq && !(delayed_out && task.se.sched_delayed);
                 pelt::update_se(&mut task.se.avg, now, task.weight as u64, task.se.on_rq, runnable, running == Some(t));
             }
         }
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
         pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
     }
@@ -173,31 +173,31 @@ impl Sim {
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
     pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
         self.update_curr(cpu);
-        self.tasks[tid].se.norm_min_vruntime = None;
+        self.sched.tasks[tid].se.norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
-        if !self.tasks[tid].se.attached {
+        if !self.sched.tasks[tid].se.attached {
             self.update_load_avg(cpu, None);
-            let w = self.tasks[tid].weight as u64;
-            let cfs_avg = &mut self.rqs[cpu].cfs.avg;
-            pelt::attach_entity(cfs_avg, &mut self.tasks[tid].se.avg, w);
-            self.tasks[tid].se.attached = true;
+            let w = self.sched.tasks[tid].weight as u64;
+            let cfs_avg = &mut self.sched.rqs[cpu].cfs.avg;
+            pelt::attach_entity(cfs_avg, &mut self.sched.tasks[tid].se.avg, w);
+            self.sched.tasks[tid].se.attached = true;
         } else {
             self.update_load_avg(cpu, Some(tid));
         }
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
             self.place_entity(cpu, tid, initial);
         }
-        let is_curr = self.rqs[cpu].curr == Some(tid);
-        let t = &self.tasks[tid];
+        let is_curr = self.sched.rqs[cpu].curr == Some(tid);
+        let t = &self.sched.tasks[tid];
         let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         let seq = self.next_list_seq();
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.load_weight += w;
         cfs.nr_running += 1;
         cfs.h_nr_running += 1;
         if idle {
             cfs.idle_h_nr_running += 1;
-            self.rq_idle[cpu].idle_h_nr_running += 1;
+            self.sched.rq_idle[cpu].idle_h_nr_running += 1;
         }
         if delayed {
             // A sched_delayed task the balancer moved stays delayed here.
@@ -213,13 +213,13 @@ impl Sim {
             }
             // A migrating task keeps the wait it began on its old runqueue
             // (__update_stats_wait_end/_start with task_on_rq_migrating).
-            self.tasks[tid].stats.wait_start.get_or_insert(self.now);
+            self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
-        let t = &mut self.tasks[tid];
+        let t = &mut self.sched.tasks[tid];
         t.se.on_rq = true;
         t.list_seq = seq;
         if !delayed {
-            self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), true);
+            self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         }
         self.add_nr_running(cpu);
         self.update_min_vruntime(cpu);
@@ -248,44 +248,44 @@ impl Sim {
             // (2016; every modelled version from 4.16 has it): normalize
             // after update_curr(), which counted @se if it held min_vruntime
             // back, and before update_min_vruntime() discounts it.
-            self.tasks[tid].se.norm_min_vruntime = Some(self.rqs[cpu].cfs.min_vruntime);
+            self.sched.tasks[tid].se.norm_min_vruntime = Some(self.sched.rqs[cpu].cfs.min_vruntime);
         }
         self.update_load_avg(cpu, Some(tid));
         self.clear_buddies(cpu, tid);
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.update_entity_lag(cpu, tid);
             if !sleep && self.cfg.features.on(Feature::PLACE_REL_DEADLINE) {
-                let se = &mut self.tasks[tid].se;
+                let se = &mut self.sched.tasks[tid].se;
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);
                 se.rel_deadline = true;
             }
         }
-        let is_curr = self.rqs[cpu].cfs.curr == Some(tid);
-        let t = &self.tasks[tid];
+        let is_curr = self.sched.rqs[cpu].cfs.curr == Some(tid);
+        let t = &self.sched.tasks[tid];
         let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         if is_curr {
-            self.rqs[cpu].cfs.curr = None;
+            self.sched.rqs[cpu].cfs.curr = None;
         } else {
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cpu, tid);
             }
-            let removed = self.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
             debug_assert!(removed, "dequeued task was not in the tree");
         }
-        let cfs = &mut self.rqs[cpu].cfs;
+        let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.load_weight -= w;
         cfs.nr_running -= 1;
         cfs.h_nr_running -= 1;
         if idle {
             cfs.idle_h_nr_running -= 1;
-            self.rq_idle[cpu].idle_h_nr_running -= 1;
+            self.sched.rq_idle[cpu].idle_h_nr_running -= 1;
         }
         if delayed {
             cfs.h_nr_delayed -= 1;
         }
-        self.tasks[tid].se.on_rq = false;
+        self.sched.tasks[tid].se.on_rq = false;
         if !delayed {
-            self.stats.wasted.track(self.tasks[tid].nr_cpus_allowed, self.rqs.len(), false);
+            self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
         self.update_min_vruntime(cpu);
@@ -307,9 +307,9 @@ impl Sim {
             // behind the new min_vruntime by the gap to the next one. A
             // sleeping (waking) task is normalized against the old
             // min_vruntime as it is now.
-            let se = &mut self.tasks[tid].se;
+            let se = &mut self.sched.tasks[tid].se;
             let v = se.vruntime;
-            let base = se.norm_min_vruntime.take().unwrap_or(self.rqs[old].cfs.min_vruntime);
+            let base = se.norm_min_vruntime.take().unwrap_or(self.sched.rqs[old].cfs.min_vruntime);
             let rel = v as i128 - base as i128;
             if self.cfg.mech.cfs_renorm_fixed {
                 // enqueue_entity() renormalizes a migrated task after
@@ -317,25 +317,25 @@ impl Sim {
                 // moment in time"); 2.6.x added the stale min_vruntime first.
                 self.update_curr(new);
             }
-            self.tasks[tid].se.vruntime = (self.rqs[new].cfs.min_vruntime as i128 + rel).max(0) as u64;
+            self.sched.tasks[tid].se.vruntime = (self.sched.rqs[new].cfs.min_vruntime as i128 + rel).max(0) as u64;
         }
-        if self.tasks[tid].se.attached {
+        if self.sched.tasks[tid].se.attached {
             self.update_load_avg(old, Some(tid));
-            let w = self.tasks[tid].weight as u64;
-            let se_avg = self.tasks[tid].se.avg;
-            pelt::detach_entity(&mut self.rqs[old].cfs.avg, &se_avg, w);
-            self.tasks[tid].se.attached = false;
+            let w = self.sched.tasks[tid].weight as u64;
+            let se_avg = self.sched.tasks[tid].se.avg;
+            pelt::detach_entity(&mut self.sched.rqs[old].cfs.avg, &se_avg, w);
+            self.sched.tasks[tid].se.attached = false;
         }
     }
 
     /// task_tick_fair(): PELT and tick preemption.
     #[inline]
     pub fn task_tick_fair(&mut self, cpu: usize, curr: TaskId) {
-        if self.tasks[curr].state != TaskState::Runnable {
+        if self.sched.tasks[curr].state != TaskState::Runnable {
             return;
         }
         self.update_load_avg(cpu, Some(curr));
-        if self.cfg.mech.fair == FairEra::Cfs && self.rqs[cpu].cfs.nr_running > 1 {
+        if self.cfg.mech.fair == FairEra::Cfs && self.sched.rqs[cpu].cfs.nr_running > 1 {
             self.check_preempt_tick(cpu, curr);
         }
     }
@@ -345,13 +345,13 @@ impl Sim {
         if !self.cfg.features.on(Feature::WAKEUP_PREEMPTION) {
             return;
         }
-        let curr_idle = self.tasks[curr].is_idle_policy();
-        let p_idle = self.tasks[p].is_idle_policy();
+        let curr_idle = self.sched.tasks[curr].is_idle_policy();
+        let p_idle = self.sched.tasks[p].is_idle_policy();
         if curr_idle && !p_idle {
             self.resched_curr(cpu);
             return;
         }
-        if self.tasks[p].policy != Policy::Normal {
+        if self.sched.tasks[p].policy != Policy::Normal {
             return; // Batch and idle tasks do not preempt.
         }
         self.update_curr(cpu);
@@ -368,25 +368,25 @@ impl Sim {
 
     /// yield_task_fair().
     pub fn yield_task_fair(&mut self, tid: TaskId) {
-        let cpu = self.tasks[tid].cpu;
-        if self.rqs[cpu].cfs.nr_running <= 1 {
+        let cpu = self.sched.tasks[tid].cpu;
+        if self.sched.rqs[cpu].cfs.nr_running <= 1 {
             return;
         }
         self.clear_buddies(cpu, tid);
         self.update_curr(cpu);
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.rqs[cpu].cfs.skip = Some(tid),
+            FairEra::Cfs => self.sched.rqs[cpu].cfs.skip = Some(tid),
             FairEra::Eevdf if self.cfg.mech.yield_forfeits_vruntime => {
                 // 6.12.63+: forfeit the rest of the request, if eligible.
                 if self.entity_eligible(cpu, tid) {
-                    let se = &mut self.tasks[tid].se;
+                    let se = &mut self.sched.tasks[tid].se;
                     se.vruntime = se.deadline;
                     self.update_deadline(tid);
                 }
             }
             FairEra::Eevdf => {
-                let vs = self.vdelta(self.tasks[tid].se.slice, tid);
-                self.tasks[tid].se.deadline += vs;
+                let vs = self.vdelta(self.sched.tasks[tid].se.slice, tid);
+                self.sched.tasks[tid].se.deadline += vs;
             }
         }
     }
@@ -415,16 +415,16 @@ mod tests {
     /// it lands from CPU 1's min_vruntime (vruntime - min_vruntime).
     fn pull_leftmost(sim: &mut Sim) -> i128 {
         sim.update_curr(0);
-        let curr = sim.rqs[0].cfs.curr.expect("a hog runs");
-        let mut queued = sim.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
+        let curr = sim.sched.rqs[0].cfs.curr.expect("a hog runs");
+        let mut queued = sim.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
         let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
         // The leftmost holds min_vruntime back: curr and the next one are
         // to its right (the state in which the two rules differ).
-        assert!(sim.tasks[curr].se.vruntime > left && next > left);
-        let l = sim.rqs[0].cfs.leftmost().expect("queued").1;
-        let before = sim.rqs[1].cfs.min_vruntime;
+        assert!(sim.sched.tasks[curr].se.vruntime > left && next > left);
+        let l = sim.sched.rqs[0].cfs.leftmost().expect("queued").1;
+        let before = sim.sched.rqs[1].cfs.min_vruntime;
         sim.move_queued_task(l, 0, 1, 1);
-        sim.tasks[l].se.vruntime as i128 - before as i128
+        sim.sched.tasks[l].se.vruntime as i128 - before as i128
     }
 
     #[test]

@@ -13,16 +13,16 @@ use crate::sim::Sim;
 impl Sim {
     /// task_hot().
     pub(super) fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
-        let t = &self.tasks[p];
+        let t = &self.sched.tasks[p];
         if t.is_idle_policy() {
             return false;
         }
         if self.cfg.mech.task_hot_smt_exempt && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
             return false;
         }
-        let src = &self.rqs[env.src_cpu].cfs;
+        let src = &self.sched.rqs[env.src_cpu].cfs;
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
-            && self.rqs[env.dst_cpu].nr_running > 0
+            && self.sched.rqs[env.dst_cpu].nr_running > 0
             && (src.next == Some(p) || src.last == Some(p))
         {
             return true;
@@ -36,7 +36,7 @@ impl Sim {
 
     /// can_migrate_task().
     pub(super) fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
-        let t = &self.tasks[p];
+        let t = &self.sched.tasks[p];
         if t.is_per_cpu_kthread() && self.cfg.mech.lb_skip_per_cpu_kthread {
             return false;
         }
@@ -57,21 +57,21 @@ impl Sim {
             return false;
         }
         env.all_pinned = false;
-        if self.rqs[env.src_cpu].curr == Some(p) {
+        if self.sched.rqs[env.src_cpu].curr == Some(p) {
             return false;
         }
         if active {
             return true;
         }
         !self.task_hot(p, env)
-            || self.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed > self.topo.domains[env.sd].cache_nice_tries
+            || self.sched.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed > self.topo.domains[env.sd].cache_nice_tries
     }
 
     /// The source's cfs_tasks list from the tail (least recently run first).
     pub(super) fn cfs_tasks_tail_first(&self, cpu: usize) -> Vec<TaskId> {
-        let rq = &self.rqs[cpu];
+        let rq = &self.sched.rqs[cpu];
         let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
-        v.sort_by_key(|&t| self.tasks[t].list_seq);
+        v.sort_by_key(|&t| self.sched.tasks[t].list_seq);
         v
     }
 
@@ -84,10 +84,10 @@ impl Sim {
         let mut moved = 0;
         let lvl = env.lvl;
         let sd = env.sd;
-        let failed = self.rqs[env.dst_cpu].sd[lvl].nr_balance_failed;
+        let failed = self.sched.rqs[env.dst_cpu].sd[lvl].nr_balance_failed;
         let cache_nice = self.topo.domains[sd].cache_nice_tries;
         for p in self.cfs_tasks_tail_first(src) {
-            if env.idle != CpuIdleType::NotIdle && self.rqs[src].nr_running <= 1 {
+            if env.idle != CpuIdleType::NotIdle && self.sched.rqs[src].nr_running <= 1 {
                 break;
             }
             env.loop_ += 1;
@@ -121,7 +121,7 @@ impl Sim {
                     env.imbalance -= load as i64;
                 }
                 MigrationType::Util => {
-                    let util = self.tasks[p].se.avg.util_avg;
+                    let util = self.sched.tasks[p].se.avg.util_avg;
                     let shifted = if self.cfg.mech.lb_util_shift { util >> failed.min(63) } else { util };
                     if shifted as i64 > env.imbalance {
                         continue;
@@ -130,7 +130,7 @@ impl Sim {
                 }
                 MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
             }
-            self.move_queued_task(p, src, env.dst_cpu, self.lb_exec.unwrap_or(env.dst_cpu));
+            self.move_queued_task(p, src, env.dst_cpu, self.sched.lb_exec.unwrap_or(env.dst_cpu));
             moved += 1;
             if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
                 break;

@@ -17,9 +17,9 @@ impl Sim {
     /// schedlab's list position is also refreshed when a task is picked
     /// (the 6.x cfs_tasks rule), so recently run tasks come first too.
     pub(super) fn cfs_tasks_head_first(&self, cpu: usize) -> Vec<TaskId> {
-        let rq = &self.rqs[cpu];
+        let rq = &self.sched.rqs[cpu];
         let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
-        v.sort_by_key(|&t| std::cmp::Reverse(self.tasks[t].list_seq));
+        v.sort_by_key(|&t| std::cmp::Reverse(self.sched.tasks[t].list_seq));
         v
     }
 
@@ -29,7 +29,7 @@ impl Sim {
     /// (docs/LINUX-FACTS.md §3.8); 4.16+ has one. Deviation: "this_rq()" is the
     /// destination even when the NOHZ owner balances on its behalf.
     pub(super) fn task_hot_avg(&self, p: TaskId, src: usize, dst: usize) -> bool {
-        let t = &self.tasks[p];
+        let t = &self.sched.tasks[p];
         if t.is_idle_policy() && self.cfg.mech.task_hot_idle_exempt {
             return false;
         }
@@ -37,9 +37,9 @@ impl Sim {
         if t.policy.is_rt() {
             return false;
         }
-        let cfs = &self.rqs[src].cfs;
+        let cfs = &self.sched.rqs[src].cfs;
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
-            && self.rqs[dst].nr_running > 0
+            && self.sched.rqs[dst].nr_running > 0
             && (cfs.next == Some(p) || cfs.last == Some(p))
         {
             return true;
@@ -58,16 +58,16 @@ impl Sim {
         lvl: usize,
         all_pinned: &mut bool,
     ) -> bool {
-        if !self.tasks[p].cpus.test(dst) {
+        if !self.sched.tasks[p].cpus.test(dst) {
             return false;
         }
         *all_pinned = false;
-        if self.rqs[src].curr == Some(p) {
+        if self.sched.rqs[src].curr == Some(p) {
             return false;
         }
         let sd = self.topo.cpu_domains[dst][lvl];
         !self.task_hot_avg(p, src, dst)
-            || self.rqs[dst].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries
+            || self.sched.rqs[dst].sd[lvl].nr_balance_failed > self.topo.domains[sd].cache_nice_tries
     }
 
     /// balance_tasks() [sched_fair.c @2.6.35]: walk the source list, at most
@@ -107,7 +107,7 @@ impl Sim {
             vec![self.cfs_tasks_head_first(busiest)]
         };
         let fuzz = if generic { SCHED_LOAD_SCALE_FUZZ as i64 } else { 0 };
-        let mut this_best_prio = self.rqs[this_cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(MAX_PRIO);
+        let mut this_best_prio = self.sched.rqs[this_cpu].curr.map(|c| self.sched.tasks[c].prio()).unwrap_or(MAX_PRIO);
         'classes: for list in classes {
             // `if (loops++ > sysctl_sched_nr_migrate) break;`
             for (loops, p) in list.into_iter().enumerate() {
@@ -119,13 +119,13 @@ impl Sim {
                 }
                 let w = self.lb_task_load(p);
                 let skip_for_load = (w >> 1) as i64 > rem + fuzz;
-                let keep_for_prio = generic && self.tasks[p].prio() < this_best_prio;
+                let keep_for_prio = generic && self.sched.tasks[p].prio() < this_best_prio;
                 if (skip_for_load && !keep_for_prio)
                     || !self.can_migrate_task_avg(p, busiest, this_cpu, lvl, &mut pinned)
                 {
                     continue;
                 }
-                self.move_queued_task(p, busiest, this_cpu, self.lb_exec.unwrap_or(this_cpu));
+                self.move_queued_task(p, busiest, this_cpu, self.sched.lb_exec.unwrap_or(this_cpu));
                 pulled += 1;
                 rem -= w as i64;
                 // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
@@ -135,7 +135,7 @@ impl Sim {
                 if rem <= 0 {
                     break 'classes;
                 }
-                this_best_prio = this_best_prio.min(self.tasks[p].prio());
+                this_best_prio = this_best_prio.min(self.sched.tasks[p].prio());
             }
         }
         *all_pinned = pinned;
@@ -165,7 +165,7 @@ impl Sim {
             if !self.lb_2625()
                 && self.cfg.preempt == PreemptModel::Full
                 && idle == CpuIdleType::NewlyIdle
-                && self.rqs[this_cpu].nr_running > 0
+                && self.sched.rqs[this_cpu].nr_running > 0
             {
                 break;
             }

@@ -66,7 +66,7 @@ impl SchedClassOps for FairSchedClass {
     /// so does a sched_delayed one (still on_rq).
     #[inline]
     fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
-        if runnable || sim.tasks[p].se.sched_delayed {
+        if runnable || sim.sched.tasks[p].se.sched_delayed {
             sim.put_prev_task_fair(cpu, p);
         }
     }
@@ -87,13 +87,13 @@ impl SchedClassOps for FairSchedClass {
     /// new task starts fully loaded, with half the CPU's spare capacity as
     /// its utilisation (weight-scaled since 6.10).
     fn post_init(sim: &mut Sim, cpu: usize, p: TaskId) {
-        let w = sim.tasks[p].weight as u64;
-        pelt::init_entity(&mut sim.tasks[p].se.avg, w);
+        let w = sim.sched.tasks[p].weight as u64;
+        pelt::init_entity(&mut sim.sched.tasks[p].se.avg, w);
         sim.update_load_avg(cpu, None);
         let util_weight = if sim.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
         let cap = sim.capacity_of(cpu);
-        let cfs_avg = sim.rqs[cpu].cfs.avg;
-        pelt::post_init_entity_util_avg(&cfs_avg, &mut sim.tasks[p].se.avg, util_weight, cap);
+        let cfs_avg = sim.sched.rqs[cpu].cfs.avg;
+        pelt::post_init_entity_util_avg(&cfs_avg, &mut sim.sched.tasks[p].se.avg, util_weight, cap);
     }
 
     fn migrate_task_rq(sim: &mut Sim, p: TaskId, old: usize, new: usize) {
@@ -103,11 +103,11 @@ impl SchedClassOps for FairSchedClass {
     /// task_dead_fair() -> remove_entity_load_avg(): the dead task's load and
     /// utilisation leave the cfs_rq at once instead of decaying.
     fn task_dead(sim: &mut Sim, cpu: usize, p: TaskId) {
-        if sim.tasks[p].se.attached {
-            let w = sim.tasks[p].weight as u64;
-            let se_avg = sim.tasks[p].se.avg;
-            pelt::detach_entity(&mut sim.rqs[cpu].cfs.avg, &se_avg, w);
-            sim.tasks[p].se.attached = false;
+        if sim.sched.tasks[p].se.attached {
+            let w = sim.sched.tasks[p].weight as u64;
+            let se_avg = sim.sched.tasks[p].se.avg;
+            pelt::detach_entity(&mut sim.sched.rqs[cpu].cfs.avg, &se_avg, w);
+            sim.sched.tasks[p].se.attached = false;
         }
     }
 

@@ -24,7 +24,7 @@ impl Sim {
         if self.avg_load_era() {
             return self.idle_balance_avg(cpu); // balance_avg.rs
         }
-        self.rqs[cpu].idle_stamp = Some(self.now);
+        self.sched.rqs[cpu].idle_stamp = Some(self.now);
         // next_balance: the idle intervals of the domains looked at, so the
         // NOHZ idle balance comes for this CPU at an idle CPU's pace.
         let mut next_balance = self.now + self.cfg.hz as u64 * self.cfg.tick_ns;
@@ -33,16 +33,16 @@ impl Sim {
         // while it is below the lowest domain's max_newidle_lb_cost (0 here,
         // see the Deviation above: such a CPU always balances).
         let guard = if self.cfg.mech.newidle_guard_lb_cost {
-            self.rqs[cpu].sd.first().map_or(0, |sd| sd.max_newidle_lb_cost)
+            self.sched.rqs[cpu].sd.first().map_or(0, |sd| sd.max_newidle_lb_cost)
         } else {
             self.cfg.sysctl.sched_migration_cost_ns
         };
-        if self.rqs[cpu].avg_idle < guard || self.rd.nr_overloaded == 0 {
+        if self.sched.rqs[cpu].avg_idle < guard || self.sched.rd.nr_overloaded == 0 {
             self.update_next_balance(cpu, 0, &mut next_balance);
         } else {
             pulled = self.newidle_balance_domains(cpu, &mut next_balance);
         }
-        let rq = &mut self.rqs[cpu];
+        let rq = &mut self.sched.rqs[cpu];
         rq.next_balance = rq.next_balance.min(next_balance);
         if pulled > 0 {
             rq.idle_stamp = None;
@@ -57,7 +57,7 @@ impl Sim {
             let d = self.topo.cpu_domains[cpu][lvl];
             self.update_next_balance(cpu, lvl, next_balance);
             let curr_cost = 0;
-            if self.rqs[cpu].avg_idle < curr_cost + self.rqs[cpu].sd[lvl].max_newidle_lb_cost {
+            if self.sched.rqs[cpu].avg_idle < curr_cost + self.sched.rqs[cpu].sd[lvl].max_newidle_lb_cost {
                 break;
             }
             if self.topo.domains[d].flags & SD_BALANCE_NEWIDLE != 0 {
@@ -66,7 +66,7 @@ impl Sim {
                     // Throw a 1k-sided die: balance in proportion to the
                     // domain's recent success rate.
                     let d1k = (self.rng.next_u64() % 1024) as u32;
-                    weight = 1 + self.rqs[cpu].sd[lvl].newidle_ratio;
+                    weight = 1 + self.sched.rqs[cpu].sd[lvl].newidle_ratio;
                     if d1k > weight {
                         self.update_newidle_stats(cpu, lvl, 0);
                         continue;
@@ -79,7 +79,7 @@ impl Sim {
                 // which a real pass always does (the model's costs nothing).
                 self.update_newidle_stats(cpu, lvl, weight * u32::from(pulled > 0));
             }
-            if pulled > 0 || self.rqs[cpu].nr_running > 0 {
+            if pulled > 0 || self.sched.rqs[cpu].nr_running > 0 {
                 break;
             }
         }
@@ -88,7 +88,7 @@ impl Sim {
 
     /// update_next_balance(): the domain's next balance at the idle interval.
     fn update_next_balance(&self, cpu: usize, lvl: usize, next_balance: &mut u64) {
-        let Some(sd) = self.rqs[cpu].sd.get(lvl) else { return };
+        let Some(sd) = self.sched.rqs[cpu].sd.get(lvl) else { return };
         let next = (sd.last_balance + self.sd_balance_interval(cpu, lvl, false) as i64).max(0) as u64;
         *next_balance = (*next_balance).min(next);
     }
@@ -96,7 +96,7 @@ impl Sim {
     /// update_newidle_stats() (NI_RANDOM): every 1024 calls the success
     /// count becomes the ratio and both counts halve.
     fn update_newidle_stats(&mut self, cpu: usize, lvl: usize, success: u32) {
-        let sd = &mut self.rqs[cpu].sd[lvl];
+        let sd = &mut self.sched.rqs[cpu].sd[lvl];
         sd.newidle_call += 1;
         sd.newidle_success += success;
         if sd.newidle_call >= 1024 {
@@ -129,7 +129,7 @@ mod tests {
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
         let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
         sim.run().expect("run");
-        let sd = &sim.rqs[1].sd[0];
+        let sd = &sim.sched.rqs[1].sd[0];
         (sd.stats.lb_count[CpuIdleType::NewlyIdle as usize], sd.newidle_ratio)
     }
 

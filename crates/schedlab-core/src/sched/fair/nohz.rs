@@ -20,7 +20,7 @@ impl Sim {
         if self.avg_load_era() && self.trigger_load_balance_avg(cpu) {
             return false; // 2.6.x NOHZ owner model (balance_avg.rs)
         }
-        let due = self.now >= self.rqs[cpu].next_balance;
+        let due = self.now >= self.sched.rqs[cpu].next_balance;
         self.nohz_balancer_kick(cpu);
         due
     }
@@ -32,20 +32,20 @@ impl Sim {
     }
 
     pub(crate) fn nohz_balancer_kick(&mut self, cpu: usize) {
-        if self.nohz.idle_cpus.is_empty() || self.now < self.nohz.next_balance {
+        if self.sched.nohz.idle_cpus.is_empty() || self.now < self.sched.nohz.next_balance {
             return;
         }
-        let mut kick = self.rqs[cpu].nr_running >= 2;
+        let mut kick = self.sched.rqs[cpu].nr_running >= 2;
         if !kick {
             let llc = self.topo.sd_llc_id[cpu];
-            kick = self.sds[llc].nr_busy_cpus > 1;
+            kick = self.sched.sds[llc].nr_busy_cpus > 1;
         }
         if !kick {
             return;
         }
         // find_new_ilb(): first idle CPU in the nohz mask.
-        let Some(ilb) = self.nohz.idle_cpus.iter().find(|&c| self.idle_cpu(c)) else { return };
-        self.nohz.next_balance = self.now + self.cfg.tick_ns;
+        let Some(ilb) = self.sched.nohz.idle_cpus.iter().find(|&c| self.idle_cpu(c)) else { return };
+        self.sched.nohz.next_balance = self.now + self.cfg.tick_ns;
         let at = self.now + self.cfg.costs.wakeup_ipi_ns;
         self.q.schedule(Instant(at), Ev::NohzKick(ilb));
     }
@@ -56,7 +56,7 @@ impl Sim {
         if self.avg_load_era() && self.nohz_owner_model() {
             return self.nohz_ilb_nominated_avg(ilb); // balance_avg.rs
         }
-        let cpus: Vec<usize> = self.nohz.idle_cpus.iter().collect();
+        let cpus: Vec<usize> = self.sched.nohz.idle_cpus.iter().collect();
         let mut next = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
         for c in cpus.iter().copied().filter(|&c| c != ilb).chain(std::iter::once(ilb)) {
             if !self.idle_cpu(ilb) {
@@ -65,34 +65,34 @@ impl Sim {
             if !self.idle_cpu(c) {
                 continue;
             }
-            if self.now >= self.rqs[c].next_balance {
-                self.lb_exec = (c != ilb).then_some(ilb);
+            if self.now >= self.sched.rqs[c].next_balance {
+                self.sched.lb_exec = (c != ilb).then_some(ilb);
                 self.rebalance_domains(c, CpuIdleType::Idle);
-                self.lb_exec = None;
+                self.sched.lb_exec = None;
             }
-            next = next.min(self.rqs[c].next_balance);
+            next = next.min(self.sched.rqs[c].next_balance);
         }
-        self.nohz.next_balance = next;
+        self.sched.nohz.next_balance = next;
     }
 
     pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
-        if self.rqs[cpu].nohz_idle || !self.idle_cpu(cpu) {
+        if self.sched.rqs[cpu].nohz_idle || !self.idle_cpu(cpu) {
             return;
         }
-        self.rqs[cpu].nohz_idle = true;
-        self.nohz.idle_cpus.set(cpu);
+        self.sched.rqs[cpu].nohz_idle = true;
+        self.sched.nohz.idle_cpus.set(cpu);
         let llc = self.topo.sd_llc_id[cpu];
-        self.sds[llc].nr_busy_cpus = self.sds[llc].nr_busy_cpus.saturating_sub(1);
+        self.sched.sds[llc].nr_busy_cpus = self.sched.sds[llc].nr_busy_cpus.saturating_sub(1);
     }
 
     pub fn nohz_balance_exit_idle(&mut self, cpu: usize) {
-        if !self.rqs[cpu].nohz_idle {
+        if !self.sched.rqs[cpu].nohz_idle {
             return;
         }
         self.select_nohz_load_balancer_exit(cpu); // avg_load era (balance_avg.rs)
-        self.rqs[cpu].nohz_idle = false;
-        self.nohz.idle_cpus.clear(cpu);
+        self.sched.rqs[cpu].nohz_idle = false;
+        self.sched.nohz.idle_cpus.clear(cpu);
         let llc = self.topo.sd_llc_id[cpu];
-        self.sds[llc].nr_busy_cpus += 1;
+        self.sched.sds[llc].nr_busy_cpus += 1;
     }
 }

@@ -29,24 +29,24 @@ impl Sim {
         if !self.nohz_owner_model() {
             return;
         }
-        self.rqs[cpu].in_nohz_recently = true;
-        if self.nohz.idle_cpus.weight() == self.rqs.len() {
-            if self.nohz.load_balancer == Some(cpu) {
-                self.nohz.load_balancer = None;
+        self.sched.rqs[cpu].in_nohz_recently = true;
+        if self.sched.nohz.idle_cpus.weight() == self.sched.rqs.len() {
+            if self.sched.nohz.load_balancer == Some(cpu) {
+                self.sched.nohz.load_balancer = None;
             }
             return;
         }
-        match self.nohz.load_balancer {
-            None => self.nohz.load_balancer = Some(cpu),
+        match self.sched.nohz.load_balancer {
+            None => self.sched.nohz.load_balancer = Some(cpu),
             Some(c) if c != cpu => return,
             _ => {}
         }
         // The owner's tick: update_cpu_load (load 0) and trigger_load_balance.
         self.update_cpu_load(cpu);
         self.trigger_load_balance_avg(cpu);
-        if self.nohz.load_balancer == Some(cpu) && self.idle_cpu(cpu) && self.rqs[cpu].tick_key.is_none() {
+        if self.sched.nohz.load_balancer == Some(cpu) && self.idle_cpu(cpu) && self.sched.rqs[cpu].tick_key.is_none() {
             let at = self.now + self.cfg.tick_ns;
-            self.rqs[cpu].tick_key = Some(self.q.schedule(Instant(at), Ev::Tick(cpu)));
+            self.sched.rqs[cpu].tick_key = Some(self.q.schedule(Instant(at), Ev::Tick(cpu)));
         }
     }
 
@@ -60,19 +60,19 @@ impl Sim {
             return false;
         }
         let idle_at_tick = self.idle_cpu(cpu);
-        if self.rqs[cpu].in_nohz_recently && !idle_at_tick {
-            self.rqs[cpu].in_nohz_recently = false;
-            if self.nohz.load_balancer == Some(cpu) {
-                self.nohz.load_balancer = None;
+        if self.sched.rqs[cpu].in_nohz_recently && !idle_at_tick {
+            self.sched.rqs[cpu].in_nohz_recently = false;
+            if self.sched.nohz.load_balancer == Some(cpu) {
+                self.sched.nohz.load_balancer = None;
             }
-            if self.nohz.load_balancer.is_none() {
-                if let Some(ilb) = self.nohz.idle_cpus.first() {
+            if self.sched.nohz.load_balancer.is_none() {
+                if let Some(ilb) = self.sched.nohz.idle_cpus.first() {
                     let at = self.now + self.cfg.costs.wakeup_ipi_ns;
                     self.q.schedule(Instant(at), Ev::NohzKick(ilb));
                 }
             }
         }
-        if self.now >= self.rqs[cpu].next_balance {
+        if self.now >= self.sched.rqs[cpu].next_balance {
             self.run_rebalance_domains_avg(cpu, idle_at_tick);
         }
         true
@@ -84,20 +84,20 @@ impl Sim {
     pub(crate) fn run_rebalance_domains_avg(&mut self, cpu: usize, idle_at_tick: bool) {
         let idle = if idle_at_tick { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
         self.rebalance_domains_avg(cpu, idle);
-        if !(idle_at_tick && self.nohz.load_balancer == Some(cpu)) {
+        if !(idle_at_tick && self.sched.nohz.load_balancer == Some(cpu)) {
             return;
         }
-        let others: Vec<usize> = self.nohz.idle_cpus.iter().filter(|&c| c != cpu).collect();
+        let others: Vec<usize> = self.sched.nohz.idle_cpus.iter().filter(|&c| c != cpu).collect();
         for c in others {
             if !self.idle_cpu(cpu) {
                 break; // need_resched(): the owner has work now.
             }
-            self.lb_exec = Some(cpu);
+            self.sched.lb_exec = Some(cpu);
             self.rebalance_domains_avg(c, CpuIdleType::Idle);
-            self.lb_exec = None;
-            let nb = self.rqs[c].next_balance;
-            if self.rqs[cpu].next_balance > nb {
-                self.rqs[cpu].next_balance = nb;
+            self.sched.lb_exec = None;
+            let nb = self.sched.rqs[c].next_balance;
+            if self.sched.rqs[cpu].next_balance > nb {
+                self.sched.rqs[cpu].next_balance = nb;
             }
         }
     }
@@ -112,18 +112,18 @@ impl Sim {
         if self.idle_balance_avg(ilb) > 0 {
             return;
         }
-        self.rqs[ilb].in_nohz_recently = true;
-        if self.nohz.idle_cpus.weight() == self.rqs.len() || self.nohz.load_balancer.is_some() {
+        self.sched.rqs[ilb].in_nohz_recently = true;
+        if self.sched.nohz.idle_cpus.weight() == self.sched.rqs.len() || self.sched.nohz.load_balancer.is_some() {
             return;
         }
-        self.nohz.load_balancer = Some(ilb);
+        self.sched.nohz.load_balancer = Some(ilb);
         self.tick_restart(ilb);
     }
 
     /// select_nohz_load_balancer(0): a CPU leaving idle gives up ownership.
     pub fn select_nohz_load_balancer_exit(&mut self, cpu: usize) {
-        if self.avg_load_era() && self.nohz.load_balancer == Some(cpu) {
-            self.nohz.load_balancer = None;
+        if self.avg_load_era() && self.sched.nohz.load_balancer == Some(cpu) {
+            self.sched.nohz.load_balancer = None;
         }
     }
 }

@@ -22,7 +22,7 @@ impl Sim {
     /// schedlab's cfs_rq already counts its SCHED_IDLE tasks at every
     /// enqueue/dequeue (idle_h_nr_running), which is the patch's counter.
     pub(crate) fn idle_nr_running(&self, cpu: usize) -> u64 {
-        self.rqs[cpu].cfs.idle_h_nr_running as u64
+        self.sched.rqs[cpu].cfs.idle_h_nr_running as u64
     }
 
     /// Seed 002 (2/6 adds the SD_IDLE_LOAD_BALANCE domain flag; 6/6 sets it
@@ -37,10 +37,10 @@ impl Sim {
     /// Seed 002 (3/6, "moving average of time spent servicing SCHED_NORMAL
     /// tasks"): called from update_curr() with the time the current task ran.
     pub fn sched_normal_avg_update(&mut self, cpu: usize, tid: TaskId, delta: u64) {
-        if !self.sched_idle_lb_on() || !matches!(self.tasks[tid].policy, Policy::Normal | Policy::Batch) {
+        if !self.sched_idle_lb_on() || !matches!(self.sched.tasks[tid].policy, Policy::Normal | Policy::Batch) {
             return;
         }
-        let rq = &mut self.rqs[cpu];
+        let rq = &mut self.sched.rqs[cpu];
         let (avg, age) = sched_avg_update(rq.normal_avg, rq.age_stamp, self.now);
         rq.normal_avg = avg + delta;
         rq.age_stamp = age;
@@ -50,7 +50,7 @@ impl Sim {
     /// scaled down by the recent share of SCHED_NORMAL/BATCH work ("similar
     /// to the RT power scaling calculations"); at least 1, as update_cpu_power.
     pub(crate) fn idle_power(&self, cpu: usize) -> u64 {
-        let rq = &self.rqs[cpu];
+        let rq = &self.sched.rqs[cpu];
         let (avg, age) = sched_avg_update(rq.normal_avg, rq.age_stamp, self.now);
         ((self.power_of(cpu) * scale_normal_power(avg, age, self.now)) >> 10).max(1)
     }
@@ -104,7 +104,7 @@ impl Sim {
         }
         // A lone task there is running and cannot be pulled (load_balance's
         // busiest->nr_running > 1).
-        if self.rqs[busiest].nr_running <= 1 {
+        if self.sched.rqs[busiest].nr_running <= 1 {
             return 0;
         }
         let imbalance =
@@ -115,7 +115,7 @@ impl Sim {
     }
 
     pub(crate) fn pass_accepts(&self, pass: Pass, p: TaskId) -> bool {
-        let idle = self.tasks[p].is_idle_policy();
+        let idle = self.sched.tasks[p].is_idle_policy();
         match pass {
             Pass::Normal => !(idle && self.sched_idle_lb_on()),
             Pass::SchedIdle => idle,
@@ -131,11 +131,11 @@ mod tests {
     #[test]
     fn idle_load_uses_idle_power() {
         let mut sim = sim_2635(true);
-        sim.rqs[2].cfs.idle_h_nr_running = 2;
+        sim.sched.rqs[2].cfs.idle_h_nr_running = 2;
         assert_eq!(sim.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
         // The CPU spent its whole recent period on SCHED_NORMAL work.
         sim.now = SCHED_AVG_PERIOD_NS / 2;
-        sim.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
+        sim.sched.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
         assert_eq!(sim.idle_power(2), 1);
         assert_eq!(sim.idle_load(2), 6 * 1024);
     }

@@ -18,13 +18,13 @@ impl Sim {
     /// cpu_load(): the cfs_rq's PELT load_avg (5.5+; includes blocked load).
     #[inline]
     pub fn cpu_load(&self, cpu: usize) -> u64 {
-        self.rqs[cpu].cfs.avg.load_avg
+        self.sched.rqs[cpu].cfs.avg.load_avg
     }
 
     /// cpu_util(): util_avg capped at the CPU's capacity.
     #[inline]
     pub fn cpu_util(&self, cpu: usize) -> u64 {
-        self.rqs[cpu].cfs.avg.util_avg.min(self.capacity_of(cpu))
+        self.sched.rqs[cpu].cfs.avg.util_avg.min(self.capacity_of(cpu))
     }
 
     /// capacity_of(): the CPU's capacity less what RT tasks use
@@ -33,11 +33,11 @@ impl Sim {
     /// model reads avg_rt as of the last RT switch or tick.
     #[inline]
     pub fn capacity_of(&self, cpu: usize) -> u64 {
-        let max = self.cpu_scale[cpu];
-        if !self.rt_pressure {
+        let max = self.sched.cpu_scale[cpu];
+        if !self.sched.rt_pressure {
             return max;
         }
-        let used = self.rqs[cpu].rt.avg_rt.util_avg;
+        let used = self.sched.rqs[cpu].rt.avg_rt.util_avg;
         if used >= max {
             1
         } else {
@@ -46,7 +46,7 @@ impl Sim {
     }
 
     fn task_contrib_here(&self, cpu: usize, p: TaskId) -> bool {
-        let t = &self.tasks[p];
+        let t = &self.sched.tasks[p];
         t.cpu == cpu && t.se.attached
     }
 
@@ -54,22 +54,22 @@ impl Sim {
     pub fn cpu_load_without(&self, cpu: usize, p: TaskId) -> u64 {
         let l = self.cpu_load(cpu);
         if self.task_contrib_here(cpu, p) {
-            l.saturating_sub(self.tasks[p].se.avg.load_avg)
+            l.saturating_sub(self.sched.tasks[p].se.avg.load_avg)
         } else {
             l
         }
     }
 
     pub fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {
-        let u = self.rqs[cpu].cfs.avg.util_avg;
-        let u = if self.task_contrib_here(cpu, p) { u.saturating_sub(self.tasks[p].se.avg.util_avg) } else { u };
+        let u = self.sched.rqs[cpu].cfs.avg.util_avg;
+        let u = if self.task_contrib_here(cpu, p) { u.saturating_sub(self.sched.tasks[p].se.avg.util_avg) } else { u };
         u.min(self.capacity_of(cpu))
     }
 
     /// task_h_load() without cgroups: the task's own load_avg.
     #[inline]
     pub fn task_h_load(&self, p: TaskId) -> u64 {
-        self.tasks[p].se.avg.load_avg
+        self.sched.tasks[p].se.avg.load_avg
     }
 
     #[inline]
@@ -92,7 +92,7 @@ impl Sim {
     /// record_wakee(): count how often the waker switches wakee.
     pub fn record_wakee(&mut self, waker: TaskId, wakee: TaskId) {
         let now = self.now;
-        let t = &mut self.tasks[waker];
+        let t = &mut self.sched.tasks[waker];
         if now > t.wakee_flip_decay_ts + NSEC_PER_SEC {
             t.wakee_flips >>= 1;
             t.wakee_flip_decay_ts = now;
@@ -106,8 +106,8 @@ impl Sim {
     /// wake_wide(): detect one-to-many wakeup patterns.
     fn wake_wide(&self, p: TaskId, waker: Option<TaskId>, this_cpu: usize) -> bool {
         let Some(w) = waker else { return false };
-        let mut master = self.tasks[w].wakee_flips as usize;
-        let mut slave = self.tasks[p].wakee_flips as usize;
+        let mut master = self.sched.tasks[w].wakee_flips as usize;
+        let mut slave = self.sched.tasks[p].wakee_flips as usize;
         let factor = self.topo.sd_llc_size[this_cpu];
         if master < slave {
             std::mem::swap(&mut master, &mut slave);
@@ -123,8 +123,8 @@ impl Sim {
         }
         // 6.12.37+: the waker is alone if only sched_delayed tasks sleep
         // beside it (nr_running - cfs_h_nr_delayed()).
-        let delayed = if self.cfg.mech.sync_ignores_delayed { self.rqs[this].cfs.h_nr_delayed } else { 0 };
-        if sync && self.rqs[this].nr_running - delayed == 1 {
+        let delayed = if self.cfg.mech.sync_ignores_delayed { self.sched.rqs[this].cfs.h_nr_delayed } else { 0 };
+        if sync && self.sched.rqs[this].nr_running - delayed == 1 {
             return Some(this);
         }
         if self.cfg.mech.wa_idle_prev && self.available_idle_cpu(prev) {
@@ -190,7 +190,7 @@ impl Sim {
         }
         match target {
             Some(t) => {
-                self.rqs[this].sd[lvl].stats.ttwu_move_affine += 1;
+                self.sched.rqs[this].sd[lvl].stats.ttwu_move_affine += 1;
                 t
             }
             None => prev,
@@ -206,7 +206,7 @@ impl Sim {
         }
         if self.machine.smt_siblings(cpu).iter().all(|&s| self.idle_cpu(s)) {
             let id = self.topo.sd_llc_id[cpu];
-            self.sds[id].has_idle_cores = true;
+            self.sched.sds[id].has_idle_cores = true;
         }
     }
 
@@ -225,7 +225,7 @@ impl Sim {
             return None;
         }
         let id = self.topo.sd_llc_id[target];
-        if !self.sds[id].has_idle_cores {
+        if !self.sched.sds[id].has_idle_cores {
             return None;
         }
         let mut found = None;
@@ -236,14 +236,14 @@ impl Sim {
                 continue;
             }
             if sibs.iter().all(|&s| self.idle_cpu(s)) {
-                if let Some(&c) = sibs.iter().find(|&&s| self.tasks[p].cpus.test(s)) {
+                if let Some(&c) = sibs.iter().find(|&&s| self.sched.tasks[p].cpus.test(s)) {
                     found = Some(c);
                     break;
                 }
             }
         }
         if found.is_none() {
-            self.sds[id].has_idle_cores = false;
+            self.sched.sds[id].has_idle_cores = false;
         }
         found
     }
@@ -256,7 +256,7 @@ impl Sim {
             .smt_siblings(target)
             .iter()
             .copied()
-            .find(|&s| s != target && self.tasks[p].cpus.test(s) && self.idle_or_sched_idle(s))
+            .find(|&s| s != target && self.sched.tasks[p].cpus.test(s) && self.idle_or_sched_idle(s))
     }
 
     /// select_idle_cpu() with the SIS_PROP or SIS_UTIL scan limit.
@@ -266,7 +266,7 @@ impl Sim {
         let mut nr: i64 = i64::MAX;
         let f = &self.cfg.features;
         if f.on(Feature::SIS_UTIL) {
-            let scan = self.sds[self.topo.sd_llc_id[target]].nr_idle_scan;
+            let scan = self.sched.sds[self.topo.sd_llc_id[target]].nr_idle_scan;
             if scan == 0 {
                 return None;
             }
@@ -274,13 +274,13 @@ impl Sim {
         } else if f.on(Feature::SIS_PROP) {
             // Deviation: the scan's own duration is not modelled, so
             // avg_scan_cost stays 0 and avg_cost = 1.
-            let avg_idle = self.rqs[this_cpu].avg_idle / 512;
+            let avg_idle = self.sched.rqs[this_cpu].avg_idle / 512;
             let avg_cost = 1u64;
             let span_avg = span_weight * avg_idle;
             nr = if span_avg > 4 * avg_cost { (span_avg / avg_cost) as i64 } else { 4 };
         }
         for cpu in self.llc_cpus_from(target) {
-            if !self.tasks[p].cpus.test(cpu) {
+            if !self.sched.tasks[p].cpus.test(cpu) {
                 continue;
             }
             nr -= 1;
@@ -306,7 +306,7 @@ impl Sim {
         this_cpu: usize,
         from_task: bool,
     ) -> usize {
-        let allowed = |s: &Sim, c: usize| s.tasks[p].cpus.test(c);
+        let allowed = |s: &Sim, c: usize| s.sched.tasks[p].cpus.test(c);
         if allowed(self, target) && self.idle_or_sched_idle(target) {
             return target;
         }
@@ -318,23 +318,23 @@ impl Sim {
         if self.cfg.features.on(Feature::KTHREAD_STACKING) {
             if let Some(w) = current {
                 let in_task_ok = from_task || !self.cfg.mech.kthread_stacking_in_task;
-                if self.tasks[w].is_per_cpu_kthread()
+                if self.sched.tasks[w].is_per_cpu_kthread()
                     && prev == this_cpu
-                    && self.rqs[this_cpu].nr_running <= 1
+                    && self.sched.rqs[this_cpu].nr_running <= 1
                     && in_task_ok
                 {
                     return prev;
                 }
             }
         }
-        let recent = self.tasks[p].recent_used_cpu;
+        let recent = self.sched.tasks[p].recent_used_cpu;
         if recent != prev
             && recent != target
             && self.cpus_share_cache(recent, target)
             && self.idle_or_sched_idle(recent)
             && allowed(self, recent)
         {
-            self.tasks[p].recent_used_cpu = prev;
+            self.sched.tasks[p].recent_used_cpu = prev;
             return recent;
         }
         if self.topo.sd_llc[target].is_none() {
@@ -357,7 +357,7 @@ impl Sim {
     /// select_task_rq_fair() for a wakeup (WF_TTWU).
     pub fn select_task_rq_fair_wakeup(&mut self, p: TaskId, prev: usize, src: WakeSource) -> usize {
         let (waker_cpu, from_task, sync) = (src.cpu, src.in_task, src.sync);
-        if self.tasks[p].nr_cpus_allowed == 1 {
+        if self.sched.tasks[p].nr_cpus_allowed == 1 {
             return self.fallback_cpu(p, prev);
         }
         if self.wakeup_placement_26() {
@@ -365,8 +365,8 @@ impl Sim {
             return self.fallback_cpu(p, t);
         }
         let cpu = waker_cpu;
-        let waker = if from_task { self.rqs[cpu].curr } else { None };
-        let want_affine = !self.wake_wide(p, waker, cpu) && self.tasks[p].cpus.test(cpu);
+        let waker = if from_task { self.sched.rqs[cpu].curr } else { None };
+        let want_affine = !self.wake_wide(p, waker, cpu) && self.sched.tasks[p].cpus.test(cpu);
         let mut new_cpu = prev;
         let mut slow: Option<usize> = None;
         for lvl in 0..self.topo.cpu_domains[cpu].len() {
@@ -389,18 +389,18 @@ impl Sim {
             self.find_idlest_cpu(cpu, lvl, p, prev, SD_BALANCE_WAKE)
         } else {
             // The stacking rule looks at `current`, whatever context wakes.
-            let current = self.rqs[cpu].curr;
+            let current = self.sched.rqs[cpu].curr;
             self.select_idle_sibling(p, prev, new_cpu, current, cpu, from_task)
         };
         if target != cpu {
-            if let Some(sd0) = self.rqs[cpu].sd.first_mut() {
+            if let Some(sd0) = self.sched.rqs[cpu].sd.first_mut() {
                 sd0.stats.ttwu_wake_remote += 1;
             }
         }
         if from_task && self.cfg.mech.waker_recent_used_cpu {
             if let Some(w) = waker {
                 if want_affine {
-                    self.tasks[w].recent_used_cpu = cpu;
+                    self.sched.tasks[w].recent_used_cpu = cpu;
                 }
             }
         }
@@ -411,7 +411,7 @@ impl Sim {
     /// the highest domain with the flag.
     pub fn select_task_rq_fork(&mut self, p: TaskId, cpu: usize) -> usize {
         let cpu = self.fallback_cpu(p, cpu);
-        if self.tasks[p].nr_cpus_allowed == 1 {
+        if self.sched.tasks[p].nr_cpus_allowed == 1 {
             return cpu;
         }
         if self.avg_load_era() {
@@ -442,10 +442,10 @@ impl Sim {
         for &i in &grp.cpus {
             s.group_load += self.cpu_load_without(i, p);
             s.group_util += self.cpu_util_without(i, p);
-            let here = self.tasks[p].cpu == i && self.tasks[p].se.on_rq;
-            let nr = self.rqs[i].nr_running - u32::from(here);
+            let here = self.sched.tasks[p].cpu == i && self.sched.tasks[p].se.on_rq;
+            let nr = self.sched.rqs[i].nr_running - u32::from(here);
             s.sum_nr_running += nr;
-            s.sum_h_nr_running += self.rqs[i].cfs.h_nr_running - u32::from(here);
+            s.sum_h_nr_running += self.sched.rqs[i].cfs.h_nr_running - u32::from(here);
             if nr == 0 && self.idle_cpu(i) {
                 s.idle_cpus += 1;
             }
@@ -465,7 +465,7 @@ impl Sim {
         // sd->groups starts at this CPU's group and wraps.
         for g in self.topo.groups_from(this_cpu, lvl) {
             let grp = &self.topo.groups[g];
-            if !grp.cpus.iter().any(|&c| self.tasks[p].cpus.test(c)) {
+            if !grp.cpus.iter().any(|&c| self.sched.tasks[p].cpus.test(c)) {
                 continue;
             }
             let sgs = self.sg_wakeup_stats(sd, g, p);
@@ -517,7 +517,8 @@ impl Sim {
                     // would stay under imb_numa_nr, clamped to the CPUs it
                     // may use there (p->nr_cpus_allowed is never NR_CPUS on
                     // the machines modelled).
-                    let allowed = self.topo.groups[lg].cpus.iter().filter(|&&c| self.tasks[p].cpus.test(c)).count();
+                    let allowed =
+                        self.topo.groups[lg].cpus.iter().filter(|&&c| self.sched.tasks[p].cpus.test(c)).count();
                     let imb_numa_nr = (allowed as u32).min(dom.imb_numa_nr);
                     let imbalance = (ls.idle_cpus as i64 - is.idle_cpus as i64).abs();
                     if ls.sum_nr_running < imb_numa_nr && imbalance <= NUMA_IMBALANCE_MIN {
@@ -546,7 +547,7 @@ impl Sim {
         let mut least_loaded = None;
         let mut shallowest: Option<(usize, u64)> = None;
         for &i in &grp.cpus {
-            if !self.tasks[p].cpus.test(i) {
+            if !self.sched.tasks[p].cpus.test(i) {
                 continue;
             }
             if self.sched_idle_cpu(i) {
@@ -555,7 +556,7 @@ impl Sim {
             if self.available_idle_cpu(i) {
                 // One idle state (C1) for every CPU: the most recently idled
                 // CPU might have a warmer cache.
-                let stamp = self.rqs[i].idle_stamp.unwrap_or(0);
+                let stamp = self.sched.rqs[i].idle_stamp.unwrap_or(0);
                 if shallowest.is_none_or(|(_, s)| stamp > s) {
                     shallowest = Some((i, stamp));
                 }
@@ -573,7 +574,7 @@ impl Sim {
     /// find_idlest_cpu(): descend from domain level `lvl` of `cpu`.
     pub fn find_idlest_cpu(&mut self, cpu: usize, lvl: usize, p: TaskId, prev: usize, sd_flag: u32) -> usize {
         let d = self.topo.cpu_domains[cpu][lvl];
-        if !self.topo.domains[d].span.iter().any(|&c| self.tasks[p].cpus.test(c)) {
+        if !self.topo.domains[d].span.iter().any(|&c| self.sched.tasks[p].cpus.test(c)) {
             return prev;
         }
         let mut cpu = cpu;

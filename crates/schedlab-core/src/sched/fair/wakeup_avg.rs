@@ -83,7 +83,7 @@ impl Sim {
         let mut idlest = None;
         for g in self.topo.groups_from(this_cpu, lvl) {
             let grp = &self.topo.groups[g];
-            if !grp.cpus.iter().any(|&c| self.tasks[p].cpus.test(c)) {
+            if !grp.cpus.iter().any(|&c| self.sched.tasks[p].cpus.test(c)) {
                 continue;
             }
             let local = grp.cpus.binary_search(&this_cpu).is_ok();
@@ -113,7 +113,7 @@ impl Sim {
         let mut min_load = u64::MAX;
         let mut idlest = None;
         for &i in &self.topo.groups[g].cpus {
-            if !self.tasks[p].cpus.test(i) {
+            if !self.sched.tasks[p].cpus.test(i) {
                 continue;
             }
             let load = self.weighted_cpuload(i);
@@ -130,7 +130,7 @@ impl Sim {
     /// this CPU (wake_affine) or prev, then select_idle_sibling. No 2.6.35
     /// template sets SD_BALANCE_WAKE, so the slow path is not taken.
     pub fn select_task_rq_fair_wakeup_avg(&mut self, p: TaskId, prev: usize, this_cpu: usize, sync: bool) -> usize {
-        let want_affine = self.tasks[p].cpus.test(this_cpu);
+        let want_affine = self.sched.tasks[p].cpus.test(this_cpu);
         let mut affine = None;
         let mut slow = None;
         for (lvl, &d) in self.topo.cpu_domains[this_cpu].iter().enumerate() {
@@ -175,7 +175,7 @@ impl Sim {
         let mut this_load = self.target_load(this_cpu, idx);
         if sync {
             // Remove the waker's weight from this CPU.
-            if let Some(c) = self.rqs[this_cpu].curr {
+            if let Some(c) = self.sched.rqs[this_cpu].curr {
                 this_load = this_load.saturating_sub(self.lb_task_load(c));
             }
         }
@@ -191,7 +191,7 @@ impl Sim {
         }
         let tl_per_task = self.cpu_avg_load_per_task(this_cpu);
         if balanced || (this_load <= load && this_load + self.target_load(prev, idx) <= tl_per_task) {
-            self.rqs[this_cpu].sd[lvl].stats.ttwu_move_affine += 1;
+            self.sched.rqs[this_cpu].sd[lvl].stats.ttwu_move_affine += 1;
             return true;
         }
         false
@@ -214,7 +214,7 @@ impl Sim {
             if dom.flags & SD_SHARE_PKG_RESOURCES == 0 {
                 break;
             }
-            if let Some(&i) = dom.span.iter().find(|&&i| self.tasks[p].cpus.test(i) && self.idle_cpu(i)) {
+            if let Some(&i) = dom.span.iter().find(|&&i| self.sched.tasks[p].cpus.test(i) && self.idle_cpu(i)) {
                 t = i;
             }
             if dom.span.binary_search(&this_cpu).is_ok() && dom.span.binary_search(&prev).is_ok() {
