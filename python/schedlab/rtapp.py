@@ -68,6 +68,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from schedlab import native
 from schedlab.args import cut
 from schedlab.errors import NotModelledError, ScenarioError, UsageError
 
@@ -366,13 +367,14 @@ def _attrs(source: str, path: str, t: Mapping[str, Any], default_policy: str) ->
     prio = t.get("priority", 10 if rt else 0)
     if isinstance(prio, bool) or not isinstance(prio, int):
         raise _bad(source, f"{path}.priority", _show(prio), "an integer")
+    core = native.load()  # the kernel's ranges, as the core defines them
     if rt:
-        if not 1 <= prio <= 99:
-            raise _bad(source, f"{path}.priority", f"{prio}", "1..99 for SCHED_FIFO/RR")
+        if not 1 <= prio <= core.MAX_RT_PRIORITY:
+            raise _bad(source, f"{path}.priority", f"{prio}", f"1..{core.MAX_RT_PRIORITY} for SCHED_FIFO/RR")
         out["rt_priority"] = prio
     else:
-        if not -20 <= prio <= 19:
-            raise _bad(source, f"{path}.priority", f"{prio}", "a nice value -20..19")
+        if not core.MIN_NICE <= prio <= core.MAX_NICE:
+            raise _bad(source, f"{path}.priority", f"{prio}", f"a nice value {core.MIN_NICE}..{core.MAX_NICE}")
         out["nice"] = prio
     if "cpus" in t:
         cpus = t["cpus"]

@@ -10,6 +10,7 @@ use schedlab_core::report::{
     MpstatSample, RealInfo, Report, TaskRow,
 };
 use schedlab_core::scenario::Scenario;
+use schedlab_core::sched::prio::{nice_to_prio, rt_priority_to_prio};
 use schedlab_core::sim::report::pct;
 
 use crate::procfs::{CpuJiffies, TaskCounters};
@@ -113,7 +114,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         switches += nsw;
         timer_delays.extend_from_slice(&s.timer_delays);
         let w = DelayStats::of(&s.timer_delays);
-        let prio = if g.policy.is_rt() { 99 - g.rt_priority as i32 } else { 120 + g.nice };
+        let prio = if g.policy.is_rt() { rt_priority_to_prio(g.rt_priority) } else { nice_to_prio(g.nice) };
         tasks.push(TaskRow {
             pid: s.tid as u32,
             comm: s.comm.clone(),

@@ -39,7 +39,7 @@ use crate::sim::Sim;
 use crate::workload::{Program, TaskGroup};
 
 /// HIGHPRI_NICE_LEVEL: MIN_NICE.
-pub const HIGHPRI_NICE_LEVEL: i32 = -20;
+pub const HIGHPRI_NICE_LEVEL: i32 = crate::sched::prio::MIN_NICE;
 /// IDLE_WORKER_TIMEOUT: 300 * HZ, five minutes.
 pub const IDLE_WORKER_TIMEOUT_NS: u64 = 300_000_000_000;
 /// MAX_IDLE_WORKERS_RATIO: 1 idle for every 4 busy workers.

@@ -7,7 +7,7 @@ use crate::sched::pelt::SchedAvg;
 /// The per-task counters a measurement window takes deltas of: the
 /// report's `TaskWindow` (its "window": the same names as the task's totals).
 pub use crate::report::TaskWindow as TaskCounters;
-use crate::sched::prio::Policy;
+use crate::sched::prio::{nice_to_prio, rt_priority_to_prio, Policy};
 
 pub use crate::engine::event::TaskId;
 
@@ -255,9 +255,9 @@ impl Task {
     #[inline]
     pub fn prio(&self) -> i32 {
         if self.policy.is_rt() {
-            99 - self.rt_priority as i32
+            rt_priority_to_prio(self.rt_priority)
         } else {
-            120 + self.nice
+            nice_to_prio(self.nice)
         }
     }
 }

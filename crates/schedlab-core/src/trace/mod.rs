@@ -11,6 +11,7 @@ pub mod tracedat;
 
 use std::io::Write;
 
+use crate::sched::prio::DEFAULT_PRIO;
 use crate::sched::task::Task;
 use perfetto::{put_int, put_str, Perfetto};
 use sink::Sink;
@@ -64,7 +65,8 @@ impl Ctx<'_> {
     /// (comm, pid, prio) as sched_switch shows this side on `cpu`.
     fn switch_side(self, cpu: usize) -> (String, u32, i32) {
         match self {
-            Ctx::Idle => (format!("swapper/{cpu}"), 0, 120),
+            // The idle task shows init_task's prio, DEFAULT_PRIO (120).
+            Ctx::Idle => (format!("swapper/{cpu}"), 0, DEFAULT_PRIO),
             Ctx::Task(t) => (t.comm.clone(), t.pid, t.prio()),
             Ctx::Stopper => (format!("migration/{cpu}"), stopper_pid(cpu), 0),
         }
