@@ -16,9 +16,9 @@ for both), at ``--version`` (default 6.1).
 
 Metrics per run: each group's blocking ops completed per second (its
 throughput: voluntary switches; for hogs their CPU time per second) and
-CPU time per second, and the machine's migrations/s,
-switches/s, wakeup delay p50/p99 and mean %idle. For every (scenario,
-metric): Welch's t-test over the repeats, B against A, and Benjamini and
+CPU time per second, and the machine's migrations/s, switches/s, timer
+delay p50/p99 (``wakeup_p50_us``, ``wakeup_p99_us``) and mean %idle. For
+every (scenario, metric): Welch's t-test over the repeats, B against A, and Benjamini and
 Hochberg's false discovery rate over all the tests (``--alpha``, default
 0.05). A metric whose repeats do not vary (a deterministic difference) has
 p = 0 if the means differ and 1 if not. The report lists the significant

@@ -9,8 +9,8 @@ installed): ``schedlab.load(report_or_trace)``.
 Tables of a report:
 
 * ``tasks``: one row per task, the report's fields (``comm``, ``pid``,
-  ``runtime_ns``, ``wait_ns``, switches, migrations, wakeup delays); the
-  measurement window's counts as ``window_*`` columns.
+  ``runtime_ns``, ``wait_ns``, switches, migrations, wakeup latencies,
+  timer delays); the measurement window's counts as ``window_*`` columns.
 * ``cpus``: one row per CPU (usr/nice/sys/idle ns, run_delay_ns).
 * ``mpstat``: the ``Average:`` rows (``cpu`` is ``"all"`` or a number).
 * ``samples``: every mpstat interval's rows with its ``end_ns`` (a report
@@ -18,7 +18,10 @@ Tables of a report:
 * ``schedstat``: one row per CPU and domain (``/proc/schedstat``'s domain
   lines; the three idle types of the ``lb_*`` counters as ``_idle``,
   ``_busy``, ``_newly_idle`` columns).
-* ``wakeup_delays``: per task, the wakeup delay percentiles.
+* ``timer_delays``: per task, its timer delays (``timer_delay_*``: timer
+  expiry to the return to user space; mean, max, percentiles, count).
+* ``wakeup_latencies``: per task, its wakeup latencies
+  (``wakeup_latency_*``: wakeup to pick; a simulation's only).
 
 A trace (the ftrace text of ``--trace``, or a real kernel's ``trace`` file)
 gives one table per event, as LISA's ``trace.df_event()``: the time in
@@ -231,7 +234,7 @@ REPORT = _Obj(
     {
         "tasks": _List(
             "a list of tasks (objects)",
-            _Obj("a task (an object)", {"wakeup_delay_hist_us": _List("a list of integers >= 0", _COUNT)}),
+            _Obj("a task (an object)", {"wakeup_latency_hist_us": _List("a list of integers >= 0", _COUNT)}),
         ),
         "cpus": _ANY_OBJECTS,
         "mpstat": _Obj(
@@ -298,17 +301,21 @@ def _report_tables(doc: Mapping[str, Any], backend: str, source: str = "report")
                 else:
                     row[k] = v
             domains.append(row)
-    delays = [
-        {"comm": t.get("comm"), "pid": t.get("pid"), **{k: v for k, v in t.items() if k.startswith("wakeup_delay_")}}
-        for t in tasks
-    ]
+
+    def per_task(prefix: str) -> list[dict[str, Any]]:
+        return [
+            {"comm": t.get("comm"), "pid": t.get("pid"), **{k: v for k, v in t.items() if k.startswith(prefix)}}
+            for t in tasks
+        ]
+
     return {
         "tasks": _frame(backend, tasks, ["comm", "pid", "group"]),
         "cpus": _frame(backend, doc.get("cpus") or [], ["cpu"]),
         "mpstat": _frame(backend, mp.get("average") or [], ["cpu"]),
         "samples": _frame(backend, samples, ["end_ns", "cpu"]),
         "schedstat": _frame(backend, domains, ["cpu", "level", "name"]),
-        "wakeup_delays": _frame(backend, delays, ["comm", "pid"]),
+        "timer_delays": _frame(backend, per_task("timer_delay_"), ["comm", "pid"]),
+        "wakeup_latencies": _frame(backend, per_task("wakeup_latency_"), ["comm", "pid"]),
     }
 
 

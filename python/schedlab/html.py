@@ -126,7 +126,7 @@ def run_page(
     out: Path, report: Mapping[str, Any], text_report: str, scenario_text: str, command: str, trace: str | None
 ) -> Path:
     """The page of ``schedlab run``: the text report, the CPU heat map, the
-    wakeup-delay CDFs and (with ``--trace``) the timeline."""
+    wakeup-latency CDFs and (with ``--trace``) the timeline."""
     from schedlab.plot import _busy_heatmap, _group_hists, _timeline, _wakeup_cdf
 
     name = str(report.get("scenario") or "run")
@@ -137,7 +137,7 @@ def run_page(
         if _has_matplotlib():
             figures += _busy_heatmap(report, name, d, "svg")
             figures += _wakeup_cdf(
-                _group_hists(report), f"{name}: wakeup delay per group", f"{name}-wakeup-cdf", d, "svg"
+                _group_hists(report), f"{name}: wakeup latency per group", f"{name}-wakeup-cdf", d, "svg"
             )
             if trace is not None:
                 figures += _timeline(Path(trace), name, d, "svg", None)

@@ -275,20 +275,19 @@ class ReportView:
         total = (t1 - t0) * n
         return 100.0 * w / total if total > 0 else None
 
-    # ---------------------------------------------------------------- wakeup delays
+    # ---------------------------------------------------------------- timer delays
 
-    def wakeup_delay_us(self, comm: str | None, p: float) -> float | None:
-        """The runner's ``p``-th percentile wakeup delay (timer expiry to
-        running) of task ``comm`` (None: of all tasks), in us; None when the
-        report did not measure any (the simulator's report has no
-        percentiles yet)."""
+    def timer_delay_us(self, comm: str | None, p: float) -> float | None:
+        """The ``p``-th percentile timer delay (timer expiry to the return
+        to user space: ``timer_delay_*``) of task ``comm`` (None: of all
+        tasks), in us; None when the report measured none."""
         key = f"p{int(p)}_ns"
         if comm is None:
-            wd = self.doc.get("wakeup_delay") or {}
+            wd = self.doc.get("timer_delay") or {}
             v = wd.get(key) if wd.get("count") else None
         else:
             t = self._task_rows.get(comm) or {}
-            v = t.get(f"wakeup_delay_{key}") if t.get("wakeups_measured") else None
+            v = t.get(f"timer_delay_{key}") if t.get("timer_delay_count") else None
         ns = _num(v)
         return None if ns is None else ns / 1000.0
 

@@ -6,9 +6,9 @@ What each input gives (the kind is read from the file):
 * a run report (``schedlab run --json``; ``--samples`` for the heat map):
   ``<name>-cpu-heatmap`` — per-CPU busy % in every mpstat interval, CPUs
   down, time across (an idle CPU beside busy ones, the sched-idle
-  pathology, is a pale stripe); ``<name>-wakeup-cdf`` — the wakeup-delay
+  pathology, is a pale stripe); ``<name>-wakeup-cdf`` — the wakeup-latency
   CDF of each task group, from the tasks' log2 histograms;
-* several run reports at once: one wakeup-delay CDF with a line per report
+* several run reports at once: one wakeup-latency CDF with a line per report
   (per variant: ``plot a.json b.json``);
 * an ftrace text trace (``--trace``): ``<name>-timeline`` — which task runs
   on each CPU as coloured bars over ``--window`` (default the first 50 ms),
@@ -131,7 +131,7 @@ def _cdf_points(hist: Sequence[int]) -> tuple[list[float], list[float]]:
 def _group_hists(report: Mapping[str, Any]) -> dict[str, list[int]]:
     by_group: dict[str, list[int]] = {}
     for t in report.get("tasks") or []:
-        h = t.get("wakeup_delay_hist_us") or []
+        h = t.get("wakeup_latency_hist_us") or []
         if not any(h):
             continue
         acc = by_group.setdefault(str(t.get("group")), [])
@@ -150,7 +150,7 @@ def _wakeup_cdf(lines: Mapping[str, Sequence[int]], title: str, stem: str, out: 
         xs, ys = _cdf_points(hist)
         ax.step(xs, ys, where="post", label=_txt(label))
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("wakeup delay, upper bound of the log2 bucket (us)")
+    ax.set_xlabel("wakeup latency, upper bound of the log2 bucket (us)")
     ax.set_ylabel("fraction of wakeups")
     ax.set_ylim(0, 1.02)
     ax.set_title(_txt(title))
@@ -414,14 +414,16 @@ def plot_files(
             written += _timeline(p, name, out, fmt, window)
         elif len(reports) == 1:
             written += _busy_heatmap(doc, name, out, fmt)
-            written += _wakeup_cdf(_group_hists(doc), f"{name}: wakeup delay per group", f"{name}-wakeup-cdf", out, fmt)
+            written += _wakeup_cdf(
+                _group_hists(doc), f"{name}: wakeup latency per group", f"{name}-wakeup-cdf", out, fmt
+            )
     if len(reports) > 1:
         merged = {}
         for p, doc in reports:
             total = [sum(x) for x in zip(*_group_hists(doc).values())]
             if total:
                 merged[p.stem] = total
-        written += _wakeup_cdf(merged, "wakeup delay, all tasks, per report", "wakeup-cdf", out, fmt)
+        written += _wakeup_cdf(merged, "wakeup latency, all tasks, per report", "wakeup-cdf", out, fmt)
         for p, doc in reports:
             written += _busy_heatmap(doc, p.stem, out, fmt)
     return written

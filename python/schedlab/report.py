@@ -588,10 +588,11 @@ def _is_scalar_or_none(r: Mapping[str, Any], m: str) -> bool:
 
 def format_perf_sched_latency(report: Mapping[str, Any], *, histogram: bool = False) -> str:
     """The per-task table of ``perf sched latency -p`` (older perf's columns):
-    runtime, switches, average and maximum wakeup-to-run delay and when the
-    maximum ended, sorted by average delay as perf sorts by default
-    (``avg, max, switch, runtime``); a TOTAL row. With ``histogram``, each
-    task's delays in log2 buckets of microseconds follow.
+    runtime, switches, average and maximum wakeup latency (wakeup to pick,
+    the report's ``wakeup_latency_*``) and when the maximum ended, sorted by
+    average as perf sorts by default (``avg, max, switch, runtime``); a
+    TOTAL row. With ``histogram``, each task's latencies in log2 buckets of
+    microseconds follow.
 
     Kernel threads are included (they are tasks perf sees too), those that
     ran: perf lists only what switched in its trace.
@@ -605,8 +606,8 @@ def format_perf_sched_latency(report: Mapping[str, Any], *, histogram: bool = Fa
 
     def key(t: Mapping[str, Any]) -> tuple[float, float, float, float]:
         return (
-            -float(t.get("wakeup_delay_avg_ns") or 0),
-            -float(t.get("wakeup_delay_max_ns") or 0),
+            -float(t.get("wakeup_latency_avg_ns") or 0),
+            -float(t.get("wakeup_latency_max_ns") or 0),
             -float(t.get("nr_switches") or 0),
             -float(t.get("runtime_ns") or 0),
         )
@@ -625,17 +626,17 @@ def format_perf_sched_latency(report: Mapping[str, Any], *, histogram: bool = Fa
         total_rt += rt
         total_sw += sw
         name = f"{t.get('comm')}:{t.get('pid')}"
-        avg = int(t.get("wakeup_delay_avg_ns") or 0) / 1e6
-        mx = int(t.get("wakeup_delay_max_ns") or 0) / 1e6
-        at = int(t.get("wakeup_delay_max_at_ns") or 0) / 1e9
+        avg = int(t.get("wakeup_latency_avg_ns") or 0) / 1e6
+        mx = int(t.get("wakeup_latency_max_ns") or 0) / 1e6
+        at = int(t.get("wakeup_latency_max_at_ns") or 0) / 1e9
         out.append(
             f"  {name:<22}|{rt / 1e6:11.3f} ms |{sw:9d} | avg:{avg:9.3f} ms | max:{mx:9.3f} ms | max at: {at:13.6f} s"
         )
     out += [rule, f"  TOTAL:                |{total_rt / 1e6:11.3f} ms |{total_sw:9d} |", " " + "-" * 51]
     if histogram:
-        out += ["", "Wakeup delay histogram (count per bucket; us)"]
+        out += ["", "Wakeup latency histogram (count per bucket; us)"]
         for t in sorted(tasks, key=key):
-            hist = list(t.get("wakeup_delay_hist_us") or [])
+            hist = list(t.get("wakeup_latency_hist_us") or [])
             if not any(hist):
                 continue
             out.append(f"  {t.get('comm')}:{t.get('pid')}")

@@ -76,29 +76,6 @@ class WorkqueueRow(_WorkqueueRowKeys, total=False):
     pass
 
 
-class _DelayStatsKeys(TypedDict):
-    """The keys of every DelayStats."""
-
-    avg_ns: int
-    """Mean delay."""
-    count: int
-    """Wakeups measured."""
-    max_ns: int | None
-    """The longest."""
-    p50_ns: int | None
-    """Median (nearest rank; null without wakeups)."""
-    p90_ns: int | None
-    """90th percentile."""
-    p99_ns: int | None
-    """99th percentile."""
-
-
-class DelayStats(_DelayStatsKeys, total=False):
-    """Delay statistics over a set of wakeups."""
-
-    pass
-
-
 class _ToolRunKeys(TypedDict):
     """The keys of every ToolRun."""
 
@@ -114,6 +91,29 @@ class ToolRun(_ToolRunKeys, total=False):
     """A real tool's run in the guest: what it was given and what it printed (the validation suite's metrics are parsed
     from `stdout`).
     """
+
+    pass
+
+
+class _DelayStatsKeys(TypedDict):
+    """The keys of every DelayStats."""
+
+    avg_ns: int
+    """Mean delay."""
+    count: int
+    """Timer delays measured."""
+    max_ns: int | None
+    """The longest."""
+    p50_ns: int | None
+    """Median (nearest rank; null without wakeups)."""
+    p90_ns: int | None
+    """90th percentile."""
+    p99_ns: int | None
+    """99th percentile."""
+
+
+class DelayStats(_DelayStatsKeys, total=False):
+    """Timer delay statistics over a set of wakeups."""
 
     pass
 
@@ -319,16 +319,16 @@ class _RtmtEarlierThreadsKeys(TypedDict):
     """Their context switches."""
     runtime_ns: int
     """Their time on a CPU."""
-    wakeup_delay_avg_ns: int
+    wakeup_latency_avg_ns: int
     """Their mean."""
-    wakeup_delay_hist_us: list[int]
-    """The delays in log2 buckets of microseconds."""
-    wakeup_delay_max_at_ns: int
+    wakeup_latency_count: int
+    """Their wakeup latencies (wakeup -> pick, as `TaskRow`'s `wakeup_latency_*`) counted."""
+    wakeup_latency_hist_us: list[int]
+    """The latencies in log2 buckets of microseconds."""
+    wakeup_latency_max_at_ns: int
     """When the largest ended."""
-    wakeup_delay_max_ns: int
+    wakeup_latency_max_ns: int
     """The largest."""
-    wakeup_delays: int
-    """Wakeup-to-run delays measured."""
 
 
 class RtmtEarlierThreads(_RtmtEarlierThreadsKeys, total=False):
@@ -767,26 +767,18 @@ class _TaskRowKeys(TypedDict):
     """CPU time. Simulation: over the whole run; real kernel: over the window."""
     start_ns: int | None
     """When it started (null: a real thread that never did)."""
+    timer_delay_count: int
+    """Timer delays measured over the window."""
+    timer_delay_p50_ns: int | None
+    """Median timer delay over the window (null: none measured). Percentiles are nearest-rank."""
+    timer_delay_p90_ns: int | None
+    """90th percentile timer delay (null: none measured)."""
+    timer_delay_p99_ns: int | None
+    """99th percentile timer delay (null: none measured)."""
     wait_max_ns: int | None
     """The longest wait (null: the kernel has no schedstats)."""
     wait_ns: int
     """Time spent runnable but waiting, over the same span as runtime_ns."""
-    wakeup_delay_avg_ns: int
-    """Mean delay from wakeup to running. Simulation: every wakeup; real kernel: the timer wakeups it measured."""
-    wakeup_delay_max_ns: int
-    """The longest such delay."""
-    wakeup_delay_p50_ns: int | None
-    """Median timer wakeup delay over the window (null: none measured). A timer wakeup delay runs from the sleep
-    timer's expiry (hrtimer slack included; a wakeup without a timer: from the wakeup) to the task's return to user
-    space: the switch to it plus the kernel time it pays before its own work (the context switch, a wakeup IPI, the
-    idle exit); the runner measures the same on a real kernel. Percentiles are nearest-rank.
-    """
-    wakeup_delay_p90_ns: int | None
-    """90th percentile timer wakeup delay (null: none measured)."""
-    wakeup_delay_p99_ns: int | None
-    """99th percentile timer wakeup delay (null: none measured)."""
-    wakeups_measured: int
-    """Timer wakeups measured over the window."""
 
 
 class TaskRow(_TaskRowKeys, total=False):
@@ -795,21 +787,31 @@ class TaskRow(_TaskRowKeys, total=False):
     forked: bool
     """Real kernel: created by a `fork` op (not at the start)."""
     timer_delay_avg_ns: int
-    """Simulation: the mean timer wakeup delay over the window, as `wakeup_delay_p50_ns` measures it (a real kernel's
-    report has it as `wakeup_delay_avg_ns`; cyclictest's "Avg").
+    """Mean timer delay over the window (cyclictest's "Avg"; absent: none measured). A timer delay runs from the sleep
+    timer's expiry (hrtimer slack included; a wakeup without a timer: from the wakeup) to the task's return to user
+    space: the switch to it plus the kernel time it pays before its own work (the context switch, a wakeup IPI, the
+    idle exit). The runner measures it on a real kernel (the time its absolute sleep woke, less the time asked), the
+    simulator the same.
     """
     timer_delay_max_ns: int
-    """Simulation: the longest timer wakeup delay over the window (cyclictest's "Max")."""
+    """The longest timer delay over the window (cyclictest's "Max"; absent: none measured)."""
     timeslices: int
     """Real kernel: timeslices (schedstat's third field)."""
-    wakeup_delay_hist_us: list[int]
-    """Simulation: wakeup delays in log2 buckets of microseconds: [0] below 1 us, [k] in [2^(k-1), 2^k) us, the last
+    wakeup_latency_avg_ns: int
+    """Simulation: mean wakeup latency, over the whole run. A wakeup latency runs from a wakeup (sched_wakeup,
+    sched_wakeup_new) to the task's pick (its sched_switch in), every wakeup counted: `perf sched latency`'s
+    "Average delay". Absent from a real run's report: the runner measures timer delays (`timer_delay_*`), not this.
+    """
+    wakeup_latency_count: int
+    """Simulation: wakeup latencies counted."""
+    wakeup_latency_hist_us: list[int]
+    """Simulation: wakeup latencies in log2 buckets of microseconds: [0] below 1 us, [k] in [2^(k-1), 2^k) us, the last
     open-ended.
     """
-    wakeup_delay_max_at_ns: int
-    """Simulation: when the longest delay ended (perf sched latency's "max at")."""
-    wakeup_delays: int
-    """Simulation: wakeup delays counted."""
+    wakeup_latency_max_at_ns: int
+    """Simulation: when the longest wakeup latency ended (perf sched latency's "max at")."""
+    wakeup_latency_max_ns: int
+    """Simulation: the longest wakeup latency (0 without wakeups)."""
     window: TaskWindow
     """Simulation: its counters over the measurement window (deltas since the warm-up; the whole run without one)."""
 
@@ -1137,10 +1139,8 @@ class _ReportKeys(TypedDict):
     """
     tasks: list[TaskRow]
     """The scenario's tasks (those that started), in creation order."""
-    wakeup_delay: DelayStats
-    """The scenario's tasks' timer wakeup delays over the window, all tasks together (see
-    `TaskRow.wakeup_delay_p50_ns`).
-    """
+    timer_delay: DelayStats
+    """The scenario's tasks' timer delays over the window, all tasks together (see `TaskRow.timer_delay_avg_ns`)."""
     warnings: list[str]
     """What went wrong without stopping the run: a deadlock inside a fixed duration, measure.limit reached, a version
     without a preset of its own. The CLI prints them on stderr; `--strict` (`strict=True`) makes them errors.

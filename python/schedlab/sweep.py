@@ -17,7 +17,7 @@ and seeds, streamed to a Parquet dataset as runs finish, resumable.
 
 Every run is a row: one column per axis (named by its key), ``seed``, the
 standard metrics (wasted CPU %, mean %idle, migrations/s and switches/s
-over the window, wakeup delay p50/p99, events), the spec's own metrics,
+over the window, timer delay p50/p99 as ``wakeup_p50_us``/``wakeup_p99_us``, events), the spec's own metrics,
 ``wall_s``, ``schedlab`` (the version), ``scenario_hash`` (SHA-256 of the
 scenario text with the run's overrides: a changed scenario is a new row)
 and ``error`` (null, or why the run failed: a failed run is recorded and
@@ -481,8 +481,8 @@ def _standard(report: Mapping[str, Any]) -> dict[str, Any]:
         "idle_pct": v.mean_idle_pct(f"0-{nr - 1}") if nr else None,
         "migrations_per_s": migr / win,
         "switches_per_s": v.switches() / win,
-        "wakeup_p50_us": v.wakeup_delay_us(None, 50),
-        "wakeup_p99_us": v.wakeup_delay_us(None, 99),
+        "wakeup_p50_us": v.timer_delay_us(None, 50),
+        "wakeup_p99_us": v.timer_delay_us(None, 99),
         "events": (report.get("sim") or {}).get("events"),
     }
 

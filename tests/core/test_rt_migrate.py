@@ -205,12 +205,12 @@ def test_unpushable_head_blocks_a_pushable_task_as_the_seed_says() -> None:
     # stops at it, so L waits behind A although CPUs 2-3 run fair tasks: the
     # case the seed's series leaves uncovered (the checker exempts it).
     stuck = corner_case("0-1")
-    assert stuck["l"]["wakeup_delay_max_ns"] >= 30 * MS
+    assert stuck["l"]["wakeup_latency_max_ns"] >= 30 * MS
     assert (stuck["l"]["nr_wakeups"] or 0) >= 8
     # With H free to go anywhere, both are pushed off CPU 0 at once.
     free = corner_case("0-3")
-    assert free["l"]["wakeup_delay_max_ns"] < 1 * MS
-    assert free["h"]["wakeup_delay_max_ns"] < 1 * MS
+    assert free["l"]["wakeup_latency_max_ns"] < 1 * MS
+    assert free["h"]["wakeup_latency_max_ns"] < 1 * MS
 
 
 # ------------------------------------------------------- perf sched latency
@@ -228,10 +228,10 @@ def test_perf_sched_latency_table() -> None:
     # Sorted by average delay, largest first.
     avgs = [float(re.search(r"avg:\s+([\d.]+)", ln).group(1)) for ln in rows]  # type: ignore[union-attr]
     assert avgs == sorted(avgs, reverse=True)
-    assert "TOTAL:" in text and "Wakeup delay histogram" in text
+    assert "TOTAL:" in text and "Wakeup latency histogram" in text
     # Histogram counts add up to the delays measured.
     for t in r["tasks"]:
-        assert sum(t["wakeup_delay_hist_us"]) == t["wakeup_delays"]
+        assert sum(t["wakeup_latency_hist_us"]) == t["wakeup_latency_count"]
 
 
 @pytest.mark.parametrize("version", ["2.6.24", "2.6.25", "6.6"])

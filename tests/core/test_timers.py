@@ -45,7 +45,7 @@ def hist(policy: str = "SCHED_BATCH", costs: str = "", prio: str = "") -> list[i
     costs = "[kernel.costs]\n" + ZERO_COSTS + costs
     r = schedlab.run_scenario(text=BATCH.format(policy=policy, costs=costs, prio=prio), seed=1, check=True)
     t = next(t for t in r["tasks"] if t["comm"] == "b")
-    return list(t["wakeup_delay_hist_us"])
+    return list(t["wakeup_latency_hist_us"])
 
 
 def test_batch_wakeups_wait_for_a_tick_and_slack_moves_them_past_it() -> None:

@@ -34,7 +34,7 @@ def test_report_tables(run: tuple[dict, Path, Path]) -> None:  # type: ignore[ty
     report, js, _ = run
     t = schedlab.load(js)
     assert t.backend == "pandas"
-    assert set(t.names()) == {"tasks", "cpus", "mpstat", "samples", "schedstat", "wakeup_delays"}
+    assert set(t.names()) == {"tasks", "cpus", "mpstat", "samples", "schedstat", "timer_delays", "wakeup_latencies"}
     assert len(t.tasks) == len(report["tasks"])
     assert t.tasks["nr_switches"].sum() == sum(x["nr_switches"] for x in report["tasks"])
     assert "window_runtime_ns" in t.tasks.columns

@@ -203,9 +203,9 @@ def test_a_report_with_a_wrong_field_type_names_the_field(tmp_path: Path) -> Non
         schedlab.load(bad)
     with pytest.raises(UsageError, match=r"report: mpstat\.average: expected a list of mpstat rows"):
         schedlab.load({"tasks": [], "mpstat": {"average": 5}})
-    doc = {"tasks": [{"comm": "a", "wakeup_delay_hist_us": [1, -2]}]}
+    doc = {"tasks": [{"comm": "a", "wakeup_latency_hist_us": [1, -2]}]}
     with pytest.raises(
-        UsageError, match=r"tasks\[0\]\.wakeup_delay_hist_us\[1\]: expected an integer >= 0, not a number -2"
+        UsageError, match=r"tasks\[0\]\.wakeup_latency_hist_us\[1\]: expected an integer >= 0, not a number -2"
     ):
         schedlab.load(doc)
     pytest.importorskip("matplotlib")
@@ -302,7 +302,7 @@ _task = st.fixed_dictionaries(
         "comm": _maybe(st.text(max_size=6)),
         "pid": _maybe(st.integers(0, 100)),
         "group": _maybe(st.sampled_from(["a", "b$", "$c$"])),
-        "wakeup_delay_hist_us": _maybe(st.lists(st.integers(0, 50), max_size=12)),
+        "wakeup_latency_hist_us": _maybe(st.lists(st.integers(0, 50), max_size=12)),
     },
     optional={"window": _maybe(st.dictionaries(st.text(max_size=3), _json, max_size=3))},
 )

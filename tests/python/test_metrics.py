@@ -32,13 +32,13 @@ REAL: dict[str, Any] = {
     "measure": {"start_ns": 500_000_000, "end_ns": 1_500_000_000},
     "tasks": [
         {"comm": "a", "group": "g", "runtime_ns": 600_000_000, "nr_switches": 8, "nr_migrations": None,
-         "wakeups_measured": 3, "wakeup_delay_p50_ns": 55_000, "wakeup_delay_p90_ns": 90_000},
+         "timer_delay_count": 3, "timer_delay_p50_ns": 55_000, "timer_delay_p90_ns": 90_000},
         {"comm": "b", "group": "g", "runtime_ns": 300_000_000, "nr_switches": 4, "nr_migrations": 1,
-         "wakeups_measured": 0, "wakeup_delay_p50_ns": None},
+         "timer_delay_count": 0, "timer_delay_p50_ns": None},
     ],
     "mpstat": {"average": [{"cpu": "all", "idle": 55.0}, {"cpu": 0, "idle": 40.0}, {"cpu": 1, "idle": 70.0}]},
     "migrations": 1,
-    "wakeup_delay": {"count": 3, "p50_ns": 55_000, "p90_ns": 90_000},
+    "timer_delay": {"count": 3, "p50_ns": 55_000, "p90_ns": 90_000},
 }  # fmt: skip
 
 
@@ -64,9 +64,9 @@ def test_real_report_counters_are_the_window() -> None:
     assert r.migrations([r.task("b")]) == 1.0
     assert r.migrations(list(r.tasks.values())) is None  # a's was not measured
     assert r.total_migrations() == 1.0  # the runner's own total
-    assert r.wakeup_delay_us("a", 90) == 90.0 and r.wakeup_delay_us(None, 50) == 55.0
-    assert r.wakeup_delay_us("b", 50) is None  # measured none
-    assert ReportView(SIM).wakeup_delay_us("a", 50) is None
+    assert r.timer_delay_us("a", 90) == 90.0 and r.timer_delay_us(None, 50) == 55.0
+    assert r.timer_delay_us("b", 50) is None  # measured none
+    assert ReportView(SIM).timer_delay_us("a", 50) is None
 
 
 def test_cpus() -> None:

@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod kthread;
 pub mod machine;
 pub mod mm;
+pub mod prio;
 pub mod program;
 pub mod report;
 pub mod scenario;

@@ -5,7 +5,7 @@
 use crate::block::bio::{BioOp, EndIo};
 use crate::cpumask::CpuMask;
 use crate::engine::rng::Dist;
-use crate::sched::prio::Policy;
+use crate::prio::Policy;
 
 /// rt-migrate-test's internal ops (workload/rt_migrate_test.rs; here,
 /// below it, as the op's leaf type).

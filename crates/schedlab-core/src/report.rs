@@ -142,9 +142,9 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub wasted_cpu_pct: Option<f64>,
-    /// The scenario's tasks' timer wakeup delays over the window, all tasks
-    /// together (see `TaskRow.wakeup_delay_p50_ns`).
-    pub wakeup_delay: DelayStats,
+    /// The scenario's tasks' timer delays over the window, all tasks
+    /// together (see `TaskRow.timer_delay_avg_ns`).
+    pub timer_delay: DelayStats,
     /// Simulation: the RT class's counters over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]

@@ -339,5 +339,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(runner_main, m)?)?;
     m.add_class::<Progress>()?;
+    // include/linux/sched/prio.h's ranges, defined once in the core
+    // (prio.rs), for the checks Python makes before it calls in.
+    m.add("MIN_NICE", schedlab_core::prio::MIN_NICE)?;
+    m.add("MAX_NICE", schedlab_core::prio::MAX_NICE)?;
+    m.add("MAX_RT_PRIORITY", schedlab_core::prio::MAX_RT_PRIORITY)?;
     Ok(())
 }

@@ -143,8 +143,10 @@ pub struct Slot {
     pub finished: bool,
     /// Counters the thread read itself when its program ended.
     pub own_final: Option<TaskCounters>,
-    /// Wakeup delays (ns) of sleep/timer ops whose intended wake lay in the window.
-    pub wake_delays: Vec<u64>,
+    /// Timer delays (ns) of sleep/timer ops whose intended wake lay in the
+    /// window: from the absolute time asked (the timer's expiry) to the
+    /// thread's return to user space (the report's `timer_delay_*`).
+    pub timer_delays: Vec<u64>,
 }
 
 /// A pthread-style barrier that the stop flag can break.
@@ -329,7 +331,7 @@ impl Shared {
         let own = if natural { procfs::read_task("/proc/thread-self").ok() } else { None };
         let mut slots = lock(&self.slots);
         let s = &mut slots[slot];
-        s.wake_delays = delays;
+        s.timer_delays = delays;
         s.own_final = own;
         if natural {
             s.exit_ns = Some(end.saturating_sub(t0));
@@ -337,7 +339,7 @@ impl Shared {
         s.finished = true;
     }
 
-    /// Sleep until `at`; record the wakeup delay. False when stopped.
+    /// Sleep until `at`; record the timer delay. False when stopped.
     fn sleep_abs(&self, at: u64, delays: &mut Vec<u64>) -> bool {
         loop {
             if self.stopped() {

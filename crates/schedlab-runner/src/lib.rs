@@ -184,7 +184,8 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         return Err(Fail::Host(errors.join("\n")));
     }
     // The coordinator must wake on time even under RT hogs: SCHED_FIFO 99 if allowed.
-    let main_rt = sys::set_policy(sys::gettid(), schedlab_core::sched::prio::Policy::Fifo, 99).is_ok();
+    use schedlab_core::prio::{Policy, MAX_RT_PRIORITY};
+    let main_rt = sys::set_policy(sys::gettid(), Policy::Fifo, MAX_RT_PRIORITY).is_ok();
 
     let warm = sc.measure.warmup;
     let t0 = sys::now();

@@ -1,10 +1,11 @@
 //! The report of a real run: the shared `schedlab_core::report::Report`
 //! (docs/report.md), with the fields a real kernel gives (`"source":
-//! "real"`, `host`, `real`, the timer wakeup delays) and without those only
-//! the simulator has.
+//! "real"`, `host`, `real`, the timer delays) and without those only the
+//! simulator has (the balancer's counters, the wakeup latencies).
 
 use std::collections::BTreeMap;
 
+use schedlab_core::prio::{nice_to_prio, rt_priority_to_prio};
 use schedlab_core::report::{
     CpuTimes, DelayStats, GroupRow, HostInfo, KernelInfo, MachineInfo, MeasureInfo, Mpstat, MpstatCpu, MpstatRow,
     MpstatSample, RealInfo, Report, TaskRow,
@@ -93,7 +94,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         prev = snap;
     }
     let mut tasks = Vec::new();
-    let mut all_delays = Vec::new();
+    let mut timer_delays = Vec::new();
     let mut groups: Vec<GroupAcc> = vec![(0, None, true, None, 0); sc.groups.len()];
     let mut migrations = 0u64;
     let mut switches = 0u64;
@@ -111,9 +112,9 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         let nsw = d.nvcsw + d.nivcsw;
         migrations += d.nr_migrations.unwrap_or(0);
         switches += nsw;
-        all_delays.extend_from_slice(&s.wake_delays);
-        let w = DelayStats::of(&s.wake_delays);
-        let prio = if g.policy.is_rt() { 99 - g.rt_priority as i32 } else { 120 + g.nice };
+        timer_delays.extend_from_slice(&s.timer_delays);
+        let w = DelayStats::of(&s.timer_delays);
+        let prio = if g.policy.is_rt() { rt_priority_to_prio(g.rt_priority) } else { nice_to_prio(g.nice) };
         tasks.push(TaskRow {
             pid: s.tid as u32,
             comm: s.comm.clone(),
@@ -134,12 +135,15 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
             nr_involuntary_switches: d.nivcsw,
             nr_migrations: d.nr_migrations,
             nr_wakeups: d.nr_wakeups,
-            wakeup_delay_avg_ns: w.avg_ns,
-            wakeup_delay_max_ns: w.max_ns.unwrap_or(0),
-            wakeup_delay_p50_ns: w.p50_ns,
-            wakeup_delay_p90_ns: w.p90_ns,
-            wakeup_delay_p99_ns: w.p99_ns,
-            wakeups_measured: w.count,
+            // What the runner measures is the timer delay (exec.rs,
+            // sleep_abs: woken less the absolute time asked); it does not
+            // see wakeup -> pick, so `wakeup_latency_*` stay absent.
+            timer_delay_avg_ns: (w.count > 0).then_some(w.avg_ns),
+            timer_delay_max_ns: w.max_ns,
+            timer_delay_p50_ns: w.p50_ns,
+            timer_delay_p90_ns: w.p90_ns,
+            timer_delay_p99_ns: w.p99_ns,
+            timer_delay_count: w.count,
             last_cpu: fin.and_then(|f| f.last_cpu).and_then(|h| m.host_cpus.iter().position(|&x| x == h)),
             forked: Some(s.forked),
             ..Default::default()
@@ -206,7 +210,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         groups,
         migrations,
         switches: Some(switches),
-        wakeup_delay: DelayStats::of(&all_delays),
+        timer_delay: DelayStats::of(&timer_delays),
         ..Default::default()
     }
 }

@@ -2,7 +2,7 @@
 
 use std::io;
 
-use schedlab_core::sched::prio::Policy;
+use schedlab_core::prio::Policy;
 
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.

@@ -25,14 +25,14 @@ defaults. The document records the costs used under ``costs``.
 Both sides are read over their measurement window by ``schedlab.metrics``
 (the simulator's per-task ``window`` counters, the runner's counters, which
 are window deltas already); each scenario is simulated once.
-Both reports carry the timer wakeup delays: the simulator's from the sleep
+Both reports carry the timer delays (``timer_delay_*``): the simulator's from the sleep
 timer's expiry (or, without a timer, the wakeup) to the task's return to
 user space (its switch plus the switch's cost, a wakeup IPI, the idle exit); the
 runner's from its timer/sleep ops (expiry to return to user space); hrtimer
 slack is included on both sides.
 
 Metrics the guest cannot measure are not emitted: a metric whose real value is
-null (``se.nr_migrations`` absent, a task that recorded no wakeup delay) is
+null (``se.nr_migrations`` absent, a task that recorded no timer delay) is
 left out of ``results`` and listed under ``unmeasured``. nr_wakeups and
 wait_max (schedstats, off by default) are not used at all.
 

@@ -103,12 +103,12 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
         p = float(m[len("wakeup_p") :])
         if spec.group is not None:
             # The group's worst task: the largest of its tasks' percentiles.
-            vs = [side.wakeup_us(t.comm, p) for t in select()]
+            vs = [side.timer_delay_us(t.comm, p) for t in select()]
             have = [v for v in vs if v is not None]
             return max(have) if have else None
         if spec.task is not None:
             select()
-        return side.wakeup_us(spec.task, p)
+        return side.timer_delay_us(spec.task, p)
     raise MetricError(f"metric {m!r}", list(METRIC_UNITS))
 
 

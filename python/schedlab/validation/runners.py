@@ -81,7 +81,7 @@ GUEST_TIMEOUT_S = 900.0
 @dataclass(frozen=True)
 class Side:
     """One side of a comparison: its report, read over its measurement
-    window, wakeup-delay percentiles included (the simulator's report and
+    window, timer-delay percentiles included (the simulator's report and
     the runner's measure them the same way: from the sleep timer's expiry)."""
 
     report: ReportView
@@ -97,8 +97,8 @@ class Side:
     def tool_value(self, metric: str, thread: int | None) -> float | None:
         """A tool metric: what the real tool printed, or the simulator's
         figure for the same thing (the run's elapsed time; the timer
-        wakeup delays of task ``cyclictest-N``, from the timer's expiry to
-        its return to user space)."""
+        delays of task ``cyclictest-N``, from the timer's expiry to its
+        return to user space)."""
         raw = self.raw or {}
         if raw.get("source") == "real-tool":
             return parse_tool_output(str((raw.get("tool") or {}).get("stdout", "")), metric, thread)
@@ -116,10 +116,10 @@ class Side:
         v = row.get("timer_delay_avg_ns" if metric == "latency_avg" else "timer_delay_max_ns")
         return None if v is None else float(v) / 1000.0
 
-    def wakeup_us(self, comm: str | None, p: float) -> float | None:
-        """The ``p``-th percentile wakeup delay of task ``comm`` (None: every
+    def timer_delay_us(self, comm: str | None, p: float) -> float | None:
+        """The ``p``-th percentile timer delay of task ``comm`` (None: every
         task together), us."""
-        return self.report.wakeup_delay_us(comm, p)
+        return self.report.timer_delay_us(comm, p)
 
 
 def parse_tool_output(out: str, metric: str, thread: int | None) -> float | None:
@@ -169,7 +169,7 @@ def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = (
     """The simulator at ``version`` (see :func:`sim_version`) with the
     machine's measured ``costs`` (``kernel.costs.*`` overrides, see
     :mod:`schedlab.calibrate`) and then the entry's ``sim_set``: one run
-    and its report (window counters, timer wakeup delays), or with
+    and its report (window counters, timer delays), or with
     ``repeat`` N the median report of seeds ``seed`` .. ``seed + N - 1``."""
     from schedlab.real import median_reports
 

@@ -151,16 +151,16 @@ def _side() -> v.Side:
         "tasks": [
             {"comm": "a", "group": "g", "runtime_ns": 500_000_000, "nr_switches": 100, "nr_migrations": 2,
              "wait_ns": 100_000_000, "timeslices": 100,
-             "wakeups_measured": 10, "wakeup_delay_p50_ns": 50_000, "wakeup_delay_p90_ns": 90_000,
-             "wakeup_delay_p99_ns": 99_000},
+             "timer_delay_count": 10, "timer_delay_p50_ns": 50_000, "timer_delay_p90_ns": 90_000,
+             "timer_delay_p99_ns": 99_000},
             {"comm": "b", "group": "g", "runtime_ns": 250_000_000, "nr_switches": 50, "nr_migrations": 0,
              "wait_ns": 400_000_000, "timeslices": 50,
-             "wakeups_measured": 5, "wakeup_delay_p50_ns": 10_000, "wakeup_delay_p90_ns": 20_000,
-             "wakeup_delay_p99_ns": 300_000},
+             "timer_delay_count": 5, "timer_delay_p50_ns": 10_000, "timer_delay_p90_ns": 20_000,
+             "timer_delay_p99_ns": 300_000},
             {"comm": "c", "group": "h", "runtime_ns": 1_000_000_000, "nr_switches": 10, "nr_migrations": None},
         ],
         "mpstat": {"average": [{"cpu": c, "idle": i} for c, i in idle]},
-        "wakeup_delay": {"count": 12, "p50_ns": 7_000, "p90_ns": 9_000},
+        "timer_delay": {"count": 12, "p50_ns": 7_000, "p90_ns": 9_000},
     }  # fmt: skip
     return v.Side(ReportView(doc))
 
@@ -228,7 +228,7 @@ def _report(
     """A runner-shaped report with the given per-task CPU shares (%)."""
     tasks = [
         {"comm": c, "group": c, "runtime_ns": int(s / 100 * window_ns), "nr_switches": 150, "nr_migrations": migrations,
-         "wakeups_measured": 0}
+         "timer_delay_count": 0}
         for c, s in shares.items()
     ]  # fmt: skip
     return {
@@ -237,7 +237,7 @@ def _report(
         "tasks": tasks,
         "mpstat": {"average": [{"cpu": "all", "idle": 50.0}, {"cpu": 0, "idle": 0.0}, {"cpu": 1, "idle": 100.0}]},
         "migrations": 0,
-        "wakeup_delay": {"count": 0},
+        "timer_delay": {"count": 0},
         "host": {"kernel_release": "6.1.0-test"},
     }
 
@@ -421,8 +421,8 @@ def test_the_sim_report_measures_what_its_trace_shows(kernel: str, tmp_path: Pat
     measured = 0
     for t in report["tasks"]:
         delays = sorted(by_trace[t["comm"]])
-        assert t["wakeups_measured"] == len(delays), t["comm"]
-        for p, key in ((50, "wakeup_delay_p50_ns"), (90, "wakeup_delay_p90_ns")):
+        assert t["timer_delay_count"] == len(delays), t["comm"]
+        for p, key in ((50, "timer_delay_p50_ns"), (90, "timer_delay_p90_ns")):
             want = percentile(delays, p)
             got = t[key]  # type: ignore[literal-required]
             assert (got is None) == (want is None)

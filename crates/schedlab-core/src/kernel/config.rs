@@ -11,6 +11,7 @@ use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::workqueue::{WorkqueueDef, KTASK_WQ, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
 use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
+use crate::prio::{is_nice, nice_range, MAX_NICE, MIN_NICE};
 use crate::units::{duration_at, parse_duration};
 
 #[derive(Debug, Default, Deserialize)]
@@ -183,12 +184,12 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
         .map_err(|(name, m, accepted)| SimError::bad_value(file, &format!("kernel.sysctl.\"{name}\""), m, accepted))?;
     compile_costs(&raw.costs, &mut kernel, file)?;
     if let Some(n) = raw.ktask.helper_nice {
-        if !(-20..=19).contains(&n) {
+        if !is_nice(n) {
             return Err(SimError::bad_value(
                 file,
                 "kernel.ktask.helper_nice",
                 format!("nice {n} out of range"),
-                "-20..19 (P0 uses 19, MAX_NICE)",
+                format!("{} (P0 uses {MAX_NICE}, MAX_NICE)", nice_range()),
             ));
         }
         kernel.ktask_helper_nice = n as i32;
@@ -254,11 +255,13 @@ fn compile_workqueues(raw: &[RawWorkqueue], file: &str, wqs: &mut Vec<WorkqueueD
                     file,
                     &k("nice"),
                     format!("nice {n} on a bound workqueue"),
-                    "nice only with WQ_UNBOUND (bound ones run at 0, or -20 with WQ_HIGHPRI)",
+                    format!("nice only with WQ_UNBOUND (bound ones run at 0, or {MIN_NICE} with WQ_HIGHPRI)"),
                 ))
             }
-            Some(n) if (-20..=19).contains(&n) => n as i32,
-            Some(n) => return Err(SimError::bad_value(file, &k("nice"), format!("nice {n} out of range"), "-20..19")),
+            Some(n) if is_nice(n) => n as i32,
+            Some(n) => {
+                return Err(SimError::bad_value(file, &k("nice"), format!("nice {n} out of range"), nice_range()))
+            }
         };
         wqs.push(WorkqueueDef { name: w.name.clone(), flags, nice });
     }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use crate::error::{Result, SimError};
 use crate::kernel::mechanisms::Mechanisms;
 use crate::kernel::version::KernelVersion;
+use crate::prio::{is_nice, nice_range};
 
 /// vm.kswapd_threads: P3's sysctl (1..16 threads per node), or `auto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,8 +132,8 @@ pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, mech: &Mechanisms, file:
         };
     }
     if let Some(n) = raw.kswapd_nice {
-        if !(-20..=19).contains(&n) {
-            return Err(SimError::bad_value(file, &k("kswapd_nice"), format!("{n}"), "-20..19"));
+        if !is_nice(n) {
+            return Err(SimError::bad_value(file, &k("kswapd_nice"), format!("{n}"), nice_range()));
         }
         c.kswapd_nice = n as i32;
     } else if mech.kthreadd_nice_minus_5 {

@@ -33,13 +33,13 @@ use crate::kthread::{
     WorkDone, WorkItem, Worker, WorkerPool, WORKER_CPU_INTENSIVE, WORKER_IDLE, WORKER_NOT_RUNNING, WORKER_PREP,
     WORKER_UNBOUND,
 };
+use crate::prio::Policy;
 use crate::program::{Program, TaskGroup};
-use crate::sched::prio::Policy;
 use crate::sched::task::{TaskId, TaskState};
 use crate::sim::Sim;
 
 /// HIGHPRI_NICE_LEVEL: MIN_NICE.
-pub const HIGHPRI_NICE_LEVEL: i32 = -20;
+pub const HIGHPRI_NICE_LEVEL: i32 = crate::prio::MIN_NICE;
 /// IDLE_WORKER_TIMEOUT: 300 * HZ, five minutes.
 pub const IDLE_WORKER_TIMEOUT_NS: u64 = 300_000_000_000;
 /// MAX_IDLE_WORKERS_RATIO: 1 idle for every 4 busy workers.

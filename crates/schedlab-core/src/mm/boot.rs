@@ -6,8 +6,8 @@ use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::mm::{watermark, Kswapd, KswapdState, KswapdThreads, Lru, MemoryStart, Pgdat, ScanControl, PAGE_SIZE};
+use crate::prio::Policy;
 use crate::program::{Op, Program, TaskGroup};
-use crate::sched::prio::Policy;
 use crate::sim::Sim;
 
 impl Sim {

@@ -64,16 +64,17 @@ pub struct RtmtEarlierThreads {
     pub nr_switches: u64,
     /// Their migrations.
     pub nr_migrations: u64,
-    /// Wakeup-to-run delays measured.
-    pub wakeup_delays: u64,
+    /// Their wakeup latencies (wakeup -> pick, as `TaskRow`'s
+    /// `wakeup_latency_*`) counted.
+    pub wakeup_latency_count: u64,
     /// Their mean.
-    pub wakeup_delay_avg_ns: u64,
+    pub wakeup_latency_avg_ns: u64,
     /// The largest.
-    pub wakeup_delay_max_ns: u64,
+    pub wakeup_latency_max_ns: u64,
     /// When the largest ended.
-    pub wakeup_delay_max_at_ns: u64,
-    /// The delays in log2 buckets of microseconds.
-    pub wakeup_delay_hist_us: Vec<u64>,
+    pub wakeup_latency_max_at_ns: u64,
+    /// The latencies in log2 buckets of microseconds.
+    pub wakeup_latency_hist_us: Vec<u64>,
 }
 
 /// A run and an iteration.

@@ -1,5 +1,5 @@
 //! Tasks and groups: what each did over the window, its switches,
-//! migrations and wakeup delays.
+//! migrations, wakeup latencies and timer delays.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -49,54 +49,60 @@ pub struct TaskRow {
     pub nr_migrations: Option<u64>,
     /// Wakeups (null: the kernel has no schedstats).
     pub nr_wakeups: Option<u64>,
-    /// Mean delay from wakeup to running. Simulation: every wakeup; real
-    /// kernel: the timer wakeups it measured.
-    pub wakeup_delay_avg_ns: u64,
-    /// The longest such delay.
-    pub wakeup_delay_max_ns: u64,
-    /// Simulation: when the longest delay ended (perf sched latency's
-    /// "max at").
+    /// Simulation: mean wakeup latency, over the whole run. A wakeup
+    /// latency runs from a wakeup (sched_wakeup, sched_wakeup_new) to the
+    /// task's pick (its sched_switch in), every wakeup counted: `perf sched
+    /// latency`'s "Average delay". Absent from a real run's report: the
+    /// runner measures timer delays (`timer_delay_*`), not this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
-    pub wakeup_delay_max_at_ns: Option<u64>,
-    /// Simulation: wakeup delays counted.
+    pub wakeup_latency_avg_ns: Option<u64>,
+    /// Simulation: the longest wakeup latency (0 without wakeups).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
-    pub wakeup_delays: Option<u64>,
-    /// Simulation: the mean timer wakeup delay over the window, as
-    /// `wakeup_delay_p50_ns` measures it (a real kernel's report has it as
-    /// `wakeup_delay_avg_ns`; cyclictest's "Avg").
+    pub wakeup_latency_max_ns: Option<u64>,
+    /// Simulation: when the longest wakeup latency ended (perf sched
+    /// latency's "max at").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
-    pub timer_delay_avg_ns: Option<u64>,
-    /// Simulation: the longest timer wakeup delay over the window
-    /// (cyclictest's "Max").
+    pub wakeup_latency_max_at_ns: Option<u64>,
+    /// Simulation: wakeup latencies counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
-    pub timer_delay_max_ns: Option<u64>,
-    /// Simulation: wakeup delays in log2 buckets of microseconds: [0] below
-    /// 1 us, [k] in [2^(k-1), 2^k) us, the last open-ended.
+    pub wakeup_latency_count: Option<u64>,
+    /// Simulation: wakeup latencies in log2 buckets of microseconds: [0]
+    /// below 1 us, [k] in [2^(k-1), 2^k) us, the last open-ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
-    pub wakeup_delay_hist_us: Option<Vec<u32>>,
-    /// Median timer wakeup delay over the window (null: none measured).
-    /// A timer wakeup delay runs from the sleep timer's expiry (hrtimer
+    pub wakeup_latency_hist_us: Option<Vec<u32>>,
+    /// Mean timer delay over the window (cyclictest's "Avg"; absent: none
+    /// measured). A timer delay runs from the sleep timer's expiry (hrtimer
     /// slack included; a wakeup without a timer: from the wakeup) to the
     /// task's return to user space: the switch to it plus the kernel time
     /// it pays before its own work (the context switch, a wakeup IPI, the
-    /// idle exit); the runner measures the same on a real kernel.
+    /// idle exit). The runner measures it on a real kernel (the time its
+    /// absolute sleep woke, less the time asked), the simulator the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timer_delay_avg_ns: Option<u64>,
+    /// The longest timer delay over the window (cyclictest's "Max";
+    /// absent: none measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub timer_delay_max_ns: Option<u64>,
+    /// Median timer delay over the window (null: none measured).
     /// Percentiles are nearest-rank.
     #[serde(default)]
-    pub wakeup_delay_p50_ns: Option<u64>,
-    /// 90th percentile timer wakeup delay (null: none measured).
+    pub timer_delay_p50_ns: Option<u64>,
+    /// 90th percentile timer delay (null: none measured).
     #[serde(default)]
-    pub wakeup_delay_p90_ns: Option<u64>,
-    /// 99th percentile timer wakeup delay (null: none measured).
+    pub timer_delay_p90_ns: Option<u64>,
+    /// 99th percentile timer delay (null: none measured).
     #[serde(default)]
-    pub wakeup_delay_p99_ns: Option<u64>,
-    /// Timer wakeups measured over the window.
+    pub timer_delay_p99_ns: Option<u64>,
+    /// Timer delays measured over the window.
     #[serde(default)]
-    pub wakeups_measured: u64,
+    pub timer_delay_count: u64,
     /// The CPU it last ran on (null: not known).
     pub last_cpu: Option<usize>,
     /// Real kernel: created by a `fork` op (not at the start).
@@ -151,10 +157,10 @@ pub struct GroupRow {
     pub cpu_pct: Option<f64>,
 }
 
-/// Delay statistics over a set of wakeups.
+/// Timer delay statistics over a set of wakeups.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DelayStats {
-    /// Wakeups measured.
+    /// Timer delays measured.
     pub count: u64,
     /// Mean delay.
     pub avg_ns: u64,

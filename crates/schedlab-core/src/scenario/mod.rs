@@ -428,3 +428,32 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         dbench,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// The kernel's ranges (prio.rs defines them once) in the
+    /// errors' "accepted" text, word for word as the errors always said them.
+    #[test]
+    fn range_errors_name_the_kernel_ranges() {
+        let base = "name = \"r\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"6.1\"\n[[task]]\nname = \"t\"\n\
+                    program = [{ run = \"1ms\" }]\n";
+        let err = |extra: &str| super::load(&format!("{base}{extra}"), "r.toml", &[]).unwrap_err().to_string();
+        let cases = [
+            ("nice = 20\n", "accepted: -20..19"),
+            ("policy = \"SCHED_FIFO\"\nrt_priority = 100\n", "accepted: 1..99 for SCHED_FIFO and SCHED_RR"),
+            ("[kernel.ktask]\nhelper_nice = -21\n", "accepted: -20..19 (P0 uses 19, MAX_NICE)"),
+            ("[kernel.vm]\nkswapd_nice = 20\n", "accepted: -20..19"),
+            ("[[kernel.workqueue]]\nname = \"w\"\nflags = [\"WQ_UNBOUND\"]\nnice = 20\n", "accepted: -20..19"),
+            (
+                "[[kernel.workqueue]]\nname = \"w\"\nnice = 5\n",
+                "accepted: nice only with WQ_UNBOUND (bound ones run at 0, or -20 with WQ_HIGHPRI)",
+            ),
+            ("[rt_migrate_test]\nprio = 99\n", "accepted: 1..98"),
+            ("[rt_migrate_test]\nprio = 90\nnr_tasks = 10\n", "accepted: prio + nr_tasks <= 99"),
+        ];
+        for (extra, want) in cases {
+            let e = err(extra);
+            assert!(e.ends_with(want), "{extra}: {e}");
+        }
+    }
+}

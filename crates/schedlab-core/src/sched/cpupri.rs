@@ -13,7 +13,7 @@
 //! always meets a full mask), at most 102 steps otherwise.
 
 use crate::cpumask::CpuMask;
-use crate::sched::prio::{MAX_PRIO, MAX_RT_PRIO};
+use crate::prio::{MAX_PRIO, MAX_RT_PRIO};
 
 pub const CPUPRI_NR_PRIORITIES: usize = MAX_RT_PRIO + 2;
 pub const CPUPRI_INVALID: i32 = -1;

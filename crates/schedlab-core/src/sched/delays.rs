@@ -1,6 +1,7 @@
-//! Wakeup delays in bounded memory: the exact values while a task has few
-//! (every short run and every validation scenario), a log-linear histogram
-//! once it has more, so a day-long run does not keep one word per wakeup.
+//! Timer delays (the report's `timer_delay_*`) in bounded memory: the
+//! exact values while a task has few (every short run and every validation
+//! scenario), a log-linear histogram once it has more, so a day-long run
+//! does not keep one word per wakeup.
 //!
 //! The histogram is HdrHistogram's layout: values below 2^(SUB_BITS+1) ns
 //! are exact, every octave above is cut into 2^SUB_BITS buckets. Each

@@ -9,7 +9,6 @@ pub mod delays;
 pub mod fair;
 pub mod idle;
 pub mod pelt;
-pub mod prio;
 pub mod rt;
 pub mod rt_legacy;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h

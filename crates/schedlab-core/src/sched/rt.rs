@@ -20,9 +20,9 @@ use crate::engine::event::Ev;
 use crate::engine::Instant;
 use crate::kernel::features::Feature;
 use crate::kernel::RtBalance;
+use crate::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::class::{Pick, RtSchedClass, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
 use crate::sched::pelt;
-use crate::sched::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::sched::sched_avg_update;
 use crate::sched::sd_flags::SD_WAKE_AFFINE;
 use crate::sched::task::{TaskId, TaskState};
@@ -143,7 +143,7 @@ impl Sim {
     /// MAX_PRIO-ish for idle (anything RT beats it).
     #[inline]
     pub fn curr_prio(&self, cpu: usize) -> i32 {
-        self.sched.rqs[cpu].curr.map(|c| self.sched.tasks[c].prio()).unwrap_or(crate::sched::prio::MAX_PRIO)
+        self.sched.rqs[cpu].curr.map(|c| self.sched.tasks[c].prio()).unwrap_or(crate::prio::MAX_PRIO)
     }
 
     // ------------------------------------------------------------ bookkeeping

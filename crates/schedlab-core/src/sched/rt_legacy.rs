@@ -20,7 +20,7 @@
 //!
 //! Nothing here runs from 2.6.25 on (`cfg.mech.rt_balance`).
 
-use crate::sched::prio::MAX_RT_PRIO;
+use crate::prio::MAX_RT_PRIO;
 use crate::sched::sd_flags::{SD_WAKE_AFFINE, SD_WAKE_BALANCE, SD_WAKE_IDLE};
 use crate::sched::task::TaskId;
 use crate::sim::Sim;

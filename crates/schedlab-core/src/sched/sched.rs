@@ -9,11 +9,11 @@ use std::collections::{BTreeSet, VecDeque};
 
 use crate::cpumask::CpuMask;
 use crate::engine::EventKey;
+use crate::prio::MAX_RT_PRIO;
 use crate::report::LbCounters;
 use crate::sched::cpupri::CpuPri;
 use crate::sched::cpustat::CpuTime;
 use crate::sched::pelt::{self, SchedAvg};
-use crate::sched::prio::MAX_RT_PRIO;
 use crate::sched::task::{Task, TaskId};
 
 // ------------------------------------------------------------------- rq

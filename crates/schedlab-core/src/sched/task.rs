@@ -4,10 +4,10 @@ use crate::cpumask::CpuMask;
 use crate::engine::Rng;
 use crate::sched::pelt::SchedAvg;
 
+use crate::prio::{nice_to_prio, rt_priority_to_prio, Policy};
 /// The per-task counters a measurement window takes deltas of: the
 /// report's `TaskWindow` (its "window": the same names as the task's totals).
 pub use crate::report::TaskWindow as TaskCounters;
-use crate::sched::prio::Policy;
 
 pub use crate::engine::event::TaskId;
 
@@ -87,16 +87,18 @@ pub struct TaskStats {
     pub nivcsw: u64,
     pub nr_migrations: u64,
     pub nr_wakeups: u64,
-    /// Time of the last wakeup (for perf-sched-latency style delays).
+    /// Time of the last wakeup (sched_wakeup / sched_wakeup_new), for its
+    /// wakeup latency: wakeup -> pick, as perf sched latency measures it.
     pub last_wakeup: Option<u64>,
-    pub wakeup_delay_sum: u64,
-    pub wakeup_delay_max: u64,
-    /// When the longest delay ended (perf sched latency's "max at").
-    pub wakeup_delay_max_at: u64,
-    pub wakeup_delays: u64,
-    /// Wakeup delays in log2 buckets of microseconds: [0] < 1 us,
+    /// Wakeup latencies over the whole run: their sum, the longest, when
+    /// the longest ended (perf sched latency's "max at"), how many.
+    pub wakeup_latency_sum: u64,
+    pub wakeup_latency_max: u64,
+    pub wakeup_latency_max_at: u64,
+    pub wakeup_latencies: u64,
+    /// Wakeup latencies in log2 buckets of microseconds: [0] < 1 us,
     /// [k] in [2^(k-1), 2^k) us, the last open-ended.
-    pub wakeup_delay_hist: [u32; DELAY_HIST_BUCKETS],
+    pub wakeup_latency_hist: [u32; LATENCY_HIST_BUCKETS],
     /// The soft expiry of the sleep timer armed last (hrtimer_start), until
     /// the wakeup it leads to.
     pub timer_softexpires: Option<u64>,
@@ -112,15 +114,15 @@ pub struct TaskStats {
     /// also in cs_debt, is not in it: it slows the task's work, not its
     /// return to user space.
     pub wake_cost: u64,
-    /// Timer wakeup delays in the measurement window, as schedlab-runner
+    /// Timer delays in the measurement window, as schedlab-runner
     /// measures them on a real kernel: from the sleep timer's expiry (a
-    /// wakeup without a timer: from the wakeup) to running, ns. Bounded
-    /// memory (sched/delays.rs).
+    /// wakeup without a timer: from the wakeup) to the return to user
+    /// space, ns. Bounded memory (sched/delays.rs).
     pub timer_delays: crate::sched::delays::Delays,
 }
 
-/// Buckets of TaskStats::wakeup_delay_hist (the last holds >= 2^21 us ~ 2 s).
-pub const DELAY_HIST_BUCKETS: usize = 23;
+/// Buckets of TaskStats::wakeup_latency_hist (the last holds >= 2^21 us ~ 2 s).
+pub const LATENCY_HIST_BUCKETS: usize = 23;
 
 impl TaskStats {
     /// The task was woken at `now`: a wakeup in the measurement window
@@ -135,7 +137,7 @@ impl TaskStats {
     }
 
     /// The task starts running at `now`: close its wait and its wakeup
-    /// delay (perf sched latency); returns the wait that ended.
+    /// latency (perf sched latency); returns the wait that ended.
     #[inline]
     pub fn picked(&mut self, now: u64) -> u64 {
         if let Some(from) = self.timer_delay_from.take() {
@@ -151,15 +153,15 @@ impl TaskStats {
         }
         if let Some(wk) = self.last_wakeup.take() {
             let d = now - wk;
-            self.wakeup_delay_sum += d;
-            if d > self.wakeup_delay_max || self.wakeup_delays == 0 {
-                self.wakeup_delay_max = d;
-                self.wakeup_delay_max_at = now;
+            self.wakeup_latency_sum += d;
+            if d > self.wakeup_latency_max || self.wakeup_latencies == 0 {
+                self.wakeup_latency_max = d;
+                self.wakeup_latency_max_at = now;
             }
-            self.wakeup_delays += 1;
+            self.wakeup_latencies += 1;
             let us = d / 1000;
-            let b = (64 - us.leading_zeros() as usize).min(DELAY_HIST_BUCKETS - 1);
-            self.wakeup_delay_hist[b] += 1;
+            let b = (64 - us.leading_zeros() as usize).min(LATENCY_HIST_BUCKETS - 1);
+            self.wakeup_latency_hist[b] += 1;
         }
         w
     }
@@ -253,9 +255,9 @@ impl Task {
     #[inline]
     pub fn prio(&self) -> i32 {
         if self.policy.is_rt() {
-            99 - self.rt_priority as i32
+            rt_priority_to_prio(self.rt_priority)
         } else {
-            120 + self.nice
+            nice_to_prio(self.nice)
         }
     }
 }

@@ -27,10 +27,10 @@ use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::Kthreads;
 use crate::machine::Machine;
+use crate::prio::load_weight;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
 use crate::sched::cpustat::CpuTime;
-use crate::sched::prio::load_weight;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
 use crate::sched::sd_build::build_sched_domains;
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
@@ -130,6 +130,9 @@ impl Sim {
         let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);
         let max_load_balance_interval = (cfg.hz as u64 * rqs.len() as u64 / 10).max(1);
         let cpu_scale = machine.cpus.iter().map(|c| u64::from(c.capacity)).collect();
+        // sched_switch prints the idle task with init_task's prio.
+        let mut trace = trace;
+        trace.swapper_prio = crate::prio::DEFAULT_PRIO;
         let mut sim = Sim {
             cfg,
             machine,

@@ -13,7 +13,7 @@ use crate::report::{
 use crate::scenario::Scenario;
 use crate::sched::cpustat::CpuTime;
 use crate::sched::delays::Delays;
-use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, DELAY_HIST_BUCKETS};
+use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, LATENCY_HIST_BUCKETS};
 use crate::sched::topology::cpulist;
 use crate::sim::Sim;
 
@@ -77,9 +77,9 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         .filter(|&i| sim.sched.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.sched.tasks[i]) && listed[i])
         .map(|i| task_row(sim, i))
         .collect();
-    let mut all_delays = Delays::default();
+    let mut timer_delays = Delays::default();
     for t in sim.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
-        all_delays.merge(&t.stats.timer_delays);
+        timer_delays.merge(&t.stats.timer_delays);
     }
     let kernel_threads = (0..sim.sched.tasks.len())
         .filter(|&i| is_kernel_thread(&sim.sched.tasks[i]))
@@ -165,7 +165,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
             .rtmt
             .as_ref()
             .map(|r| RtmtReport { earlier_threads: earlier_threads(sim, &listed), ..r.report() }),
-        wakeup_delay: all_delays.stats(),
+        timer_delay: timer_delays.stats(),
         warnings: sim.warnings.clone(),
         ..Default::default()
     };
@@ -238,17 +238,17 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
         nr_involuntary_switches: s.nivcsw,
         nr_migrations: Some(s.nr_migrations),
         nr_wakeups: Some(s.nr_wakeups),
-        wakeup_delay_avg_ns: s.wakeup_delay_sum.checked_div(s.wakeup_delays).unwrap_or(0),
-        wakeup_delay_max_ns: s.wakeup_delay_max,
-        wakeup_delay_max_at_ns: Some(s.wakeup_delay_max_at),
-        wakeup_delays: Some(s.wakeup_delays),
-        wakeup_delay_hist_us: Some(s.wakeup_delay_hist.to_vec()),
-        wakeup_delay_p50_ns: timer.p50_ns,
-        wakeup_delay_p90_ns: timer.p90_ns,
-        wakeup_delay_p99_ns: timer.p99_ns,
-        wakeups_measured: timer.count,
+        wakeup_latency_avg_ns: Some(s.wakeup_latency_sum.checked_div(s.wakeup_latencies).unwrap_or(0)),
+        wakeup_latency_max_ns: Some(s.wakeup_latency_max),
+        wakeup_latency_max_at_ns: Some(s.wakeup_latency_max_at),
+        wakeup_latency_count: Some(s.wakeup_latencies),
+        wakeup_latency_hist_us: Some(s.wakeup_latency_hist.to_vec()),
         timer_delay_avg_ns: (timer.count > 0).then_some(timer.avg_ns),
         timer_delay_max_ns: timer.max_ns,
+        timer_delay_p50_ns: timer.p50_ns,
+        timer_delay_p90_ns: timer.p90_ns,
+        timer_delay_p99_ns: timer.p99_ns,
+        timer_delay_count: timer.count,
         last_cpu: Some(t.cpu),
         window: Some(w),
         ..Default::default()
@@ -274,25 +274,25 @@ fn listed_tasks(sim: &Sim) -> Vec<bool> {
 
 /// The tasks `listed_tasks` leaves out, merged into one row.
 fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
-    let mut e = RtmtEarlierThreads { wakeup_delay_hist_us: vec![0; DELAY_HIST_BUCKETS], ..Default::default() };
-    let mut delay_sum = 0u64;
+    let mut e = RtmtEarlierThreads { wakeup_latency_hist_us: vec![0; LATENCY_HIST_BUCKETS], ..Default::default() };
+    let mut latency_sum = 0u64;
     for (t, _) in sim.sched.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
         let s = &t.stats;
         e.count += 1;
         e.runtime_ns += t.se.sum_exec_runtime;
         e.nr_switches += s.nr_switches;
         e.nr_migrations += s.nr_migrations;
-        e.wakeup_delays += s.wakeup_delays;
-        delay_sum += s.wakeup_delay_sum;
-        if s.wakeup_delay_max > e.wakeup_delay_max_ns {
-            e.wakeup_delay_max_ns = s.wakeup_delay_max;
-            e.wakeup_delay_max_at_ns = s.wakeup_delay_max_at;
+        e.wakeup_latency_count += s.wakeup_latencies;
+        latency_sum += s.wakeup_latency_sum;
+        if s.wakeup_latency_max > e.wakeup_latency_max_ns {
+            e.wakeup_latency_max_ns = s.wakeup_latency_max;
+            e.wakeup_latency_max_at_ns = s.wakeup_latency_max_at;
         }
-        for (a, b) in e.wakeup_delay_hist_us.iter_mut().zip(s.wakeup_delay_hist.iter()) {
+        for (a, b) in e.wakeup_latency_hist_us.iter_mut().zip(s.wakeup_latency_hist.iter()) {
             *a += u64::from(*b);
         }
     }
-    e.wakeup_delay_avg_ns = delay_sum.checked_div(e.wakeup_delays).unwrap_or(0);
+    e.wakeup_latency_avg_ns = latency_sum.checked_div(e.wakeup_latency_count).unwrap_or(0);
     (e.count > 0).then_some(e)
 }
 

@@ -25,6 +25,9 @@ pub struct Trace {
     pub pf: Option<Perfetto>,
     /// The trace-cmd trace.dat, when asked (`--trace FILE.dat`).
     pub dat: Option<TraceDat>,
+    /// The idle task's prio as sched_switch prints it: init_task's,
+    /// DEFAULT_PRIO (the simulation sets it from prio.rs).
+    pub swapper_prio: i32,
 }
 
 /// Fold one word into the fingerprint: a multiply-xorshift mix per word
@@ -66,10 +69,11 @@ pub fn stopper_pid(cpu: usize) -> u32 {
 }
 
 impl Ctx<'_> {
-    /// (comm, pid, prio) as sched_switch shows this side on `cpu`.
-    fn switch_side(self, cpu: usize) -> (String, u32, i32) {
+    /// (comm, pid, prio) as sched_switch shows this side on `cpu`; the
+    /// idle task shows init_task's prio, `swapper_prio`.
+    fn switch_side(self, cpu: usize, swapper_prio: i32) -> (String, u32, i32) {
         match self {
-            Ctx::Idle => (format!("swapper/{cpu}"), 0, 120),
+            Ctx::Idle => (format!("swapper/{cpu}"), 0, swapper_prio),
             Ctx::Task(t) => (t.comm().to_string(), t.pid(), t.prio()),
             Ctx::Stopper => (format!("migration/{cpu}"), stopper_pid(cpu), 0),
         }
@@ -111,7 +115,7 @@ impl Trace {
             t.buf.extend_from_slice(b"# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n");
             t
         });
-        Trace { hash: 0xcbf2_9ce4_8422_2325, count: 0, text, pf: None, dat: None }
+        Trace { hash: 0xcbf2_9ce4_8422_2325, count: 0, text, pf: None, dat: None, swapper_prio: 0 }
     }
 
     /// Also write a trace-cmd trace.dat (trace/tracedat.rs).
@@ -185,7 +189,8 @@ impl Trace {
         if self.text.is_none() && self.pf.is_none() && self.dat.is_none() {
             return;
         }
-        let ((pc, pp, pprio), (nc, np, nprio)) = (prev.switch_side(cpu), next.switch_side(cpu));
+        let ((pc, pp, pprio), (nc, np, nprio)) =
+            (prev.switch_side(cpu, self.swapper_prio), next.switch_side(cpu, self.swapper_prio));
         let pstate = match prev {
             Ctx::Task(t) => t.switch_state(),
             Ctx::Stopper => "S",

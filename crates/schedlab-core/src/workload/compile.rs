@@ -12,8 +12,8 @@ use crate::kernel::workqueue::WorkqueueDef;
 use crate::kernel::Costs;
 use crate::machine::Machine;
 use crate::mm::ReadOp;
+use crate::prio::{is_nice, nice_range, Policy, MAX_RT_PRIORITY};
 use crate::program::RtmtOp;
-use crate::sched::prio::Policy;
 use crate::units::{duration_at, DURATION_ACCEPTED};
 use crate::workload::channel::{instance_bases, ChannelDef};
 use crate::workload::compile_ops::{compile_ops, ProgCtx, OPS_ACCEPTED};
@@ -126,17 +126,17 @@ pub(crate) fn compile_tasks(
             )
         })?;
         let nice = t.nice.unwrap_or(0);
-        if !(-20..=19).contains(&nice) {
-            return Err(SimError::bad_value(file, &k("nice"), format!("nice {nice} out of range"), "-20..19"));
+        if !is_nice(nice) {
+            return Err(SimError::bad_value(file, &k("nice"), format!("nice {nice} out of range"), nice_range()));
         }
         let rt_priority = t.rt_priority.unwrap_or(0);
         if policy.is_rt() {
-            if !(1..=99).contains(&rt_priority) {
+            if !(1..=MAX_RT_PRIORITY as i64).contains(&rt_priority) {
                 return Err(SimError::bad_value(
                     file,
                     &k("rt_priority"),
                     format!("rt_priority {rt_priority} out of range for {}", policy.name()),
-                    "1..99 for SCHED_FIFO and SCHED_RR",
+                    format!("1..{MAX_RT_PRIORITY} for SCHED_FIFO and SCHED_RR"),
                 ));
             }
         } else if rt_priority != 0 {
@@ -297,14 +297,17 @@ fn compile_rt_migrate_test(
         }
     };
     let nr_cpus = machine.nr_cpus();
-    let nr_tasks = int(r.nr_tasks, "nr_tasks", nr_cpus as i64 + 1, 1, 98)? as usize;
-    let prio = int(r.prio, "prio", 2, 1, 98)?;
-    if prio + nr_tasks as i64 > 99 {
+    // rt-migrate-test's threads run at prio..prio + nr_tasks - 1 and its
+    // main thread at prio + nr_tasks: all within 1..MAX_RT_PRIORITY.
+    let top = MAX_RT_PRIORITY as i64;
+    let nr_tasks = int(r.nr_tasks, "nr_tasks", nr_cpus as i64 + 1, 1, top - 1)? as usize;
+    let prio = int(r.prio, "prio", 2, 1, top - 1)?;
+    if prio + nr_tasks as i64 > top {
         return Err(SimError::bad_value(
             file,
             &k("prio"),
             format!("prio {prio} with {nr_tasks} tasks puts the main thread at {}", prio + nr_tasks as i64),
-            "prio + nr_tasks <= 99",
+            format!("prio + nr_tasks <= {top}"),
         ));
     }
     let cfg = RtmtConfig {

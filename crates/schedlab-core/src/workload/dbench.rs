@@ -46,8 +46,8 @@ use crate::engine::rng::Dist;
 use crate::error::{Result, SimError};
 use crate::kernel::workqueue::{WorkqueueDef, WQ_FREEZABLE, WQ_HIGHPRI, WQ_MEM_RECLAIM, WQ_UNBOUND};
 use crate::machine::Machine;
+use crate::prio::Policy;
 pub use crate::program::DbenchOp;
-use crate::sched::prio::Policy;
 use crate::units::duration_at;
 use crate::workload::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 

@@ -87,8 +87,8 @@ pub struct RtMigrateTest {
     /// The iteration and run of max_latency_ns.
     pub max_latency_at: (usize, usize),
     /// Each iteration's worst delay of a higher thread behind a lower one,
-    /// in log2 buckets of microseconds (as TaskStats::wakeup_delay_hist).
-    pub latency_hist: [u64; crate::sched::task::DELAY_HIST_BUCKETS],
+    /// in log2 buckets of microseconds (as TaskStats::wakeup_latency_hist).
+    pub latency_hist: [u64; crate::sched::task::LATENCY_HIST_BUCKETS],
     /// Failed iterations other than a run's first.
     pub failed_later_iterations: u64,
     task_max: Vec<u64>,
@@ -131,7 +131,7 @@ impl RtMigrateTest {
             failed_iterations: 0,
             max_latency_ns: 0,
             max_latency_at: (0, 0),
-            latency_hist: [0; crate::sched::task::DELAY_HIST_BUCKETS],
+            latency_hist: [0; crate::sched::task::LATENCY_HIST_BUCKETS],
             failed_later_iterations: 0,
             task_max: vec![0; n],
             task_min: vec![u64::MAX; n],

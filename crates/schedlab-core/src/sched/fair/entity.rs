@@ -6,9 +6,9 @@
 
 use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
+use crate::prio::{calc_delta_fair, Policy};
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
 use crate::sched::pelt;
-use crate::sched::prio::{calc_delta_fair, Policy};
 use crate::sched::task::{TaskId, TaskState};
 use crate::sim::Sim;
 

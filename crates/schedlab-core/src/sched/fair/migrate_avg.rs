@@ -4,9 +4,9 @@
 
 use crate::kernel::features::Feature;
 use crate::kernel::PreemptModel;
+use crate::prio::MAX_PRIO;
 use crate::sched::fair::balance_avg::Pass;
 use crate::sched::fair::sd_lb_stats::SCHED_LOAD_SCALE_FUZZ;
-use crate::sched::prio::MAX_PRIO;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::task::TaskId;
 use crate::sim::Sim;

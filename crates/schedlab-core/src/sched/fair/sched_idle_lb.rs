@@ -5,9 +5,9 @@
 //! the letter is silent the choice is named in a comment.
 
 use crate::kernel::features::Feature;
+use crate::prio::Policy;
 use crate::sched::fair::balance_avg::Pass;
 use crate::sched::fair::cpu_load::{scale_normal_power, SCHED_LOAD_SCALE};
-use crate::sched::prio::Policy;
 use crate::sched::sched::{sched_avg_update, CpuIdleType};
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;

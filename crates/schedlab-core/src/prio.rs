@@ -3,11 +3,43 @@
 //! ranges, nice-to-weight and the fixed-point arithmetic on weights.
 //! Imports nothing: every other room may use it.
 
+/// MIN_NICE, MAX_NICE: the nice range, -20..19 (include/linux/sched/prio.h).
+pub const MIN_NICE: i32 = -20;
+pub const MAX_NICE: i32 = 19;
+/// NICE_WIDTH: the nice levels, 40.
+pub const NICE_WIDTH: i32 = MAX_NICE - MIN_NICE + 1;
 /// MAX_RT_PRIO: kernel prios 0..99 are RT.
 pub const MAX_RT_PRIO: usize = 100;
-/// MAX_PRIO: kernel prios 100..139 are the fair nice levels; 140 is the
-/// idle task's (init_idle).
-pub const MAX_PRIO: i32 = 140;
+/// MAX_PRIO (MAX_RT_PRIO + NICE_WIDTH): kernel prios 100..139 are the fair
+/// nice levels; 140 is the idle task's (init_idle).
+pub const MAX_PRIO: i32 = MAX_RT_PRIO as i32 + NICE_WIDTH;
+/// DEFAULT_PRIO (MAX_RT_PRIO + NICE_WIDTH / 2): nice 0's prio, 120.
+pub const DEFAULT_PRIO: i32 = MAX_RT_PRIO as i32 + NICE_WIDTH / 2;
+/// The largest sched_param.sched_priority of SCHED_FIFO and SCHED_RR,
+/// MAX_RT_PRIO - 1 = 99 (sched_setscheduler's check; MAX_USER_RT_PRIO - 1
+/// before 5.12, the same value); the smallest is 1.
+pub const MAX_RT_PRIORITY: u32 = MAX_RT_PRIO as u32 - 1;
+
+/// Whether `n` is a nice value (MIN_NICE..=MAX_NICE).
+pub fn is_nice(n: i64) -> bool {
+    (MIN_NICE as i64..=MAX_NICE as i64).contains(&n)
+}
+
+/// The nice range as the errors' "accepted" text says it: `-20..19`.
+pub fn nice_range() -> String {
+    format!("{MIN_NICE}..{MAX_NICE}")
+}
+
+/// NICE_TO_PRIO: a fair task's static prio, DEFAULT_PRIO + nice (120 + nice).
+pub const fn nice_to_prio(nice: i32) -> i32 {
+    DEFAULT_PRIO + nice
+}
+
+/// An RT task's prio, MAX_RT_PRIO - 1 - rt_priority (__normal_prio):
+/// rt_priority 99 is prio 0, rt_priority 1 is 98.
+pub const fn rt_priority_to_prio(rt_priority: u32) -> i32 {
+    MAX_RT_PRIO as i32 - 1 - rt_priority as i32
+}
 
 /// Scheduling policy (include/uapi/linux/sched.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +83,7 @@ pub const NICE_0_SHIFT: u32 = 10;
 pub const WMULT_SHIFT: u32 = 32;
 
 /// sched_prio_to_weight [kernel/sched/core.c @6.1; identical since 2.6.23].
-pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
+pub const SCHED_PRIO_TO_WEIGHT: [u32; NICE_WIDTH as usize] = [
     /* -20 */ 88761, 71755, 56483, 46273, 36291, //
     /* -15 */ 29154, 23254, 18705, 14949, 11916, //
     /* -10 */ 9548, 7620, 6100, 4904, 3906, //
@@ -63,7 +95,7 @@ pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
 ];
 
 /// sched_prio_to_wmult = 2^32 / weight [kernel/sched/core.c @6.1].
-pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
+pub const SCHED_PRIO_TO_WMULT: [u32; NICE_WIDTH as usize] = [
     /* -20 */ 48388, 59856, 76040, 92818, 118348, //
     /* -15 */ 147320, 184698, 229616, 287308, 360437, //
     /* -10 */ 449829, 563644, 704093, 875809, 1099582, //
@@ -86,7 +118,8 @@ pub fn load_weight(policy: Policy, nice: i32, weight_idleprio: (u32, u32), rt_in
         // set_load_weight(): RT tasks weigh twice nice -20 [sched.c @2.6.24].
         return (RT_LEGACY_WEIGHT, RT_LEGACY_WMULT);
     }
-    let i = (nice + 20).clamp(0, 39) as usize;
+    // sched_prio_to_weight[static_prio - MAX_RT_PRIO], i.e. nice - MIN_NICE.
+    let i = (nice - MIN_NICE).clamp(0, NICE_WIDTH - 1) as usize;
     (SCHED_PRIO_TO_WEIGHT[i], SCHED_PRIO_TO_WMULT[i])
 }
 
@@ -120,11 +153,11 @@ mod tests {
     #[test]
     fn weight_tables_are_consistent() {
         // Each nice level is worth ~1.25x, and wmult = 2^32 / weight.
-        for i in 0..40 {
+        for i in 0..NICE_WIDTH as usize {
             let w = SCHED_PRIO_TO_WEIGHT[i] as u64;
             let inv = SCHED_PRIO_TO_WMULT[i] as u64;
             let exact = (1u64 << 32) / w;
-            assert!(exact.abs_diff(inv) <= 1, "nice {}: {} vs {}", i as i32 - 20, inv, exact);
+            assert!(exact.abs_diff(inv) <= 1, "nice {}: {} vs {}", i as i32 + MIN_NICE, inv, exact);
             if i > 0 {
                 let r = SCHED_PRIO_TO_WEIGHT[i - 1] as f64 / w as f64;
                 assert!((1.15..1.35).contains(&r), "ratio at {i}: {r}");
@@ -132,6 +165,17 @@ mod tests {
         }
         assert_eq!(SCHED_PRIO_TO_WEIGHT[20], 1024);
         assert_eq!(SCHED_PRIO_TO_WEIGHT[39], 15);
+    }
+
+    #[test]
+    fn prio_h_values() {
+        // include/linux/sched/prio.h.
+        assert_eq!((MIN_NICE, MAX_NICE, NICE_WIDTH), (-20, 19, 40));
+        assert_eq!((MAX_PRIO, DEFAULT_PRIO, MAX_RT_PRIORITY), (140, 120, 99));
+        assert_eq!((nice_to_prio(MIN_NICE), nice_to_prio(0), nice_to_prio(MAX_NICE)), (100, 120, 139));
+        assert_eq!((rt_priority_to_prio(MAX_RT_PRIORITY), rt_priority_to_prio(1)), (0, 98));
+        assert!(is_nice(-20) && is_nice(19) && !is_nice(-21) && !is_nice(20));
+        assert_eq!(nice_range(), "-20..19");
     }
 
     #[test]
