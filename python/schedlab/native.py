@@ -1,7 +1,8 @@
 """The only door to ``schedlab._native``, the Rust core built by maturin.
 
-The import is lazy so that ``schedlab --help``, ``schedlab list`` and the pure
-Python parts work before the extension is built; a missing extension is an
+The import is lazy so that ``schedlab --help`` and the pure Python parts work
+before the extension is built (``schedlab list`` asks the core for each
+file's title); a missing extension is an
 ``InternalError`` that says how to build it. Every call is wrapped so that
 nothing but a ``SchedlabError`` leaves it (a Rust panic that the binding failed
 to catch surfaces as ``pyo3_runtime.PanicException``, a ``BaseException``).
