@@ -39,7 +39,7 @@ from schedlab.args import SEED_MAX, check_output_path
 from schedlab.errors import SchedlabError, UsageError
 from schedlab.kernels import ORACLE_KERNELS
 from schedlab.overrides import Override, parse_set_arg, toml_literal
-from schedlab.scenarios import ScenarioInput, bundled, parse_toml, read_text, resolve, scenario_input, scenarios_dir
+from schedlab.scenarios import ScenarioInput, bundled, read_text, resolve, scenario_input, scenarios_dir
 
 # The commands import what they need when they run (the oracle, the
 # validation suite, experiments, the text report): `schedlab run` of a
@@ -486,15 +486,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
         f"({machine.get('nr_cpus', '?')} CPUs), kernel {kernel.get('version', '?')}, "
         f"{summary.get('tasks', '?')} task group(s)"
     )
-    doc = parse_toml(text, source)
-    if "experiment" in doc:
-        from schedlab.experiment import Experiment
+    from schedlab.experiment import Experiment
 
-        exp = Experiment.from_doc(doc, source, path.stem)
+    exp = Experiment.read(text, source, path.stem)
+    if exp is not None:
         for quick in (False, True):
-            base = overrides + ([(k, toml_literal(v)) for k, v in exp.quick_set] if quick else [])
+            base = overrides + (exp.quick_literals if quick else [])
             for v in exp.variants:
-                native.check(text, source, base + [(k, toml_literal(val)) for k, val in v.overrides])
+                native.check(text, source, base + v.literals)
             for d in exp.derives:
                 native.check(text, source, [*base, (d.key, toml_literal(f"{d.low_ms}ms"))])
         print(
@@ -539,14 +538,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError("SL001", f"--jobs {args.jobs}: accepted: an integer >= 1")
     extra = _overrides(args)
     path, text, source = _load(args.name)
-    doc = parse_toml(text, source)
-    if "experiment" not in doc:
+    exp = Experiment.read(text, source, path.stem)
+    if exp is None:
         raise UsageError(
             "SL001",
             f"{source}: has no [experiment] table, so there is nothing to reproduce; "
             f"accepted: an experiment (see `schedlab list`), or run it with `schedlab run {args.name}`",
         )
-    exp = Experiment.from_doc(doc, source, path.stem)
 
     if args.json not in (None, "-"):
         check_output_path(args.json, "--json")

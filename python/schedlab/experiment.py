@@ -1,6 +1,8 @@
 """Experiments: a scenario with ``[experiment]`` and ``[[variant]]`` tables.
 
-The Rust core ignores those two sections; this module interprets them:
+The core reads and checks those two tables (``scenario/experiment.rs``,
+through ``schedlab.native.experiment``) and hands over the experiment as
+typed objects; this module runs it:
 
 * ``[[variant]]`` -- a name, a ``set`` table of overrides (any scenario key),
   the metrics it reports, and the ``published`` numbers from the seed.
@@ -20,7 +22,6 @@ so a later one wins.
 
 from __future__ import annotations
 
-import math
 import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -28,11 +29,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from schedlab import native
 from schedlab.errors import ScenarioError
-from schedlab.experiment_tables import CaseTable, MmtestsStats, expand_cases, match_cases, parse_tables
+from schedlab.experiment_tables import CaseTable, MmtestsStats
 from schedlab.metrics import MetricError, ReportView, reduce_samples, row_field
-from schedlab.overrides import Override, flatten_set_table, toml_literal
-from schedlab.units import format_duration_ms, parse_duration_ns
+from schedlab.overrides import Override, toml_literal
+from schedlab.units import format_duration_ms
 
 __all__ = [
     "MPSTAT_FIELDS",
@@ -57,95 +59,8 @@ MetricValue = Union[float, list[float], None]
 #: Runs the experiment's scenario: (seed, overrides) -> report dict.
 Runner = Callable[[int, Sequence[Override]], Mapping[str, Any]]
 
+#: mpstat's columns (the core checks a metric's ``field`` against its own list).
 MPSTAT_FIELDS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
-
-_EXPERIMENT_KEYS = (
-    "name",
-    "title",
-    "description",
-    "seed_file",
-    "repeat",
-    "quick_repeat",
-    "quick_set",
-    "metrics",
-    "derive",
-    "band",
-    "notes",
-    "table",
-    "mmtests",
-)
-_VARIANT_KEYS = ("name", "title", "description", "set", "metrics", "published", "published_stdev")
-_METRIC_SOURCES = ("group", "task", "mpstat", "report")
-_METRIC_KEYS = (*_METRIC_SOURCES, "field", "cpu", "stat", "per_s")
-#: Reductions of the per-sample mpstat list to one number.
-_SAMPLE_STATS = ("min", "max", "range", "stdev")
-_DERIVE_KEYS = ("key", "variant", "metric", "target", "low", "high", "why")
-_BAND_KINDS = ("pct_change", "ratio", "diff", "value", "gain", "trend", "gain_ratio", "peak_ratio", "rise")
-_BAND_KEYS = ("name", "kind", "num", "den", "of", "low", "high", "why", "cases")
-
-
-# --------------------------------------------------------------------------
-# Validation helpers: messages in the core's format
-# ("<file>: <key path>: <problem>; accepted: <what>").
-
-
-class _Checker:
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def unknown(self, path: str, accepted: Sequence[str]) -> ScenarioError:
-        return ScenarioError("SL101", f"{self.source}: {path}: unknown key; accepted here: {', '.join(accepted)}")
-
-    def bad(self, path: str, message: str, accepted: str) -> ScenarioError:
-        return ScenarioError("SL102", f"{self.source}: {path}: {message}; accepted: {accepted}")
-
-    def missing(self, path: str) -> ScenarioError:
-        return ScenarioError("SL103", f"{self.source}: {path}: required key is missing")
-
-    def keys(self, table: Mapping[str, Any], path: str, accepted: Sequence[str]) -> None:
-        for k in table:
-            if k not in accepted:
-                raise self.unknown(f"{path}.{k}" if path else k, accepted)
-
-    def table(self, value: object, path: str) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.bad(path, f"expected a table, found {_tname(value)}", "a table")
-        return value
-
-    def str_(self, table: Mapping[str, Any], key: str, path: str, default: str | None = None) -> str:
-        v = table.get(key, default)
-        if v is None:
-            raise self.missing(f"{path}.{key}")
-        if not isinstance(v, str) or not v:
-            raise self.bad(f"{path}.{key}", f"expected a non-empty string, found {_tname(v)}", "a string")
-        return v
-
-    def int_(self, table: Mapping[str, Any], key: str, path: str, default: int, minimum: int) -> int:
-        v = table.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise self.bad(f"{path}.{key}", f"expected an integer >= {minimum}, found {v!r}", f"{minimum} or more")
-        return v
-
-    def num(self, table: Mapping[str, Any], key: str, path: str) -> float:
-        if key not in table:
-            raise self.missing(f"{path}.{key}")
-        v = table[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.bad(f"{path}.{key}", f"expected a number, found {v!r}", "a finite number")
-        return float(v)
-
-    def overrides(self, value: object, path: str) -> list[tuple[str, object]]:
-        t = self.table(value, path)
-        try:
-            return flatten_set_table(t)
-        except ValueError as e:
-            raise self.bad(path, str(e), "dotted scenario keys") from None
-
-
-def _tname(v: object) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}.get(
-        type(v), "a table" if isinstance(v, Mapping) else type(v).__name__
-    )
 
 
 # --------------------------------------------------------------------------
@@ -166,6 +81,11 @@ class MetricSpec:
     #: (``/proc/vmstat`` deltas as rates, comparable across window lengths).
     per_s: bool = False
 
+    @classmethod
+    def from_native(cls, m: Mapping[str, Any]) -> MetricSpec:
+        """A metric as the core checked it (``schedlab.native.experiment``/``metrics``)."""
+        return cls(m["name"], m["source"], m["selector"], m["field"], m["cpu"], m["stat"], m["per_s"])
+
     @property
     def is_list(self) -> bool:
         return self.source == "mpstat" and self.selector == "samples" and not self.stat
@@ -185,6 +105,9 @@ class Variant:
     metrics: list[str]
     published: dict[str, float] = field(default_factory=dict)
     published_stdev: dict[str, float] = field(default_factory=dict)
+    #: The same overrides as the run is given them: (key, TOML literal
+    #: written by the core).
+    literals: list[Override] = field(default_factory=list)
 
     @property
     def params(self) -> dict[str, object]:
@@ -237,75 +160,65 @@ class Experiment:
     mmtests: MmtestsStats | None = None
     case_of: dict[str, dict[str, str]] = field(default_factory=dict)
 
-    # ---------------------------------------------------------------- parse
+    #: ``quick_set`` as the run is given it: (key, TOML literal).
+    quick_literals: list[Override] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- read
 
     @classmethod
-    def from_doc(cls, doc: Mapping[str, Any], source: str, default_name: str) -> Experiment:
-        """Build from a parsed scenario document; raises ``ScenarioError``."""
-        c = _Checker(source)
-        if "experiment" not in doc:
-            raise c.missing("experiment")
-        exp = c.table(doc["experiment"], "experiment")
-        c.keys(exp, "experiment", _EXPERIMENT_KEYS)
-        name = c.str_(exp, "name", "experiment", default_name)
-        title = str(exp.get("title") or doc.get("description") or name)
-        seed_file = str(exp.get("seed_file", ""))
-        repeat = c.int_(exp, "repeat", "experiment", 1, 1)
-        quick_repeat = c.int_(exp, "quick_repeat", "experiment", 1, 1)
-        quick_set = c.overrides(exp.get("quick_set", {}), "experiment.quick_set")
+    def read(cls, text: str, source: str, default_name: str) -> Experiment | None:
+        """A file's experiment, read and checked by the core; None for a
+        file without ``[experiment]``. Raises ``ScenarioError`` (the file,
+        the key path, what is accepted)."""
+        doc = native.experiment(text, source, default_name)
+        return None if doc is None else cls.from_native(doc)
 
-        metrics = {
-            mname: _parse_metric(c, mname, spec)
-            for mname, spec in c.table(exp.get("metrics", {}), "experiment.metrics").items()
-        }
+    @classmethod
+    def from_native(cls, d: native.ExperimentDoc) -> Experiment:
+        """The core's checked experiment as the runner's objects."""
 
-        raw_variants = doc.get("variant", [])
-        if not isinstance(raw_variants, list) or not raw_variants:
-            raise c.bad("variant", "an experiment needs at least one [[variant]]", "[[variant]] tables")
-        variants: list[Variant] = []
-        for i, raw in enumerate(raw_variants):
-            variants.append(_parse_variant(c, i, raw, metrics, {v.name for v in variants}))
-        base_variants = list(variants)
-        tables = parse_tables(c, exp.get("table", []), [v.name for v in variants], list(metrics))
-        case_of: dict[str, dict[str, str]] = {}
-        if tables:
-            expanded = []
-            for v in base_variants:
-                for e in expand_cases(tables, v):
-                    expanded.append(
-                        Variant(e["name"], v.title, e["overrides"], v.metrics, e["published"], e["published_stdev"])
-                    )
-                    case_of[e["name"]] = {"case": e["case"], "table": e["table"], "base": e["base"]}
-            variants = expanded
-        by_name = {v.name: v for v in variants}
-        all_cases = [case for t in tables for case in t.cases()]
-        needs_mmtests = any(not t.print_metrics for t in tables) or "mmtests" in exp
-        mmtests = _parse_mmtests(c, exp.get("mmtests"), metrics) if tables and needs_mmtests else None
+        def variant(v: Mapping[str, Any]) -> Variant:
+            return Variant(
+                v["name"],
+                v["title"],
+                [(k, val) for k, val, _ in v["overrides"]],
+                list(v["metrics"]),
+                dict(v["published"]),
+                dict(v["published_stdev"]),
+                [(k, lit) for k, _, lit in v["overrides"]],
+            )
 
-        derives = [
-            _parse_derive(c, i, raw, metrics, by_name)
-            for i, raw in enumerate(_array(c, exp.get("derive", []), "experiment.derive"))
+        metrics = {m["name"]: MetricSpec.from_native(m) for m in d["metrics"]}
+        tables = [
+            CaseTable(
+                t["name"],
+                t["title"],
+                t["key"],
+                list(t["cases"]),
+                [list(col) for col in t["columns"]],
+                list(t["print"]),
+                t["key_label"],
+            )
+            for t in d["tables"]
         ]
-        bands = [
-            _parse_band(c, i, raw, by_name, all_cases)
-            for i, raw in enumerate(_array(c, exp.get("band", []), "experiment.band"))
-        ]
+        mm = d["mmtests"]
         return cls(
-            name,
-            title,
-            source,
-            seed_file,
-            repeat,
-            quick_repeat,
-            quick_set,
+            d["name"],
+            d["title"],
+            d["source"],
+            d["seed_file"],
+            d["repeat"],
+            d["quick_repeat"],
+            [(k, v) for k, v, _ in d["quick_set"]],
             metrics,
-            derives,
-            bands,
-            variants,
+            [Derive(**x) for x in d["derives"]],
+            [Band(**{**b, "cases": tuple(b["cases"])}) for b in d["bands"]],
+            [variant(v) for v in d["variants"]],
             tables,
-            base_variants,
-            mmtests,
-            case_of,
+            [variant(v) for v in d["base_variants"]],
+            None if mm is None else MmtestsStats(**mm),
+            {name: dict(c) for name, c in d["case_of"].items()},
+            [(k, lit) for k, _, lit in d["quick_set"]],
         )
 
     # ---------------------------------------------------------------- run
@@ -337,7 +250,7 @@ class Experiment:
         n = repeat if repeat is not None else (self.quick_repeat if quick else self.repeat)
         if n < 1:
             raise ScenarioError("SL102", f"{self.source}: repeat: {n} runs per variant; accepted: 1 or more")
-        base: list[Override] = _literals(self.quick_set) if quick else []
+        base: list[Override] = list(self.quick_literals) if quick else []
 
         derived_pairs: list[Override] = []
         derived: dict[str, Any] = {}
@@ -353,7 +266,7 @@ class Experiment:
         sim_s: dict[tuple[str, int], float] = {}
 
         def one(v: Variant, seed: int) -> dict[str, MetricValue]:
-            report = runner(seed, base + derived_pairs + _literals(v.overrides) + self._samples_for(v.metrics))
+            report = runner(seed, base + derived_pairs + v.literals + self._samples_for(v.metrics))
             sim_s[(v.name, seed)] = float((report.get("sim") or {}).get("end_ns") or 0) / 1e9
             return {m: extract_metric(report, self.metrics[m]) for m in v.metrics}
 
@@ -426,8 +339,8 @@ class Experiment:
                     "name": t.name,
                     "title": t.title,
                     "key": t.key,
-                    "cases": t.cases(),
-                    "labels": [c.split("/", 1)[1] for c in t.cases()],
+                    "cases": t.cases,
+                    "labels": [c.split("/", 1)[1] for c in t.cases],
                     "columns": t.columns,
                     "print": t.print_metrics,
                     "key_label": t.key_label,
@@ -450,7 +363,7 @@ class Experiment:
     def _derive(self, d: Derive, runner: Runner, before: list[Override], say: Callable[[str], None]) -> dict[str, Any]:
         v = next(x for x in self.variants if x.name == d.variant)
         spec = self.metrics[d.metric]
-        fixed = before + _literals(v.overrides) + self._samples_for([d.metric])
+        fixed = before + v.literals + self._samples_for([d.metric])
 
         def f(ms: int) -> float:
             report = runner(1, [*fixed, (d.key, toml_literal(format_duration_ms(ms)))])
@@ -486,201 +399,6 @@ class Experiment:
             "evaluations": res.evaluations,
             "why": d.why,
         }
-
-
-def _array(c: _Checker, value: object, path: str) -> list[Mapping[str, Any]]:
-    if not isinstance(value, list):
-        raise c.bad(path, f"expected an array of tables, found {_tname(value)}", f"[[{path}]] tables")
-    return [c.table(x, f"{path}[{i}]") for i, x in enumerate(value)]
-
-
-def _literals(pairs: Sequence[tuple[str, object]]) -> list[Override]:
-    return [(k, toml_literal(v)) for k, v in pairs]
-
-
-def _parse_metric(c: _Checker, name: str, raw: object, table: str = "experiment.metrics") -> MetricSpec:
-    path = f"{table}.{name}"
-    t = c.table(raw, path)
-    c.keys(t, path, _METRIC_KEYS)
-    sources = [s for s in _METRIC_SOURCES if s in t]
-    if len(sources) != 1:
-        raise c.bad(
-            path,
-            f"names {len(sources)} sources",
-            "exactly one of { group = NAME, field = F }, { task = COMM, field = F }, "
-            '{ mpstat = "average"|"samples", cpu = "all"|N, field = F }, { report = KEY }',
-        )
-    source = sources[0]
-    selector = c.str_(t, source, path)
-    if source == "report":
-        if "field" in t or "cpu" in t:
-            raise c.unknown(f"{path}.{'field' if 'field' in t else 'cpu'}", ("report", "per_s"))
-        per_s = t.get("per_s", False)
-        if not isinstance(per_s, bool):
-            raise c.bad(f"{path}.per_s", f"{per_s!r}", "true or false")
-        return MetricSpec(name, source, selector, per_s=per_s)
-    if "per_s" in t:
-        raise c.unknown(f"{path}.per_s", (source, "field"))
-    fld = c.str_(t, "field", path)
-    if source == "mpstat":
-        if selector not in ("average", "samples"):
-            raise c.bad(f"{path}.mpstat", f"unknown mpstat block {selector!r}", '"average", "samples"')
-        if fld not in MPSTAT_FIELDS:
-            raise c.bad(f"{path}.field", f"unknown mpstat column {fld!r}", ", ".join(MPSTAT_FIELDS))
-        cpu = t.get("cpu", "all")
-        if not (cpu == "all" or (isinstance(cpu, int) and not isinstance(cpu, bool) and cpu >= 0)):
-            raise c.bad(f"{path}.cpu", f"bad CPU {cpu!r}", '"all" or a CPU number')
-        stat = t.get("stat", "")
-        if stat and (selector != "samples" or stat not in _SAMPLE_STATS):
-            accepted = 'with mpstat = "samples": ' + ", ".join(_SAMPLE_STATS)
-            raise c.bad(f"{path}.stat", f"bad reduction {stat!r}", accepted)
-        return MetricSpec(name, source, selector, fld, str(cpu), str(stat))
-    if "stat" in t:
-        raise c.unknown(f"{path}.stat", (source, "field"))
-    if "cpu" in t:
-        raise c.unknown(f"{path}.cpu", (source, "field"))
-    return MetricSpec(name, source, selector, fld)
-
-
-def _parse_variant(c: _Checker, i: int, raw: object, metrics: Mapping[str, MetricSpec], taken: set[str]) -> Variant:
-    path = f"variant[{i}]"
-    t = c.table(raw, path)
-    c.keys(t, path, _VARIANT_KEYS)
-    name = c.str_(t, "name", path)
-    if name in taken:
-        raise c.bad(f"{path}.name", f"duplicate variant name {name!r}", "a name not used by another variant")
-    if "." in name:
-        raise c.bad(f"{path}.name", f"{name!r} contains a dot", "letters, digits, '_' and '-'")
-    ovr = c.overrides(t.get("set", {}), f"{path}.set")
-    names = t.get("metrics", list(metrics))
-    if not isinstance(names, list) or not all(isinstance(m, str) for m in names):
-        raise c.bad(f"{path}.metrics", "expected an array of metric names", ", ".join(metrics))
-    for m in names:
-        if m not in metrics:
-            raise c.bad(f"{path}.metrics", f"unknown metric {m!r}", ", ".join(metrics) or "(none defined)")
-    published: dict[str, dict[str, float]] = {}
-    for key in ("published", "published_stdev"):
-        table = c.table(t.get(key, {}), f"{path}.{key}")
-        for m in table:
-            if m not in metrics:
-                raise c.bad(f"{path}.{key}.{m}", f"unknown metric {m!r}", ", ".join(metrics))
-        published[key] = {m: c.num(table, m, f"{path}.{key}") for m in table}
-    return Variant(
-        name,
-        str(t.get("title", t.get("description", ""))),
-        ovr,
-        list(names),
-        published["published"],
-        published["published_stdev"],
-    )
-
-
-def _parse_derive(
-    c: _Checker, i: int, t: Mapping[str, Any], metrics: Mapping[str, MetricSpec], variants: Mapping[str, Variant]
-) -> Derive:
-    path = f"experiment.derive[{i}]"
-    c.keys(t, path, _DERIVE_KEYS)
-    key = c.str_(t, "key", path)
-    try:
-        (key, _), *_ = flatten_set_table({key: 0})
-    except ValueError as e:
-        raise c.bad(f"{path}.key", str(e), "a dotted scenario key") from None
-    variant = c.str_(t, "variant", path)
-    if variant not in variants:
-        raise c.bad(f"{path}.variant", f"unknown variant {variant!r}", ", ".join(variants))
-    metric = c.str_(t, "metric", path)
-    if metric not in metrics or metrics[metric].is_list:
-        accepted = ", ".join(m for m, s in metrics.items() if not s.is_list)
-        raise c.bad(f"{path}.metric", f"{metric!r} is not a numeric metric", accepted)
-    bounds: list[int] = []
-    for k in ("low", "high"):
-        text = c.str_(t, k, path)
-        try:
-            ns = parse_duration_ns(text)
-        except ValueError as e:
-            raise c.bad(f"{path}.{k}", str(e).split("; accepted")[0], 'a duration such as "100s"') from None
-        bounds.append(ns // 1_000_000)
-    low, high = bounds
-    if not 0 <= low < high:
-        raise c.bad(f"{path}.high", f"high ({high}ms) is not above low ({low}ms)", "low < high")
-    return Derive(i, key, variant, metric, c.num(t, "target", path), low, high, str(t.get("why", "")))
-
-
-def _parse_mmtests(c: _Checker, raw: object, metrics: Mapping[str, MetricSpec]) -> MmtestsStats:
-    """``[experiment.mmtests]``: the metrics that hold a run's samples' mean,
-    stddev and count (and the throughput for Hmean)."""
-    path = "experiment.mmtests"
-    if raw is None:
-        raise c.missing(path)
-    t = c.table(raw, path)
-    c.keys(t, path, ("mean", "stddev", "count", "hmean"))
-    names = {}
-    for k in ("mean", "stddev", "count", "hmean"):
-        if k == "hmean" and k not in t:
-            names[k] = ""
-            continue
-        v = c.str_(t, k, path)
-        if v not in metrics:
-            raise c.bad(f"{path}.{k}", f"unknown metric {v!r}", ", ".join(metrics))
-        names[k] = v
-    return MmtestsStats(**names)
-
-
-def _parse_band(
-    c: _Checker, i: int, t: Mapping[str, Any], variants: Mapping[str, Variant], all_cases: Sequence[str] = ()
-) -> Band:
-    path = f"experiment.band[{i}]"
-    c.keys(t, path, _BAND_KEYS)
-    name = c.str_(t, "name", path)
-    kind = c.str_(t, "kind", path, "pct_change")
-    if kind not in _BAND_KINDS:
-        raise c.bad(f"{path}.kind", f"unknown band kind {kind!r}", ", ".join(_BAND_KINDS))
-    refs = ("of",) if kind in ("value", "rise") else ("num", "den")
-    for k in ("num", "den", "of"):
-        if k in t and k not in refs:
-            raise c.unknown(f"{path}.{k}", ("name", "kind", *refs, "low", "high", "why", "cases"))
-    cases: list[str] = []
-    if "cases" in t:
-        raw = t["cases"]
-        if not all_cases or not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
-            raise c.bad(f"{path}.cases", f"{raw!r}", "case names or patterns of [[experiment.table]] (TABLE/VALUE)")
-        cases = match_cases(raw, all_cases)
-        if not cases:
-            raise c.bad(f"{path}.cases", f"{raw!r} names no case", ", ".join(all_cases))
-    across = ("trend", "gain_ratio", "peak_ratio", "rise")
-    if kind in across and (not cases or (kind == "gain_ratio" and len(cases) != 2)):
-        want = "two cases (the ratio's numerator, then its denominator)" if kind == "gain_ratio" else "cases"
-        raise c.missing(f"{path}.cases") if not cases else c.bad(f"{path}.cases", f"{cases!r}", want)
-    values: dict[str, str] = {}
-    for k in refs:
-        ref = _case_ref(c.str_(t, k, path))
-        for probe in [_in_case(ref, x) for x in cases] or [ref]:
-            vname, dot, metric = probe.rpartition(".")
-            if not dot or vname not in variants:
-                raise c.bad(
-                    f"{path}.{k}",
-                    f"{probe!r} does not name a variant",
-                    "VARIANT.METRIC (or VARIANT.METRIC@CASE) with VARIANT one of "
-                    + ", ".join(sorted({v.split("@")[0] for v in variants})),
-                )
-            if metric not in variants[vname].metrics:
-                raise c.bad(
-                    f"{path}.{k}", f"variant {vname} does not report {metric!r}", ", ".join(variants[vname].metrics)
-                )
-        values[k] = ref
-    low, high = c.num(t, "low", path), c.num(t, "high", path)
-    if low > high:
-        raise c.bad(f"{path}.high", f"high ({high}) is below low ({low})", "low <= high")
-    return Band(name, kind, low, high, values.get("num", ""), values.get("den", ""), values.get("of", ""), tuple(cases))
-
-
-def _case_ref(ref: str) -> str:
-    """``VARIANT.METRIC@CASE`` (as a band writes it) -> ``VARIANT@CASE.METRIC``."""
-    if "@" not in ref:
-        return ref
-    left, case = ref.split("@", 1)
-    vname, _, metric = left.rpartition(".")
-    return f"{vname}@{case}.{metric}"
 
 
 def _in_case(ref: str, case: str) -> str:

@@ -1,5 +1,8 @@
 """Experiments over a parameter, printed as mmtests compare tables.
 
+The core reads and checks ``[[experiment.table]]`` and expands the cases
+(``scenario/experiment_table.rs``); this module prints the results.
+
 An ``[[experiment.table]]`` is one compare table of the seed: a machine (its
 ``set``) and a parameter (``key``, e.g. ``dbench.clients``) swept over
 ``values``. Every variant runs at every value: the variant ``baseline`` at
@@ -17,27 +20,12 @@ significant. A run reports its own mean, sample stdev and count of samples
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CaseTable", "MmtestsStats", "case_name", "expand_cases", "format_tables", "parse_tables", "pooled"]
-
-_TABLE_KEYS = (
-    "name",
-    "title",
-    "set",
-    "key",
-    "values",
-    "published",
-    "published_stdev",
-    "columns",
-    "print",
-    "key_label",
-)
-_MMTESTS_KEYS = ("mean", "stddev", "count", "hmean")
+__all__ = ["CaseTable", "MmtestsStats", "case_name", "format_tables", "pooled"]
 
 
 @dataclass(frozen=True)
@@ -53,14 +41,13 @@ class MmtestsStats:
 
 @dataclass(frozen=True)
 class CaseTable:
+    """One ``[[experiment.table]]`` as the core checked it."""
+
     name: str
     title: str
-    overrides: list[tuple[str, object]]
     key: str
-    values: list[object]
-    #: variant -> metric -> one published number per value (None: not published)
-    published: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
-    published_stdev: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    #: ``TABLE/VALUE``, one per value of ``key``.
+    cases: list[str]
     #: The compare tables to print: each a list of variants, first = baseline.
     columns: list[list[str]] = field(default_factory=list)
     #: ``print``: the metrics to print as the seed's own table (one row per
@@ -69,101 +56,10 @@ class CaseTable:
     print_metrics: list[str] = field(default_factory=list)
     key_label: str = ""
 
-    def cases(self) -> list[str]:
-        return [f"{self.name}/{_label(v)}" for v in self.values]
-
-
-def _label(v: object) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
-
 
 def case_name(variant: str, case: str) -> str:
     """The expanded variant's name: ``baseline@numa48/4``."""
     return f"{variant}@{case}"
-
-
-def parse_tables(c: Any, raw: object, variants: Sequence[str], metrics: Sequence[str]) -> list[CaseTable]:
-    """``[[experiment.table]]`` -> tables (``c`` is experiment._Checker)."""
-    if not isinstance(raw, list):
-        raise c.bad("experiment.table", "expected an array of tables", "[[experiment.table]] tables")
-    out: list[CaseTable] = []
-    for i, t in enumerate(raw):
-        path = f"experiment.table[{i}]"
-        t = c.table(t, path)
-        c.keys(t, path, _TABLE_KEYS)
-        name = c.str_(t, "name", path)
-        if "/" in name or "@" in name or "." in name or any(x.name == name for x in out):
-            raise c.bad(f"{path}.name", f"{name!r}", "a unique name without '/', '@' or '.'")
-        key = c.str_(t, "key", path)
-        values = t.get("values")
-        if not isinstance(values, list) or not values or len({_label(v) for v in values}) != len(values):
-            raise c.bad(f"{path}.values", f"{values!r}", "a non-empty array of distinct values")
-        pubs: dict[str, dict[str, dict[str, list[float | None]]]] = {}
-        for pk in ("published", "published_stdev"):
-            pubs[pk] = {}
-            for vname, per_metric in c.table(t.get(pk, {}), f"{path}.{pk}").items():
-                if vname not in variants:
-                    raise c.bad(f"{path}.{pk}.{vname}", f"unknown variant {vname!r}", ", ".join(variants))
-                pubs[pk][vname] = {}
-                for m, nums in c.table(per_metric, f"{path}.{pk}.{vname}").items():
-                    where = f"{path}.{pk}.{vname}.{m}"
-                    if m not in metrics:
-                        raise c.bad(where, f"unknown metric {m!r}", ", ".join(metrics))
-                    ok = isinstance(nums, list) and len(nums) == len(values)
-                    if not ok or not all(x is None or isinstance(x, (int, float)) for x in nums):
-                        raise c.bad(where, f"{nums!r}", f"an array of {len(values)} numbers, one per value")
-                    pubs[pk][vname][m] = [None if x is None else float(x) for x in nums]
-        columns = t.get("columns", [list(variants)])
-        if not isinstance(columns, list) or not all(
-            isinstance(col, list) and col and all(v in variants for v in col) for col in columns
-        ):
-            raise c.bad(f"{path}.columns", f"{columns!r}", "arrays of variant names: " + ", ".join(variants))
-        printed = t.get("print", [])
-        if not isinstance(printed, list) or not all(isinstance(m, str) and m in metrics for m in printed):
-            raise c.bad(f"{path}.print", f"{printed!r}", "an array of metric names: " + ", ".join(metrics))
-        out.append(
-            CaseTable(
-                name,
-                str(t.get("title", name)),
-                c.overrides(t.get("set", {}), f"{path}.set"),
-                key,
-                list(values),
-                pubs["published"],
-                pubs["published_stdev"],
-                [list(col) for col in columns],
-                list(printed),
-                str(t.get("key_label", key.rsplit(".", 1)[-1])),
-            )
-        )
-    return out
-
-
-def expand_cases(tables: Sequence[CaseTable], variant: Any) -> list[dict[str, Any]]:
-    """The cases of one base variant: its name, overrides and published
-    numbers in every table at every value (``variant`` is an
-    experiment.Variant)."""
-    out = []
-    for t in tables:
-        for i, (v, case) in enumerate(zip(t.values, t.cases())):
-            pub = {m: xs[i] for m, xs in t.published.get(variant.name, {}).items() if xs[i] is not None}
-            pub_sd = {m: xs[i] for m, xs in t.published_stdev.get(variant.name, {}).items() if xs[i] is not None}
-            out.append(
-                {
-                    "name": case_name(variant.name, case),
-                    "overrides": [*t.overrides, (t.key, v), *variant.overrides],
-                    "published": pub,
-                    "published_stdev": pub_sd,
-                    "case": case,
-                    "table": t.name,
-                    "base": variant.name,
-                }
-            )
-    return out
-
-
-def match_cases(patterns: Sequence[str], all_cases: Sequence[str]) -> list[str]:
-    """Cases named by exact names or glob patterns, in the tables' order."""
-    return [c for c in all_cases if any(fnmatch.fnmatchcase(c, p) for p in patterns)]
 
 
 # --------------------------------------------------------------------------

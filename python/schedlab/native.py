@@ -1,7 +1,8 @@
 """The only door to ``schedlab._native``, the Rust core built by maturin.
 
-The import is lazy so that ``schedlab --help``, ``schedlab list`` and the pure
-Python parts work before the extension is built; a missing extension is an
+The import is lazy so that ``schedlab --help`` and the pure Python parts work
+before the extension is built (``schedlab list`` asks the core for each
+file's title); a missing extension is an
 ``InternalError`` that says how to build it. Every call is wrapped so that
 nothing but a ``SchedlabError`` leaves it (a Rust panic that the binding failed
 to catch surfaces as ``pyo3_runtime.PanicException``, a ``BaseException``).
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from schedlab.errors import InternalError, SchedlabError
 
@@ -21,9 +22,13 @@ if TYPE_CHECKING:  # the typed report costs 7 ms to import; the CLI does not nee
     from schedlab.report_types import Report
 
 __all__ = [
+    "ExperimentDoc",
     "check",
+    "experiment",
+    "heading",
     "kernel_version",
     "load",
+    "metrics",
     "parse_cpulist",
     "parse_duration_ns",
     "rtapp_import",
@@ -191,6 +196,56 @@ def rtapp_import(text: str, source: str) -> dict[str, Any]:
     """An rt-app file imported: ``{"task": [groups], "duration": s or -1}``."""
     mod = load()
     return _decode(_guarded(lambda: mod.rtapp_import(text, source)), "the native rt-app import")
+
+
+class ExperimentDoc(TypedDict):
+    """An experiment as the core read and checked it
+    (``schedlab_core::scenario::experiment::Experiment``). An override is
+    ``[key, value, TOML literal]``; ``metrics`` are ``{"name", "source",
+    "selector", "field", "cpu", "stat", "per_s"}`` in file order; with case
+    tables ``variants`` are the cases and ``base_variants`` as written."""
+
+    name: str
+    title: str
+    source: str
+    seed_file: str
+    repeat: int
+    quick_repeat: int
+    quick_set: list[list[Any]]
+    metrics: list[dict[str, Any]]
+    variants: list[dict[str, Any]]
+    base_variants: list[dict[str, Any]]
+    tables: list[dict[str, Any]]
+    mmtests: dict[str, str] | None
+    case_of: dict[str, dict[str, str]]
+    derives: list[dict[str, Any]]
+    bands: list[dict[str, Any]]
+
+
+def experiment(text: str, source: str, default_name: str) -> ExperimentDoc | None:
+    """A file's ``[experiment]`` and ``[[variant]]`` tables, read and checked
+    by the core; None for a file without ``[experiment]``. ``default_name``:
+    the experiment's name when the file gives none (its stem)."""
+    mod = load()
+    out = _guarded(lambda: mod.experiment(text, source, default_name))
+    return None if out is None else cast("ExperimentDoc", _decode(out, "the native experiment"))
+
+
+def metrics(text: str, source: str, path: str) -> list[dict[str, Any]]:
+    """The metrics table at ``path`` (``sweep.metrics``) of a file, checked by
+    the core in an experiment's metric grammar: ``{"name", "source",
+    "selector", "field", "cpu", "stat", "per_s"}`` each, in file order."""
+    mod = load()
+    out = _decode_any(_guarded(lambda: mod.metrics(text, source, path)), "the native metrics")
+    return cast("list[dict[str, Any]]", out)
+
+
+def heading(text: str, source: str) -> dict[str, Any]:
+    """What ``schedlab list`` shows of a file, unchecked: ``{"name",
+    "description", "experiment": None or {"name", "title"}}`` (None where
+    absent or not a string); ``ScenarioError`` (SL100) if it is not TOML."""
+    mod = load()
+    return _decode(_guarded(lambda: mod.heading(text, source)), "the native heading")
 
 
 def version() -> str:

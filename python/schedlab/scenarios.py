@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from schedlab import native
 from schedlab.args import cut
 from schedlab.errors import ScenarioError, UsageError
 
@@ -86,21 +87,17 @@ def bundled(root: Path | None = None) -> list[ScenarioFile]:
 
 
 def _describe(path: Path) -> ScenarioFile:
+    """A file's name, title and experiment name, as the core reads its TOML
+    (unchecked: ``schedlab check`` checks)."""
     try:
-        doc = parse_toml(read_text(path), str(path))
+        head = native.heading(read_text(path), str(path))
     except (UsageError, ScenarioError) as e:
         return ScenarioFile(path.stem, path, "", error=e.message)
-    exp = doc.get("experiment")
-    if isinstance(exp, dict):
-        name = exp.get("name")
-        title = exp.get("title") or doc.get("description") or ""
-        return ScenarioFile(
-            path.stem,
-            path,
-            str(title),
-            experiment=str(name) if isinstance(name, str) else path.stem,
-        )
-    return ScenarioFile(path.stem, path, str(doc.get("description") or doc.get("name") or ""))
+    exp = head["experiment"]
+    if exp is not None:
+        title = exp["title"] or head["description"] or ""
+        return ScenarioFile(path.stem, path, title, experiment=exp["name"] or path.stem)
+    return ScenarioFile(path.stem, path, head["description"] or head["name"] or "")
 
 
 def resolve(name_or_path: str, root: Path | None = None) -> Path:

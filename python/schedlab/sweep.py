@@ -363,13 +363,14 @@ def load_spec(path: Path, out: str | None = None) -> SweepSpec:
     else ``sweep.out``), all before anything is expanded; then every run's
     scenario (see the module doc). Creates nothing."""
     from schedlab import native
-    from schedlab.experiment import _Checker, _parse_metric
+    from schedlab.experiment import MetricSpec
     from schedlab.scenarios import parse_toml, read_text, resolve, scenario_text
 
     if out is not None:
         check_out_dir(out, "--out")
     source = str(path)
-    doc = parse_toml(read_text(path), source)
+    spec_text = read_text(path)
+    doc = parse_toml(spec_text, source)
     sw = doc.get("sweep")
     if not isinstance(sw, dict):
         raise ScenarioError("SL103", f"{source}: sweep: required table is missing")
@@ -390,11 +391,8 @@ def load_spec(path: Path, out: str | None = None) -> SweepSpec:
             source, "sweep.max_runs", _cut(max_runs), "a positive integer (the most runs this sweep may ask for)"
         )
     seeds = _seeds(source, sw.get("seeds", 1))
-    c = _Checker(source)
-    metrics_raw = sw.get("metrics", {})
-    if not isinstance(metrics_raw, dict):
-        raise _bad(source, "sweep.metrics", _cut(metrics_raw), "a table: name = metric")
-    metrics = {n: _parse_metric(c, n, m, "sweep.metrics") for n, m in metrics_raw.items()}
+    # The metric grammar is the experiment's, checked by the core.
+    metrics = {m["name"]: MetricSpec.from_native(m) for m in native.metrics(spec_text, source, "sweep.metrics")}
     clash = [n for n in metrics if n in STANDARD_METRICS or n in BOOKKEEPING or not n]
     if clash:
         raise _bad(

@@ -76,7 +76,7 @@ class FakeNative:
         # the fake hands it to the real extension, and the progress handle.
         real = ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_string", "Progress",
                 "scenario_tree", "scenario_toml", "rtapp_loads", "rtapp_import", "parse_cpulist", "parse_duration",
-                "kernel_version")  # fmt: skip
+                "kernel_version", "experiment", "heading", "metrics")  # fmt: skip
         if name in real:
             return getattr(_REAL_NATIVE, name)
         raise AttributeError(name)

@@ -1,6 +1,7 @@
-"""Experiments without the native module: parsing and validation of the
-[experiment]/[[variant]] tables, metric extraction, aggregation, bands, the
-workload solver, and a whole run against a synthetic runner."""
+"""Experiments: the [experiment]/[[variant]] tables as the core reads and
+checks them (schedlab_core::scenario::experiment), metric extraction,
+aggregation, bands, the workload solver, and a whole run against a
+synthetic runner."""
 
 from __future__ import annotations
 
@@ -107,7 +108,9 @@ published = { stressng_s = 75.86, ktask_s = 90.81 }
 
 
 def _exp(text: str = EXPERIMENT) -> Experiment:
-    return Experiment.from_doc(tomllib.loads(text), "toy.toml", "toy")
+    exp = Experiment.read(text, "toy.toml", "toy")
+    assert exp is not None
+    return exp
 
 
 def test_parse() -> None:

@@ -1,4 +1,5 @@
-"""Finding bundled scenarios (no native module needed)."""
+"""Finding bundled scenarios; their titles and experiment names are read by
+the core (``schedlab.native.heading``)."""
 
 from __future__ import annotations
 

@@ -38,6 +38,13 @@ ANCHORS = {
     "`[kernel.vm]`": "kernel.vm",
     "## `[memory]`": "memory",
     "### `[[channel]]`": "channel",
+    "### `[experiment]` keys": "experiment",
+    "### `[[variant]]` keys": "variant",
+    "### A metric: `[experiment.metrics]`": "experiment.metrics.NAME",
+    "### `[[experiment.derive]]` keys": "experiment.derive",
+    "### `[[experiment.band]]` keys": "experiment.band",
+    "#### `[[experiment.table]]` keys": "experiment.table",
+    "#### `[experiment.mmtests]` keys": "experiment.mmtests",
 }
 
 

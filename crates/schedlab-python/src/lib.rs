@@ -245,6 +245,43 @@ fn rtapp_import(py: Python<'_>, text: String, source: String) -> PyResult<String
     r.map_err(|e| to_pyerr(py, e))
 }
 
+/// A file's experiment (`[experiment]`, `[[variant]]`), read and checked
+/// by the core (schedlab_core::scenario::experiment), as JSON; None for a
+/// file without an `[experiment]` table. `default_name`: the file's stem.
+#[pyfunction]
+fn experiment(py: Python<'_>, text: String, source: String, default_name: String) -> PyResult<Option<String>> {
+    let r = py.allow_threads(move || {
+        guard(move || {
+            let exp = scenario::experiment::read(&text, &source, &default_name)?;
+            exp.map(|e| serde_json::to_string(&e))
+                .transpose()
+                .map_err(|e| SimError::internal(format!("the experiment as JSON: {e}")))
+        })
+    });
+    r.map_err(|e| to_pyerr(py, e))
+}
+
+/// The metrics table at `path` (`sweep.metrics`) of a file, checked in the
+/// experiment's metric grammar, as a JSON list in file order.
+#[pyfunction]
+fn metrics(py: Python<'_>, text: String, source: String, path: String) -> PyResult<String> {
+    let r = py.allow_threads(move || {
+        guard(move || {
+            let m = scenario::experiment::metrics_at(&text, &source, &path)?;
+            serde_json::to_string(&m).map_err(|e| SimError::internal(format!("the metrics as JSON: {e}")))
+        })
+    });
+    r.map_err(|e| to_pyerr(py, e))
+}
+
+/// What `schedlab list` shows of a file, unchecked: `{"name",
+/// "description", "experiment": null or {"name", "title"}}` as JSON.
+#[pyfunction]
+fn heading(py: Python<'_>, text: String, source: String) -> PyResult<String> {
+    let r = py.allow_threads(move || guard(move || scenario::experiment::heading(&text, &source)));
+    r.map(|v| v.to_string()).map_err(|e| to_pyerr(py, e))
+}
+
 /// `--set KEY=VALUE` -> (canonical key, TOML literal): the override
 /// grammar (schedlab_core::scenario::overrides). UsageError (SL001) if malformed.
 #[pyfunction]
@@ -328,6 +365,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_version, m)?)?;
     m.add_function(wrap_pyfunction!(rtapp_import, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(heading, m)?)?;
+    m.add_function(wrap_pyfunction!(metrics, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_set, m)?)?;
     m.add_function(wrap_pyfunction!(split_key, m)?)?;

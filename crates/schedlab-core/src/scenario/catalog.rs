@@ -1,5 +1,6 @@
 //! The scenario format's vocabulary, read off the code: the keys each table
-//! accepts (from the serde structs themselves), the program ops, the
+//! accepts (from the serde structs themselves, and an experiment's from
+//! `experiment.rs`), the program ops, the
 //! kernel versions, machine presets, sched features and sysctls.
 //! `schedlab._native.catalog()` hands it to Python, and
 //! tests/repo/test_docs.py holds docs/scenario.md to it, so the two cannot drift.
@@ -17,7 +18,7 @@ use crate::workload::compile::{RawRtMigrateTest, RawTask};
 use crate::workload::compile_ops::OPS_ACCEPTED;
 use crate::workload::dbench::RawDbench;
 
-use super::{RawMeasure, RawScenario};
+use super::{experiment, experiment_table, RawMeasure, RawScenario};
 
 /// A deserializer that answers nothing and remembers the field names a
 /// derived `Deserialize` hands to `deserialize_struct`.
@@ -71,6 +72,12 @@ fn keys_of<'de, T: Deserialize<'de>>() -> Vec<&'static str> {
     fields.to_vec()
 }
 
+/// The scenario's sections: the top-level keys that hold a table or an
+/// array of tables (a `set` table may name one bare, `kernel.ktask.x = 1`).
+pub fn sections() -> Vec<&'static str> {
+    keys_of::<RawScenario>().into_iter().filter(|k| !matches!(*k, "name" | "description")).collect()
+}
+
 /// Everything a scenario may name, as JSON: `keys` (per table), `ops`,
 /// `versions`, `presets` ({name, description}), `features` ({name, doc,
 /// default: {version: on/off, or null where the version lacks it}}),
@@ -100,9 +107,10 @@ pub fn catalog() -> Value {
             json!({"name": name, "default": by_version})
         })
         .collect();
+    let top = [keys_of::<RawScenario>(), vec!["experiment", "variant"]].concat();
     json!({
         "keys": {
-            "": keys_of::<RawScenario>(),
+            "": top,
             "machine": keys_of::<MachineSpec>(),
             "kernel": keys_of::<RawKernel>(),
             "kernel.costs": keys_of::<RawCosts>(),
@@ -116,6 +124,13 @@ pub fn catalog() -> Value {
             "kernel.vm": keys_of::<crate::kernel::vm::RawVm>(),
             "memory": keys_of::<crate::kernel::vm::RawMemory>(),
             "channel": crate::workload::channel::CHANNEL_KEYS,
+            "experiment": experiment::EXPERIMENT_KEYS,
+            "experiment.metrics.NAME": experiment::METRIC_KEYS,
+            "experiment.derive": experiment::DERIVE_KEYS,
+            "experiment.band": experiment::BAND_KEYS,
+            "experiment.table": experiment_table::TABLE_KEYS,
+            "experiment.mmtests": experiment_table::MMTESTS_KEYS,
+            "variant": experiment::VARIANT_KEYS,
         },
         "ops": OPS_ACCEPTED.split(", ").collect::<Vec<_>>(),
         "versions": KNOWN_VERSIONS,

@@ -1,8 +1,8 @@
 //! Scenario schema, parsing and validation (the override grammar is
 //! `overrides.rs`).
 //!
-//! Text -> TOML tree -> (drop the Python-only `experiment` and `variant`
-//! tables; expand `rtapp = "FILE.json"`) -> apply overrides -> serde into
+//! Text -> TOML tree -> (drop the `experiment` and `variant` tables, which
+//! `experiment.rs` reads; expand `rtapp = "FILE.json"`) -> apply overrides -> serde into
 //! the raw schema (unknown keys are errors, with their key path) ->
 //! `compile` into a validated `Scenario` whose every value has been checked
 //! with its key path. An rt-app JSON workload (`rtapp.rs`) enters as the
@@ -10,6 +10,9 @@
 
 pub mod catalog;
 pub mod describe;
+pub mod doc;
+pub mod experiment;
+pub mod experiment_table;
 pub mod json;
 pub mod overrides;
 pub mod rtapp;
@@ -326,7 +329,7 @@ pub fn tree(text: &str, file: &str, format: Format, overrides: &[(String, String
                 file: file.to_string(),
                 message: syntax_message(&e, text),
             })?;
-            // Interpreted by the Python front end (experiments); ignored here.
+            // An experiment's own tables (experiment.rs), not the scenario's.
             root.remove("experiment");
             root.remove("variant");
             rtapp::expand(&mut root, file)?;
