@@ -225,7 +225,7 @@ impl Sim {
             for i in 0..g.count {
                 let tid = sim.alloc_task(gi, Some(gi), g, i);
                 sim.q.schedule(Instant(g.start), Ev::Start(tid));
-                if tid % heap::CHECK_EVERY as usize == 0 {
+                if tid.is_multiple_of(heap::CHECK_EVERY as usize) {
                     sim.check_heap()?;
                 }
             }

@@ -93,7 +93,7 @@ pub(crate) fn compile_tasks(
     let mut groups: Vec<TaskGroup> = Vec::new();
     let mut barrier_uses_per_group = Vec::new();
     // Names seen, for duplicates and fork targets (a search per group was quadratic).
-    let mut index_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut index_of: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for (i, t) in raw_tasks.iter().enumerate() {
         let k = |s: &str| format!("task[{i}].{s}");
         if t.name.is_empty() || t.name.contains(char::is_whitespace) {
