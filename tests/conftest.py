@@ -36,6 +36,25 @@ program = [ { run = "10ms" } ]
 """
 
 
+def tiny_loop(duration: str) -> str:
+    """A 4-CPU scenario of six tasks that run 300 us and sleep 200 us, for
+    `duration`: runs of a millisecond or two, for sweeps of many points."""
+    return f"""\
+name = "tiny"
+[machine]
+preset = "4cpu"
+[kernel]
+version = "6.1"
+[measure]
+warmup = "0ms"
+duration = "{duration}"
+[[task]]
+name = "w"
+count = 6
+program = [{{ loop = {{ count = 0, body = [{{ run = "300us" }}, {{ sleep = "200us" }}] }} }}]
+"""
+
+
 class TraceEvent(NamedTuple):
     """One ftrace text line: timestamp (s), CPU, the pid of the task it ran
     in, the event name and its key=value fields."""

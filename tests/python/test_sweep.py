@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import schedlab
+from conftest import tiny_loop
 from schedlab import cli, sweep
 from schedlab.errors import InternalError, ScenarioError, SchedlabError, UsageError
 from schedlab.sweep import _local_backend, load_spec, pending, plan, run_many, run_sweep
@@ -171,20 +172,7 @@ def test_plot_draws_a_sweeps_curves(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ issue 35
 
 #: A 4-CPU scenario whose runs take a millisecond or two.
-TINY = """\
-name = "tiny"
-[machine]
-preset = "4cpu"
-[kernel]
-version = "6.1"
-[measure]
-warmup = "0ms"
-duration = "5ms"
-[[task]]
-name = "w"
-count = 6
-program = [{ loop = { count = 0, body = [{ run = "300us" }, { sleep = "200us" }] } }]
-"""
+TINY = tiny_loop("5ms")
 
 #: Two axes of mixed types (issue 35's), an integer one and a float one: 16 runs.
 MIXED = """\

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 import schedlab
+from conftest import tiny_loop
 
 pq = pytest.importorskip("pyarrow.parquet")
 pytestmark = pytest.mark.native
@@ -37,20 +38,8 @@ pytestmark = pytest.mark.native
 ITERATIONS = int(os.environ.get("SCHEDLAB_CHAOS_ITERATIONS", "4"))
 SEED = int(os.environ.get("SCHEDLAB_CHAOS_SEED", "35"))
 
-TINY = """\
-name = "tiny"
-[machine]
-preset = "4cpu"
-[kernel]
-version = "6.1"
-[measure]
-warmup = "0ms"
-duration = "10ms"
-[[task]]
-name = "w"
-count = 6
-program = [{ loop = { count = 0, body = [{ run = "300us" }, { sleep = "200us" }] } }]
-"""
+#: A 4-CPU scenario whose runs take a millisecond or two.
+TINY = tiny_loop("10ms")
 
 #: 3 x 2 x 4 x 6 = 144 runs; one axis of mixed types (a TOML-text column).
 SPEC = """\

@@ -80,6 +80,16 @@ fn guard<T>(f: impl FnOnce() -> Result<T, SimError> + std::panic::UnwindSafe) ->
     }
 }
 
+/// Call into the core with the GIL released (other Python threads run
+/// meanwhile), a panic turned into an InternalError and the core's error
+/// into the Python exception of its code.
+fn core_call<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, SimError> + Send + std::panic::UnwindSafe,
+) -> PyResult<T> {
+    py.allow_threads(move || guard(f)).map_err(|e| to_pyerr(py, e))
+}
+
 /// A run's progress, read from another Python thread while `run` (which
 /// releases the GIL) simulates: `read()` is (simulated ns reached, the run's
 /// end in ns, events so far).
@@ -129,17 +139,11 @@ fn run(
 ) -> PyResult<String> {
     let progress = progress.map(|p| p.inner.clone());
     let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget, progress };
-    let r = py.allow_threads(move || {
-        guard(move || {
-            scenario::load_as(&text, &source, format(rtapp), &overrides)
-                .and_then(|sc| schedlab_core::run_scenario(&sc, &opts))
-                .and_then(|r| r.to_json_within(opts.heap_budget, &source))
-        })
-    });
-    match r {
-        Ok(v) => Ok(v),
-        Err(e) => Err(to_pyerr(py, e)),
-    }
+    core_call(py, move || {
+        scenario::load_as(&text, &source, format(rtapp), &overrides)
+            .and_then(|sc| schedlab_core::run_scenario(&sc, &opts))
+            .and_then(|r| r.to_json_within(opts.heap_budget, &source))
+    })
 }
 
 /// Parse and validate a scenario; return a JSON summary.
@@ -152,15 +156,10 @@ fn check(
     overrides: Vec<(String, String)>,
     rtapp: bool,
 ) -> PyResult<String> {
-    let r = py.allow_threads(move || {
-        guard(move || {
-            scenario::load_as(&text, &source, format(rtapp), &overrides).map(|sc| schedlab_core::summary(&sc))
-        })
-    });
-    match r {
-        Ok(v) => Ok(v.to_string()),
-        Err(e) => Err(to_pyerr(py, e)),
-    }
+    core_call(py, move || {
+        scenario::load_as(&text, &source, format(rtapp), &overrides).map(|sc| schedlab_core::summary(&sc))
+    })
+    .map(|v| v.to_string())
 }
 
 /// A scenario's tree before validation, as JSON: the TOML parsed (or the
@@ -175,13 +174,10 @@ fn scenario_tree(
     overrides: Vec<(String, String)>,
     rtapp: bool,
 ) -> PyResult<String> {
-    let r = py.allow_threads(move || {
-        guard(move || {
-            let t = scenario::tree(&text, &source, format(rtapp), &overrides)?;
-            serde_json::to_string(&t).map_err(|e| SimError::internal(format!("the scenario tree as JSON: {e}")))
-        })
-    });
-    r.map_err(|e| to_pyerr(py, e))
+    core_call(py, move || {
+        let t = scenario::tree(&text, &source, format(rtapp), &overrides)?;
+        serde_json::to_string(&t).map_err(|e| SimError::internal(format!("the scenario tree as JSON: {e}")))
+    })
 }
 
 /// A scenario as TOML text, self-contained: `rtapp = "FILE.json"`
@@ -196,8 +192,7 @@ fn scenario_toml(
     overrides: Vec<(String, String)>,
     rtapp: bool,
 ) -> PyResult<String> {
-    let r = py.allow_threads(move || guard(move || scenario::tree_toml(&text, &source, format(rtapp), &overrides)));
-    r.map_err(|e| to_pyerr(py, e))
+    core_call(py, move || scenario::tree_toml(&text, &source, format(rtapp), &overrides))
 }
 
 /// "0-3,8" -> [0, 1, 2, 3, 8]: the core's cpulist parser (the one the
@@ -227,22 +222,18 @@ fn kernel_version(text: &str) -> PyResult<String> {
 /// commas, a duplicated key's last value in its first place), as strict JSON.
 #[pyfunction]
 fn rtapp_loads(py: Python<'_>, text: String, source: String) -> PyResult<String> {
-    let r = py.allow_threads(move || guard(move || scenario::json::parse(&text, &source).map(|v| v.to_json())));
-    r.map_err(|e| to_pyerr(py, e))
+    core_call(py, move || scenario::json::parse(&text, &source).map(|v| v.to_json()))
 }
 
 /// An rt-app file imported: `{"task": [the [[task]] groups], "duration":
 /// global.duration in s, -1 for none}` as JSON (schedlab_core::scenario::rtapp).
 #[pyfunction]
 fn rtapp_import(py: Python<'_>, text: String, source: String) -> PyResult<String> {
-    let r = py.allow_threads(move || {
-        guard(move || {
-            let (groups, duration) = scenario::rtapp::import(&text, &source)?;
-            let doc = serde_json::json!({"task": groups, "duration": duration});
-            Ok(doc.to_string())
-        })
-    });
-    r.map_err(|e| to_pyerr(py, e))
+    core_call(py, move || {
+        let (groups, duration) = scenario::rtapp::import(&text, &source)?;
+        let doc = serde_json::json!({"task": groups, "duration": duration});
+        Ok(doc.to_string())
+    })
 }
 
 /// A file's experiment (`[experiment]`, `[[variant]]`), read and checked
@@ -250,36 +241,29 @@ fn rtapp_import(py: Python<'_>, text: String, source: String) -> PyResult<String
 /// file without an `[experiment]` table. `default_name`: the file's stem.
 #[pyfunction]
 fn experiment(py: Python<'_>, text: String, source: String, default_name: String) -> PyResult<Option<String>> {
-    let r = py.allow_threads(move || {
-        guard(move || {
-            let exp = scenario::experiment::read(&text, &source, &default_name)?;
-            exp.map(|e| serde_json::to_string(&e))
-                .transpose()
-                .map_err(|e| SimError::internal(format!("the experiment as JSON: {e}")))
-        })
-    });
-    r.map_err(|e| to_pyerr(py, e))
+    core_call(py, move || {
+        let exp = scenario::experiment::read(&text, &source, &default_name)?;
+        exp.map(|e| serde_json::to_string(&e))
+            .transpose()
+            .map_err(|e| SimError::internal(format!("the experiment as JSON: {e}")))
+    })
 }
 
 /// The metrics table at `path` (`sweep.metrics`) of a file, checked in the
 /// experiment's metric grammar, as a JSON list in file order.
 #[pyfunction]
 fn metrics(py: Python<'_>, text: String, source: String, path: String) -> PyResult<String> {
-    let r = py.allow_threads(move || {
-        guard(move || {
-            let m = scenario::experiment::metrics_at(&text, &source, &path)?;
-            serde_json::to_string(&m).map_err(|e| SimError::internal(format!("the metrics as JSON: {e}")))
-        })
-    });
-    r.map_err(|e| to_pyerr(py, e))
+    core_call(py, move || {
+        let m = scenario::experiment::metrics_at(&text, &source, &path)?;
+        serde_json::to_string(&m).map_err(|e| SimError::internal(format!("the metrics as JSON: {e}")))
+    })
 }
 
 /// What `schedlab list` shows of a file, unchecked: `{"name",
 /// "description", "experiment": null or {"name", "title"}}` as JSON.
 #[pyfunction]
 fn heading(py: Python<'_>, text: String, source: String) -> PyResult<String> {
-    let r = py.allow_threads(move || guard(move || scenario::experiment::heading(&text, &source)));
-    r.map(|v| v.to_string()).map_err(|e| to_pyerr(py, e))
+    core_call(py, move || scenario::experiment::heading(&text, &source)).map(|v| v.to_string())
 }
 
 /// `--set KEY=VALUE` -> (canonical key, TOML literal): the override
