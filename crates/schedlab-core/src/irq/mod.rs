@@ -26,7 +26,7 @@ impl Sim {
     /// A hard interrupt arrives on `cpu` now: a hard handler of `hard_ns`,
     /// then the softirq it raised for `soft_ns` (0: none), then `action`.
     pub fn raise_irq(&mut self, cpu: usize, hard_ns: u64, soft_ns: u64, action: IrqAction) {
-        self.account_cpu(cpu);
+        self.sched.account_cpu(cpu, self.now);
         let now = self.now;
         let busy_until =
             self.sched.rqs[cpu].windows.iter().map(|w| w.end).max().unwrap_or(0).max(self.sched.rqs[cpu].busy_until);

@@ -224,7 +224,7 @@ impl Sim {
                 if self.machine.cpus[cpu].node != node {
                     continue;
                 }
-                self.account_cpu(cpu);
+                self.sched.account_cpu(cpu, self.now);
                 let a = self.sched.rqs[cpu].acct;
                 let now_idle = a.idle + a.iowait;
                 idle += now_idle - self.mm.auto_idle[cpu];

@@ -129,7 +129,7 @@ impl Sim {
             self.arm_op_timer(cpu);
             return;
         }
-        self.account_cpu(cpu);
+        self.sched.account_cpu(cpu, self.now);
         if let Some(p) = prev {
             if let Some(op) = self.sched.rqs[cpu].op_key.take() {
                 self.q.cancel(op);
@@ -235,7 +235,7 @@ impl Sim {
         if self.sched.tasks[tid].cs_debt > 0 {
             // The switch itself is kernel time: account_cpu splits it off
             // while exec_start still marks where the debt began.
-            self.account_cpu(cpu);
+            self.sched.account_cpu(cpu, self.now);
         }
         let t = &mut self.sched.tasks[tid];
         t.se.exec_start = now;
@@ -340,7 +340,7 @@ impl Sim {
         }
         if self.sched.tasks[tid].in_iowait {
             // The iowait ends where it began (task_rq(p)->nr_iowait).
-            self.account_cpu(prev_cpu);
+            self.sched.account_cpu(prev_cpu, self.now);
             self.sched.rqs[prev_cpu].nr_iowait -= 1;
             self.sched.tasks[tid].in_iowait = false;
         }
@@ -561,7 +561,7 @@ impl Sim {
     /// sched_delayed task only once its delayed dequeue completes).
     pub(crate) fn block_task_accounting(&mut self, cpu: usize, tid: TaskId) {
         if self.sched.tasks[tid].in_iowait {
-            self.account_cpu(cpu);
+            self.sched.account_cpu(cpu, self.now);
             self.sched.rqs[cpu].nr_iowait += 1;
         }
     }

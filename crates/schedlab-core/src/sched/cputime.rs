@@ -2,10 +2,10 @@
 //! /proc/stat columns (user, nice, system, iowait, irq, softirq, idle)
 //! that mpstat prints.
 
+use crate::sched::sched::Sched;
 use crate::sched::sched::WindowKind;
-use crate::sim::Sim;
 
-impl Sim {
+impl Sched {
     /// Fold the time since the last accounting point into the CPU's buckets
     /// (precise accounting, as with IRQ_TIME_ACCOUNTING and
     /// VIRT_CPU_ACCOUNTING_GEN; Deviation: /proc/stat is tick-sampled without
@@ -14,22 +14,21 @@ impl Sim {
     /// Inlined everywhere (its fast path is a few compares): called out of
     /// line it costs 2 % more instructions per event (cachegrind, smp64).
     #[inline(always)]
-    pub fn account_cpu(&mut self, cpu: usize) {
-        let now = self.now;
-        let since = self.sched.rqs[cpu].acct_since;
+    pub fn account_cpu(&mut self, cpu: usize, now: u64) {
+        let since = self.rqs[cpu].acct_since;
         if now <= since {
             return;
         }
-        let rq = &self.sched.rqs[cpu];
+        let rq = &self.rqs[cpu];
         if !rq.windows.is_empty() || rq.nr_iowait > 0 {
             // Interrupts, idle exits or iowait: the rare case.
             self.account_cpu_windows(cpu, since, now);
             return;
         }
         let delta = now - since;
-        self.sched.rqs[cpu].acct_since = now;
-        let Some(tid) = self.sched.rqs[cpu].curr else {
-            self.sched.rqs[cpu].acct.idle += delta;
+        self.rqs[cpu].acct_since = now;
+        let Some(tid) = self.rqs[cpu].curr else {
+            self.rqs[cpu].acct.idle += delta;
             return;
         };
         self.account_task_time(cpu, tid, since, now, 0);
@@ -40,12 +39,12 @@ impl Sim {
     #[inline(never)]
     fn account_cpu_windows(&mut self, cpu: usize, since: u64, now: u64) {
         let delta = now - since;
-        self.sched.rqs[cpu].acct_since = now;
+        self.rqs[cpu].acct_since = now;
         // Interrupt handlers and idle exits first: their time is neither
         // the task's nor the idle loop's.
-        let taken = if self.sched.rqs[cpu].windows.is_empty() { 0 } else { self.account_windows(cpu, since, now) };
-        let Some(tid) = self.sched.rqs[cpu].curr else {
-            let r = &mut self.sched.rqs[cpu];
+        let taken = if self.rqs[cpu].windows.is_empty() { 0 } else { self.account_windows(cpu, since, now) };
+        let Some(tid) = self.rqs[cpu].curr else {
+            let r = &mut self.rqs[cpu];
             let idle = if r.nr_iowait > 0 { &mut r.acct.iowait } else { &mut r.acct.idle };
             *idle += delta - taken;
             return;
@@ -58,7 +57,7 @@ impl Sim {
     #[inline(always)]
     fn account_task_time(&mut self, cpu: usize, tid: usize, since: u64, now: u64, taken: u64) {
         let delta = now - since;
-        let t = &self.sched.tasks[tid];
+        let t = &self.tasks[tid];
         // The context-switch debt update_curr has yet to settle lies at the
         // start of the task's unsettled time, [exec_start, exec_start +
         // debt): its part inside [since, now] is system time. Splitting it
@@ -73,7 +72,7 @@ impl Sim {
             debt_end.saturating_sub(since.max(start)).min(delta)
         };
         let switch = switch.saturating_sub(taken);
-        let r = &mut self.sched.rqs[cpu].acct;
+        let r = &mut self.rqs[cpu].acct;
         r.sys += switch;
         let rest = delta - taken - switch;
         if t.kthread || t.in_sys {
@@ -89,7 +88,7 @@ impl Sim {
     /// columns; windows that ended are dropped. Returns the time taken.
     #[cold]
     fn account_windows(&mut self, cpu: usize, since: u64, now: u64) -> u64 {
-        let r = &mut self.sched.rqs[cpu];
+        let r = &mut self.rqs[cpu];
         let mut taken = 0;
         for w in &r.windows {
             let overlap = now.min(w.end).saturating_sub(since.max(w.start));

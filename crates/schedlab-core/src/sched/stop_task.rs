@@ -58,7 +58,7 @@ impl Sim {
     /// booked, it goes back into the tree, and the CPU is left to the
     /// stopper (idle for the model) until schedule() runs.
     pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
-        self.account_cpu(cpu);
+        self.sched.account_cpu(cpu, self.now);
         self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
         self.sched.rqs[cpu].curr = None;
         self.sched.rq_idle[cpu].has_curr = false;

@@ -84,7 +84,7 @@ impl Sim {
             p.publish(self.end_ns, self.stats.events_processed);
         }
         for cpu in 0..self.sched.rqs.len() {
-            self.account_cpu(cpu);
+            self.sched.account_cpu(cpu, self.now);
             // Credit the idle periods in progress to their states.
             self.cpuidle_exit(cpu);
         }
@@ -315,7 +315,7 @@ impl Sim {
 
     fn take_sample(&mut self) {
         for cpu in 0..self.sched.rqs.len() {
-            self.account_cpu(cpu);
+            self.sched.account_cpu(cpu, self.now);
         }
         if self.stats.rec.warmup > 0 && self.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
             self.stats.task_base = (0..self.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
