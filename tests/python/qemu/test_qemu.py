@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli, cli_env
-from schedlab import qemu
+from schedlab import native, qemu
 from schedlab.errors import TopologyError, UsageError
 from schedlab.qemu import BEGIN_MARKER, END_MARKER, CpioEntry
 
@@ -344,7 +344,7 @@ def test_boot_timeout_shows_console() -> None:
 FAKE_RUNNER = f"""#!/bin/sh
 [ "$1" = --serial ] || exit 3
 echo "{BEGIN_MARKER}"
-echo "{{\\"args\\": \\"$*\\", \\"scenario_lines\\": $(wc -l < "$2"), \\"nproc\\": $(nproc)}}"
+echo "{{\\"args\\": \\"$*\\", \\"scenario_lines\\": $(wc -l < "$2"), \\"set_seen\\": $(grep -c 250ms "$2"), \\"nproc\\": $(nproc)}}"
 echo "{END_MARKER}"
 """
 
@@ -360,9 +360,13 @@ def test_run_in_guest_plumbing(tmp_path: Path) -> None:
         'name = "two"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = "6.1"\n'
         '[measure]\nduration = "100ms"\n[[task]]\nname = "hog"\ncount = 1\nprogram = [ { run = "10ms" } ]\n'
     )
-    doc = qemu.run_in_guest(scenario, runner, shift=3, timeout=120, oracle=ORACLE)
+    # The guest runs the core's TOML of the scenario, --set applied.
+    overrides = [("measure.duration", '"250ms"')]
+    doc = qemu.run_in_guest(scenario, runner, shift=3, timeout=120, oracle=ORACLE, overrides=overrides)
     assert doc["args"] == "--serial /schedlab/scenario.toml"
-    assert doc["scenario_lines"] == len(scenario.read_text().splitlines())
+    resolved = native.scenario_toml(scenario.read_text(), str(scenario), overrides)
+    assert doc["scenario_lines"] == len(resolved.splitlines())
+    assert doc["set_seen"] == 1
     assert doc["nproc"] == 2
     assert doc["oracle"]["kernel"] == "6.1" and doc["oracle"]["exit_status"] == 0
 
