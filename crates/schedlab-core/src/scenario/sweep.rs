@@ -106,7 +106,11 @@ pub fn read(text: &str, file: &str) -> Result<SweepSpec> {
         None => MAX_RUNS,
         Some(V::Int(n)) if *n >= 1 => *n,
         Some(v) => {
-            return Err(c.bad("sweep.max_runs", c.shown(v), "a positive integer (the most runs this sweep may ask for)"))
+            return Err(c.bad(
+                "sweep.max_runs",
+                c.shown(v),
+                "a positive integer (the most runs this sweep may ask for)",
+            ))
         }
     };
     let seeds = seeds(&c, get(sw, "seeds"))?;
@@ -165,7 +169,8 @@ fn thousands(n: u128) -> String {
 }
 
 fn seeds(c: &Checker<'_>, v: Option<&V>) -> Result<Seeds> {
-    let accepted = format!("a count from 1 to {SEED_MAX}, or a non-empty list of distinct integers from 0 to {SEED_MAX}");
+    let accepted =
+        format!("a count from 1 to {SEED_MAX}, or a non-empty list of distinct integers from 0 to {SEED_MAX}");
     match v {
         None => Ok(Seeds::Count(1)),
         Some(V::Int(n)) if *n >= 1 => Ok(Seeds::Count(*n)),
@@ -206,8 +211,9 @@ fn axes(c: &Checker<'_>, v: Option<&V>) -> Result<Vec<Axis>> {
             _ => return Err(c.bad(&p, c.shown(raw), "{ key = \"KEY\", values = [V, ...] }")),
         };
         let key = axis_key(c, t, &p)?;
-        let norm = overrides::normalize_key(&key)
-            .map_err(|why| c.bad(&format!("{p}.key"), format!("{:?}: {why}", cut(&key, 60)), "a dotted scenario key"))?;
+        let norm = overrides::normalize_key(&key).map_err(|why| {
+            c.bad(&format!("{p}.key"), format!("{:?}: {why}", cut(&key, 60)), "a dotted scenario key")
+        })?;
         match seen.binary_search_by(|(k, _)| k.as_str().cmp(&norm)) {
             Ok(j) => {
                 let other = &out[seen[j].1].key;
