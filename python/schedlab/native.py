@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the typed report costs 7 ms to import; the CLI does not nee
 
 __all__ = [
     "ExperimentDoc",
+    "SweepSpecDoc",
     "check",
     "experiment",
     "heading",
@@ -36,6 +37,7 @@ __all__ = [
     "run",
     "scenario_toml",
     "scenario_tree",
+    "sweep_spec",
     "version",
 ]
 
@@ -238,6 +240,31 @@ def metrics(text: str, source: str, path: str) -> list[dict[str, Any]]:
     mod = load()
     out = _decode_any(_guarded(lambda: mod.metrics(text, source, path)), "the native metrics")
     return cast("list[dict[str, Any]]", out)
+
+
+class SweepSpecDoc(TypedDict):
+    """A sweep spec as the core read and checked it
+    (``schedlab_core::scenario::sweep::SweepSpec``). ``seeds`` is
+    ``{"count": N}`` (seeds 1..N) or ``{"list": [...]}``; ``set`` holds
+    ``[key, value, TOML literal]`` overrides in order; an axis is ``{"key"
+    (as written), "values", "literals", "kind", "types"}`` (a non-finite
+    float value as its literal text); ``metrics`` as :func:`metrics`."""
+
+    scenario: str
+    seeds: dict[str, Any]
+    out: str | None
+    max_runs: int
+    set: list[list[Any]]
+    axes: list[dict[str, Any]]
+    metrics: list[dict[str, Any]]
+
+
+def sweep_spec(text: str, source: str) -> SweepSpecDoc:
+    """A sweep spec's ``[sweep]`` table, read and checked by the core: its
+    keys, seeds, axes (values, literals, column kinds), overrides, metrics
+    and size against ``max_runs`` (UsageError, SL001)."""
+    mod = load()
+    return cast("SweepSpecDoc", _decode(_guarded(lambda: mod.sweep_spec(text, source)), "the native sweep spec"))
 
 
 def heading(text: str, source: str) -> dict[str, Any]:

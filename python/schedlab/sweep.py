@@ -91,7 +91,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from schedlab.errors import InternalError, ScenarioError, SchedlabError, UsageError
-from schedlab.overrides import Override, flatten_set_table, normalize_key, toml_literal
+from schedlab.overrides import Override, toml_literal
 
 __all__ = [
     "Axis",
@@ -114,12 +114,9 @@ __all__ = [
 FLUSH_ROWS = 256
 FLUSH_S = 60.0
 FSYNC_S = 1.0
-#: The default of ``sweep.max_runs``: a million runs of the smallest
-#: scenario take hours on a laptop; a file asking for more is more likely a
-#: typo (``seeds = 5000000000``) than a plan.
+#: The default of ``sweep.max_runs`` (the core's, which reads the spec:
+#: schedlab_core::scenario::sweep::MAX_RUNS).
 MAX_RUNS = 1_000_000
-#: Seeds are int64 in the Parquet ``seed`` column.
-SEED_MAX = 2**63 - 1
 #: Every combination is checked before the first run up to this many
 #: combinations; above, each axis value once, up to CHECK_MAX checks (a check
 #: costs ~0.3 ms for sched-idle).
@@ -145,42 +142,16 @@ _OUT_ACCEPTED = "a directory that exists and is writable, or that can be created
 # The spec
 
 
-def _toml_type(v: object) -> str:
-    """The TOML type of a parsed value."""
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "float"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, Mapping):
-        return "table"
-    return type(v).__name__  # datetime, date, time
+class TomlText(str):
+    """A value of a ``toml`` axis: the TOML literal text the core wrote for
+    it, which is both the run's override and the column's cell."""
+
+    __slots__ = ()
 
 
-#: Integers a float64 holds exactly, and the int64 range.
-_EXACT_IN_FLOAT = 2**53
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-def _axis_kind(values: Sequence[Any], types: Sequence[str]) -> str:
-    """The column an axis's values go to: ``bool``, ``int``, ``float``,
-    ``string`` or ``toml`` (TOML literal text: anything else, and mixes)."""
-    kinds = set(types)
-    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
-    if kinds == {"boolean"}:
-        return "bool"
-    if kinds == {"integer"} and all(_INT64[0] <= v <= _INT64[1] for v in ints):
-        return "int"
-    if kinds <= {"integer", "float"} and all(abs(v) <= _EXACT_IN_FLOAT for v in ints):
-        return "float"
-    if kinds == {"string"}:
-        return "string"
-    return "toml"
+def _literal(v: Any) -> str:
+    """A point's value as the override a run is given."""
+    return str(v) if isinstance(v, TomlText) else toml_literal(v)
 
 
 @dataclass(frozen=True)
@@ -197,7 +168,7 @@ class Axis:
     def cell(self, v: Any) -> Any:
         """A value as its column holds it."""
         if self.kind == "toml":
-            return toml_literal(v)
+            return _literal(v)
         if self.kind == "float":
             return float(v)
         return v
@@ -291,70 +262,19 @@ def check_out_dir(path: Path | str, flag: str = "--out") -> Path:
     return p
 
 
-def _first_duplicate(items: Iterable[Any]) -> Any:
-    """The first item seen twice, or None (hashable items; linear)."""
-    seen: set[Any] = set()
-    for x in items:
-        if x in seen:
-            return x
-        seen.add(x)
-    return None
-
-
-def _seeds(source: str, raw: object) -> Sequence[int]:
-    accepted = f"a count from 1 to {SEED_MAX}, or a non-empty list of distinct integers from 0 to {SEED_MAX}"
-    if _is_int(raw):
-        assert isinstance(raw, int)
-        if 1 <= raw <= SEED_MAX:
-            return range(1, raw + 1)
-        raise _bad(source, "sweep.seeds", _cut(raw), accepted)
-    if isinstance(raw, list) and raw:
-        bad = next((s for s in raw if not (_is_int(s) and 0 <= s <= SEED_MAX)), None)
-        if bad is not None:
-            raise _bad(source, "sweep.seeds", f"{_cut(bad)} in the list", accepted)
-        dup = _first_duplicate(raw)
-        if dup is not None:
-            raise _bad(source, "sweep.seeds", f"seed {dup} is listed twice", accepted)
-        return tuple(raw)
-    raise _bad(source, "sweep.seeds", _cut(raw), accepted)
-
-
-def _axes(source: str, raw: object, reserved: set[str]) -> tuple[Axis, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise _bad(source, "sweep.axis", _cut(raw), '[[sweep.axis]] tables: key = "KEY", values = [V, ...]')
-    axes: list[Axis] = []
-    seen: dict[str, str] = {}
-    for i, ax in enumerate(raw):
-        p = f"sweep.axis[{i}]"
-        if not isinstance(ax, dict) or set(ax) != {"key", "values"}:
-            raise _bad(source, p, _cut(ax), '{ key = "KEY", values = [V, ...] }')
-        key = ax["key"]
-        if not isinstance(key, str) or not key:
-            raise _bad(source, f"{p}.key", _cut(key), "a dotted scenario key (a non-empty string)")
-        try:
-            norm = normalize_key(key)
-        except (ValueError, SchedlabError) as e:
-            raise _bad(source, f"{p}.key", f"{_cut(key)}: {e}", "a dotted scenario key") from None
-        if key in reserved:
-            raise _bad(source, f"{p}.key", f"{key!r} is a column of every row", "a scenario key")
-        if norm in seen:
-            raise _bad(source, f"{p}.key", f"{key!r} is swept twice (also as {seen[norm]!r})", "each key once")
-        seen[norm] = key
-        vals = ax["values"]
-        if not isinstance(vals, list) or not vals:
-            raise _bad(source, f"{p}.values", _cut(vals), "a non-empty list")
-        try:
-            literals = tuple(toml_literal(v) for v in vals)
-        except (TypeError, ValueError, SchedlabError) as e:
-            raise _bad(source, f"{p}.values", str(e), "TOML values") from None
-        dup = _first_duplicate(literals)
-        if dup is not None:
-            raise _bad(source, f"{p}.values", f"{_cut(dup)} is listed twice", "each value once")
-        types = tuple(dict.fromkeys(_toml_type(v) for v in vals))
-        axes.append(Axis(key, tuple(vals), literals, _axis_kind(vals, types), types))
-    return tuple(axes)
+def _axis(raw: Mapping[str, Any]) -> Axis:
+    """An axis as the core read it: its values as the runs' points hold
+    them (a ``toml`` axis's as their literal text, a non-finite float,
+    which the core sends as its literal, as a float)."""
+    kind = str(raw["kind"])
+    literals = tuple(str(x) for x in raw["literals"])
+    if kind == "toml":
+        values: tuple[Any, ...] = tuple(TomlText(x) for x in literals)
+    elif kind == "float":
+        values = tuple(float(v) if isinstance(v, str) else v for v in raw["values"])
+    else:
+        values = tuple(raw["values"])
+    return Axis(str(raw["key"]), values, literals, kind, tuple(str(t) for t in raw["types"]))
 
 
 def load_spec(path: Path, out: str | None = None) -> SweepSpec:
@@ -364,64 +284,39 @@ def load_spec(path: Path, out: str | None = None) -> SweepSpec:
     scenario (see the module doc). Creates nothing."""
     from schedlab import native
     from schedlab.experiment import MetricSpec
-    from schedlab.scenarios import parse_toml, read_text, resolve, scenario_text
+    from schedlab.scenarios import read_text, resolve, scenario_text
 
     if out is not None:
         check_out_dir(out, "--out")
     source = str(path)
-    spec_text = read_text(path)
-    doc = parse_toml(spec_text, source)
-    sw = doc.get("sweep")
-    if not isinstance(sw, dict):
-        raise ScenarioError("SL103", f"{source}: sweep: required table is missing")
-    allowed = ("scenario", "seeds", "out", "set", "axis", "metrics", "max_runs")
-    for k in sw:
-        if k not in allowed:
-            raise ScenarioError("SL101", f"{source}: sweep.{_key(k)}: unknown key; accepted here: {', '.join(allowed)}")
-    if out is None:
-        out_raw = sw.get("out", path.stem + ".sweep")
-        if not isinstance(out_raw, str) or not out_raw or "\0" in out_raw:
-            raise _bad(source, "sweep.out", _cut(out_raw), "a directory path (a non-empty string)")
-        out_dir = check_out_dir(path.parent / out_raw, f"{source}: sweep.out")
-    else:
-        out_dir = Path(out)
-    max_runs = sw.get("max_runs", MAX_RUNS)
-    if not _is_int(max_runs) or max_runs < 1:
-        raise _bad(
-            source, "sweep.max_runs", _cut(max_runs), "a positive integer (the most runs this sweep may ask for)"
-        )
-    seeds = _seeds(source, sw.get("seeds", 1))
-    # The metric grammar is the experiment's, checked by the core.
-    metrics = {m["name"]: MetricSpec.from_native(m) for m in native.metrics(spec_text, source, "sweep.metrics")}
+    # The core reads and checks the file (keys, seeds, axes, set, metrics,
+    # the size against max_runs); what is left here is the file system and
+    # the rows' own columns.
+    doc = native.sweep_spec(read_text(path), source)
+    out_dir = (
+        Path(out)
+        if out is not None
+        else check_out_dir(path.parent / (doc["out"] or path.stem + ".sweep"), f"{source}: sweep.out")
+    )
+    max_runs = int(doc["max_runs"])
+    raw_seeds = doc["seeds"]
+    seeds: Sequence[int] = range(1, int(raw_seeds["count"]) + 1) if "count" in raw_seeds else tuple(raw_seeds["list"])
+    metrics = {m["name"]: MetricSpec.from_native(m) for m in doc["metrics"]}
     clash = [n for n in metrics if n in STANDARD_METRICS or n in BOOKKEEPING or not n]
     if clash:
         raise _bad(
             source, f"sweep.metrics.{_key(clash[0]) or repr('')}", "the name of a column every row has", "another name"
         )
-    axes = _axes(source, sw.get("axis"), {*STANDARD_METRICS, *BOOKKEEPING, *metrics})
-    # The size, by arithmetic: nothing is expanded before it is known to fit.
-    size = len(seeds) * math.prod(len(a.values) for a in axes)
-    if size > max_runs:
-        shape = " x ".join([*(f"{len(a.values)} {a.key}" for a in axes), f"{len(seeds)} seeds"])
-        raise UsageError(
-            "SL001",
-            f"{source}: sweep.max_runs: the sweep is {size:,} runs ({shape}), more than sweep.max_runs = "
-            f"{max_runs:,}; accepted: at most sweep.max_runs runs (fewer values or seeds, or raise the limit: "
-            f"max_runs = {size} in [sweep])",
-        )
-    name = sw.get("scenario")
-    if not isinstance(name, str) or not name or "\0" in name:
-        raise ScenarioError("SL103", f"{source}: sweep.scenario: required key is missing (a bundled name or a path)")
+    axes = tuple(_axis(a) for a in doc["axes"])
+    reserved = {*STANDARD_METRICS, *BOOKKEEPING, *metrics}
+    for i, a in enumerate(axes):
+        if a.key in reserved:
+            raise _bad(source, f"sweep.axis[{i}].key", f"{a.key!r} is a column of every row", "a scenario key")
+    name = doc["scenario"]
     rel = path.parent / name
     scen = rel if rel.is_file() else resolve(name)
     text = scenario_text(scen)
-    fixed_raw = sw.get("set", {})
-    if not isinstance(fixed_raw, dict):
-        raise _bad(source, "sweep.set", _cut(fixed_raw), 'a table of overrides: { "KEY" = VALUE }')
-    try:
-        fixed = tuple((k, toml_literal(v)) for k, v in flatten_set_table(fixed_raw))
-    except (TypeError, ValueError) as e:
-        raise _bad(source, "sweep.set", str(e), 'a table of overrides: { "KEY" = VALUE }') from None
+    fixed = tuple((str(k), str(lit)) for k, _, lit in doc["set"])
     spec = SweepSpec(source, scen, text, seeds, axes, fixed, metrics, out_dir, max_runs)
     # Every point's scenario is checked now: a typo in an axis fails before hours of runs.
     for values in _points_to_check(axes):
@@ -449,7 +344,7 @@ def _points_to_check(axes: Sequence[Axis]) -> Iterator[dict[str, Any]]:
 
 
 def _overrides(values: Mapping[str, Any]) -> list[Override]:
-    return [(k, toml_literal(v)) for k, v in values.items()]
+    return [(k, _literal(v)) for k, v in values.items()]
 
 
 def scenario_hash(text: str, overrides: Sequence[Override]) -> str:

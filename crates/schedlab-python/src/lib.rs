@@ -259,6 +259,21 @@ fn metrics(py: Python<'_>, text: String, source: String, path: String) -> PyResu
     })
 }
 
+/// A sweep spec read and checked by the core
+/// (schedlab_core::scenario::sweep), as JSON: `{"scenario", "seeds":
+/// {"count": N} or {"list": [...]}, "out", "max_runs", "set", "axes",
+/// "metrics"}`.
+#[pyfunction]
+fn sweep_spec(py: Python<'_>, text: String, source: String) -> PyResult<String> {
+    let r = py.allow_threads(move || {
+        guard(move || {
+            let s = scenario::sweep::read(&text, &source)?;
+            serde_json::to_string(&s).map_err(|e| SimError::internal(format!("the sweep spec as JSON: {e}")))
+        })
+    });
+    r.map_err(|e| to_pyerr(py, e))
+}
+
 /// What `schedlab list` shows of a file, unchecked: `{"name",
 /// "description", "experiment": null or {"name", "title"}}` as JSON.
 #[pyfunction]
@@ -352,6 +367,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiment, m)?)?;
     m.add_function(wrap_pyfunction!(heading, m)?)?;
     m.add_function(wrap_pyfunction!(metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_spec, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_set, m)?)?;
     m.add_function(wrap_pyfunction!(split_key, m)?)?;
