@@ -29,7 +29,6 @@ __all__ = [
     "Override",
     "OverridesLike",
     "cli_value_literal",
-    "flatten_set_table",
     "format_key",
     "normalize_key",
     "normalize_overrides",
@@ -43,13 +42,6 @@ Override = tuple[str, str]
 
 #: What the Python API accepts: a mapping or pairs of key -> Python value.
 OverridesLike = Union[Mapping[str, object], Sequence[tuple[str, object]]]
-
-# Top-level scenario sections. In a `set = { ... }` table a bare section name
-# whose value is a table was written with TOML dotted keys
-# (`{ kernel.ktask.helper_nice = 19 }` parses as nested tables), so it is
-# flattened back into one path per leaf. Replacing a whole section through an
-# override is never what is meant.
-_SECTIONS = frozenset({"machine", "kernel", "measure", "task"})
 
 
 def _native() -> Any:
@@ -112,36 +104,6 @@ def parse_set_arg(arg: str) -> Override:
     """``"task.0.nice=19"`` -> ``("task.0.nice", "19")``; raises ``UsageError`` (SL001)."""
     key, value = _native().parse_set(arg)
     return str(key), str(value)
-
-
-def flatten_set_table(table: Mapping[str, object]) -> list[tuple[str, object]]:
-    """The pairs of a ``set = { ... }`` table, keys in canonical form.
-
-    ``{"task.ktask.count": 0}`` -> ``[("task.ktask.count", 0)]``;
-    ``{"kernel": {"ktask": {"helper_nice": 19}}}`` (from TOML dotted keys) ->
-    ``[("kernel.ktask.helper_nice", 19)]``. A table value under a quoted full
-    path (``"task.0.program.0.run" = { exp = "1ms" }``) stays a table.
-    Raises ``ValueError`` for a malformed key.
-    """
-    out: list[tuple[str, object]] = []
-    for key, value in table.items():
-        segments = split_key(key)
-        if len(segments) == 1 and segments[0] in _SECTIONS and isinstance(value, Mapping):
-            _flatten_into(out, segments, value)
-        else:
-            out.append((normalize_key(format_key(segments)), value))
-    return out
-
-
-def _flatten_into(out: list[tuple[str, object]], prefix: list[str], table: Mapping[str, object]) -> None:
-    for k, v in table.items():
-        path = [*prefix, str(k)]
-        if isinstance(v, Mapping):
-            _flatten_into(out, path, v)
-        else:
-            # kernel.sysctl.kernel.sched_migration_cost_ns (nested by TOML's
-            # dotted keys) is one sysctl name: merge it back.
-            out.append((normalize_key(format_key(path)), v))
 
 
 def normalize_overrides(overrides: OverridesLike | None) -> list[Override]:

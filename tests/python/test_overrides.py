@@ -9,7 +9,6 @@ from schedlab._compat import tomllib
 from schedlab.errors import UsageError
 from schedlab.overrides import (
     cli_value_literal,
-    flatten_set_table,
     format_key,
     normalize_key,
     normalize_overrides,
@@ -141,29 +140,6 @@ def test_toml_literal(value: object, literal: str) -> None:
 def test_toml_literal_rejects_other_types() -> None:
     with pytest.raises(TypeError):
         toml_literal(object())
-
-
-def test_flatten_set_table_from_toml() -> None:
-    doc = tomllib.loads(
-        """
-        a = { "task.ktask.count" = 0 }
-        b = { kernel.ktask.helper_nice = 19 }
-        c = { kernel.sysctl."kernel.sched_migration_cost_ns" = 0 }
-        d = { kernel.sysctl.kernel.sched_migration_cost_ns = 0 }
-        e = { "kernel.sysctl.kernel.sched_migration_cost_ns" = 0 }
-        f = { "task.0.program.0.run" = { exp = "1ms" } }
-        g = { 'kernel.sysctl."vm.kswapd_threads"' = 4, "task.0.nice" = 5 }
-        """
-    )
-    sysctl = ('kernel.sysctl."kernel.sched_migration_cost_ns"', 0)
-    assert flatten_set_table(doc["a"]) == [("task.ktask.count", 0)]
-    assert flatten_set_table(doc["b"]) == [("kernel.ktask.helper_nice", 19)]
-    assert flatten_set_table(doc["c"]) == [sysctl]
-    assert flatten_set_table(doc["d"]) == [sysctl]
-    assert flatten_set_table(doc["e"]) == [sysctl]
-    # A table value under a quoted full path stays a value (a distribution).
-    assert flatten_set_table(doc["f"]) == [("task.0.program.0.run", {"exp": "1ms"})]
-    assert flatten_set_table(doc["g"]) == [('kernel.sysctl."vm.kswapd_threads"', 4), ("task.0.nice", 5)]
 
 
 def test_normalize_overrides() -> None:

@@ -344,7 +344,8 @@ def test_boot_timeout_shows_console() -> None:
 FAKE_RUNNER = f"""#!/bin/sh
 [ "$1" = --serial ] || exit 3
 echo "{BEGIN_MARKER}"
-echo "{{\\"args\\": \\"$*\\", \\"scenario_lines\\": $(wc -l < "$2"), \\"set_seen\\": $(grep -c 250ms "$2"), \\"nproc\\": $(nproc)}}"
+lines=$(wc -l < "$2"); seen=$(grep -c 250ms "$2")
+echo "{{\\"args\\": \\"$*\\", \\"scenario_lines\\": $lines, \\"set_seen\\": $seen, \\"nproc\\": $(nproc)}}"
 echo "{END_MARKER}"
 """
 
