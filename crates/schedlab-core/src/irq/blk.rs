@@ -16,10 +16,10 @@ impl Sim {
     /// interrupt.
     #[inline(never)]
     pub(crate) fn blk_done(&mut self, req: usize) {
-        let r = self.block.blk_done(req, self.now, &mut self.q);
+        let r = self.block.blk_done(req, self.k.now, &mut self.k.q);
         let cfg = &self.block.disks[r.disk].cfg;
         let (per_cpu, irq_cpu, aff) = (cfg.per_cpu_queues, cfg.irq_cpu, cfg.rq_affinity);
-        let c = &self.cfg.costs;
+        let c = &self.k.cfg.costs;
         let (hard, done) = (c.irq_ns, c.blk_complete_ns);
         // Where the interrupt lands: the submitter's own queue, or the
         // single queue's IRQ CPU.
@@ -39,7 +39,7 @@ impl Sim {
     fn blk_completion_cpu(&self, irq: usize, submit: usize, rq_affinity: u8) -> usize {
         match rq_affinity {
             0 => irq,
-            1 if self.cpus_share_cache(irq, submit) => irq,
+            1 if self.k.topo.cpus_share_cache(irq, submit) => irq,
             _ => submit,
         }
     }
@@ -50,7 +50,7 @@ impl Sim {
     pub(crate) fn blk_complete_ipi(&mut self, _from: usize, req: usize) {
         let r = self.block.get(req);
         let (cpu, per_cpu) = (r.submit_cpu, self.block.disks[r.disk].cfg.per_cpu_queues);
-        let c = &self.cfg.costs;
+        let c = &self.k.cfg.costs;
         let (ipi, done) = (c.wakeup_ipi_ns, c.blk_complete_ns);
         if per_cpu {
             self.raise_irq(cpu, ipi + done, 0, IrqAction::BlkComplete(req as u32));
@@ -66,7 +66,7 @@ impl Sim {
         match r.end_io {
             EndIo::Wake => {
                 if let Some(w) = r.waiter {
-                    self.try_to_wake_up(w, cpu, false);
+                    self.k.try_to_wake_up(w, cpu, false);
                 }
             }
             EndIo::Work { wq, program } => {

@@ -26,40 +26,45 @@ impl Sim {
     /// A hard interrupt arrives on `cpu` now: a hard handler of `hard_ns`,
     /// then the softirq it raised for `soft_ns` (0: none), then `action`.
     pub fn raise_irq(&mut self, cpu: usize, hard_ns: u64, soft_ns: u64, action: IrqAction) {
-        self.sched.account_cpu(cpu, self.now);
-        let now = self.now;
-        let busy_until =
-            self.sched.rqs[cpu].windows.iter().map(|w| w.end).max().unwrap_or(0).max(self.sched.rqs[cpu].busy_until);
+        self.k.sched.account_cpu(cpu, self.k.now);
+        let now = self.k.now;
+        let busy_until = self.k.sched.rqs[cpu]
+            .windows
+            .iter()
+            .map(|w| w.end)
+            .max()
+            .unwrap_or(0)
+            .max(self.k.sched.rqs[cpu].busy_until);
         let mut start = now.max(busy_until);
-        if self.sched.rqs[cpu].curr.is_none() && busy_until <= now && self.sched.rqs[cpu].nr_running == 0 {
+        if self.k.sched.rqs[cpu].curr.is_none() && busy_until <= now && self.k.sched.rqs[cpu].nr_running == 0 {
             // The interrupt wakes the CPU from its idle state.
-            let exit = if self.cpuidle.enabled() {
-                self.cpuidle_exit(cpu).map_or(0, |x| x.exit_latency_ns)
+            let exit = if self.k.cpuidle.enabled() {
+                self.k.cpuidle_exit(cpu).map_or(0, |x| x.exit_latency_ns)
             } else {
-                self.cfg.costs.idle_exit_ns
+                self.k.cfg.costs.idle_exit_ns
             };
             if exit > 0 {
-                self.sched.rqs[cpu].windows.push(CpuWindow { start: now, end: now + exit, kind: WindowKind::Idle });
+                self.k.sched.rqs[cpu].windows.push(CpuWindow { start: now, end: now + exit, kind: WindowKind::Idle });
             }
             start = now + exit;
         }
         let hard_end = start + hard_ns;
         let end = hard_end + soft_ns;
-        let rq = &mut self.sched.rqs[cpu];
+        let rq = &mut self.k.sched.rqs[cpu];
         rq.busy_until = rq.busy_until.max(end);
         rq.windows.push(CpuWindow { start, end: hard_end, kind: WindowKind::Irq });
         if soft_ns > 0 {
             rq.windows.push(CpuWindow { start: hard_end, end, kind: WindowKind::Soft });
         }
-        if let Some(curr) = self.sched.rqs[cpu].curr {
+        if let Some(curr) = self.k.sched.rqs[cpu].curr {
             // The task's work waits for the handlers: it resumes at their
             // end (its runtime to now is settled first).
-            self.update_curr(cpu);
-            let t = &mut self.sched.tasks[curr].se;
+            self.k.update_curr(cpu);
+            let t = &mut self.k.sched.tasks[curr].se;
             t.exec_start = t.exec_start.max(end);
             self.arm_op_timer(cpu);
         }
-        self.q.schedule(Instant(end), Ev::IrqDone(cpu as u32, action));
+        self.k.q.schedule(Instant(end), Ev::IrqDone(cpu as u32, action));
     }
 
     /// The handlers of an interrupt on `cpu` are done: do what they do; an
@@ -70,10 +75,10 @@ impl Sim {
             IrqAction::BlkComplete(req) => self.blk_complete_request(cpu, req as usize),
             IrqAction::BlkIpi(req) => self.blk_complete_ipi(cpu, req as usize),
         }
-        let rq = &self.sched.rqs[cpu];
-        let handlers_left = rq.windows.iter().any(|w| w.end > self.now);
+        let rq = &self.k.sched.rqs[cpu];
+        let handlers_left = rq.windows.iter().any(|w| w.end > self.k.now);
         if rq.curr.is_none() && rq.nr_running == 0 && !rq.need_resched && !handlers_left {
-            self.cpuidle_enter(cpu, false);
+            self.k.cpuidle_enter(cpu, false);
         }
     }
 }

@@ -40,7 +40,7 @@ impl Sim {
     /// `kernel.ktask.helper_nice`; kthread/workqueue.rs), and the caller
     /// works too.
     pub fn ktask_run(&mut self, main: TaskId, work: u64, max_threads: usize, min_chunk: u64) {
-        let nthreads = ktask_nthreads(work, min_chunk, self.sched.rqs.len(), max_threads);
+        let nthreads = ktask_nthreads(work, min_chunk, self.k.sched.rqs.len(), max_threads);
         let chunk = ktask_chunk_size(work, nthreads, min_chunk);
         let job = self.kthreads.ktask_jobs.len();
         self.kthreads.ktask_jobs.push(KtaskJob {
@@ -52,28 +52,28 @@ impl Sim {
             active_helpers: nthreads - 1,
             main_waiting: false,
         });
-        let cpu = self.sched.tasks[main].cpu;
+        let cpu = self.k.sched.tasks[main].cpu;
         let program = self.wl.work_programs.len();
         self.wl.work_programs.push(Program { ops: vec![Op::KtaskHelper(job)] });
         let wq = self.kthreads.workqueues.iter().position(|w| w.name == KTASK_WQ).expect("the ktask workqueue");
         for _ in 0..nthreads - 1 {
             self.queue_work(wq, program, cpu, WorkDone::default(), true);
         }
-        self.sched.tasks[main].ktask = Some(KtaskRole::Main(job));
+        self.k.sched.tasks[main].ktask = Some(KtaskRole::Main(job));
         self.ktask_chunk_done(main);
     }
 
     /// A kworker runs one of the job's helper work items: it takes chunks
     /// until there are none.
     pub(crate) fn ktask_helper(&mut self, tid: TaskId, job: usize) {
-        self.sched.tasks[tid].ktask = Some(KtaskRole::Helper(job));
+        self.k.sched.tasks[tid].ktask = Some(KtaskRole::Helper(job));
         self.ktask_chunk_done(tid);
     }
 
     /// A worker finished a chunk (or just started): take the next one, or
     /// finish. The worker is running on its CPU.
     pub fn ktask_chunk_done(&mut self, tid: TaskId) {
-        let Some(role) = self.sched.tasks[tid].ktask else { return };
+        let Some(role) = self.k.sched.tasks[tid].ktask else { return };
         let job = match role {
             KtaskRole::Main(j) | KtaskRole::Helper(j) => j,
         };
@@ -81,7 +81,7 @@ impl Sim {
         if j.cursor < j.total {
             let c = j.chunk.min(j.total - j.cursor);
             j.cursor += c;
-            self.sched.tasks[tid].work_left = c;
+            self.k.sched.tasks[tid].work_left = c;
             return;
         }
         match role {
@@ -89,28 +89,28 @@ impl Sim {
                 j.active_helpers -= 1;
                 let wake_main = j.active_helpers == 0 && j.main_waiting;
                 let main = j.main;
-                self.sched.tasks[tid].ktask = None;
+                self.k.sched.tasks[tid].ktask = None;
                 if wake_main {
                     // complete(): the last helper wakes the waiting caller.
                     self.kthreads.ktask_jobs[job].main_waiting = false;
-                    self.sched.tasks[main].ktask = None;
-                    let cpu = self.sched.tasks[tid].cpu;
-                    self.try_to_wake_up(main, cpu, true);
+                    self.k.sched.tasks[main].ktask = None;
+                    let cpu = self.k.sched.tasks[tid].cpu;
+                    self.k.try_to_wake_up(main, cpu, true);
                 }
                 // The work item ends; the worker goes on (workqueue.rs).
-                self.sched.tasks[tid].need_advance = true;
+                self.k.sched.tasks[tid].need_advance = true;
                 self.advance(tid);
             }
             KtaskRole::Main(_) => {
                 if j.active_helpers == 0 {
-                    self.sched.tasks[tid].ktask = None;
-                    self.sched.tasks[tid].need_advance = true;
+                    self.k.sched.tasks[tid].ktask = None;
+                    self.k.sched.tasks[tid].need_advance = true;
                     self.advance(tid);
                 } else {
                     j.main_waiting = true;
                     // wait_for_completion(): sleep until the last helper is done.
                     self.block(tid);
-                    debug_assert_eq!(self.sched.tasks[tid].state, TaskState::Blocked);
+                    debug_assert_eq!(self.k.sched.tasks[tid].state, TaskState::Blocked);
                 }
             }
         }

@@ -27,15 +27,15 @@ impl Sim {
     /// Boot: each CPU's normal pool gets its first worker, and the
     /// vmstat timers are armed.
     pub fn create_housekeeping(&mut self) {
-        if !self.cfg.vmstat_kworkers {
+        if !self.k.cfg.vmstat_kworkers {
             return;
         }
         debug_assert_eq!(self.kthreads.workqueues[MM_PERCPU_WQ].name, "mm_percpu_wq");
-        let run = Op::Run(Dist::Const(self.cfg.costs.vmstat_update_ns.max(1)));
+        let run = Op::Run(Dist::Const(self.k.cfg.costs.vmstat_update_ns.max(1)));
         self.kthreads.vmstat_program = self.wl.work_programs.len();
         self.wl.work_programs.push(Program { ops: vec![run] });
-        let hz = self.cfg.hz as u64;
-        for cpu in 0..self.sched.rqs.len() {
+        let hz = self.k.cfg.hz as u64;
+        for cpu in 0..self.k.sched.rqs.len() {
             let pool = self.pool_for(MM_PERCPU_WQ, cpu);
             self.create_worker(pool);
             // First expiry: round_jiffies_relative(HZ) from boot, skewed.
@@ -46,24 +46,24 @@ impl Sim {
     /// round_jiffies() of `j` jiffies from now for `cpu`, in ns: the next
     /// whole second plus 3·cpu jiffies of skew.
     fn round_jiffies_skewed(&self, j: u64, cpu: usize) -> u64 {
-        let hz = self.cfg.hz as u64;
-        let now_j = self.now / self.cfg.tick_ns;
+        let hz = self.k.cfg.hz as u64;
+        let now_j = self.k.now / self.k.cfg.tick_ns;
         let target = now_j + j;
         let skew = 3 * cpu as u64;
         // __round_jiffies: round (target + skew) to a whole second, then
         // remove the skew again; never earlier than now.
         let rounded = (target + skew).div_ceil(hz) * hz;
         let due = rounded.saturating_sub(skew).max(now_j + 1);
-        due * self.cfg.tick_ns
+        due * self.k.cfg.tick_ns
     }
 
     /// From the tick of a busy CPU: fire the deferrable vmstat timer if due
     /// (it queues vmstat_update from the timer softirq).
     pub fn run_housekeeping_timer(&mut self, cpu: usize) {
-        if !self.cfg.vmstat_kworkers || self.now < self.kthreads.vmstat_next[cpu] {
+        if !self.k.cfg.vmstat_kworkers || self.k.now < self.kthreads.vmstat_next[cpu] {
             return;
         }
-        let hz = self.cfg.hz as u64;
+        let hz = self.k.cfg.hz as u64;
         self.kthreads.vmstat_next[cpu] = self.round_jiffies_skewed(hz, cpu);
         // One vmstat_update at a time per CPU (a delayed work is queued
         // once: the next arming happens when it has run).

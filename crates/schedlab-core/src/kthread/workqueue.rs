@@ -55,18 +55,18 @@ impl Sim {
         let def = &self.kthreads.workqueues[wq];
         let (flags, nice) = (def.flags, def.nice);
         if flags & WQ_UNBOUND != 0 {
-            let node = self.machine.node_of(cpu);
+            let node = self.k.machine.node_of(cpu);
             if let Some(&(_, _, p)) = self.kthreads.unbound_pools.iter().find(|&&(n, ni, _)| n == node && ni == nice) {
                 return p;
             }
-            let cpus = CpuMask::from_cpus(self.sched.rqs.len(), &self.machine.node_cpus[node]);
+            let cpus = CpuMask::from_cpus(self.k.sched.rqs.len(), &self.k.machine.node_cpus[node]);
             let p = self.new_pool(None, Some(node), nice, cpus);
             self.kthreads.unbound_pools.push((node, nice, p));
             return p;
         }
         let hi = usize::from(flags & WQ_HIGHPRI != 0);
-        if self.kthreads.cpu_pools.len() < self.sched.rqs.len() {
-            self.kthreads.cpu_pools.resize(self.sched.rqs.len(), [None, None]);
+        if self.kthreads.cpu_pools.len() < self.k.sched.rqs.len() {
+            self.kthreads.cpu_pools.resize(self.k.sched.rqs.len(), [None, None]);
         }
         if let Some(p) = self.kthreads.cpu_pools[cpu][hi] {
             return p;
@@ -74,12 +74,12 @@ impl Sim {
         // Before cmwq (2.6.36) the CPU's keventd thread ran at nice -5.
         let nice = if hi == 1 {
             HIGHPRI_NICE_LEVEL
-        } else if self.cfg.mech.cmwq {
+        } else if self.k.cfg.mech.cmwq {
             0
         } else {
             -5
         };
-        let cpus = CpuMask::from_cpus(self.sched.rqs.len(), &[cpu]);
+        let cpus = CpuMask::from_cpus(self.k.sched.rqs.len(), &[cpu]);
         let p = self.new_pool(Some(cpu), None, nice, cpus);
         self.kthreads.cpu_pools[cpu][hi] = Some(p);
         p
@@ -120,13 +120,13 @@ impl Sim {
             program: Program::default(),
         };
         let comm = match p.cpu {
-            Some(cpu) if !self.cfg.mech.cmwq => format!("events/{cpu}"),
+            Some(cpu) if !self.k.cfg.mech.cmwq => format!("events/{cpu}"),
             Some(cpu) => format!("kworker/{cpu}:{}{}", p.next_id, if p.nice < 0 { "H" } else { "" }),
             None => format!("kworker/u{}:{}", p.id, p.next_id),
         };
         let unbound = p.cpu.is_none();
         let tid = self.alloc_task(group, Some(template), &g, 0);
-        let t = &mut self.sched.tasks[tid];
+        let t = &mut self.k.sched.tasks[tid];
         t.comm = comm.chars().take(15).collect();
         t.state = TaskState::Blocked;
         t.need_advance = true;
@@ -138,9 +138,9 @@ impl Sim {
             current: None,
             flags: WORKER_PREP | if unbound { WORKER_UNBOUND } else { 0 },
             sleeping: false,
-            last_active: self.now,
+            last_active: self.k.now,
         });
-        self.sched.tasks[tid].worker = Some(w);
+        self.k.sched.tasks[tid].worker = Some(w);
         let p = &mut self.kthreads.pools[pool];
         p.next_id += 1;
         p.nr_workers += 1;
@@ -160,7 +160,7 @@ impl Sim {
             policy: Policy::Normal,
             nice: 0,
             rt_priority: 0,
-            cpus: CpuMask::full(self.sched.rqs.len()),
+            cpus: CpuMask::full(self.k.sched.rqs.len()),
             start: 0,
             kthread: true,
             program: Program::default(),
@@ -178,7 +178,7 @@ impl Sim {
     /// task (`from_task`) or an interrupt handler.
     pub fn queue_work(&mut self, wq: usize, program: usize, cpu: usize, done: WorkDone, from_task: bool) {
         let pool = self.pool_for(wq, cpu);
-        let work = WorkItem { program, wq, done, queued_at: self.now };
+        let work = WorkItem { program, wq, done, queued_at: self.k.now };
         let id = match self.kthreads.free_works.pop() {
             Some(i) => {
                 self.kthreads.works[i] = Some(work);
@@ -205,10 +205,10 @@ impl Sim {
             Some(&t) => t,
             // Before cmwq a CPU had one thread per workqueue, which takes
             // the work when it is done with the one it runs.
-            None if !self.cfg.mech.cmwq && p.nr_workers > 0 => return,
+            None if !self.k.cfg.mech.cmwq && p.nr_workers > 0 => return,
             None => self.create_worker(pool),
         };
-        self.try_to_wake_up(tid, waker_cpu, from_task);
+        self.k.try_to_wake_up(tid, waker_cpu, from_task);
     }
 
     // ------------------------------------------------ the worker thread
@@ -218,7 +218,7 @@ impl Sim {
     /// when it goes on with a work, false when it went idle (blocked).
     #[inline(never)]
     pub(crate) fn worker_next(&mut self, tid: TaskId) -> bool {
-        let w = self.sched.tasks[tid].worker.expect("a worker");
+        let w = self.k.sched.tasks[tid].worker.expect("a worker");
         let pool = self.kthreads.workers[w].pool;
         if let Some(work) = self.kthreads.workers[w].current.take() {
             let busy = &mut self.kthreads.pools[pool].busy;
@@ -244,7 +244,7 @@ impl Sim {
         }
         // may_start_working(): keep an idle worker in reserve
         // (manage_workers -> maybe_create_worker).
-        if self.kthreads.pools[pool].idle_list.is_empty() && self.cfg.mech.cmwq {
+        if self.kthreads.pools[pool].idle_list.is_empty() && self.k.cfg.mech.cmwq {
             self.create_worker(pool);
         }
         self.worker_clr_flags(w, WORKER_PREP);
@@ -265,10 +265,10 @@ impl Sim {
         // worker take the rest (need_more_worker -> wake_up_worker).
         let p = &self.kthreads.pools[pool];
         if self.kthreads.workers[w].flags & WORKER_NOT_RUNNING != 0 && !p.worklist.is_empty() && p.nr_running == 0 {
-            let cpu = self.sched.tasks[tid].cpu;
+            let cpu = self.k.sched.tasks[tid].cpu;
             self.wake_up_worker(pool, cpu, true);
         }
-        let t = &mut self.sched.tasks[tid];
+        let t = &mut self.k.sched.tasks[tid];
         t.pc = 0;
         t.loop_stack.clear();
     }
@@ -280,12 +280,12 @@ impl Sim {
         self.kthreads.free_works.push(work);
         self.kthreads.works_done[item.wq] += 1;
         self.worker_clr_flags(w, WORKER_CPU_INTENSIVE);
-        let cpu = self.sched.tasks[tid].cpu;
+        let cpu = self.k.sched.tasks[tid].cpu;
         if let Some(req) = item.done.submit {
-            self.block.submit_bio(req, cpu, self.now, &mut self.q); // block/blk_mq.rs
+            self.block.submit_bio(req, cpu, self.k.now, &mut self.k.q); // block/blk_mq.rs
         }
         if let Some(waiter) = item.done.wake {
-            self.try_to_wake_up(waiter, cpu, true);
+            self.k.try_to_wake_up(waiter, cpu, true);
         }
     }
 
@@ -298,12 +298,12 @@ impl Sim {
     fn worker_enter_idle(&mut self, w: usize) {
         let worker = &mut self.kthreads.workers[w];
         worker.flags |= WORKER_IDLE;
-        worker.last_active = self.now;
+        worker.last_active = self.k.now;
         let (pool, tid) = (worker.pool, worker.task);
         self.kthreads.pools[pool].idle_list.push(tid);
         if self.too_many_workers(pool) && self.kthreads.pools[pool].idle_timer.is_none() {
-            let at = self.now + IDLE_WORKER_TIMEOUT_NS;
-            self.kthreads.pools[pool].idle_timer = Some(self.q.schedule(Instant(at), Ev::PoolIdleTimer(pool)));
+            let at = self.k.now + IDLE_WORKER_TIMEOUT_NS;
+            self.kthreads.pools[pool].idle_timer = Some(self.k.q.schedule(Instant(at), Ev::PoolIdleTimer(pool)));
         }
     }
 
@@ -337,18 +337,19 @@ impl Sim {
         while self.too_many_workers(pool) {
             // The oldest idle worker is the first of the list.
             let tid = self.kthreads.pools[pool].idle_list[0];
-            let w = self.sched.tasks[tid].worker.expect("a worker");
+            let w = self.k.sched.tasks[tid].worker.expect("a worker");
             let expires = self.kthreads.workers[w].last_active + IDLE_WORKER_TIMEOUT_NS;
-            if expires > self.now {
-                self.kthreads.pools[pool].idle_timer = Some(self.q.schedule(Instant(expires), Ev::PoolIdleTimer(pool)));
+            if expires > self.k.now {
+                self.kthreads.pools[pool].idle_timer =
+                    Some(self.k.q.schedule(Instant(expires), Ev::PoolIdleTimer(pool)));
                 return;
             }
             // destroy_worker(): it wakes and exits.
             self.kthreads.pools[pool].idle_list.remove(0);
             self.kthreads.pools[pool].nr_workers -= 1;
-            self.sched.tasks[tid].worker = None;
-            self.sched.tasks[tid].state = TaskState::Dead;
-            self.sched.tasks[tid].stats.exit_ns = Some(self.now);
+            self.k.sched.tasks[tid].worker = None;
+            self.k.sched.tasks[tid].state = TaskState::Dead;
+            self.k.sched.tasks[tid].stats.exit_ns = Some(self.k.now);
         }
     }
 
@@ -378,7 +379,7 @@ impl Sim {
     /// last running worker of its pool and works are pending, wake another.
     #[inline(never)]
     pub(crate) fn wq_worker_sleeping(&mut self, tid: TaskId) {
-        let Some(w) = self.sched.tasks[tid].worker else { return };
+        let Some(w) = self.k.sched.tasks[tid].worker else { return };
         let worker = &mut self.kthreads.workers[w];
         if worker.flags & WORKER_NOT_RUNNING != 0 {
             return;
@@ -388,7 +389,7 @@ impl Sim {
         let p = &mut self.kthreads.pools[pool];
         p.nr_running -= 1;
         if p.nr_running == 0 && !p.worklist.is_empty() {
-            let cpu = self.sched.tasks[tid].cpu;
+            let cpu = self.k.sched.tasks[tid].cpu;
             self.wake_up_worker(pool, cpu, true);
         }
     }
@@ -396,7 +397,7 @@ impl Sim {
     /// wq_worker_running(): a worker that blocked in a work runs again.
     #[inline(never)]
     pub(crate) fn wq_worker_running(&mut self, tid: TaskId) {
-        let Some(w) = self.sched.tasks[tid].worker else { return };
+        let Some(w) = self.k.sched.tasks[tid].worker else { return };
         let worker = &mut self.kthreads.workers[w];
         if !worker.sleeping {
             return;
@@ -418,7 +419,7 @@ impl Sim {
 
     /// The op of the work item the worker runs at `pc`, if any.
     pub(crate) fn worker_op(&self, tid: TaskId, pc: usize) -> Option<crate::program::Op> {
-        let w = self.sched.tasks[tid].worker?;
+        let w = self.k.sched.tasks[tid].worker?;
         let work = self.kthreads.workers[w].current?;
         let program = self.kthreads.works[work].as_ref()?.program;
         self.wl.work_programs[program].ops.get(pc).cloned()

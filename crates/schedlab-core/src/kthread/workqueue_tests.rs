@@ -20,7 +20,8 @@ fn run(works: &str, us: u64) -> Sim {
 
 /// The kworkers of the run that ran: (comm, runtime ns, CPU).
 fn ran(sim: &Sim) -> Vec<(String, u64, usize)> {
-    sim.sched
+    sim.k
+        .sched
         .tasks
         .iter()
         .filter(|t| t.worker.is_some() && t.se.sum_exec_runtime > 0)
@@ -69,7 +70,7 @@ fn highpri_works_run_at_nice_minus_20_and_unbound_ones_in_parallel() {
              { queue_work = { wq = \"events_unbound\", run = \"500us\" } }";
     let sim = run(w, 3_000);
     let r = ran(&sim);
-    let hi: Vec<_> = sim.sched.tasks.iter().filter(|t| t.comm == "kworker/1:0H").collect();
+    let hi: Vec<_> = sim.k.sched.tasks.iter().filter(|t| t.comm == "kworker/1:0H").collect();
     assert_eq!(hi.len(), 1);
     assert_eq!(hi[0].nice, -20);
     assert!(hi[0].is_per_cpu_kthread());
@@ -78,7 +79,7 @@ fn highpri_works_run_at_nice_minus_20_and_unbound_ones_in_parallel() {
     let unbound: Vec<_> = r.iter().filter(|(c, _, _)| c.starts_with("kworker/u")).collect();
     assert_eq!(unbound.len(), 2, "{r:?}");
     assert_ne!(unbound[0].2, unbound[1].2);
-    let u = sim.sched.tasks.iter().find(|t| t.comm.starts_with("kworker/u")).expect("an unbound worker");
+    let u = sim.k.sched.tasks.iter().find(|t| t.comm.starts_with("kworker/u")).expect("an unbound worker");
     assert!(!u.is_per_cpu_kthread(), "an unbound worker may run on any CPU of its node");
 }
 
@@ -86,7 +87,7 @@ fn highpri_works_run_at_nice_minus_20_and_unbound_ones_in_parallel() {
 fn flush_work_sleeps_until_the_work_is_done() {
     let w = "{ queue_work = { wq = \"events\", run = \"300us\", wait = true } }";
     let sim = run(w, 3_000);
-    let q = sim.sched.tasks.iter().find(|t| t.comm == "q").expect("q");
+    let q = sim.k.sched.tasks.iter().find(|t| t.comm == "q").expect("q");
     // It waited for the work, then went on to its sleep.
     assert_eq!(q.state, TaskState::Blocked);
     assert!(q.stats.nr_wakeups >= 1);
@@ -105,6 +106,6 @@ fn too_many_idle_workers_are_reaped_after_five_minutes() {
     let p = &sim.kthreads.pools[pool];
     assert!(p.nr_workers >= 2 && p.nr_workers <= 3, "{} workers left", p.nr_workers);
     let dead =
-        sim.sched.tasks.iter().filter(|t| t.comm.starts_with("kworker/1:") && t.state == TaskState::Dead).count();
+        sim.k.sched.tasks.iter().filter(|t| t.comm.starts_with("kworker/1:") && t.state == TaskState::Dead).count();
     assert!(dead >= 2, "{dead} reaped");
 }

@@ -28,18 +28,18 @@ impl Sim {
         };
         if left == 0 {
             self.mm.task(tid).anon_left = None;
-            self.sched.tasks[tid].in_sys = false;
+            self.k.sched.tasks[tid].in_sys = false;
             return true;
         }
         let bytes = left.min(ANON_CHUNK * PAGE_SIZE);
         let pages = bytes.div_ceil(PAGE_SIZE);
-        self.sched.tasks[tid].in_sys = true;
+        self.k.sched.tasks[tid].in_sys = true;
         self.mm.task(tid).anon_left = Some(left);
-        self.sched.tasks[tid].pc -= 1;
+        self.k.sched.tasks[tid].pc -= 1;
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {
                 let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveAnon);
-                self.sched.tasks[tid].work_left = (pages * self.cfg.costs.anon_fault_ns + locks).max(1);
+                self.k.sched.tasks[tid].work_left = (pages * self.k.cfg.costs.anon_fault_ns + locks).max(1);
                 self.mm.task(tid).anon_left = Some(left - bytes);
                 false
             }

@@ -18,19 +18,19 @@ impl Sim {
     /// `memory`: the scenario's `[memory]` page cache; `zswap`: its swap.
     pub(crate) fn mm_init(&mut self, memory: Option<MemoryStart>, zswap: bool) -> Result<(), SimError> {
         let nr_read_ops = self.wl.read_ops.len();
-        let used = nr_read_ops > 0 || self.cfg.vm_given || memory.is_some();
+        let used = nr_read_ops > 0 || self.k.cfg.vm_given || memory.is_some();
         self.mm.zswap = zswap;
         self.mm.rr = vec![0; nr_read_ops];
         if !used {
             return Ok(());
         }
-        let mech = &self.cfg.mech;
-        let mut cfg = self.cfg.vm.clone();
+        let mech = &self.k.cfg.mech;
+        let mut cfg = self.k.cfg.vm.clone();
         if let Some(start) = memory {
             cfg.start = start;
         }
-        let nodes = self.machine.nr_nodes;
-        let bytes = self.machine.memory_bytes;
+        let nodes = self.k.machine.nr_nodes;
+        let bytes = self.k.machine.memory_bytes;
         if bytes == 0 {
             return Err(SimError::bad_value(
                 &self.source,
@@ -56,7 +56,7 @@ impl Sim {
         self.mm.zonelist = (0..nodes)
             .map(|n| {
                 let mut zl: Vec<usize> = (0..nodes).collect();
-                zl.sort_by_key(|&m| (self.machine.node_distance[n][m], m));
+                zl.sort_by_key(|&m| (self.k.machine.node_distance[n][m], m));
                 zl
             })
             .collect();
@@ -65,8 +65,8 @@ impl Sim {
         let (per_node, active) = match cfg.kswapd_threads {
             KswapdThreads::Fixed(n) => (n as usize, n),
             KswapdThreads::Auto { max, .. } => {
-                self.q.schedule(Instant(crate::engine::time::NSEC_PER_SEC), Ev::MmAuto);
-                self.mm.auto_idle = vec![0; self.sched.rqs.len()];
+                self.k.q.schedule(Instant(crate::engine::time::NSEC_PER_SEC), Ev::MmAuto);
+                self.mm.auto_idle = vec![0; self.k.sched.rqs.len()];
                 self.mm.auto_sum = vec![0; nodes];
                 (max as usize, 1)
             }
@@ -77,8 +77,8 @@ impl Sim {
         let group = self.wl.group_names.len();
         self.wl.group_names.push("kswapd".into());
         for node in 0..nodes {
-            let mut cpus = CpuMask::new(self.sched.rqs.len());
-            for c in self.machine.cpus.iter().filter(|c| c.node == node) {
+            let mut cpus = CpuMask::new(self.k.sched.rqs.len());
+            for c in self.k.machine.cpus.iter().filter(|c| c.node == node) {
                 cpus.set(c.id);
             }
             for hid in 0..per_node {
@@ -102,8 +102,8 @@ impl Sim {
                 } else {
                     format!("kswapd{node}:{hid}")
                 };
-                self.sched.tasks[tid].comm = comm;
-                self.sched.tasks[tid].cpu = cpus.first().unwrap_or(0);
+                self.k.sched.tasks[tid].comm = comm;
+                self.k.sched.tasks[tid].cpu = cpus.first().unwrap_or(0);
                 self.mm.kswapds.push(Kswapd {
                     task: tid,
                     node,
@@ -115,7 +115,7 @@ impl Sim {
                     timed_out: false,
                 });
                 self.mm.nodes[node].kswapd.push(k);
-                self.q.schedule(Instant(0), Ev::Start(tid));
+                self.k.q.schedule(Instant(0), Ev::Start(tid));
             }
         }
         Ok(())

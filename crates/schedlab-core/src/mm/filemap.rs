@@ -45,11 +45,11 @@ impl Sim {
                 self.mm.rr[idx] = cur + 1;
                 let disk = op.disks[cur % op.disks.len()];
                 let (bytes, direct) = (op.bytes, op.direct);
-                self.sched.tasks[tid].in_sys = true;
+                self.k.sched.tasks[tid].in_sys = true;
                 if direct {
                     // Pin the user pages and build the bios, then submit.
                     let pages = bytes.div_ceil(PAGE_SIZE);
-                    self.sched.tasks[tid].work_left = (pages * self.cfg.costs.dio_page_ns).max(1);
+                    self.k.sched.tasks[tid].work_left = (pages * self.k.cfg.costs.dio_page_ns).max(1);
                     let st = ReadState { disk, left: bytes, window: bytes, phase: ReadPhase::Submit, direct: true };
                     return self.read_park(tid, st);
                 }
@@ -62,15 +62,15 @@ impl Sim {
     /// Submit a read request of `bytes` and sleep in io_schedule.
     fn submit_read(&mut self, tid: TaskId, disk: usize, bytes: u64) {
         use crate::block::{BioOp, EndIo};
-        let here = self.sched.tasks[tid].cpu;
-        let req = self.block.alloc_request(self.now, disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
-        self.block.submit_bio(req, here, self.now, &mut self.q);
+        let here = self.k.sched.tasks[tid].cpu;
+        let req = self.block.alloc_request(self.k.now, disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
+        self.block.submit_bio(req, here, self.k.now, &mut self.k.q);
         self.mm.ev.pgpgin_kb += bytes / 1024;
         self.io_block(tid, true);
     }
 
     fn buffered_read(&mut self, tid: TaskId, mut st: ReadState) -> bool {
-        let c = &self.cfg.costs;
+        let c = &self.k.cfg.costs;
         let (add_ns, copy_ns) = (c.pagecache_add_ns, c.copy_page_ns);
         loop {
             match st.phase {
@@ -86,8 +86,8 @@ impl Sim {
                             // add_to_page_cache_lru: the insertion, then the
                             // pages onto the inactive file list.
                             let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveFile);
-                            self.sched.tasks[tid].work_left = (pages * add_ns + locks).max(1);
-                            self.sched.tasks[tid].in_sys = true;
+                            self.k.sched.tasks[tid].work_left = (pages * add_ns + locks).max(1);
+                            self.k.sched.tasks[tid].in_sys = true;
                             st.phase = ReadPhase::Submit;
                             return self.read_park(tid, st);
                         }
@@ -97,7 +97,7 @@ impl Sim {
                 ReadPhase::Submit => {
                     st.phase = ReadPhase::Copy;
                     self.mm.task(tid).read = Some(st);
-                    self.sched.tasks[tid].pc -= 1;
+                    self.k.sched.tasks[tid].pc -= 1;
                     self.submit_read(tid, st.disk, st.window);
                     return false;
                 }
@@ -109,12 +109,12 @@ impl Sim {
                     let pages = st.window.div_ceil(PAGE_SIZE);
                     st.left -= st.window;
                     st.phase = ReadPhase::Alloc;
-                    self.sched.tasks[tid].work_left = (pages * copy_ns).max(1);
+                    self.k.sched.tasks[tid].work_left = (pages * copy_ns).max(1);
                     return self.read_park(tid, st);
                 }
                 ReadPhase::Done => {
                     self.mm.task(tid).read = None;
-                    self.sched.tasks[tid].in_sys = false;
+                    self.k.sched.tasks[tid].in_sys = false;
                     return true;
                 }
             }
@@ -124,7 +124,7 @@ impl Sim {
     /// Keep the read's state and stay on its op.
     fn read_park(&mut self, tid: TaskId, st: ReadState) -> bool {
         self.mm.task(tid).read = Some(st);
-        self.sched.tasks[tid].pc -= 1;
+        self.k.sched.tasks[tid].pc -= 1;
         false
     }
 }

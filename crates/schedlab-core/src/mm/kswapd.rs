@@ -31,7 +31,7 @@ use crate::trace::MmVmscan;
 impl Sim {
     /// kswapd(): thread `k` runs (its program is one endless op).
     pub(crate) fn kswapd(&mut self, tid: TaskId, k: usize) {
-        self.sched.tasks[tid].pc -= 1; // the op never completes
+        self.k.sched.tasks[tid].pc -= 1; // the op never completes
         loop {
             let (node, state) = (self.mm.kswapds[k].node, self.mm.kswapds[k].state);
             match state {
@@ -52,8 +52,8 @@ impl Sim {
                     } else if self.prepare_kswapd_sleep(node) {
                         // Sleep until wakeup_kswapd.
                         self.mm.kswapds[k].state = KswapdState::Sleeping;
-                        let t = &self.sched.tasks[tid];
-                        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::KswapdSleep, node as u64);
+                        let t = &self.k.sched.tasks[tid];
+                        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::KswapdSleep, node as u64);
                         self.block(tid);
                         return;
                     } else {
@@ -84,8 +84,8 @@ impl Sim {
             let ks = &mut self.mm.kswapds[k];
             ks.state = KswapdState::ShortSleep;
             ks.timed_out = false;
-            let hz = self.cfg.hz as u64;
-            self.mm_sleep(tid, (hz / 10).max(1) * self.cfg.tick_ns);
+            let hz = self.k.cfg.hz as u64;
+            self.mm_sleep(tid, (hz / 10).max(1) * self.k.cfg.tick_ns);
         } else {
             self.mm.ev.kswapd_high_wmark_hit_quickly += 1;
             self.balance_pgdat_start(k);
@@ -95,8 +95,8 @@ impl Sim {
     /// balance_pgdat() begins.
     fn balance_pgdat_start(&mut self, k: usize) {
         self.mm.ev.pageoutrun += 1;
-        let t = &self.sched.tasks[self.mm.kswapds[k].task];
-        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::KswapdWake, self.mm.kswapds[k].node as u64);
+        let t = &self.k.sched.tasks[self.mm.kswapds[k].task];
+        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::KswapdWake, self.mm.kswapds[k].node as u64);
         let ks = &mut self.mm.kswapds[k];
         ks.state = KswapdState::Balancing;
         ks.sc = ScanControl { priority: DEF_PRIORITY, pending_node: ks.node, ..Default::default() };
@@ -149,7 +149,7 @@ impl Sim {
             }
             let node_reclaimed = sc.nr_reclaimed - self.mm.kswapds[k].round_start_reclaimed;
             if sc.scan_left > 0 && node_reclaimed < sc.nr_to_reclaim {
-                let cpu = self.sched.tasks[tid].cpu;
+                let cpu = self.k.sched.tasks[tid].cpu;
                 self.mm.kswapds[k].sc.pending_anon = self.reclaim_lru(node) == crate::mm::Lru::InactiveAnon;
                 let (n, ns) = self.shrink_chunk(node, sc.scan_left, true, cpu);
                 if n > 0 {
@@ -157,7 +157,7 @@ impl Sim {
                     ks.sc.scan_left -= n;
                     ks.sc.nr_scanned += n;
                     ks.sc.pending = n;
-                    self.sched.tasks[tid].work_left = ns.max(1);
+                    self.k.sched.tasks[tid].work_left = ns.max(1);
                     return true;
                 }
             }
@@ -184,15 +184,15 @@ impl Sim {
             return;
         }
         let tid = ks.task;
-        if self.sched.tasks[tid].state != crate::sched::task::TaskState::Blocked {
+        if self.k.sched.tasks[tid].state != crate::sched::task::TaskState::Blocked {
             return; // already woken, not yet run
         }
         // The nap's timer no longer matters.
         let t = self.mm.task(tid);
         t.sleep_seq = t.sleep_seq.wrapping_add(1);
         self.mm.kswapds[k].timed_out = false;
-        let cpu = self.sched.tasks[tid].cpu;
-        self.try_to_wake_up(tid, cpu, false);
+        let cpu = self.k.sched.tasks[tid].cpu;
+        self.k.try_to_wake_up(tid, cpu, false);
     }
 
     /// A thread the `auto` policy does not let run parks (sleeps until a
@@ -220,12 +220,12 @@ impl Sim {
         };
         for node in 0..self.mm.nodes.len() {
             let mut idle = 0;
-            for cpu in 0..self.sched.rqs.len() {
-                if self.machine.cpus[cpu].node != node {
+            for cpu in 0..self.k.sched.rqs.len() {
+                if self.k.machine.cpus[cpu].node != node {
                     continue;
                 }
-                self.sched.account_cpu(cpu, self.now);
-                let a = self.sched.rqs[cpu].acct;
+                self.k.sched.account_cpu(cpu, self.k.now);
+                let a = self.k.sched.rqs[cpu].acct;
                 let now_idle = a.idle + a.iowait;
                 idle += now_idle - self.mm.auto_idle[cpu];
                 self.mm.auto_idle[cpu] = now_idle;
@@ -240,7 +240,7 @@ impl Sim {
             }
         }
         self.mm.auto_evals += 1;
-        self.q.schedule(Instant(self.now + NSEC_PER_SEC), Ev::MmAuto);
+        self.k.q.schedule(Instant(self.k.now + NSEC_PER_SEC), Ev::MmAuto);
     }
 
     /// prepare_kswapd_sleep(): the node is balanced, or hopeless (kswapd

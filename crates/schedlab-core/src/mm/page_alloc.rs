@@ -28,7 +28,7 @@ pub enum Alloc {
 impl Sim {
     /// The node of `tid`'s CPU.
     pub(crate) fn task_node(&self, tid: TaskId) -> usize {
-        self.machine.cpus[self.sched.tasks[tid].cpu].node
+        self.k.machine.cpus[self.k.sched.tasks[tid].cpu].node
     }
 
     /// get_page_from_freelist(): the first node of the zonelist whose free
@@ -53,14 +53,14 @@ impl Sim {
     /// under zone->lock (rmqueue_bulk), then lru_cache_add's pagevec drains
     /// under the node's LRU lock. Returns the CPU time (spin and hold).
     pub(crate) fn lru_cache_add(&mut self, tid: TaskId, node: usize, pages: u64, list: Lru) -> u64 {
-        let (lru_page, zone_alloc) = (self.cfg.costs.lru_page_ns, self.cfg.costs.zone_alloc_page_ns);
+        let (lru_page, zone_alloc) = (self.k.cfg.costs.lru_page_ns, self.k.cfg.costs.zone_alloc_page_ns);
         let from = self.task_node(tid);
         let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
         let handoff = self.lru_handoff();
         let lru_page = self.numa_cost(lru_page, from, node);
         let drains = pages.div_ceil(self.mm.pagevec);
         let pg = &mut self.mm.nodes[node];
-        let (spin, hold) = pg.lru_lock.acquire(self.now, drains, pages * lru_page / drains.max(1), handoff);
+        let (spin, hold) = pg.lru_lock.acquire(self.k.now, drains, pages * lru_page / drains.max(1), handoff);
         pg.lru[list as usize] += pages;
         spin + hold + zspin + zhold
     }
@@ -73,11 +73,11 @@ impl Sim {
         let started = self.mm.task(tid).alloc.map(|a| a.1);
         if started.is_none() {
             if let Some(node) = self.get_page_from_freelist(home, n, true) {
-                let g = self.sched.tasks[tid].group;
+                let g = self.k.sched.tasks[tid].group;
                 self.alloc_latency(g).fast += 1;
                 return Alloc::Got(node);
             }
-            self.mm.task(tid).alloc = Some((n, self.now));
+            self.mm.task(tid).alloc = Some((n, self.k.now));
         }
         // A direct reclaim in progress goes on (or has just finished).
         if self.mm.task(tid).reclaim.is_some() {
@@ -94,8 +94,8 @@ impl Sim {
         }
         if let Some(node) = self.get_page_from_freelist(home, n, false) {
             let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
-            let g = self.sched.tasks[tid].group;
-            let lat = self.now - t0;
+            let g = self.k.sched.tasks[tid].group;
+            let lat = self.k.now - t0;
             self.alloc_latency(g).slow.push(lat);
             return Alloc::Got(node);
         }
@@ -104,7 +104,7 @@ impl Sim {
             return Alloc::Blocked;
         }
         self.mm.ev.allocstall_normal += 1;
-        let g = self.sched.tasks[tid].group;
+        let g = self.k.sched.tasks[tid].group;
         self.alloc_latency(g).direct_reclaims += 1;
         self.start_direct_reclaim(tid);
         match self.direct_reclaim_step(tid) {
@@ -115,7 +115,7 @@ impl Sim {
                     at: crate::error::Location { file: self.source.clone(), key: "memory".into() },
                     what: format!(
                         "{} cannot allocate {n} pages: nothing is left to reclaim (the OOM killer is not modelled)",
-                        self.sched.tasks[tid].comm
+                        self.k.sched.tasks[tid].comm
                     ),
                 });
                 Alloc::Blocked
@@ -146,14 +146,14 @@ impl Sim {
             let ks = &self.mm.kswapds[k];
             matches!(ks.state, KswapdState::ShortSleep | KswapdState::Sleeping | KswapdState::Parked)
                 && ks.hid < self.mm.kswapd_active[node]
-                && self.sched.tasks[ks.task].state == TaskState::Blocked
+                && self.k.sched.tasks[ks.task].state == TaskState::Blocked
         });
         if !waiting || pg.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(node) {
             return;
         }
         if let Some(tid) = by {
-            let t = &self.sched.tasks[tid];
-            self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::WakeupKswapd, node as u64);
+            let t = &self.k.sched.tasks[tid];
+            self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::WakeupKswapd, node as u64);
         }
         for i in 0..self.mm.nodes[node].kswapd.len() {
             let k = self.mm.nodes[node].kswapd[i];
@@ -182,7 +182,10 @@ impl Sim {
     /// timeout, for a __GFP_FS allocation as the page cache's). Returns
     /// true when the task sleeps.
     fn throttle_direct_reclaim(&mut self, tid: TaskId, node: usize) -> bool {
-        if self.sched.tasks[tid].kthread || !self.cfg.mech.throttle_direct_reclaim || self.allow_direct_reclaim(node) {
+        if self.k.sched.tasks[tid].kthread
+            || !self.k.cfg.mech.throttle_direct_reclaim
+            || self.allow_direct_reclaim(node)
+        {
             return false;
         }
         self.mm.ev.pgscan_direct_throttle += 1;
@@ -201,8 +204,8 @@ impl Sim {
         let waiters = std::mem::take(&mut self.mm.nodes[node].pfmemalloc_wait);
         for tid in waiters {
             self.mm.task(tid).throttled = false;
-            let cpu = self.sched.tasks[tid].cpu;
-            self.try_to_wake_up(tid, cpu, false);
+            let cpu = self.k.sched.tasks[tid].cpu;
+            self.k.try_to_wake_up(tid, cpu, false);
         }
     }
 }

@@ -32,7 +32,7 @@ use crate::trace::MmVmscan;
 impl Sim {
     /// The LRU lock's hand-off costs.
     pub(crate) fn lru_handoff(&self) -> Handoff {
-        let c = &self.cfg.costs;
+        let c = &self.k.cfg.costs;
         Handoff { base_ns: c.lru_lock_handoff_ns, per_waiter_ns: c.lru_lock_handoff_waiter_ns }
     }
 
@@ -70,7 +70,7 @@ impl Sim {
     /// cache misses on struct pages and list heads, taking the ACPI SLIT's
     /// relative latency at its word.
     pub(crate) fn numa_cost(&self, ns: u64, from: usize, to: usize) -> u64 {
-        ns * self.machine.node_distance[from][to] as u64 / crate::machine::LOCAL_DISTANCE as u64
+        ns * self.k.machine.node_distance[from][to] as u64 / crate::machine::LOCAL_DISTANCE as u64
     }
 
     /// `n` pages through `node`'s zone->lock from a CPU of node `from`, a
@@ -80,7 +80,7 @@ impl Sim {
         let per_page = self.numa_cost(per_page, from, node);
         let pg = &mut self.mm.nodes[node];
         let batches = n.div_ceil(pg.pcp_batch.max(1));
-        pg.zone_lock.acquire(self.now, batches, n * per_page / batches.max(1), handoff)
+        pg.zone_lock.acquire(self.k.now, batches, n * per_page / batches.max(1), handoff)
     }
 
     /// Isolate and reclaim up to RECLAIM_CHUNK of `want` pages of `node`'s
@@ -96,8 +96,8 @@ impl Sim {
     /// from its own list, are not modelled).
     pub(crate) fn shrink_chunk(&mut self, node: usize, want: u64, kswapd: bool, cpu: usize) -> (u64, u64) {
         let handoff = self.lru_handoff();
-        let from = self.machine.cpus[cpu].node;
-        let c = &self.cfg.costs;
+        let from = self.k.machine.cpus[cpu].node;
+        let c = &self.k.cfg.costs;
         let (lru_page, reclaim_page, shadow) = (c.lru_page_ns, c.reclaim_page_ns, c.shadow_entry_ns);
         let zone_free = c.zone_free_page_ns;
         let (lru_page, reclaim_page) = (self.numa_cost(lru_page, from, node), self.numa_cost(reclaim_page, from, node));
@@ -121,7 +121,7 @@ impl Sim {
         // Under the lock: isolation of each page; the putback hold moves
         // the counters (two pages' worth of list work).
         let work = (n * lru_page + batches * 2 * lru_page) / (2 * batches);
-        let (spin, hold) = pg.lru_lock.acquire(self.now, 2 * batches, work, handoff);
+        let (spin, hold) = pg.lru_lock.acquire(self.k.now, 2 * batches, work, handoff);
         let mut outside = n * reclaim_page;
         if anon {
             // add_to_swap, then swap_writepage -> frontswap_store: zswap
@@ -166,9 +166,9 @@ impl Sim {
     pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
         let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
-        let t = &self.sched.tasks[tid];
-        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
-        self.sched.tasks[tid].in_sys = true;
+        let t = &self.k.sched.tasks[tid];
+        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
+        self.k.sched.tasks[tid].in_sys = true;
     }
 
     /// One step of do_try_to_free_pages(): free the chunk just reclaimed,
@@ -200,8 +200,8 @@ impl Sim {
                 if dr.zl_pos >= zl.len() {
                     // shrink_zones() done at this priority.
                     if dr.sc.nr_reclaimed >= dr.sc.nr_to_reclaim || dr.sc.priority == 0 {
-                        let t = &self.sched.tasks[tid];
-                        self.trace.mm_vmscan(self.now, t.cpu, t, MmVmscan::DirectReclaimEnd, dr.sc.nr_reclaimed);
+                        let t = &self.k.sched.tasks[tid];
+                        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::DirectReclaimEnd, dr.sc.nr_reclaimed);
                         return None;
                     }
                     dr.sc.priority -= 1;
@@ -227,7 +227,7 @@ impl Sim {
                 self.reclaim_throttle(tid);
                 return Some(Alloc::Blocked);
             }
-            let cpu = self.sched.tasks[tid].cpu;
+            let cpu = self.k.sched.tasks[tid].cpu;
             dr.sc.pending_anon = self.reclaim_lru(node) == Lru::InactiveAnon;
             let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false, cpu);
             if n == 0 {
@@ -238,7 +238,7 @@ impl Sim {
             dr.sc.nr_scanned += n;
             dr.sc.pending = n;
             self.mm.task(tid).reclaim = Some(dr);
-            self.sched.tasks[tid].work_left = ns.max(1);
+            self.k.sched.tasks[tid].work_left = ns.max(1);
             return Some(Alloc::Reclaiming);
         }
     }
@@ -247,9 +247,9 @@ impl Sim {
     /// congestion_wait(BLK_RW_ASYNC, HZ/10) before 5.16,
     /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50, from 5.16.
     fn reclaim_throttle(&mut self, tid: TaskId) {
-        let hz = self.cfg.hz as u64;
-        let jiffies = if self.cfg.mech.reclaim_throttle_isolated { hz / 50 } else { hz / 10 };
-        self.mm_sleep(tid, jiffies.max(1) * self.cfg.tick_ns);
+        let hz = self.k.cfg.hz as u64;
+        let jiffies = if self.k.cfg.mech.reclaim_throttle_isolated { hz / 50 } else { hz / 10 };
+        self.mm_sleep(tid, jiffies.max(1) * self.k.cfg.tick_ns);
     }
 
     /// Block `tid` for `ns` (schedule_timeout): an mm timer, whose wakeup
@@ -261,7 +261,7 @@ impl Sim {
             t.sleep_seq
         };
         self.block(tid);
-        self.q.schedule(Instant(self.now + ns), Ev::MmTimer(tid as u32, seq));
+        self.k.q.schedule(Instant(self.k.now + ns), Ev::MmTimer(tid as u32, seq));
     }
 
     /// An mm timer fires.
@@ -273,7 +273,7 @@ impl Sim {
         if let Some(k) = self.mm.kswapds.iter().position(|k| k.task == tid) {
             self.mm.kswapds[k].timed_out = true;
         }
-        let cpu = self.sched.tasks[tid].cpu;
-        self.try_to_wake_up(tid, cpu, false);
+        let cpu = self.k.sched.tasks[tid].cpu;
+        self.k.try_to_wake_up(tid, cpu, false);
     }
 }

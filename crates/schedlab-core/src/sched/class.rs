@@ -5,7 +5,7 @@
 //! class; "what does RT do on enqueue" is `impl SchedClassOps for
 //! RtSchedClass` in `sched/rt.rs`.
 //!
-//! The table is a trait of associated functions on `&mut Sim` (a class is
+//! The table is a trait of associated functions on `&mut SchedEnv` (a class is
 //! code, not state: its state lives in the runqueues of `sched/sched.rs`),
 //! dispatched through the `SchedClass` enum with a `match`, so the hot path
 //! is a jump table, not a virtual call.
@@ -20,8 +20,8 @@
 //! take a task are never called; `set_next_task_idle` and the pick's
 //! `Pick::Idle` stand for what the kernel does with rq->idle.
 
+use crate::sched::env::SchedEnv;
 use crate::sched::task::{Task, TaskId};
-use crate::sim::Sim;
 
 /// The scheduling classes in pick order (kernel/sched/sched.h:
 /// for_each_class walks stop -> dl -> rt -> fair -> idle). Defined once here.
@@ -114,73 +114,73 @@ pub enum Pick {
 pub trait SchedClassOps {
     /// enqueue_task(): `p` becomes runnable on `cpu`'s runqueue (it may be
     /// the running task, woken before it switched out). Adds to nr_running.
-    fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32);
+    fn enqueue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32);
 
     /// dequeue_task(): `p` leaves `cpu`'s runqueue: it blocks
     /// (DEQUEUE_SLEEP), exits, or moves to another runqueue. Returns false
     /// when the class keeps a sleeping task queued instead (the fair class's
     /// DELAY_DEQUEUE, 6.12; only ever with DEQUEUE_SLEEP).
-    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) -> bool;
+    fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) -> bool;
 
     /// yield_task(): the running task `p` yields.
-    fn yield_task(_sim: &mut Sim, _p: TaskId) {}
+    fn yield_task(_sim: &mut SchedEnv, _p: TaskId) {}
 
     /// wakeup_preempt() (check_preempt_curr before 6.6): `p` of this class
     /// became runnable on `cpu` where `curr`, of the same class, runs;
     /// reschedule if it should preempt. (A higher class always preempts;
     /// the core decides that.)
-    fn wakeup_preempt(_sim: &mut Sim, _cpu: usize, _curr: TaskId, _p: TaskId) {}
+    fn wakeup_preempt(_sim: &mut SchedEnv, _cpu: usize, _curr: TaskId, _p: TaskId) {}
 
     /// balance(): called for the previous task's class before the pick,
     /// to pull work (RT's pull_rt_task when the runqueue lowers its
     /// priority). The fair class balances newly idle in its pick.
-    fn balance(_sim: &mut Sim, _cpu: usize, _prev: TaskId) {}
+    fn balance(_sim: &mut SchedEnv, _cpu: usize, _prev: TaskId) {}
 
     /// pick_next_task(): the task to run next on `cpu`, or Empty.
     /// `newidle`: the pick may balance a newly idle CPU (the kernel's
     /// pick_next_task_fair with rq_flags); false on a retry.
-    fn pick_next_task(sim: &mut Sim, cpu: usize, newidle: bool) -> Pick;
+    fn pick_next_task(sim: &mut SchedEnv, cpu: usize, newidle: bool) -> Pick;
 
     /// put_prev_task(): `p`, which ran on `cpu`, stops running; `runnable`:
     /// it is still queued there (preempted) rather than blocked or gone.
-    fn put_prev_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _runnable: bool) {}
+    fn put_prev_task(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId, _runnable: bool) {}
 
     /// set_next_task(): `p`, just picked, starts running on `cpu`.
-    fn set_next_task(_sim: &mut Sim, _cpu: usize, _p: TaskId) {}
+    fn set_next_task(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId) {}
 
     /// The balance callback set_next_task() queued (queue_balance_callback),
     /// run once the switch to `p` is done: RT pushes its waiting tasks away.
-    fn balance_callback(_sim: &mut Sim, _cpu: usize, _p: TaskId) {}
+    fn balance_callback(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId) {}
 
     /// select_task_rq(): the CPU a waking (WF_TTWU, `cpu` = task_cpu) or new
     /// (WF_FORK, `cpu` = the parent's) task should be queued on.
-    fn select_task_rq(sim: &mut Sim, p: TaskId, cpu: usize, wake_flags: u32, src: WakeSource) -> usize;
+    fn select_task_rq(sim: &mut SchedEnv, p: TaskId, cpu: usize, wake_flags: u32, src: WakeSource) -> usize;
 
     /// task_fork(): `p` was just forked on `parent_cpu` (sched_fork).
-    fn task_fork(_sim: &mut Sim, _p: TaskId, _parent_cpu: usize) {}
+    fn task_fork(_sim: &mut SchedEnv, _p: TaskId, _parent_cpu: usize) {}
 
     /// The new task `p`, placed on `cpu`, gets its load-tracking start
     /// (init_entity_runnable_average, post_init_entity_util_avg: the kernel
     /// calls them from wake_up_new_task for every class and they return
     /// early for the others).
-    fn post_init(_sim: &mut Sim, _cpu: usize, _p: TaskId) {}
+    fn post_init(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId) {}
 
     /// task_woken(): `p` was woken onto `cpu` and did not preempt there.
-    fn task_woken(_sim: &mut Sim, _cpu: usize, _p: TaskId) {}
+    fn task_woken(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId) {}
 
     /// migrate_task_rq(): `p`, not queued, moves from `old` to `new`
     /// (set_task_cpu).
-    fn migrate_task_rq(_sim: &mut Sim, _p: TaskId, _old: usize, _new: usize) {}
+    fn migrate_task_rq(_sim: &mut SchedEnv, _p: TaskId, _old: usize, _new: usize) {}
 
     /// task_dead(): `p` exited on `cpu`.
-    fn task_dead(_sim: &mut Sim, _cpu: usize, _p: TaskId) {}
+    fn task_dead(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId) {}
 
     /// task_tick(): the tick on `cpu`, where `curr` runs.
-    fn task_tick(_sim: &mut Sim, _cpu: usize, _curr: TaskId) {}
+    fn task_tick(_sim: &mut SchedEnv, _cpu: usize, _curr: TaskId) {}
 
     /// update_curr(): charge `curr` the `delta` ns it just ran on `cpu`
     /// (the core has done the class-independent part).
-    fn update_curr(_sim: &mut Sim, _cpu: usize, _curr: TaskId, _delta: u64) {}
+    fn update_curr(_sim: &mut SchedEnv, _cpu: usize, _curr: TaskId, _delta: u64) {}
 }
 
 /// The enum dispatch: `SchedClass::Rt.enqueue_task(sim, ..)` calls
@@ -190,7 +190,7 @@ macro_rules! dispatch {
         impl SchedClass {
             $(
                 #[inline]
-                pub fn $name(self, sim: &mut Sim $(, $arg: $ty)*) $(-> $ret)? {
+                pub fn $name(self, sim: &mut SchedEnv $(, $arg: $ty)*) $(-> $ret)? {
                     match self {
                         SchedClass::Stop => <StopSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Rt => <RtSchedClass as SchedClassOps>::$name(sim $(, $arg)*),

@@ -14,9 +14,9 @@ use crate::sched::class::{
     Pick, SchedClass, WakeSource, DEQUEUE_SLEEP, ENQUEUE_DELAYED, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP,
     WF_FORK, WF_SYNC, WF_TTWU,
 };
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::Rq;
 use crate::sched::task::{Task, TaskId, TaskState};
-use crate::sim::Sim;
 use crate::trace::Ctx;
 
 /// What runs on a CPU for a trace line: the stopper while it has the CPU,
@@ -28,7 +28,19 @@ fn trace_ctx<'a>(rq: &Rq, tasks: &'a [Task]) -> Ctx<'a> {
     rq.curr.map(|c| &tasks[c]).into()
 }
 
-impl Sim {
+/// What `schedule_pick` did on a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    /// The current task keeps running.
+    Stay,
+    /// The CPU went idle (prev's side is finished).
+    Idle,
+    /// `next` is current now (set_next_task has run); the switch to it
+    /// goes on with `context_switch` and `schedule_finish`.
+    To { prev: Option<TaskId>, next: TaskId, class: SchedClass, stopper: bool },
+}
+
+impl SchedEnv {
     // ------------------------------------------------------ resched / tick
 
     /// resched_curr(): mark the CPU; schedule() runs when the current event
@@ -39,23 +51,6 @@ impl Sim {
             self.sched.rqs[cpu].need_resched = true;
             self.sched.resched_pending.push(cpu);
         }
-    }
-
-    pub(crate) fn flush_resched(&mut self) {
-        // Two buffers swapped back and forth: no allocation per event.
-        let mut cpus = std::mem::take(&mut self.sched.resched_spare);
-        while !self.sched.resched_pending.is_empty() {
-            std::mem::swap(&mut cpus, &mut self.sched.resched_pending);
-            cpus.sort_unstable();
-            cpus.dedup();
-            for &cpu in &cpus {
-                if self.sched.rqs[cpu].need_resched {
-                    self.schedule(cpu);
-                }
-            }
-            cpus.clear();
-        }
-        self.sched.resched_spare = cpus;
     }
 
     /// Start the periodic tick on a CPU that became busy, aligned to the
@@ -71,8 +66,12 @@ impl Sim {
     }
 
     /// sched_tick(): runs every 1/HZ on busy CPUs (NO_HZ_IDLE stops it on
-    /// idle ones).
-    pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
+    /// idle ones). This is the tick's hard-interrupt part; it returns
+    /// whether the CPU's balance is due (trigger_load_balance), or None on
+    /// an idle CPU, where the tick is done. The softirqs follow in
+    /// `sim/schedule.rs`: TIMER_SOFTIRQ (expired timers), then
+    /// `run_tick_softirq` here (SCHED_SOFTIRQ).
+    pub(crate) fn scheduler_tick(&mut self, cpu: usize) -> Option<bool> {
         self.sched.rqs[cpu].tick_key = None;
         let Some(curr) = self.sched.rqs[cpu].curr else {
             // Idle: the tick is stopped (nohz); the idle CPU is balanced by
@@ -80,10 +79,10 @@ impl Sim {
             if self.cfg.mech.balancer == BalancerEra::AvgLoad {
                 // avg_load era: the NOHZ owner keeps ticking (balance_avg.rs).
                 self.scheduler_tick_idle_avg(cpu);
-                return;
+                return None;
             }
             self.nohz_balance_enter_idle(cpu);
-            return;
+            return None;
         };
         self.update_curr(cpu);
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
@@ -98,8 +97,12 @@ impl Sim {
         // (rebalance_domains). Until 2026-11-24 the kick came after the
         // kworker's wakeup: difftest found a lone SCHED_IDLE hog, preempted
         // by the kworker, pulled to the idle CPU at every vmstat tick.
-        let balance_due = self.trigger_load_balance_kick(cpu);
-        self.run_housekeeping_timer(cpu);
+        Some(self.trigger_load_balance_kick(cpu))
+    }
+
+    /// The tick's SCHED_SOFTIRQ, after its TIMER_SOFTIRQ: rebalance_domains()
+    /// when the balance is due, and the next tick armed.
+    pub(crate) fn run_tick_softirq(&mut self, cpu: usize, balance_due: bool) {
         if balance_due {
             self.run_rebalance_domains(cpu);
         }
@@ -109,8 +112,12 @@ impl Sim {
 
     // ------------------------------------------------------------- schedule
 
-    /// __schedule(): pick the next task on `cpu` and switch to it.
-    pub fn schedule(&mut self, cpu: usize) {
+    /// __schedule(), up to the switch: pick the next task on `cpu` and make
+    /// it current (set_next_task). What follows is stitched by
+    /// `sim/schedule.rs`: the workqueue's wq_worker_running(), then
+    /// `context_switch` and `schedule_finish` here, with the picked task's
+    /// program stepped between them.
+    pub fn schedule_pick(&mut self, cpu: usize) -> Switch {
         self.sched.rqs[cpu].need_resched = false;
         self.sched.rqs[cpu].stats.sched_count += 1;
         let prev = self.sched.rqs[cpu].curr;
@@ -125,9 +132,8 @@ impl Sim {
         }
         let next = self.pick_next_task(cpu);
         if next == prev && next.is_some() {
-            // Keep running; re-arm the op timer (its end may have moved).
-            self.arm_op_timer(cpu);
-            return;
+            // Keep running; the op timer is re-armed (its end may have moved).
+            return Switch::Stay;
         }
         self.sched.account_cpu(cpu, self.now);
         if let Some(p) = prev {
@@ -161,16 +167,19 @@ impl Sim {
             let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.sched.tasks[p]).into() };
             self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
             self.finish_task_switch(prev);
-            return;
+            return Switch::Idle;
         };
         if prev.is_none() && self.cpuidle.enabled() {
             self.cpuidle_exit_to(cpu); // idle/cpuidle.rs
         }
         let class = self.sched.tasks[n].sched_class();
         class.set_next_task(self, cpu, n);
-        if self.sched.tasks[n].worker.is_some() {
-            self.wq_worker_running(n); // kthread/workqueue.rs
-        }
+        Switch::To { prev, next: n, class, stopper }
+    }
+
+    /// context_switch() to the task `schedule_pick` chose: the switch is
+    /// charged and traced, and prev's side is finished.
+    pub fn context_switch(&mut self, cpu: usize, prev: Option<TaskId>, n: TaskId, stopper: bool) {
         self.sched.rqs[cpu].stats.timeslices += 1;
         let cs = self.cfg.costs.context_switch_ns;
         let t = &mut self.sched.tasks[n];
@@ -179,16 +188,21 @@ impl Sim {
         let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.sched.tasks[p]).into() };
         self.trace.sched_switch(self.now, cpu, from, Ctx::Task(&self.sched.tasks[n]));
         self.finish_task_switch(prev);
-        // The CPU may still be coming out of its idle state or running an
-        // interrupt handler (idle/cpuidle.rs): set_next_task started the
-        // task's clock then, and its next op waits for it.
-        let ready = self.sched.rqs[cpu].busy_until;
-        if self.sched.tasks[n].need_advance && ready <= self.now {
-            self.advance(n);
-        }
-        if self.sched.rqs[cpu].curr == Some(n) {
-            self.arm_op_timer(cpu);
-        }
+    }
+
+    /// Whether the task just switched to on `cpu` steps its program now:
+    /// it has an op to start and the CPU is not still coming out of its
+    /// idle state or running an interrupt handler (idle/cpuidle.rs:
+    /// set_next_task started the task's clock then, and its next op waits
+    /// for it).
+    #[inline]
+    pub fn switched_in_ready(&self, cpu: usize, n: TaskId) -> bool {
+        self.sched.tasks[n].need_advance && self.sched.rqs[cpu].busy_until <= self.now
+    }
+
+    /// The end of __schedule() once `n` runs: the tick restarts, the CPU
+    /// leaves nohz, and the class's balance callback runs (RT pushes).
+    pub fn schedule_finish(&mut self, cpu: usize, n: TaskId, class: SchedClass) {
         self.tick_restart(cpu);
         if self.sched.rqs[cpu].nohz_idle {
             self.nohz_balance_exit_idle(cpu);
@@ -530,11 +544,8 @@ impl Sim {
     }
 
     /// The running task goes to sleep: deactivate it; schedule() follows.
+    /// (A workqueue worker's concurrency hook runs first: `Sim::block`.)
     pub fn block(&mut self, tid: TaskId) {
-        if self.sched.tasks[tid].worker.is_some() {
-            // sched_submit_work(): concurrency management first.
-            self.wq_worker_sleeping(tid); // kthread/workqueue.rs
-        }
         let cpu = self.sched.tasks[tid].cpu;
         self.update_curr(cpu);
         if self.dequeue_task(cpu, tid) {

@@ -7,30 +7,30 @@
 
 use crate::idle::cpuidle::{IdleExit, NO_TIMER_NS};
 use crate::sched::class::{IdleSchedClass, Pick, SchedClassOps, WakeSource};
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::{CpuWindow, WindowKind};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
 impl SchedClassOps for IdleSchedClass {
-    fn enqueue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {
+    fn enqueue_task(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId, _flags: u32) {
         unreachable!("the idle task is never queued")
     }
 
-    fn dequeue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) -> bool {
+    fn dequeue_task(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId, _flags: u32) -> bool {
         unreachable!("the idle task is never queued")
     }
 
     /// pick_next_task_idle(): the idle task, always.
-    fn pick_next_task(_sim: &mut Sim, _cpu: usize, _newidle: bool) -> Pick {
+    fn pick_next_task(_sim: &mut SchedEnv, _cpu: usize, _newidle: bool) -> Pick {
         Pick::Idle
     }
 
-    fn select_task_rq(_sim: &mut Sim, _p: TaskId, cpu: usize, _wake_flags: u32, _src: WakeSource) -> usize {
+    fn select_task_rq(_sim: &mut SchedEnv, _p: TaskId, cpu: usize, _wake_flags: u32, _src: WakeSource) -> usize {
         cpu
     }
 }
 
-impl Sim {
+impl SchedEnv {
     /// set_next_task_idle(): `cpu` switches to its idle task: count the
     /// schedstat sched_goidle, stamp the idle period for avg_idle, and note
     /// a fully idle core for select_idle_core (update_idle_core).

@@ -6,6 +6,7 @@ pub mod cpupri;
 pub mod cpustat;
 pub mod cputime;
 pub mod delays;
+pub mod env;
 pub mod fair;
 pub mod idle;
 pub mod pelt;

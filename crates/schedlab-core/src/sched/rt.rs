@@ -22,33 +22,33 @@ use crate::kernel::features::Feature;
 use crate::kernel::RtBalance;
 use crate::prio::{Policy, MAX_RT_PRIO};
 use crate::sched::class::{Pick, RtSchedClass, SchedClassOps, WakeSource, ENQUEUE_HEAD, WF_FORK};
+use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::sched::sched_avg_update;
 use crate::sched::sd_flags::SD_WAKE_AFFINE;
 use crate::sched::task::{TaskId, TaskState};
-use crate::sim::Sim;
 
 impl SchedClassOps for RtSchedClass {
-    fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
+    fn enqueue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) {
         sim.enqueue_task_rt(cpu, p, flags & ENQUEUE_HEAD != 0);
     }
 
-    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, _flags: u32) -> bool {
+    fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, _flags: u32) -> bool {
         sim.dequeue_task_rt(cpu, p);
         true
     }
 
-    fn yield_task(sim: &mut Sim, p: TaskId) {
+    fn yield_task(sim: &mut SchedEnv, p: TaskId) {
         sim.yield_task_rt(p);
     }
 
-    fn wakeup_preempt(sim: &mut Sim, cpu: usize, curr: TaskId, p: TaskId) {
+    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId) {
         sim.check_preempt_curr_rt(cpu, curr, p);
     }
 
     /// balance_rt(): the runqueue is about to lower its priority (prev left
     /// the RT queue): pull_rt_task before picking.
-    fn balance(sim: &mut Sim, cpu: usize, prev: TaskId) {
+    fn balance(sim: &mut SchedEnv, cpu: usize, prev: TaskId) {
         if sim.cfg.mech.rt_push_pull()
             && !sim.sched.tasks[prev].rt.on_rq
             && sim.sched.rqs[cpu].rt.highest_prio > sim.sched.tasks[prev].prio() as usize
@@ -60,7 +60,7 @@ impl SchedClassOps for RtSchedClass {
     /// pick_next_task_rt(). nr_running above the fair count means RT tasks
     /// are queued: checked without touching the boxed rt_rq.
     #[inline]
-    fn pick_next_task(sim: &mut Sim, cpu: usize, _newidle: bool) -> Pick {
+    fn pick_next_task(sim: &mut SchedEnv, cpu: usize, _newidle: bool) -> Pick {
         let rq = &sim.sched.rqs[cpu];
         if rq.nr_running == rq.cfs.nr_running {
             return Pick::Empty;
@@ -68,26 +68,26 @@ impl SchedClassOps for RtSchedClass {
         sim.pick_next_task_rt(cpu).map_or(Pick::Empty, Pick::Task)
     }
 
-    fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
+    fn put_prev_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, runnable: bool) {
         sim.update_rt_rq_load_avg(cpu, true);
         if runnable {
             sim.put_prev_task_rt(cpu, p);
         }
     }
 
-    fn set_next_task(sim: &mut Sim, cpu: usize, p: TaskId) {
+    fn set_next_task(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         sim.set_next_task_rt(cpu, p);
     }
 
     /// rt_queue_push_tasks() (post_schedule_rt in 2.6.25): push the
     /// preempted or waiting RT tasks away.
-    fn balance_callback(sim: &mut Sim, cpu: usize, _p: TaskId) {
+    fn balance_callback(sim: &mut SchedEnv, cpu: usize, _p: TaskId) {
         if sim.cfg.mech.rt_push_pull() && !sim.sched.rqs[cpu].rt.pushable.is_empty() {
             sim.push_rt_tasks(cpu);
         }
     }
 
-    fn select_task_rq(sim: &mut Sim, p: TaskId, cpu: usize, wake_flags: u32, _src: WakeSource) -> usize {
+    fn select_task_rq(sim: &mut SchedEnv, p: TaskId, cpu: usize, wake_flags: u32, _src: WakeSource) -> usize {
         if wake_flags & WF_FORK != 0 && sim.cfg.mech.rt_balance == RtBalance::Legacy {
             // 2.6.24: sched_fork -> sched_balance_self(SD_BALANCE_FORK), for
             // every class. Deviation: the 2.6.35 form of find_idlest_group /
@@ -98,7 +98,7 @@ impl SchedClassOps for RtSchedClass {
     }
 
     /// sched_fork(): a full RR slice; the child starts on the parent's CPU.
-    fn task_fork(sim: &mut Sim, p: TaskId, parent_cpu: usize) {
+    fn task_fork(sim: &mut SchedEnv, p: TaskId, parent_cpu: usize) {
         sim.sched.rt_nr_tasks += 1;
         sim.sched.tasks[p].rt.time_slice = sim.tun.sched_rr_timeslice;
         if sim.sched.tasks[p].cpus.test(parent_cpu) {
@@ -106,24 +106,24 @@ impl SchedClassOps for RtSchedClass {
         }
     }
 
-    fn task_woken(sim: &mut Sim, cpu: usize, p: TaskId) {
+    fn task_woken(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         sim.task_woken_rt(cpu, p);
     }
 
-    fn task_dead(sim: &mut Sim, _cpu: usize, _p: TaskId) {
+    fn task_dead(sim: &mut SchedEnv, _cpu: usize, _p: TaskId) {
         sim.sched.rt_nr_tasks -= 1;
     }
 
-    fn task_tick(sim: &mut Sim, cpu: usize, curr: TaskId) {
+    fn task_tick(sim: &mut SchedEnv, cpu: usize, curr: TaskId) {
         sim.task_tick_rt(cpu, curr);
     }
 
-    fn update_curr(sim: &mut Sim, cpu: usize, _curr: TaskId, delta: u64) {
+    fn update_curr(sim: &mut SchedEnv, cpu: usize, _curr: TaskId, delta: u64) {
         sim.update_curr_rt(cpu, delta);
     }
 }
 
-impl Sim {
+impl SchedEnv {
     #[inline]
     fn rt_prio(&self, tid: TaskId) -> usize {
         self.sched.tasks[tid].prio() as usize
@@ -137,13 +137,6 @@ impl Sim {
 
     pub fn rt_period_ns(&self) -> u64 {
         self.cfg.sysctl.sched_rt_period_us * 1000
-    }
-
-    /// The prio the rq runs now as push/pull compare it: curr's prio, or
-    /// MAX_PRIO-ish for idle (anything RT beats it).
-    #[inline]
-    pub fn curr_prio(&self, cpu: usize) -> i32 {
-        self.sched.rqs[cpu].curr.map(|c| self.sched.tasks[c].prio()).unwrap_or(crate::prio::MAX_PRIO)
     }
 
     // ------------------------------------------------------------ bookkeeping
@@ -175,7 +168,7 @@ impl Sim {
         if self.sched.tasks[tid].nr_cpus_allowed <= 1 || self.sched.tasks[tid].rt.pushable_seq.is_some() {
             return;
         }
-        let seq = self.next_list_seq();
+        let seq = self.sched.next_list_seq();
         let prio = self.rt_prio(tid);
         self.sched.tasks[tid].rt.pushable_seq = Some(seq);
         self.sched.rqs[cpu].rt.pushable.insert((prio, seq, tid));
@@ -632,7 +625,7 @@ impl Sim {
             if prio >= this_prio {
                 continue;
             }
-            if (prio as i32) < self.curr_prio(src) {
+            if (prio as i32) < self.sched.curr_prio(src) {
                 continue; // it is about to preempt there
             }
             self.move_queued_task_rt(p, src, this_cpu, this_cpu);

@@ -21,11 +21,11 @@
 //! Nothing here runs from 2.6.25 on (`cfg.mech.rt_balance`).
 
 use crate::prio::MAX_RT_PRIO;
+use crate::sched::env::SchedEnv;
 use crate::sched::sd_flags::{SD_WAKE_AFFINE, SD_WAKE_BALANCE, SD_WAKE_IDLE};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// The kernel predates the push/pull series: RT tasks are balanced by
     /// the generic load balancer (2.6.24 and before).
     #[inline]
@@ -49,7 +49,7 @@ impl Sim {
     /// Wakeups from the modelled ops (futex-style barrier, event, timer)
     /// are not sync wakeups.
     pub fn select_task_rq_legacy(&mut self, p: TaskId, prev: usize, this_cpu: usize) -> usize {
-        let allowed = |s: &Sim, c: usize| s.sched.tasks[p].cpus.test(c);
+        let allowed = |s: &SchedEnv, c: usize| s.sched.tasks[p].cpus.test(c);
         let mut new_cpu = prev;
         if prev != this_cpu && allowed(self, this_cpu) {
             let this_sd = self.topo.cpu_domains[this_cpu]

@@ -647,3 +647,19 @@ pub struct Sched {
     /// Tasks started and not dead.
     pub live_tasks: usize,
 }
+
+impl Sched {
+    /// The prio the rq runs now as push/pull compare it: curr's prio, or
+    /// MAX_PRIO-ish for idle (anything RT beats it).
+    #[inline]
+    pub fn curr_prio(&self, cpu: usize) -> i32 {
+        self.rqs[cpu].curr.map(|c| self.tasks[c].prio()).unwrap_or(crate::prio::MAX_PRIO)
+    }
+
+    /// The next stamp for a list position (the order a task joined
+    /// cfs_tasks or pushable_tasks).
+    pub fn next_list_seq(&mut self) -> u64 {
+        self.list_seq += 1;
+        self.list_seq
+    }
+}

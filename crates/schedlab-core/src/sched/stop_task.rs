@@ -11,31 +11,31 @@
 //! switches charged to the task it preempts.
 
 use crate::sched::class::{Pick, SchedClassOps, StopSchedClass, WakeSource};
+use crate::sched::env::SchedEnv;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 use crate::trace::Ctx;
 
 impl SchedClassOps for StopSchedClass {
-    fn enqueue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) {
+    fn enqueue_task(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId, _flags: u32) {
         unreachable!("no task of the model is in the stop class")
     }
 
-    fn dequeue_task(_sim: &mut Sim, _cpu: usize, _p: TaskId, _flags: u32) -> bool {
+    fn dequeue_task(_sim: &mut SchedEnv, _cpu: usize, _p: TaskId, _flags: u32) -> bool {
         unreachable!("no task of the model is in the stop class")
     }
 
     /// pick_next_task_stop(): the stopper runs as an event, never picked.
-    fn pick_next_task(_sim: &mut Sim, _cpu: usize, _newidle: bool) -> Pick {
+    fn pick_next_task(_sim: &mut SchedEnv, _cpu: usize, _newidle: bool) -> Pick {
         Pick::Empty
     }
 
     /// select_task_rq_stop(): the stopper never migrates.
-    fn select_task_rq(_sim: &mut Sim, _p: TaskId, cpu: usize, _wake_flags: u32, _src: WakeSource) -> usize {
+    fn select_task_rq(_sim: &mut SchedEnv, _p: TaskId, cpu: usize, _wake_flags: u32, _src: WakeSource) -> usize {
         cpu
     }
 }
 
-impl Sim {
+impl SchedEnv {
     /// active_load_balance_cpu_stop(): runs on `busiest` as the stopper.
     /// The stopper (migration thread) runs on `busiest` for a kicked active
     /// balance: clear the request and charge the preempted task the two

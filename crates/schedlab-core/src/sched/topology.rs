@@ -134,7 +134,7 @@ impl SchedTopology {
     }
 
     /// The `i`th group of `groups_from(cpu, k)`: for a walk that needs
-    /// `&mut Sim` between groups (no list collected per walk).
+    /// `&mut SchedEnv` between groups (no list collected per walk).
     #[inline]
     pub fn group_from(&self, cpu: usize, k: usize, i: usize) -> usize {
         let sd = &self.domains[self.cpu_domains[cpu][k]];

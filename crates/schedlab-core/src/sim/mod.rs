@@ -1,19 +1,20 @@
 //! The simulated machine: one kernel's state on one machine running one
 //! workload, and its construction from a scenario.
 //!
-//! `Sim` holds everything; the kernel's mechanisms are `impl Sim` blocks in
-//! the rooms that model them (`sched/core.rs`, `sched/fair/`, `sched/rt.rs`,
-//! `kthread/`, ...), so a kernel function is a method with the kernel's
-//! name. This file holds only the state and how it is set up; the event
-//! loop that drives it is `run.rs`. The room stands on top of the house:
-//! it owns every other room's state, and nothing below it should need it
-//! (the mechanisms still do, through their `impl Sim` blocks; issue 34
-//! moves them onto the parts they use, room by room).
+//! `Sim` owns every room's state. The scheduler and the parts it uses are
+//! one of them (`k`, a `SchedEnv`: sched/env.rs), and the scheduler's
+//! functions are methods on that, with the kernel's names; the rooms above
+//! it (kthread/, irq/, mm/, the workload interpreter) are still `impl Sim`
+//! blocks that call down through `self.k` (docs/notes/rooms-plan.md has
+//! what is left). This file holds only the state and how it is set up; the
+//! event loop that drives it is `run.rs`, and the points where the
+//! scheduler hands over to the rooms above are `schedule.rs`.
 
 pub mod check;
 pub mod report;
 pub mod report_mm;
 pub mod run;
+pub mod schedule;
 
 use crate::block::Block;
 use crate::cpumask::CpuMask;
@@ -26,11 +27,11 @@ use crate::error::SimError;
 use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::Kthreads;
-use crate::machine::Machine;
 use crate::prio::load_weight;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
 use crate::sched::cpustat::CpuTime;
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
 use crate::sched::sd_build::build_sched_domains;
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
@@ -42,37 +43,20 @@ use crate::workload::{SyncObj, TaskGroup, Workload};
 
 /// The simulation: one machine, one kernel, one workload.
 pub struct Sim {
-    // ------------------------------------------------- the machine and kernel
-    pub cfg: KernelConfig,
-    pub machine: Machine,
-    /// The sched domains and groups (read-only after boot).
-    pub topo: SchedTopology,
-    /// The fair tunables after boot-time scaling.
-    pub tun: ScaledTunables,
-    // ------------------------------------------------------------ the engine
-    /// Virtual time, ns.
-    pub now: u64,
-    pub q: EventQueue<Ev>,
+    /// The scheduler and the parts of the machine it uses: the
+    /// configuration, the topology, the clock and event queue, the RNG,
+    /// the runqueues and tasks, cpuidle, the statistics and the trace
+    /// (sched/env.rs).
+    pub k: SchedEnv,
     pub seed: u64,
-    /// sched_rng(): NI_RANDOM's dice. Deviation: the kernel keeps a
-    /// prandom state per CPU; one seeded stream serves every CPU here.
-    pub rng: Rng,
-    // ------------------------------------------------------ scheduler state
-    /// The scheduler's state: the tasks, the runqueues and what the
-    /// balancer and the RT class keep beside them (sched/sched.rs).
-    pub sched: Sched,
     // ---------------------------------------------- the rest of the kernel
     pub kthreads: Kthreads,
-    /// The cpuidle driver and its per-CPU devices (idle/).
-    pub cpuidle: Cpuidle,
     /// The block devices and the requests in flight (block/).
     pub block: Block,
     /// Memory and reclaim (mm/).
     pub mm: crate::mm::Mm,
     // -------------------------------------------- workload and measurement
     pub wl: Workload,
-    pub stats: Stats,
-    pub trace: Trace,
     // ---------------------------------------------------------- the run
     pub end_ns: u64,
     /// No measure.duration: the run ends when every task has exited, or at
@@ -134,38 +118,54 @@ impl Sim {
         let mut trace = trace;
         trace.swapper_prio = crate::prio::DEFAULT_PRIO;
         let mut sim = Sim {
-            cfg,
-            machine,
-            topo,
-            tun,
-            now: 0,
-            q: EventQueue::new(),
-            seed,
-            rng: Rng::fork(seed, "sim"),
-            sched: Sched {
-                tasks: Vec::new(),
-                rq_idle: vec![RqIdle::default(); rqs.len()],
-                max_load_balance_interval,
-                cpu_scale,
-                rqs,
-                rd: RootDomain::new(nr),
-                // Every CPU starts idle and tickless: no LLC has a busy CPU.
-                nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
-                sds: vec![SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX }; nr],
-                sg_imbalance: vec![false; ngroups],
-                lb_cpus: Vec::new(),
-                resched_pending: Vec::new(),
-                resched_spare: Vec::new(),
-                rt_period_active: false,
-                rt_nr_tasks: 0,
-                rt_pressure: false,
-                lb_exec: None,
-                // Above every migration/N's stand-in pid (trace::stopper_pid).
-                next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
-                list_seq: 0,
-                live_tasks: 0,
+            k: SchedEnv {
+                cfg,
+                machine,
+                topo,
+                tun,
+                now: 0,
+                q: EventQueue::new(),
+                rng: Rng::fork(seed, "sim"),
+                sched: Sched {
+                    tasks: Vec::new(),
+                    rq_idle: vec![RqIdle::default(); rqs.len()],
+                    max_load_balance_interval,
+                    cpu_scale,
+                    rqs,
+                    rd: RootDomain::new(nr),
+                    // Every CPU starts idle and tickless: no LLC has a busy CPU.
+                    nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
+                    sds: vec![
+                        SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX };
+                        nr
+                    ],
+                    sg_imbalance: vec![false; ngroups],
+                    lb_cpus: Vec::new(),
+                    resched_pending: Vec::new(),
+                    resched_spare: Vec::new(),
+                    rt_period_active: false,
+                    rt_nr_tasks: 0,
+                    rt_pressure: false,
+                    lb_exec: None,
+                    // Above every migration/N's stand-in pid (trace::stopper_pid).
+                    next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
+                    list_seq: 0,
+                    live_tasks: 0,
+                },
+                cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
+                stats: Stats {
+                    rec,
+                    wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
+                    task_base: Vec::new(),
+                    events_processed: 0,
+                    rt_throttle_events: 0,
+                    rt_migrations: 0,
+                    migrations_by_distance: [0; 4],
+                    kernel_base: None,
+                },
+                trace,
             },
-            cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
+            seed,
             block: Block::new(&sc.machine.disks, seed),
             mm: crate::mm::Mm::default(),
             kthreads: Kthreads {
@@ -196,17 +196,6 @@ impl Sim {
                 dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
                 group_tasks: Vec::new(),
             },
-            stats: Stats {
-                rec,
-                wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
-                task_base: Vec::new(),
-                events_processed: 0,
-                rt_throttle_events: 0,
-                rt_migrations: 0,
-                migrations_by_distance: [0; 4],
-                kernel_base: None,
-            },
-            trace,
             end_ns,
             open_ended,
             source: sc.source.clone(),
@@ -224,7 +213,7 @@ impl Sim {
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {
                 let tid = sim.alloc_task(gi, Some(gi), g, i);
-                sim.q.schedule(Instant(g.start), Ev::Start(tid));
+                sim.k.q.schedule(Instant(g.start), Ev::Start(tid));
                 if tid.is_multiple_of(heap::CHECK_EVERY as usize) {
                     sim.check_heap()?;
                 }
@@ -235,26 +224,26 @@ impl Sim {
         // falls on the end of the run is taken by the End handler.
         let first = if sc.measure.warmup > 0 { sc.measure.warmup } else { sc.measure.interval };
         if first < end_ns {
-            sim.q.schedule(Instant(first), Ev::Sample);
+            sim.k.q.schedule(Instant(first), Ev::Sample);
         }
-        sim.q.schedule(Instant(end_ns), Ev::End);
+        sim.k.q.schedule(Instant(end_ns), Ev::End);
         Ok(sim)
     }
 
     /// Allocate a task (not yet runnable).
     pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
-        let tid = self.sched.tasks.len();
+        let tid = self.k.sched.tasks.len();
         if self.wl.group_tasks.len() <= group {
             self.wl.group_tasks.resize(group + 1, 0);
         }
         self.wl.group_tasks[group] += 1;
         let (weight, inv_weight) =
-            load_weight(g.policy, g.nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
-        let pid = self.sched.next_pid;
-        self.sched.next_pid += 1;
+            load_weight(g.policy, g.nice, self.k.cfg.mech.weight_idleprio, !self.k.cfg.mech.rt_push_pull());
+        let pid = self.k.sched.next_pid;
+        self.k.sched.next_pid += 1;
         let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
         let comm: String = comm.chars().take(15).collect();
-        self.sched.tasks.push(Task {
+        self.k.sched.tasks.push(Task {
             pid,
             comm,
             group,
@@ -293,11 +282,6 @@ impl Sim {
             list_seq: 0,
         });
         tid
-    }
-
-    pub fn next_list_seq(&mut self) -> u64 {
-        self.sched.list_seq += 1;
-        self.sched.list_seq
     }
 }
 

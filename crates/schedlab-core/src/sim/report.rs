@@ -59,13 +59,13 @@ fn rows(deltas: &[CpuTime]) -> Vec<MpstatRow> {
 /// (lib.rs), so building it is not a burst past the budget.
 pub fn heap_estimate(sim: &Sim) -> usize {
     const TASK_ROW_HEAP: usize = 192; // comm, group, policy, cpus_allowed, the log2 histogram
-    let rows = sim.stats.rec.samples.len() * (sim.sched.rqs.len() + 1);
-    sim.sched.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
+    let rows = sim.k.stats.rec.samples.len() * (sim.k.sched.rqs.len() + 1);
+    sim.k.sched.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
         + rows * (std::mem::size_of::<crate::report::MpstatRow>() + 8)
 }
 
 pub fn build(sim: &Sim, sc: &Scenario) -> Report {
-    let nr = sim.sched.rqs.len();
+    let nr = sim.k.sched.rqs.len();
     let end = sim.end_ns;
     let warm = sc.measure.warmup.min(end);
     let (cpus, mpstat) = cpu_time(sim);
@@ -73,67 +73,76 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     // apart from the scenario's tasks.
     let is_kernel_thread = |t: &Task| t.group >= sim.wl.nr_scenario_groups;
     let listed = listed_tasks(sim);
-    let tasks = (0..sim.sched.tasks.len())
-        .filter(|&i| sim.sched.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.sched.tasks[i]) && listed[i])
+    let tasks = (0..sim.k.sched.tasks.len())
+        .filter(|&i| {
+            sim.k.sched.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.k.sched.tasks[i]) && listed[i]
+        })
         .map(|i| task_row(sim, i))
         .collect();
     let mut timer_delays = Delays::default();
-    for t in sim.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
+    for t in sim.k.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
         timer_delays.merge(&t.stats.timer_delays);
     }
-    let kernel_threads = (0..sim.sched.tasks.len())
-        .filter(|&i| is_kernel_thread(&sim.sched.tasks[i]))
+    let kernel_threads = (0..sim.k.sched.tasks.len())
+        .filter(|&i| is_kernel_thread(&sim.k.sched.tasks[i]))
         .map(|i| task_row(sim, i))
         .collect();
     let schedstat = schedstat(sim);
-    let migrations: u64 = sim.sched.tasks.iter().map(|t| t.stats.nr_migrations).sum();
+    let migrations: u64 = sim.k.sched.tasks.iter().map(|t| t.stats.nr_migrations).sum();
     let features: BTreeMap<String, bool> =
-        sim.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
+        sim.k.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
     // The sysctls this kernel has (a 6.1 report shows no sched_base_slice_ns).
-    let has = crate::kernel::Tunables::names_for(&sim.cfg.mech, sim.cfg.version);
-    let sysctl =
-        sim.cfg.sysctl.as_map().into_iter().filter(|(k, _)| has.contains(k)).map(|(k, v)| (k.to_string(), v)).collect();
-    let mech = &sim.cfg.mech;
+    let has = crate::kernel::Tunables::names_for(&sim.k.cfg.mech, sim.k.cfg.version);
+    let sysctl = sim
+        .k
+        .cfg
+        .sysctl
+        .as_map()
+        .into_iter()
+        .filter(|(k, _)| has.contains(k))
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let mech = &sim.k.cfg.mech;
     let mut r = Report {
         schedlab: env!("CARGO_PKG_VERSION").to_string(),
         scenario: sc.name.clone(),
         source: sc.source.clone(),
         seed: sim.seed,
         kernel: KernelInfo {
-            version: sim.cfg.version.to_string(),
-            hz: Some(sim.cfg.hz),
+            version: sim.k.cfg.version.to_string(),
+            hz: Some(sim.k.cfg.hz),
             fair: Some(format!("{:?}", mech.fair).to_lowercase()),
             balancer: Some(if mech.avg_load() { "avg_load" } else { "group_type" }.to_string()),
             features: Some(features),
             sysctl: Some(sysctl),
             scaled: Some(ScaledInfo {
-                sched_latency_ns: sim.tun.sched_latency,
-                sched_min_granularity_ns: sim.tun.sched_min_granularity,
-                sched_wakeup_granularity_ns: sim.tun.sched_wakeup_granularity,
-                sched_base_slice_ns: sim.tun.sched_base_slice,
+                sched_latency_ns: sim.k.tun.sched_latency,
+                sched_min_granularity_ns: sim.k.tun.sched_min_granularity,
+                sched_wakeup_granularity_ns: sim.k.tun.sched_wakeup_granularity,
+                sched_base_slice_ns: sim.k.tun.sched_base_slice,
             }),
             ..Default::default()
         },
         machine: MachineInfo {
-            name: sim.machine.name.clone(),
+            name: sim.k.machine.name.clone(),
             nr_cpus: nr,
-            description: sim.machine.description.clone(),
+            description: sim.k.machine.description.clone(),
             domains: Some(
-                sim.topo.cpu_domains[0]
+                sim.k.topo.cpu_domains[0]
                     .iter()
                     .map(|&d| DomainInfo {
-                        name: sim.topo.domains[d].name.to_string(),
-                        span: sim.topo.domains[d].span_weight,
+                        name: sim.k.topo.domains[d].name.to_string(),
+                        span: sim.k.topo.domains[d].span_weight,
                     })
                     .collect(),
             ),
         },
         sim: Some(SimInfo {
             end_ns: end,
-            events: sim.stats.events_processed,
+            events: sim.k.stats.events_processed,
             reason: sim.stop_reason.to_string(),
-            trace_hash: format!("{:016x}", sim.trace.hash),
-            trace_events: sim.trace.count,
+            trace_hash: format!("{:016x}", sim.k.trace.hash),
+            trace_events: sim.k.trace.count,
         }),
         measure: MeasureInfo { start_ns: warm, end_ns: end, interval_ns: sc.measure.interval },
         cpus,
@@ -145,20 +154,20 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         schedstat: Some(schedstat),
         migrations,
         migrations_by_distance: Some({
-            let [smt, llc, remote_llc, remote_node] = sim.stats.migrations_by_distance;
+            let [smt, llc, remote_llc, remote_node] = sim.k.stats.migrations_by_distance;
             MigrationsByDistance { smt, llc, remote_llc, remote_node }
         }),
-        wasted_cpu_ns: Some(sim.stats.wasted.ns),
+        wasted_cpu_ns: Some(sim.k.stats.wasted.ns),
         wasted_cpu_pct: Some(if end > warm {
-            (sim.stats.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
+            (sim.k.stats.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
         } else {
             0.0
         }),
         rt: Some(RtInfo {
             push_pull: mech.rt_push_pull(),
-            rt_migrations: sim.stats.rt_migrations,
-            push_ipis: sim.sched.rd.rto_push.ipis,
-            throttle_events: sim.stats.rt_throttle_events,
+            rt_migrations: sim.k.stats.rt_migrations,
+            push_ipis: sim.k.sched.rd.rto_push.ipis,
+            throttle_events: sim.k.stats.rt_throttle_events,
         }),
         rt_migrate_test: sim
             .wl
@@ -177,11 +186,11 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
 /// Per-CPU times over the window, and mpstat's samples (whole intervals
 /// only, when kept) and Average.
 fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
-    let nr = sim.sched.rqs.len();
-    let rec = &sim.stats.rec;
+    let nr = sim.k.sched.rqs.len();
+    let rec = &sim.k.stats.rec;
     let zero = vec![CpuTime::default(); nr];
     let base = rec.base.as_ref().unwrap_or(&zero);
-    let deltas: Vec<CpuTime> = sim.sched.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
+    let deltas: Vec<CpuTime> = sim.k.sched.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
     // Interrupt and iowait columns exist in a run with devices.
     let io = !sim.block.disks.is_empty();
     let cpus = deltas
@@ -215,8 +224,8 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
 
 /// One task's row, with its counters over the measurement window.
 fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
-    let t = &sim.sched.tasks[i];
-    let w = sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default());
+    let t = &sim.k.sched.tasks[i];
+    let w = sim.task_counters(i).since(&sim.k.stats.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
     let timer = s.timer_delays.stats();
     TaskRow {
@@ -259,10 +268,10 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
 /// threads of runs before the last (one task per thread group per run;
 /// `[rt_migrate_test] runs = 6500` would be 32,500 rows, 29 MB of JSON).
 fn listed_tasks(sim: &Sim) -> Vec<bool> {
-    let mut listed = vec![true; sim.sched.tasks.len()];
+    let mut listed = vec![true; sim.k.sched.tasks.len()];
     let Some(rtmt) = sim.wl.rtmt.as_ref() else { return listed };
     let mut last: Vec<Option<TaskId>> = vec![None; sim.wl.group_names.len()];
-    for (i, t) in sim.sched.tasks.iter().enumerate() {
+    for (i, t) in sim.k.sched.tasks.iter().enumerate() {
         if t.state != TaskState::New && rtmt.task_groups.contains(&t.group) {
             if let Some(prev) = last[t.group].replace(i) {
                 listed[prev] = false;
@@ -276,7 +285,7 @@ fn listed_tasks(sim: &Sim) -> Vec<bool> {
 fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
     let mut e = RtmtEarlierThreads { wakeup_latency_hist_us: vec![0; LATENCY_HIST_BUCKETS], ..Default::default() };
     let mut latency_sum = 0u64;
-    for (t, _) in sim.sched.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
+    for (t, _) in sim.k.sched.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
         let s = &t.stats;
         e.count += 1;
         e.runtime_ns += t.se.sum_exec_runtime;
@@ -302,7 +311,7 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
     for (gi, name) in sim.wl.group_names.iter().enumerate().take(sim.wl.nr_scenario_groups) {
         let members: Vec<&Task> =
-            sim.sched.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
+            sim.k.sched.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {
             if gi < sc.groups.len() {
                 groups.push(GroupRow { name: name.clone(), ..Default::default() });
@@ -310,10 +319,10 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
             continue;
         }
         let start = members.iter().map(|t| t.stats.start_ns).min().unwrap_or(0);
-        let window = sim.end_ns.saturating_sub(sim.stats.rec.warmup.min(sim.end_ns));
-        let window_runtime: u64 = (0..sim.sched.tasks.len())
-            .filter(|&i| sim.sched.tasks[i].group == gi && sim.sched.tasks[i].state != TaskState::New)
-            .map(|i| sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
+        let window = sim.end_ns.saturating_sub(sim.k.stats.rec.warmup.min(sim.end_ns));
+        let window_runtime: u64 = (0..sim.k.sched.tasks.len())
+            .filter(|&i| sim.k.sched.tasks[i].group == gi && sim.k.sched.tasks[i].state != TaskState::New)
+            .map(|i| sim.task_counters(i).since(&sim.k.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
             .sum();
         let all_exited = members.iter().all(|t| t.stats.exit_ns.is_some());
         let end_ns = if all_exited { members.iter().filter_map(|t| t.stats.exit_ns).max() } else { None };
@@ -333,8 +342,9 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
 /// schedstat per CPU and domain, and the totals a user greps for first.
 fn schedstat(sim: &Sim) -> Schedstat {
     // A domain's cpulist, made once for all the CPUs it is the domain of.
-    let mut lists: Vec<Option<String>> = vec![None; sim.topo.domains.len()];
+    let mut lists: Vec<Option<String>> = vec![None; sim.k.topo.domains.len()];
     let cpus = sim
+        .k
         .sched
         .rqs
         .iter()
@@ -344,11 +354,11 @@ fn schedstat(sim: &Sim) -> Schedstat {
                 .iter()
                 .enumerate()
                 .map(|(lvl, st)| {
-                    let dom = &sim.topo.domains[sim.topo.cpu_domains[rq.cpu][lvl]];
+                    let dom = &sim.k.topo.domains[sim.k.topo.cpu_domains[rq.cpu][lvl]];
                     DomainSchedstat {
                         name: dom.name.to_string(),
                         span: dom.span_weight,
-                        cpus: lists[sim.topo.cpu_domains[rq.cpu][lvl]]
+                        cpus: lists[sim.k.topo.cpu_domains[rq.cpu][lvl]]
                             .get_or_insert_with(|| cpulist(&dom.span))
                             .clone(),
                         counters: st.stats.clone(),
@@ -370,7 +380,7 @@ fn schedstat(sim: &Sim) -> Schedstat {
         })
         .collect();
     let sum = |f: &dyn Fn(&LbCounters) -> u64| -> u64 {
-        sim.sched.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
+        sim.k.sched.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
     };
     let totals = SchedstatTotals {
         alb_pushed: sum(&|s| s.alb_pushed),
@@ -385,10 +395,10 @@ impl Sim {
     /// (the running task's current stretch and a waiting task's current
     /// wait are added on the side).
     pub fn task_counters(&self, tid: TaskId) -> TaskCounters {
-        let t = &self.sched.tasks[tid];
-        let running = t.state == TaskState::Runnable && self.sched.rqs[t.cpu].curr == Some(tid);
-        let runtime = t.se.sum_exec_runtime + if running { self.now.saturating_sub(t.se.exec_start) } else { 0 };
-        let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.now.saturating_sub(ws));
+        let t = &self.k.sched.tasks[tid];
+        let running = t.state == TaskState::Runnable && self.k.sched.rqs[t.cpu].curr == Some(tid);
+        let runtime = t.se.sum_exec_runtime + if running { self.k.now.saturating_sub(t.se.exec_start) } else { 0 };
+        let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.k.now.saturating_sub(ws));
         TaskCounters {
             runtime_ns: runtime,
             wait_ns: wait,
@@ -404,15 +414,16 @@ impl Sim {
 /// The parts of the report that the rest of the kernel fills: cpuidle,
 /// disks, workqueues, dbench.
 pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
-    let base = sim.stats.kernel_base.clone().unwrap_or_default();
-    let warm = sim.stats.rec.warmup.min(sim.end_ns);
+    let base = sim.k.stats.kernel_base.clone().unwrap_or_default();
+    let warm = sim.k.stats.rec.warmup.min(sim.end_ns);
     let window = sim.end_ns - warm;
-    if let Some(table) = sim.cpuidle.table {
+    if let Some(table) = sim.k.cpuidle.table {
         let states = table.states();
         let sub = |now: &[u64], b: Option<&Vec<u64>>| -> Vec<u64> {
             now.iter().enumerate().map(|(i, v)| v - b.and_then(|b| b.get(i)).copied().unwrap_or(0)).collect()
         };
         let cpus: Vec<CpuIdleRow> = sim
+            .k
             .cpuidle
             .devs
             .iter()

@@ -19,10 +19,10 @@ impl Sim {
     /// Interpret the task's program from its pc until it reaches an op that
     /// takes time or blocks. The task is running on its CPU.
     pub fn advance(&mut self, tid: TaskId) {
-        self.sched.tasks[tid].need_advance = false;
+        self.k.sched.tasks[tid].need_advance = false;
         // Every task runs a program template (kworkers: their work items').
-        let Some(template) = self.sched.tasks[tid].template else { return };
-        let worker = self.sched.tasks[tid].worker.is_some();
+        let Some(template) = self.k.sched.tasks[tid].template else { return };
+        let worker = self.k.sched.tasks[tid].worker.is_some();
         let mut steps = 0u32;
         loop {
             steps += 1;
@@ -30,12 +30,12 @@ impl Sim {
                 self.fatal = Some(SimError::Invariant {
                     message: format!(
                         "{}: no progress: task {} runs a million ops without letting simulated time pass (a loop of zero-time ops)",
-                        self.source, self.sched.tasks[tid].comm
+                        self.source, self.k.sched.tasks[tid].comm
                     ),
                 });
                 return;
             }
-            let pc = self.sched.tasks[tid].pc;
+            let pc = self.k.sched.tasks[tid].pc;
             let op = if worker {
                 // A kworker runs the ops of its work item (kthread/workqueue.rs).
                 self.worker_op(tid, pc)
@@ -49,20 +49,20 @@ impl Sim {
                     }
                     return;
                 }
-                self.do_exit(tid);
+                self.k.do_exit(tid);
                 return;
             };
             if op.may_sleep()
-                && self.sched.tasks[tid].cs_debt > 0
-                && self.sched.rqs[self.sched.tasks[tid].cpu].curr == Some(tid)
+                && self.k.sched.tasks[tid].cs_debt > 0
+                && self.k.sched.rqs[self.k.sched.tasks[tid].cpu].curr == Some(tid)
             {
                 // The kernel time it owes (the switch to it, a wakeup's IPI
                 // or idle exit) passes before it can sleep again: the op
                 // goes on when its op timer has charged it (op_done).
-                self.sched.tasks[tid].need_advance = true;
+                self.k.sched.tasks[tid].need_advance = true;
                 return;
             }
-            self.sched.tasks[tid].pc += 1;
+            self.k.sched.tasks[tid].pc += 1;
             if !self.exec_op(tid, template, pc, op) {
                 return;
             }
@@ -71,11 +71,11 @@ impl Sim {
 
     /// Give the task `w` ns of CPU work (%sys if `sys`); true when there is none.
     fn start_work(&mut self, tid: TaskId, w: u64, sys: bool) -> bool {
-        self.sched.tasks[tid].in_sys = sys;
+        self.k.sched.tasks[tid].in_sys = sys;
         if w == 0 {
             return true;
         }
-        self.sched.tasks[tid].work_left = w;
+        self.k.sched.tasks[tid].work_left = w;
         false
     }
 
@@ -85,57 +85,57 @@ impl Sim {
     fn exec_op(&mut self, tid: TaskId, template: usize, pc: usize, op: Op) -> bool {
         match op {
             Op::Run(d) => {
-                let w = d.sample(&mut self.sched.tasks[tid].rng);
+                let w = d.sample(&mut self.k.sched.tasks[tid].rng);
                 return self.start_work(tid, w, false);
             }
             Op::Sys(w) => return self.start_work(tid, w, true),
             Op::Runtime(d) => {
-                let w = d.sample(&mut self.sched.tasks[tid].rng);
-                self.sched.tasks[tid].runtime_end = Some(self.now + w);
+                let w = d.sample(&mut self.k.sched.tasks[tid].rng);
+                self.k.sched.tasks[tid].runtime_end = Some(self.k.now + w);
                 return false;
             }
             Op::Sleep(d) => {
-                let w = d.sample(&mut self.sched.tasks[tid].rng);
+                let w = d.sample(&mut self.k.sched.tasks[tid].rng);
                 self.block(tid);
-                self.arm_sleep_timer(tid, self.now + w);
+                self.arm_sleep_timer(tid, self.k.now + w);
                 return false;
             }
             Op::Timer { period, relative, from_start } => {
-                let next = match self.sched.tasks[tid].timer_next {
-                    None if from_start => self.sched.tasks[tid].stats.start_ns + period,
-                    None => self.now + period,
+                let next = match self.k.sched.tasks[tid].timer_next {
+                    None if from_start => self.k.sched.tasks[tid].stats.start_ns + period,
+                    None => self.k.now + period,
                     Some(n) => n + period,
                 };
-                if next > self.now {
-                    self.sched.tasks[tid].timer_next = Some(next);
+                if next > self.k.now {
+                    self.k.sched.tasks[tid].timer_next = Some(next);
                     self.block(tid);
                     self.arm_sleep_timer(tid, next);
                     return false;
                 }
                 // Late: no sleep; rt-app's relative mode moves the grid to now.
-                self.sched.tasks[tid].timer_next = Some(if relative { self.now } else { next });
+                self.k.sched.tasks[tid].timer_next = Some(if relative { self.k.now } else { next });
             }
             Op::Yield => {
-                self.sched.tasks[tid].sched_class().yield_task(self, tid);
-                self.sched.tasks[tid].need_advance = true;
-                let cpu = self.sched.tasks[tid].cpu;
-                self.resched_curr(cpu);
+                self.k.sched.tasks[tid].sched_class().yield_task(&mut self.k, tid);
+                self.k.sched.tasks[tid].need_advance = true;
+                let cpu = self.k.sched.tasks[tid].cpu;
+                self.k.resched_curr(cpu);
                 return false;
             }
             Op::LoopStart { count, .. } => {
                 // count 0: forever.
                 let n = if count == 0 { u64::MAX } else { count };
-                self.sched.tasks[tid].loop_stack.push((pc, n));
+                self.k.sched.tasks[tid].loop_stack.push((pc, n));
             }
             Op::LoopEnd { start } => {
-                let top = self.sched.tasks[tid].loop_stack.last_mut().expect("loop stack");
+                let top = self.k.sched.tasks[tid].loop_stack.last_mut().expect("loop stack");
                 if top.1 != u64::MAX {
                     top.1 -= 1;
                 }
                 if top.1 > 0 {
-                    self.sched.tasks[tid].pc = start + 1;
+                    self.k.sched.tasks[tid].pc = start + 1;
                 } else {
-                    self.sched.tasks[tid].loop_stack.pop();
+                    self.k.sched.tasks[tid].loop_stack.pop();
                 }
             }
             Op::Barrier(b) => {
@@ -143,10 +143,10 @@ impl Sim {
                 bar.arrived.push(tid);
                 if bar.arrived.len() >= bar.participants {
                     let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
-                    let cpu = self.sched.tasks[tid].cpu;
+                    let cpu = self.k.sched.tasks[tid].cpu;
                     for w in waiters {
                         if w != tid {
-                            self.try_to_wake_up(w, cpu, true);
+                            self.k.try_to_wake_up(w, cpu, true);
                         }
                     }
                 } else {
@@ -168,30 +168,30 @@ impl Sim {
                     self.wl.events[e].pending += 1;
                 } else {
                     let w = self.wl.events[e].waiters.remove(0);
-                    let cpu = self.sched.tasks[tid].cpu;
-                    self.record_wakee(tid, w);
-                    self.try_to_wake_up(w, cpu, true);
+                    let cpu = self.k.sched.tasks[tid].cpu;
+                    self.k.record_wakee(tid, w);
+                    self.k.try_to_wake_up(w, cpu, true);
                 }
             }
             Op::Send { ch, n } => {
-                return self.chan_send(tid, ch as usize + self.sched.tasks[tid].idx as usize % n as usize)
+                return self.chan_send(tid, ch as usize + self.k.sched.tasks[tid].idx as usize % n as usize)
             }
             Op::Recv { ch, n } => {
-                return self.chan_recv(tid, ch as usize + self.sched.tasks[tid].idx as usize % n as usize)
+                return self.chan_recv(tid, ch as usize + self.k.sched.tasks[tid].idx as usize % n as usize)
             }
             Op::Fork(g) => {
                 let tmpl = self.wl.templates[g].clone();
                 let idx = self.wl.group_tasks.get(g).copied().unwrap_or(0);
                 let child = self.alloc_task(g, Some(g), &tmpl, idx);
-                let cpu = self.sched.tasks[tid].cpu;
-                self.wake_up_new_task(child, Some(cpu));
+                let cpu = self.k.sched.tasks[tid].cpu;
+                self.k.wake_up_new_task(child, Some(cpu));
             }
             Op::Park => {
                 self.block(tid);
                 return false;
             }
             Op::Exit => {
-                self.do_exit(tid);
+                self.k.do_exit(tid);
                 return false;
             }
             Op::Parallel { work, threads, min_chunk } => {
@@ -216,23 +216,23 @@ impl Sim {
 
     /// An rt-migrate-test op (workload/rt_migrate_test.rs) of task `tid`.
     fn exec_rtmt_op(&mut self, tid: TaskId, template: usize, op: RtmtOp) {
-        let cpu = self.sched.tasks[tid].cpu;
-        self.update_curr(cpu);
-        let (pid, now, exec) = (self.sched.tasks[tid].pid, self.now, self.sched.tasks[tid].se.sum_exec_runtime);
+        let cpu = self.k.sched.tasks[tid].cpu;
+        self.k.update_curr(cpu);
+        let (pid, now, exec) = (self.k.sched.tasks[tid].pid, self.k.now, self.k.sched.tasks[tid].se.sum_exec_runtime);
         let Some(rtmt) = self.wl.rtmt.as_mut() else { return };
         match rtmt.op(op, pid, now, exec) {
             RtmtAction::Continue => {}
             RtmtAction::BreakLoop => {
                 // `break` out of the iteration loop: its LoopEnd ends it.
-                if let Some(top) = self.sched.tasks[tid].loop_stack.last_mut() {
+                if let Some(top) = self.k.sched.tasks[tid].loop_stack.last_mut() {
                     top.1 = 1;
                 }
             }
             RtmtAction::LeaveLoop => {
                 // Continue after the innermost loop's LoopEnd.
-                if let Some((start, _)) = self.sched.tasks[tid].loop_stack.pop() {
+                if let Some((start, _)) = self.k.sched.tasks[tid].loop_stack.pop() {
                     if let Op::LoopStart { end, .. } = self.wl.templates[template].program.ops[start] {
-                        self.sched.tasks[tid].pc = end + 1;
+                        self.k.sched.tasks[tid].pc = end + 1;
                     }
                 }
             }
@@ -246,7 +246,7 @@ impl Sim {
         match op {
             Op::QueueWork { idx, .. } => {
                 let QueueWorkOp { wq, program, cpu, wait } = self.wl.queue_works[idx as usize];
-                let here = self.sched.tasks[tid].cpu;
+                let here = self.k.sched.tasks[tid].cpu;
                 let done = WorkDone { wake: wait.then_some(tid), submit: None };
                 self.queue_work(wq, program, cpu.unwrap_or(here), done, true);
                 if wait {
@@ -257,14 +257,14 @@ impl Sim {
             }
             Op::Io { idx, .. } => {
                 let io = self.wl.io_ops[idx as usize];
-                let here = self.sched.tasks[tid].cpu;
+                let here = self.k.sched.tasks[tid].cpu;
                 let req =
-                    self.block.alloc_request(self.now, io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
+                    self.block.alloc_request(self.k.now, io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
                 match io.submit {
                     Some((wq, program)) => {
                         self.queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
                     }
-                    None => self.block.submit_bio(req, here, self.now, &mut self.q),
+                    None => self.block.submit_bio(req, here, self.k.now, &mut self.k.q),
                 }
                 if io.wait {
                     self.io_block(tid, io.iowait);
@@ -272,7 +272,7 @@ impl Sim {
                 }
             }
             Op::Dbench(op) => {
-                let (now, start) = (self.now, self.stats.rec.warmup);
+                let (now, start) = (self.k.now, self.k.stats.rec.warmup);
                 self.wl.dbench.op(tid, op, now, start);
             }
             _ => unreachable!("not a kernel op"),
@@ -286,21 +286,21 @@ impl Sim {
         let save = self.wl.templates[template].cpus.clone();
         let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
         let target = rtmt.next_rotate_cpu(|c| save.test(c));
-        let mut mask = CpuMask::new(self.sched.rqs.len());
+        let mut mask = CpuMask::new(self.k.sched.rqs.len());
         mask.set(target);
-        let cpu = self.sched.tasks[tid].cpu;
-        self.set_cpus_allowed_curr(tid, mask);
+        let cpu = self.k.sched.tasks[tid].cpu;
+        self.k.set_cpus_allowed_curr(tid, mask);
         if target == cpu {
             return true;
         }
         // affine_move_task(): its CPU left the mask, so the stopper
         // (migration_cpu_stop) moves it now; it goes on with its program on
         // the new CPU.
-        self.sched.tasks[tid].need_advance = true;
-        self.sched.tasks[tid].cs_debt += 2 * self.cfg.costs.context_switch_ns;
-        self.stopper_preempt_curr(cpu, tid);
-        self.move_queued_task(tid, cpu, target, cpu);
-        self.resched_curr(cpu);
+        self.k.sched.tasks[tid].need_advance = true;
+        self.k.sched.tasks[tid].cs_debt += 2 * self.k.cfg.costs.context_switch_ns;
+        self.k.stopper_preempt_curr(cpu, tid);
+        self.k.move_queued_task(tid, cpu, target, cpu);
+        self.k.resched_curr(cpu);
         false
     }
 
@@ -310,88 +310,88 @@ impl Sim {
     pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
         // io_schedule_prepare(): in_iowait before schedule(), whose
         // __block_task() counts it (block_task_accounting).
-        self.sched.tasks[tid].in_iowait = iowait;
+        self.k.sched.tasks[tid].in_iowait = iowait;
         self.block(tid);
     }
 
     pub(crate) fn op_done(&mut self, cpu: usize) {
-        self.sched.rqs[cpu].op_key = None;
-        let Some(tid) = self.sched.rqs[cpu].curr else { return };
-        self.update_curr(cpu);
-        let t = &self.sched.tasks[tid];
-        if t.se.exec_start > self.now {
+        self.k.sched.rqs[cpu].op_key = None;
+        let Some(tid) = self.k.sched.rqs[cpu].curr else { return };
+        self.k.update_curr(cpu);
+        let t = &self.k.sched.tasks[tid];
+        if t.se.exec_start > self.k.now {
             // Not started yet (idle exit or interrupt): wait for it.
             self.arm_op_timer(cpu);
             return;
         }
         if let Some(end) = t.runtime_end {
-            if self.now < end || t.cs_debt > 0 {
+            if self.k.now < end || t.cs_debt > 0 {
                 self.arm_op_timer(cpu);
                 return;
             }
-            self.sched.tasks[tid].runtime_end = None;
+            self.k.sched.tasks[tid].runtime_end = None;
         } else if t.work_left > 0 || t.cs_debt > 0 {
             self.arm_op_timer(cpu);
             return;
         }
-        if self.sched.tasks[tid].ktask.is_some() && !self.sched.tasks[tid].need_advance {
+        if self.k.sched.tasks[tid].ktask.is_some() && !self.k.sched.tasks[tid].need_advance {
             self.ktask_chunk_done(tid);
         } else {
-            self.sched.tasks[tid].need_advance = true;
+            self.k.sched.tasks[tid].need_advance = true;
             self.advance(tid);
         }
-        if self.sched.rqs[cpu].curr == Some(tid) && self.sched.tasks[tid].state == TaskState::Runnable {
+        if self.k.sched.rqs[cpu].curr == Some(tid) && self.k.sched.tasks[tid].state == TaskState::Runnable {
             self.arm_op_timer(cpu);
         }
     }
 
     /// Arm the completion event of the current op of the task on `cpu`.
     pub fn arm_op_timer(&mut self, cpu: usize) {
-        let Some(tid) = self.sched.rqs[cpu].curr else {
-            if let Some(k) = self.sched.rqs[cpu].op_key.take() {
-                self.q.cancel(k);
+        let Some(tid) = self.k.sched.rqs[cpu].curr else {
+            if let Some(k) = self.k.sched.rqs[cpu].op_key.take() {
+                self.k.q.cancel(k);
             }
             return;
         };
-        let t = &self.sched.tasks[tid];
+        let t = &self.k.sched.tasks[tid];
         // A task that has not started yet (its CPU leaving an idle state or
         // in an interrupt handler: exec_start ahead) starts at exec_start.
-        let from = t.se.exec_start.max(self.now);
+        let from = t.se.exec_start.max(self.k.now);
         let at = if let Some(end) = t.runtime_end {
             (from + t.cs_debt).max(end)
         } else if t.work_left > 0 || t.cs_debt > 0 {
             from + t.cs_debt + t.work_left
-        } else if t.need_advance || from > self.now {
+        } else if t.need_advance || from > self.k.now {
             // Its next op (or the end of the one an interrupt held up).
             from
         } else {
-            if let Some(k) = self.sched.rqs[cpu].op_key.take() {
-                self.q.cancel(k);
+            if let Some(k) = self.k.sched.rqs[cpu].op_key.take() {
+                self.k.q.cancel(k);
             }
             return;
         };
         // The completion time of a running op does not move while the task
         // keeps running, so most re-arms are no-ops: skip the cancel/insert.
-        if self.sched.rqs[cpu].op_key.is_some() && self.sched.rqs[cpu].op_at == at {
+        if self.k.sched.rqs[cpu].op_key.is_some() && self.k.sched.rqs[cpu].op_at == at {
             return;
         }
-        if let Some(k) = self.sched.rqs[cpu].op_key.take() {
-            self.q.cancel(k);
+        if let Some(k) = self.k.sched.rqs[cpu].op_key.take() {
+            self.k.q.cancel(k);
         }
-        self.sched.rqs[cpu].op_at = at;
-        self.sched.rqs[cpu].op_key = Some(self.q.schedule(Instant(at), Ev::OpDone(cpu)));
+        self.k.sched.rqs[cpu].op_at = at;
+        self.k.sched.rqs[cpu].op_key = Some(self.k.q.schedule(Instant(at), Ev::OpDone(cpu)));
     }
 
     /// hrtimer_start of the sleep timer of `tid` (just blocked) for `expiry`.
     pub(crate) fn arm_sleep_timer(&mut self, tid: TaskId, expiry: u64) {
         let (at, hard) = self.hrtimer_fires_at(tid, expiry);
-        let cpu = self.sched.tasks[tid].cpu;
-        self.trace.hrtimer_start(self.now, cpu, &self.sched.tasks[tid], expiry, hard);
-        self.sched.tasks[tid].stats.timer_softexpires = Some(expiry);
-        if self.cpuidle.enabled() {
-            self.sched.rqs[cpu].hrtimers.push((at, tid));
+        let cpu = self.k.sched.tasks[tid].cpu;
+        self.k.trace.hrtimer_start(self.k.now, cpu, &self.k.sched.tasks[tid], expiry, hard);
+        self.k.sched.tasks[tid].stats.timer_softexpires = Some(expiry);
+        if self.k.cpuidle.enabled() {
+            self.k.sched.rqs[cpu].hrtimers.push((at, tid));
         }
-        self.q.schedule(Instant(at), Ev::Timeout(tid));
+        self.k.q.schedule(Instant(at), Ev::Timeout(tid));
     }
 
     /// When the sleep timer of `tid` (just blocked) armed for `expiry`
@@ -408,18 +408,18 @@ impl Sim {
     /// Returns (when it fires, its hard expiry).
     pub(crate) fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> (u64, u64) {
         // Timer slack dates from 2.6.28.
-        let slack = if self.sched.tasks[tid].policy.is_rt() || !self.cfg.mech.hrtimer_slack {
+        let slack = if self.k.sched.tasks[tid].policy.is_rt() || !self.k.cfg.mech.hrtimer_slack {
             0
         } else {
-            self.cfg.costs.timer_slack_ns
+            self.k.cfg.costs.timer_slack_ns
         };
         if slack == 0 {
             return (expiry, expiry);
         }
-        let cpu = self.sched.tasks[tid].cpu;
-        let tick = self.cfg.tick_ns;
+        let cpu = self.k.sched.tasks[tid].cpu;
+        let tick = self.k.cfg.tick_ns;
         let next_tick = expiry.div_ceil(tick) * tick;
-        if self.sched.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
+        if self.k.sched.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
             (next_tick + 1, expiry + slack)
         } else {
             (expiry + slack, expiry + slack)
@@ -434,7 +434,7 @@ impl Sim {
         if ch.queued >= ch.capacity {
             ch.writers.push(tid);
             // Woken, the task tries again.
-            self.sched.tasks[tid].pc -= 1;
+            self.k.sched.tasks[tid].pc -= 1;
             self.block(tid);
             return false;
         }
@@ -444,9 +444,9 @@ impl Sim {
         // (hackbench and perf have one reader per channel).
         if !ch.readers.is_empty() {
             let r = ch.readers.remove(0);
-            let cpu = self.sched.tasks[tid].cpu;
-            self.record_wakee(tid, r);
-            self.try_to_wake_up_flags(r, cpu, true, WF_SYNC);
+            let cpu = self.k.sched.tasks[tid].cpu;
+            self.k.record_wakee(tid, r);
+            self.k.try_to_wake_up_flags(r, cpu, true, WF_SYNC);
         }
         true
     }
@@ -456,7 +456,7 @@ impl Sim {
         let ch = &mut self.wl.channels[c];
         if ch.queued == 0 {
             ch.readers.push(tid);
-            self.sched.tasks[tid].pc -= 1;
+            self.k.sched.tasks[tid].pc -= 1;
             self.block(tid);
             return false;
         }
@@ -469,10 +469,10 @@ impl Sim {
             ChanKind::Unix if ch.writable() => std::mem::take(&mut ch.writers),
             _ => Vec::new(),
         };
-        let cpu = self.sched.tasks[tid].cpu;
+        let cpu = self.k.sched.tasks[tid].cpu;
         for w in wake {
-            self.record_wakee(tid, w);
-            self.try_to_wake_up_flags(w, cpu, true, WF_SYNC);
+            self.k.record_wakee(tid, w);
+            self.k.try_to_wake_up_flags(w, cpu, true, WF_SYNC);
         }
         true
     }

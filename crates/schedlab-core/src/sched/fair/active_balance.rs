@@ -5,11 +5,11 @@
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{LbEnv, MigrationType};
 use crate::sched::sched::CpuIdleType;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// Mark `busiest` for active balance towards `this_cpu` and queue the
     /// stopper there (stop_one_cpu_nowait), unless one is already pending.
     /// Returns true if this call kicked it.

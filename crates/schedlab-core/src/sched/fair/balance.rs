@@ -13,10 +13,10 @@
 //! classes are not modelled.
 
 use crate::kernel::features::Feature;
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING};
 use crate::sched::task::{TaskId, TaskState};
-use crate::sim::Sim;
 
 /// enum group_type, in the order that makes a group "busier" (5.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -81,7 +81,7 @@ pub(super) struct LbEnv {
     pub(super) loop_break: u32,
 }
 
-impl Sim {
+impl SchedEnv {
     /// group_classify().
     pub fn group_classify(&self, sd: usize, s: &SgStats, g: usize) -> GroupType {
         let pct = self.topo.domains[sd].imbalance_pct as u64;

@@ -7,12 +7,12 @@
 //! load_balance(), whose failures never lead to active balance.
 
 use crate::cpumask::CpuMask;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance_avg::{AvgEnv, Pass};
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// The balancer forms of kernel/sched.c in 2.6.24 and 2.6.25, the
     /// modelled versions before 2.6.35: find_busiest_group with its own
     /// group_imb test and imbalance arithmetic (calculate_imbalance_2625),

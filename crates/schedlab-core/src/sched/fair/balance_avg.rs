@@ -34,11 +34,11 @@
 
 use crate::cpumask::CpuMask;
 use crate::kernel::BalancerEra;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
 use crate::sched::fair::sd_lb_stats::{calculate_imbalance, calculate_imbalance_2625, capacity_of_power, SdLbStats};
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_BALANCE_NEWIDLE, SD_LOAD_BALANCE, SD_PREFER_SIBLING, SD_SHARE_CPUPOWER};
-use crate::sim::Sim;
 
 /// MAX_PINNED_INTERVAL (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;
@@ -85,7 +85,7 @@ pub(crate) struct AvgEnv {
     pub(crate) cpus: CpuMask,
 }
 
-impl Sim {
+impl SchedEnv {
     // ------------------------------------------------------------ loads
 
     /// The avg_load balancer is this run's (the dispatch test of balance.rs

@@ -6,10 +6,10 @@
 //! The era's common entity code is `fair/entity.rs`.
 
 use crate::kernel::features::Feature;
+use crate::sched::env::SchedEnv;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// __sched_period().
     pub(crate) fn sched_period(&self, nr: u64) -> u64 {
         if nr > self.tun.sched_nr_latency {

@@ -5,10 +5,10 @@
 //! scale_rt_power.
 
 use crate::kernel::features::Feature;
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::{sched_avg_update, SCHED_AVG_PERIOD_NS};
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
 /// SCHED_LOAD_SCALE (= NICE_0_LOAD, and the unit of cpu_power).
 pub const SCHED_LOAD_SCALE: u64 = 1024;
@@ -37,7 +37,7 @@ pub fn scale_normal_power(normal_avg: u64, age_stamp: u64, now: u64) -> u64 {
     available / total
 }
 
-impl Sim {
+impl SchedEnv {
     /// weighted_cpuload(): rq->load.weight, the instantaneous sum of the
     /// runnable weights (2.6.x). From 3.8 it is the PELT runnable load.
     /// Deviation (3.8+): schedlab's PELT load_avg includes blocked load.
@@ -150,6 +150,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::kernel::BalancerEra;
     use crate::sched::sched::SCHED_AVG_PERIOD_NS;
+    use crate::sim::Sim;
     use crate::trace::Trace;
 
     #[test]
@@ -206,21 +207,21 @@ pub(crate) mod tests {
     #[test]
     fn source_and_target_load_bias() {
         let mut sim = sim_2635(false);
-        assert_eq!(sim.cfg.mech.balancer, BalancerEra::AvgLoad);
-        sim.sched.rqs[5].cfs.load_weight = 1024;
-        sim.sched.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
+        assert_eq!(sim.k.cfg.mech.balancer, BalancerEra::AvgLoad);
+        sim.k.sched.rqs[5].cfs.load_weight = 1024;
+        sim.k.sched.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
         // idx 0: the instantaneous load.
-        assert_eq!((sim.source_load(5, 0), sim.target_load(5, 0)), (1024, 1024));
+        assert_eq!((sim.k.source_load(5, 0), sim.k.target_load(5, 0)), (1024, 1024));
         // idx 2 reads cpu_load[1]: a source is underestimated, a target not.
-        assert_eq!((sim.source_load(5, 2), sim.target_load(5, 2)), (512, 1024));
+        assert_eq!((sim.k.source_load(5, 2), sim.k.target_load(5, 2)), (512, 1024));
         // The load left: the history keeps the target looking busy.
-        sim.sched.rqs[5].cfs.load_weight = 0;
-        assert_eq!((sim.source_load(5, 1), sim.target_load(5, 1)), (0, 1024));
+        sim.k.sched.rqs[5].cfs.load_weight = 0;
+        assert_eq!((sim.k.source_load(5, 1), sim.k.target_load(5, 1)), (0, 1024));
         // NO_LB_BIAS: instantaneous everywhere.
-        let v = sim.cfg.version;
-        sim.cfg.features.apply("NO_LB_BIAS", v).unwrap();
-        assert_eq!((sim.source_load(5, 1), sim.target_load(5, 1)), (0, 0));
+        let v = sim.k.cfg.version;
+        sim.k.cfg.features.apply("NO_LB_BIAS", v).unwrap();
+        assert_eq!((sim.k.source_load(5, 1), sim.k.target_load(5, 1)), (0, 0));
         // No SMT on 4x4: every CPU has the full power.
-        assert_eq!(sim.power_of(0), 1024);
+        assert_eq!(sim.k.power_of(0), 1024);
     }
 }

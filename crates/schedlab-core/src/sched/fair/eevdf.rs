@@ -26,10 +26,10 @@
 
 use crate::kernel::features::Feature;
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
+use crate::sched::env::SchedEnv;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     pub(crate) fn entity_key(&self, cpu: usize, tid: TaskId) -> i128 {
         self.sched.tasks[tid].se.vruntime as i128 - self.sched.rqs[cpu].cfs.min_vruntime as i128
     }

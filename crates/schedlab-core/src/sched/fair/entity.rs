@@ -8,11 +8,11 @@ use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
 use crate::prio::{calc_delta_fair, Policy};
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
+use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::task::{TaskId, TaskState};
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     #[inline]
     pub(crate) fn vdelta(&self, delta: u64, tid: TaskId) -> u64 {
         let t = &self.sched.tasks[tid];
@@ -138,7 +138,7 @@ impl Sim {
         // A CPU still leaving its idle state or in an interrupt handler
         // (Rq::busy_until) runs the task from then on.
         let now = self.now.max(self.sched.rqs[cpu].busy_until);
-        let seq = self.next_list_seq();
+        let seq = self.sched.next_list_seq();
         let t = &mut self.sched.tasks[tid];
         t.se.exec_start = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
@@ -190,7 +190,7 @@ impl Sim {
         let is_curr = self.sched.rqs[cpu].curr == Some(tid);
         let t = &self.sched.tasks[tid];
         let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
-        let seq = self.next_list_seq();
+        let seq = self.sched.next_list_seq();
         let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.load_weight += w;
         cfs.nr_running += 1;
@@ -414,17 +414,17 @@ mod tests {
     /// Pull CPU 0's leftmost waiting task to the empty CPU 1; return how far
     /// it lands from CPU 1's min_vruntime (vruntime - min_vruntime).
     fn pull_leftmost(sim: &mut Sim) -> i128 {
-        sim.update_curr(0);
-        let curr = sim.sched.rqs[0].cfs.curr.expect("a hog runs");
-        let mut queued = sim.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
+        sim.k.update_curr(0);
+        let curr = sim.k.sched.rqs[0].cfs.curr.expect("a hog runs");
+        let mut queued = sim.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
         let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
         // The leftmost holds min_vruntime back: curr and the next one are
         // to its right (the state in which the two rules differ).
-        assert!(sim.sched.tasks[curr].se.vruntime > left && next > left);
-        let l = sim.sched.rqs[0].cfs.leftmost().expect("queued").1;
-        let before = sim.sched.rqs[1].cfs.min_vruntime;
-        sim.move_queued_task(l, 0, 1, 1);
-        sim.sched.tasks[l].se.vruntime as i128 - before as i128
+        assert!(sim.k.sched.tasks[curr].se.vruntime > left && next > left);
+        let l = sim.k.sched.rqs[0].cfs.leftmost().expect("queued").1;
+        let before = sim.k.sched.rqs[1].cfs.min_vruntime;
+        sim.k.move_queued_task(l, 0, 1, 1);
+        sim.k.sched.tasks[l].se.vruntime as i128 - before as i128
     }
 
     #[test]

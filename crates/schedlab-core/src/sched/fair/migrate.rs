@@ -4,13 +4,13 @@
 //! cfs_tasks from the tail that detaches up to the imbalance.
 
 use crate::kernel::features::Feature;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_SHARE_CPUCAPACITY;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// task_hot().
     pub(super) fn task_hot(&self, p: TaskId, env: &LbEnv) -> bool {
         let t = &self.sched.tasks[p];

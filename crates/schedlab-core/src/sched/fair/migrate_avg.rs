@@ -5,13 +5,13 @@
 use crate::kernel::features::Feature;
 use crate::kernel::PreemptModel;
 use crate::prio::MAX_PRIO;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance_avg::Pass;
 use crate::sched::fair::sd_lb_stats::SCHED_LOAD_SCALE_FUZZ;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// The source's cfs_rq->tasks list from its head. 2.6.35 list_add()s at
     /// enqueue, so the head is the most recently queued task. Deviation:
     /// schedlab's list position is also refreshed when a task is picked

@@ -24,12 +24,12 @@ pub mod wakeup_avg;
 use crate::sched::class::{
     FairSchedClass, Pick, SchedClassOps, WakeSource, ENQUEUE_DELAYED, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK,
 };
+use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
 impl SchedClassOps for FairSchedClass {
-    fn enqueue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) {
+    fn enqueue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) {
         if flags & ENQUEUE_DELAYED != 0 {
             sim.requeue_delayed_entity(cpu, p);
             return;
@@ -37,22 +37,22 @@ impl SchedClassOps for FairSchedClass {
         sim.enqueue_task_fair(cpu, p, flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
     }
 
-    fn dequeue_task(sim: &mut Sim, cpu: usize, p: TaskId, flags: u32) -> bool {
+    fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) -> bool {
         sim.dequeue_task_fair(cpu, p, flags)
     }
 
-    fn yield_task(sim: &mut Sim, p: TaskId) {
+    fn yield_task(sim: &mut SchedEnv, p: TaskId) {
         sim.yield_task_fair(p);
     }
 
-    fn wakeup_preempt(sim: &mut Sim, cpu: usize, curr: TaskId, p: TaskId) {
+    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId) {
         sim.check_preempt_wakeup_fair(cpu, curr, p);
     }
 
     /// pick_next_task_fair(): the entity CFS or EEVDF picks; with nothing
     /// queued, a newly idle balance (sched_balance_newidle), and RETRY_TASK
     /// if it pulled anything.
-    fn pick_next_task(sim: &mut Sim, cpu: usize, newidle: bool) -> Pick {
+    fn pick_next_task(sim: &mut SchedEnv, cpu: usize, newidle: bool) -> Pick {
         if let Some(p) = sim.pick_next_task_fair(cpu) {
             return Pick::Task(p);
         }
@@ -65,17 +65,17 @@ impl SchedClassOps for FairSchedClass {
     /// put_prev_task_fair(): a preempted task goes back into the tree, and
     /// so does a sched_delayed one (still on_rq).
     #[inline]
-    fn put_prev_task(sim: &mut Sim, cpu: usize, p: TaskId, runnable: bool) {
+    fn put_prev_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, runnable: bool) {
         if runnable || sim.sched.tasks[p].se.sched_delayed {
             sim.put_prev_task_fair(cpu, p);
         }
     }
 
-    fn set_next_task(sim: &mut Sim, cpu: usize, p: TaskId) {
+    fn set_next_task(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         sim.set_next_entity(cpu, p);
     }
 
-    fn select_task_rq(sim: &mut Sim, p: TaskId, cpu: usize, wake_flags: u32, src: WakeSource) -> usize {
+    fn select_task_rq(sim: &mut SchedEnv, p: TaskId, cpu: usize, wake_flags: u32, src: WakeSource) -> usize {
         if wake_flags & WF_FORK != 0 {
             sim.select_task_rq_fork(p, cpu)
         } else {
@@ -86,7 +86,7 @@ impl SchedClassOps for FairSchedClass {
     /// init_entity_runnable_average() and post_init_entity_util_avg(): a
     /// new task starts fully loaded, with half the CPU's spare capacity as
     /// its utilisation (weight-scaled since 6.10).
-    fn post_init(sim: &mut Sim, cpu: usize, p: TaskId) {
+    fn post_init(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         let w = sim.sched.tasks[p].weight as u64;
         pelt::init_entity(&mut sim.sched.tasks[p].se.avg, w);
         sim.update_load_avg(cpu, None);
@@ -96,13 +96,13 @@ impl SchedClassOps for FairSchedClass {
         pelt::post_init_entity_util_avg(&cfs_avg, &mut sim.sched.tasks[p].se.avg, util_weight, cap);
     }
 
-    fn migrate_task_rq(sim: &mut Sim, p: TaskId, old: usize, new: usize) {
+    fn migrate_task_rq(sim: &mut SchedEnv, p: TaskId, old: usize, new: usize) {
         sim.migrate_task_rq_fair(p, old, new);
     }
 
     /// task_dead_fair() -> remove_entity_load_avg(): the dead task's load and
     /// utilisation leave the cfs_rq at once instead of decaying.
-    fn task_dead(sim: &mut Sim, cpu: usize, p: TaskId) {
+    fn task_dead(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         if sim.sched.tasks[p].se.attached {
             let w = sim.sched.tasks[p].weight as u64;
             let se_avg = sim.sched.tasks[p].se.avg;
@@ -111,11 +111,11 @@ impl SchedClassOps for FairSchedClass {
         }
     }
 
-    fn task_tick(sim: &mut Sim, cpu: usize, curr: TaskId) {
+    fn task_tick(sim: &mut SchedEnv, cpu: usize, curr: TaskId) {
         sim.task_tick_fair(cpu, curr);
     }
 
-    fn update_curr(sim: &mut Sim, cpu: usize, curr: TaskId, delta: u64) {
+    fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
         sim.update_curr_fair(cpu, curr, delta);
     }
 }

@@ -14,11 +14,11 @@
 //! time) does.
 
 use crate::kernel::features::Feature;
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_BALANCE_NEWIDLE;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// newidle_balance() (5.5 form of the guard). Returns tasks pulled.
     pub fn newidle_balance(&mut self, cpu: usize) -> u32 {
         if self.avg_load_era() {
@@ -129,7 +129,7 @@ mod tests {
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
         let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
         sim.run().expect("run");
-        let sd = &sim.sched.rqs[1].sd[0];
+        let sd = &sim.k.sched.rqs[1].sd[0];
         (sd.stats.lb_count[CpuIdleType::NewlyIdle as usize], sd.newidle_ratio)
     }
 

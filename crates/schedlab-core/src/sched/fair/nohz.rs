@@ -8,10 +8,10 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::CpuIdleType;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// trigger_load_balance() from the tick of a busy CPU, its
     /// hard-interrupt half: whether
     /// SCHED_SOFTIRQ is raised (a balance is due), and nohz_balancer_kick().

@@ -6,10 +6,10 @@
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::kernel::NohzModel;
+use crate::sched::env::SchedEnv;
 use crate::sched::sched::CpuIdleType;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// The NOHZ "owner" model (2.6.2x .. 2.6.35): one idle CPU,
     /// nohz.load_balancer, keeps its tick and balances for every tickless
     /// idle CPU. 2.6.36 replaced it with the kick model of fair/balance.rs.

@@ -6,14 +6,14 @@
 
 use crate::kernel::features::Feature;
 use crate::prio::Policy;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance_avg::Pass;
 use crate::sched::fair::cpu_load::{scale_normal_power, SCHED_LOAD_SCALE};
 use crate::sched::sched::{sched_avg_update, CpuIdleType};
 use crate::sched::sd_flags::SD_SHARE_CPUPOWER;
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     pub(crate) fn sched_idle_lb_on(&self) -> bool {
         self.cfg.features.on(Feature::SD_IDLE_LOAD_BALANCE)
     }
@@ -131,12 +131,12 @@ mod tests {
     #[test]
     fn idle_load_uses_idle_power() {
         let mut sim = sim_2635(true);
-        sim.sched.rqs[2].cfs.idle_h_nr_running = 2;
-        assert_eq!(sim.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
+        sim.k.sched.rqs[2].cfs.idle_h_nr_running = 2;
+        assert_eq!(sim.k.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
         // The CPU spent its whole recent period on SCHED_NORMAL work.
-        sim.now = SCHED_AVG_PERIOD_NS / 2;
-        sim.sched.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
-        assert_eq!(sim.idle_power(2), 1);
-        assert_eq!(sim.idle_load(2), 6 * 1024);
+        sim.k.now = SCHED_AVG_PERIOD_NS / 2;
+        sim.k.sched.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
+        assert_eq!(sim.k.idle_power(2), 1);
+        assert_eq!(sim.k.idle_load(2), 6 * 1024);
     }
 }

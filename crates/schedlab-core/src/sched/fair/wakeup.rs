@@ -5,14 +5,14 @@
 
 use crate::kernel::features::Feature;
 use crate::sched::class::WakeSource;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{GroupType, SgStats, NUMA_IMBALANCE_MIN};
 use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
 const NSEC_PER_SEC: u64 = 1_000_000_000;
 
-impl Sim {
+impl SchedEnv {
     // ---------------------------------------------------------- loads
 
     /// cpu_load(): the cfs_rq's PELT load_avg (5.5+; includes blocked load).
@@ -82,11 +82,6 @@ impl Sim {
         self.available_idle_cpu(cpu) || self.sched_idle_cpu(cpu)
     }
 
-    #[inline]
-    pub fn cpus_share_cache(&self, a: usize, b: usize) -> bool {
-        self.topo.sd_llc_id[a] == self.topo.sd_llc_id[b]
-    }
-
     // -------------------------------------------------- record_wakee
 
     /// record_wakee(): count how often the waker switches wakee.
@@ -118,7 +113,7 @@ impl Sim {
     // --------------------------------------------------- wake_affine
 
     fn wake_affine_idle(&self, this: usize, prev: usize, sync: bool) -> Option<usize> {
-        if self.available_idle_cpu(this) && self.cpus_share_cache(this, prev) {
+        if self.available_idle_cpu(this) && self.topo.cpus_share_cache(this, prev) {
             return Some(if self.available_idle_cpu(prev) { prev } else { this });
         }
         // 6.12.37+: the waker is alone if only sched_delayed tasks sleep
@@ -306,11 +301,14 @@ impl Sim {
         this_cpu: usize,
         from_task: bool,
     ) -> usize {
-        let allowed = |s: &Sim, c: usize| s.sched.tasks[p].cpus.test(c);
+        let allowed = |s: &SchedEnv, c: usize| s.sched.tasks[p].cpus.test(c);
         if allowed(self, target) && self.idle_or_sched_idle(target) {
             return target;
         }
-        if prev != target && self.cpus_share_cache(prev, target) && allowed(self, prev) && self.idle_or_sched_idle(prev)
+        if prev != target
+            && self.topo.cpus_share_cache(prev, target)
+            && allowed(self, prev)
+            && self.idle_or_sched_idle(prev)
         {
             return prev;
         }
@@ -330,7 +328,7 @@ impl Sim {
         let recent = self.sched.tasks[p].recent_used_cpu;
         if recent != prev
             && recent != target
-            && self.cpus_share_cache(recent, target)
+            && self.topo.cpus_share_cache(recent, target)
             && self.idle_or_sched_idle(recent)
             && allowed(self, recent)
         {

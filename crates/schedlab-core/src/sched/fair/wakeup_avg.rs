@@ -5,12 +5,12 @@
 //! kernels before 4.16; 4.16+ use fair/wakeup.rs.
 
 use crate::kernel::WakeupForm;
+use crate::sched::env::SchedEnv;
 use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
 use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl SchedEnv {
     /// The 2.6.x wakeup placement applies: the version's form, on the
     /// avg_load balancer whose cpu_load[] it reads (from 4.16 wakeup.rs's
     /// wake_affine/select_idle_sibling are used).

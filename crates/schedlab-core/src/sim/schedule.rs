@@ -1,0 +1,82 @@
+//! Where the scheduler hands over to the rooms above it, in the kernel's
+//! order. The scheduler (`sched/`) never calls up; at the three points
+//! where the kernel's does, the simulation runs the other room between
+//! two calls into the scheduler:
+//!
+//! - schedule(): a workqueue worker going to sleep first tells its pool
+//!   (sched_submit_work -> wq_worker_sleeping), one coming back after it is
+//!   picked (wq_worker_running); the picked task's next op starts once it
+//!   runs (the interpreter, `workload/interp.rs`).
+//! - The tick: the timer softirq's expired timers (vmstat_update) run
+//!   between the tick's hard-interrupt part and SCHED_SOFTIRQ.
+//! - Blocking: the worker's hook before the task leaves its runqueue.
+
+use crate::sched::core::Switch;
+use crate::sched::task::TaskId;
+use crate::sim::Sim;
+
+impl Sim {
+    /// Run schedule() on every CPU marked need_resched, until none is
+    /// (a switch may mark others).
+    pub(crate) fn flush_resched(&mut self) {
+        // Two buffers swapped back and forth: no allocation per event.
+        let mut cpus = std::mem::take(&mut self.k.sched.resched_spare);
+        while !self.k.sched.resched_pending.is_empty() {
+            std::mem::swap(&mut cpus, &mut self.k.sched.resched_pending);
+            cpus.sort_unstable();
+            cpus.dedup();
+            for &cpu in &cpus {
+                if self.k.sched.rqs[cpu].need_resched {
+                    self.schedule(cpu);
+                }
+            }
+            cpus.clear();
+        }
+        self.k.sched.resched_spare = cpus;
+    }
+
+    /// __schedule() on `cpu` (sched/core.rs), with the workqueue's and the
+    /// interpreter's parts at their places.
+    pub fn schedule(&mut self, cpu: usize) {
+        let (prev, n, class, stopper) = match self.k.schedule_pick(cpu) {
+            Switch::Stay => {
+                self.arm_op_timer(cpu); // workload/interp.rs
+                return;
+            }
+            Switch::Idle => return,
+            Switch::To { prev, next, class, stopper } => (prev, next, class, stopper),
+        };
+        if self.k.sched.tasks[n].worker.is_some() {
+            self.wq_worker_running(n); // kthread/workqueue.rs
+        }
+        let s = &mut self.k;
+        s.context_switch(cpu, prev, n, stopper);
+        if s.switched_in_ready(cpu, n) {
+            self.advance(n); // workload/interp.rs
+        }
+        if self.k.sched.rqs[cpu].curr == Some(n) {
+            self.arm_op_timer(cpu);
+        }
+        self.k.schedule_finish(cpu, n, class);
+    }
+
+    /// The tick on `cpu`: its hard-interrupt part (sched_tick,
+    /// trigger_load_balance), TIMER_SOFTIRQ (the kernel's timers that
+    /// expired: kthread/vmstat.rs), then SCHED_SOFTIRQ.
+    pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
+        let Some(balance_due) = self.k.scheduler_tick(cpu) else {
+            return;
+        };
+        self.run_housekeeping_timer(cpu);
+        self.k.run_tick_softirq(cpu, balance_due);
+    }
+
+    /// A running task goes to sleep (sched/core.rs `block`); a workqueue
+    /// worker first lets its pool know (sched_submit_work).
+    pub fn block(&mut self, tid: TaskId) {
+        if self.k.sched.tasks[tid].worker.is_some() {
+            self.wq_worker_sleeping(tid); // kthread/workqueue.rs
+        }
+        self.k.block(tid);
+    }
+}
