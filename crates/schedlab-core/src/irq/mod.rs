@@ -62,7 +62,7 @@ impl Sim {
             self.k.update_curr(cpu);
             let t = &mut self.k.sched.tasks[curr].se;
             t.exec_start = t.exec_start.max(end);
-            self.arm_op_timer(cpu);
+            self.k.arm_op_timer(cpu);
         }
         self.k.q.schedule(Instant(end), Ev::IrqDone(cpu as u32, action));
     }

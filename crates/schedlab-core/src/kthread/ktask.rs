@@ -39,7 +39,9 @@ impl Sim {
     /// work items on the unbound `ktask` workqueue (its workers at
     /// `kernel.ktask.helper_nice`; kthread/workqueue.rs), and the caller
     /// works too.
-    pub fn ktask_run(&mut self, main: TaskId, work: u64, max_threads: usize, min_chunk: u64) {
+    /// Returns the task whose program goes on now, as `ktask_chunk_done`.
+    #[must_use]
+    pub fn ktask_run(&mut self, main: TaskId, work: u64, max_threads: usize, min_chunk: u64) -> Option<TaskId> {
         let nthreads = ktask_nthreads(work, min_chunk, self.k.sched.rqs.len(), max_threads);
         let chunk = ktask_chunk_size(work, nthreads, min_chunk);
         let job = self.kthreads.ktask_jobs.len();
@@ -60,20 +62,24 @@ impl Sim {
             self.queue_work(wq, program, cpu, WorkDone::default(), true);
         }
         self.k.sched.tasks[main].ktask = Some(KtaskRole::Main(job));
-        self.ktask_chunk_done(main);
+        self.ktask_chunk_done(main)
     }
 
     /// A kworker runs one of the job's helper work items: it takes chunks
     /// until there are none.
-    pub(crate) fn ktask_helper(&mut self, tid: TaskId, job: usize) {
+    #[must_use]
+    pub(crate) fn ktask_helper(&mut self, tid: TaskId, job: usize) -> Option<TaskId> {
         self.k.sched.tasks[tid].ktask = Some(KtaskRole::Helper(job));
-        self.ktask_chunk_done(tid);
+        self.ktask_chunk_done(tid)
     }
 
     /// A worker finished a chunk (or just started): take the next one, or
-    /// finish. The worker is running on its CPU.
-    pub fn ktask_chunk_done(&mut self, tid: TaskId) {
-        let Some(role) = self.k.sched.tasks[tid].ktask else { return };
+    /// finish. The worker is running on its CPU. Returns the task whose
+    /// program goes on now (the interpreter steps it): the helper whose
+    /// work item ended, or the caller whose job is done.
+    #[must_use]
+    pub fn ktask_chunk_done(&mut self, tid: TaskId) -> Option<TaskId> {
+        let Some(role) = self.k.sched.tasks[tid].ktask else { return None };
         let job = match role {
             KtaskRole::Main(j) | KtaskRole::Helper(j) => j,
         };
@@ -82,7 +88,7 @@ impl Sim {
             let c = j.chunk.min(j.total - j.cursor);
             j.cursor += c;
             self.k.sched.tasks[tid].work_left = c;
-            return;
+            return None;
         }
         match role {
             KtaskRole::Helper(_) => {
@@ -99,18 +105,19 @@ impl Sim {
                 }
                 // The work item ends; the worker goes on (workqueue.rs).
                 self.k.sched.tasks[tid].need_advance = true;
-                self.advance(tid);
+                Some(tid)
             }
             KtaskRole::Main(_) => {
                 if j.active_helpers == 0 {
                     self.k.sched.tasks[tid].ktask = None;
                     self.k.sched.tasks[tid].need_advance = true;
-                    self.advance(tid);
+                    Some(tid)
                 } else {
                     j.main_waiting = true;
                     // wait_for_completion(): sleep until the last helper is done.
                     self.block(tid);
                     debug_assert_eq!(self.k.sched.tasks[tid].state, TaskState::Blocked);
+                    None
                 }
             }
         }

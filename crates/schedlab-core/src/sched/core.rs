@@ -132,7 +132,8 @@ impl SchedEnv {
         }
         let next = self.pick_next_task(cpu);
         if next == prev && next.is_some() {
-            // Keep running; the op timer is re-armed (its end may have moved).
+            // Keep running; re-arm the op timer (its end may have moved).
+            self.arm_op_timer(cpu);
             return Switch::Stay;
         }
         self.sched.account_cpu(cpu, self.now);
@@ -200,9 +201,13 @@ impl SchedEnv {
         self.sched.tasks[n].need_advance && self.sched.rqs[cpu].busy_until <= self.now
     }
 
-    /// The end of __schedule() once `n` runs: the tick restarts, the CPU
+    /// The end of __schedule() once `n` runs: its op timer is armed if it
+    /// still runs (its program was stepped in between), the tick restarts, the CPU
     /// leaves nohz, and the class's balance callback runs (RT pushes).
     pub fn schedule_finish(&mut self, cpu: usize, n: TaskId, class: SchedClass) {
+        if self.sched.rqs[cpu].curr == Some(n) {
+            self.arm_op_timer(cpu); // sched/op_timer.rs
+        }
         self.tick_restart(cpu);
         if self.sched.rqs[cpu].nohz_idle {
             self.nohz_balance_exit_idle(cpu);

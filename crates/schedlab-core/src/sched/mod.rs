@@ -9,6 +9,7 @@ pub mod delays;
 pub mod env;
 pub mod fair;
 pub mod idle;
+pub mod op_timer;
 pub mod pelt;
 pub mod rt;
 pub mod rt_legacy;

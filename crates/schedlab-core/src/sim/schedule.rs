@@ -9,7 +9,8 @@
 //!   runs (the interpreter, `workload/interp.rs`).
 //! - The tick: the timer softirq's expired timers (vmstat_update) run
 //!   between the tick's hard-interrupt part and SCHED_SOFTIRQ.
-//! - Blocking: the worker's hook before the task leaves its runqueue.
+//! - Blocking (and io_schedule): the worker's hook before the task leaves
+//!   its runqueue.
 
 use crate::sched::core::Switch;
 use crate::sched::task::TaskId;
@@ -39,11 +40,7 @@ impl Sim {
     /// interpreter's parts at their places.
     pub fn schedule(&mut self, cpu: usize) {
         let (prev, n, class, stopper) = match self.k.schedule_pick(cpu) {
-            Switch::Stay => {
-                self.arm_op_timer(cpu); // workload/interp.rs
-                return;
-            }
-            Switch::Idle => return,
+            Switch::Stay | Switch::Idle => return,
             Switch::To { prev, next, class, stopper } => (prev, next, class, stopper),
         };
         if self.k.sched.tasks[n].worker.is_some() {
@@ -53,9 +50,6 @@ impl Sim {
         s.context_switch(cpu, prev, n, stopper);
         if s.switched_in_ready(cpu, n) {
             self.advance(n); // workload/interp.rs
-        }
-        if self.k.sched.rqs[cpu].curr == Some(n) {
-            self.arm_op_timer(cpu);
         }
         self.k.schedule_finish(cpu, n, class);
     }
@@ -78,5 +72,15 @@ impl Sim {
             self.wq_worker_sleeping(tid); // kthread/workqueue.rs
         }
         self.k.block(tid);
+    }
+
+    /// The running task sleeps until an IO completion wakes it, in
+    /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
+    /// is iowait) or in plain schedule().
+    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
+        // io_schedule_prepare(): in_iowait before schedule(), whose
+        // __block_task() counts it (block_task_accounting).
+        self.k.sched.tasks[tid].in_iowait = iowait;
+        self.block(tid);
     }
 }

@@ -195,7 +195,9 @@ impl Sim {
                 return false;
             }
             Op::Parallel { work, threads, min_chunk } => {
-                self.ktask_run(tid, work, threads, min_chunk);
+                if let Some(t) = self.ktask_run(tid, work, threads, min_chunk) {
+                    self.advance(t);
+                }
                 return false;
             }
             Op::Rtmt(op) => self.exec_rtmt_op(tid, template, op),
@@ -207,7 +209,9 @@ impl Sim {
                 return false;
             }
             Op::KtaskHelper(job) => {
-                self.ktask_helper(tid, job);
+                if let Some(t) = self.ktask_helper(tid, job) {
+                    self.advance(t);
+                }
                 return false;
             }
         }
@@ -304,16 +308,6 @@ impl Sim {
         false
     }
 
-    /// The running task sleeps until an IO completion wakes it, in
-    /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
-    /// is iowait) or in plain schedule().
-    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
-        // io_schedule_prepare(): in_iowait before schedule(), whose
-        // __block_task() counts it (block_task_accounting).
-        self.k.sched.tasks[tid].in_iowait = iowait;
-        self.block(tid);
-    }
-
     pub(crate) fn op_done(&mut self, cpu: usize) {
         self.k.sched.rqs[cpu].op_key = None;
         let Some(tid) = self.k.sched.rqs[cpu].curr else { return };
@@ -321,65 +315,30 @@ impl Sim {
         let t = &self.k.sched.tasks[tid];
         if t.se.exec_start > self.k.now {
             // Not started yet (idle exit or interrupt): wait for it.
-            self.arm_op_timer(cpu);
+            self.k.arm_op_timer(cpu);
             return;
         }
         if let Some(end) = t.runtime_end {
             if self.k.now < end || t.cs_debt > 0 {
-                self.arm_op_timer(cpu);
+                self.k.arm_op_timer(cpu);
                 return;
             }
             self.k.sched.tasks[tid].runtime_end = None;
         } else if t.work_left > 0 || t.cs_debt > 0 {
-            self.arm_op_timer(cpu);
+            self.k.arm_op_timer(cpu);
             return;
         }
         if self.k.sched.tasks[tid].ktask.is_some() && !self.k.sched.tasks[tid].need_advance {
-            self.ktask_chunk_done(tid);
+            if let Some(t) = self.ktask_chunk_done(tid) {
+                self.advance(t);
+            }
         } else {
             self.k.sched.tasks[tid].need_advance = true;
             self.advance(tid);
         }
         if self.k.sched.rqs[cpu].curr == Some(tid) && self.k.sched.tasks[tid].state == TaskState::Runnable {
-            self.arm_op_timer(cpu);
+            self.k.arm_op_timer(cpu);
         }
-    }
-
-    /// Arm the completion event of the current op of the task on `cpu`.
-    pub fn arm_op_timer(&mut self, cpu: usize) {
-        let Some(tid) = self.k.sched.rqs[cpu].curr else {
-            if let Some(k) = self.k.sched.rqs[cpu].op_key.take() {
-                self.k.q.cancel(k);
-            }
-            return;
-        };
-        let t = &self.k.sched.tasks[tid];
-        // A task that has not started yet (its CPU leaving an idle state or
-        // in an interrupt handler: exec_start ahead) starts at exec_start.
-        let from = t.se.exec_start.max(self.k.now);
-        let at = if let Some(end) = t.runtime_end {
-            (from + t.cs_debt).max(end)
-        } else if t.work_left > 0 || t.cs_debt > 0 {
-            from + t.cs_debt + t.work_left
-        } else if t.need_advance || from > self.k.now {
-            // Its next op (or the end of the one an interrupt held up).
-            from
-        } else {
-            if let Some(k) = self.k.sched.rqs[cpu].op_key.take() {
-                self.k.q.cancel(k);
-            }
-            return;
-        };
-        // The completion time of a running op does not move while the task
-        // keeps running, so most re-arms are no-ops: skip the cancel/insert.
-        if self.k.sched.rqs[cpu].op_key.is_some() && self.k.sched.rqs[cpu].op_at == at {
-            return;
-        }
-        if let Some(k) = self.k.sched.rqs[cpu].op_key.take() {
-            self.k.q.cancel(k);
-        }
-        self.k.sched.rqs[cpu].op_at = at;
-        self.k.sched.rqs[cpu].op_key = Some(self.k.q.schedule(Instant(at), Ev::OpDone(cpu)));
     }
 
     /// hrtimer_start of the sleep timer of `tid` (just blocked) for `expiry`.
