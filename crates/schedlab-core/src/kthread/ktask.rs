@@ -79,7 +79,7 @@ impl Sim {
     /// work item ended, or the caller whose job is done.
     #[must_use]
     pub fn ktask_chunk_done(&mut self, tid: TaskId) -> Option<TaskId> {
-        let Some(role) = self.k.sched.tasks[tid].ktask else { return None };
+        let role = self.k.sched.tasks[tid].ktask?;
         let job = match role {
             KtaskRole::Main(j) | KtaskRole::Helper(j) => j,
         };
