@@ -205,3 +205,21 @@ pub struct TaskGroup {
     pub kthread: bool,
     pub program: Program,
 }
+
+/// The registry of what tasks run, shared by every room that makes tasks
+/// or queues work: the task-group templates (the scenario's, then the
+/// kernel's own: kworkers, kswapd), the report groups, and the programs of
+/// work items.
+#[derive(Debug, Clone, Default)]
+pub struct Programs {
+    /// Program templates: the scenario's groups, then the kernel's own
+    /// (the vmstat kworkers).
+    pub templates: Vec<TaskGroup>,
+    /// Scenario groups come first in `templates` and `group_names`.
+    pub nr_scenario_groups: usize,
+    /// Report groups: the scenario's groups, then the kernel's (kworker).
+    pub group_names: Vec<String>,
+    /// The programs of work items (`queue_work` bodies, IO completion
+    /// works), by index.
+    pub work_programs: Vec<Program>,
+}

@@ -55,8 +55,8 @@ impl Sim {
             main_waiting: false,
         });
         let cpu = self.k.sched.tasks[main].cpu;
-        let program = self.wl.work_programs.len();
-        self.wl.work_programs.push(Program { ops: vec![Op::KtaskHelper(job)] });
+        let program = self.progs.work_programs.len();
+        self.progs.work_programs.push(Program { ops: vec![Op::KtaskHelper(job)] });
         let wq = self.kthreads.workqueues.iter().position(|w| w.name == KTASK_WQ).expect("the ktask workqueue");
         for _ in 0..nthreads - 1 {
             self.queue_work(wq, program, cpu, WorkDone::default(), true);

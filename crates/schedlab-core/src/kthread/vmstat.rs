@@ -32,8 +32,8 @@ impl Sim {
         }
         debug_assert_eq!(self.kthreads.workqueues[MM_PERCPU_WQ].name, "mm_percpu_wq");
         let run = Op::Run(Dist::Const(self.k.cfg.costs.vmstat_update_ns.max(1)));
-        self.kthreads.vmstat_program = self.wl.work_programs.len();
-        self.wl.work_programs.push(Program { ops: vec![run] });
+        self.kthreads.vmstat_program = self.progs.work_programs.len();
+        self.progs.work_programs.push(Program { ops: vec![run] });
         let hz = self.k.cfg.hz as u64;
         for cpu in 0..self.k.sched.rqs.len() {
             let pool = self.pool_for(MM_PERCPU_WQ, cpu);

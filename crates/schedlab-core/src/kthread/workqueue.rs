@@ -125,7 +125,7 @@ impl Sim {
             None => format!("kworker/u{}:{}", p.id, p.next_id),
         };
         let unbound = p.cpu.is_none();
-        let tid = self.alloc_task(group, Some(template), &g, 0);
+        let tid = self.k.alloc_task(group, Some(template), &g, 0);
         let t = &mut self.k.sched.tasks[tid];
         t.comm = comm.chars().take(15).collect();
         t.state = TaskState::Blocked;
@@ -153,8 +153,8 @@ impl Sim {
         if let Some(g) = self.kthreads.kworker_group {
             return g;
         }
-        let template = self.wl.templates.len();
-        self.wl.templates.push(TaskGroup {
+        let template = self.progs.templates.len();
+        self.progs.templates.push(TaskGroup {
             name: "kworker".into(),
             count: 0,
             policy: Policy::Normal,
@@ -165,8 +165,8 @@ impl Sim {
             kthread: true,
             program: Program::default(),
         });
-        let group = self.wl.group_names.len();
-        self.wl.group_names.push("kworker".into());
+        let group = self.progs.group_names.len();
+        self.progs.group_names.push("kworker".into());
         self.kthreads.kworker_group = Some((group, template));
         (group, template)
     }
@@ -422,7 +422,7 @@ impl Sim {
         let w = self.k.sched.tasks[tid].worker?;
         let work = self.kthreads.workers[w].current?;
         let program = self.kthreads.works[work].as_ref()?.program;
-        self.wl.work_programs[program].ops.get(pc).cloned()
+        self.progs.work_programs[program].ops.get(pc).cloned()
     }
 }
 

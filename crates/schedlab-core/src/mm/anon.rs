@@ -24,7 +24,7 @@ impl Sim {
     pub(crate) fn mm_anon(&mut self, tid: TaskId, idx: usize) -> bool {
         let left = match self.mm.task(tid).anon_left {
             Some(l) => l,
-            None => self.wl.read_ops[idx].bytes,
+            None => self.mm.read_ops[idx].bytes,
         };
         if left == 0 {
             self.mm.task(tid).anon_left = None;

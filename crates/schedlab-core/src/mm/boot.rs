@@ -17,7 +17,7 @@ impl Sim {
     /// with, and the kswapd threads (kswapd_run).
     /// `memory`: the scenario's `[memory]` page cache; `zswap`: its swap.
     pub(crate) fn mm_init(&mut self, memory: Option<MemoryStart>, zswap: bool) -> Result<(), SimError> {
-        let nr_read_ops = self.wl.read_ops.len();
+        let nr_read_ops = self.mm.read_ops.len();
         let used = nr_read_ops > 0 || self.k.cfg.vm_given || memory.is_some();
         self.mm.zswap = zswap;
         self.mm.rr = vec![0; nr_read_ops];
@@ -74,8 +74,8 @@ impl Sim {
         self.mm.kswapd_active = vec![active; nodes];
         self.mm.cfg = cfg;
         self.mm.enabled = true;
-        let group = self.wl.group_names.len();
-        self.wl.group_names.push("kswapd".into());
+        let group = self.progs.group_names.len();
+        self.progs.group_names.push("kswapd".into());
         for node in 0..nodes {
             let mut cpus = CpuMask::new(self.k.sched.rqs.len());
             for c in self.k.machine.cpus.iter().filter(|c| c.node == node) {
@@ -94,9 +94,9 @@ impl Sim {
                     kthread: true,
                     program: Program { ops: vec![Op::Kswapd(k as u32)] },
                 };
-                let template = self.wl.templates.len();
-                self.wl.templates.push(g.clone());
-                let tid = self.alloc_task(group, Some(template), &g, hid);
+                let template = self.progs.templates.len();
+                self.progs.templates.push(g.clone());
+                let tid = self.k.alloc_task(group, Some(template), &g, hid);
                 let comm = if self.mm.cfg.kswapd_threads == KswapdThreads::Fixed(1) {
                     format!("kswapd{node}")
                 } else {

@@ -34,13 +34,13 @@ impl Sim {
     /// Run the `read` op `idx` for `tid`. Returns true when it is done
     /// (the interpreter goes on), false while it spends time or sleeps.
     pub(crate) fn mm_read(&mut self, tid: TaskId, idx: usize) -> bool {
-        if self.wl.read_ops[idx].anon {
+        if self.mm.read_ops[idx].anon {
             return self.mm_anon(tid, idx);
         }
         let st = match self.mm.task(tid).read {
             Some(st) => st,
             None => {
-                let op = &self.wl.read_ops[idx];
+                let op = &self.mm.read_ops[idx];
                 let cur = self.mm.rr[idx];
                 self.mm.rr[idx] = cur + 1;
                 let disk = op.disks[cur % op.disks.len()];

@@ -244,6 +244,8 @@ pub struct AllocLatency {
 #[derive(Debug, Clone, Default)]
 pub struct Mm {
     pub enabled: bool,
+    /// The `read` ops' parameters (Op::Read indexes them).
+    pub read_ops: Vec<ReadOp>,
     pub cfg: VmConfig,
     pub nodes: Vec<Pgdat>,
     /// Each node's zonelist: itself first, then the others by distance.

@@ -38,6 +38,8 @@ pub struct SchedEnv {
     pub topo: SchedTopology,
     /// The fair tunables after boot-time scaling.
     pub tun: ScaledTunables,
+    /// The run's seed: every task's random stream forks from it.
+    pub seed: u64,
     /// Virtual time, ns (the engine advances it between events).
     pub now: u64,
     pub q: EventQueue<Ev>,

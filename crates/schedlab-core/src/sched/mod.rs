@@ -8,6 +8,7 @@ pub mod cputime;
 pub mod delays;
 pub mod env;
 pub mod fair;
+pub mod fork;
 pub mod idle;
 pub mod op_timer;
 pub mod pelt;

@@ -646,6 +646,9 @@ pub struct Sched {
     pub list_seq: u64,
     /// Tasks started and not dead.
     pub live_tasks: usize,
+    /// Tasks made so far per report group (a fork's index in its group,
+    /// without a scan of every task).
+    pub group_tasks: Vec<usize>,
 }
 
 impl Sched {

@@ -27,19 +27,18 @@ use crate::error::SimError;
 use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::Kthreads;
-use crate::prio::load_weight;
+use crate::program::Programs;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
 use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
 use crate::sched::sd_build::build_sched_domains;
-use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 use crate::sched::topology::SchedTopology;
 use crate::stats::{Recorder, Stats, Wasted};
 use crate::trace::Trace;
 use crate::workload::rt_migrate_test::RtMigrateTest;
-use crate::workload::{SyncObj, TaskGroup, Workload};
+use crate::workload::{SyncObj, Workload};
 
 /// The simulation: one machine, one kernel, one workload.
 pub struct Sim {
@@ -48,13 +47,15 @@ pub struct Sim {
     /// the runqueues and tasks, cpuidle, the statistics and the trace
     /// (sched/env.rs).
     pub k: SchedEnv,
-    pub seed: u64,
     // ---------------------------------------------- the rest of the kernel
     pub kthreads: Kthreads,
     /// The block devices and the requests in flight (block/).
     pub block: Block,
     /// Memory and reclaim (mm/).
     pub mm: crate::mm::Mm,
+    /// What tasks run: the task-group templates, the report groups, the
+    /// work items' programs (program.rs).
+    pub progs: Programs,
     // -------------------------------------------- workload and measurement
     pub wl: Workload,
     // ---------------------------------------------------------- the run
@@ -125,6 +126,7 @@ impl Sim {
                 tun,
                 now: 0,
                 q: EventQueue::new(),
+                seed,
                 rng: Rng::fork(seed, "sim"),
                 sched: Sched {
                     tasks: Vec::new(),
@@ -151,6 +153,7 @@ impl Sim {
                     next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
                     list_seq: 0,
                     live_tasks: 0,
+                    group_tasks: Vec::new(),
                 },
                 cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
                 stats: Stats {
@@ -165,9 +168,14 @@ impl Sim {
                 },
                 trace,
             },
-            seed,
             block: Block::new(&sc.machine.disks, seed),
-            mm: crate::mm::Mm::default(),
+            mm: crate::mm::Mm { read_ops: sc.read_ops.clone(), ..Default::default() },
+            progs: Programs {
+                templates: sc.groups.clone(),
+                nr_scenario_groups: sc.groups.len(),
+                group_names,
+                work_programs: sc.work_programs.clone(),
+            },
             kthreads: Kthreads {
                 vmstat_next: vec![u64::MAX; nr],
                 workqueues: sc.kernel.workqueues.clone(),
@@ -175,9 +183,6 @@ impl Sim {
                 ..Default::default()
             },
             wl: Workload {
-                templates: sc.groups.clone(),
-                nr_scenario_groups: sc.groups.len(),
-                group_names,
                 barriers,
                 events,
                 barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
@@ -189,12 +194,9 @@ impl Sim {
                     .map(crate::workload::channel::Channel::new)
                     .collect(),
                 rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
-                work_programs: sc.work_programs.clone(),
                 io_ops: sc.io_ops.clone(),
                 queue_works: sc.queue_works.clone(),
-                read_ops: sc.read_ops.clone(),
                 dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
-                group_tasks: Vec::new(),
             },
             end_ns,
             open_ended,
@@ -212,7 +214,7 @@ impl Sim {
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {
-                let tid = sim.alloc_task(gi, Some(gi), g, i);
+                let tid = sim.k.alloc_task(gi, Some(gi), g, i);
                 sim.k.q.schedule(Instant(g.start), Ev::Start(tid));
                 if tid.is_multiple_of(heap::CHECK_EVERY as usize) {
                     sim.check_heap()?;
@@ -228,60 +230,6 @@ impl Sim {
         }
         sim.k.q.schedule(Instant(end_ns), Ev::End);
         Ok(sim)
-    }
-
-    /// Allocate a task (not yet runnable).
-    pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
-        let tid = self.k.sched.tasks.len();
-        if self.wl.group_tasks.len() <= group {
-            self.wl.group_tasks.resize(group + 1, 0);
-        }
-        self.wl.group_tasks[group] += 1;
-        let (weight, inv_weight) =
-            load_weight(g.policy, g.nice, self.k.cfg.mech.weight_idleprio, !self.k.cfg.mech.rt_push_pull());
-        let pid = self.k.sched.next_pid;
-        self.k.sched.next_pid += 1;
-        let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
-        let comm: String = comm.chars().take(15).collect();
-        self.k.sched.tasks.push(Task {
-            pid,
-            comm,
-            group,
-            idx: idx as u32,
-            template,
-            policy: g.policy,
-            nice: g.nice,
-            rt_priority: g.rt_priority,
-            weight,
-            inv_weight,
-            kthread: g.kthread,
-            nr_cpus_allowed: g.cpus.weight(),
-            cpus: g.cpus.clone(),
-            state: TaskState::New,
-            cpu: g.cpus.first().unwrap_or(0),
-            se: SchedEntity::default(),
-            rt: RtEntity::default(),
-            pc: 0,
-            loop_stack: Vec::new(),
-            work_left: 0,
-            runtime_end: None,
-            cs_debt: 0,
-            need_advance: true,
-            wake_pending: None,
-            timer_next: None,
-            ktask: None,
-            worker: None,
-            in_iowait: false,
-            in_sys: false,
-            rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
-            stats: TaskStats::default(),
-            wakee_flips: 0,
-            wakee_flip_decay_ts: 0,
-            last_wakee: None,
-            recent_used_cpu: 0,
-            list_seq: 0,
-        });
-        tid
     }
 }
 

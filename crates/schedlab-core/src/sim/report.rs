@@ -71,7 +71,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let (cpus, mpstat) = cpu_time(sim);
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
-    let is_kernel_thread = |t: &Task| t.group >= sim.wl.nr_scenario_groups;
+    let is_kernel_thread = |t: &Task| t.group >= sim.progs.nr_scenario_groups;
     let listed = listed_tasks(sim);
     let tasks = (0..sim.k.sched.tasks.len())
         .filter(|&i| {
@@ -107,7 +107,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         schedlab: env!("CARGO_PKG_VERSION").to_string(),
         scenario: sc.name.clone(),
         source: sc.source.clone(),
-        seed: sim.seed,
+        seed: sim.k.seed,
         kernel: KernelInfo {
             version: sim.k.cfg.version.to_string(),
             hz: Some(sim.k.cfg.hz),
@@ -231,7 +231,7 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
     TaskRow {
         pid: t.pid,
         comm: t.comm.clone(),
-        group: sim.wl.group_names[t.group].clone(),
+        group: sim.progs.group_names[t.group].clone(),
         policy: t.policy.name().to_string(),
         nice: t.nice,
         rt_priority: t.rt_priority,
@@ -270,7 +270,7 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
 fn listed_tasks(sim: &Sim) -> Vec<bool> {
     let mut listed = vec![true; sim.k.sched.tasks.len()];
     let Some(rtmt) = sim.wl.rtmt.as_ref() else { return listed };
-    let mut last: Vec<Option<TaskId>> = vec![None; sim.wl.group_names.len()];
+    let mut last: Vec<Option<TaskId>> = vec![None; sim.progs.group_names.len()];
     for (i, t) in sim.k.sched.tasks.iter().enumerate() {
         if t.state != TaskState::New && rtmt.task_groups.contains(&t.group) {
             if let Some(prev) = last[t.group].replace(i) {
@@ -309,7 +309,7 @@ fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
 /// are listed as tasks under `kernel_threads`).
 fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
-    for (gi, name) in sim.wl.group_names.iter().enumerate().take(sim.wl.nr_scenario_groups) {
+    for (gi, name) in sim.progs.group_names.iter().enumerate().take(sim.progs.nr_scenario_groups) {
         let members: Vec<&Task> =
             sim.k.sched.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {

@@ -90,7 +90,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 }
             };
             AllocRow {
-                group: sim.wl.group_names.get(g).cloned().unwrap_or_default(),
+                group: sim.progs.group_names.get(g).cloned().unwrap_or_default(),
                 fast: a.fast,
                 slow: v.len() as u64,
                 direct_reclaims: a.direct_reclaims,

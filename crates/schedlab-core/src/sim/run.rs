@@ -243,7 +243,7 @@ impl Sim {
     fn deadlocked(&self) -> Vec<TaskId> {
         let mut stuck = Vec::new();
         for (i, t) in self.k.sched.tasks.iter().enumerate() {
-            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= self.wl.nr_scenario_groups {
+            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= self.progs.nr_scenario_groups {
                 continue;
             }
             if t.state != TaskState::Blocked || !matches!(self.blocking_op(i), Some(Op::Barrier(_) | Op::Wait(_))) {
@@ -258,7 +258,7 @@ impl Sim {
     fn blocking_op(&self, tid: TaskId) -> Option<Op> {
         let t = &self.k.sched.tasks[tid];
         let tmpl = t.template?;
-        t.pc.checked_sub(1).and_then(|pc| self.wl.templates[tmpl].program.ops.get(pc).cloned())
+        t.pc.checked_sub(1).and_then(|pc| self.progs.templates[tmpl].program.ops.get(pc).cloned())
     }
 
     /// `comm (wait "e")` / `comm (barrier "b")` for a message.

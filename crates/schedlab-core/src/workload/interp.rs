@@ -40,7 +40,7 @@ impl Sim {
                 // A kworker runs the ops of its work item (kthread/workqueue.rs).
                 self.worker_op(tid, pc)
             } else {
-                self.wl.templates[template].program.ops.get(pc).cloned()
+                self.progs.templates[template].program.ops.get(pc).cloned()
             };
             let Some(op) = op else {
                 if worker {
@@ -180,9 +180,9 @@ impl Sim {
                 return self.chan_recv(tid, ch as usize + self.k.sched.tasks[tid].idx as usize % n as usize)
             }
             Op::Fork(g) => {
-                let tmpl = self.wl.templates[g].clone();
-                let idx = self.wl.group_tasks.get(g).copied().unwrap_or(0);
-                let child = self.alloc_task(g, Some(g), &tmpl, idx);
+                let tmpl = self.progs.templates[g].clone();
+                let idx = self.k.sched.group_tasks.get(g).copied().unwrap_or(0);
+                let child = self.k.alloc_task(g, Some(g), &tmpl, idx);
                 let cpu = self.k.sched.tasks[tid].cpu;
                 self.k.wake_up_new_task(child, Some(cpu));
             }
@@ -235,7 +235,7 @@ impl Sim {
             RtmtAction::LeaveLoop => {
                 // Continue after the innermost loop's LoopEnd.
                 if let Some((start, _)) = self.k.sched.tasks[tid].loop_stack.pop() {
-                    if let Op::LoopStart { end, .. } = self.wl.templates[template].program.ops[start] {
+                    if let Op::LoopStart { end, .. } = self.progs.templates[template].program.ops[start] {
                         self.k.sched.tasks[tid].pc = end + 1;
                     }
                 }
@@ -287,7 +287,7 @@ impl Sim {
     /// rt-migrate-test's rotating thread pins itself to the next CPU of its
     /// mask (sched_setaffinity). Returns false when the pin moved it.
     fn rtmt_rotate(&mut self, tid: usize, template: usize) -> bool {
-        let save = self.wl.templates[template].cpus.clone();
+        let save = self.progs.templates[template].cpus.clone();
         let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
         let target = rtmt.next_rotate_cpu(|c| save.test(c));
         let mut mask = CpuMask::new(self.k.sched.rqs.len());

@@ -34,17 +34,11 @@ pub struct SyncObj {
     pub waiters: Vec<TaskId>,
 }
 
-/// The workload's state beside the tasks: the program templates, the report
-/// groups, the synchronisation objects and rt-migrate-test's tallies.
+/// The workload's state beside the tasks: the synchronisation objects, the
+/// channels, the ops' parameters and the benchmarks' tallies (the templates
+/// and report groups are `program::Programs`).
 #[derive(Debug, Clone, Default)]
 pub struct Workload {
-    /// Program templates: the scenario's groups, then the kernel's own
-    /// (the vmstat kworkers).
-    pub templates: Vec<TaskGroup>,
-    /// Scenario groups come first in `templates` and `group_names`.
-    pub nr_scenario_groups: usize,
-    /// Report groups: the scenario's groups, then the kernel's (kworker).
-    pub group_names: Vec<String>,
     /// Barriers, by index.
     pub barriers: Vec<SyncObj>,
     /// wait/signal events, by index.
@@ -54,18 +48,10 @@ pub struct Workload {
     /// Their names, for messages.
     pub barrier_names: Vec<String>,
     pub event_names: Vec<String>,
-    /// The programs of work items (`queue_work` bodies, IO completion
-    /// works), by index.
-    pub work_programs: Vec<Program>,
     /// The `io` and `queue_work` ops' parameters (Op::Io and Op::QueueWork
     /// index them).
     pub io_ops: Vec<IoOp>,
     pub queue_works: Vec<QueueWorkOp>,
-    /// The `read` ops' parameters (Op::Read indexes them).
-    pub read_ops: Vec<crate::mm::ReadOp>,
-    /// Tasks made so far per report group (a fork's index in its group,
-    /// without a scan of every task).
-    pub group_tasks: Vec<usize>,
     /// `[dbench]`: the benchmark's state (dbench.rs).
     pub dbench: dbench::DbenchState,
     /// `[rt_migrate_test]`: the tool's state (rt_migrate_test.rs).

@@ -1,0 +1,66 @@
+//! Models the scheduler's part of kernel/fork.c: copy_process() making
+//! the task (its pid, comm, policy, weight, CPUs, its own random stream)
+//! from the task group it belongs to. sched_fork(), the class's task_fork
+//! and wake_up_new_task() are in sched/core.rs.
+
+use crate::engine::rng::Rng;
+use crate::prio::load_weight;
+use crate::program::TaskGroup;
+use crate::sched::env::SchedEnv;
+use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
+
+impl SchedEnv {
+    /// Allocate a task (not yet runnable).
+    pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
+        let tid = self.sched.tasks.len();
+        if self.sched.group_tasks.len() <= group {
+            self.sched.group_tasks.resize(group + 1, 0);
+        }
+        self.sched.group_tasks[group] += 1;
+        let (weight, inv_weight) =
+            load_weight(g.policy, g.nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
+        let pid = self.sched.next_pid;
+        self.sched.next_pid += 1;
+        let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
+        let comm: String = comm.chars().take(15).collect();
+        self.sched.tasks.push(Task {
+            pid,
+            comm,
+            group,
+            idx: idx as u32,
+            template,
+            policy: g.policy,
+            nice: g.nice,
+            rt_priority: g.rt_priority,
+            weight,
+            inv_weight,
+            kthread: g.kthread,
+            nr_cpus_allowed: g.cpus.weight(),
+            cpus: g.cpus.clone(),
+            state: TaskState::New,
+            cpu: g.cpus.first().unwrap_or(0),
+            se: SchedEntity::default(),
+            rt: RtEntity::default(),
+            pc: 0,
+            loop_stack: Vec::new(),
+            work_left: 0,
+            runtime_end: None,
+            cs_debt: 0,
+            need_advance: true,
+            wake_pending: None,
+            timer_next: None,
+            ktask: None,
+            worker: None,
+            in_iowait: false,
+            in_sys: false,
+            rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
+            stats: TaskStats::default(),
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            recent_used_cpu: 0,
+            list_seq: 0,
+        });
+        tid
+    }
+}
