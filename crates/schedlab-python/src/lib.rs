@@ -274,6 +274,31 @@ fn sweep_spec(py: Python<'_>, text: String, source: String) -> PyResult<String> 
     r.map_err(|e| to_pyerr(py, e))
 }
 
+/// A validation suite file read and checked by the core
+/// (schedlab_core::scenario::suite), as JSON: `{"name", "seed", "entries":
+/// [{"name", "file" (as written), "why", "control", "sim_set", "metrics",
+/// "tool"}]}`. `default_name`: `[suite] name` when absent (the file's
+/// stem); an entry's file must be a file under `dir` (the suite's folder).
+#[pyfunction]
+fn suite(py: Python<'_>, text: String, source: String, default_name: String, dir: String) -> PyResult<String> {
+    core_call(py, move || {
+        let exists = |f: &str| std::path::Path::new(&dir).join(f).is_file();
+        let s = scenario::suite::read(&text, &source, &default_name, &exists)?;
+        serde_json::to_string(&s).map_err(|e| SimError::internal(format!("the suite as JSON: {e}")))
+    })
+}
+
+/// A validation tolerance (`"±3 points or ±25 %"`) read by the core, as
+/// JSON `{"text", "bounds": [{"kind", "value", "unit"}]}`; ValueError
+/// saying what is wrong and what is accepted.
+#[pyfunction]
+fn tolerance(text: &str) -> PyResult<String> {
+    match scenario::suite::tolerance(text) {
+        Ok(t) => serde_json::to_string(&t).map_err(|e| PyRuntimeError::new_err(format!("the tolerance as JSON: {e}"))),
+        Err((why, accepted)) => Err(PyValueError::new_err(format!("{why}; accepted: {accepted}"))),
+    }
+}
+
 /// What `schedlab list` shows of a file, unchecked: `{"name",
 /// "description", "experiment": null or {"name", "title"}}` as JSON.
 #[pyfunction]
@@ -368,6 +393,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(heading, m)?)?;
     m.add_function(wrap_pyfunction!(metrics, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(suite, m)?)?;
+    m.add_function(wrap_pyfunction!(tolerance, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_set, m)?)?;
     m.add_function(wrap_pyfunction!(split_key, m)?)?;
