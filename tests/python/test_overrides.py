@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab._compat import tomllib
+from _toml import tomllib
 from schedlab.errors import UsageError
 from schedlab.overrides import (
     cli_value_literal,

@@ -136,6 +136,7 @@ def _suite(tmp_path: Path, body: str) -> Path:
         ('[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "idle", cpu = 0 }]\n', "SL103", "tol"),
         # Each check the suite's reader makes (the core's, since issue 34), by the key path it names.
         ("", "SL103", "suite.toml: scenario: required key is missing"),
+        ("[[scenario]\n", "SL100", "suite.toml: syntax error: line 3"),
         (_A + "metrics = [1]\n", "SL102", "scenario a.metrics[0]: 1"),
         (_A + 'metrics = [{ metric = "idle", x = 1 }]\n', "SL101", ".x"),
         (_A + "metrics = []\n", "SL102", "a.metrics: []"),
