@@ -24,7 +24,8 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else "schedlab needs Python >= 3.9")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
 	  echo "make: '$(PYTHON) -m venv' failed; on Debian/Ubuntu install the python3-venv package" >&2; exit 1; }
-	$(PIP) install --quiet 'maturin>=1.5,<2' pytest hypothesis ruff mypy perfetto 'tqdm>=4.60' pandas matplotlib pyarrow 'dask[distributed]'
+	$(PIP) install --quiet 'maturin>=1.5,<2' pytest hypothesis ruff mypy perfetto 'tqdm>=4.60' pandas matplotlib pyarrow 'dask[distributed]' \
+	  'tomli>=1.1; python_version < "3.11"'
 	@touch $@
 
 venv: $(STAMP)

@@ -37,7 +37,9 @@ __all__ = [
     "run",
     "scenario_toml",
     "scenario_tree",
+    "suite",
     "sweep_spec",
+    "tolerance",
     "version",
 ]
 
@@ -265,6 +267,27 @@ def sweep_spec(text: str, source: str) -> SweepSpecDoc:
     and size against ``max_runs`` (UsageError, SL001)."""
     mod = load()
     return cast("SweepSpecDoc", _decode(_guarded(lambda: mod.sweep_spec(text, source)), "the native sweep spec"))
+
+
+def suite(text: str, source: str, default_name: str, folder: str) -> dict[str, Any]:
+    """A validation suite file, read and checked by the core: ``{"name",
+    "seed", "entries"}``, an entry ``{"name", "file" (as written), "why",
+    "control", "sim_set" ([key, value, TOML literal] each), "metrics",
+    "tool"}``, a metric ``{"metric", "tol", "task", "group", "cpu", "cpus",
+    "sets", "thread"}`` and its ``tol`` as :func:`tolerance`. An entry's file
+    must be a file under ``folder``."""
+    mod = load()
+    return _decode(_guarded(lambda: mod.suite(text, source, default_name, folder)), "the native suite")
+
+
+def tolerance(text: str) -> dict[str, Any]:
+    """A validation tolerance read by the core: ``{"text", "bounds": [{"kind",
+    "value", "unit"}]}``. ``ValueError`` saying what is wrong and what is
+    accepted."""
+    if not isinstance(text, str):
+        raise ValueError(f'{text!r}: not a tolerance; accepted: a string such as "±3 points"')
+    mod = load()
+    return _decode(_parsed(lambda: mod.tolerance(text)), "the native tolerance")
 
 
 def heading(text: str, source: str) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 ``[[variant]]``, ``quick_set`` and derived values, all become the list of
 ``(dotted key, TOML literal)`` pairs that ``schedlab._native.run`` applies.
 
-The grammar lives once, in the core (``scenario/overrides.rs``); these
-functions call it through the binding and keep only what is Python's own:
-turning Python values into TOML text and flattening ``set`` tables.
+The grammar lives once, in the core (``scenario/overrides.rs``), and so
+does the writer of a value as TOML text (``scenario/doc.rs``); these
+functions call them through the binding.
 
 Key syntax is TOML's dotted-key syntax: bare segments (``task.0.nice``) or
 quoted ones, where a quoted segment is one key even if it contains dots
@@ -17,8 +17,6 @@ As a convenience, everything after ``kernel.sysctl.`` is one sysctl name, so
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
@@ -67,30 +65,12 @@ def normalize_key(key: str) -> str:
 
 def toml_literal(value: object) -> str:
     """A Python value as TOML literal text: ``19`` -> ``19``, ``"1s"`` -> ``'"1s"'``,
-    ``[1, 2]`` -> ``[1, 2]``, ``{"exp": "1ms"}`` -> ``{ exp = "1ms" }``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return str(_native().toml_string(value))
-    # Dates come only from a TOML parser, which imported datetime: without
-    # it loaded there can be none (and the CLI's start-up is 1 ms shorter).
-    dt = sys.modules.get("datetime")
-    if dt is not None and isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return str(value.isoformat())
-    if isinstance(value, Mapping):
-        items = ", ".join(f"{format_key([str(k)])} = {toml_literal(v)}" for k, v in value.items())
-        return "{ " + items + " }" if items else "{}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} {value!r} as a TOML value")
+    ``[1, 2]`` -> ``[1, 2]``, ``{"exp": "1ms"}`` -> ``{ exp = "1ms" }``, a float
+    as ``repr`` writes it, a date or time as ``isoformat``. Written by the
+    core's one value writer (the text its own readers hand a run).
+    ``TypeError`` for another type; ``ValueError`` for an integer beyond 64
+    bits or nesting past what a scenario's TOML holds."""
+    return str(_native().toml_literal(value))
 
 
 def cli_value_literal(text: str) -> str:

@@ -26,7 +26,6 @@ __all__ = [
     "ScenarioInput",
     "bundled",
     "decode_text",
-    "parse_toml",
     "read_stdin",
     "read_text",
     "resolve",
@@ -241,23 +240,3 @@ def scenario_text(path: Path) -> str:
     """A scenario file's TOML (an rt-app ``.json`` workload is refused: it
     names no machine; see :func:`scenario_input`)."""
     return scenario_input(path).text
-
-
-#: Nesting the TOML reader always takes (it stops, by recursion, at a few hundred).
-MAX_TOML_DEPTH = 100
-
-
-def parse_toml(text: str, source: str) -> dict[str, Any]:
-    """``tomllib.loads`` with the core's syntax-error format (SL100)."""
-    from schedlab._compat import tomllib  # not at import: `schedlab run` never needs it
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError("SL100", f"{source}: syntax error: {e}") from None
-    except RecursionError:
-        raise ScenarioError(
-            "SL100",
-            f"{source}: syntax error: arrays or inline tables nested deeper than the TOML reader can go "
-            f"(a few hundred levels); accepted: nesting at most {MAX_TOML_DEPTH} levels deep",
-        ) from None

@@ -74,7 +74,7 @@ class FakeNative:
     def __getattr__(self, name: str) -> Any:
         # The override grammar is the core's own (scenario/overrides.rs):
         # the fake hands it to the real extension, and the progress handle.
-        real = ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_string", "Progress",
+        real = ("parse_set", "split_key", "format_key", "normalize_key", "value_literal", "toml_literal", "Progress",
                 "scenario_tree", "scenario_toml", "rtapp_loads", "rtapp_import", "parse_cpulist", "parse_duration",
                 "kernel_version", "experiment", "heading", "metrics")  # fmt: skip
         if name in real:

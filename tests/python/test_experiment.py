@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from schedlab._compat import tomllib
+from _toml import tomllib
 from schedlab.errors import ScenarioError
 from schedlab.experiment import (
     Band,

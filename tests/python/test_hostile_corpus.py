@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from _toml import tomllib
 from conftest import REPO, TINY, cli_env
-from schedlab._compat import tomllib
 
 CORPUS = REPO / "tests" / "hostile" / "corpus.toml"
 CASES: list[dict[str, Any]] = tomllib.loads(CORPUS.read_text(encoding="utf-8"))["case"]

@@ -1,11 +1,17 @@
 """Override keys and values: --set parsing, TOML literal conversion, quoting
-(the grammar is the core's, called through the binding)."""
+(the grammar and the value writer are the core's, called through the
+binding)."""
 
 from __future__ import annotations
 
-import pytest
+import math
+from typing import Any
 
-from schedlab._compat import tomllib
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _toml import tomllib
 from schedlab.errors import UsageError
 from schedlab.overrides import (
     cli_value_literal,
@@ -138,8 +144,34 @@ def test_toml_literal(value: object, literal: str) -> None:
 
 
 def test_toml_literal_rejects_other_types() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="cannot write object <object"):
         toml_literal(object())
+    with pytest.raises(TypeError, match="cannot write NoneType None"):
+        toml_literal([1, None])
+    with pytest.raises(ValueError, match="beyond 64 bits"):
+        toml_literal(2**63)
+    deep: list[Any] = []
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested deeper"):
+        toml_literal(deep)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats())
+def test_the_core_writes_a_float_as_repr_does(x: float) -> None:
+    """The core's value writer (doc.rs) is the one toml_literal calls: its
+    floats are repr's text, ties included (562949953421312.25 -> ...2)."""
+    assert toml_literal(x) == (repr(x) if math.isfinite(x) else str(x))
+    assert toml_literal(562949953421312.2) == "562949953421312.2"
+
+
+def test_toml_literal_writes_dates_and_keeps_order() -> None:
+    import datetime
+
+    assert toml_literal(datetime.date(2026, 11, 25)) == "2026-11-25"
+    assert toml_literal((1, "a")) == '[1, "a"]'
+    assert toml_literal({"z": 1, 2: [True]}) == "{ z = 1, 2 = [true] }"
 
 
 def test_normalize_overrides() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli
-from schedlab.errors import ScenarioError, UsageError
-from schedlab.scenarios import ENV_VAR, bundled, parse_toml, read_text, resolve, scenarios_dir
+from schedlab.errors import UsageError
+from schedlab.scenarios import ENV_VAR, bundled, read_text, resolve, scenarios_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,14 +86,6 @@ def test_resolve_directory(library: Path) -> None:
 def test_read_text_missing(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such file"):
         read_text(tmp_path / "gone.toml")
-
-
-def test_parse_toml_syntax_error() -> None:
-    with pytest.raises(ScenarioError) as e:
-        parse_toml('name = "x"\n[machine\n', "x.toml")
-    assert e.value.code == "SL100"
-    assert e.value.message.startswith("x.toml: syntax error: ")
-    assert "line 2" in e.value.message
 
 
 def test_list_cli(library: Path, run_cli: RunCli) -> None:

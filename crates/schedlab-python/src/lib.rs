@@ -1,9 +1,11 @@
 //! The thin PyO3 binding: no simulation logic here. Core errors cross as
 //! instances of the classes in `schedlab.errors` (one mapping, `to_pyerr`).
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use schedlab_core::engine::heap::LIVE_BYTES;
+use schedlab_core::scenario::doc::{self, V};
 use schedlab_core::scenario::{self, describe, overrides, Format};
 use schedlab_core::{RunOptions, SimError};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -274,6 +276,31 @@ fn sweep_spec(py: Python<'_>, text: String, source: String) -> PyResult<String> 
     r.map_err(|e| to_pyerr(py, e))
 }
 
+/// A validation suite file read and checked by the core
+/// (schedlab_core::scenario::suite), as JSON: `{"name", "seed", "entries":
+/// [{"name", "file" (as written), "why", "control", "sim_set", "metrics",
+/// "tool"}]}`. `default_name`: `[suite] name` when absent (the file's
+/// stem); an entry's file must be a file under `dir` (the suite's folder).
+#[pyfunction]
+fn suite(py: Python<'_>, text: String, source: String, default_name: String, dir: String) -> PyResult<String> {
+    core_call(py, move || {
+        let exists = |f: &str| std::path::Path::new(&dir).join(f).is_file();
+        let s = scenario::suite::read(&text, &source, &default_name, &exists)?;
+        serde_json::to_string(&s).map_err(|e| SimError::internal(format!("the suite as JSON: {e}")))
+    })
+}
+
+/// A validation tolerance (`"±3 points or ±25 %"`) read by the core, as
+/// JSON `{"text", "bounds": [{"kind", "value", "unit"}]}`; ValueError
+/// saying what is wrong and what is accepted.
+#[pyfunction]
+fn tolerance(text: &str) -> PyResult<String> {
+    match scenario::suite::tolerance(text) {
+        Ok(t) => serde_json::to_string(&t).map_err(|e| PyRuntimeError::new_err(format!("the tolerance as JSON: {e}"))),
+        Err((why, accepted)) => Err(PyValueError::new_err(format!("{why}; accepted: {accepted}"))),
+    }
+}
+
 /// What `schedlab list` shows of a file, unchecked: `{"name",
 /// "description", "experiment": null or {"name", "title"}}` as JSON.
 #[pyfunction]
@@ -306,10 +333,67 @@ fn normalize_key(key: &str) -> PyResult<String> {
     overrides::normalize_key(key).map_err(PyValueError::new_err)
 }
 
-/// A TOML basic string holding `text`.
+/// Deepest nesting `toml_literal` writes: the core's TOML reader stops
+/// well before it, so a deeper value could never be read back.
+const LITERAL_DEPTH: usize = 128;
+
+/// A Python value as the core's [`V`]: a bool, int, float, str, a date or
+/// time, a mapping (keys as `str()` gives them), a list or a tuple. TypeError
+/// for anything else; ValueError for an integer beyond 64 bits (TOML has
+/// none) or nesting past LITERAL_DEPTH.
+fn py_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<V> {
+    if depth > LITERAL_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "a value nested deeper than {LITERAL_DEPTH} levels; accepted: what a scenario's TOML can hold"
+        )));
+    }
+    if let Ok(b) = v.downcast::<PyBool>() {
+        return Ok(V::Bool(b.is_true()));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return v.extract::<i64>().map(V::Int).map_err(|_| {
+            let text = v.str().map(|s| s.to_string()).unwrap_or_default();
+            PyValueError::new_err(format!(
+                "{}: an integer beyond 64 bits; accepted: TOML's integers, -2^63 to 2^63-1",
+                schedlab_core::error::cut(&text, 40)
+            ))
+        });
+    }
+    if let Ok(f) = v.downcast::<PyFloat>() {
+        return Ok(V::Float(f.value()));
+    }
+    if let Ok(s) = v.downcast::<PyString>() {
+        return Ok(V::Str(s.to_cow()?.into_owned()));
+    }
+    // A date or time needs the datetime module loaded: without it there can
+    // be none, and the check does not import it (the CLI starts 1 ms sooner).
+    let py = v.py();
+    if let Ok(dt) = py.import("sys")?.getattr("modules")?.get_item("datetime") {
+        let kinds = PyTuple::new(py, [dt.getattr("datetime")?, dt.getattr("date")?, dt.getattr("time")?])?;
+        if v.is_instance(&kinds)? {
+            return Ok(V::Datetime(v.call_method0("isoformat")?.str()?.to_string()));
+        }
+    }
+    if let Ok(m) = v.downcast::<PyMapping>() {
+        let mut t = Vec::new();
+        for item in m.items()?.iter() {
+            let (k, x): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            t.push((k.str()?.to_string(), py_value(&x, depth + 1)?));
+        }
+        return Ok(V::Table(t));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        return v.try_iter()?.map(|x| py_value(&x?, depth + 1)).collect::<PyResult<Vec<_>>>().map(V::Array);
+    }
+    Err(PyTypeError::new_err(format!("cannot write {} {} as a TOML value", v.get_type().name()?, v.repr()?)))
+}
+
+/// A Python value as TOML literal text, by the core's one value writer
+/// (schedlab_core::scenario::doc::literal): `19`, `"1s"`, `[1, 2]`,
+/// `{ exp = "1ms" }`, a float as Python's repr writes it.
 #[pyfunction]
-fn toml_string(text: &str) -> String {
-    overrides::quote(text)
+fn toml_literal(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    py_value(value, 0).map(|v| doc::literal(&v))
 }
 
 /// A command-line value as TOML literal text (a literal, or else a string).
@@ -368,13 +452,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(heading, m)?)?;
     m.add_function(wrap_pyfunction!(metrics, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(suite, m)?)?;
+    m.add_function(wrap_pyfunction!(tolerance, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_set, m)?)?;
     m.add_function(wrap_pyfunction!(split_key, m)?)?;
     m.add_function(wrap_pyfunction!(format_key, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_key, m)?)?;
     m.add_function(wrap_pyfunction!(value_literal, m)?)?;
-    m.add_function(wrap_pyfunction!(toml_string, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_literal, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(runner_main, m)?)?;

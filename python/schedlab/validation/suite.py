@@ -1,23 +1,23 @@
 """The validation suite file (``validation/suite.toml``; its header documents
 the format, the metrics and the tolerance syntax): its scenarios, the metrics
-each is judged on, and their tolerances, read and checked.
+each is judged on, and their tolerances. The core reads and checks the file
+and the tolerances (``schedlab_core::scenario::suite``, through
+:mod:`schedlab.native`); here they become the dataclasses the judging uses.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedlab import native
 from schedlab._paths import VALIDATION
 from schedlab.errors import ScenarioError, UsageError
-from schedlab.metrics import parse_cpulist
-from schedlab.overrides import Override, toml_literal
+from schedlab.overrides import Override
 from schedlab.qemu.oracle import KERNELS as ORACLE_KERNELS
-from schedlab.scenarios import parse_toml
 
 __all__ = [
     "DEFAULT_SUITE",
@@ -39,7 +39,9 @@ DEFAULT_SUITE = VALIDATION / "suite.toml"
 #: The kernels a suite runs against: the QEMU oracle's.
 KERNELS = tuple(ORACLE_KERNELS)
 
-#: metric -> its unit.
+#: metric -> its unit (the core checks each tolerance against its own copy,
+#: ``METRIC_UNITS`` in crates/schedlab-core/src/scenario/suite.rs; a test
+#: keeps the two the same).
 METRIC_UNITS: dict[str, str] = {
     "share": "points",
     "share_min": "points",
@@ -62,18 +64,6 @@ METRIC_UNITS: dict[str, str] = {
     "latency_avg": "us",
     "latency_max": "us",
 }
-#: The metrics of an entry that runs a real tool, and only of such an entry.
-TOOL_METRICS = ("tool_time", "latency_avg", "latency_max")
-#: tolerance unit -> (metric unit, factor to it).
-_TOL_UNITS: dict[str, tuple[str, float]] = {
-    "points": ("points", 1.0),
-    "point": ("points", 1.0),
-    "/s": ("/s", 1.0),
-    "us": ("us", 1.0),
-    "µs": ("us", 1.0),
-    "ms": ("us", 1000.0),
-}
-_TOL_SYNTAX = '"±3 points", "±2/s", "±20 us", "±25 %", "<= 5/s", or alternatives joined by " or "'
 
 
 # ---------------------------------------------------------------- tolerances
@@ -110,30 +100,19 @@ class Tolerance:
         return {b.unit for b in self.bounds if b.unit is not None}
 
 
-_BOUND_RE = re.compile(r"^(±|\+-|\+/-|<=)\s*([0-9]+(?:\.[0-9]+)?)\s*(points?|%|/s|us|µs|ms)$")
-
-
 def parse_tolerance(text: str, where: str = "tol") -> Tolerance:
-    """Parse a tolerance (syntax in validation/suite.toml's header).
-    Raises ``ScenarioError`` (SL102) naming ``where``."""
-    if not isinstance(text, str) or not text.strip():
-        raise ScenarioError("SL102", f"{where}: {text!r}; accepted: {_TOL_SYNTAX}")
-    bounds = []
-    for part in text.split(" or "):
-        m = _BOUND_RE.match(part.strip())
-        if not m:
-            raise ScenarioError("SL102", f"{where}: cannot read {part.strip()!r} in {text!r}; accepted: {_TOL_SYNTAX}")
-        op, num, unit = m.group(1), float(m.group(2)), m.group(3)
-        if unit == "%":
-            if op == "<=":
-                raise ScenarioError(
-                    "SL102", f'{where}: {part.strip()!r}: "%" is relative, only with "±"; for percentages use points'
-                )
-            bounds.append(Bound("rel", num, None))
-            continue
-        munit, factor = _TOL_UNITS[unit]
-        bounds.append(Bound("max" if op == "<=" else "abs", num * factor, munit))
-    return Tolerance(text, tuple(bounds))
+    """Read a tolerance (syntax in validation/suite.toml's header), by the
+    core's reader. Raises ``ScenarioError`` (SL102) naming ``where``."""
+    try:
+        doc = native.tolerance(text)
+    except ValueError as e:
+        raise ScenarioError("SL102", f"{where}: {e}") from None
+    return _tolerance(doc)
+
+
+def _tolerance(doc: dict[str, Any]) -> Tolerance:
+    bounds = tuple(Bound(str(b["kind"]), float(b["value"]), b["unit"]) for b in doc["bounds"])
+    return Tolerance(str(doc["text"]), bounds)
 
 
 # ---------------------------------------------------------------- the suite
@@ -189,136 +168,44 @@ class Suite:
     entries: tuple[Entry, ...]
 
 
-_ENTRY_KEYS = {"name", "file", "why", "control", "sim_set", "metrics", "tool"}
-_METRIC_KEYS = {"metric", "tol", "task", "group", "cpu", "cpus", "sets", "thread"}
-
-
-def _metric_spec(m: Any, where: str) -> MetricSpec:
-    if not isinstance(m, Mapping):
-        raise ScenarioError("SL102", f"{where}: not a table; accepted: {{ metric = ..., tol = ... }}")
-    unknown = set(m) - _METRIC_KEYS
-    if unknown:
-        raise ScenarioError("SL101", f"{where}: unknown key(s) {sorted(unknown)}; accepted: {sorted(_METRIC_KEYS)}")
-    for k in ("metric", "tol"):
-        if k not in m:
-            raise ScenarioError("SL103", f"{where}: missing key {k!r}")
-    metric = m["metric"]
-    if metric not in METRIC_UNITS:
-        raise ScenarioError("SL102", f"{where}.metric: {metric!r}; accepted: {', '.join(METRIC_UNITS)}")
-    tol = parse_tolerance(m["tol"], f"{where}.tol")
-    bad_units = tol.units() - {METRIC_UNITS[metric]}
-    if bad_units:
-        raise ScenarioError(
-            "SL102",
-            f"{where}.tol: {tol.text!r}: unit {sorted(bad_units)} for {metric}, which is in {METRIC_UNITS[metric]}",
-        )
-    cpu = m.get("cpu")
-    if cpu is not None and not (cpu == "all" or (isinstance(cpu, int) and not isinstance(cpu, bool) and cpu >= 0)):
-        raise ScenarioError("SL102", f'{where}.cpu: {cpu!r}; accepted: a CPU number or "all"')
-    sets = m.get("sets", [])
-    if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
-        raise ScenarioError("SL102", f"{where}.sets: {sets!r}; accepted: a list of cpulists")
-    for s in (*sets, *([m["cpus"]] if "cpus" in m else [])):
-        try:
-            parse_cpulist(str(s))
-        except ValueError:
-            raise ScenarioError("SL102", f'{where}: cpulist {s!r}; accepted: e.g. "0-3,6"') from None
-    spec = MetricSpec(
-        metric=metric,
-        tol=tol,
-        task=None if m.get("task") is None else str(m["task"]),
-        group=None if m.get("group") is None else str(m["group"]),
-        cpu=None if cpu is None else str(cpu),
-        cpus=None if m.get("cpus") is None else str(m["cpus"]),
-        sets=tuple(sets),
-        thread=int(m["thread"]) if isinstance(m.get("thread"), int) else None,
+def _metric_spec(m: dict[str, Any]) -> MetricSpec:
+    return MetricSpec(
+        metric=str(m["metric"]),
+        tol=_tolerance(m["tol"]),
+        task=m["task"],
+        group=m["group"],
+        cpu=m["cpu"],
+        cpus=m["cpus"],
+        sets=tuple(m["sets"]),
+        thread=m["thread"],
     )
-    need: dict[str, Callable[[MetricSpec], bool]] = {
-        "share": lambda s: (s.task is None) != (s.group is None),
-        "share_min": lambda s: s.group is not None,
-        "share_max": lambda s: s.group is not None,
-        "idle": lambda s: (s.cpu is None) != (s.cpus is None),
-        "idle_spread": lambda s: len(s.sets) >= 2,
-        "sibling_overlap": lambda s: len(s.sets) >= 1,
-        "migrations": lambda s: s.task is None or s.group is None,
-        "switches": lambda s: s.task is None or s.group is None,
-        "wakeup_p50": lambda s: s.task is None or s.group is None,
-        "wakeup_p90": lambda s: s.task is None or s.group is None,
-        "wakeup_p99": lambda s: s.task is None or s.group is None,
-        "wait": lambda s: (s.task is None) != (s.group is None),
-        "wait_min": lambda s: s.group is not None,
-        "wait_max": lambda s: s.group is not None,
-        "wait_avg": lambda s: s.task is None or s.group is None,
-        "migrations_max": lambda s: s.group is not None,
-        "tool_time": lambda s: (s.task, s.group, s.cpu, s.cpus, s.sets, s.thread) == (None, None, None, None, (), None),
-        "latency_avg": lambda s: s.thread is not None,
-        "latency_max": lambda s: s.thread is not None,
-    }
-    if not need[metric](spec):
-        raise ScenarioError("SL102", f"{where}: {metric} does not take these selectors; see the suite file's header")
-    return spec
 
 
 def load_suite(path: str | Path | None = None) -> Suite:
-    """Read and check a suite file (default: ``$SCHEDLAB_SUITE``, else validation/suite.toml)."""
+    """Read and check a suite file (default: ``$SCHEDLAB_SUITE``, else
+    validation/suite.toml). The core checks it: its keys, each entry's file
+    (beside the suite), overrides, tool and metrics, each metric's selectors
+    and its tolerance in the metric's unit (``ScenarioError`` naming the key
+    path)."""
     p = Path(path) if path is not None else Path(os.environ.get(SUITE_ENV) or DEFAULT_SUITE)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as err:
         raise UsageError("SL001", f"{p}: cannot read the validation suite: {err.strerror or err}") from None
-    doc = parse_toml(text, str(p))
-    meta = doc.get("suite") or {}
-    entries: list[Entry] = []
-    names: set[str] = set()
-    raw = doc.get("scenario")
-    if not isinstance(raw, list) or not raw:
-        raise ScenarioError("SL103", f"{p}: no [[scenario]] entries")
-    for i, e in enumerate(raw):
-        where = f"{p}: scenario[{i}]"
-        unknown = set(e) - _ENTRY_KEYS
-        if unknown:
-            raise ScenarioError("SL101", f"{where}: unknown key(s) {sorted(unknown)}; accepted: {sorted(_ENTRY_KEYS)}")
-        for k in ("name", "file", "metrics"):
-            if k not in e:
-                raise ScenarioError("SL103", f"{where}: missing key {k!r}")
-        name = str(e["name"])
-        if name in names:
-            raise ScenarioError("SL102", f"{where}.name: {name!r} appears twice")
-        names.add(name)
-        where = f"{p}: scenario {name}"
-        f = (p.parent / str(e["file"])).resolve()
-        if not f.is_file():
-            raise ScenarioError("SL102", f"{where}.file: {e['file']!r}: no such file next to the suite")
-        sim_set = e.get("sim_set", {})
-        if not isinstance(sim_set, Mapping):
-            raise ScenarioError("SL102", f'{where}.sim_set: accepted: a table {{ "task.0.nice" = 0 }}')
-        metrics = e["metrics"]
-        if not isinstance(metrics, list) or not metrics:
-            raise ScenarioError("SL102", f"{where}.metrics: accepted: a non-empty list")
-        specs = tuple(_metric_spec(m, f"{where}.metrics[{j}]") for j, m in enumerate(metrics))
-        tool = e.get("tool", [])
-        if not isinstance(tool, list) or not all(isinstance(a, str) for a in tool):
-            raise ScenarioError(
-                "SL102", f'{where}.tool: accepted: a command as a list of strings, e.g. ["hackbench", "-g", "1"]'
-            )
-        for s in specs:
-            if (s.metric in TOOL_METRICS) != bool(tool):
-                why = "needs the entry's `tool`" if tool == [] else "is not measured when the entry runs a `tool`"
-                raise ScenarioError(
-                    "SL102", f"{where}: metric {s.metric} {why}; accepted with a tool: {', '.join(TOOL_METRICS)}"
-                )
-        entries.append(
-            Entry(
-                name=name,
-                file=f,
-                why=str(e.get("why", "")),
-                control=bool(e.get("control", False)),
-                sim_set=tuple((str(k), toml_literal(v)) for k, v in sim_set.items()),
-                metrics=specs,
-                tool=tuple(tool),
-            )
+    doc = native.suite(text, str(p), p.stem, str(p.parent))
+    entries = tuple(
+        Entry(
+            name=str(e["name"]),
+            file=(p.parent / str(e["file"])).resolve(),
+            why=str(e["why"]),
+            control=bool(e["control"]),
+            sim_set=tuple((str(k), str(lit)) for k, _, lit in e["sim_set"]),
+            metrics=tuple(_metric_spec(m) for m in e["metrics"]),
+            tool=tuple(str(a) for a in e["tool"]),
         )
-    return Suite(p, str(meta.get("name", p.stem)), int(meta.get("seed", 1)), tuple(entries))
+        for e in doc["entries"]
+    )
+    return Suite(p, str(doc["name"]), int(doc["seed"]), entries)
 
 
 def select_entries(suite: Suite, only: Sequence[str]) -> list[Entry]:

@@ -44,16 +44,19 @@ NATIVE = pytest.mark.native
         ("±30 % or ±20 us", 5.0, 60.0, False),
     ],
 )
+@NATIVE
 def test_tolerance_verdicts(text: str, sim: float, real: float, ok: bool) -> None:
     assert v.parse_tolerance(text).ok(sim, real) is ok
 
 
+@NATIVE
 def test_tolerance_units() -> None:
     assert v.parse_tolerance("±3 points").units() == {"points"}
     assert v.parse_tolerance("±25 % or ±5/s").units() == {"/s"}
     assert v.parse_tolerance("±2 ms").bounds[0].value == 2000.0
 
 
+@NATIVE
 @pytest.mark.parametrize("text", ["", "3 points", "±x points", "±3 parsecs", "<= 5 %", "±3 points or", "== 3/s"])
 def test_tolerance_errors(text: str) -> None:
     with pytest.raises(ScenarioError) as e:
@@ -66,6 +69,7 @@ def test_tolerance_errors(text: str) -> None:
 # The suite file
 
 
+@NATIVE
 def test_bundled_suite() -> None:
     suite = v.load_suite(REPO / "validation" / "suite.toml")
     plain = [e for e in suite.entries if not e.control]
@@ -97,6 +101,10 @@ def test_bundled_suite_scenarios_are_valid_and_small() -> None:
     assert big == {"smp64-spread"}
 
 
+#: A suite entry's head: its name and file.
+_A = '[[scenario]]\nname = "a"\nfile = "s.toml"\n'
+
+
 def _suite(tmp_path: Path, body: str) -> Path:
     (tmp_path / "s.toml").write_text((REPO / "validation" / "nice-pinned.toml").read_text())
     p = tmp_path / "suite.toml"
@@ -126,14 +134,48 @@ def _suite(tmp_path: Path, body: str) -> Path:
             "selectors",
         ),
         ('[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{ metric = "idle", cpu = 0 }]\n', "SL103", "tol"),
+        # Each check the suite's reader makes (the core's, since issue 34), by the key path it names.
+        ("", "SL103", "suite.toml: scenario: required key is missing"),
+        ("[[scenario]\n", "SL100", "suite.toml: syntax error: line 3"),
+        (_A + "metrics = [1]\n", "SL102", "scenario a.metrics[0]: 1"),
+        (_A + 'metrics = [{ metric = "idle", x = 1 }]\n', "SL101", ".x"),
+        (_A + "metrics = []\n", "SL102", "a.metrics: []"),
+        (_A + "sim_set = 1\nmetrics = []\n", "SL102", "a.sim_set"),
+        (_A + 'tool = "perf"\nmetrics = [{ metric = "tool_time", tol = "±9 %" }]\n', "SL102", "a.tool"),
+        (
+            _A + 'metrics = [{ metric = "switches", tol = "±1/s" }]\n' + _A + "metrics = []\n",
+            "SL102",
+            'scenario[1].name: "a" appears twice',
+        ),
+        (_A + 'metrics = [{ metric = "idle", cpu = "one", tol = "±1 points" }]\n', "SL102", "metrics[0].cpu"),
+        (_A + 'metrics = [{ metric = "idle_spread", sets = "0", tol = "±1 points" }]\n', "SL102", "metrics[0].sets"),
+        (_A + 'metrics = [{ metric = "idle", cpus = "0-", tol = "±1 points" }]\n', "SL102", 'cpulist "0-"'),
+        (_A + 'metrics = [{ metric = "share", task = "n0", tol = "<= 3 %" }]\n', "SL102", "relative"),
     ],
 )
+@NATIVE
 def test_suite_errors(tmp_path: Path, body: str, code: str, what: str) -> None:
     with pytest.raises(ScenarioError) as e:
         v.load_suite(_suite(tmp_path, body))
     assert e.value.code == code and what in e.value.message
 
 
+@NATIVE
+def test_metric_units_are_the_cores(tmp_path: Path) -> None:
+    """METRIC_UNITS (what the results name) is the core's table, which checks
+    each tolerance's unit: the same metrics in the same order, each in the
+    same unit."""
+    entry = '[[scenario]]\nname = "a"\nfile = "s.toml"\nmetrics = [{{ metric = "{}", tol = "{}" }}]\n'
+    with pytest.raises(ScenarioError) as e:
+        v.load_suite(_suite(tmp_path, entry.format("speed", "±1/s")))
+    assert e.value.message.endswith("accepted: " + ", ".join(v.METRIC_UNITS)), e.value.message
+    for metric, unit in v.METRIC_UNITS.items():
+        with pytest.raises(ScenarioError) as e:
+            v.load_suite(_suite(tmp_path, entry.format(metric, "±1/s" if unit != "/s" else "±1 points")))
+        assert f"for {metric}, which is in {unit};" in e.value.message, e.value.message
+
+
+@NATIVE
 def test_only_unknown_name() -> None:
     with pytest.raises(UsageError, match="--only nope"):
         v.select_entries(v.load_suite(), ["nope"])

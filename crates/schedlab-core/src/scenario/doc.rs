@@ -166,8 +166,14 @@ pub fn float_text(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    // `{:e}`: the shortest round-trip digits, `d.ddde±x`.
-    let sci = format!("{x:e}");
+    // `{:e}`: the shortest round-trip digits, `d.ddde±x`. When two of that
+    // length are as near to x (562949953421312.25: .2 and .3), Rust's
+    // shortest mode takes the upper one and repr the even one: x rounded
+    // exactly to that many digits (ties to even) is repr's, if it reads back.
+    let short = format!("{x:e}");
+    let digits = short.split('e').next().map_or(0, |m| m.bytes().filter(u8::is_ascii_digit).count());
+    let even = format!("{:.*e}", digits.saturating_sub(1), x);
+    let sci = if even.parse::<f64>() == Ok(x) { even } else { short };
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let (sign, mant) = mant.strip_prefix('-').map_or(("", mant), |m| ("-", m));
@@ -450,6 +456,7 @@ mod tests {
             (123456789012345.6, "123456789012345.6"),
             (-0.0, "-0.0"),
             (-2.5, "-2.5"),
+            (562949953421312.2, "562949953421312.2"),
             (f64::INFINITY, "inf"),
         ] {
             assert_eq!(float_text(x), text);

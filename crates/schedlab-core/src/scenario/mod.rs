@@ -16,6 +16,7 @@ pub mod experiment_table;
 pub mod json;
 pub mod overrides;
 pub mod rtapp;
+pub mod suite;
 pub mod sweep;
 
 use serde::Deserialize;
