@@ -150,15 +150,15 @@ impl SchedEnv {
             self.sched.tasks[p].stats.nr_switches += 1;
         }
         match (prev.is_some(), next.is_some()) {
-            (true, false) => self.stats.wasted.nr_idle_cpus += 1,
-            (false, true) => self.stats.wasted.nr_idle_cpus -= 1,
+            (true, false) => self.sched.wasted.nr_idle_cpus += 1,
+            (false, true) => self.sched.wasted.nr_idle_cpus -= 1,
             _ => {}
         }
         if prev.is_some_and(|p| self.sched.tasks[p].nr_cpus_allowed == 1) {
-            self.stats.wasted.nr_pinned_running -= 1;
+            self.sched.wasted.nr_pinned_running -= 1;
         }
         if next.is_some_and(|n| self.sched.tasks[n].nr_cpus_allowed == 1) {
-            self.stats.wasted.nr_pinned_running += 1;
+            self.sched.wasted.nr_pinned_running += 1;
         }
         self.sched.rqs[cpu].curr = next;
         self.sched.rq_idle[cpu].has_curr = next.is_some();
@@ -387,7 +387,7 @@ impl SchedEnv {
         self.sched.tasks[tid].stats.nr_wakeups += 1;
         self.sched.tasks[tid].stats.last_wakeup = Some(self.now);
         self.trace.sched_wakeup(self.now, cpu, &self.sched.tasks[tid]);
-        self.sched.tasks[tid].stats.woken(self.now, self.stats.rec.warmup);
+        self.sched.tasks[tid].stats.woken(self.now, self.warmup);
         // ttwu_do_activate: feed avg_idle from the idle period that ends.
         if let Some(stamp) = self.sched.rqs[cpu].idle_stamp.take() {
             let delta = self.now.saturating_sub(stamp);
@@ -430,7 +430,7 @@ impl SchedEnv {
         let t = &mut self.sched.tasks[tid];
         t.stats.nr_wakeups += 1;
         t.stats.last_wakeup = Some(self.now);
-        t.stats.woken(self.now, self.stats.rec.warmup);
+        t.stats.woken(self.now, self.warmup);
         let _ = from_task; // an interrupt wakes a delayed task the same way
     }
 
@@ -475,7 +475,7 @@ impl SchedEnv {
             (3, c.migration_remote_node_ns)
         };
         t.cs_debt += refill;
-        self.stats.migrations_by_distance[distance] += 1;
+        self.sched.migrations_by_distance[distance] += 1;
         let who = trace_ctx(&self.sched.rqs[exec_cpu], &self.sched.tasks);
         self.trace.sched_migrate_task(self.now, exec_cpu, who, &self.sched.tasks[tid], old, new_cpu);
     }
@@ -494,7 +494,7 @@ impl SchedEnv {
     // ------------------------------------------------- nr_running / overload
 
     pub fn add_nr_running(&mut self, cpu: usize) {
-        self.stats.wasted.total_nr_running += 1;
+        self.sched.wasted.total_nr_running += 1;
         self.sched.rqs[cpu].nr_running += 1;
         self.sched.rq_idle[cpu].nr_running += 1;
         if self.sched.rqs[cpu].nr_running == 2 {
@@ -503,7 +503,7 @@ impl SchedEnv {
     }
 
     pub fn sub_nr_running(&mut self, cpu: usize) {
-        self.stats.wasted.total_nr_running -= 1;
+        self.sched.wasted.total_nr_running -= 1;
         self.sched.rqs[cpu].nr_running -= 1;
         self.sched.rq_idle[cpu].nr_running -= 1;
         if self.sched.rqs[cpu].nr_running == 1 {
@@ -542,9 +542,9 @@ impl SchedEnv {
         class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
         let pinned = self.sched.tasks[tid].nr_cpus_allowed == 1;
         if was_pinned && !pinned {
-            self.stats.wasted.nr_pinned_running -= 1;
+            self.sched.wasted.nr_pinned_running -= 1;
         } else if pinned && !was_pinned {
-            self.stats.wasted.nr_pinned_running += 1;
+            self.sched.wasted.nr_pinned_running += 1;
         }
     }
 

@@ -1,7 +1,7 @@
 //! The scheduler and what it works on: its own state (`Sched`: the tasks,
 //! the runqueues, the root domain) beside the parts of the machine it reads
 //! or drives (the configuration, the topology, the clock and event queue,
-//! cpuidle, the trace, the statistics). The simulation owns one
+//! cpuidle, the trace). The simulation owns one
 //! (`Sim::k`); nothing of the rooms above the scheduler is in it.
 //!
 //! Every function of `kernel/sched/` is a method on `SchedEnv`, and the
@@ -26,7 +26,6 @@ use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::machine::Machine;
 use crate::sched::sched::Sched;
 use crate::sched::topology::SchedTopology;
-use crate::stats::Stats;
 use crate::trace::Trace;
 
 /// The scheduler and the parts of the simulation it uses.
@@ -52,6 +51,8 @@ pub struct SchedEnv {
     /// The cpuidle driver and its per-CPU devices (idle/), which the idle
     /// loop enters and leaves (sched/idle.rs).
     pub cpuidle: Cpuidle,
-    pub stats: Stats,
+    /// When the measurement starts (the end of the warm-up): a task's
+    /// wakeup counters start then.
+    pub warmup: u64,
     pub trace: Trace,
 }

@@ -22,3 +22,4 @@ pub mod sd_init;
 pub mod stop_task;
 pub mod task;
 pub mod topology;
+pub mod wasted;

@@ -213,7 +213,7 @@ impl SchedEnv {
             // A migrating task keeps the wait it began before the move.
             self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
-        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
+        self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         self.add_nr_running(cpu);
         self.update_rt_state(cpu);
         self.start_rt_bandwidth();
@@ -234,7 +234,7 @@ impl SchedEnv {
         rt.rt_nr_running -= 1;
         rt.rt_nr_migratory -= u32::from(migratory);
         self.sched.tasks[tid].rt.on_rq = false;
-        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
+        self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         self.sub_nr_running(cpu);
         self.update_rt_state(cpu);
     }
@@ -308,7 +308,7 @@ impl SchedEnv {
         let runtime = rt.rt_runtime.unwrap_or(global);
         if rt.rt_time > runtime {
             rt.rt_throttled = true;
-            self.stats.rt_throttle_events += 1;
+            self.sched.rt_throttle_events += 1;
             // "sched: RT throttling activated" (printk_deferred_once).
             self.resched_curr(cpu);
         }
@@ -558,7 +558,7 @@ impl SchedEnv {
         self.dequeue_task_rt(src, p);
         self.set_task_cpu(p, dst, exec_cpu);
         self.enqueue_task_rt(dst, p, false);
-        self.stats.rt_migrations += 1;
+        self.sched.rt_migrations += 1;
     }
 
     /// push_rt_task(rq): push the best waiting task to a lower-priority CPU.

@@ -646,9 +646,40 @@ pub struct Sched {
     pub list_seq: u64,
     /// Tasks started and not dead.
     pub live_tasks: usize,
+    /// The wasted-CPU figure's book-keeping (sched/wasted.rs).
+    pub wasted: Wasted,
+    /// Times an rt_rq was throttled.
+    pub rt_throttle_events: u64,
+    /// Tasks moved by RT push/pull.
+    pub rt_migrations: u64,
+    /// Migrations by distance (set_task_cpu): SMT sibling, LLC, another
+    /// LLC of the node, another node.
+    pub migrations_by_distance: [u64; 4],
     /// Tasks made so far per report group (a fork's index in its group,
     /// without a scan of every task).
     pub group_tasks: Vec<usize>,
+}
+
+/// Book-keeping for the wasted-CPU figure (sched/wasted.rs).
+#[derive(Debug, Clone, Default)]
+pub struct Wasted {
+    pub ns: u64,
+    pub last: u64,
+    /// CPUs wasted right now.
+    pub rate: u64,
+    pub total_nr_running: u64,
+    pub nr_idle_cpus: u64,
+    /// Runnable tasks whose affinity is more than one CPU but not the whole
+    /// machine (they need the slow path).
+    pub nr_restricted: u64,
+    /// Runnable tasks pinned to one CPU, and how many of them run: a pinned
+    /// task waits only for its own CPU, so it never makes another CPU's idle
+    /// time wasted.
+    pub nr_pinned_runnable: u64,
+    pub nr_pinned_running: u64,
+    /// sched_delayed tasks (DELAY_DEQUEUE): counted in nr_running but
+    /// asleep, so never waiting.
+    pub nr_delayed: u64,
 }
 
 impl Sched {

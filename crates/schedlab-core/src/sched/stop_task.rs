@@ -63,9 +63,9 @@ impl SchedEnv {
         self.sched.rqs[cpu].curr = None;
         self.sched.rq_idle[cpu].has_curr = false;
         self.sched.rqs[cpu].stopper_running = true;
-        self.stats.wasted.nr_idle_cpus += 1;
+        self.sched.wasted.nr_idle_cpus += 1;
         if self.sched.tasks[p].nr_cpus_allowed == 1 {
-            self.stats.wasted.nr_pinned_running -= 1;
+            self.sched.wasted.nr_pinned_running -= 1;
         }
         if let Some(k) = self.sched.rqs[cpu].op_key.take() {
             self.q.cancel(k);

@@ -96,11 +96,11 @@ impl Sim {
         }
         let idle = self.k.sched.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
         let total: u64 = self.k.sched.rqs.iter().map(|rq| rq.nr_running as u64).sum();
-        if idle != self.k.stats.wasted.nr_idle_cpus || total != self.k.stats.wasted.total_nr_running {
+        if idle != self.k.sched.wasted.nr_idle_cpus || total != self.k.sched.wasted.total_nr_running {
             return Err(SimError::Invariant {
                 message: format!(
                     "counters drifted: {} idle CPUs counted {}, {} runnable counted {}",
-                    idle, self.k.stats.wasted.nr_idle_cpus, total, self.k.stats.wasted.total_nr_running
+                    idle, self.k.sched.wasted.nr_idle_cpus, total, self.k.sched.wasted.total_nr_running
                 ),
             });
         }
@@ -139,7 +139,7 @@ impl Sim {
                 // Each push or pull moves the chain on: the window restarts
                 // when an RT task has moved since it opened (one lower CPU
                 // serving several waiting tasks in turn is progress).
-                let moved = self.k.stats.rt_migrations;
+                let moved = self.k.sched.rt_migrations;
                 let since = match self.rt_inv_since.get() {
                     Some((since, at)) if at == moved => since,
                     _ => self.k.now,

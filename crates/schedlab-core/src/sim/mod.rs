@@ -32,10 +32,11 @@ use crate::report::LbCounters;
 use crate::scenario::Scenario;
 use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
+use crate::sched::sched::Wasted;
 use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
 use crate::sched::sd_build::build_sched_domains;
 use crate::sched::topology::SchedTopology;
-use crate::stats::{Recorder, Stats, Wasted};
+use crate::stats::{Recorder, Stats};
 use crate::trace::Trace;
 use crate::workload::rt_migrate_test::RtMigrateTest;
 use crate::workload::{SyncObj, Workload};
@@ -44,8 +45,7 @@ use crate::workload::{SyncObj, Workload};
 pub struct Sim {
     /// The scheduler and the parts of the machine it uses: the
     /// configuration, the topology, the clock and event queue, the RNG,
-    /// the runqueues and tasks, cpuidle, the statistics and the trace
-    /// (sched/env.rs).
+    /// the runqueues and tasks, cpuidle and the trace (sched/env.rs).
     pub k: SchedEnv,
     // ---------------------------------------------- the rest of the kernel
     pub kthreads: Kthreads,
@@ -58,6 +58,9 @@ pub struct Sim {
     pub progs: Programs,
     // -------------------------------------------- workload and measurement
     pub wl: Workload,
+    /// The run's statistics (stats/): mpstat snapshots, the warm-up's
+    /// baselines, event counts.
+    pub stats: Stats,
     // ---------------------------------------------------------- the run
     pub end_ns: u64,
     /// No measure.duration: the run ends when every task has exited, or at
@@ -154,21 +157,17 @@ impl Sim {
                     list_seq: 0,
                     live_tasks: 0,
                     group_tasks: Vec::new(),
-                },
-                cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
-                stats: Stats {
-                    rec,
                     wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
-                    task_base: Vec::new(),
-                    events_processed: 0,
                     rt_throttle_events: 0,
                     rt_migrations: 0,
                     migrations_by_distance: [0; 4],
-                    kernel_base: None,
                 },
+                cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
+                warmup: sc.measure.warmup,
                 trace,
             },
             block: Block::new(&sc.machine.disks, seed),
+            stats: Stats { rec, task_base: Vec::new(), events_processed: 0, kernel_base: None },
             mm: crate::mm::Mm { read_ops: sc.read_ops.clone(), ..Default::default() },
             progs: Programs {
                 templates: sc.groups.clone(),

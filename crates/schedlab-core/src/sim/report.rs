@@ -59,7 +59,7 @@ fn rows(deltas: &[CpuTime]) -> Vec<MpstatRow> {
 /// (lib.rs), so building it is not a burst past the budget.
 pub fn heap_estimate(sim: &Sim) -> usize {
     const TASK_ROW_HEAP: usize = 192; // comm, group, policy, cpus_allowed, the log2 histogram
-    let rows = sim.k.stats.rec.samples.len() * (sim.k.sched.rqs.len() + 1);
+    let rows = sim.stats.rec.samples.len() * (sim.k.sched.rqs.len() + 1);
     sim.k.sched.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
         + rows * (std::mem::size_of::<crate::report::MpstatRow>() + 8)
 }
@@ -139,7 +139,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         },
         sim: Some(SimInfo {
             end_ns: end,
-            events: sim.k.stats.events_processed,
+            events: sim.stats.events_processed,
             reason: sim.stop_reason.to_string(),
             trace_hash: format!("{:016x}", sim.k.trace.hash),
             trace_events: sim.k.trace.count,
@@ -154,20 +154,20 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         schedstat: Some(schedstat),
         migrations,
         migrations_by_distance: Some({
-            let [smt, llc, remote_llc, remote_node] = sim.k.stats.migrations_by_distance;
+            let [smt, llc, remote_llc, remote_node] = sim.k.sched.migrations_by_distance;
             MigrationsByDistance { smt, llc, remote_llc, remote_node }
         }),
-        wasted_cpu_ns: Some(sim.k.stats.wasted.ns),
+        wasted_cpu_ns: Some(sim.k.sched.wasted.ns),
         wasted_cpu_pct: Some(if end > warm {
-            (sim.k.stats.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
+            (sim.k.sched.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
         } else {
             0.0
         }),
         rt: Some(RtInfo {
             push_pull: mech.rt_push_pull(),
-            rt_migrations: sim.k.stats.rt_migrations,
+            rt_migrations: sim.k.sched.rt_migrations,
             push_ipis: sim.k.sched.rd.rto_push.ipis,
-            throttle_events: sim.k.stats.rt_throttle_events,
+            throttle_events: sim.k.sched.rt_throttle_events,
         }),
         rt_migrate_test: sim
             .wl
@@ -187,7 +187,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
 /// only, when kept) and Average.
 fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
     let nr = sim.k.sched.rqs.len();
-    let rec = &sim.k.stats.rec;
+    let rec = &sim.stats.rec;
     let zero = vec![CpuTime::default(); nr];
     let base = rec.base.as_ref().unwrap_or(&zero);
     let deltas: Vec<CpuTime> = sim.k.sched.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
@@ -225,7 +225,7 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
 /// One task's row, with its counters over the measurement window.
 fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
     let t = &sim.k.sched.tasks[i];
-    let w = sim.task_counters(i).since(&sim.k.stats.task_base.get(i).copied().unwrap_or_default());
+    let w = sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
     let timer = s.timer_delays.stats();
     TaskRow {
@@ -319,10 +319,10 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
             continue;
         }
         let start = members.iter().map(|t| t.stats.start_ns).min().unwrap_or(0);
-        let window = sim.end_ns.saturating_sub(sim.k.stats.rec.warmup.min(sim.end_ns));
+        let window = sim.end_ns.saturating_sub(sim.stats.rec.warmup.min(sim.end_ns));
         let window_runtime: u64 = (0..sim.k.sched.tasks.len())
             .filter(|&i| sim.k.sched.tasks[i].group == gi && sim.k.sched.tasks[i].state != TaskState::New)
-            .map(|i| sim.task_counters(i).since(&sim.k.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
+            .map(|i| sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
             .sum();
         let all_exited = members.iter().all(|t| t.stats.exit_ns.is_some());
         let end_ns = if all_exited { members.iter().filter_map(|t| t.stats.exit_ns).max() } else { None };
@@ -414,8 +414,8 @@ impl Sim {
 /// The parts of the report that the rest of the kernel fills: cpuidle,
 /// disks, workqueues, dbench.
 pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
-    let base = sim.k.stats.kernel_base.clone().unwrap_or_default();
-    let warm = sim.k.stats.rec.warmup.min(sim.end_ns);
+    let base = sim.stats.kernel_base.clone().unwrap_or_default();
+    let warm = sim.stats.rec.warmup.min(sim.end_ns);
     let window = sim.end_ns - warm;
     if let Some(table) = sim.k.cpuidle.table {
         let states = table.states();

@@ -9,8 +9,8 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
     if !sim.mm.enabled {
         return None;
     }
-    let base = sim.k.stats.kernel_base.clone().unwrap_or_default();
-    let warm = sim.k.stats.rec.warmup.min(sim.end_ns);
+    let base = sim.stats.kernel_base.clone().unwrap_or_default();
+    let warm = sim.stats.rec.warmup.min(sim.end_ns);
     let window = (sim.end_ns.min(sim.k.now) - warm).max(1);
     let secs = window as f64 / 1e9;
     let ev = sim.mm.ev.delta(&base.vm);
@@ -28,7 +28,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         .iter()
         .map(|k| {
             let t = &sim.k.sched.tasks[k.task];
-            let b = sim.k.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
+            let b = sim.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
             let run = sim.task_counters(k.task).runtime_ns - b;
             KswapdRow { comm: t.comm.clone(), node: k.node, cpu_pct: round2(run as f64 * 100.0 / window as f64) }
         })

@@ -42,11 +42,11 @@ impl Sim {
                 at_this_instant = 0;
             }
             self.k.now = t.0;
-            self.k.stats.events_processed += 1;
+            self.stats.events_processed += 1;
             match ev {
                 Ev::End => {
                     self.stop_reason = if self.open_ended { "limit reached" } else { "duration reached" };
-                    let (w, iv) = (self.k.stats.rec.warmup, self.k.stats.rec.interval);
+                    let (w, iv) = (self.stats.rec.warmup, self.stats.rec.interval);
                     if self.k.now > w && (self.k.now - w).is_multiple_of(iv) {
                         self.take_sample();
                     }
@@ -55,9 +55,9 @@ impl Sim {
                 _ => self.handle(ev),
             }
             self.flush_resched();
-            self.k.stats.wasted.account(
+            self.k.sched.wasted.account(
                 self.k.now,
-                self.k.stats.rec.warmup,
+                self.stats.rec.warmup,
                 &self.k.sched.rqs,
                 &self.k.sched.rq_idle,
                 &self.k.sched.tasks,
@@ -68,10 +68,10 @@ impl Sim {
             if self.check {
                 self.check_invariants()?;
             }
-            if self.k.stats.events_processed.is_multiple_of(heap::CHECK_EVERY) {
+            if self.stats.events_processed.is_multiple_of(heap::CHECK_EVERY) {
                 self.check_heap()?;
                 if let Some(p) = &self.progress {
-                    p.publish(self.k.now, self.k.stats.events_processed);
+                    p.publish(self.k.now, self.stats.events_processed);
                 }
             }
             if self.k.sched.live_tasks == 0 && self.all_started() && self.open_ended {
@@ -81,7 +81,7 @@ impl Sim {
         }
         self.end_ns = self.k.now.min(self.end_ns);
         if let Some(p) = &self.progress {
-            p.publish(self.end_ns, self.k.stats.events_processed);
+            p.publish(self.end_ns, self.stats.events_processed);
         }
         for cpu in 0..self.k.sched.rqs.len() {
             self.k.sched.account_cpu(cpu, self.k.now);
@@ -112,7 +112,7 @@ impl Sim {
                 heap::format_bytes(live + more as u64)
             )
         };
-        let samples = if self.k.stats.rec.samples.is_empty() { "" } else { ", measure.samples = false" };
+        let samples = if self.stats.rec.samples.is_empty() { "" } else { ", measure.samples = false" };
         Err(SimError::Resource {
             message: format!(
                 "{}: {what} at t = {} with {} tasks, over its budget of {}; \
@@ -183,13 +183,13 @@ impl Sim {
         if self.check {
             self.check_window()?;
         }
-        if self.end_ns <= self.k.stats.rec.warmup {
+        if self.end_ns <= self.stats.rec.warmup {
             return Err(SimError::bad_value(
                 &self.source,
                 "measure.warmup",
                 format!(
                     "the measurement window is empty: the warm-up ({}) ends at or after the end of the run ({}, {})",
-                    format_duration(self.k.stats.rec.warmup),
+                    format_duration(self.stats.rec.warmup),
                     format_duration(self.end_ns),
                     self.stop_reason
                 ),
@@ -203,7 +203,7 @@ impl Sim {
     /// window add up to the window, so each CPU's percentages sum to 100,
     /// and the whole intervals add up to no more than the window.
     fn check_window(&self) -> Result<(), SimError> {
-        let rec = &self.k.stats.rec;
+        let rec = &self.stats.rec;
         let Some(base) = rec.base.as_ref() else { return Ok(()) };
         let window = self.end_ns.saturating_sub(rec.warmup);
         for (rq, b) in self.k.sched.rqs.iter().zip(base) {
@@ -305,7 +305,7 @@ impl Sim {
             Ev::MmAuto => self.kswapd_auto(),
             Ev::Sample => {
                 self.take_sample();
-                let next = self.k.now + self.k.stats.rec.interval;
+                let next = self.k.now + self.stats.rec.interval;
                 if next < self.end_ns {
                     self.k.q.schedule(Instant(next), Ev::Sample);
                 }
@@ -318,9 +318,9 @@ impl Sim {
         for cpu in 0..self.k.sched.rqs.len() {
             self.k.sched.account_cpu(cpu, self.k.now);
         }
-        if self.k.stats.rec.warmup > 0 && self.k.now == self.k.stats.rec.warmup && self.k.stats.task_base.is_empty() {
-            self.k.stats.task_base = (0..self.k.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
-            self.k.stats.kernel_base = Some(crate::stats::KernelBase {
+        if self.stats.rec.warmup > 0 && self.k.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
+            self.stats.task_base = (0..self.k.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
+            self.stats.kernel_base = Some(crate::stats::KernelBase {
                 idle_usage: self.k.cpuidle.devs.iter().map(|d| d.usage.clone()).collect(),
                 idle_time: self.k.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
                 disks: self.block.disks.iter().map(|d| d.stats_at(self.k.now)).collect(),
@@ -331,6 +331,6 @@ impl Sim {
             });
         }
         let accts: Vec<CpuTime> = self.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();
-        self.k.stats.rec.sample(self.k.now, &accts);
+        self.stats.rec.sample(self.k.now, &accts);
     }
 }

@@ -1,8 +1,6 @@
 //! Counters: per-CPU time split as mpstat splits it,
 //! per-task and per-group figures, schedstat counters.
 
-pub mod wasted;
-
 use crate::sched::cpustat::CpuTime;
 
 /// mpstat's bookkeeping at each interval: the window's baseline, the last
@@ -73,48 +71,17 @@ impl Recorder {
     }
 }
 
-/// Book-keeping for the wasted-CPU figure.
-#[derive(Debug, Clone, Default)]
-pub struct Wasted {
-    pub ns: u64,
-    pub last: u64,
-    /// CPUs wasted right now.
-    pub rate: u64,
-    pub total_nr_running: u64,
-    pub nr_idle_cpus: u64,
-    /// Runnable tasks whose affinity is more than one CPU but not the whole
-    /// machine (they need the slow path).
-    pub nr_restricted: u64,
-    /// Runnable tasks pinned to one CPU, and how many of them run: a pinned
-    /// task waits only for its own CPU, so it never makes another CPU's idle
-    /// time wasted.
-    pub nr_pinned_runnable: u64,
-    pub nr_pinned_running: u64,
-    /// sched_delayed tasks (DELAY_DEQUEUE): counted in nr_running but
-    /// asleep, so never waiting.
-    pub nr_delayed: u64,
-}
-
 /// The run's statistics: what the reports are made of beyond the tasks' and
 /// runqueues' own counters.
 #[derive(Debug, Clone)]
 pub struct Stats {
     /// mpstat snapshots.
     pub rec: Recorder,
-    /// The wasted-CPU figure (wasted.rs).
-    pub wasted: Wasted,
     /// Every task's counters when the warm-up ended (report "window" =
     /// final − base); empty without a warm-up. Indexed by task id.
     pub task_base: Vec<crate::sched::task::TaskCounters>,
     /// Events the engine processed.
     pub events_processed: u64,
-    /// Times an rt_rq was throttled.
-    pub rt_throttle_events: u64,
-    /// Tasks moved by RT push/pull.
-    pub rt_migrations: u64,
-    /// Migrations by distance (set_task_cpu): SMT sibling, LLC, another
-    /// LLC of the node, another node.
-    pub migrations_by_distance: [u64; 4],
     /// The counters of the rest of the kernel when the warm-up ended
     /// (idle-state usage and time per CPU, disks, works per workqueue).
     pub kernel_base: Option<KernelBase>,

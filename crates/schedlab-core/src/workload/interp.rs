@@ -276,7 +276,7 @@ impl Sim {
                 }
             }
             Op::Dbench(op) => {
-                let (now, start) = (self.k.now, self.k.stats.rec.warmup);
+                let (now, start) = (self.k.now, self.stats.rec.warmup);
                 self.wl.dbench.op(tid, op, now, start);
             }
             _ => unreachable!("not a kernel op"),

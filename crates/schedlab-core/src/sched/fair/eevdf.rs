@@ -196,8 +196,8 @@ impl SchedEnv {
     pub(crate) fn set_delayed(&mut self, cpu: usize, tid: TaskId) {
         self.sched.tasks[tid].se.sched_delayed = true;
         self.sched.rqs[cpu].cfs.h_nr_delayed += 1;
-        self.stats.wasted.nr_delayed += 1;
-        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
+        self.sched.wasted.nr_delayed += 1;
+        self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
     }
 
     /// clear_delayed(); with DELAY_ZERO, finish_delayed_dequeue_entity()
@@ -205,7 +205,7 @@ impl SchedEnv {
     pub(crate) fn finish_delayed_dequeue_entity(&mut self, tid: TaskId) {
         let se = &mut self.sched.tasks[tid].se;
         se.sched_delayed = false;
-        self.stats.wasted.nr_delayed -= 1;
+        self.sched.wasted.nr_delayed -= 1;
         if self.cfg.features.on(Feature::DELAY_ZERO) && se.vlag > 0 {
             se.vlag = 0;
         }
@@ -249,7 +249,7 @@ impl SchedEnv {
         // clear_delayed(): runnable again.
         self.sched.tasks[tid].se.sched_delayed = false;
         self.sched.rqs[cpu].cfs.h_nr_delayed -= 1;
-        self.stats.wasted.nr_delayed -= 1;
-        self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
+        self.sched.wasted.nr_delayed -= 1;
+        self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
     }
 }

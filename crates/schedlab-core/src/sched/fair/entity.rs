@@ -219,7 +219,7 @@ impl SchedEnv {
         t.se.on_rq = true;
         t.list_seq = seq;
         if !delayed {
-            self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
+            self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         }
         self.add_nr_running(cpu);
         self.update_min_vruntime(cpu);
@@ -285,7 +285,7 @@ impl SchedEnv {
         }
         self.sched.tasks[tid].se.on_rq = false;
         if !delayed {
-            self.stats.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
+            self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
         self.update_min_vruntime(cpu);

@@ -2,9 +2,8 @@
 //! could have run waited on another runqueue.
 
 use crate::cpumask::CpuMask;
-use crate::sched::sched::{Rq, RqIdle};
+use crate::sched::sched::{Rq, RqIdle, Wasted};
 use crate::sched::task::Task;
-use crate::stats::Wasted;
 
 impl Wasted {
     /// Fold the wasted-CPU rate of the interval that just ended (at `now`;
