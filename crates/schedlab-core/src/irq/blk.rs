@@ -71,7 +71,7 @@ impl Sim {
             }
             EndIo::Work { wq, program } => {
                 let done = WorkDone { wake: r.waiter, submit: None };
-                self.queue_work(wq, program, cpu, done, false);
+                self.kt().queue_work(wq, program, cpu, done, false);
             }
         }
     }

@@ -15,15 +15,15 @@
 //! `kernel.vmstat_kworkers = false` removes them (a noise-free machine).
 
 use crate::engine::rng::Dist;
+use crate::kthread::ctx::KthreadCtx;
 use crate::kthread::WorkDone;
 use crate::program::{Op, Program};
-use crate::sim::Sim;
 
 /// The index of mm_percpu_wq among the system workqueues
 /// (kernel::workqueue::WorkqueueDef::system()).
 const MM_PERCPU_WQ: usize = 4;
 
-impl Sim {
+impl KthreadCtx<'_> {
     /// Boot: each CPU's normal pool gets its first worker, and the
     /// vmstat timers are armed.
     pub fn create_housekeeping(&mut self) {

@@ -26,6 +26,7 @@ use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
+use crate::kthread::ctx::KthreadCtx;
 use crate::kthread::Kthreads;
 use crate::program::Programs;
 use crate::report::LbCounters;
@@ -85,6 +86,12 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// The kernel threads' view for one call into them (kthread/ctx.rs).
+    #[inline]
+    pub fn kt(&mut self) -> KthreadCtx<'_> {
+        KthreadCtx { k: &mut self.k, kthreads: &mut self.kthreads, progs: &mut self.progs, block: &mut self.block }
+    }
+
     pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
         Sim::with_budget(sc, seed, check, trace, None)
     }
@@ -208,7 +215,7 @@ impl Sim {
             progress: None,
             rt_inv_since: std::cell::Cell::new(None),
         };
-        sim.create_housekeeping();
+        sim.kt().create_housekeeping();
         sim.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {

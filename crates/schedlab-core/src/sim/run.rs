@@ -300,7 +300,7 @@ impl Sim {
             Ev::RtoPushIpi(cpu) => self.k.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.blk_done(req),
             Ev::IrqDone(cpu, action) => self.irq_done(cpu as usize, action),
-            Ev::PoolIdleTimer(pool) => self.pool_idle_timer(pool),
+            Ev::PoolIdleTimer(pool) => self.kt().pool_idle_timer(pool),
             Ev::MmTimer(tid, seq) => self.mm_timer(tid as usize, seq),
             Ev::MmAuto => self.kswapd_auto(),
             Ev::Sample => {

@@ -44,7 +44,7 @@ impl Sim {
             Switch::To { prev, next, class, stopper } => (prev, next, class, stopper),
         };
         if self.k.sched.tasks[n].worker.is_some() {
-            self.wq_worker_running(n); // kthread/workqueue.rs
+            self.kt().wq_worker_running(n); // kthread/workqueue.rs
         }
         let s = &mut self.k;
         s.context_switch(cpu, prev, n, stopper);
@@ -61,17 +61,14 @@ impl Sim {
         let Some(balance_due) = self.k.scheduler_tick(cpu) else {
             return;
         };
-        self.run_housekeeping_timer(cpu);
+        self.kt().run_housekeeping_timer(cpu);
         self.k.run_tick_softirq(cpu, balance_due);
     }
 
     /// A running task goes to sleep (sched/core.rs `block`); a workqueue
-    /// worker first lets its pool know (sched_submit_work).
+    /// worker first lets its pool know (sched_submit_work; kthread/ctx.rs).
     pub fn block(&mut self, tid: TaskId) {
-        if self.k.sched.tasks[tid].worker.is_some() {
-            self.wq_worker_sleeping(tid); // kthread/workqueue.rs
-        }
-        self.k.block(tid);
+        self.kt().block(tid); // kthread/ctx.rs
     }
 
     /// The running task sleeps until an IO completion wakes it, in

@@ -38,13 +38,13 @@ impl Sim {
             let pc = self.k.sched.tasks[tid].pc;
             let op = if worker {
                 // A kworker runs the ops of its work item (kthread/workqueue.rs).
-                self.worker_op(tid, pc)
+                self.kt().worker_op(tid, pc)
             } else {
                 self.progs.templates[template].program.ops.get(pc).cloned()
             };
             let Some(op) = op else {
                 if worker {
-                    if self.worker_next(tid) {
+                    if self.kt().worker_next(tid) {
                         continue;
                     }
                     return;
@@ -195,7 +195,7 @@ impl Sim {
                 return false;
             }
             Op::Parallel { work, threads, min_chunk } => {
-                if let Some(t) = self.ktask_run(tid, work, threads, min_chunk) {
+                if let Some(t) = self.kt().ktask_run(tid, work, threads, min_chunk) {
                     self.advance(t);
                 }
                 return false;
@@ -209,7 +209,7 @@ impl Sim {
                 return false;
             }
             Op::KtaskHelper(job) => {
-                if let Some(t) = self.ktask_helper(tid, job) {
+                if let Some(t) = self.kt().ktask_helper(tid, job) {
                     self.advance(t);
                 }
                 return false;
@@ -252,7 +252,7 @@ impl Sim {
                 let QueueWorkOp { wq, program, cpu, wait } = self.wl.queue_works[idx as usize];
                 let here = self.k.sched.tasks[tid].cpu;
                 let done = WorkDone { wake: wait.then_some(tid), submit: None };
-                self.queue_work(wq, program, cpu.unwrap_or(here), done, true);
+                self.kt().queue_work(wq, program, cpu.unwrap_or(here), done, true);
                 if wait {
                     // flush_work(): wait_for_completion(), not iowait.
                     self.block(tid);
@@ -266,7 +266,7 @@ impl Sim {
                     self.block.alloc_request(self.k.now, io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
                 match io.submit {
                     Some((wq, program)) => {
-                        self.queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
+                        self.kt().queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
                     }
                     None => self.block.submit_bio(req, here, self.k.now, &mut self.k.q),
                 }
@@ -329,7 +329,7 @@ impl Sim {
             return;
         }
         if self.k.sched.tasks[tid].ktask.is_some() && !self.k.sched.tasks[tid].need_advance {
-            if let Some(t) = self.ktask_chunk_done(tid) {
+            if let Some(t) = self.kt().ktask_chunk_done(tid) {
                 self.advance(t);
             }
         } else {
