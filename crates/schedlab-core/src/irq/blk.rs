@@ -8,10 +8,10 @@
 
 use crate::block::EndIo;
 use crate::irq::IrqAction;
+use crate::kthread::ctx::KthreadCtx;
 use crate::kthread::WorkDone;
-use crate::sim::Sim;
 
-impl Sim {
+impl KthreadCtx<'_> {
     /// Ev::BlkDone: the device finished `req`; raise the completion
     /// interrupt.
     #[inline(never)]
@@ -71,7 +71,7 @@ impl Sim {
             }
             EndIo::Work { wq, program } => {
                 let done = WorkDone { wake: r.waiter, submit: None };
-                self.kt().queue_work(wq, program, cpu, done, false);
+                self.queue_work(wq, program, cpu, done, false);
             }
         }
     }
