@@ -37,4 +37,14 @@ impl KthreadCtx<'_> {
         }
         self.k.block(tid);
     }
+
+    /// The running task sleeps until an IO completion wakes it, in
+    /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
+    /// is iowait) or in plain schedule().
+    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
+        // io_schedule_prepare(): in_iowait before schedule(), whose
+        // __block_task() counts it (block_task_accounting).
+        self.k.sched.tasks[tid].in_iowait = iowait;
+        self.block(tid);
+    }
 }

@@ -11,15 +11,15 @@
 //! active list and shrink_active_list deactivates them: the active/inactive
 //! balance is not modelled); the pages are never touched again (no swap-in).
 
+use crate::mm::ctx::MmCtx;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, PAGE_SIZE};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
 /// Pages faulted in per step (2 MiB).
 const ANON_CHUNK: u64 = 512;
 
-impl Sim {
+impl MmCtx<'_> {
     /// Run the `anon` op `idx` for `tid`: true when it is done.
     pub(crate) fn mm_anon(&mut self, tid: TaskId, idx: usize) -> bool {
         let left = match self.mm.task(tid).anon_left {

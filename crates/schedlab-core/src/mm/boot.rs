@@ -5,12 +5,12 @@ use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::error::SimError;
+use crate::mm::ctx::MmCtx;
 use crate::mm::{watermark, Kswapd, KswapdState, KswapdThreads, Lru, MemoryStart, Pgdat, ScanControl, PAGE_SIZE};
 use crate::prio::Policy;
 use crate::program::{Op, Program, TaskGroup};
-use crate::sim::Sim;
 
-impl Sim {
+impl MmCtx<'_> {
     /// Boot the memory model when the scenario uses it (a buffered or
     /// direct `read` op, `[kernel.vm]` or `[memory]`): the nodes' memory
     /// and watermarks (init_per_zone_wmark_min), the page cache it starts
@@ -33,7 +33,7 @@ impl Sim {
         let bytes = self.k.machine.memory_bytes;
         if bytes == 0 {
             return Err(SimError::bad_value(
-                &self.source,
+                self.source,
                 "machine.memory",
                 "the machine has no memory size, and the scenario reads files or sets [kernel.vm]",
                 "a size, e.g. \"756GiB\" (the presets have one)",

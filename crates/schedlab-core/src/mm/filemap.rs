@@ -16,12 +16,12 @@
 //! the task copies the current one); every page of a file is read once
 //! (no page-cache hits or refaults).
 
+use crate::mm::ctx::MmCtx;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 
-impl Sim {
+impl MmCtx<'_> {
     /// The readahead window of a read of `bytes` from `disk`.
     fn ra_window(&self, disk: usize, bytes: u64) -> u64 {
         let d = &self.block.disks[disk].cfg;

@@ -23,12 +23,12 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::{Instant, NSEC_PER_SEC};
+use crate::mm::ctx::MmCtx;
 use crate::mm::{KswapdState, KswapdThreads, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 use crate::trace::MmVmscan;
 
-impl Sim {
+impl MmCtx<'_> {
     /// kswapd(): thread `k` runs (its program is one endless op).
     pub(crate) fn kswapd(&mut self, tid: TaskId, k: usize) {
         self.k.sched.tasks[tid].pc -= 1; // the op never completes

@@ -23,6 +23,7 @@
 
 pub mod anon;
 pub mod boot;
+pub mod ctx;
 pub mod filemap;
 pub mod kswapd;
 pub mod page_alloc;

@@ -8,10 +8,10 @@
 //! (give up rather than retry after reclaim) is not modelled: the window
 //! is always allocated. Per-CPU page lists are not modelled.
 
+use crate::mm::ctx::MmCtx;
 use crate::mm::KswapdState;
 use crate::mm::{Lru, MAX_RECLAIM_RETRIES};
 use crate::sched::task::{TaskId, TaskState};
-use crate::sim::Sim;
 use crate::trace::MmVmscan;
 
 /// What an allocation attempt did.
@@ -25,7 +25,7 @@ pub enum Alloc {
     Blocked,
 }
 
-impl Sim {
+impl MmCtx<'_> {
     /// The node of `tid`'s CPU.
     pub(crate) fn task_node(&self, tid: TaskId) -> usize {
         self.k.machine.cpus[self.k.sched.tasks[tid].cpu].node
@@ -111,8 +111,8 @@ impl Sim {
             Some(a) => a,
             None => {
                 // Nothing to reclaim anywhere: the kernel would OOM-kill.
-                self.fatal = Some(crate::error::SimError::NotModelled {
-                    at: crate::error::Location { file: self.source.clone(), key: "memory".into() },
+                *self.fatal = Some(crate::error::SimError::NotModelled {
+                    at: crate::error::Location { file: self.source.to_string(), key: "memory".into() },
                     what: format!(
                         "{} cannot allocate {n} pages: nothing is left to reclaim (the OOM killer is not modelled)",
                         self.k.sched.tasks[tid].comm

@@ -22,14 +22,14 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
+use crate::mm::ctx::MmCtx;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::spinlock::Handoff;
 use crate::mm::{DirectReclaim, Lru, ScanControl, DEF_PRIORITY, RECLAIM_CHUNK, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
-use crate::sim::Sim;
 use crate::trace::MmVmscan;
 
-impl Sim {
+impl MmCtx<'_> {
     /// The LRU lock's hand-off costs.
     pub(crate) fn lru_handoff(&self) -> Handoff {
         let c = &self.k.cfg.costs;

@@ -28,6 +28,7 @@ use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::kthread::ctx::KthreadCtx;
 use crate::kthread::Kthreads;
+use crate::mm::ctx::MmCtx;
 use crate::program::Programs;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
@@ -90,6 +91,20 @@ impl Sim {
     #[inline]
     pub fn kt(&mut self) -> KthreadCtx<'_> {
         KthreadCtx { k: &mut self.k, kthreads: &mut self.kthreads, progs: &mut self.progs, block: &mut self.block }
+    }
+
+    /// Memory management's view for one call into it (mm/ctx.rs).
+    #[inline]
+    pub fn mmc(&mut self) -> MmCtx<'_> {
+        MmCtx {
+            k: &mut self.k,
+            kthreads: &mut self.kthreads,
+            progs: &mut self.progs,
+            block: &mut self.block,
+            mm: &mut self.mm,
+            source: &self.source,
+            fatal: &mut self.fatal,
+        }
     }
 
     pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
@@ -216,7 +231,7 @@ impl Sim {
             rt_inv_since: std::cell::Cell::new(None),
         };
         sim.kt().create_housekeeping();
-        sim.mm_init(sc.memory, sc.zswap)?;
+        sim.mmc().mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {

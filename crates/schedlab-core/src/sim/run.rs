@@ -301,8 +301,8 @@ impl Sim {
             Ev::BlkDone(req) => self.kt().blk_done(req),
             Ev::IrqDone(cpu, action) => self.kt().irq_done(cpu as usize, action),
             Ev::PoolIdleTimer(pool) => self.kt().pool_idle_timer(pool),
-            Ev::MmTimer(tid, seq) => self.mm_timer(tid as usize, seq),
-            Ev::MmAuto => self.kswapd_auto(),
+            Ev::MmTimer(tid, seq) => self.mmc().mm_timer(tid as usize, seq),
+            Ev::MmAuto => self.mmc().kswapd_auto(),
             Ev::Sample => {
                 self.take_sample();
                 let next = self.k.now + self.stats.rec.interval;

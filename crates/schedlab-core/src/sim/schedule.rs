@@ -10,7 +10,7 @@
 //! - The tick: the timer softirq's expired timers (vmstat_update) run
 //!   between the tick's hard-interrupt part and SCHED_SOFTIRQ.
 //! - Blocking (and io_schedule): the worker's hook before the task leaves
-//!   its runqueue.
+//!   its runqueue (kthread/ctx.rs).
 
 use crate::sched::core::Switch;
 use crate::sched::task::TaskId;
@@ -71,13 +71,8 @@ impl Sim {
         self.kt().block(tid); // kthread/ctx.rs
     }
 
-    /// The running task sleeps until an IO completion wakes it, in
-    /// io_schedule() (counted in its CPU's nr_iowait: the idle CPU's time
-    /// is iowait) or in plain schedule().
+    /// The running task sleeps in io_schedule() (kthread/ctx.rs).
     pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
-        // io_schedule_prepare(): in_iowait before schedule(), whose
-        // __block_task() counts it (block_task_accounting).
-        self.k.sched.tasks[tid].in_iowait = iowait;
-        self.block(tid);
+        self.kt().io_block(tid, iowait);
     }
 }

@@ -203,9 +203,9 @@ impl Sim {
             Op::Rtmt(op) => self.exec_rtmt_op(tid, template, op),
             Op::RtmtRotate => return self.rtmt_rotate(tid, template),
             Op::QueueWork { .. } | Op::Io { .. } | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
-            Op::Read { idx } => return self.mm_read(tid, idx as usize),
+            Op::Read { idx } => return self.mmc().mm_read(tid, idx as usize),
             Op::Kswapd(k) => {
-                self.kswapd(tid, k as usize);
+                self.mmc().kswapd(tid, k as usize);
                 return false;
             }
             Op::KtaskHelper(job) => {
