@@ -11,6 +11,8 @@ pub mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 pub mod entity;
+#[cfg(test)]
+mod linux618_tests;
 pub mod migrate;
 pub mod migrate_avg;
 pub mod newidle;
