@@ -42,7 +42,7 @@ impl SchedClassOps for RtSchedClass {
         sim.yield_task_rt(p);
     }
 
-    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId) {
+    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId, _wake_flags: u32) {
         sim.check_preempt_curr_rt(cpu, curr, p);
     }
 

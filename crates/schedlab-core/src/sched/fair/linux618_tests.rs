@@ -3,6 +3,7 @@
 //! two-CPU box on 6.18 and again with that one mechanism off, and fails if
 //! the mechanism does not change what it should.
 
+use crate::sched::class::{WF_FORK, WF_TTWU};
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
 use crate::sched::sched::CpuIdleType;
 use crate::sched::task::TaskId;
@@ -149,4 +150,94 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
     // 6.12 has no such rule.
     sim.k.cfg.mech.lb_eligible_first = false;
     assert!(sim.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
+}
+
+#[test]
+fn the_lag_clamp_is_the_largest_slice_plus_a_tick_from_6_18_17() {
+    // Two CPUs: the base slice is 0.7 ms x 2 = 1.4 ms, the tick 4 ms (HZ
+    // 250). Old clamp: max(2 x 1.4, 4) = 4 ms; new: 1.4 + 4 = 5.4 ms.
+    for (version, clamp) in [("6.18", 5_400_000), ("6.18.17", 5_400_000), ("6.18.16", 4_000_000), ("6.12", 4_000_000)] {
+        let mut sim = hogs(version, 2, 0, 20_000);
+        sim.k.update_curr(0);
+        let c = sim.k.sched.rqs[0].curr.expect("a hog runs");
+        let q = sim.k.sched.rqs[0].cfs.leftmost().expect("a waiter").1;
+        assert_eq!((sim.k.sched.tasks[c].se.slice, sim.k.sched.tasks[q].se.slice), (1_400_000, 1_400_000));
+        // curr 1 s ahead: V moves half as far, so curr lags far behind
+        // and the waiter far ahead; both lags are clamped.
+        sim.k.sched.tasks[c].se.vruntime += 1_000_000_000;
+        sim.k.update_entity_lag(0, c);
+        sim.k.update_entity_lag(0, q);
+        assert_eq!((sim.k.sched.tasks[c].se.vlag, sim.k.sched.tasks[q].se.vlag), (-clamp, clamp), "{version}");
+    }
+}
+
+/// A parent on CPU 0 forks a child there at 3.5 ms; base slice 3 ms (6 ms
+/// on two CPUs), so the parent's request runs to 9 ms and the child's
+/// first deadline (half a slice) is earlier. The child's CPU time at 5 ms.
+fn child_runtime_at_5ms(version: &str, no_preempt: Option<bool>) -> u64 {
+    let text = format!(
+        "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n\
+         [kernel]\nversion = \"{version}\"\nvmstat_kworkers = false\n\
+         sysctl = {{ \"kernel.sched_base_slice_ns\" = 3000000 }}\n\
+         [measure]\nduration = \"5ms\"\n\
+         [[task]]\nname = \"parent\"\ncpus = [0]\n\
+         program = [{{ run = \"3.5ms\" }}, {{ fork = \"child\" }}, {{ run = \"1s\" }}]\n\
+         [[task]]\nname = \"child\"\ncount = 0\ncpus = [0]\nprogram = [{{ run = \"1s\" }}]\n"
+    );
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+    if let Some(v) = no_preempt {
+        sim.k.cfg.mech.fork_wakeup_no_preempt = v;
+    }
+    sim.run().expect("run");
+    let child = sim.k.sched.tasks.iter().position(|t| t.comm.starts_with("child")).expect("forked");
+    sim.k.update_curr(0);
+    sim.k.sched.tasks[child].se.sum_exec_runtime
+}
+
+#[test]
+fn a_forked_child_does_not_preempt_its_parent_from_6_18_33() {
+    // 6.12 and 6.18.32: the child is the EEVDF pick and preempts at once.
+    assert!(child_runtime_at_5ms("6.12", None) > 1_000_000);
+    assert!(child_runtime_at_5ms("6.18.32", None) > 1_000_000);
+    assert!(child_runtime_at_5ms("6.18", Some(false)) > 1_000_000);
+    // 6.18.33+: it waits for the parent's request to end (9 ms).
+    assert_eq!(child_runtime_at_5ms("6.18.33", None), 0);
+    assert_eq!(child_runtime_at_5ms("6.18", None), 0);
+}
+
+#[test]
+fn the_wakeup_pick_completes_a_delayed_dequeue_from_6_18_33() {
+    // Three hogs on CPU 0, one of them sched_delayed. V passes it in time;
+    // here it is moved to V at once, with the earliest deadline, and
+    // without RUN_TO_PARITY the EEVDF pick is then the delayed task.
+    for form_6_18_33 in [true, false] {
+        let mut sim = hogs("6.18", 3, 0, 20_000);
+        sim.k.cfg.mech.fork_wakeup_no_preempt = form_6_18_33;
+        sim.k.cfg.features.apply("NO_RUN_TO_PARITY", sim.k.cfg.version).expect("a feature");
+        let d = delayed_on_cpu0(&mut sim);
+        let v = sim.k.sched.tasks[d].se.vruntime;
+        sim.k.avg_sub(0, d);
+        assert!(sim.k.sched.rqs[0].cfs.tasks_timeline.remove(&(v, d)));
+        let v = sim.k.avg_vruntime(0);
+        sim.k.sched.tasks[d].se.vruntime = v;
+        sim.k.sched.tasks[d].se.deadline = 0;
+        sim.k.sched.rqs[0].cfs.tasks_timeline.insert((v, d));
+        sim.k.avg_add(0, d);
+        assert_eq!(sim.k.pick_eevdf(0), Some(d));
+        let curr = sim.k.sched.rqs[0].curr.expect("a hog runs");
+        let p = sim.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).find(|&t| t != d).expect("a waiter");
+        // A wakeup check for the other waiting hog (as if it had just woken).
+        sim.k.check_preempt_wakeup_fair(0, curr, p, WF_TTWU);
+        let t = &sim.k.sched.tasks[d];
+        assert_eq!(t.se.sched_delayed, !form_6_18_33, "6.18.33 form {form_6_18_33}");
+        assert_eq!(t.se.on_rq, !form_6_18_33);
+        // A forked wakee returns before the pick: nothing changes.
+        if !form_6_18_33 {
+            sim.k.cfg.mech.fork_wakeup_no_preempt = true;
+            sim.k.check_preempt_wakeup_fair(0, curr, p, WF_FORK);
+            assert!(sim.k.sched.tasks[d].se.sched_delayed);
+        }
+        sim.check_invariants().expect("invariants");
+    }
 }
