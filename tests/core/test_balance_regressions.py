@@ -14,7 +14,7 @@ pytestmark = pytest.mark.native
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("version", ["6.1", "6.6", "6.12"])
+@pytest.mark.parametrize("version", ["6.1", "6.6", "6.12", "6.18"])
 def test_an_idle_cpu_takes_one_of_two_hogs(version: str) -> None:
     """Issue 19: two hogs and two nice -5 3 ms / 7 ms tasks on two CPUs.
     The idle CPU's migrate_util imbalance (its spare capacity) is below a

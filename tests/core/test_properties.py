@@ -28,6 +28,8 @@ from schedlab._scenario_doc import catalog
 
 CATALOG = catalog()
 VERSIONS: list[str] = CATALOG["versions"]
+# EEVDF's slice knob, per version (None: the version is CFS's, with min_granularity).
+BASE_SLICE = next(s["default"] for s in CATALOG["sysctls"] if s["name"] == "kernel.sched_base_slice_ns")
 EXAMPLES = int(os.environ.get("SCHEDLAB_PROPERTY_EXAMPLES", "500"))
 # CI draws the same examples every time; SCHEDLAB_PROPERTY_RANDOM=1 draws new
 # ones (with pytest's --hypothesis-seed=N to repeat a draw).
@@ -150,7 +152,7 @@ def kernels(draw: st.DrawFn) -> dict[str, Any]:
         sysctl["kernel.sched_migration_cost_ns"] = draw(st.integers(0, 5_000_000))
     if draw(st.booleans()):
         sysctl["kernel.sched_nr_migrate"] = draw(st.integers(1, 64))
-    slice_knob = "kernel.sched_base_slice_ns" if version in ("6.6", "6.12") else "kernel.sched_min_granularity_ns"
+    slice_knob = "kernel.sched_base_slice_ns" if BASE_SLICE[version] is not None else "kernel.sched_min_granularity_ns"
     if draw(st.booleans()):
         sysctl[slice_knob] = draw(st.integers(100_000, 20_000_000))
     if sysctl:

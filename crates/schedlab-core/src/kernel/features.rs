@@ -104,12 +104,13 @@ sched_features! {
     DELAY_ZERO => |v| (v >= kv(6, 12)).then_some(true);
     /// 6.12: store the deadline relative on a migration dequeue.
     PLACE_REL_DEADLINE => |v| (v >= kv(6, 12)).then_some(true);
-    /// RT push through an IPI chain [4.16: on; 6.1: off; 6.6: on; 6.12: off].
-    RT_PUSH_IPI => |v| (v >= kv(4, 16)).then_some(!(between(v, kv(6, 1), Some(kv(6, 6))) || v >= kv(6, 12)));
+    /// RT push through an IPI chain [4.16: on; 6.1: off; 6.6: on; 6.12: off; 6.18: on].
+    RT_PUSH_IPI => |v| (v >= kv(4, 16)).then_some(!(between(v, kv(6, 1), Some(kv(6, 6))) || between(v, kv(6, 12), Some(kv(6, 13)))));
     /// RT runtime borrowing between CPUs [4.16, 5.5: on; 6.1+: off].
     RT_RUNTIME_SHARE => |v| (v >= kv(4, 16)).then_some(v < kv(6, 1));
-    /// Stable backport: newidle balance proportional to its success rate ("sched/fair: Proportional newidle balance", in 6.1.160 and 6.12.65 by the Debian changelogs; not in 6.6.9).
-    NI_RANDOM => |v| (between(v, V::new(6, 1, 160), Some(kv(6, 2))) || v >= V::new(6, 12, 65)).then_some(true);
+    /// Stable backport: newidle balance proportional to its success rate ("sched/fair: Proportional newidle balance", 33cf66d88306, mainline 6.19; in 6.1.160 and 6.12.65 by the Debian changelogs, in 6.18.5; not in 6.6.9).
+    NI_RANDOM => |v| (v >= kv(6, 19) || [(V::new(6, 1, 160), kv(6, 2)), (V::new(6, 12, 65), kv(6, 13)), (V::new(6, 18, 5), kv(6, 19))]
+        .iter().any(|&(lo, hi)| between(v, lo, Some(hi)))).then_some(true);
     /// Seed 002 (Nikhil Rao, 2010): a second balancing pass for SCHED_IDLE tasks. Patch, default off.
     SD_IDLE_LOAD_BALANCE => |v| (v < kv(5, 5)).then_some(false);
     /// Seed 001 (Mel Gorman, 2020, merged 5.6): a per-CPU kthread waking a task may stack it on its CPU.
@@ -197,6 +198,23 @@ mod tests {
         assert!(f2635.available(Feature::SD_IDLE_LOAD_BALANCE) && !f2635.on(Feature::SD_IDLE_LOAD_BALANCE));
         assert!(!f2635.on(Feature::HRTICK));
         assert!(Features::defaults(V::parse("2.6.25").unwrap()).on(Feature::HRTICK));
+    }
+
+    #[test]
+    fn the_6_18_line_has_its_own_defaults() {
+        let f = |s: &str| Features::defaults(V::parse(s).unwrap());
+        // RT_PUSH_IPI: off in the 6.12 line (6.12.117), on in 6.18.0 .. 6.18.35.
+        assert!(f("6.18").on(Feature::RT_PUSH_IPI) && f("6.18.0").on(Feature::RT_PUSH_IPI));
+        assert!(!f("6.12").on(Feature::RT_PUSH_IPI));
+        // NI_RANDOM: 6.1.160, 6.12.65 and 6.18.5 (not 6.18.0 .. 6.18.4), 6.19.
+        assert!(f("6.18").on(Feature::NI_RANDOM) && f("6.18.5").on(Feature::NI_RANDOM));
+        assert!(!f("6.18.4").available(Feature::NI_RANDOM) && !f("6.18.0").available(Feature::NI_RANDOM));
+        assert!(f("6.12").on(Feature::NI_RANDOM) && f("6.12.65").on(Feature::NI_RANDOM));
+        assert!(!f("6.12.64").available(Feature::NI_RANDOM) && !f("6.15").available(Feature::NI_RANDOM));
+        assert!(f("6.1").on(Feature::NI_RANDOM) && !f("6.6").available(Feature::NI_RANDOM));
+        assert!(f("6.19").on(Feature::NI_RANDOM));
+        // The rest as on 6.12 (NEXT_BUDDY stays off).
+        assert!(!f("6.18").on(Feature::NEXT_BUDDY) && f("6.18").on(Feature::DELAY_DEQUEUE));
     }
 
     #[test]

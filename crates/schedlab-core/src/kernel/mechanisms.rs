@@ -232,8 +232,9 @@ pub struct Mechanisms {
     /// select_task_rq_fair() sets the waker's recent_used_cpu (before 6.12).
     pub waker_recent_used_cpu: bool,
     /// wake_affine_idle(): a sync wakeup's "the waker is alone" test does
-    /// not count sched_delayed tasks ("sched/fair: Fixup wake_up_sync() vs
-    /// DELAYED_DEQUEUE", 6.13, in 6.12.37 stable).
+    /// not count sched_delayed tasks (aa3ee4f0b754 "sched/fair: Fixup
+    /// wake_up_sync() vs DELAYED_DEQUEUE", mainline 6.16, in 6.12.37
+    /// stable; docs/notes/linux-6.13-6.18-sched-changes.md §3).
     pub sync_ignores_delayed: bool,
 
     // ------------------------------------------------------------ EEVDF
@@ -243,10 +244,49 @@ pub struct Mechanisms {
     /// stable). 6.12.0 .. 6.12.6 count it as runnable.
     pub delayed_not_runnable: bool,
     /// yield_task_fair() forfeits the rest of the request: an eligible
-    /// task's vruntime jumps to its deadline and it gets a new one ("sched/
-    /// fair: Forfeit vruntime on yield", in 6.12.63 stable); 6.6 pushed the
-    /// deadline one slice on.
+    /// task's vruntime jumps to its deadline and it gets a new one
+    /// (79104becf42b "sched/fair: Forfeit vruntime on yield", mainline 6.19,
+    /// in 6.12.63 and 6.18.2 stable); 6.6 .. 6.18.1 push the deadline one
+    /// slice on.
     pub yield_forfeits_vruntime: bool,
+    /// update_entity_lag() clamps the lag to the virtual time of the
+    /// largest slice on the cfs_rq plus one tick, not of max(2 slices, one
+    /// tick) (6e3c0a4e1ad1 "sched/fair: Fix lag clamp", mainline 7.0, in
+    /// 6.18.17 stable; not in 6.12.y): 4.0 ms -> 5.4 ms at HZ 250 on 2 CPUs.
+    pub lag_clamp_max_slice_plus_tick: bool,
+    /// check_preempt_wakeup_fair(): a WF_FORK wakee, or one still
+    /// sched_delayed (a delayed task the balancer moved), returns before
+    /// the preemption pick, and that pick (pick_next_entity) completes the
+    /// dequeue of a sched_delayed task it lands on and picks again
+    /// (e837456fdca8 "sched/fair: Reimplement NEXT_BUDDY to align with
+    /// EEVDF goals" in its final form, NEXT_BUDDY off and no forced
+    /// preemption: mainline 6.19, in 6.18.33 stable; not in 6.12.y).
+    pub fork_wakeup_no_preempt: bool,
+
+    // ------------------------------------ the group-type balancer, 6.14
+    /// The balancer counts runnable fair tasks, cfs_rq->h_nr_runnable, where
+    /// it counted queued ones: sched_delayed tasks no longer make a CPU or
+    /// group look busy in update_sg_lb_stats (sum_h_nr_running),
+    /// update_sg_wakeup_stats, sched_balance_find_src_rq and
+    /// need_active_balance (1a49104496d3 "sched/fair: Use the new
+    /// cfs_rq.h_nr_runnable", 6.14; not in 6.12.y).
+    pub lb_counts_runnable_only: bool,
+    /// can_migrate_task() refuses a sched_delayed task unless the imbalance
+    /// is migrate_load (61b82dfb6b7e "sched/fair: Do not try to migrate
+    /// delayed dequeue task", 6.14; not in 6.12.y).
+    pub lb_skip_delayed: bool,
+    /// can_migrate_task() refuses a task that is not eligible on its source
+    /// cfs_rq while the domain has no balance failure, PLACE_LAG is on and
+    /// the destination cfs_rq is not empty (873199d27bb2 "sched/fair:
+    /// Prioritize migrating eligible tasks in sched_balance_rq()", 6.14;
+    /// not in 6.12.y).
+    pub lb_eligible_first: bool,
+
+    // ------------------------------------------------------------- RT
+    /// rto_next_cpu(): the RT_PUSH_IPI chain never takes the CPU it runs
+    /// on as its next hop (94894c9c477e "sched/rt: Skip currently executing
+    /// CPU in rto_next_cpu()", mainline 7.0, in 6.12.75 and 6.18.14 stable).
+    pub rto_skip_self: bool,
 
     // -------------------------------------------------- kernel threads
     /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
@@ -296,6 +336,14 @@ impl Mechanisms {
         // A stable backport: in `major.minor.patch` and every later release
         // (a bare "6.12" is the newest stable and has them all).
         let stable = |major, minor, patch| v >= KernelVersion::new(major, minor, patch);
+        // A fix from its mainline release on, and in the stable series
+        // listed from the release that got the backport (a bare "6.18" is
+        // its newest stable and has them all). A series not listed lacks
+        // it: it ended before the backport, or its stable tree was not read
+        // (6.13 .. 6.17; docs/notes/linux-6.13-6.18-sched-changes.md §0).
+        let backport = |mainline: (u16, u16), series: &[(u16, u16, u16)]| {
+            at(mainline.0, mainline.1) || series.iter().any(|&(a, b, p)| (v.major, v.minor) == (a, b) && v.patch >= p)
+        };
         let sd_init = if !at26(35) {
             SdInit::Tmpl25
         } else if !at(4, 16) {
@@ -356,7 +404,13 @@ impl Mechanisms {
             waker_recent_used_cpu: !at(6, 12),
             sync_ignores_delayed: stable(6, 12, 37),
             delayed_not_runnable: stable(6, 12, 7),
-            yield_forfeits_vruntime: stable(6, 12, 63),
+            yield_forfeits_vruntime: backport((6, 19), &[(6, 12, 63), (6, 18, 2)]),
+            lag_clamp_max_slice_plus_tick: backport((7, 0), &[(6, 18, 17)]),
+            fork_wakeup_no_preempt: backport((6, 19), &[(6, 18, 33)]),
+            lb_counts_runnable_only: at(6, 14),
+            lb_skip_delayed: at(6, 14),
+            lb_eligible_first: at(6, 14),
+            rto_skip_self: backport((7, 0), &[(6, 12, 75), (6, 18, 14)]),
             cmwq: at26(36),
             kthreadd_nice_minus_5: at26(22) && !at26(32),
             pagevec_size: if at(6, 12) {
@@ -416,5 +470,38 @@ mod tests {
         let m = of("6.12");
         assert_eq!(m.fair, FairEra::Eevdf);
         assert!(m.sd_pkg_named_pkg && m.task_hot_smt_exempt && !m.waker_recent_used_cpu && m.post_init_util_by_weight);
+    }
+
+    #[test]
+    fn the_6_18_line_gates_its_backports_by_release() {
+        let lb = |m: &Mechanisms| (m.lb_counts_runnable_only, m.lb_skip_delayed, m.lb_eligible_first);
+        // 6.12 (its newest stable): none of 6.14's balancer, two backports.
+        let m = of("6.12");
+        assert_eq!(lb(&m), (false, false, false));
+        assert!(m.yield_forfeits_vruntime && m.rto_skip_self);
+        assert!(!m.lag_clamp_max_slice_plus_tick && !m.fork_wakeup_no_preempt);
+        assert!(!of("6.12.62").yield_forfeits_vruntime && !of("6.12.74").rto_skip_self);
+        // 6.18.0 has 6.14's balancer and none of the 6.18.y backports.
+        let m = of("6.18.0");
+        assert_eq!(lb(&m), (true, true, true));
+        assert!(!m.yield_forfeits_vruntime && !m.rto_skip_self);
+        assert!(!m.lag_clamp_max_slice_plus_tick && !m.fork_wakeup_no_preempt);
+        // Each from the release that got it.
+        let gate = |f: fn(&Mechanisms) -> bool, first: &str, before: &str| f(&of(first)) && !f(&of(before));
+        assert!(gate(|m| m.yield_forfeits_vruntime, "6.18.2", "6.18.1"));
+        assert!(gate(|m| m.rto_skip_self, "6.18.14", "6.18.13"));
+        assert!(gate(|m| m.lag_clamp_max_slice_plus_tick, "6.18.17", "6.18.16"));
+        assert!(gate(|m| m.fork_wakeup_no_preempt, "6.18.33", "6.18.32"));
+        // A bare "6.18" is its newest stable: all of them.
+        let m = of("6.18");
+        assert_eq!(lb(&m), (true, true, true));
+        assert!(m.yield_forfeits_vruntime && m.rto_skip_self && m.lag_clamp_max_slice_plus_tick);
+        assert!(m.fork_wakeup_no_preempt && m.fair == FairEra::Eevdf);
+        // Between: 6.13 has none of it, 6.15 the balancer but no backport
+        // (its stable tree was not read); 6.19 the 6.19 mainline fixes.
+        assert_eq!(lb(&of("6.13")), (false, false, false));
+        assert!(lb(&of("6.15")) == (true, true, true) && !of("6.15").yield_forfeits_vruntime);
+        let m = of("6.19");
+        assert!(m.yield_forfeits_vruntime && m.fork_wakeup_no_preempt && !m.lag_clamp_max_slice_plus_tick);
     }
 }

@@ -16,7 +16,7 @@ pub struct KernelVersion {
 /// The versions schedlab has presets for. Others between them are accepted
 /// and take the preset of the newest listed version not above them.
 pub const KNOWN_VERSIONS: &[&str] =
-    &["2.6.24", "2.6.25", "2.6.35", "4.16", "4.19", "5.4", "5.5", "5.7", "6.1", "6.6", "6.12"];
+    &["2.6.24", "2.6.25", "2.6.35", "4.16", "4.19", "5.4", "5.5", "5.7", "6.1", "6.6", "6.12", "6.18"];
 
 /// What `kernel.version` accepts, for error messages.
 pub const ACCEPTED: &str = "a version from 2.6.23 through 7.x, as major.minor (the newest stable release) or \
@@ -30,7 +30,12 @@ impl KernelVersion {
     /// The patch level of a series named without one: "6.12" stands for
     /// the newest 6.12.y stable release, with every stable backport the
     /// model knows of (they are gated on the release that brought them,
-    /// e.g. NI_RANDOM from 6.12.65); "6.12.0" is the first release.
+    /// e.g. NI_RANDOM from 6.12.65); "6.12.0" is the first release. The
+    /// 6.12 backports are read from Debian's 6.12.117. "6.18" likewise has
+    /// every 6.18.y backport the model knows, read from the trees up to
+    /// 6.18.35 (docs/notes/linux-6.13-6.18-sched-changes.md): it stands for
+    /// 6.18.35 and later, such as the project machine's 6.18.44, whose
+    /// 6.18.36 .. 6.18.44 changes were not read.
     pub const NEWEST_STABLE: u16 = u16::MAX;
 
     /// Parse "6.1" (the newest 6.1.y), "2.6.35" or "6.1.192".
@@ -147,6 +152,8 @@ mod tests {
         assert_eq!(note("2.6.35"), None);
         assert!(note("3.10").unwrap().contains("mechanisms of 2.6.35"));
         assert!(note("5.15").unwrap().contains("mechanisms of 5.7") && note("5.15").unwrap().contains("next is 6.1"));
+        assert_eq!((note("6.18"), note("6.18.5")), (None, None));
+        assert!(note("6.15").unwrap().contains("mechanisms of 6.12") && note("6.15").unwrap().contains("next is 6.18"));
         assert!(note("6.7.99").unwrap().contains("mechanisms of 6.6"));
         assert!(note("2.6.30").unwrap().contains("mechanisms of 2.6.25"));
         assert!(note("7.2").unwrap().contains("newer than every modelled version"));

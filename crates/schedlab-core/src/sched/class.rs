@@ -128,8 +128,9 @@ pub trait SchedClassOps {
     /// wakeup_preempt() (check_preempt_curr before 6.6): `p` of this class
     /// became runnable on `cpu` where `curr`, of the same class, runs;
     /// reschedule if it should preempt. (A higher class always preempts;
-    /// the core decides that.)
-    fn wakeup_preempt(_sim: &mut SchedEnv, _cpu: usize, _curr: TaskId, _p: TaskId) {}
+    /// the core decides that.) `wake_flags`: WF_FORK, WF_TTWU | WF_SYNC, or
+    /// 0 for a task the balancer moved.
+    fn wakeup_preempt(_sim: &mut SchedEnv, _cpu: usize, _curr: TaskId, _p: TaskId, _wake_flags: u32) {}
 
     /// balance(): called for the previous task's class before the pick,
     /// to pull work (RT's pull_rt_task when the runqueue lowers its
@@ -207,7 +208,7 @@ dispatch! {
     fn enqueue_task(cpu: usize, p: TaskId, flags: u32);
     fn dequeue_task(cpu: usize, p: TaskId, flags: u32) -> bool;
     fn yield_task(p: TaskId);
-    fn wakeup_preempt(cpu: usize, curr: TaskId, p: TaskId);
+    fn wakeup_preempt(cpu: usize, curr: TaskId, p: TaskId, wake_flags: u32);
     fn balance(cpu: usize, prev: TaskId);
     fn pick_next_task(cpu: usize, newidle: bool) -> Pick;
     fn put_prev_task(cpu: usize, p: TaskId, runnable: bool);

@@ -291,7 +291,7 @@ impl SchedEnv {
         class.enqueue_task(self, cpu, p, ENQUEUE_INITIAL);
         self.sched.tasks[p].stats.last_wakeup = Some(self.now);
         self.wakeup_idle_cost(p, from, cpu);
-        self.wakeup_preempt(cpu, p);
+        self.wakeup_preempt(cpu, p, WF_FORK);
         class.task_woken(self, cpu, p);
     }
 
@@ -354,7 +354,7 @@ impl SchedEnv {
             return;
         }
         if self.sched.tasks[tid].se.sched_delayed {
-            self.ttwu_runnable(tid, waker_cpu, from_task);
+            self.ttwu_runnable(tid, waker_cpu, from_task, WF_TTWU | wake_flags);
             return;
         }
         if self.sched.tasks[tid].in_iowait {
@@ -402,14 +402,14 @@ impl SchedEnv {
         }
         class.enqueue_task(self, cpu, tid, ENQUEUE_WAKEUP);
         self.wakeup_idle_cost(tid, waker_cpu, cpu);
-        self.wakeup_preempt(cpu, tid);
+        self.wakeup_preempt(cpu, tid, WF_TTWU | wake_flags);
         class.task_woken(self, cpu, tid);
     }
 
     /// ttwu_runnable(): `tid` sleeps but is still queued (sched_delayed,
     /// DELAY_DEQUEUE): it is requeued where it is — no select_task_rq(), so
     /// no migration, no IPI, no idle exit — and competes with curr there.
-    fn ttwu_runnable(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool) {
+    fn ttwu_runnable(&mut self, tid: TaskId, waker_cpu: usize, from_task: bool, wake_flags: u32) {
         let cpu = self.sched.tasks[tid].cpu;
         // Never counted in nr_iowait: __block_task() has not run.
         self.sched.tasks[tid].in_iowait = false;
@@ -418,7 +418,7 @@ impl SchedEnv {
         // enqueue_task() -> sched_info_enqueue(): the wait starts.
         self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
         if self.sched.rqs[cpu].curr != Some(tid) {
-            self.wakeup_preempt(cpu, tid);
+            self.wakeup_preempt(cpu, tid, wake_flags);
         }
         // ttwu_do_wakeup(), then ttwu_stat().
         self.sched.tasks[tid].state = TaskState::Runnable;
@@ -435,15 +435,16 @@ impl SchedEnv {
     }
 
     /// wakeup_preempt() (check_preempt_curr before 6.6): `p` became
-    /// runnable on `cpu`. Same class: the class decides; a higher class
-    /// always preempts.
-    pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId) {
+    /// runnable on `cpu` (`wake_flags`: WF_FORK, WF_TTWU with WF_SYNC, or 0
+    /// for a move). Same class: the class decides; a higher class always
+    /// preempts.
+    pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, wake_flags: u32) {
         match self.sched.rqs[cpu].curr {
             None => self.resched_curr(cpu),
             Some(curr) if curr != p => {
                 let (pc, cc) = (self.sched.tasks[p].sched_class(), self.sched.tasks[curr].sched_class());
                 if pc == cc {
-                    pc.wakeup_preempt(self, cpu, curr, p);
+                    pc.wakeup_preempt(self, cpu, curr, p, wake_flags);
                 } else if pc < cc {
                     self.resched_curr(cpu);
                 }
@@ -488,7 +489,7 @@ impl SchedEnv {
         class.dequeue_task(self, src, tid, 0);
         self.set_task_cpu(tid, dst, exec_cpu);
         class.enqueue_task(self, dst, tid, 0);
-        self.wakeup_preempt(dst, tid);
+        self.wakeup_preempt(dst, tid, 0);
     }
 
     // ------------------------------------------------- nr_running / overload

@@ -42,7 +42,7 @@ impl SchedClassOps for RtSchedClass {
         sim.yield_task_rt(p);
     }
 
-    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId) {
+    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId, _wake_flags: u32) {
         sim.check_preempt_curr_rt(cpu, curr, p);
     }
 
@@ -633,14 +633,17 @@ impl SchedEnv {
         }
     }
 
-    /// rto_next_cpu(): the next CPU of rto_mask after rto_cpu; at the end
-    /// of the mask, another pass if a request came in meanwhile
-    /// (rto_loop_next moved), else None.
-    fn rto_next_cpu(&mut self) -> Option<usize> {
+    /// rto_next_cpu(): the next CPU of rto_mask after rto_cpu (not
+    /// `this_cpu` with `rto_skip_self`); at the end of the mask, another
+    /// pass if a request came in meanwhile (rto_loop_next moved), else None.
+    fn rto_next_cpu(&mut self, this_cpu: usize) -> Option<usize> {
         loop {
             let from = self.sched.rd.rto_push.rto_cpu.map_or(0, |c| c + 1);
             if let Some(cpu) = self.sched.rd.rto_mask.iter().find(|&c| c >= from) {
                 self.sched.rd.rto_push.rto_cpu = Some(cpu);
+                if cpu == this_cpu && self.cfg.mech.rto_skip_self {
+                    continue;
+                }
                 return Some(cpu);
             }
             self.sched.rd.rto_push.rto_cpu = None;
@@ -653,13 +656,13 @@ impl SchedEnv {
 
     /// tell_cpu_to_push(): note the request; if no chain runs, start one at
     /// the first overloaded CPU. Each hop is an IPI (costs.wakeup_ipi).
-    fn tell_cpu_to_push(&mut self, _this_cpu: usize) {
+    fn tell_cpu_to_push(&mut self, this_cpu: usize) {
         self.sched.rd.rto_push.rto_loop_next += 1;
         if self.sched.rd.rto_push.rto_loop_start {
             return;
         }
         self.sched.rd.rto_push.rto_loop_start = true;
-        match self.rto_next_cpu() {
+        match self.rto_next_cpu(this_cpu) {
             Some(cpu) => self.send_rto_push_ipi(cpu),
             None => self.sched.rd.rto_push.rto_loop_start = false,
         }
@@ -679,9 +682,13 @@ impl SchedEnv {
         if self.sched.rqs[cpu].rt.overloaded {
             self.push_rt_tasks(cpu);
         }
-        match self.rto_next_cpu() {
+        match self.rto_next_cpu(cpu) {
             Some(next) => self.send_rto_push_ipi(next),
             None => self.sched.rd.rto_push.rto_loop_start = false,
         }
     }
 }
+
+#[cfg(test)]
+#[path = "rt_tests.rs"]
+mod tests;

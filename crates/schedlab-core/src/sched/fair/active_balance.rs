@@ -33,7 +33,7 @@ impl SchedEnv {
         // The idle dst may take the only fair task of a CPU whose capacity
         // other classes (RT) took away.
         if env.idle != CpuIdleType::NotIdle
-            && self.sched.rqs[env.src_cpu].cfs.h_nr_running == 1
+            && self.lb_h_nr_running(env.src_cpu) == 1
             && self.check_cpu_capacity(env.src_cpu, env.sd)
             && self.capacity_of(env.src_cpu) * (self.topo.domains[env.sd].imbalance_pct as u64)
                 < self.capacity_of(env.dst_cpu) * 100

@@ -114,6 +114,14 @@ impl SchedEnv {
             && self.capacity_of(cpu) * (self.topo.domains[sd].imbalance_pct as u64) < self.sched.cpu_scale[cpu] * 100
     }
 
+    /// The fair tasks the balancer counts on `cpu`: cfs.h_nr_running, less
+    /// the sched_delayed ones from 6.14 (h_nr_runnable, `lb_counts_runnable_only`).
+    #[inline]
+    pub(super) fn lb_h_nr_running(&self, cpu: usize) -> u32 {
+        let cfs = &self.sched.rqs[cpu].cfs;
+        cfs.h_nr_running - if self.cfg.mech.lb_counts_runnable_only { cfs.h_nr_delayed } else { 0 }
+    }
+
     /// update_sg_lb_stats().
     fn update_sg_lb_stats(&mut self, env: &LbEnv, g: usize) -> SgStats {
         let grp = &self.topo.groups[g];
@@ -148,7 +156,7 @@ impl SchedEnv {
             s.group_runnable += self.sched.rqs[i].cfs.avg.runnable_avg;
             let nr = self.sched.rqs[i].nr_running;
             s.sum_nr_running += nr;
-            s.sum_h_nr_running += self.sched.rqs[i].cfs.h_nr_running;
+            s.sum_h_nr_running += self.lb_h_nr_running(i);
             if nr == 0 && self.idle_cpu(i) {
                 s.idle_cpus += 1;
             }
@@ -346,7 +354,7 @@ impl SchedEnv {
             if env.cpus.binary_search(&i).is_err() {
                 continue;
             }
-            let nr = self.sched.rqs[i].cfs.h_nr_running;
+            let nr = self.lb_h_nr_running(i);
             if nr == 0 {
                 continue;
             }

@@ -19,13 +19,21 @@
 //! PREEMPT_SHORT has no effect: every task has the base slice (custom
 //! slices, sched_attr.sched_runtime, are not modelled).
 //!
+//! 6.14 .. 6.18.y (docs/notes/linux-6.13-6.18-sched-changes.md): the lag
+//! clamp of 6.18.17 (`update_entity_lag`) and the wakeup check of 6.18.33
+//! (`check_preempt_wakeup_eevdf`). Deviation: the 6.17 form of slice
+//! protection (vprot, 74eec63661d4 and its followers) is not modelled.
+//! With RUN_TO_PARITY, the default, and every slice the base slice it
+//! protects what the 6.12 marker (vlag == deadline) does; with
+//! NO_RUN_TO_PARITY 6.17+ still protects one base slice, the model none.
+//!
 //! Deviation: 6.12.64+ keeps keys relative to zero_vruntime, which
 //! avg_vruntime() moves to V, instead of min_vruntime; the model keeps
 //! min_vruntime as the base for every EEVDF version. Eligibility is exact
 //! either way; V's floor division may differ by 1 ns of virtual time.
 
 use crate::kernel::features::Feature;
-use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
+use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP, WF_FORK};
 use crate::sched::env::SchedEnv;
 use crate::sched::task::TaskId;
 
@@ -82,12 +90,21 @@ impl SchedEnv {
     }
 
     /// update_entity_lag(): vlag = V - v, clamped to the virtual time of
-    /// max(2 slices, one tick).
+    /// max(2 slices, one tick); from 6.18.17 (`lag_clamp_max_slice_plus_tick`)
+    /// of the largest slice on the cfs_rq plus one tick.
     pub(crate) fn update_entity_lag(&mut self, cpu: usize, tid: TaskId) {
         let v = self.avg_vruntime(cpu) as i128;
         let se = &self.sched.tasks[tid].se;
         let lag = v - se.vruntime as i128;
-        let limit = self.vdelta((2 * se.slice).max(self.cfg.tick_ns), tid) as i128;
+        let span = if self.cfg.mech.lag_clamp_max_slice_plus_tick {
+            // cfs_rq_max_slice() + TICK_NSEC. Deviation: every task has the
+            // base slice (no custom slices), so the largest slice queued is
+            // this entity's own, which is on the cfs_rq.
+            se.slice + self.cfg.tick_ns
+        } else {
+            (2 * se.slice).max(self.cfg.tick_ns)
+        };
+        let limit = self.vdelta(span, tid) as i128;
         self.sched.tasks[tid].se.vlag = lag.clamp(-limit, limit) as i64;
     }
 
@@ -152,6 +169,30 @@ impl SchedEnv {
         }
         // "EEVDF scheduling fail, picking leftmost" (a rounding corner case).
         best.or(left).or(self.curr_on_rq(cpu))
+    }
+
+    /// check_preempt_wakeup_fair()'s EEVDF part from 6.18.33
+    /// (`fork_wakeup_no_preempt`): a forked wakee, or one still
+    /// sched_delayed, never preempts; else preempt if the wakee is the pick,
+    /// where the pick (pick_next_entity) completes the dequeue of a
+    /// sched_delayed task it lands on and picks again. Deviation: the new
+    /// NEXT_BUDDY (a buddy kept while its deadline is earlier; a WF_SYNC
+    /// wakee preempting once curr has run migration_cost) is not modelled;
+    /// NEXT_BUDDY is off by default, as on every 6.18.y.
+    pub(crate) fn check_preempt_wakeup_eevdf(&mut self, cpu: usize, p: TaskId, wake_flags: u32) {
+        if wake_flags & WF_FORK != 0 || self.sched.tasks[p].se.sched_delayed {
+            return;
+        }
+        loop {
+            match self.pick_eevdf(cpu) {
+                Some(n) if n == p => return self.resched_curr(cpu),
+                // curr, asleep with its switch pending, is left to schedule().
+                Some(n) if self.sched.tasks[n].se.sched_delayed && self.sched.rqs[cpu].curr != Some(n) => {
+                    self.dequeue_delayed(cpu, n);
+                }
+                _ => return,
+            }
+        }
     }
 
     /// place_entity() of EEVDF: at V minus the saved lag, inflated by the

@@ -340,8 +340,9 @@ impl SchedEnv {
         }
     }
 
-    /// check_preempt_wakeup() / check_preempt_wakeup_fair().
-    pub fn check_preempt_wakeup_fair(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
+    /// check_preempt_wakeup() / check_preempt_wakeup_fair(), with the
+    /// wakeup's WF_* flags.
+    pub fn check_preempt_wakeup_fair(&mut self, cpu: usize, curr: TaskId, p: TaskId, wake_flags: u32) {
         if !self.cfg.features.on(Feature::WAKEUP_PREEMPTION) {
             return;
         }
@@ -357,6 +358,9 @@ impl SchedEnv {
         self.update_curr(cpu);
         match self.cfg.mech.fair {
             FairEra::Cfs => self.check_preempt_wakeup_cfs(cpu, curr, p),
+            FairEra::Eevdf if self.cfg.mech.fork_wakeup_no_preempt => {
+                self.check_preempt_wakeup_eevdf(cpu, p, wake_flags); // eevdf.rs
+            }
             FairEra::Eevdf => {
                 // Preempt if the wakee is what EEVDF would pick now.
                 if self.pick_eevdf(cpu) == Some(p) {

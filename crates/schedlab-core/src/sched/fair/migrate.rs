@@ -4,6 +4,7 @@
 //! cfs_tasks from the tail that detaches up to the imbalance.
 
 use crate::kernel::features::Feature;
+use crate::kernel::FairEra;
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
 use crate::sched::sched::CpuIdleType;
@@ -34,9 +35,18 @@ impl SchedEnv {
         self.now.saturating_sub(t.se.exec_start) < mc
     }
 
-    /// can_migrate_task().
+    /// can_migrate_task(). The 6.14 refusals come first, before the
+    /// affinity test, so they leave LBF_ALL_PINNED set.
     pub(super) fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
         let t = &self.sched.tasks[p];
+        // 6.14: a sched_delayed task moves only to even out load. Active
+        // balance's lb_env leaves migration_type at 0, migrate_load.
+        if t.se.sched_delayed && self.cfg.mech.lb_skip_delayed && !active && env.migration_type != MigrationType::Load {
+            return false;
+        }
+        if self.cfg.mech.lb_eligible_first && self.task_is_ineligible_on_dst_cpu(p, env) {
+            return false;
+        }
         if t.is_per_cpu_kthread() && self.cfg.mech.lb_skip_per_cpu_kthread {
             return false;
         }
@@ -65,6 +75,18 @@ impl SchedEnv {
         }
         !self.task_hot(p, env)
             || self.sched.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed > self.topo.domains[env.sd].cache_nice_tries
+    }
+
+    /// 6.14: while the domain has had no balance failure, a task that is
+    /// not eligible where it is stays there if the destination has fair
+    /// tasks (task_is_ineligible_on_dst_cpu(): with PLACE_LAG it would take
+    /// its negative lag along and be ineligible there too).
+    fn task_is_ineligible_on_dst_cpu(&self, p: TaskId, env: &LbEnv) -> bool {
+        self.sched.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed == 0
+            && self.cfg.mech.fair == FairEra::Eevdf
+            && self.cfg.features.on(Feature::PLACE_LAG)
+            && self.sched.rqs[env.dst_cpu].cfs.nr_running > 0
+            && !self.entity_eligible(env.src_cpu, p)
     }
 
     /// The source's cfs_tasks list from the tail (least recently run first).

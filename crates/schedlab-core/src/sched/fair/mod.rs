@@ -11,6 +11,8 @@ pub mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 pub mod entity;
+#[cfg(test)]
+mod linux618_tests;
 pub mod migrate;
 pub mod migrate_avg;
 pub mod newidle;
@@ -45,8 +47,8 @@ impl SchedClassOps for FairSchedClass {
         sim.yield_task_fair(p);
     }
 
-    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId) {
-        sim.check_preempt_wakeup_fair(cpu, curr, p);
+    fn wakeup_preempt(sim: &mut SchedEnv, cpu: usize, curr: TaskId, p: TaskId, wake_flags: u32) {
+        sim.check_preempt_wakeup_fair(cpu, curr, p, wake_flags);
     }
 
     /// pick_next_task_fair(): the entity CFS or EEVDF picks; with nothing

@@ -443,7 +443,8 @@ impl SchedEnv {
             let here = self.sched.tasks[p].cpu == i && self.sched.tasks[p].se.on_rq;
             let nr = self.sched.rqs[i].nr_running - u32::from(here);
             s.sum_nr_running += nr;
-            s.sum_h_nr_running += self.sched.rqs[i].cfs.h_nr_running - u32::from(here);
+            // 6.14+ counts h_nr_runnable, which a queued sched_delayed p is not in.
+            s.sum_h_nr_running += self.lb_h_nr_running(i).saturating_sub(u32::from(here));
             if nr == 0 && self.idle_cpu(i) {
                 s.idle_cpus += 1;
             }
