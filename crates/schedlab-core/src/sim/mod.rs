@@ -1,14 +1,15 @@
 //! The simulated machine: one kernel's state on one machine running one
 //! workload, and its construction from a scenario.
 //!
-//! `Sim` owns every room's state. The scheduler and the parts it uses are
-//! one of them (`k`, a `SchedEnv`: sched/env.rs), and the scheduler's
-//! functions are methods on that, with the kernel's names; the rooms above
-//! it (kthread/, irq/, mm/, the workload interpreter) are still `impl Sim`
-//! blocks that call down through `self.k` (docs/notes/rooms-plan.md has
-//! what is left). This file holds only the state and how it is set up; the
-//! event loop that drives it is `run.rs`, and the points where the
-//! scheduler hands over to the rooms above are `schedule.rs`.
+//! `Sim` owns every room's state and is the only place that sees all of
+//! it. The scheduler and the parts it uses are one of them (`k`, a
+//! `SchedEnv`: sched/env.rs), and the scheduler's functions are methods on
+//! that, with the kernel's names; the rooms above it take borrowed views
+//! of the parts they use for one call (`kt()`: kthread/ctx.rs, also the
+//! interrupt handlers'; `mmc()`: mm/ctx.rs; `wlc()`: workload/ctx.rs). This
+//! file holds the state and how it is set up; the event loop that drives
+//! it is `run.rs`, and the points where the scheduler hands over to the
+//! rooms above are `schedule.rs`.
 
 pub mod check;
 pub mod report;
@@ -40,6 +41,7 @@ use crate::sched::sd_build::build_sched_domains;
 use crate::sched::topology::SchedTopology;
 use crate::stats::{Recorder, Stats};
 use crate::trace::Trace;
+use crate::workload::ctx::WorkloadCtx;
 use crate::workload::rt_migrate_test::RtMigrateTest;
 use crate::workload::{SyncObj, Workload};
 
@@ -102,6 +104,22 @@ impl Sim {
             progs: &mut self.progs,
             block: &mut self.block,
             mm: &mut self.mm,
+            source: &self.source,
+            fatal: &mut self.fatal,
+        }
+    }
+
+    /// The workload interpreter's view for one call into it
+    /// (workload/ctx.rs).
+    #[inline]
+    pub fn wlc(&mut self) -> WorkloadCtx<'_> {
+        WorkloadCtx {
+            k: &mut self.k,
+            kthreads: &mut self.kthreads,
+            progs: &mut self.progs,
+            block: &mut self.block,
+            mm: &mut self.mm,
+            wl: &mut self.wl,
             source: &self.source,
             fatal: &mut self.fatal,
         }

@@ -283,7 +283,7 @@ impl Sim {
         match ev {
             Ev::Start(tid) => self.k.wake_up_new_task(tid, None),
             Ev::Tick(cpu) => self.scheduler_tick(cpu),
-            Ev::OpDone(cpu) => self.op_done(cpu),
+            Ev::OpDone(cpu) => self.wlc().op_done(cpu),
             Ev::Timeout(tid) => {
                 let cpu = self.k.sched.tasks[tid].cpu;
                 if self.k.cpuidle.enabled() {

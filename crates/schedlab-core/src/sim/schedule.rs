@@ -49,7 +49,7 @@ impl Sim {
         let s = &mut self.k;
         s.context_switch(cpu, prev, n, stopper);
         if s.switched_in_ready(cpu, n) {
-            self.advance(n); // workload/interp.rs
+            self.wlc().advance(n); // workload/interp.rs
         }
         self.k.schedule_finish(cpu, n, class);
     }
@@ -69,10 +69,5 @@ impl Sim {
     /// worker first lets its pool know (sched_submit_work; kthread/ctx.rs).
     pub fn block(&mut self, tid: TaskId) {
         self.kt().block(tid); // kthread/ctx.rs
-    }
-
-    /// The running task sleeps in io_schedule() (kthread/ctx.rs).
-    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
-        self.kt().io_block(tid, iowait);
     }
 }

@@ -10,12 +10,12 @@ use crate::kthread::WorkDone;
 use crate::program::RtmtOp;
 use crate::sched::class::WF_SYNC;
 use crate::sched::task::{TaskId, TaskState};
-use crate::sim::Sim;
 use crate::workload::channel::ChanKind;
+use crate::workload::ctx::WorkloadCtx;
 use crate::workload::rt_migrate_test::RtmtAction;
 use crate::workload::{Op, QueueWorkOp};
 
-impl Sim {
+impl WorkloadCtx<'_> {
     /// Interpret the task's program from its pc until it reaches an op that
     /// takes time or blocks. The task is running on its CPU.
     pub fn advance(&mut self, tid: TaskId) {
@@ -27,7 +27,7 @@ impl Sim {
         loop {
             steps += 1;
             if steps > 1_000_000 {
-                self.fatal = Some(SimError::Invariant {
+                *self.fatal = Some(SimError::Invariant {
                     message: format!(
                         "{}: no progress: task {} runs a million ops without letting simulated time pass (a loop of zero-time ops)",
                         self.source, self.k.sched.tasks[tid].comm
@@ -116,7 +116,7 @@ impl Sim {
                 self.k.sched.tasks[tid].timer_next = Some(if relative { self.k.now } else { next });
             }
             Op::Yield => {
-                self.k.sched.tasks[tid].sched_class().yield_task(&mut self.k, tid);
+                self.k.sched.tasks[tid].sched_class().yield_task(self.k, tid);
                 self.k.sched.tasks[tid].need_advance = true;
                 let cpu = self.k.sched.tasks[tid].cpu;
                 self.k.resched_curr(cpu);
@@ -276,7 +276,7 @@ impl Sim {
                 }
             }
             Op::Dbench(op) => {
-                let (now, start) = (self.k.now, self.stats.rec.warmup);
+                let (now, start) = (self.k.now, self.k.warmup);
                 self.wl.dbench.op(tid, op, now, start);
             }
             _ => unreachable!("not a kernel op"),
