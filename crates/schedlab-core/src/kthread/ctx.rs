@@ -48,3 +48,23 @@ impl KthreadCtx<'_> {
         self.block(tid);
     }
 }
+
+/// A view of a room above the kernel threads that can lend their view
+/// (`MmCtx`, `WorkloadCtx`): a task blocks through it, so a workqueue
+/// worker's pool hears of it (sched_submit_work -> wq_worker_sleeping).
+pub trait LendsKthreads {
+    /// The kernel threads' view, for a call into them.
+    fn kt(&mut self) -> KthreadCtx<'_>;
+
+    /// The running task `tid` sleeps.
+    #[inline]
+    fn block(&mut self, tid: TaskId) {
+        self.kt().block(tid);
+    }
+
+    /// The running task sleeps in io_schedule().
+    #[inline]
+    fn io_block(&mut self, tid: TaskId, iowait: bool) {
+        self.kt().io_block(tid, iowait);
+    }
+}

@@ -10,12 +10,11 @@
 
 use crate::block::Block;
 use crate::error::SimError;
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::ctx::{KthreadCtx, LendsKthreads};
 use crate::kthread::Kthreads;
 use crate::mm::Mm;
 use crate::program::Programs;
 use crate::sched::env::SchedEnv;
-use crate::sched::task::TaskId;
 
 /// Memory management's view of the simulation during one call.
 pub struct MmCtx<'a> {
@@ -30,23 +29,9 @@ pub struct MmCtx<'a> {
     pub fatal: &'a mut Option<SimError>,
 }
 
-impl MmCtx<'_> {
-    /// The kernel threads' view, for a call into them.
+impl LendsKthreads for MmCtx<'_> {
     #[inline]
-    pub fn kt(&mut self) -> KthreadCtx<'_> {
+    fn kt(&mut self) -> KthreadCtx<'_> {
         KthreadCtx { k: self.k, kthreads: self.kthreads, progs: self.progs, block: self.block }
-    }
-
-    /// The running task `tid` sleeps (kthread/ctx.rs: a worker tells its
-    /// pool first).
-    #[inline]
-    pub fn block(&mut self, tid: TaskId) {
-        self.kt().block(tid);
-    }
-
-    /// The running task sleeps in io_schedule() (kthread/ctx.rs).
-    #[inline]
-    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
-        self.kt().io_block(tid, iowait);
     }
 }

@@ -16,6 +16,7 @@
 //! the task copies the current one); every page of a file is read once
 //! (no page-cache hits or refaults).
 
+use crate::kthread::ctx::LendsKthreads;
 use crate::mm::ctx::MmCtx;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};

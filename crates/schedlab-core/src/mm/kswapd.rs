@@ -23,6 +23,7 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::{Instant, NSEC_PER_SEC};
+use crate::kthread::ctx::LendsKthreads;
 use crate::mm::ctx::MmCtx;
 use crate::mm::{KswapdState, KswapdThreads, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;

@@ -8,6 +8,7 @@
 //! (give up rather than retry after reclaim) is not modelled: the window
 //! is always allocated. Per-CPU page lists are not modelled.
 
+use crate::kthread::ctx::LendsKthreads;
 use crate::mm::ctx::MmCtx;
 use crate::mm::KswapdState;
 use crate::mm::{Lru, MAX_RECLAIM_RETRIES};

@@ -22,6 +22,7 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
+use crate::kthread::ctx::LendsKthreads;
 use crate::mm::ctx::MmCtx;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::spinlock::Handoff;

@@ -10,13 +10,12 @@
 
 use crate::block::Block;
 use crate::error::SimError;
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::ctx::{KthreadCtx, LendsKthreads};
 use crate::kthread::Kthreads;
 use crate::mm::ctx::MmCtx;
 use crate::mm::Mm;
 use crate::program::Programs;
 use crate::sched::env::SchedEnv;
-use crate::sched::task::TaskId;
 use crate::workload::Workload;
 
 /// The interpreter's view of the simulation during one call.
@@ -34,12 +33,6 @@ pub struct WorkloadCtx<'a> {
 }
 
 impl WorkloadCtx<'_> {
-    /// The kernel threads' view, for a call into them.
-    #[inline]
-    pub fn kt(&mut self) -> KthreadCtx<'_> {
-        KthreadCtx { k: self.k, kthreads: self.kthreads, progs: self.progs, block: self.block }
-    }
-
     /// Memory management's view, for a call into it.
     #[inline]
     pub fn mmc(&mut self) -> MmCtx<'_> {
@@ -53,17 +46,11 @@ impl WorkloadCtx<'_> {
             fatal: self.fatal,
         }
     }
+}
 
-    /// The running task `tid` sleeps (kthread/ctx.rs: a worker tells its
-    /// pool first).
+impl LendsKthreads for WorkloadCtx<'_> {
     #[inline]
-    pub fn block(&mut self, tid: TaskId) {
-        self.kt().block(tid);
-    }
-
-    /// The running task sleeps in io_schedule() (kthread/ctx.rs).
-    #[inline]
-    pub(crate) fn io_block(&mut self, tid: TaskId, iowait: bool) {
-        self.kt().io_block(tid, iowait);
+    fn kt(&mut self) -> KthreadCtx<'_> {
+        KthreadCtx { k: self.k, kthreads: self.kthreads, progs: self.progs, block: self.block }
     }
 }

@@ -6,6 +6,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::error::SimError;
+use crate::kthread::ctx::LendsKthreads;
 use crate::kthread::WorkDone;
 use crate::program::RtmtOp;
 use crate::sched::class::WF_SYNC;
