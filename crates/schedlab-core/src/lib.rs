@@ -90,16 +90,16 @@ pub fn run_scenario(sc: &scenario::Scenario, opts: &RunOptions) -> Result<report
     if let (true, Some(w)) = (opts.strict, sim.warnings.first()) {
         return Err(SimError::Invariant { message: format!("{}: {w} (--strict)", sc.source) });
     }
-    if let (Some(p), Some(text)) = (&opts.trace_path, sim.k.trace.text.take()) {
+    if let (Some(p), Some(text)) = (&opts.trace_path, sim.w.m.kt.k.trace.text.take()) {
         text.finish().map_err(|e| cannot(p, "--trace", e))?;
     }
-    if let (Some(p), Some(d)) = (&opts.trace_path, sim.k.trace.dat.take()) {
-        d.finish(sim.k.sched.rqs.len()).map_err(|e| cannot(p, "--trace", e))?;
+    if let (Some(p), Some(d)) = (&opts.trace_path, sim.w.m.kt.k.trace.dat.take()) {
+        d.finish(sim.w.m.kt.k.sched.rqs.len()).map_err(|e| cannot(p, "--trace", e))?;
     }
-    if let (Some(p), Some(mut pf)) = (&opts.perfetto_path, sim.k.trace.pf.take()) {
+    if let (Some(p), Some(mut pf)) = (&opts.perfetto_path, sim.w.m.kt.k.trace.pf.take()) {
         let stoppers: Vec<(u32, String)> =
-            (0..sim.k.sched.rqs.len()).map(|c| (trace::stopper_pid(c), format!("migration/{c}"))).collect();
-        let names = sim.k.sched.tasks.iter().map(|t| (t.pid, t.comm.as_str()));
+            (0..sim.w.m.kt.k.sched.rqs.len()).map(|c| (trace::stopper_pid(c), format!("migration/{c}"))).collect();
+        let names = sim.w.m.kt.k.sched.tasks.iter().map(|t| (t.pid, t.comm.as_str()));
         pf.process_tree(names.chain(stoppers.iter().map(|(pid, n)| (*pid, n.as_str()))));
         pf.out.finish().map_err(|e| cannot(p, "--perfetto", e))?;
     }
@@ -118,14 +118,14 @@ fn keep_fault_traces(sim: &mut sim::Sim, opts: &RunOptions, e: SimError) -> SimE
     let SimError::Invariant { mut message } = e else { return e };
     let fault = |p: &Option<String>| p.as_ref().map(|p| std::path::PathBuf::from(format!("{p}.fault")));
     let mut kept = Vec::new();
-    let nr_cpus = sim.k.sched.rqs.len();
-    if let (Some(to), Some(text)) = (fault(&opts.trace_path), sim.k.trace.text.take()) {
+    let nr_cpus = sim.w.m.kt.k.sched.rqs.len();
+    if let (Some(to), Some(text)) = (fault(&opts.trace_path), sim.w.m.kt.k.trace.text.take()) {
         text.finish_as(Some(&to)).is_ok().then(|| kept.push(to));
     }
-    if let (Some(to), Some(d)) = (fault(&opts.trace_path), sim.k.trace.dat.take()) {
+    if let (Some(to), Some(d)) = (fault(&opts.trace_path), sim.w.m.kt.k.trace.dat.take()) {
         d.finish_as(nr_cpus, Some(&to)).is_ok().then(|| kept.push(to));
     }
-    if let (Some(to), Some(pf)) = (fault(&opts.perfetto_path), sim.k.trace.pf.take()) {
+    if let (Some(to), Some(pf)) = (fault(&opts.perfetto_path), sim.w.m.kt.k.trace.pf.take()) {
         pf.out.finish_as(Some(&to)).is_ok().then(|| kept.push(to));
     }
     if !kept.is_empty() {

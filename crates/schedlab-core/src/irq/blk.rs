@@ -8,10 +8,10 @@
 
 use crate::block::EndIo;
 use crate::irq::IrqAction;
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::floor::KthreadFloor;
 use crate::kthread::WorkDone;
 
-impl KthreadCtx<'_> {
+impl KthreadFloor {
     /// Ev::BlkDone: the device finished `req`; raise the completion
     /// interrupt.
     #[inline(never)]

@@ -5,7 +5,7 @@
 //! and what the handlers do (wake a task, queue a work item) happens at
 //! the end. The time is /proc/stat's irq and softirq.
 //!
-//! The handlers take the kernel threads' view (`KthreadCtx`: the
+//! The handlers take the kernel threads' view (`KthreadFloor`: the
 //! scheduler, the block layer, the workqueues a completion queues work
 //! on), nothing above it.
 //!
@@ -19,14 +19,14 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::floor::KthreadFloor;
 use crate::sched::sched::{CpuWindow, WindowKind};
 
 pub mod blk;
 
 pub use crate::engine::event::IrqAction;
 
-impl KthreadCtx<'_> {
+impl KthreadFloor {
     /// A hard interrupt arrives on `cpu` now: a hard handler of `hard_ns`,
     /// then the softirq it raised for `soft_ns` (0: none), then `action`.
     pub fn raise_irq(&mut self, cpu: usize, hard_ns: u64, soft_ns: u64, action: IrqAction) {

@@ -6,7 +6,7 @@
 //! ktask_nonuma_wq) and no 80 % cap on the CPUs running helpers.
 
 use crate::kernel::workqueue::KTASK_WQ;
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::floor::KthreadFloor;
 use crate::kthread::KtaskJob;
 use crate::kthread::WorkDone;
 use crate::program::{Op, Program};
@@ -34,7 +34,7 @@ pub fn ktask_nthreads(size: u64, min_chunk: u64, online: usize, max_threads: usi
     (size.div_ceil(min_chunk.max(1)) as usize).min(online).min(max_threads).max(1)
 }
 
-impl KthreadCtx<'_> {
+impl KthreadFloor {
     /// ktask_run(): the running task `main` starts a job: nthreads - 1
     /// work items on the unbound `ktask` workqueue (its workers at
     /// `kernel.ktask.helper_nice`; kthread/workqueue.rs), and the caller

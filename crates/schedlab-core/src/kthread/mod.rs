@@ -3,7 +3,7 @@
 //! that runs on them (`vmstat.rs`) and ktask's helper threads (the ktask
 //! RFC; `ktask.rs`). The state they keep beside the tasks is here.
 
-pub mod ctx;
+pub mod floor;
 pub mod ktask;
 pub mod vmstat;
 pub mod workqueue;

@@ -15,7 +15,7 @@
 //! `kernel.vmstat_kworkers = false` removes them (a noise-free machine).
 
 use crate::engine::rng::Dist;
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::floor::KthreadFloor;
 use crate::kthread::WorkDone;
 use crate::program::{Op, Program};
 
@@ -23,7 +23,7 @@ use crate::program::{Op, Program};
 /// (kernel::workqueue::WorkqueueDef::system()).
 const MM_PERCPU_WQ: usize = 4;
 
-impl KthreadCtx<'_> {
+impl KthreadFloor {
     /// Boot: each CPU's normal pool gets its first worker, and the
     /// vmstat timers are armed.
     pub fn create_housekeeping(&mut self) {

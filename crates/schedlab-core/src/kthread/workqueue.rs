@@ -29,7 +29,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::kernel::workqueue::{WQ_CPU_INTENSIVE, WQ_HIGHPRI, WQ_UNBOUND};
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::floor::KthreadFloor;
 use crate::kthread::{
     WorkDone, WorkItem, Worker, WorkerPool, WORKER_CPU_INTENSIVE, WORKER_IDLE, WORKER_NOT_RUNNING, WORKER_PREP,
     WORKER_UNBOUND,
@@ -45,7 +45,7 @@ pub const IDLE_WORKER_TIMEOUT_NS: u64 = 300_000_000_000;
 /// MAX_IDLE_WORKERS_RATIO: 1 idle for every 4 busy workers.
 const MAX_IDLE_WORKERS_RATIO: u32 = 4;
 
-impl KthreadCtx<'_> {
+impl KthreadFloor {
     // ------------------------------------------------------------ pools
 
     /// The pool a work queued on `wq` from `cpu` goes to (__queue_work):

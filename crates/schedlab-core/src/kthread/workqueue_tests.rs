@@ -20,7 +20,10 @@ fn run(works: &str, us: u64) -> Sim {
 
 /// The kworkers of the run that ran: (comm, runtime ns, CPU).
 fn ran(sim: &Sim) -> Vec<(String, u64, usize)> {
-    sim.k
+    sim.w
+        .m
+        .kt
+        .k
         .sched
         .tasks
         .iter()
@@ -42,10 +45,10 @@ fn one_running_worker_takes_the_works_queued_behind_it() {
     assert!(r[0].1 >= 200_000, "{r:?}");
     // It made a spare when it started working (manage_workers): two
     // workers in the pool, one idle.
-    let pool = sim.kthreads.cpu_pools[1][0].expect("the pool");
-    assert_eq!(sim.kthreads.pools[pool].nr_workers, 2);
-    assert_eq!(sim.kthreads.pools[pool].idle_list.len(), 2, "both idle at the end");
-    assert_eq!(sim.kthreads.pools[pool].nr_running, 0);
+    let pool = sim.w.m.kt.kthreads.cpu_pools[1][0].expect("the pool");
+    assert_eq!(sim.w.m.kt.kthreads.pools[pool].nr_workers, 2);
+    assert_eq!(sim.w.m.kt.kthreads.pools[pool].idle_list.len(), 2, "both idle at the end");
+    assert_eq!(sim.w.m.kt.kthreads.pools[pool].nr_running, 0);
 }
 
 #[test]
@@ -58,9 +61,9 @@ fn a_second_worker_wakes_only_when_the_first_blocks() {
     let r = ran(&sim);
     assert_eq!(r.len(), 2, "two workers ran: {r:?}");
     assert!(r.iter().all(|(c, _, cpu)| c.starts_with("kworker/1:") && *cpu == 1), "{r:?}");
-    let pool = sim.kthreads.cpu_pools[1][0].expect("the pool");
-    assert_eq!(sim.kthreads.pools[pool].nr_running, 0);
-    assert!(sim.kthreads.pools[pool].worklist.is_empty());
+    let pool = sim.w.m.kt.kthreads.cpu_pools[1][0].expect("the pool");
+    assert_eq!(sim.w.m.kt.kthreads.pools[pool].nr_running, 0);
+    assert!(sim.w.m.kt.kthreads.pools[pool].worklist.is_empty());
 }
 
 #[test]
@@ -70,7 +73,7 @@ fn highpri_works_run_at_nice_minus_20_and_unbound_ones_in_parallel() {
              { queue_work = { wq = \"events_unbound\", run = \"500us\" } }";
     let sim = run(w, 3_000);
     let r = ran(&sim);
-    let hi: Vec<_> = sim.k.sched.tasks.iter().filter(|t| t.comm == "kworker/1:0H").collect();
+    let hi: Vec<_> = sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.comm == "kworker/1:0H").collect();
     assert_eq!(hi.len(), 1);
     assert_eq!(hi[0].nice, -20);
     assert!(hi[0].is_per_cpu_kthread());
@@ -79,7 +82,7 @@ fn highpri_works_run_at_nice_minus_20_and_unbound_ones_in_parallel() {
     let unbound: Vec<_> = r.iter().filter(|(c, _, _)| c.starts_with("kworker/u")).collect();
     assert_eq!(unbound.len(), 2, "{r:?}");
     assert_ne!(unbound[0].2, unbound[1].2);
-    let u = sim.k.sched.tasks.iter().find(|t| t.comm.starts_with("kworker/u")).expect("an unbound worker");
+    let u = sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm.starts_with("kworker/u")).expect("an unbound worker");
     assert!(!u.is_per_cpu_kthread(), "an unbound worker may run on any CPU of its node");
 }
 
@@ -87,11 +90,11 @@ fn highpri_works_run_at_nice_minus_20_and_unbound_ones_in_parallel() {
 fn flush_work_sleeps_until_the_work_is_done() {
     let w = "{ queue_work = { wq = \"events\", run = \"300us\", wait = true } }";
     let sim = run(w, 3_000);
-    let q = sim.k.sched.tasks.iter().find(|t| t.comm == "q").expect("q");
+    let q = sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm == "q").expect("q");
     // It waited for the work, then went on to its sleep.
     assert_eq!(q.state, TaskState::Blocked);
     assert!(q.stats.nr_wakeups >= 1);
-    assert_eq!(sim.kthreads.works_done.iter().sum::<u64>(), 1);
+    assert_eq!(sim.w.m.kt.kthreads.works_done.iter().sum::<u64>(), 1);
 }
 
 #[test]
@@ -102,10 +105,18 @@ fn too_many_idle_workers_are_reaped_after_five_minutes() {
     let blocking = "{ queue_work = { wq = \"events\", work = [{ sleep = \"1ms\" }] } }";
     let w = [blocking; 4].join(", ");
     let sim = run(&w, 301_000_000);
-    let pool = sim.kthreads.cpu_pools[1][0].expect("the pool");
-    let p = &sim.kthreads.pools[pool];
+    let pool = sim.w.m.kt.kthreads.cpu_pools[1][0].expect("the pool");
+    let p = &sim.w.m.kt.kthreads.pools[pool];
     assert!(p.nr_workers >= 2 && p.nr_workers <= 3, "{} workers left", p.nr_workers);
-    let dead =
-        sim.k.sched.tasks.iter().filter(|t| t.comm.starts_with("kworker/1:") && t.state == TaskState::Dead).count();
+    let dead = sim
+        .w
+        .m
+        .kt
+        .k
+        .sched
+        .tasks
+        .iter()
+        .filter(|t| t.comm.starts_with("kworker/1:") && t.state == TaskState::Dead)
+        .count();
     assert!(dead >= 2, "{dead} reaped");
 }

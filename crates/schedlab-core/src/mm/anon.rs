@@ -11,7 +11,7 @@
 //! active list and shrink_active_list deactivates them: the active/inactive
 //! balance is not modelled); the pages are never touched again (no swap-in).
 
-use crate::mm::ctx::MmCtx;
+use crate::mm::floor::MmFloor;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, PAGE_SIZE};
 use crate::sched::task::TaskId;
@@ -19,7 +19,7 @@ use crate::sched::task::TaskId;
 /// Pages faulted in per step (2 MiB).
 const ANON_CHUNK: u64 = 512;
 
-impl MmCtx<'_> {
+impl MmFloor {
     /// Run the `anon` op `idx` for `tid`: true when it is done.
     pub(crate) fn mm_anon(&mut self, tid: TaskId, idx: usize) -> bool {
         let left = match self.mm.task(tid).anon_left {
@@ -28,18 +28,18 @@ impl MmCtx<'_> {
         };
         if left == 0 {
             self.mm.task(tid).anon_left = None;
-            self.k.sched.tasks[tid].in_sys = false;
+            self.kt.k.sched.tasks[tid].in_sys = false;
             return true;
         }
         let bytes = left.min(ANON_CHUNK * PAGE_SIZE);
         let pages = bytes.div_ceil(PAGE_SIZE);
-        self.k.sched.tasks[tid].in_sys = true;
+        self.kt.k.sched.tasks[tid].in_sys = true;
         self.mm.task(tid).anon_left = Some(left);
-        self.k.sched.tasks[tid].pc -= 1;
+        self.kt.k.sched.tasks[tid].pc -= 1;
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {
                 let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveAnon);
-                self.k.sched.tasks[tid].work_left = (pages * self.k.cfg.costs.anon_fault_ns + locks).max(1);
+                self.kt.k.sched.tasks[tid].work_left = (pages * self.kt.k.cfg.costs.anon_fault_ns + locks).max(1);
                 self.mm.task(tid).anon_left = Some(left - bytes);
                 false
             }

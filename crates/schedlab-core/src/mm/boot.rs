@@ -5,12 +5,12 @@ use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::error::SimError;
-use crate::mm::ctx::MmCtx;
+use crate::mm::floor::MmFloor;
 use crate::mm::{watermark, Kswapd, KswapdState, KswapdThreads, Lru, MemoryStart, Pgdat, ScanControl, PAGE_SIZE};
 use crate::prio::Policy;
 use crate::program::{Op, Program, TaskGroup};
 
-impl MmCtx<'_> {
+impl MmFloor {
     /// Boot the memory model when the scenario uses it (a buffered or
     /// direct `read` op, `[kernel.vm]` or `[memory]`): the nodes' memory
     /// and watermarks (init_per_zone_wmark_min), the page cache it starts
@@ -18,22 +18,22 @@ impl MmCtx<'_> {
     /// `memory`: the scenario's `[memory]` page cache; `zswap`: its swap.
     pub(crate) fn mm_init(&mut self, memory: Option<MemoryStart>, zswap: bool) -> Result<(), SimError> {
         let nr_read_ops = self.mm.read_ops.len();
-        let used = nr_read_ops > 0 || self.k.cfg.vm_given || memory.is_some();
+        let used = nr_read_ops > 0 || self.kt.k.cfg.vm_given || memory.is_some();
         self.mm.zswap = zswap;
         self.mm.rr = vec![0; nr_read_ops];
         if !used {
             return Ok(());
         }
-        let mech = &self.k.cfg.mech;
-        let mut cfg = self.k.cfg.vm.clone();
+        let mech = &self.kt.k.cfg.mech;
+        let mut cfg = self.kt.k.cfg.vm.clone();
         if let Some(start) = memory {
             cfg.start = start;
         }
-        let nodes = self.k.machine.nr_nodes;
-        let bytes = self.k.machine.memory_bytes;
+        let nodes = self.kt.k.machine.nr_nodes;
+        let bytes = self.kt.k.machine.memory_bytes;
         if bytes == 0 {
             return Err(SimError::bad_value(
-                self.source,
+                &self.source,
                 "machine.memory",
                 "the machine has no memory size, and the scenario reads files or sets [kernel.vm]",
                 "a size, e.g. \"756GiB\" (the presets have one)",
@@ -56,7 +56,7 @@ impl MmCtx<'_> {
         self.mm.zonelist = (0..nodes)
             .map(|n| {
                 let mut zl: Vec<usize> = (0..nodes).collect();
-                zl.sort_by_key(|&m| (self.k.machine.node_distance[n][m], m));
+                zl.sort_by_key(|&m| (self.kt.k.machine.node_distance[n][m], m));
                 zl
             })
             .collect();
@@ -65,8 +65,8 @@ impl MmCtx<'_> {
         let (per_node, active) = match cfg.kswapd_threads {
             KswapdThreads::Fixed(n) => (n as usize, n),
             KswapdThreads::Auto { max, .. } => {
-                self.k.q.schedule(Instant(crate::engine::time::NSEC_PER_SEC), Ev::MmAuto);
-                self.mm.auto_idle = vec![0; self.k.sched.rqs.len()];
+                self.kt.k.q.schedule(Instant(crate::engine::time::NSEC_PER_SEC), Ev::MmAuto);
+                self.mm.auto_idle = vec![0; self.kt.k.sched.rqs.len()];
                 self.mm.auto_sum = vec![0; nodes];
                 (max as usize, 1)
             }
@@ -74,11 +74,11 @@ impl MmCtx<'_> {
         self.mm.kswapd_active = vec![active; nodes];
         self.mm.cfg = cfg;
         self.mm.enabled = true;
-        let group = self.progs.group_names.len();
-        self.progs.group_names.push("kswapd".into());
+        let group = self.kt.progs.group_names.len();
+        self.kt.progs.group_names.push("kswapd".into());
         for node in 0..nodes {
-            let mut cpus = CpuMask::new(self.k.sched.rqs.len());
-            for c in self.k.machine.cpus.iter().filter(|c| c.node == node) {
+            let mut cpus = CpuMask::new(self.kt.k.sched.rqs.len());
+            for c in self.kt.k.machine.cpus.iter().filter(|c| c.node == node) {
                 cpus.set(c.id);
             }
             for hid in 0..per_node {
@@ -94,16 +94,16 @@ impl MmCtx<'_> {
                     kthread: true,
                     program: Program { ops: vec![Op::Kswapd(k as u32)] },
                 };
-                let template = self.progs.templates.len();
-                self.progs.templates.push(g.clone());
-                let tid = self.k.alloc_task(group, Some(template), &g, hid);
+                let template = self.kt.progs.templates.len();
+                self.kt.progs.templates.push(g.clone());
+                let tid = self.kt.k.alloc_task(group, Some(template), &g, hid);
                 let comm = if self.mm.cfg.kswapd_threads == KswapdThreads::Fixed(1) {
                     format!("kswapd{node}")
                 } else {
                     format!("kswapd{node}:{hid}")
                 };
-                self.k.sched.tasks[tid].comm = comm;
-                self.k.sched.tasks[tid].cpu = cpus.first().unwrap_or(0);
+                self.kt.k.sched.tasks[tid].comm = comm;
+                self.kt.k.sched.tasks[tid].cpu = cpus.first().unwrap_or(0);
                 self.mm.kswapds.push(Kswapd {
                     task: tid,
                     node,
@@ -115,7 +115,7 @@ impl MmCtx<'_> {
                     timed_out: false,
                 });
                 self.mm.nodes[node].kswapd.push(k);
-                self.k.q.schedule(Instant(0), Ev::Start(tid));
+                self.kt.k.q.schedule(Instant(0), Ev::Start(tid));
             }
         }
         Ok(())

@@ -16,16 +16,16 @@
 //! the task copies the current one); every page of a file is read once
 //! (no page-cache hits or refaults).
 
-use crate::kthread::ctx::LendsKthreads;
-use crate::mm::ctx::MmCtx;
+use crate::kthread::floor::LendsKthreads;
+use crate::mm::floor::MmFloor;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};
 use crate::sched::task::TaskId;
 
-impl MmCtx<'_> {
+impl MmFloor {
     /// The readahead window of a read of `bytes` from `disk`.
     fn ra_window(&self, disk: usize, bytes: u64) -> u64 {
-        let d = &self.block.disks[disk].cfg;
+        let d = &self.kt.block.disks[disk].cfg;
         let ra = d.read_ahead_kb * 1024;
         let io = d.max_sectors_kb * 1024;
         let w = if bytes > ra && io > ra { bytes.min(io) } else { ra };
@@ -46,11 +46,11 @@ impl MmCtx<'_> {
                 self.mm.rr[idx] = cur + 1;
                 let disk = op.disks[cur % op.disks.len()];
                 let (bytes, direct) = (op.bytes, op.direct);
-                self.k.sched.tasks[tid].in_sys = true;
+                self.kt.k.sched.tasks[tid].in_sys = true;
                 if direct {
                     // Pin the user pages and build the bios, then submit.
                     let pages = bytes.div_ceil(PAGE_SIZE);
-                    self.k.sched.tasks[tid].work_left = (pages * self.k.cfg.costs.dio_page_ns).max(1);
+                    self.kt.k.sched.tasks[tid].work_left = (pages * self.kt.k.cfg.costs.dio_page_ns).max(1);
                     let st = ReadState { disk, left: bytes, window: bytes, phase: ReadPhase::Submit, direct: true };
                     return self.read_park(tid, st);
                 }
@@ -63,15 +63,15 @@ impl MmCtx<'_> {
     /// Submit a read request of `bytes` and sleep in io_schedule.
     fn submit_read(&mut self, tid: TaskId, disk: usize, bytes: u64) {
         use crate::block::{BioOp, EndIo};
-        let here = self.k.sched.tasks[tid].cpu;
-        let req = self.block.alloc_request(self.k.now, disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
-        self.block.submit_bio(req, here, self.k.now, &mut self.k.q);
+        let here = self.kt.k.sched.tasks[tid].cpu;
+        let req = self.kt.block.alloc_request(self.kt.k.now, disk, BioOp::Read, bytes, Some(tid), EndIo::Wake);
+        self.kt.block.submit_bio(req, here, self.kt.k.now, &mut self.kt.k.q);
         self.mm.ev.pgpgin_kb += bytes / 1024;
         self.io_block(tid, true);
     }
 
     fn buffered_read(&mut self, tid: TaskId, mut st: ReadState) -> bool {
-        let c = &self.k.cfg.costs;
+        let c = &self.kt.k.cfg.costs;
         let (add_ns, copy_ns) = (c.pagecache_add_ns, c.copy_page_ns);
         loop {
             match st.phase {
@@ -87,8 +87,8 @@ impl MmCtx<'_> {
                             // add_to_page_cache_lru: the insertion, then the
                             // pages onto the inactive file list.
                             let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveFile);
-                            self.k.sched.tasks[tid].work_left = (pages * add_ns + locks).max(1);
-                            self.k.sched.tasks[tid].in_sys = true;
+                            self.kt.k.sched.tasks[tid].work_left = (pages * add_ns + locks).max(1);
+                            self.kt.k.sched.tasks[tid].in_sys = true;
                             st.phase = ReadPhase::Submit;
                             return self.read_park(tid, st);
                         }
@@ -98,7 +98,7 @@ impl MmCtx<'_> {
                 ReadPhase::Submit => {
                     st.phase = ReadPhase::Copy;
                     self.mm.task(tid).read = Some(st);
-                    self.k.sched.tasks[tid].pc -= 1;
+                    self.kt.k.sched.tasks[tid].pc -= 1;
                     self.submit_read(tid, st.disk, st.window);
                     return false;
                 }
@@ -110,12 +110,12 @@ impl MmCtx<'_> {
                     let pages = st.window.div_ceil(PAGE_SIZE);
                     st.left -= st.window;
                     st.phase = ReadPhase::Alloc;
-                    self.k.sched.tasks[tid].work_left = (pages * copy_ns).max(1);
+                    self.kt.k.sched.tasks[tid].work_left = (pages * copy_ns).max(1);
                     return self.read_park(tid, st);
                 }
                 ReadPhase::Done => {
                     self.mm.task(tid).read = None;
-                    self.k.sched.tasks[tid].in_sys = false;
+                    self.kt.k.sched.tasks[tid].in_sys = false;
                     return true;
                 }
             }
@@ -125,7 +125,7 @@ impl MmCtx<'_> {
     /// Keep the read's state and stay on its op.
     fn read_park(&mut self, tid: TaskId, st: ReadState) -> bool {
         self.mm.task(tid).read = Some(st);
-        self.k.sched.tasks[tid].pc -= 1;
+        self.kt.k.sched.tasks[tid].pc -= 1;
         false
     }
 }

@@ -23,16 +23,16 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::{Instant, NSEC_PER_SEC};
-use crate::kthread::ctx::LendsKthreads;
-use crate::mm::ctx::MmCtx;
+use crate::kthread::floor::LendsKthreads;
+use crate::mm::floor::MmFloor;
 use crate::mm::{KswapdState, KswapdThreads, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
 use crate::trace::MmVmscan;
 
-impl MmCtx<'_> {
+impl MmFloor {
     /// kswapd(): thread `k` runs (its program is one endless op).
     pub(crate) fn kswapd(&mut self, tid: TaskId, k: usize) {
-        self.k.sched.tasks[tid].pc -= 1; // the op never completes
+        self.kt.k.sched.tasks[tid].pc -= 1; // the op never completes
         loop {
             let (node, state) = (self.mm.kswapds[k].node, self.mm.kswapds[k].state);
             match state {
@@ -53,8 +53,8 @@ impl MmCtx<'_> {
                     } else if self.prepare_kswapd_sleep(node) {
                         // Sleep until wakeup_kswapd.
                         self.mm.kswapds[k].state = KswapdState::Sleeping;
-                        let t = &self.k.sched.tasks[tid];
-                        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::KswapdSleep, node as u64);
+                        let t = &self.kt.k.sched.tasks[tid];
+                        self.kt.k.trace.mm_vmscan(self.kt.k.now, t.cpu, t, MmVmscan::KswapdSleep, node as u64);
                         self.block(tid);
                         return;
                     } else {
@@ -85,8 +85,8 @@ impl MmCtx<'_> {
             let ks = &mut self.mm.kswapds[k];
             ks.state = KswapdState::ShortSleep;
             ks.timed_out = false;
-            let hz = self.k.cfg.hz as u64;
-            self.mm_sleep(tid, (hz / 10).max(1) * self.k.cfg.tick_ns);
+            let hz = self.kt.k.cfg.hz as u64;
+            self.mm_sleep(tid, (hz / 10).max(1) * self.kt.k.cfg.tick_ns);
         } else {
             self.mm.ev.kswapd_high_wmark_hit_quickly += 1;
             self.balance_pgdat_start(k);
@@ -96,8 +96,8 @@ impl MmCtx<'_> {
     /// balance_pgdat() begins.
     fn balance_pgdat_start(&mut self, k: usize) {
         self.mm.ev.pageoutrun += 1;
-        let t = &self.k.sched.tasks[self.mm.kswapds[k].task];
-        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::KswapdWake, self.mm.kswapds[k].node as u64);
+        let t = &self.kt.k.sched.tasks[self.mm.kswapds[k].task];
+        self.kt.k.trace.mm_vmscan(self.kt.k.now, t.cpu, t, MmVmscan::KswapdWake, self.mm.kswapds[k].node as u64);
         let ks = &mut self.mm.kswapds[k];
         ks.state = KswapdState::Balancing;
         ks.sc = ScanControl { priority: DEF_PRIORITY, pending_node: ks.node, ..Default::default() };
@@ -150,7 +150,7 @@ impl MmCtx<'_> {
             }
             let node_reclaimed = sc.nr_reclaimed - self.mm.kswapds[k].round_start_reclaimed;
             if sc.scan_left > 0 && node_reclaimed < sc.nr_to_reclaim {
-                let cpu = self.k.sched.tasks[tid].cpu;
+                let cpu = self.kt.k.sched.tasks[tid].cpu;
                 self.mm.kswapds[k].sc.pending_anon = self.reclaim_lru(node) == crate::mm::Lru::InactiveAnon;
                 let (n, ns) = self.shrink_chunk(node, sc.scan_left, true, cpu);
                 if n > 0 {
@@ -158,7 +158,7 @@ impl MmCtx<'_> {
                     ks.sc.scan_left -= n;
                     ks.sc.nr_scanned += n;
                     ks.sc.pending = n;
-                    self.k.sched.tasks[tid].work_left = ns.max(1);
+                    self.kt.k.sched.tasks[tid].work_left = ns.max(1);
                     return true;
                 }
             }
@@ -185,15 +185,15 @@ impl MmCtx<'_> {
             return;
         }
         let tid = ks.task;
-        if self.k.sched.tasks[tid].state != crate::sched::task::TaskState::Blocked {
+        if self.kt.k.sched.tasks[tid].state != crate::sched::task::TaskState::Blocked {
             return; // already woken, not yet run
         }
         // The nap's timer no longer matters.
         let t = self.mm.task(tid);
         t.sleep_seq = t.sleep_seq.wrapping_add(1);
         self.mm.kswapds[k].timed_out = false;
-        let cpu = self.k.sched.tasks[tid].cpu;
-        self.k.try_to_wake_up(tid, cpu, false);
+        let cpu = self.kt.k.sched.tasks[tid].cpu;
+        self.kt.k.try_to_wake_up(tid, cpu, false);
     }
 
     /// A thread the `auto` policy does not let run parks (sleeps until a
@@ -221,12 +221,12 @@ impl MmCtx<'_> {
         };
         for node in 0..self.mm.nodes.len() {
             let mut idle = 0;
-            for cpu in 0..self.k.sched.rqs.len() {
-                if self.k.machine.cpus[cpu].node != node {
+            for cpu in 0..self.kt.k.sched.rqs.len() {
+                if self.kt.k.machine.cpus[cpu].node != node {
                     continue;
                 }
-                self.k.sched.account_cpu(cpu, self.k.now);
-                let a = self.k.sched.rqs[cpu].acct;
+                self.kt.k.sched.account_cpu(cpu, self.kt.k.now);
+                let a = self.kt.k.sched.rqs[cpu].acct;
                 let now_idle = a.idle + a.iowait;
                 idle += now_idle - self.mm.auto_idle[cpu];
                 self.mm.auto_idle[cpu] = now_idle;
@@ -241,7 +241,7 @@ impl MmCtx<'_> {
             }
         }
         self.mm.auto_evals += 1;
-        self.k.q.schedule(Instant(self.k.now + NSEC_PER_SEC), Ev::MmAuto);
+        self.kt.k.q.schedule(Instant(self.kt.k.now + NSEC_PER_SEC), Ev::MmAuto);
     }
 
     /// prepare_kswapd_sleep(): the node is balanced, or hopeless (kswapd

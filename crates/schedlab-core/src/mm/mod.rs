@@ -23,8 +23,8 @@
 
 pub mod anon;
 pub mod boot;
-pub mod ctx;
 pub mod filemap;
+pub mod floor;
 pub mod kswapd;
 pub mod page_alloc;
 pub mod spinlock;

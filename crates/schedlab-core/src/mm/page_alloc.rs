@@ -8,8 +8,8 @@
 //! (give up rather than retry after reclaim) is not modelled: the window
 //! is always allocated. Per-CPU page lists are not modelled.
 
-use crate::kthread::ctx::LendsKthreads;
-use crate::mm::ctx::MmCtx;
+use crate::kthread::floor::LendsKthreads;
+use crate::mm::floor::MmFloor;
 use crate::mm::KswapdState;
 use crate::mm::{Lru, MAX_RECLAIM_RETRIES};
 use crate::sched::task::{TaskId, TaskState};
@@ -26,10 +26,10 @@ pub enum Alloc {
     Blocked,
 }
 
-impl MmCtx<'_> {
+impl MmFloor {
     /// The node of `tid`'s CPU.
     pub(crate) fn task_node(&self, tid: TaskId) -> usize {
-        self.k.machine.cpus[self.k.sched.tasks[tid].cpu].node
+        self.kt.k.machine.cpus[self.kt.k.sched.tasks[tid].cpu].node
     }
 
     /// get_page_from_freelist(): the first node of the zonelist whose free
@@ -54,14 +54,14 @@ impl MmCtx<'_> {
     /// under zone->lock (rmqueue_bulk), then lru_cache_add's pagevec drains
     /// under the node's LRU lock. Returns the CPU time (spin and hold).
     pub(crate) fn lru_cache_add(&mut self, tid: TaskId, node: usize, pages: u64, list: Lru) -> u64 {
-        let (lru_page, zone_alloc) = (self.k.cfg.costs.lru_page_ns, self.k.cfg.costs.zone_alloc_page_ns);
+        let (lru_page, zone_alloc) = (self.kt.k.cfg.costs.lru_page_ns, self.kt.k.cfg.costs.zone_alloc_page_ns);
         let from = self.task_node(tid);
         let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
         let handoff = self.lru_handoff();
         let lru_page = self.numa_cost(lru_page, from, node);
         let drains = pages.div_ceil(self.mm.pagevec);
         let pg = &mut self.mm.nodes[node];
-        let (spin, hold) = pg.lru_lock.acquire(self.k.now, drains, pages * lru_page / drains.max(1), handoff);
+        let (spin, hold) = pg.lru_lock.acquire(self.kt.k.now, drains, pages * lru_page / drains.max(1), handoff);
         pg.lru[list as usize] += pages;
         spin + hold + zspin + zhold
     }
@@ -74,11 +74,11 @@ impl MmCtx<'_> {
         let started = self.mm.task(tid).alloc.map(|a| a.1);
         if started.is_none() {
             if let Some(node) = self.get_page_from_freelist(home, n, true) {
-                let g = self.k.sched.tasks[tid].group;
+                let g = self.kt.k.sched.tasks[tid].group;
                 self.alloc_latency(g).fast += 1;
                 return Alloc::Got(node);
             }
-            self.mm.task(tid).alloc = Some((n, self.k.now));
+            self.mm.task(tid).alloc = Some((n, self.kt.k.now));
         }
         // A direct reclaim in progress goes on (or has just finished).
         if self.mm.task(tid).reclaim.is_some() {
@@ -95,8 +95,8 @@ impl MmCtx<'_> {
         }
         if let Some(node) = self.get_page_from_freelist(home, n, false) {
             let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
-            let g = self.k.sched.tasks[tid].group;
-            let lat = self.k.now - t0;
+            let g = self.kt.k.sched.tasks[tid].group;
+            let lat = self.kt.k.now - t0;
             self.alloc_latency(g).slow.push(lat);
             return Alloc::Got(node);
         }
@@ -105,18 +105,18 @@ impl MmCtx<'_> {
             return Alloc::Blocked;
         }
         self.mm.ev.allocstall_normal += 1;
-        let g = self.k.sched.tasks[tid].group;
+        let g = self.kt.k.sched.tasks[tid].group;
         self.alloc_latency(g).direct_reclaims += 1;
         self.start_direct_reclaim(tid);
         match self.direct_reclaim_step(tid) {
             Some(a) => a,
             None => {
                 // Nothing to reclaim anywhere: the kernel would OOM-kill.
-                *self.fatal = Some(crate::error::SimError::NotModelled {
+                self.fatal = Some(crate::error::SimError::NotModelled {
                     at: crate::error::Location { file: self.source.to_string(), key: "memory".into() },
                     what: format!(
                         "{} cannot allocate {n} pages: nothing is left to reclaim (the OOM killer is not modelled)",
-                        self.k.sched.tasks[tid].comm
+                        self.kt.k.sched.tasks[tid].comm
                     ),
                 });
                 Alloc::Blocked
@@ -147,14 +147,14 @@ impl MmCtx<'_> {
             let ks = &self.mm.kswapds[k];
             matches!(ks.state, KswapdState::ShortSleep | KswapdState::Sleeping | KswapdState::Parked)
                 && ks.hid < self.mm.kswapd_active[node]
-                && self.k.sched.tasks[ks.task].state == TaskState::Blocked
+                && self.kt.k.sched.tasks[ks.task].state == TaskState::Blocked
         });
         if !waiting || pg.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(node) {
             return;
         }
         if let Some(tid) = by {
-            let t = &self.k.sched.tasks[tid];
-            self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::WakeupKswapd, node as u64);
+            let t = &self.kt.k.sched.tasks[tid];
+            self.kt.k.trace.mm_vmscan(self.kt.k.now, t.cpu, t, MmVmscan::WakeupKswapd, node as u64);
         }
         for i in 0..self.mm.nodes[node].kswapd.len() {
             let k = self.mm.nodes[node].kswapd[i];
@@ -183,8 +183,8 @@ impl MmCtx<'_> {
     /// timeout, for a __GFP_FS allocation as the page cache's). Returns
     /// true when the task sleeps.
     fn throttle_direct_reclaim(&mut self, tid: TaskId, node: usize) -> bool {
-        if self.k.sched.tasks[tid].kthread
-            || !self.k.cfg.mech.throttle_direct_reclaim
+        if self.kt.k.sched.tasks[tid].kthread
+            || !self.kt.k.cfg.mech.throttle_direct_reclaim
             || self.allow_direct_reclaim(node)
         {
             return false;
@@ -205,8 +205,8 @@ impl MmCtx<'_> {
         let waiters = std::mem::take(&mut self.mm.nodes[node].pfmemalloc_wait);
         for tid in waiters {
             self.mm.task(tid).throttled = false;
-            let cpu = self.k.sched.tasks[tid].cpu;
-            self.k.try_to_wake_up(tid, cpu, false);
+            let cpu = self.kt.k.sched.tasks[tid].cpu;
+            self.kt.k.try_to_wake_up(tid, cpu, false);
         }
     }
 }

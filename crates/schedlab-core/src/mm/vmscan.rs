@@ -22,18 +22,18 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
-use crate::kthread::ctx::LendsKthreads;
-use crate::mm::ctx::MmCtx;
+use crate::kthread::floor::LendsKthreads;
+use crate::mm::floor::MmFloor;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::spinlock::Handoff;
 use crate::mm::{DirectReclaim, Lru, ScanControl, DEF_PRIORITY, RECLAIM_CHUNK, SWAP_CLUSTER_MAX};
 use crate::sched::task::TaskId;
 use crate::trace::MmVmscan;
 
-impl MmCtx<'_> {
+impl MmFloor {
     /// The LRU lock's hand-off costs.
     pub(crate) fn lru_handoff(&self) -> Handoff {
-        let c = &self.k.cfg.costs;
+        let c = &self.kt.k.cfg.costs;
         Handoff { base_ns: c.lru_lock_handoff_ns, per_waiter_ns: c.lru_lock_handoff_waiter_ns }
     }
 
@@ -71,7 +71,7 @@ impl MmCtx<'_> {
     /// cache misses on struct pages and list heads, taking the ACPI SLIT's
     /// relative latency at its word.
     pub(crate) fn numa_cost(&self, ns: u64, from: usize, to: usize) -> u64 {
-        ns * self.k.machine.node_distance[from][to] as u64 / crate::machine::LOCAL_DISTANCE as u64
+        ns * self.kt.k.machine.node_distance[from][to] as u64 / crate::machine::LOCAL_DISTANCE as u64
     }
 
     /// `n` pages through `node`'s zone->lock from a CPU of node `from`, a
@@ -81,7 +81,7 @@ impl MmCtx<'_> {
         let per_page = self.numa_cost(per_page, from, node);
         let pg = &mut self.mm.nodes[node];
         let batches = n.div_ceil(pg.pcp_batch.max(1));
-        pg.zone_lock.acquire(self.k.now, batches, n * per_page / batches.max(1), handoff)
+        pg.zone_lock.acquire(self.kt.k.now, batches, n * per_page / batches.max(1), handoff)
     }
 
     /// Isolate and reclaim up to RECLAIM_CHUNK of `want` pages of `node`'s
@@ -97,8 +97,8 @@ impl MmCtx<'_> {
     /// from its own list, are not modelled).
     pub(crate) fn shrink_chunk(&mut self, node: usize, want: u64, kswapd: bool, cpu: usize) -> (u64, u64) {
         let handoff = self.lru_handoff();
-        let from = self.k.machine.cpus[cpu].node;
-        let c = &self.k.cfg.costs;
+        let from = self.kt.k.machine.cpus[cpu].node;
+        let c = &self.kt.k.cfg.costs;
         let (lru_page, reclaim_page, shadow) = (c.lru_page_ns, c.reclaim_page_ns, c.shadow_entry_ns);
         let zone_free = c.zone_free_page_ns;
         let (lru_page, reclaim_page) = (self.numa_cost(lru_page, from, node), self.numa_cost(reclaim_page, from, node));
@@ -122,7 +122,7 @@ impl MmCtx<'_> {
         // Under the lock: isolation of each page; the putback hold moves
         // the counters (two pages' worth of list work).
         let work = (n * lru_page + batches * 2 * lru_page) / (2 * batches);
-        let (spin, hold) = pg.lru_lock.acquire(self.k.now, 2 * batches, work, handoff);
+        let (spin, hold) = pg.lru_lock.acquire(self.kt.k.now, 2 * batches, work, handoff);
         let mut outside = n * reclaim_page;
         if anon {
             // add_to_swap, then swap_writepage -> frontswap_store: zswap
@@ -167,9 +167,9 @@ impl MmCtx<'_> {
     pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
         let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
-        let t = &self.k.sched.tasks[tid];
-        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
-        self.k.sched.tasks[tid].in_sys = true;
+        let t = &self.kt.k.sched.tasks[tid];
+        self.kt.k.trace.mm_vmscan(self.kt.k.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
+        self.kt.k.sched.tasks[tid].in_sys = true;
     }
 
     /// One step of do_try_to_free_pages(): free the chunk just reclaimed,
@@ -201,8 +201,14 @@ impl MmCtx<'_> {
                 if dr.zl_pos >= zl.len() {
                     // shrink_zones() done at this priority.
                     if dr.sc.nr_reclaimed >= dr.sc.nr_to_reclaim || dr.sc.priority == 0 {
-                        let t = &self.k.sched.tasks[tid];
-                        self.k.trace.mm_vmscan(self.k.now, t.cpu, t, MmVmscan::DirectReclaimEnd, dr.sc.nr_reclaimed);
+                        let t = &self.kt.k.sched.tasks[tid];
+                        self.kt.k.trace.mm_vmscan(
+                            self.kt.k.now,
+                            t.cpu,
+                            t,
+                            MmVmscan::DirectReclaimEnd,
+                            dr.sc.nr_reclaimed,
+                        );
                         return None;
                     }
                     dr.sc.priority -= 1;
@@ -228,7 +234,7 @@ impl MmCtx<'_> {
                 self.reclaim_throttle(tid);
                 return Some(Alloc::Blocked);
             }
-            let cpu = self.k.sched.tasks[tid].cpu;
+            let cpu = self.kt.k.sched.tasks[tid].cpu;
             dr.sc.pending_anon = self.reclaim_lru(node) == Lru::InactiveAnon;
             let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false, cpu);
             if n == 0 {
@@ -239,7 +245,7 @@ impl MmCtx<'_> {
             dr.sc.nr_scanned += n;
             dr.sc.pending = n;
             self.mm.task(tid).reclaim = Some(dr);
-            self.k.sched.tasks[tid].work_left = ns.max(1);
+            self.kt.k.sched.tasks[tid].work_left = ns.max(1);
             return Some(Alloc::Reclaiming);
         }
     }
@@ -248,9 +254,9 @@ impl MmCtx<'_> {
     /// congestion_wait(BLK_RW_ASYNC, HZ/10) before 5.16,
     /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50, from 5.16.
     fn reclaim_throttle(&mut self, tid: TaskId) {
-        let hz = self.k.cfg.hz as u64;
-        let jiffies = if self.k.cfg.mech.reclaim_throttle_isolated { hz / 50 } else { hz / 10 };
-        self.mm_sleep(tid, jiffies.max(1) * self.k.cfg.tick_ns);
+        let hz = self.kt.k.cfg.hz as u64;
+        let jiffies = if self.kt.k.cfg.mech.reclaim_throttle_isolated { hz / 50 } else { hz / 10 };
+        self.mm_sleep(tid, jiffies.max(1) * self.kt.k.cfg.tick_ns);
     }
 
     /// Block `tid` for `ns` (schedule_timeout): an mm timer, whose wakeup
@@ -262,7 +268,7 @@ impl MmCtx<'_> {
             t.sleep_seq
         };
         self.block(tid);
-        self.k.q.schedule(Instant(self.k.now + ns), Ev::MmTimer(tid as u32, seq));
+        self.kt.k.q.schedule(Instant(self.kt.k.now + ns), Ev::MmTimer(tid as u32, seq));
     }
 
     /// An mm timer fires.
@@ -274,7 +280,7 @@ impl MmCtx<'_> {
         if let Some(k) = self.mm.kswapds.iter().position(|k| k.task == tid) {
             self.mm.kswapds[k].timed_out = true;
         }
-        let cpu = self.k.sched.tasks[tid].cpu;
-        self.k.try_to_wake_up(tid, cpu, false);
+        let cpu = self.kt.k.sched.tasks[tid].cpu;
+        self.kt.k.try_to_wake_up(tid, cpu, false);
     }
 }

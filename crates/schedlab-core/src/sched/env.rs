@@ -8,7 +8,7 @@
 //! class table's hooks (`sched/class.rs`) take it, so the scheduler names
 //! what it uses and nothing above it (kernel threads, memory, the
 //! workload) is reachable from here. The rooms above call down through
-//! `sim.k`; the points where the kernel's scheduler calls up (the
+//! `sim.w.m.kt.k`; the points where the kernel's scheduler calls up (the
 //! workqueue's concurrency hooks in schedule(), the timer softirq on the
 //! tick, the task's next op once it is picked) are stitched in by
 //! `sim/schedule.rs`, in the kernel's order.

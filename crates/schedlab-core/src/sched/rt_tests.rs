@@ -15,13 +15,13 @@ fn first_hop(version: &str) -> Option<usize> {
     let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
     let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
     sim.run().expect("run");
-    let rd = &mut sim.k.sched.rd;
+    let rd = &mut sim.w.m.kt.k.sched.rd;
     rd.rto_mask.set(0);
     rd.rto_mask.set(1);
     rd.rto_count = 2;
-    sim.k.pull_rt_task(0);
-    assert_eq!(sim.k.sched.rd.rto_push.ipis, 1, "{version}");
-    sim.k.sched.rd.rto_push.rto_cpu
+    sim.w.m.kt.k.pull_rt_task(0);
+    assert_eq!(sim.w.m.kt.k.sched.rd.rto_push.ipis, 1, "{version}");
+    sim.w.m.kt.k.sched.rd.rto_push.rto_cpu
 }
 
 #[test]

@@ -11,10 +11,10 @@ use crate::sim::Sim;
 
 impl Sim {
     pub fn check_invariants(&self) -> Result<(), SimError> {
-        let mut seen = vec![0u32; self.k.sched.tasks.len()];
-        for rq in &self.k.sched.rqs {
+        let mut seen = vec![0u32; self.w.m.kt.k.sched.tasks.len()];
+        for rq in &self.w.m.kt.k.sched.rqs {
             if let Some(c) = rq.curr {
-                let t = &self.k.sched.tasks[c];
+                let t = &self.w.m.kt.k.sched.tasks[c];
                 if t.cpu != rq.cpu {
                     return Err(SimError::Invariant {
                         message: format!("task {} runs on CPU {} but task_cpu is {}", t.comm, rq.cpu, t.cpu),
@@ -33,11 +33,11 @@ impl Sim {
             }
             for &(_, tid) in rq.cfs.tasks_timeline.iter() {
                 seen[tid] += 1;
-                if self.k.sched.tasks[tid].cpu != rq.cpu {
+                if self.w.m.kt.k.sched.tasks[tid].cpu != rq.cpu {
                     return Err(SimError::Invariant {
                         message: format!(
                             "task {} queued on CPU {} but task_cpu is {}",
-                            self.k.sched.tasks[tid].comm, rq.cpu, self.k.sched.tasks[tid].cpu
+                            self.w.m.kt.k.sched.tasks[tid].comm, rq.cpu, self.w.m.kt.k.sched.tasks[tid].cpu
                         ),
                     });
                 }
@@ -47,11 +47,11 @@ impl Sim {
             }
             for tid in rq.rt.active.iter() {
                 seen[tid] += 1;
-                if self.k.sched.tasks[tid].cpu != rq.cpu {
+                if self.w.m.kt.k.sched.tasks[tid].cpu != rq.cpu {
                     return Err(SimError::Invariant {
                         message: format!(
                             "RT task {} queued on CPU {} but task_cpu is {}",
-                            self.k.sched.tasks[tid].comm, rq.cpu, self.k.sched.tasks[tid].cpu
+                            self.w.m.kt.k.sched.tasks[tid].comm, rq.cpu, self.w.m.kt.k.sched.tasks[tid].cpu
                         ),
                     });
                 }
@@ -68,7 +68,7 @@ impl Sim {
                 });
             }
             let delayed =
-                rq.cfs.tasks_timeline.iter().filter(|&&(_, t)| self.k.sched.tasks[t].se.sched_delayed).count();
+                rq.cfs.tasks_timeline.iter().filter(|&&(_, t)| self.w.m.kt.k.sched.tasks[t].se.sched_delayed).count();
             if delayed != rq.cfs.h_nr_delayed as usize {
                 return Err(SimError::Invariant {
                     message: format!(
@@ -77,7 +77,7 @@ impl Sim {
                     ),
                 });
             }
-            let brief = self.k.sched.rq_idle[rq.cpu];
+            let brief = self.w.m.kt.k.sched.rq_idle[rq.cpu];
             if (brief.nr_running, brief.idle_h_nr_running, brief.has_curr)
                 != (rq.nr_running, rq.cfs.idle_h_nr_running, rq.curr.is_some())
             {
@@ -94,17 +94,17 @@ impl Sim {
                 });
             }
         }
-        let idle = self.k.sched.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
-        let total: u64 = self.k.sched.rqs.iter().map(|rq| rq.nr_running as u64).sum();
-        if idle != self.k.sched.wasted.nr_idle_cpus || total != self.k.sched.wasted.total_nr_running {
+        let idle = self.w.m.kt.k.sched.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
+        let total: u64 = self.w.m.kt.k.sched.rqs.iter().map(|rq| rq.nr_running as u64).sum();
+        if idle != self.w.m.kt.k.sched.wasted.nr_idle_cpus || total != self.w.m.kt.k.sched.wasted.total_nr_running {
             return Err(SimError::Invariant {
                 message: format!(
                     "counters drifted: {} idle CPUs counted {}, {} runnable counted {}",
-                    idle, self.k.sched.wasted.nr_idle_cpus, total, self.k.sched.wasted.total_nr_running
+                    idle, self.w.m.kt.k.sched.wasted.nr_idle_cpus, total, self.w.m.kt.k.sched.wasted.total_nr_running
                 ),
             });
         }
-        for (tid, t) in self.k.sched.tasks.iter().enumerate() {
+        for (tid, t) in self.w.m.kt.k.sched.tasks.iter().enumerate() {
             // A sched_delayed task sleeps but is still queued.
             let want = u32::from(t.state == TaskState::Runnable || t.se.sched_delayed);
             if seen[tid] != want {
@@ -133,21 +133,24 @@ impl Sim {
                 Ok(())
             }
             Err(e) => {
-                if !self.k.cfg.features.on(Feature::RT_PUSH_IPI) {
+                if !self.w.m.kt.k.cfg.features.on(Feature::RT_PUSH_IPI) {
                     return Err(e);
                 }
                 // Each push or pull moves the chain on: the window restarts
                 // when an RT task has moved since it opened (one lower CPU
                 // serving several waiting tasks in turn is progress).
-                let moved = self.k.sched.rt_migrations;
+                let moved = self.w.m.kt.k.sched.rt_migrations;
                 let since = match self.rt_inv_since.get() {
                     Some((since, at)) if at == moved => since,
-                    _ => self.k.now,
+                    _ => self.w.m.kt.k.now,
                 };
                 self.rt_inv_since.set(Some((since, moved)));
-                let round = (self.k.sched.rqs.len() as u64 + 1) * self.k.cfg.costs.wakeup_ipi_ns;
-                if self.k.now - since > round {
-                    return Err(format!("{e} for {} ns, longer than a push round ({round} ns)", self.k.now - since));
+                let round = (self.w.m.kt.k.sched.rqs.len() as u64 + 1) * self.w.m.kt.k.cfg.costs.wakeup_ipi_ns;
+                if self.w.m.kt.k.now - since > round {
+                    return Err(format!(
+                        "{e} for {} ns, longer than a push round ({round} ns)",
+                        self.w.m.kt.k.now - since
+                    ));
                 }
                 Ok(())
             }
@@ -155,23 +158,23 @@ impl Sim {
     }
 
     fn rt_invariant_violation(&self) -> Result<(), String> {
-        if !self.k.cfg.mech.rt_push_pull() || self.k.sched.rt_nr_tasks == 0 {
+        if !self.w.m.kt.k.cfg.mech.rt_push_pull() || self.w.m.kt.k.sched.rt_nr_tasks == 0 {
             return Ok(());
         }
-        let nr = self.k.sched.rqs.len();
+        let nr = self.w.m.kt.k.sched.rqs.len();
         // The lowest priority any unthrottled CPU runs (larger = lower).
         let mut lowest: Option<(i32, usize)> = None;
-        for rq in &self.k.sched.rqs {
+        for rq in &self.w.m.kt.k.sched.rqs {
             if rq.rt.rt_throttled {
                 continue;
             }
-            let pr = self.k.sched.curr_prio(rq.cpu);
+            let pr = self.w.m.kt.k.sched.curr_prio(rq.cpu);
             if lowest.is_none_or(|(l, _)| pr > l) {
                 lowest = Some((pr, rq.cpu));
             }
         }
         let Some((low, low_cpu)) = lowest else { return Ok(()) };
-        for rq in &self.k.sched.rqs {
+        for rq in &self.w.m.kt.k.sched.rqs {
             if rq.rt.rt_throttled {
                 continue;
             }
@@ -179,17 +182,17 @@ impl Sim {
                 if rq.curr == Some(t) {
                     continue;
                 }
-                if self.k.sched.tasks[t].nr_cpus_allowed < nr {
+                if self.w.m.kt.k.sched.tasks[t].nr_cpus_allowed < nr {
                     // The seed's uncovered case: push_rt_tasks stops at a
                     // head it cannot place, so the tasks behind it stay even
                     // where they could run. The rq is exempt.
                     break;
                 }
-                let p = self.k.sched.tasks[t].prio();
+                let p = self.w.m.kt.k.sched.tasks[t].prio();
                 if p < low {
                     return Err(format!(
                         "RT task {} (prio {}) waits on CPU {} while CPU {} runs prio {}",
-                        self.k.sched.tasks[t].comm, p, rq.cpu, low_cpu, low
+                        self.w.m.kt.k.sched.tasks[t].comm, p, rq.cpu, low_cpu, low
                     ));
                 }
                 break; // lower ones on this rq wait behind this one anyway

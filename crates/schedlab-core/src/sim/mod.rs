@@ -2,11 +2,13 @@
 //! workload, and its construction from a scenario.
 //!
 //! `Sim` owns every room's state and is the only place that sees all of
-//! it. The scheduler and the parts it uses are one of them (`k`, a
-//! `SchedEnv`: sched/env.rs), and the scheduler's functions are methods on
-//! that, with the kernel's names; the rooms above it take borrowed views
-//! of the parts they use for one call (`kt()`: kthread/ctx.rs, also the
-//! interrupt handlers'; `mmc()`: mm/ctx.rs; `wlc()`: workload/ctx.rs). This
+//! it. The rooms are floors, each owning the ones beneath it by value: the
+//! scheduler and the parts it uses (`SchedEnv`: sched/env.rs) inside the
+//! kernel threads' floor (`KthreadFloor`: kthread/floor.rs, also the
+//! interrupt handlers'), inside memory management's (`MmFloor`:
+//! mm/floor.rs), inside the workload's (`WorkloadFloor`:
+//! workload/floor.rs), which is `Sim`'s `w`. A mechanism is a method on
+//! its floor, with the kernel's name, and sees nothing above it. This
 //! file holds the state and how it is set up; the event loop that drives
 //! it is `run.rs`, and the points where the scheduler hands over to the
 //! rooms above are `schedule.rs`.
@@ -27,9 +29,9 @@ use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
-use crate::kthread::ctx::KthreadCtx;
+use crate::kthread::floor::KthreadFloor;
 use crate::kthread::Kthreads;
-use crate::mm::ctx::MmCtx;
+use crate::mm::floor::MmFloor;
 use crate::program::Programs;
 use crate::report::LbCounters;
 use crate::scenario::Scenario;
@@ -41,27 +43,17 @@ use crate::sched::sd_build::build_sched_domains;
 use crate::sched::topology::SchedTopology;
 use crate::stats::{Recorder, Stats};
 use crate::trace::Trace;
-use crate::workload::ctx::WorkloadCtx;
+use crate::workload::floor::WorkloadFloor;
 use crate::workload::rt_migrate_test::RtMigrateTest;
 use crate::workload::{SyncObj, Workload};
 
 /// The simulation: one machine, one kernel, one workload.
 pub struct Sim {
-    /// The scheduler and the parts of the machine it uses: the
-    /// configuration, the topology, the clock and event queue, the RNG,
-    /// the runqueues and tasks, cpuidle and the trace (sched/env.rs).
-    pub k: SchedEnv,
-    // ---------------------------------------------- the rest of the kernel
-    pub kthreads: Kthreads,
-    /// The block devices and the requests in flight (block/).
-    pub block: Block,
-    /// Memory and reclaim (mm/).
-    pub mm: crate::mm::Mm,
-    /// What tasks run: the task-group templates, the report groups, the
-    /// work items' programs (program.rs).
-    pub progs: Programs,
-    // -------------------------------------------- workload and measurement
-    pub wl: Workload,
+    /// Every room of the kernel and the workload, floor by floor: the
+    /// workload's own state (`w.wl`), memory management (`w.m.mm`), the
+    /// kernel threads, programs registry and block layer (`w.m.kt`), the
+    /// scheduler and the machine it runs on (`w.m.kt.k`).
+    pub w: WorkloadFloor,
     /// The run's statistics (stats/): mpstat snapshots, the warm-up's
     /// baselines, event counts.
     pub stats: Stats,
@@ -70,12 +62,9 @@ pub struct Sim {
     /// No measure.duration: the run ends when every task has exited, or at
     /// measure.limit (end_ns) with a warning.
     pub open_ended: bool,
-    /// The scenario's file, for messages.
-    pub source: String,
     pub stop_reason: &'static str,
     /// What the report warns about (the limit reached, a deadlock).
     pub warnings: Vec<String>,
-    pub fatal: Option<SimError>,
     /// Run the invariant checker after every event (`--check`).
     pub check: bool,
     /// Stop with SL210 when the live heap passes this many bytes
@@ -89,42 +78,6 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// The kernel threads' view for one call into them (kthread/ctx.rs).
-    #[inline]
-    pub fn kt(&mut self) -> KthreadCtx<'_> {
-        KthreadCtx { k: &mut self.k, kthreads: &mut self.kthreads, progs: &mut self.progs, block: &mut self.block }
-    }
-
-    /// Memory management's view for one call into it (mm/ctx.rs).
-    #[inline]
-    pub fn mmc(&mut self) -> MmCtx<'_> {
-        MmCtx {
-            k: &mut self.k,
-            kthreads: &mut self.kthreads,
-            progs: &mut self.progs,
-            block: &mut self.block,
-            mm: &mut self.mm,
-            source: &self.source,
-            fatal: &mut self.fatal,
-        }
-    }
-
-    /// The workload interpreter's view for one call into it
-    /// (workload/ctx.rs).
-    #[inline]
-    pub fn wlc(&mut self) -> WorkloadCtx<'_> {
-        WorkloadCtx {
-            k: &mut self.k,
-            kthreads: &mut self.kthreads,
-            progs: &mut self.progs,
-            block: &mut self.block,
-            mm: &mut self.mm,
-            wl: &mut self.wl,
-            source: &self.source,
-            fatal: &mut self.fatal,
-        }
-    }
-
     pub fn new(sc: &Scenario, seed: u64, check: bool, trace: Trace) -> Result<Sim, SimError> {
         Sim::with_budget(sc, seed, check, trace, None)
     }
@@ -162,99 +115,109 @@ impl Sim {
         let mut trace = trace;
         trace.swapper_prio = crate::prio::DEFAULT_PRIO;
         let mut sim = Sim {
-            k: SchedEnv {
-                cfg,
-                machine,
-                topo,
-                tun,
-                now: 0,
-                q: EventQueue::new(),
-                seed,
-                rng: Rng::fork(seed, "sim"),
-                sched: Sched {
-                    tasks: Vec::new(),
-                    rq_idle: vec![RqIdle::default(); rqs.len()],
-                    max_load_balance_interval,
-                    cpu_scale,
-                    rqs,
-                    rd: RootDomain::new(nr),
-                    // Every CPU starts idle and tickless: no LLC has a busy CPU.
-                    nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
-                    sds: vec![
-                        SchedDomainShared { nr_busy_cpus: 0, has_idle_cores: true, nr_idle_scan: usize::MAX };
-                        nr
-                    ],
-                    sg_imbalance: vec![false; ngroups],
-                    lb_cpus: Vec::new(),
-                    resched_pending: Vec::new(),
-                    resched_spare: Vec::new(),
-                    rt_period_active: false,
-                    rt_nr_tasks: 0,
-                    rt_pressure: false,
-                    lb_exec: None,
-                    // Above every migration/N's stand-in pid (trace::stopper_pid).
-                    next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
-                    list_seq: 0,
-                    live_tasks: 0,
-                    group_tasks: Vec::new(),
-                    wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
-                    rt_throttle_events: 0,
-                    rt_migrations: 0,
-                    migrations_by_distance: [0; 4],
+            w: WorkloadFloor {
+                m: MmFloor {
+                    kt: KthreadFloor {
+                        k: SchedEnv {
+                            cfg,
+                            machine,
+                            topo,
+                            tun,
+                            now: 0,
+                            q: EventQueue::new(),
+                            seed,
+                            rng: Rng::fork(seed, "sim"),
+                            sched: Sched {
+                                tasks: Vec::new(),
+                                rq_idle: vec![RqIdle::default(); rqs.len()],
+                                max_load_balance_interval,
+                                cpu_scale,
+                                rqs,
+                                rd: RootDomain::new(nr),
+                                // Every CPU starts idle and tickless: no LLC has a busy CPU.
+                                nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
+                                sds: vec![
+                                    SchedDomainShared {
+                                        nr_busy_cpus: 0,
+                                        has_idle_cores: true,
+                                        nr_idle_scan: usize::MAX
+                                    };
+                                    nr
+                                ],
+                                sg_imbalance: vec![false; ngroups],
+                                lb_cpus: Vec::new(),
+                                resched_pending: Vec::new(),
+                                resched_spare: Vec::new(),
+                                rt_period_active: false,
+                                rt_nr_tasks: 0,
+                                rt_pressure: false,
+                                lb_exec: None,
+                                // Above every migration/N's stand-in pid (trace::stopper_pid).
+                                next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
+                                list_seq: 0,
+                                live_tasks: 0,
+                                group_tasks: Vec::new(),
+                                wasted: Wasted { nr_idle_cpus: nr as u64, ..Default::default() },
+                                rt_throttle_events: 0,
+                                rt_migrations: 0,
+                                migrations_by_distance: [0; 4],
+                            },
+                            cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
+                            warmup: sc.measure.warmup,
+                            trace,
+                        },
+                        block: Block::new(&sc.machine.disks, seed),
+                        progs: Programs {
+                            templates: sc.groups.clone(),
+                            nr_scenario_groups: sc.groups.len(),
+                            group_names,
+                            work_programs: sc.work_programs.clone(),
+                        },
+                        kthreads: Kthreads {
+                            vmstat_next: vec![u64::MAX; nr],
+                            workqueues: sc.kernel.workqueues.clone(),
+                            works_done: vec![0; sc.kernel.workqueues.len()],
+                            ..Default::default()
+                        },
+                    },
+                    mm: crate::mm::Mm { read_ops: sc.read_ops.clone(), ..Default::default() },
+                    source: sc.source.clone(),
+                    fatal: None,
                 },
-                cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
-                warmup: sc.measure.warmup,
-                trace,
+                wl: Workload {
+                    barriers,
+                    events,
+                    barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
+                    event_names: sc.events.clone(),
+                    channels: sc
+                        .channels
+                        .iter()
+                        .flat_map(|d| std::iter::repeat_n(d, d.count))
+                        .map(crate::workload::channel::Channel::new)
+                        .collect(),
+                    rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
+                    io_ops: sc.io_ops.clone(),
+                    queue_works: sc.queue_works.clone(),
+                    dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
+                },
             },
-            block: Block::new(&sc.machine.disks, seed),
             stats: Stats { rec, task_base: Vec::new(), events_processed: 0, kernel_base: None },
-            mm: crate::mm::Mm { read_ops: sc.read_ops.clone(), ..Default::default() },
-            progs: Programs {
-                templates: sc.groups.clone(),
-                nr_scenario_groups: sc.groups.len(),
-                group_names,
-                work_programs: sc.work_programs.clone(),
-            },
-            kthreads: Kthreads {
-                vmstat_next: vec![u64::MAX; nr],
-                workqueues: sc.kernel.workqueues.clone(),
-                works_done: vec![0; sc.kernel.workqueues.len()],
-                ..Default::default()
-            },
-            wl: Workload {
-                barriers,
-                events,
-                barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
-                event_names: sc.events.clone(),
-                channels: sc
-                    .channels
-                    .iter()
-                    .flat_map(|d| std::iter::repeat_n(d, d.count))
-                    .map(crate::workload::channel::Channel::new)
-                    .collect(),
-                rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
-                io_ops: sc.io_ops.clone(),
-                queue_works: sc.queue_works.clone(),
-                dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
-            },
             end_ns,
             open_ended,
-            source: sc.source.clone(),
             stop_reason: "duration reached",
             warnings: sc.notes.clone(),
-            fatal: None,
             check: check || sc.measure.check,
             heap_budget,
             progress: None,
             rt_inv_since: std::cell::Cell::new(None),
         };
-        sim.kt().create_housekeeping();
-        sim.mmc().mm_init(sc.memory, sc.zswap)?;
+        sim.w.m.kt.create_housekeeping();
+        sim.w.m.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks.
         for (gi, g) in sc.groups.iter().enumerate() {
             for i in 0..g.count {
-                let tid = sim.k.alloc_task(gi, Some(gi), g, i);
-                sim.k.q.schedule(Instant(g.start), Ev::Start(tid));
+                let tid = sim.w.m.kt.k.alloc_task(gi, Some(gi), g, i);
+                sim.w.m.kt.k.q.schedule(Instant(g.start), Ev::Start(tid));
                 if tid.is_multiple_of(heap::CHECK_EVERY as usize) {
                     sim.check_heap()?;
                 }
@@ -265,9 +228,9 @@ impl Sim {
         // falls on the end of the run is taken by the End handler.
         let first = if sc.measure.warmup > 0 { sc.measure.warmup } else { sc.measure.interval };
         if first < end_ns {
-            sim.k.q.schedule(Instant(first), Ev::Sample);
+            sim.w.m.kt.k.q.schedule(Instant(first), Ev::Sample);
         }
-        sim.k.q.schedule(Instant(end_ns), Ev::End);
+        sim.w.m.kt.k.q.schedule(Instant(end_ns), Ev::End);
         Ok(sim)
     }
 }

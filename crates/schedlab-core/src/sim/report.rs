@@ -59,41 +59,46 @@ fn rows(deltas: &[CpuTime]) -> Vec<MpstatRow> {
 /// (lib.rs), so building it is not a burst past the budget.
 pub fn heap_estimate(sim: &Sim) -> usize {
     const TASK_ROW_HEAP: usize = 192; // comm, group, policy, cpus_allowed, the log2 histogram
-    let rows = sim.stats.rec.samples.len() * (sim.k.sched.rqs.len() + 1);
-    sim.k.sched.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
+    let rows = sim.stats.rec.samples.len() * (sim.w.m.kt.k.sched.rqs.len() + 1);
+    sim.w.m.kt.k.sched.tasks.len() * (std::mem::size_of::<crate::report::TaskRow>() + TASK_ROW_HEAP)
         + rows * (std::mem::size_of::<crate::report::MpstatRow>() + 8)
 }
 
 pub fn build(sim: &Sim, sc: &Scenario) -> Report {
-    let nr = sim.k.sched.rqs.len();
+    let nr = sim.w.m.kt.k.sched.rqs.len();
     let end = sim.end_ns;
     let warm = sc.measure.warmup.min(end);
     let (cpus, mpstat) = cpu_time(sim);
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
-    let is_kernel_thread = |t: &Task| t.group >= sim.progs.nr_scenario_groups;
+    let is_kernel_thread = |t: &Task| t.group >= sim.w.m.kt.progs.nr_scenario_groups;
     let listed = listed_tasks(sim);
-    let tasks = (0..sim.k.sched.tasks.len())
+    let tasks = (0..sim.w.m.kt.k.sched.tasks.len())
         .filter(|&i| {
-            sim.k.sched.tasks[i].state != TaskState::New && !is_kernel_thread(&sim.k.sched.tasks[i]) && listed[i]
+            sim.w.m.kt.k.sched.tasks[i].state != TaskState::New
+                && !is_kernel_thread(&sim.w.m.kt.k.sched.tasks[i])
+                && listed[i]
         })
         .map(|i| task_row(sim, i))
         .collect();
     let mut timer_delays = Delays::default();
-    for t in sim.k.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
+    for t in sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
         timer_delays.merge(&t.stats.timer_delays);
     }
-    let kernel_threads = (0..sim.k.sched.tasks.len())
-        .filter(|&i| is_kernel_thread(&sim.k.sched.tasks[i]))
+    let kernel_threads = (0..sim.w.m.kt.k.sched.tasks.len())
+        .filter(|&i| is_kernel_thread(&sim.w.m.kt.k.sched.tasks[i]))
         .map(|i| task_row(sim, i))
         .collect();
     let schedstat = schedstat(sim);
-    let migrations: u64 = sim.k.sched.tasks.iter().map(|t| t.stats.nr_migrations).sum();
+    let migrations: u64 = sim.w.m.kt.k.sched.tasks.iter().map(|t| t.stats.nr_migrations).sum();
     let features: BTreeMap<String, bool> =
-        sim.k.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
+        sim.w.m.kt.k.cfg.features.names().into_iter().map(|(n, on)| (n.to_string(), on)).collect();
     // The sysctls this kernel has (a 6.1 report shows no sched_base_slice_ns).
-    let has = crate::kernel::Tunables::names_for(&sim.k.cfg.mech, sim.k.cfg.version);
+    let has = crate::kernel::Tunables::names_for(&sim.w.m.kt.k.cfg.mech, sim.w.m.kt.k.cfg.version);
     let sysctl = sim
+        .w
+        .m
+        .kt
         .k
         .cfg
         .sysctl
@@ -102,37 +107,37 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         .filter(|(k, _)| has.contains(k))
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-    let mech = &sim.k.cfg.mech;
+    let mech = &sim.w.m.kt.k.cfg.mech;
     let mut r = Report {
         schedlab: env!("CARGO_PKG_VERSION").to_string(),
         scenario: sc.name.clone(),
         source: sc.source.clone(),
-        seed: sim.k.seed,
+        seed: sim.w.m.kt.k.seed,
         kernel: KernelInfo {
-            version: sim.k.cfg.version.to_string(),
-            hz: Some(sim.k.cfg.hz),
+            version: sim.w.m.kt.k.cfg.version.to_string(),
+            hz: Some(sim.w.m.kt.k.cfg.hz),
             fair: Some(format!("{:?}", mech.fair).to_lowercase()),
             balancer: Some(if mech.avg_load() { "avg_load" } else { "group_type" }.to_string()),
             features: Some(features),
             sysctl: Some(sysctl),
             scaled: Some(ScaledInfo {
-                sched_latency_ns: sim.k.tun.sched_latency,
-                sched_min_granularity_ns: sim.k.tun.sched_min_granularity,
-                sched_wakeup_granularity_ns: sim.k.tun.sched_wakeup_granularity,
-                sched_base_slice_ns: sim.k.tun.sched_base_slice,
+                sched_latency_ns: sim.w.m.kt.k.tun.sched_latency,
+                sched_min_granularity_ns: sim.w.m.kt.k.tun.sched_min_granularity,
+                sched_wakeup_granularity_ns: sim.w.m.kt.k.tun.sched_wakeup_granularity,
+                sched_base_slice_ns: sim.w.m.kt.k.tun.sched_base_slice,
             }),
             ..Default::default()
         },
         machine: MachineInfo {
-            name: sim.k.machine.name.clone(),
+            name: sim.w.m.kt.k.machine.name.clone(),
             nr_cpus: nr,
-            description: sim.k.machine.description.clone(),
+            description: sim.w.m.kt.k.machine.description.clone(),
             domains: Some(
-                sim.k.topo.cpu_domains[0]
+                sim.w.m.kt.k.topo.cpu_domains[0]
                     .iter()
                     .map(|&d| DomainInfo {
-                        name: sim.k.topo.domains[d].name.to_string(),
-                        span: sim.k.topo.domains[d].span_weight,
+                        name: sim.w.m.kt.k.topo.domains[d].name.to_string(),
+                        span: sim.w.m.kt.k.topo.domains[d].span_weight,
                     })
                     .collect(),
             ),
@@ -141,8 +146,8 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
             end_ns: end,
             events: sim.stats.events_processed,
             reason: sim.stop_reason.to_string(),
-            trace_hash: format!("{:016x}", sim.k.trace.hash),
-            trace_events: sim.k.trace.count,
+            trace_hash: format!("{:016x}", sim.w.m.kt.k.trace.hash),
+            trace_events: sim.w.m.kt.k.trace.count,
         }),
         measure: MeasureInfo { start_ns: warm, end_ns: end, interval_ns: sc.measure.interval },
         cpus,
@@ -154,22 +159,23 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         schedstat: Some(schedstat),
         migrations,
         migrations_by_distance: Some({
-            let [smt, llc, remote_llc, remote_node] = sim.k.sched.migrations_by_distance;
+            let [smt, llc, remote_llc, remote_node] = sim.w.m.kt.k.sched.migrations_by_distance;
             MigrationsByDistance { smt, llc, remote_llc, remote_node }
         }),
-        wasted_cpu_ns: Some(sim.k.sched.wasted.ns),
+        wasted_cpu_ns: Some(sim.w.m.kt.k.sched.wasted.ns),
         wasted_cpu_pct: Some(if end > warm {
-            (sim.k.sched.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
+            (sim.w.m.kt.k.sched.wasted.ns as f64 * 10000.0 / ((end - warm) as f64 * nr as f64)).round() / 100.0
         } else {
             0.0
         }),
         rt: Some(RtInfo {
             push_pull: mech.rt_push_pull(),
-            rt_migrations: sim.k.sched.rt_migrations,
-            push_ipis: sim.k.sched.rd.rto_push.ipis,
-            throttle_events: sim.k.sched.rt_throttle_events,
+            rt_migrations: sim.w.m.kt.k.sched.rt_migrations,
+            push_ipis: sim.w.m.kt.k.sched.rd.rto_push.ipis,
+            throttle_events: sim.w.m.kt.k.sched.rt_throttle_events,
         }),
         rt_migrate_test: sim
+            .w
             .wl
             .rtmt
             .as_ref()
@@ -186,13 +192,13 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
 /// Per-CPU times over the window, and mpstat's samples (whole intervals
 /// only, when kept) and Average.
 fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
-    let nr = sim.k.sched.rqs.len();
+    let nr = sim.w.m.kt.k.sched.rqs.len();
     let rec = &sim.stats.rec;
     let zero = vec![CpuTime::default(); nr];
     let base = rec.base.as_ref().unwrap_or(&zero);
-    let deltas: Vec<CpuTime> = sim.k.sched.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
+    let deltas: Vec<CpuTime> = sim.w.m.kt.k.sched.rqs.iter().zip(base).map(|(rq, b)| rq.cpu_times().delta(b)).collect();
     // Interrupt and iowait columns exist in a run with devices.
-    let io = !sim.block.disks.is_empty();
+    let io = !sim.w.m.kt.block.disks.is_empty();
     let cpus = deltas
         .iter()
         .enumerate()
@@ -224,14 +230,14 @@ fn cpu_time(sim: &Sim) -> (Vec<CpuTimes>, Mpstat) {
 
 /// One task's row, with its counters over the measurement window.
 fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
-    let t = &sim.k.sched.tasks[i];
+    let t = &sim.w.m.kt.k.sched.tasks[i];
     let w = sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default());
     let s = &t.stats;
     let timer = s.timer_delays.stats();
     TaskRow {
         pid: t.pid,
         comm: t.comm.clone(),
-        group: sim.progs.group_names[t.group].clone(),
+        group: sim.w.m.kt.progs.group_names[t.group].clone(),
         policy: t.policy.name().to_string(),
         nice: t.nice,
         rt_priority: t.rt_priority,
@@ -268,10 +274,10 @@ fn task_row(sim: &Sim, i: TaskId) -> TaskRow {
 /// threads of runs before the last (one task per thread group per run;
 /// `[rt_migrate_test] runs = 6500` would be 32,500 rows, 29 MB of JSON).
 fn listed_tasks(sim: &Sim) -> Vec<bool> {
-    let mut listed = vec![true; sim.k.sched.tasks.len()];
-    let Some(rtmt) = sim.wl.rtmt.as_ref() else { return listed };
-    let mut last: Vec<Option<TaskId>> = vec![None; sim.progs.group_names.len()];
-    for (i, t) in sim.k.sched.tasks.iter().enumerate() {
+    let mut listed = vec![true; sim.w.m.kt.k.sched.tasks.len()];
+    let Some(rtmt) = sim.w.wl.rtmt.as_ref() else { return listed };
+    let mut last: Vec<Option<TaskId>> = vec![None; sim.w.m.kt.progs.group_names.len()];
+    for (i, t) in sim.w.m.kt.k.sched.tasks.iter().enumerate() {
         if t.state != TaskState::New && rtmt.task_groups.contains(&t.group) {
             if let Some(prev) = last[t.group].replace(i) {
                 listed[prev] = false;
@@ -285,7 +291,7 @@ fn listed_tasks(sim: &Sim) -> Vec<bool> {
 fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
     let mut e = RtmtEarlierThreads { wakeup_latency_hist_us: vec![0; LATENCY_HIST_BUCKETS], ..Default::default() };
     let mut latency_sum = 0u64;
-    for (t, _) in sim.k.sched.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
+    for (t, _) in sim.w.m.kt.k.sched.tasks.iter().zip(listed).filter(|(_, &l)| !l) {
         let s = &t.stats;
         e.count += 1;
         e.runtime_ns += t.se.sum_exec_runtime;
@@ -309,9 +315,9 @@ fn earlier_threads(sim: &Sim, listed: &[bool]) -> Option<RtmtEarlierThreads> {
 /// are listed as tasks under `kernel_threads`).
 fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
     let mut groups = Vec::new();
-    for (gi, name) in sim.progs.group_names.iter().enumerate().take(sim.progs.nr_scenario_groups) {
+    for (gi, name) in sim.w.m.kt.progs.group_names.iter().enumerate().take(sim.w.m.kt.progs.nr_scenario_groups) {
         let members: Vec<&Task> =
-            sim.k.sched.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
+            sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.group == gi && t.state != TaskState::New).collect();
         if members.is_empty() {
             if gi < sc.groups.len() {
                 groups.push(GroupRow { name: name.clone(), ..Default::default() });
@@ -320,8 +326,8 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
         }
         let start = members.iter().map(|t| t.stats.start_ns).min().unwrap_or(0);
         let window = sim.end_ns.saturating_sub(sim.stats.rec.warmup.min(sim.end_ns));
-        let window_runtime: u64 = (0..sim.k.sched.tasks.len())
-            .filter(|&i| sim.k.sched.tasks[i].group == gi && sim.k.sched.tasks[i].state != TaskState::New)
+        let window_runtime: u64 = (0..sim.w.m.kt.k.sched.tasks.len())
+            .filter(|&i| sim.w.m.kt.k.sched.tasks[i].group == gi && sim.w.m.kt.k.sched.tasks[i].state != TaskState::New)
             .map(|i| sim.task_counters(i).since(&sim.stats.task_base.get(i).copied().unwrap_or_default()).runtime_ns)
             .sum();
         let all_exited = members.iter().all(|t| t.stats.exit_ns.is_some());
@@ -342,8 +348,11 @@ fn groups(sim: &Sim, sc: &Scenario) -> Vec<GroupRow> {
 /// schedstat per CPU and domain, and the totals a user greps for first.
 fn schedstat(sim: &Sim) -> Schedstat {
     // A domain's cpulist, made once for all the CPUs it is the domain of.
-    let mut lists: Vec<Option<String>> = vec![None; sim.k.topo.domains.len()];
+    let mut lists: Vec<Option<String>> = vec![None; sim.w.m.kt.k.topo.domains.len()];
     let cpus = sim
+        .w
+        .m
+        .kt
         .k
         .sched
         .rqs
@@ -354,11 +363,11 @@ fn schedstat(sim: &Sim) -> Schedstat {
                 .iter()
                 .enumerate()
                 .map(|(lvl, st)| {
-                    let dom = &sim.k.topo.domains[sim.k.topo.cpu_domains[rq.cpu][lvl]];
+                    let dom = &sim.w.m.kt.k.topo.domains[sim.w.m.kt.k.topo.cpu_domains[rq.cpu][lvl]];
                     DomainSchedstat {
                         name: dom.name.to_string(),
                         span: dom.span_weight,
-                        cpus: lists[sim.k.topo.cpu_domains[rq.cpu][lvl]]
+                        cpus: lists[sim.w.m.kt.k.topo.cpu_domains[rq.cpu][lvl]]
                             .get_or_insert_with(|| cpulist(&dom.span))
                             .clone(),
                         counters: st.stats.clone(),
@@ -380,7 +389,7 @@ fn schedstat(sim: &Sim) -> Schedstat {
         })
         .collect();
     let sum = |f: &dyn Fn(&LbCounters) -> u64| -> u64 {
-        sim.k.sched.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
+        sim.w.m.kt.k.sched.rqs.iter().flat_map(|rq| rq.sd.iter()).map(|st| f(&st.stats)).sum()
     };
     let totals = SchedstatTotals {
         alb_pushed: sum(&|s| s.alb_pushed),
@@ -395,10 +404,11 @@ impl Sim {
     /// (the running task's current stretch and a waiting task's current
     /// wait are added on the side).
     pub fn task_counters(&self, tid: TaskId) -> TaskCounters {
-        let t = &self.k.sched.tasks[tid];
-        let running = t.state == TaskState::Runnable && self.k.sched.rqs[t.cpu].curr == Some(tid);
-        let runtime = t.se.sum_exec_runtime + if running { self.k.now.saturating_sub(t.se.exec_start) } else { 0 };
-        let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.k.now.saturating_sub(ws));
+        let t = &self.w.m.kt.k.sched.tasks[tid];
+        let running = t.state == TaskState::Runnable && self.w.m.kt.k.sched.rqs[t.cpu].curr == Some(tid);
+        let runtime =
+            t.se.sum_exec_runtime + if running { self.w.m.kt.k.now.saturating_sub(t.se.exec_start) } else { 0 };
+        let wait = t.stats.wait_ns + t.stats.wait_start.map_or(0, |ws| self.w.m.kt.k.now.saturating_sub(ws));
         TaskCounters {
             runtime_ns: runtime,
             wait_ns: wait,
@@ -417,12 +427,15 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
     let base = sim.stats.kernel_base.clone().unwrap_or_default();
     let warm = sim.stats.rec.warmup.min(sim.end_ns);
     let window = sim.end_ns - warm;
-    if let Some(table) = sim.k.cpuidle.table {
+    if let Some(table) = sim.w.m.kt.k.cpuidle.table {
         let states = table.states();
         let sub = |now: &[u64], b: Option<&Vec<u64>>| -> Vec<u64> {
             now.iter().enumerate().map(|(i, v)| v - b.and_then(|b| b.get(i)).copied().unwrap_or(0)).collect()
         };
         let cpus: Vec<CpuIdleRow> = sim
+            .w
+            .m
+            .kt
             .k
             .cpuidle
             .devs
@@ -459,9 +472,12 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
             cpus,
         });
     }
-    if !sim.block.disks.is_empty() {
+    if !sim.w.m.kt.block.disks.is_empty() {
         r.disks = Some(
-            sim.block
+            sim.w
+                .m
+                .kt
+                .block
                 .disks
                 .iter()
                 .enumerate()
@@ -489,20 +505,23 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
         );
     }
     let works: Vec<WorkqueueRow> = sim
+        .w
+        .m
+        .kt
         .kthreads
         .works_done
         .iter()
         .enumerate()
         .filter_map(|(i, &n)| {
             let n = n - base.works_done.get(i).copied().unwrap_or(0);
-            (n > 0).then(|| WorkqueueRow { name: sim.kthreads.workqueues[i].name.clone(), works: n })
+            (n > 0).then(|| WorkqueueRow { name: sim.w.m.kt.kthreads.workqueues[i].name.clone(), works: n })
         })
         .collect();
     if !works.is_empty() {
         r.workqueues = Some(works);
     }
-    if let Some(cfg) = &sim.wl.dbench.cfg {
-        let d = &sim.wl.dbench;
+    if let Some(cfg) = &sim.w.wl.dbench.cfg {
+        let d = &sim.w.wl.dbench;
         let n = d.passes;
         let mean = if n == 0 { 0.0 } else { d.sum_ms as f64 / n as f64 };
         let var = if n < 2 { 0.0 } else { (d.sumsq_ms as f64 - n as f64 * mean * mean) / (n - 1) as f64 };

@@ -6,16 +6,19 @@ use crate::sim::Sim;
 
 /// The memory section, when the model ran.
 pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
-    if !sim.mm.enabled {
+    if !sim.w.m.mm.enabled {
         return None;
     }
     let base = sim.stats.kernel_base.clone().unwrap_or_default();
     let warm = sim.stats.rec.warmup.min(sim.end_ns);
-    let window = (sim.end_ns.min(sim.k.now) - warm).max(1);
+    let window = (sim.end_ns.min(sim.w.m.kt.k.now) - warm).max(1);
     let secs = window as f64 / 1e9;
-    let ev = sim.mm.ev.delta(&base.vm);
+    let ev = sim.w.m.mm.ev.delta(&base.vm);
     let vmstat = ev.items().iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let read_bytes: u64 = sim
+        .w
+        .m
+        .kt
         .block
         .disks
         .iter()
@@ -23,17 +26,21 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         .map(|(i, d)| d.stats.read_bytes - base.disks.get(i).map_or(0, |b| b.read_bytes))
         .sum();
     let kswapd: Vec<KswapdRow> = sim
+        .w
+        .m
         .mm
         .kswapds
         .iter()
         .map(|k| {
-            let t = &sim.k.sched.tasks[k.task];
+            let t = &sim.w.m.kt.k.sched.tasks[k.task];
             let b = sim.stats.task_base.get(k.task).map_or(0, |b| b.runtime_ns);
             let run = sim.task_counters(k.task).runtime_ns - b;
             KswapdRow { comm: t.comm.clone(), node: k.node, cpu_pct: round2(run as f64 * 100.0 / window as f64) }
         })
         .collect();
     let nodes = sim
+        .w
+        .m
         .mm
         .nodes
         .iter()
@@ -58,11 +65,11 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 lru_lock_held_pct: round2((s.hold_ns - b.hold_ns) as f64 * 100.0 / window as f64),
                 zone_lock_spin_ms: round2((z.spin_ns - zb.spin_ns) as f64 / 1e6),
                 zone_lock_held_pct: round2((z.hold_ns - zb.hold_ns) as f64 * 100.0 / window as f64),
-                kswapd_allowed: match sim.mm.cfg.kswapd_threads {
-                    KswapdThreads::Auto { .. } if sim.mm.auto_evals > 0 => {
-                        round2(sim.mm.auto_sum[n.node] as f64 / sim.mm.auto_evals as f64)
+                kswapd_allowed: match sim.w.m.mm.cfg.kswapd_threads {
+                    KswapdThreads::Auto { .. } if sim.w.m.mm.auto_evals > 0 => {
+                        round2(sim.w.m.mm.auto_sum[n.node] as f64 / sim.w.m.mm.auto_evals as f64)
                     }
-                    _ => sim.mm.kswapd_active.get(n.node).copied().unwrap_or(0) as f64,
+                    _ => sim.w.m.mm.kswapd_active.get(n.node).copied().unwrap_or(0) as f64,
                 },
                 kswapd_cpu_pct: {
                     let mine: Vec<f64> = kswapd.iter().filter(|k| k.node == n.node).map(|k| k.cpu_pct).collect();
@@ -73,6 +80,8 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         })
         .collect();
     let alloc = sim
+        .w
+        .m
         .mm
         .alloc_lat
         .iter()
@@ -90,7 +99,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 }
             };
             AllocRow {
-                group: sim.progs.group_names.get(g).cloned().unwrap_or_default(),
+                group: sim.w.m.kt.progs.group_names.get(g).cloned().unwrap_or_default(),
                 fast: a.fast,
                 slow: v.len() as u64,
                 direct_reclaims: a.direct_reclaims,
@@ -100,21 +109,21 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
             }
         })
         .collect();
-    let min_free_kbytes = sim.mm.nodes.iter().map(|n| n.wmark.min).sum::<u64>() * 4;
+    let min_free_kbytes = sim.w.m.mm.nodes.iter().map(|n| n.wmark.min).sum::<u64>() * 4;
     Some(MmReport {
         read_kbs: round2(read_bytes as f64 / 1024.0 / secs),
         vmstat,
         nodes,
         kswapd,
         alloc,
-        kswapd_threads: match sim.mm.cfg.kswapd_threads {
+        kswapd_threads: match sim.w.m.mm.cfg.kswapd_threads {
             KswapdThreads::Fixed(n) => n.to_string(),
             KswapdThreads::Auto { idle_per_thread, max } => {
                 format!("auto (1 per {idle_per_thread} idle CPUs, max {max})")
             }
         },
         min_free_kbytes,
-        workingset: sim.mm.cfg.workingset,
+        workingset: sim.w.m.mm.cfg.workingset,
     })
 }
 

@@ -29,11 +29,11 @@ impl Sim {
         // Events at one instant of simulated time: a model in a livelock
         // (tasks spinning without letting time pass) never leaves it.
         let mut at_this_instant = 0u64;
-        while let Some((t, ev)) = self.k.q.pop() {
+        while let Some((t, ev)) = self.w.m.kt.k.q.pop() {
             if t.0 > self.end_ns {
                 break;
             }
-            if t.0 == self.k.now {
+            if t.0 == self.w.m.kt.k.now {
                 at_this_instant += 1;
                 if at_this_instant > MAX_EVENTS_AT_ONE_INSTANT && at_this_instant > self.instant_limit() {
                     return Err(self.livelock(at_this_instant));
@@ -41,13 +41,13 @@ impl Sim {
             } else {
                 at_this_instant = 0;
             }
-            self.k.now = t.0;
+            self.w.m.kt.k.now = t.0;
             self.stats.events_processed += 1;
             match ev {
                 Ev::End => {
                     self.stop_reason = if self.open_ended { "limit reached" } else { "duration reached" };
                     let (w, iv) = (self.stats.rec.warmup, self.stats.rec.interval);
-                    if self.k.now > w && (self.k.now - w).is_multiple_of(iv) {
+                    if self.w.m.kt.k.now > w && (self.w.m.kt.k.now - w).is_multiple_of(iv) {
                         self.take_sample();
                     }
                     break;
@@ -55,14 +55,14 @@ impl Sim {
                 _ => self.handle(ev),
             }
             self.flush_resched();
-            self.k.sched.wasted.account(
-                self.k.now,
+            self.w.m.kt.k.sched.wasted.account(
+                self.w.m.kt.k.now,
                 self.stats.rec.warmup,
-                &self.k.sched.rqs,
-                &self.k.sched.rq_idle,
-                &self.k.sched.tasks,
+                &self.w.m.kt.k.sched.rqs,
+                &self.w.m.kt.k.sched.rq_idle,
+                &self.w.m.kt.k.sched.tasks,
             );
-            if let Some(e) = self.fatal.take() {
+            if let Some(e) = self.w.m.fatal.take() {
                 return Err(e);
             }
             if self.check {
@@ -71,22 +71,22 @@ impl Sim {
             if self.stats.events_processed.is_multiple_of(heap::CHECK_EVERY) {
                 self.check_heap()?;
                 if let Some(p) = &self.progress {
-                    p.publish(self.k.now, self.stats.events_processed);
+                    p.publish(self.w.m.kt.k.now, self.stats.events_processed);
                 }
             }
-            if self.k.sched.live_tasks == 0 && self.all_started() && self.open_ended {
+            if self.w.m.kt.k.sched.live_tasks == 0 && self.all_started() && self.open_ended {
                 self.stop_reason = "all tasks exited";
                 break;
             }
         }
-        self.end_ns = self.k.now.min(self.end_ns);
+        self.end_ns = self.w.m.kt.k.now.min(self.end_ns);
         if let Some(p) = &self.progress {
             p.publish(self.end_ns, self.stats.events_processed);
         }
-        for cpu in 0..self.k.sched.rqs.len() {
-            self.k.sched.account_cpu(cpu, self.k.now);
+        for cpu in 0..self.w.m.kt.k.sched.rqs.len() {
+            self.w.m.kt.k.sched.account_cpu(cpu, self.w.m.kt.k.now);
             // Credit the idle periods in progress to their states.
-            self.k.cpuidle_exit(cpu);
+            self.w.m.kt.k.cpuidle_exit(cpu);
         }
         self.check_the_end()
     }
@@ -118,9 +118,9 @@ impl Sim {
                 "{}: {what} at t = {} with {} tasks, over its budget of {}; \
                  accepted: a smaller machine, fewer tasks or forks, a shorter measure.duration{samples}, \
                  or a larger SCHEDLAB_MEMORY_LIMIT",
-                self.source,
-                format_duration(self.k.now),
-                self.k.sched.tasks.len(),
+                self.w.m.source,
+                format_duration(self.w.m.kt.k.now),
+                self.w.m.kt.k.sched.tasks.len(),
                 heap::format_bytes(budget),
             ),
         })
@@ -128,27 +128,30 @@ impl Sim {
 
     /// Events at one instant beyond which the run is in a livelock.
     fn instant_limit(&self) -> u64 {
-        MAX_EVENTS_AT_ONE_INSTANT + EVENTS_PER_TASK_AT_ONE_INSTANT * self.k.sched.tasks.len() as u64
+        MAX_EVENTS_AT_ONE_INSTANT + EVENTS_PER_TASK_AT_ONE_INSTANT * self.w.m.kt.k.sched.tasks.len() as u64
     }
 
     /// The error for a livelock: what each CPU runs at the instant that
     /// does not pass.
     fn livelock(&self, events: u64) -> SimError {
         let running: Vec<String> = self
+            .w
+            .m
+            .kt
             .k
             .sched
             .rqs
             .iter()
-            .filter_map(|rq| rq.curr.map(|c| format!("{} on CPU {}", self.k.sched.tasks[c].comm, rq.cpu)))
+            .filter_map(|rq| rq.curr.map(|c| format!("{} on CPU {}", self.w.m.kt.k.sched.tasks[c].comm, rq.cpu)))
             .take(8)
             .collect();
         SimError::Invariant {
             message: format!(
                 "{}: no progress: {events} events at t = {} without simulated time passing, with {} tasks ({}); \
                  a program loops on ops that take no time (yield with nobody else runnable, fork, signal)",
-                self.source,
-                format_duration(self.k.now),
-                self.k.sched.tasks.len(),
+                self.w.m.source,
+                format_duration(self.w.m.kt.k.now),
+                self.w.m.kt.k.sched.tasks.len(),
                 if running.is_empty() { "nothing running".to_string() } else { running.join(", ") }
             ),
         }
@@ -160,7 +163,7 @@ impl Sim {
     fn check_the_end(&mut self) -> Result<(), SimError> {
         let stuck = self.deadlocked();
         if !stuck.is_empty() {
-            let since = stuck.iter().map(|&t| self.k.sched.tasks[t].stats.blocked_at).max().unwrap_or(0);
+            let since = stuck.iter().map(|&t| self.w.m.kt.k.sched.tasks[t].stats.blocked_at).max().unwrap_or(0);
             let names: Vec<String> = stuck.iter().take(8).map(|&t| self.blocked_on(t)).collect();
             let more = if stuck.len() > 8 { format!(" and {} more", stuck.len() - 8) } else { String::new() };
             let message = format!(
@@ -170,14 +173,14 @@ impl Sim {
             );
             if self.open_ended {
                 // Nothing will ever happen again: the run cannot end well.
-                return Err(SimError::Invariant { message: format!("{}: {message}", self.source) });
+                return Err(SimError::Invariant { message: format!("{}: {message}", self.w.m.source) });
             }
             self.warnings.push(message);
-        } else if self.open_ended && self.k.sched.live_tasks > 0 && self.stop_reason == "limit reached" {
+        } else if self.open_ended && self.w.m.kt.k.sched.live_tasks > 0 && self.stop_reason == "limit reached" {
             self.warnings.push(format!(
                 "the run reached measure.limit ({}) with {} tasks still running; give measure.duration, or a larger measure.limit (at most 24h)",
                 format_duration(self.end_ns),
-                self.k.sched.live_tasks
+                self.w.m.kt.k.sched.live_tasks
             ));
         }
         if self.check {
@@ -185,7 +188,7 @@ impl Sim {
         }
         if self.end_ns <= self.stats.rec.warmup {
             return Err(SimError::bad_value(
-                &self.source,
+                &self.w.m.source,
                 "measure.warmup",
                 format!(
                     "the measurement window is empty: the warm-up ({}) ends at or after the end of the run ({}, {})",
@@ -206,7 +209,7 @@ impl Sim {
         let rec = &self.stats.rec;
         let Some(base) = rec.base.as_ref() else { return Ok(()) };
         let window = self.end_ns.saturating_sub(rec.warmup);
-        for (rq, b) in self.k.sched.rqs.iter().zip(base) {
+        for (rq, b) in self.w.m.kt.k.sched.rqs.iter().zip(base) {
             let a = &rq.acct;
             let back = [(a.usr, b.usr), (a.nice, b.nice), (a.sys, b.sys), (a.iowait, b.iowait), (a.irq, b.irq)];
             if back.iter().any(|(x, y)| x < y) || a.soft < b.soft || a.idle < b.idle {
@@ -242,8 +245,8 @@ impl Sim {
     /// else nothing. Kernel threads do not count.
     fn deadlocked(&self) -> Vec<TaskId> {
         let mut stuck = Vec::new();
-        for (i, t) in self.k.sched.tasks.iter().enumerate() {
-            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= self.progs.nr_scenario_groups {
+        for (i, t) in self.w.m.kt.k.sched.tasks.iter().enumerate() {
+            if matches!(t.state, TaskState::New | TaskState::Dead) || t.group >= self.w.m.kt.progs.nr_scenario_groups {
                 continue;
             }
             if t.state != TaskState::Blocked || !matches!(self.blocking_op(i), Some(Op::Barrier(_) | Op::Wait(_))) {
@@ -256,58 +259,58 @@ impl Sim {
 
     /// The op a blocked task is blocked in (the one before its pc).
     fn blocking_op(&self, tid: TaskId) -> Option<Op> {
-        let t = &self.k.sched.tasks[tid];
+        let t = &self.w.m.kt.k.sched.tasks[tid];
         let tmpl = t.template?;
-        t.pc.checked_sub(1).and_then(|pc| self.progs.templates[tmpl].program.ops.get(pc).cloned())
+        t.pc.checked_sub(1).and_then(|pc| self.w.m.kt.progs.templates[tmpl].program.ops.get(pc).cloned())
     }
 
     /// `comm (wait "e")` / `comm (barrier "b")` for a message.
     fn blocked_on(&self, tid: TaskId) -> String {
-        let comm = &self.k.sched.tasks[tid].comm;
+        let comm = &self.w.m.kt.k.sched.tasks[tid].comm;
         match self.blocking_op(tid) {
             Some(Op::Wait(e)) => {
-                format!("{comm} on wait \"{}\"", self.wl.event_names.get(e).map_or("?", |s| s.as_str()))
+                format!("{comm} on wait \"{}\"", self.w.wl.event_names.get(e).map_or("?", |s| s.as_str()))
             }
             Some(Op::Barrier(b)) => {
-                format!("{comm} on barrier \"{}\"", self.wl.barrier_names.get(b).map_or("?", |s| s.as_str()))
+                format!("{comm} on barrier \"{}\"", self.w.wl.barrier_names.get(b).map_or("?", |s| s.as_str()))
             }
             _ => comm.clone(),
         }
     }
 
     fn all_started(&self) -> bool {
-        !self.k.sched.tasks.iter().any(|t| t.state == TaskState::New)
+        !self.w.m.kt.k.sched.tasks.iter().any(|t| t.state == TaskState::New)
     }
 
     fn handle(&mut self, ev: Ev) {
         match ev {
-            Ev::Start(tid) => self.k.wake_up_new_task(tid, None),
+            Ev::Start(tid) => self.w.m.kt.k.wake_up_new_task(tid, None),
             Ev::Tick(cpu) => self.scheduler_tick(cpu),
-            Ev::OpDone(cpu) => self.wlc().op_done(cpu),
+            Ev::OpDone(cpu) => self.w.op_done(cpu),
             Ev::Timeout(tid) => {
-                let cpu = self.k.sched.tasks[tid].cpu;
-                if self.k.cpuidle.enabled() {
-                    let timers = &mut self.k.sched.rqs[cpu].hrtimers;
-                    if let Some(i) = timers.iter().position(|&(at, t)| t == tid && at == self.k.now) {
+                let cpu = self.w.m.kt.k.sched.tasks[tid].cpu;
+                if self.w.m.kt.k.cpuidle.enabled() {
+                    let timers = &mut self.w.m.kt.k.sched.rqs[cpu].hrtimers;
+                    if let Some(i) = timers.iter().position(|&(at, t)| t == tid && at == self.w.m.kt.k.now) {
                         timers.swap_remove(i);
                     }
                 }
-                self.k.try_to_wake_up(tid, cpu, false);
+                self.w.m.kt.k.try_to_wake_up(tid, cpu, false);
             }
-            Ev::ActiveBalance(cpu) => self.k.active_load_balance_cpu_stop(cpu),
-            Ev::NohzKick(cpu) => self.k.nohz_idle_balance(cpu),
-            Ev::RtPeriod => self.k.sched_rt_period_timer(),
-            Ev::RtoPushIpi(cpu) => self.k.rto_push_irq_work_func(cpu),
-            Ev::BlkDone(req) => self.kt().blk_done(req),
-            Ev::IrqDone(cpu, action) => self.kt().irq_done(cpu as usize, action),
-            Ev::PoolIdleTimer(pool) => self.kt().pool_idle_timer(pool),
-            Ev::MmTimer(tid, seq) => self.mmc().mm_timer(tid as usize, seq),
-            Ev::MmAuto => self.mmc().kswapd_auto(),
+            Ev::ActiveBalance(cpu) => self.w.m.kt.k.active_load_balance_cpu_stop(cpu),
+            Ev::NohzKick(cpu) => self.w.m.kt.k.nohz_idle_balance(cpu),
+            Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
+            Ev::RtoPushIpi(cpu) => self.w.m.kt.k.rto_push_irq_work_func(cpu),
+            Ev::BlkDone(req) => self.w.m.kt.blk_done(req),
+            Ev::IrqDone(cpu, action) => self.w.m.kt.irq_done(cpu as usize, action),
+            Ev::PoolIdleTimer(pool) => self.w.m.kt.pool_idle_timer(pool),
+            Ev::MmTimer(tid, seq) => self.w.m.mm_timer(tid as usize, seq),
+            Ev::MmAuto => self.w.m.kswapd_auto(),
             Ev::Sample => {
                 self.take_sample();
-                let next = self.k.now + self.stats.rec.interval;
+                let next = self.w.m.kt.k.now + self.stats.rec.interval;
                 if next < self.end_ns {
-                    self.k.q.schedule(Instant(next), Ev::Sample);
+                    self.w.m.kt.k.q.schedule(Instant(next), Ev::Sample);
                 }
             }
             Ev::End => {}
@@ -315,22 +318,22 @@ impl Sim {
     }
 
     fn take_sample(&mut self) {
-        for cpu in 0..self.k.sched.rqs.len() {
-            self.k.sched.account_cpu(cpu, self.k.now);
+        for cpu in 0..self.w.m.kt.k.sched.rqs.len() {
+            self.w.m.kt.k.sched.account_cpu(cpu, self.w.m.kt.k.now);
         }
-        if self.stats.rec.warmup > 0 && self.k.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
-            self.stats.task_base = (0..self.k.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
+        if self.stats.rec.warmup > 0 && self.w.m.kt.k.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
+            self.stats.task_base = (0..self.w.m.kt.k.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
             self.stats.kernel_base = Some(crate::stats::KernelBase {
-                idle_usage: self.k.cpuidle.devs.iter().map(|d| d.usage.clone()).collect(),
-                idle_time: self.k.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
-                disks: self.block.disks.iter().map(|d| d.stats_at(self.k.now)).collect(),
-                works_done: self.kthreads.works_done.clone(),
-                vm: self.mm.ev,
-                lru_lock: self.mm.nodes.iter().map(|n| n.lru_lock.stats).collect(),
-                zone_lock: self.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
+                idle_usage: self.w.m.kt.k.cpuidle.devs.iter().map(|d| d.usage.clone()).collect(),
+                idle_time: self.w.m.kt.k.cpuidle.devs.iter().map(|d| d.time_ns.clone()).collect(),
+                disks: self.w.m.kt.block.disks.iter().map(|d| d.stats_at(self.w.m.kt.k.now)).collect(),
+                works_done: self.w.m.kt.kthreads.works_done.clone(),
+                vm: self.w.m.mm.ev,
+                lru_lock: self.w.m.mm.nodes.iter().map(|n| n.lru_lock.stats).collect(),
+                zone_lock: self.w.m.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
             });
         }
-        let accts: Vec<CpuTime> = self.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();
-        self.stats.rec.sample(self.k.now, &accts);
+        let accts: Vec<CpuTime> = self.w.m.kt.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();
+        self.stats.rec.sample(self.w.m.kt.k.now, &accts);
     }
 }

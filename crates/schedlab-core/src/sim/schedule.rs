@@ -10,7 +10,7 @@
 //! - The tick: the timer softirq's expired timers (vmstat_update) run
 //!   between the tick's hard-interrupt part and SCHED_SOFTIRQ.
 //! - Blocking (and io_schedule): the worker's hook before the task leaves
-//!   its runqueue (kthread/ctx.rs).
+//!   its runqueue (kthread/floor.rs).
 
 use crate::sched::core::Switch;
 use crate::sched::task::TaskId;
@@ -21,53 +21,53 @@ impl Sim {
     /// (a switch may mark others).
     pub(crate) fn flush_resched(&mut self) {
         // Two buffers swapped back and forth: no allocation per event.
-        let mut cpus = std::mem::take(&mut self.k.sched.resched_spare);
-        while !self.k.sched.resched_pending.is_empty() {
-            std::mem::swap(&mut cpus, &mut self.k.sched.resched_pending);
+        let mut cpus = std::mem::take(&mut self.w.m.kt.k.sched.resched_spare);
+        while !self.w.m.kt.k.sched.resched_pending.is_empty() {
+            std::mem::swap(&mut cpus, &mut self.w.m.kt.k.sched.resched_pending);
             cpus.sort_unstable();
             cpus.dedup();
             for &cpu in &cpus {
-                if self.k.sched.rqs[cpu].need_resched {
+                if self.w.m.kt.k.sched.rqs[cpu].need_resched {
                     self.schedule(cpu);
                 }
             }
             cpus.clear();
         }
-        self.k.sched.resched_spare = cpus;
+        self.w.m.kt.k.sched.resched_spare = cpus;
     }
 
     /// __schedule() on `cpu` (sched/core.rs), with the workqueue's and the
     /// interpreter's parts at their places.
     pub fn schedule(&mut self, cpu: usize) {
-        let (prev, n, class, stopper) = match self.k.schedule_pick(cpu) {
+        let (prev, n, class, stopper) = match self.w.m.kt.k.schedule_pick(cpu) {
             Switch::Stay | Switch::Idle => return,
             Switch::To { prev, next, class, stopper } => (prev, next, class, stopper),
         };
-        if self.k.sched.tasks[n].worker.is_some() {
-            self.kt().wq_worker_running(n); // kthread/workqueue.rs
+        if self.w.m.kt.k.sched.tasks[n].worker.is_some() {
+            self.w.m.kt.wq_worker_running(n); // kthread/workqueue.rs
         }
-        let s = &mut self.k;
+        let s = &mut self.w.m.kt.k;
         s.context_switch(cpu, prev, n, stopper);
         if s.switched_in_ready(cpu, n) {
-            self.wlc().advance(n); // workload/interp.rs
+            self.w.advance(n); // workload/interp.rs
         }
-        self.k.schedule_finish(cpu, n, class);
+        self.w.m.kt.k.schedule_finish(cpu, n, class);
     }
 
     /// The tick on `cpu`: its hard-interrupt part (sched_tick,
     /// trigger_load_balance), TIMER_SOFTIRQ (the kernel's timers that
     /// expired: kthread/vmstat.rs), then SCHED_SOFTIRQ.
     pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
-        let Some(balance_due) = self.k.scheduler_tick(cpu) else {
+        let Some(balance_due) = self.w.m.kt.k.scheduler_tick(cpu) else {
             return;
         };
-        self.kt().run_housekeeping_timer(cpu);
-        self.k.run_tick_softirq(cpu, balance_due);
+        self.w.m.kt.run_housekeeping_timer(cpu);
+        self.w.m.kt.k.run_tick_softirq(cpu, balance_due);
     }
 
     /// A running task goes to sleep (sched/core.rs `block`); a workqueue
-    /// worker first lets its pool know (sched_submit_work; kthread/ctx.rs).
+    /// worker first lets its pool know (sched_submit_work; kthread/floor.rs).
     pub fn block(&mut self, tid: TaskId) {
-        self.kt().block(tid); // kthread/ctx.rs
+        self.w.m.kt.block(tid); // kthread/floor.rs
     }
 }

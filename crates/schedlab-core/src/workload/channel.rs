@@ -279,18 +279,18 @@ mod sim_tests {
     #[test]
     fn a_pinned_pipe_ping_pong_costs_two_writes_two_reads_two_switches() {
         let sim = run(&PINGPONG.replace("CPUS", "cpus = [0]"));
-        let end = sim.k.sched.tasks.iter().filter_map(|t| t.stats.exit_ns).max().expect("both exit");
+        let end = sim.w.m.kt.k.sched.tasks.iter().filter_map(|t| t.stats.exit_ns).max().expect("both exit");
         // 1,000 round trips of 2 x (350 + 300) ns plus two 2 us switches.
         let per = end / 1000;
         assert!((5_200..=5_500).contains(&per), "{per} ns per round trip");
-        assert!(sim.k.sched.tasks.iter().all(|t| t.stats.nvcsw >= 999));
+        assert!(sim.w.m.kt.k.sched.tasks.iter().all(|t| t.stats.nvcsw >= 999));
     }
 
     #[test]
     fn a_sync_wakeup_keeps_an_idle_prev_cpu_and_a_full_socket_blocks_its_sender() {
         let sim = run(&PINGPONG.replace("CPUS", ""));
         let ab: Vec<usize> =
-            sim.k.sched.tasks.iter().filter(|t| t.comm == "a" || t.comm == "b").map(|t| t.cpu).collect();
+            sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.comm == "a" || t.comm == "b").map(|t| t.cpu).collect();
         assert_ne!(ab[0], ab[1], "select_idle_sibling prefers the idle prev CPU over the waker's");
         // A sender 300 messages ahead of a slow reader blocks at 277 (unix).
         let text = "name = \"u\"\n[machine]\nsockets = 1\ncores_per_socket = 1\n\
@@ -299,7 +299,7 @@ mod sim_tests {
             [[task]]\nname = \"w\"\nprogram = [{ loop = { count = 300, body = [{ send = \"s\" }] } }]\n\
             [[task]]\nname = \"r\"\nstart = \"900us\"\nprogram = [{ recv = \"s\" }, { loop = { count = 0, body = [{ run = \"1s\" }] } }]\n";
         let sim = run(text);
-        let ch = &sim.wl.channels[0];
+        let ch = &sim.w.wl.channels[0];
         assert_eq!(ch.sent, 277, "the writer stops at sk_sndbuf");
         assert_eq!(ch.received, 1);
         assert_eq!(ch.writers.len(), 1, "and stays blocked: 276 queued is not a quarter full");

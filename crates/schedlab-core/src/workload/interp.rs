@@ -6,64 +6,64 @@ use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::error::SimError;
-use crate::kthread::ctx::LendsKthreads;
+use crate::kthread::floor::LendsKthreads;
 use crate::kthread::WorkDone;
 use crate::program::RtmtOp;
 use crate::sched::class::WF_SYNC;
 use crate::sched::task::{TaskId, TaskState};
 use crate::workload::channel::ChanKind;
-use crate::workload::ctx::WorkloadCtx;
+use crate::workload::floor::WorkloadFloor;
 use crate::workload::rt_migrate_test::RtmtAction;
 use crate::workload::{Op, QueueWorkOp};
 
-impl WorkloadCtx<'_> {
+impl WorkloadFloor {
     /// Interpret the task's program from its pc until it reaches an op that
     /// takes time or blocks. The task is running on its CPU.
     pub fn advance(&mut self, tid: TaskId) {
-        self.k.sched.tasks[tid].need_advance = false;
+        self.m.kt.k.sched.tasks[tid].need_advance = false;
         // Every task runs a program template (kworkers: their work items').
-        let Some(template) = self.k.sched.tasks[tid].template else { return };
-        let worker = self.k.sched.tasks[tid].worker.is_some();
+        let Some(template) = self.m.kt.k.sched.tasks[tid].template else { return };
+        let worker = self.m.kt.k.sched.tasks[tid].worker.is_some();
         let mut steps = 0u32;
         loop {
             steps += 1;
             if steps > 1_000_000 {
-                *self.fatal = Some(SimError::Invariant {
+                self.m.fatal = Some(SimError::Invariant {
                     message: format!(
                         "{}: no progress: task {} runs a million ops without letting simulated time pass (a loop of zero-time ops)",
-                        self.source, self.k.sched.tasks[tid].comm
+                        self.m.source, self.m.kt.k.sched.tasks[tid].comm
                     ),
                 });
                 return;
             }
-            let pc = self.k.sched.tasks[tid].pc;
+            let pc = self.m.kt.k.sched.tasks[tid].pc;
             let op = if worker {
                 // A kworker runs the ops of its work item (kthread/workqueue.rs).
-                self.kt().worker_op(tid, pc)
+                self.m.kt.worker_op(tid, pc)
             } else {
-                self.progs.templates[template].program.ops.get(pc).cloned()
+                self.m.kt.progs.templates[template].program.ops.get(pc).cloned()
             };
             let Some(op) = op else {
                 if worker {
-                    if self.kt().worker_next(tid) {
+                    if self.m.kt.worker_next(tid) {
                         continue;
                     }
                     return;
                 }
-                self.k.do_exit(tid);
+                self.m.kt.k.do_exit(tid);
                 return;
             };
             if op.may_sleep()
-                && self.k.sched.tasks[tid].cs_debt > 0
-                && self.k.sched.rqs[self.k.sched.tasks[tid].cpu].curr == Some(tid)
+                && self.m.kt.k.sched.tasks[tid].cs_debt > 0
+                && self.m.kt.k.sched.rqs[self.m.kt.k.sched.tasks[tid].cpu].curr == Some(tid)
             {
                 // The kernel time it owes (the switch to it, a wakeup's IPI
                 // or idle exit) passes before it can sleep again: the op
                 // goes on when its op timer has charged it (op_done).
-                self.k.sched.tasks[tid].need_advance = true;
+                self.m.kt.k.sched.tasks[tid].need_advance = true;
                 return;
             }
-            self.k.sched.tasks[tid].pc += 1;
+            self.m.kt.k.sched.tasks[tid].pc += 1;
             if !self.exec_op(tid, template, pc, op) {
                 return;
             }
@@ -72,11 +72,11 @@ impl WorkloadCtx<'_> {
 
     /// Give the task `w` ns of CPU work (%sys if `sys`); true when there is none.
     fn start_work(&mut self, tid: TaskId, w: u64, sys: bool) -> bool {
-        self.k.sched.tasks[tid].in_sys = sys;
+        self.m.kt.k.sched.tasks[tid].in_sys = sys;
         if w == 0 {
             return true;
         }
-        self.k.sched.tasks[tid].work_left = w;
+        self.m.kt.k.sched.tasks[tid].work_left = w;
         false
     }
 
@@ -86,57 +86,57 @@ impl WorkloadCtx<'_> {
     fn exec_op(&mut self, tid: TaskId, template: usize, pc: usize, op: Op) -> bool {
         match op {
             Op::Run(d) => {
-                let w = d.sample(&mut self.k.sched.tasks[tid].rng);
+                let w = d.sample(&mut self.m.kt.k.sched.tasks[tid].rng);
                 return self.start_work(tid, w, false);
             }
             Op::Sys(w) => return self.start_work(tid, w, true),
             Op::Runtime(d) => {
-                let w = d.sample(&mut self.k.sched.tasks[tid].rng);
-                self.k.sched.tasks[tid].runtime_end = Some(self.k.now + w);
+                let w = d.sample(&mut self.m.kt.k.sched.tasks[tid].rng);
+                self.m.kt.k.sched.tasks[tid].runtime_end = Some(self.m.kt.k.now + w);
                 return false;
             }
             Op::Sleep(d) => {
-                let w = d.sample(&mut self.k.sched.tasks[tid].rng);
+                let w = d.sample(&mut self.m.kt.k.sched.tasks[tid].rng);
                 self.block(tid);
-                self.arm_sleep_timer(tid, self.k.now + w);
+                self.arm_sleep_timer(tid, self.m.kt.k.now + w);
                 return false;
             }
             Op::Timer { period, relative, from_start } => {
-                let next = match self.k.sched.tasks[tid].timer_next {
-                    None if from_start => self.k.sched.tasks[tid].stats.start_ns + period,
-                    None => self.k.now + period,
+                let next = match self.m.kt.k.sched.tasks[tid].timer_next {
+                    None if from_start => self.m.kt.k.sched.tasks[tid].stats.start_ns + period,
+                    None => self.m.kt.k.now + period,
                     Some(n) => n + period,
                 };
-                if next > self.k.now {
-                    self.k.sched.tasks[tid].timer_next = Some(next);
+                if next > self.m.kt.k.now {
+                    self.m.kt.k.sched.tasks[tid].timer_next = Some(next);
                     self.block(tid);
                     self.arm_sleep_timer(tid, next);
                     return false;
                 }
                 // Late: no sleep; rt-app's relative mode moves the grid to now.
-                self.k.sched.tasks[tid].timer_next = Some(if relative { self.k.now } else { next });
+                self.m.kt.k.sched.tasks[tid].timer_next = Some(if relative { self.m.kt.k.now } else { next });
             }
             Op::Yield => {
-                self.k.sched.tasks[tid].sched_class().yield_task(self.k, tid);
-                self.k.sched.tasks[tid].need_advance = true;
-                let cpu = self.k.sched.tasks[tid].cpu;
-                self.k.resched_curr(cpu);
+                self.m.kt.k.sched.tasks[tid].sched_class().yield_task(&mut self.m.kt.k, tid);
+                self.m.kt.k.sched.tasks[tid].need_advance = true;
+                let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+                self.m.kt.k.resched_curr(cpu);
                 return false;
             }
             Op::LoopStart { count, .. } => {
                 // count 0: forever.
                 let n = if count == 0 { u64::MAX } else { count };
-                self.k.sched.tasks[tid].loop_stack.push((pc, n));
+                self.m.kt.k.sched.tasks[tid].loop_stack.push((pc, n));
             }
             Op::LoopEnd { start } => {
-                let top = self.k.sched.tasks[tid].loop_stack.last_mut().expect("loop stack");
+                let top = self.m.kt.k.sched.tasks[tid].loop_stack.last_mut().expect("loop stack");
                 if top.1 != u64::MAX {
                     top.1 -= 1;
                 }
                 if top.1 > 0 {
-                    self.k.sched.tasks[tid].pc = start + 1;
+                    self.m.kt.k.sched.tasks[tid].pc = start + 1;
                 } else {
-                    self.k.sched.tasks[tid].loop_stack.pop();
+                    self.m.kt.k.sched.tasks[tid].loop_stack.pop();
                 }
             }
             Op::Barrier(b) => {
@@ -144,10 +144,10 @@ impl WorkloadCtx<'_> {
                 bar.arrived.push(tid);
                 if bar.arrived.len() >= bar.participants {
                     let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
-                    let cpu = self.k.sched.tasks[tid].cpu;
+                    let cpu = self.m.kt.k.sched.tasks[tid].cpu;
                     for w in waiters {
                         if w != tid {
-                            self.k.try_to_wake_up(w, cpu, true);
+                            self.m.kt.k.try_to_wake_up(w, cpu, true);
                         }
                     }
                 } else {
@@ -169,34 +169,34 @@ impl WorkloadCtx<'_> {
                     self.wl.events[e].pending += 1;
                 } else {
                     let w = self.wl.events[e].waiters.remove(0);
-                    let cpu = self.k.sched.tasks[tid].cpu;
-                    self.k.record_wakee(tid, w);
-                    self.k.try_to_wake_up(w, cpu, true);
+                    let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+                    self.m.kt.k.record_wakee(tid, w);
+                    self.m.kt.k.try_to_wake_up(w, cpu, true);
                 }
             }
             Op::Send { ch, n } => {
-                return self.chan_send(tid, ch as usize + self.k.sched.tasks[tid].idx as usize % n as usize)
+                return self.chan_send(tid, ch as usize + self.m.kt.k.sched.tasks[tid].idx as usize % n as usize)
             }
             Op::Recv { ch, n } => {
-                return self.chan_recv(tid, ch as usize + self.k.sched.tasks[tid].idx as usize % n as usize)
+                return self.chan_recv(tid, ch as usize + self.m.kt.k.sched.tasks[tid].idx as usize % n as usize)
             }
             Op::Fork(g) => {
-                let tmpl = self.progs.templates[g].clone();
-                let idx = self.k.sched.group_tasks.get(g).copied().unwrap_or(0);
-                let child = self.k.alloc_task(g, Some(g), &tmpl, idx);
-                let cpu = self.k.sched.tasks[tid].cpu;
-                self.k.wake_up_new_task(child, Some(cpu));
+                let tmpl = self.m.kt.progs.templates[g].clone();
+                let idx = self.m.kt.k.sched.group_tasks.get(g).copied().unwrap_or(0);
+                let child = self.m.kt.k.alloc_task(g, Some(g), &tmpl, idx);
+                let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+                self.m.kt.k.wake_up_new_task(child, Some(cpu));
             }
             Op::Park => {
                 self.block(tid);
                 return false;
             }
             Op::Exit => {
-                self.k.do_exit(tid);
+                self.m.kt.k.do_exit(tid);
                 return false;
             }
             Op::Parallel { work, threads, min_chunk } => {
-                if let Some(t) = self.kt().ktask_run(tid, work, threads, min_chunk) {
+                if let Some(t) = self.m.kt.ktask_run(tid, work, threads, min_chunk) {
                     self.advance(t);
                 }
                 return false;
@@ -204,13 +204,13 @@ impl WorkloadCtx<'_> {
             Op::Rtmt(op) => self.exec_rtmt_op(tid, template, op),
             Op::RtmtRotate => return self.rtmt_rotate(tid, template),
             Op::QueueWork { .. } | Op::Io { .. } | Op::Dbench(_) => return self.exec_kernel_op(tid, op),
-            Op::Read { idx } => return self.mmc().mm_read(tid, idx as usize),
+            Op::Read { idx } => return self.m.mm_read(tid, idx as usize),
             Op::Kswapd(k) => {
-                self.mmc().kswapd(tid, k as usize);
+                self.m.kswapd(tid, k as usize);
                 return false;
             }
             Op::KtaskHelper(job) => {
-                if let Some(t) = self.kt().ktask_helper(tid, job) {
+                if let Some(t) = self.m.kt.ktask_helper(tid, job) {
                     self.advance(t);
                 }
                 return false;
@@ -221,23 +221,24 @@ impl WorkloadCtx<'_> {
 
     /// An rt-migrate-test op (workload/rt_migrate_test.rs) of task `tid`.
     fn exec_rtmt_op(&mut self, tid: TaskId, template: usize, op: RtmtOp) {
-        let cpu = self.k.sched.tasks[tid].cpu;
-        self.k.update_curr(cpu);
-        let (pid, now, exec) = (self.k.sched.tasks[tid].pid, self.k.now, self.k.sched.tasks[tid].se.sum_exec_runtime);
+        let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+        self.m.kt.k.update_curr(cpu);
+        let (pid, now, exec) =
+            (self.m.kt.k.sched.tasks[tid].pid, self.m.kt.k.now, self.m.kt.k.sched.tasks[tid].se.sum_exec_runtime);
         let Some(rtmt) = self.wl.rtmt.as_mut() else { return };
         match rtmt.op(op, pid, now, exec) {
             RtmtAction::Continue => {}
             RtmtAction::BreakLoop => {
                 // `break` out of the iteration loop: its LoopEnd ends it.
-                if let Some(top) = self.k.sched.tasks[tid].loop_stack.last_mut() {
+                if let Some(top) = self.m.kt.k.sched.tasks[tid].loop_stack.last_mut() {
                     top.1 = 1;
                 }
             }
             RtmtAction::LeaveLoop => {
                 // Continue after the innermost loop's LoopEnd.
-                if let Some((start, _)) = self.k.sched.tasks[tid].loop_stack.pop() {
-                    if let Op::LoopStart { end, .. } = self.progs.templates[template].program.ops[start] {
-                        self.k.sched.tasks[tid].pc = end + 1;
+                if let Some((start, _)) = self.m.kt.k.sched.tasks[tid].loop_stack.pop() {
+                    if let Op::LoopStart { end, .. } = self.m.kt.progs.templates[template].program.ops[start] {
+                        self.m.kt.k.sched.tasks[tid].pc = end + 1;
                     }
                 }
             }
@@ -251,9 +252,9 @@ impl WorkloadCtx<'_> {
         match op {
             Op::QueueWork { idx, .. } => {
                 let QueueWorkOp { wq, program, cpu, wait } = self.wl.queue_works[idx as usize];
-                let here = self.k.sched.tasks[tid].cpu;
+                let here = self.m.kt.k.sched.tasks[tid].cpu;
                 let done = WorkDone { wake: wait.then_some(tid), submit: None };
-                self.kt().queue_work(wq, program, cpu.unwrap_or(here), done, true);
+                self.m.kt.queue_work(wq, program, cpu.unwrap_or(here), done, true);
                 if wait {
                     // flush_work(): wait_for_completion(), not iowait.
                     self.block(tid);
@@ -262,14 +263,20 @@ impl WorkloadCtx<'_> {
             }
             Op::Io { idx, .. } => {
                 let io = self.wl.io_ops[idx as usize];
-                let here = self.k.sched.tasks[tid].cpu;
-                let req =
-                    self.block.alloc_request(self.k.now, io.disk, io.op, io.bytes, io.wait.then_some(tid), io.end_io);
+                let here = self.m.kt.k.sched.tasks[tid].cpu;
+                let req = self.m.kt.block.alloc_request(
+                    self.m.kt.k.now,
+                    io.disk,
+                    io.op,
+                    io.bytes,
+                    io.wait.then_some(tid),
+                    io.end_io,
+                );
                 match io.submit {
                     Some((wq, program)) => {
-                        self.kt().queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
+                        self.m.kt.queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
                     }
-                    None => self.block.submit_bio(req, here, self.k.now, &mut self.k.q),
+                    None => self.m.kt.block.submit_bio(req, here, self.m.kt.k.now, &mut self.m.kt.k.q),
                 }
                 if io.wait {
                     self.io_block(tid, io.iowait);
@@ -277,7 +284,7 @@ impl WorkloadCtx<'_> {
                 }
             }
             Op::Dbench(op) => {
-                let (now, start) = (self.k.now, self.k.warmup);
+                let (now, start) = (self.m.kt.k.now, self.m.kt.k.warmup);
                 self.wl.dbench.op(tid, op, now, start);
             }
             _ => unreachable!("not a kernel op"),
@@ -288,70 +295,70 @@ impl WorkloadCtx<'_> {
     /// rt-migrate-test's rotating thread pins itself to the next CPU of its
     /// mask (sched_setaffinity). Returns false when the pin moved it.
     fn rtmt_rotate(&mut self, tid: usize, template: usize) -> bool {
-        let save = self.progs.templates[template].cpus.clone();
+        let save = self.m.kt.progs.templates[template].cpus.clone();
         let Some(rtmt) = self.wl.rtmt.as_mut() else { return true };
         let target = rtmt.next_rotate_cpu(|c| save.test(c));
-        let mut mask = CpuMask::new(self.k.sched.rqs.len());
+        let mut mask = CpuMask::new(self.m.kt.k.sched.rqs.len());
         mask.set(target);
-        let cpu = self.k.sched.tasks[tid].cpu;
-        self.k.set_cpus_allowed_curr(tid, mask);
+        let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+        self.m.kt.k.set_cpus_allowed_curr(tid, mask);
         if target == cpu {
             return true;
         }
         // affine_move_task(): its CPU left the mask, so the stopper
         // (migration_cpu_stop) moves it now; it goes on with its program on
         // the new CPU.
-        self.k.sched.tasks[tid].need_advance = true;
-        self.k.sched.tasks[tid].cs_debt += 2 * self.k.cfg.costs.context_switch_ns;
-        self.k.stopper_preempt_curr(cpu, tid);
-        self.k.move_queued_task(tid, cpu, target, cpu);
-        self.k.resched_curr(cpu);
+        self.m.kt.k.sched.tasks[tid].need_advance = true;
+        self.m.kt.k.sched.tasks[tid].cs_debt += 2 * self.m.kt.k.cfg.costs.context_switch_ns;
+        self.m.kt.k.stopper_preempt_curr(cpu, tid);
+        self.m.kt.k.move_queued_task(tid, cpu, target, cpu);
+        self.m.kt.k.resched_curr(cpu);
         false
     }
 
     pub(crate) fn op_done(&mut self, cpu: usize) {
-        self.k.sched.rqs[cpu].op_key = None;
-        let Some(tid) = self.k.sched.rqs[cpu].curr else { return };
-        self.k.update_curr(cpu);
-        let t = &self.k.sched.tasks[tid];
-        if t.se.exec_start > self.k.now {
+        self.m.kt.k.sched.rqs[cpu].op_key = None;
+        let Some(tid) = self.m.kt.k.sched.rqs[cpu].curr else { return };
+        self.m.kt.k.update_curr(cpu);
+        let t = &self.m.kt.k.sched.tasks[tid];
+        if t.se.exec_start > self.m.kt.k.now {
             // Not started yet (idle exit or interrupt): wait for it.
-            self.k.arm_op_timer(cpu);
+            self.m.kt.k.arm_op_timer(cpu);
             return;
         }
         if let Some(end) = t.runtime_end {
-            if self.k.now < end || t.cs_debt > 0 {
-                self.k.arm_op_timer(cpu);
+            if self.m.kt.k.now < end || t.cs_debt > 0 {
+                self.m.kt.k.arm_op_timer(cpu);
                 return;
             }
-            self.k.sched.tasks[tid].runtime_end = None;
+            self.m.kt.k.sched.tasks[tid].runtime_end = None;
         } else if t.work_left > 0 || t.cs_debt > 0 {
-            self.k.arm_op_timer(cpu);
+            self.m.kt.k.arm_op_timer(cpu);
             return;
         }
-        if self.k.sched.tasks[tid].ktask.is_some() && !self.k.sched.tasks[tid].need_advance {
-            if let Some(t) = self.kt().ktask_chunk_done(tid) {
+        if self.m.kt.k.sched.tasks[tid].ktask.is_some() && !self.m.kt.k.sched.tasks[tid].need_advance {
+            if let Some(t) = self.m.kt.ktask_chunk_done(tid) {
                 self.advance(t);
             }
         } else {
-            self.k.sched.tasks[tid].need_advance = true;
+            self.m.kt.k.sched.tasks[tid].need_advance = true;
             self.advance(tid);
         }
-        if self.k.sched.rqs[cpu].curr == Some(tid) && self.k.sched.tasks[tid].state == TaskState::Runnable {
-            self.k.arm_op_timer(cpu);
+        if self.m.kt.k.sched.rqs[cpu].curr == Some(tid) && self.m.kt.k.sched.tasks[tid].state == TaskState::Runnable {
+            self.m.kt.k.arm_op_timer(cpu);
         }
     }
 
     /// hrtimer_start of the sleep timer of `tid` (just blocked) for `expiry`.
     pub(crate) fn arm_sleep_timer(&mut self, tid: TaskId, expiry: u64) {
         let (at, hard) = self.hrtimer_fires_at(tid, expiry);
-        let cpu = self.k.sched.tasks[tid].cpu;
-        self.k.trace.hrtimer_start(self.k.now, cpu, &self.k.sched.tasks[tid], expiry, hard);
-        self.k.sched.tasks[tid].stats.timer_softexpires = Some(expiry);
-        if self.k.cpuidle.enabled() {
-            self.k.sched.rqs[cpu].hrtimers.push((at, tid));
+        let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+        self.m.kt.k.trace.hrtimer_start(self.m.kt.k.now, cpu, &self.m.kt.k.sched.tasks[tid], expiry, hard);
+        self.m.kt.k.sched.tasks[tid].stats.timer_softexpires = Some(expiry);
+        if self.m.kt.k.cpuidle.enabled() {
+            self.m.kt.k.sched.rqs[cpu].hrtimers.push((at, tid));
         }
-        self.k.q.schedule(Instant(at), Ev::Timeout(tid));
+        self.m.kt.k.q.schedule(Instant(at), Ev::Timeout(tid));
     }
 
     /// When the sleep timer of `tid` (just blocked) armed for `expiry`
@@ -368,18 +375,18 @@ impl WorkloadCtx<'_> {
     /// Returns (when it fires, its hard expiry).
     pub(crate) fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> (u64, u64) {
         // Timer slack dates from 2.6.28.
-        let slack = if self.k.sched.tasks[tid].policy.is_rt() || !self.k.cfg.mech.hrtimer_slack {
+        let slack = if self.m.kt.k.sched.tasks[tid].policy.is_rt() || !self.m.kt.k.cfg.mech.hrtimer_slack {
             0
         } else {
-            self.k.cfg.costs.timer_slack_ns
+            self.m.kt.k.cfg.costs.timer_slack_ns
         };
         if slack == 0 {
             return (expiry, expiry);
         }
-        let cpu = self.k.sched.tasks[tid].cpu;
-        let tick = self.k.cfg.tick_ns;
+        let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+        let tick = self.m.kt.k.cfg.tick_ns;
         let next_tick = expiry.div_ceil(tick) * tick;
-        if self.k.sched.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
+        if self.m.kt.k.sched.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
             (next_tick + 1, expiry + slack)
         } else {
             (expiry + slack, expiry + slack)
@@ -394,7 +401,7 @@ impl WorkloadCtx<'_> {
         if ch.queued >= ch.capacity {
             ch.writers.push(tid);
             // Woken, the task tries again.
-            self.k.sched.tasks[tid].pc -= 1;
+            self.m.kt.k.sched.tasks[tid].pc -= 1;
             self.block(tid);
             return false;
         }
@@ -404,9 +411,9 @@ impl WorkloadCtx<'_> {
         // (hackbench and perf have one reader per channel).
         if !ch.readers.is_empty() {
             let r = ch.readers.remove(0);
-            let cpu = self.k.sched.tasks[tid].cpu;
-            self.k.record_wakee(tid, r);
-            self.k.try_to_wake_up_flags(r, cpu, true, WF_SYNC);
+            let cpu = self.m.kt.k.sched.tasks[tid].cpu;
+            self.m.kt.k.record_wakee(tid, r);
+            self.m.kt.k.try_to_wake_up_flags(r, cpu, true, WF_SYNC);
         }
         true
     }
@@ -416,7 +423,7 @@ impl WorkloadCtx<'_> {
         let ch = &mut self.wl.channels[c];
         if ch.queued == 0 {
             ch.readers.push(tid);
-            self.k.sched.tasks[tid].pc -= 1;
+            self.m.kt.k.sched.tasks[tid].pc -= 1;
             self.block(tid);
             return false;
         }
@@ -429,10 +436,10 @@ impl WorkloadCtx<'_> {
             ChanKind::Unix if ch.writable() => std::mem::take(&mut ch.writers),
             _ => Vec::new(),
         };
-        let cpu = self.k.sched.tasks[tid].cpu;
+        let cpu = self.m.kt.k.sched.tasks[tid].cpu;
         for w in wake {
-            self.k.record_wakee(tid, w);
-            self.k.try_to_wake_up_flags(w, cpu, true, WF_SYNC);
+            self.m.kt.k.record_wakee(tid, w);
+            self.m.kt.k.try_to_wake_up_flags(w, cpu, true, WF_SYNC);
         }
         true
     }

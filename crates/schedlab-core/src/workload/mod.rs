@@ -3,8 +3,8 @@
 pub mod channel;
 pub mod compile;
 pub(crate) mod compile_ops;
-pub mod ctx;
 pub mod dbench;
+pub mod floor;
 pub mod interp;
 pub mod rt_migrate_test;
 

@@ -207,21 +207,21 @@ pub(crate) mod tests {
     #[test]
     fn source_and_target_load_bias() {
         let mut sim = sim_2635(false);
-        assert_eq!(sim.k.cfg.mech.balancer, BalancerEra::AvgLoad);
-        sim.k.sched.rqs[5].cfs.load_weight = 1024;
-        sim.k.sched.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
+        assert_eq!(sim.w.m.kt.k.cfg.mech.balancer, BalancerEra::AvgLoad);
+        sim.w.m.kt.k.sched.rqs[5].cfs.load_weight = 1024;
+        sim.w.m.kt.k.sched.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
         // idx 0: the instantaneous load.
-        assert_eq!((sim.k.source_load(5, 0), sim.k.target_load(5, 0)), (1024, 1024));
+        assert_eq!((sim.w.m.kt.k.source_load(5, 0), sim.w.m.kt.k.target_load(5, 0)), (1024, 1024));
         // idx 2 reads cpu_load[1]: a source is underestimated, a target not.
-        assert_eq!((sim.k.source_load(5, 2), sim.k.target_load(5, 2)), (512, 1024));
+        assert_eq!((sim.w.m.kt.k.source_load(5, 2), sim.w.m.kt.k.target_load(5, 2)), (512, 1024));
         // The load left: the history keeps the target looking busy.
-        sim.k.sched.rqs[5].cfs.load_weight = 0;
-        assert_eq!((sim.k.source_load(5, 1), sim.k.target_load(5, 1)), (0, 1024));
+        sim.w.m.kt.k.sched.rqs[5].cfs.load_weight = 0;
+        assert_eq!((sim.w.m.kt.k.source_load(5, 1), sim.w.m.kt.k.target_load(5, 1)), (0, 1024));
         // NO_LB_BIAS: instantaneous everywhere.
-        let v = sim.k.cfg.version;
-        sim.k.cfg.features.apply("NO_LB_BIAS", v).unwrap();
-        assert_eq!((sim.k.source_load(5, 1), sim.k.target_load(5, 1)), (0, 0));
+        let v = sim.w.m.kt.k.cfg.version;
+        sim.w.m.kt.k.cfg.features.apply("NO_LB_BIAS", v).unwrap();
+        assert_eq!((sim.w.m.kt.k.source_load(5, 1), sim.w.m.kt.k.target_load(5, 1)), (0, 0));
         // No SMT on 4x4: every CPU has the full power.
-        assert_eq!(sim.k.power_of(0), 1024);
+        assert_eq!(sim.w.m.kt.k.power_of(0), 1024);
     }
 }

@@ -24,9 +24,9 @@ fn hogs(version: &str, features: &str, us: u64) -> Sim {
 /// share of V); return it.
 fn ineligible_curr(sim: &mut Sim) -> TaskId {
     for _ in 0..100 {
-        sim.k.update_curr(0);
-        let c = sim.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.k.entity_eligible(0, c) {
+        sim.w.m.kt.k.update_curr(0);
+        let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
+        if !sim.w.m.kt.k.entity_eligible(0, c) {
             return c;
         }
         sim.end_ns += 50_000;
@@ -41,20 +41,20 @@ fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_is() {
     let c = ineligible_curr(&mut sim);
     sim.block(c);
     sim.flush_resched();
-    let (t, rq) = (&sim.k.sched.tasks[c], &sim.k.sched.rqs[0]);
+    let (t, rq) = (&sim.w.m.kt.k.sched.tasks[c], &sim.w.m.kt.k.sched.rqs[0]);
     assert!(t.se.sched_delayed && t.se.on_rq && t.state == TaskState::Blocked);
     assert_eq!((rq.nr_running, rq.cfs.h_nr_running, rq.cfs.h_nr_delayed), (3, 3, 1));
     assert_ne!(rq.curr, Some(c), "a delayed task is not picked to run");
     assert!(rq.cfs.tasks_timeline.iter().any(|&(_, t)| t == c), "it waits in the tree");
     // Allowed everywhere now, with CPU 1 idle: a wakeup of a delayed task
     // does not choose a CPU (ttwu_runnable), and it keeps its negative lag.
-    sim.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
-    sim.k.sched.tasks[c].nr_cpus_allowed = 2;
-    let v = sim.k.sched.tasks[c].se.vruntime;
-    sim.k.try_to_wake_up(c, 1, false);
-    let t = &sim.k.sched.tasks[c];
+    sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
+    sim.w.m.kt.k.sched.tasks[c].nr_cpus_allowed = 2;
+    let v = sim.w.m.kt.k.sched.tasks[c].se.vruntime;
+    sim.w.m.kt.k.try_to_wake_up(c, 1, false);
+    let t = &sim.w.m.kt.k.sched.tasks[c];
     assert!(!t.se.sched_delayed && t.state == TaskState::Runnable);
-    assert_eq!((t.cpu, t.se.vruntime, sim.k.sched.rqs[0].cfs.h_nr_delayed), (0, v, 0));
+    assert_eq!((t.cpu, t.se.vruntime, sim.w.m.kt.k.sched.rqs[0].cfs.h_nr_delayed), (0, v, 0));
     sim.check_invariants().expect("invariants");
 }
 
@@ -64,12 +64,12 @@ fn the_pick_that_reaches_a_delayed_task_completes_its_dequeue() {
     let c = ineligible_curr(&mut sim);
     sim.block(c);
     sim.flush_resched();
-    assert!(sim.k.sched.tasks[c].se.sched_delayed);
+    assert!(sim.w.m.kt.k.sched.tasks[c].se.sched_delayed);
     // Nobody wakes it: within a few slices V passes it, a pick reaches it
     // and its sleep completes (the checker runs after every event).
     sim.end_ns += 20_000_000;
     sim.run().expect("run");
-    let (t, rq) = (&sim.k.sched.tasks[c], &sim.k.sched.rqs[0]);
+    let (t, rq) = (&sim.w.m.kt.k.sched.tasks[c], &sim.w.m.kt.k.sched.rqs[0]);
     assert!(!t.se.sched_delayed && !t.se.on_rq && t.state == TaskState::Blocked);
     assert_eq!((rq.nr_running, rq.cfs.h_nr_delayed), (2, 0));
     // DELAY_ZERO: the lag it leaves with is never positive.
@@ -83,12 +83,12 @@ fn without_delay_dequeue_or_before_6_12_a_sleeper_leaves_at_once() {
         let c = ineligible_curr(&mut sim);
         sim.block(c);
         sim.flush_resched();
-        let t = &sim.k.sched.tasks[c];
+        let t = &sim.w.m.kt.k.sched.tasks[c];
         assert!(!t.se.sched_delayed && !t.se.on_rq, "{version} {features}");
-        assert_eq!(sim.k.sched.rqs[0].nr_running, 2, "{version} {features}");
-        sim.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
-        sim.k.sched.tasks[c].nr_cpus_allowed = 2;
-        sim.k.try_to_wake_up(c, 1, false);
-        assert_eq!(sim.k.sched.tasks[c].cpu, 1, "{version} {features}: woken onto the idle CPU");
+        assert_eq!(sim.w.m.kt.k.sched.rqs[0].nr_running, 2, "{version} {features}");
+        sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
+        sim.w.m.kt.k.sched.tasks[c].nr_cpus_allowed = 2;
+        sim.w.m.kt.k.try_to_wake_up(c, 1, false);
+        assert_eq!(sim.w.m.kt.k.sched.tasks[c].cpu, 1, "{version} {features}: woken onto the idle CPU");
     }
 }

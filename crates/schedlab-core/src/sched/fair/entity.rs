@@ -418,17 +418,17 @@ mod tests {
     /// Pull CPU 0's leftmost waiting task to the empty CPU 1; return how far
     /// it lands from CPU 1's min_vruntime (vruntime - min_vruntime).
     fn pull_leftmost(sim: &mut Sim) -> i128 {
-        sim.k.update_curr(0);
-        let curr = sim.k.sched.rqs[0].cfs.curr.expect("a hog runs");
-        let mut queued = sim.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
+        sim.w.m.kt.k.update_curr(0);
+        let curr = sim.w.m.kt.k.sched.rqs[0].cfs.curr.expect("a hog runs");
+        let mut queued = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
         let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
         // The leftmost holds min_vruntime back: curr and the next one are
         // to its right (the state in which the two rules differ).
-        assert!(sim.k.sched.tasks[curr].se.vruntime > left && next > left);
-        let l = sim.k.sched.rqs[0].cfs.leftmost().expect("queued").1;
-        let before = sim.k.sched.rqs[1].cfs.min_vruntime;
-        sim.k.move_queued_task(l, 0, 1, 1);
-        sim.k.sched.tasks[l].se.vruntime as i128 - before as i128
+        assert!(sim.w.m.kt.k.sched.tasks[curr].se.vruntime > left && next > left);
+        let l = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("queued").1;
+        let before = sim.w.m.kt.k.sched.rqs[1].cfs.min_vruntime;
+        sim.w.m.kt.k.move_queued_task(l, 0, 1, 1);
+        sim.w.m.kt.k.sched.tasks[l].se.vruntime as i128 - before as i128
     }
 
     #[test]

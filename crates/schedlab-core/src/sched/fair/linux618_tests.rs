@@ -33,14 +33,14 @@ fn hogs(version: &str, n0: usize, n1: usize, us: u64) -> Sim {
 /// DELAY_DEQUEUE it stays queued, sched_delayed. It may then go anywhere.
 fn delayed_on_cpu0(sim: &mut Sim) -> TaskId {
     for _ in 0..200 {
-        sim.k.update_curr(0);
-        let c = sim.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.k.entity_eligible(0, c) {
+        sim.w.m.kt.k.update_curr(0);
+        let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
+        if !sim.w.m.kt.k.entity_eligible(0, c) {
             sim.block(c);
             sim.flush_resched();
-            assert!(sim.k.sched.tasks[c].se.sched_delayed);
-            sim.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
-            sim.k.sched.tasks[c].nr_cpus_allowed = 2;
+            assert!(sim.w.m.kt.k.sched.tasks[c].se.sched_delayed);
+            sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
+            sim.w.m.kt.k.sched.tasks[c].nr_cpus_allowed = 2;
             return c;
         }
         sim.end_ns += 50_000;
@@ -52,7 +52,7 @@ fn delayed_on_cpu0(sim: &mut Sim) -> TaskId {
 /// An lb_env of CPU 1 pulling from CPU 0 at the lowest level.
 fn pull_env(sim: &Sim, migration_type: MigrationType) -> LbEnv {
     LbEnv {
-        sd: sim.k.topo.cpu_domains[1][0],
+        sd: sim.w.m.kt.k.topo.cpu_domains[1][0],
         lvl: 0,
         dst_cpu: 1,
         src_cpu: 0,
@@ -72,10 +72,10 @@ fn pull_env(sim: &Sim, migration_type: MigrationType) -> LbEnv {
 
 /// CPU 1's periodic balance at the lowest level: the tasks it moved.
 fn balance_cpu1(sim: &mut Sim) -> u32 {
-    let sd = sim.k.topo.cpu_domains[1][0];
-    assert_eq!(sim.k.topo.domains[sd].span, vec![0, 1]);
+    let sd = sim.w.m.kt.k.topo.cpu_domains[1][0];
+    assert_eq!(sim.w.m.kt.k.topo.domains[sd].span, vec![0, 1]);
     let mut go_on = true;
-    sim.k.load_balance(1, 0, CpuIdleType::Idle, &mut go_on)
+    sim.w.m.kt.k.load_balance(1, 0, CpuIdleType::Idle, &mut go_on)
 }
 
 #[test]
@@ -85,15 +85,18 @@ fn a_delayed_task_does_not_make_its_cpu_look_busy_from_6_14() {
     // h_nr_runnable counts one, which is not worth moving.
     for counts_runnable in [true, false] {
         let mut sim = hogs("6.18", 2, 0, 20_000);
-        let m = &mut sim.k.cfg.mech;
+        let m = &mut sim.w.m.kt.k.cfg.mech;
         assert!(m.lb_counts_runnable_only);
         // Only the count differs: the delayed task may move in both runs.
         (m.lb_counts_runnable_only, m.lb_skip_delayed, m.lb_eligible_first) = (counts_runnable, false, false);
         let d = delayed_on_cpu0(&mut sim);
-        assert_eq!((sim.k.sched.rqs[0].cfs.h_nr_running, sim.k.lb_h_nr_running(0)), (2, 2 - counts_runnable as u32));
+        assert_eq!(
+            (sim.w.m.kt.k.sched.rqs[0].cfs.h_nr_running, sim.w.m.kt.k.lb_h_nr_running(0)),
+            (2, 2 - counts_runnable as u32)
+        );
         let moved = balance_cpu1(&mut sim);
         assert_eq!(moved, u32::from(!counts_runnable), "h_nr_runnable {counts_runnable}");
-        assert_eq!(sim.k.sched.tasks[d].cpu, if counts_runnable { 0 } else { 1 });
+        assert_eq!(sim.w.m.kt.k.sched.tasks[d].cpu, if counts_runnable { 0 } else { 1 });
         sim.check_invariants().expect("invariants");
     }
 }
@@ -105,14 +108,14 @@ fn a_delayed_task_moves_only_to_even_out_load_from_6_14() {
     // CPU 1 is empty, so the eligibility rule does not apply.
     for (mt, ok) in [(MigrationType::Task, false), (MigrationType::Util, false), (MigrationType::Load, true)] {
         let mut env = pull_env(&sim, mt);
-        assert_eq!(sim.k.can_migrate_task(d, &mut env, false), ok, "{mt:?}");
+        assert_eq!(sim.w.m.kt.k.can_migrate_task(d, &mut env, false), ok, "{mt:?}");
         // The refusal comes before the affinity test: LBF_ALL_PINNED stays.
         assert_eq!(env.all_pinned, !ok, "{mt:?}");
     }
     // Active balance's lb_env is migrate_load.
-    assert!(sim.k.can_migrate_task(d, &mut pull_env(&sim, MigrationType::Task), true));
-    sim.k.cfg.mech.lb_skip_delayed = false;
-    assert!(sim.k.can_migrate_task(d, &mut pull_env(&sim, MigrationType::Task), false), "6.12 moves it");
+    assert!(sim.w.m.kt.k.can_migrate_task(d, &mut pull_env(&sim, MigrationType::Task), true));
+    sim.w.m.kt.k.cfg.mech.lb_skip_delayed = false;
+    assert!(sim.w.m.kt.k.can_migrate_task(d, &mut pull_env(&sim, MigrationType::Task), false), "6.12 moves it");
     assert!(!crate::kernel::Mechanisms::of(crate::kernel::KernelVersion::parse("6.12").unwrap()).lb_skip_delayed);
 }
 
@@ -123,10 +126,10 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
     // A waiting task of CPU 0 that is not eligible there.
     let mut found = None;
     for _ in 0..400 {
-        sim.k.update_curr(0);
-        let curr = sim.k.sched.rqs[0].curr;
-        let queued: Vec<TaskId> = sim.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).collect();
-        if let Some(&t) = queued.iter().find(|&&t| Some(t) != curr && !sim.k.entity_eligible(0, t)) {
+        sim.w.m.kt.k.update_curr(0);
+        let curr = sim.w.m.kt.k.sched.rqs[0].curr;
+        let queued: Vec<TaskId> = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).collect();
+        if let Some(&t) = queued.iter().find(|&&t| Some(t) != curr && !sim.w.m.kt.k.entity_eligible(0, t)) {
             found = Some(t);
             break;
         }
@@ -134,22 +137,22 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
         sim.run().expect("run");
     }
     let p = found.expect("an ineligible waiting task");
-    sim.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(2);
-    sim.k.sched.tasks[p].nr_cpus_allowed = 2;
+    sim.w.m.kt.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(2);
+    sim.w.m.kt.k.sched.tasks[p].nr_cpus_allowed = 2;
     let mut env = pull_env(&sim, MigrationType::Load);
-    assert!(!sim.k.can_migrate_task(p, &mut env, false), "refused while nr_balance_failed is 0");
+    assert!(!sim.w.m.kt.k.can_migrate_task(p, &mut env, false), "refused while nr_balance_failed is 0");
     assert!(env.all_pinned, "before the affinity test");
     // After a failed balance it may go.
-    sim.k.sched.rqs[1].sd[0].nr_balance_failed = 1;
-    assert!(sim.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
-    sim.k.sched.rqs[1].sd[0].nr_balance_failed = 0;
+    sim.w.m.kt.k.sched.rqs[1].sd[0].nr_balance_failed = 1;
+    assert!(sim.w.m.kt.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
+    sim.w.m.kt.k.sched.rqs[1].sd[0].nr_balance_failed = 0;
     // Without PLACE_LAG its lag would not follow it.
-    sim.k.cfg.features.apply("NO_PLACE_LAG", sim.k.cfg.version).expect("a feature");
-    assert!(sim.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
-    sim.k.cfg.features.apply("PLACE_LAG", sim.k.cfg.version).expect("a feature");
+    sim.w.m.kt.k.cfg.features.apply("NO_PLACE_LAG", sim.w.m.kt.k.cfg.version).expect("a feature");
+    assert!(sim.w.m.kt.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
+    sim.w.m.kt.k.cfg.features.apply("PLACE_LAG", sim.w.m.kt.k.cfg.version).expect("a feature");
     // 6.12 has no such rule.
-    sim.k.cfg.mech.lb_eligible_first = false;
-    assert!(sim.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
+    sim.w.m.kt.k.cfg.mech.lb_eligible_first = false;
+    assert!(sim.w.m.kt.k.can_migrate_task(p, &mut pull_env(&sim, MigrationType::Load), false));
 }
 
 #[test]
@@ -158,16 +161,23 @@ fn the_lag_clamp_is_the_largest_slice_plus_a_tick_from_6_18_17() {
     // 250). Old clamp: max(2 x 1.4, 4) = 4 ms; new: 1.4 + 4 = 5.4 ms.
     for (version, clamp) in [("6.18", 5_400_000), ("6.18.17", 5_400_000), ("6.18.16", 4_000_000), ("6.12", 4_000_000)] {
         let mut sim = hogs(version, 2, 0, 20_000);
-        sim.k.update_curr(0);
-        let c = sim.k.sched.rqs[0].curr.expect("a hog runs");
-        let q = sim.k.sched.rqs[0].cfs.leftmost().expect("a waiter").1;
-        assert_eq!((sim.k.sched.tasks[c].se.slice, sim.k.sched.tasks[q].se.slice), (1_400_000, 1_400_000));
+        sim.w.m.kt.k.update_curr(0);
+        let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
+        let q = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("a waiter").1;
+        assert_eq!(
+            (sim.w.m.kt.k.sched.tasks[c].se.slice, sim.w.m.kt.k.sched.tasks[q].se.slice),
+            (1_400_000, 1_400_000)
+        );
         // curr 1 s ahead: V moves half as far, so curr lags far behind
         // and the waiter far ahead; both lags are clamped.
-        sim.k.sched.tasks[c].se.vruntime += 1_000_000_000;
-        sim.k.update_entity_lag(0, c);
-        sim.k.update_entity_lag(0, q);
-        assert_eq!((sim.k.sched.tasks[c].se.vlag, sim.k.sched.tasks[q].se.vlag), (-clamp, clamp), "{version}");
+        sim.w.m.kt.k.sched.tasks[c].se.vruntime += 1_000_000_000;
+        sim.w.m.kt.k.update_entity_lag(0, c);
+        sim.w.m.kt.k.update_entity_lag(0, q);
+        assert_eq!(
+            (sim.w.m.kt.k.sched.tasks[c].se.vlag, sim.w.m.kt.k.sched.tasks[q].se.vlag),
+            (-clamp, clamp),
+            "{version}"
+        );
     }
 }
 
@@ -187,12 +197,12 @@ fn child_runtime_at_5ms(version: &str, no_preempt: Option<bool>) -> u64 {
     let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
     let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
     if let Some(v) = no_preempt {
-        sim.k.cfg.mech.fork_wakeup_no_preempt = v;
+        sim.w.m.kt.k.cfg.mech.fork_wakeup_no_preempt = v;
     }
     sim.run().expect("run");
-    let child = sim.k.sched.tasks.iter().position(|t| t.comm.starts_with("child")).expect("forked");
-    sim.k.update_curr(0);
-    sim.k.sched.tasks[child].se.sum_exec_runtime
+    let child = sim.w.m.kt.k.sched.tasks.iter().position(|t| t.comm.starts_with("child")).expect("forked");
+    sim.w.m.kt.k.update_curr(0);
+    sim.w.m.kt.k.sched.tasks[child].se.sum_exec_runtime
 }
 
 #[test]
@@ -213,30 +223,31 @@ fn the_wakeup_pick_completes_a_delayed_dequeue_from_6_18_33() {
     // without RUN_TO_PARITY the EEVDF pick is then the delayed task.
     for form_6_18_33 in [true, false] {
         let mut sim = hogs("6.18", 3, 0, 20_000);
-        sim.k.cfg.mech.fork_wakeup_no_preempt = form_6_18_33;
-        sim.k.cfg.features.apply("NO_RUN_TO_PARITY", sim.k.cfg.version).expect("a feature");
+        sim.w.m.kt.k.cfg.mech.fork_wakeup_no_preempt = form_6_18_33;
+        sim.w.m.kt.k.cfg.features.apply("NO_RUN_TO_PARITY", sim.w.m.kt.k.cfg.version).expect("a feature");
         let d = delayed_on_cpu0(&mut sim);
-        let v = sim.k.sched.tasks[d].se.vruntime;
-        sim.k.avg_sub(0, d);
-        assert!(sim.k.sched.rqs[0].cfs.tasks_timeline.remove(&(v, d)));
-        let v = sim.k.avg_vruntime(0);
-        sim.k.sched.tasks[d].se.vruntime = v;
-        sim.k.sched.tasks[d].se.deadline = 0;
-        sim.k.sched.rqs[0].cfs.tasks_timeline.insert((v, d));
-        sim.k.avg_add(0, d);
-        assert_eq!(sim.k.pick_eevdf(0), Some(d));
-        let curr = sim.k.sched.rqs[0].curr.expect("a hog runs");
-        let p = sim.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).find(|&t| t != d).expect("a waiter");
+        let v = sim.w.m.kt.k.sched.tasks[d].se.vruntime;
+        sim.w.m.kt.k.avg_sub(0, d);
+        assert!(sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.remove(&(v, d)));
+        let v = sim.w.m.kt.k.avg_vruntime(0);
+        sim.w.m.kt.k.sched.tasks[d].se.vruntime = v;
+        sim.w.m.kt.k.sched.tasks[d].se.deadline = 0;
+        sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.insert((v, d));
+        sim.w.m.kt.k.avg_add(0, d);
+        assert_eq!(sim.w.m.kt.k.pick_eevdf(0), Some(d));
+        let curr = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
+        let p =
+            sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).find(|&t| t != d).expect("a waiter");
         // A wakeup check for the other waiting hog (as if it had just woken).
-        sim.k.check_preempt_wakeup_fair(0, curr, p, WF_TTWU);
-        let t = &sim.k.sched.tasks[d];
+        sim.w.m.kt.k.check_preempt_wakeup_fair(0, curr, p, WF_TTWU);
+        let t = &sim.w.m.kt.k.sched.tasks[d];
         assert_eq!(t.se.sched_delayed, !form_6_18_33, "6.18.33 form {form_6_18_33}");
         assert_eq!(t.se.on_rq, !form_6_18_33);
         // A forked wakee returns before the pick: nothing changes.
         if !form_6_18_33 {
-            sim.k.cfg.mech.fork_wakeup_no_preempt = true;
-            sim.k.check_preempt_wakeup_fair(0, curr, p, WF_FORK);
-            assert!(sim.k.sched.tasks[d].se.sched_delayed);
+            sim.w.m.kt.k.cfg.mech.fork_wakeup_no_preempt = true;
+            sim.w.m.kt.k.check_preempt_wakeup_fair(0, curr, p, WF_FORK);
+            assert!(sim.w.m.kt.k.sched.tasks[d].se.sched_delayed);
         }
         sim.check_invariants().expect("invariants");
     }

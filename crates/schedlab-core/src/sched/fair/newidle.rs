@@ -129,7 +129,7 @@ mod tests {
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
         let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
         sim.run().expect("run");
-        let sd = &sim.k.sched.rqs[1].sd[0];
+        let sd = &sim.w.m.kt.k.sched.rqs[1].sd[0];
         (sd.stats.lb_count[CpuIdleType::NewlyIdle as usize], sd.newidle_ratio)
     }
 

@@ -131,12 +131,12 @@ mod tests {
     #[test]
     fn idle_load_uses_idle_power() {
         let mut sim = sim_2635(true);
-        sim.k.sched.rqs[2].cfs.idle_h_nr_running = 2;
-        assert_eq!(sim.k.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
+        sim.w.m.kt.k.sched.rqs[2].cfs.idle_h_nr_running = 2;
+        assert_eq!(sim.w.m.kt.k.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
         // The CPU spent its whole recent period on SCHED_NORMAL work.
-        sim.k.now = SCHED_AVG_PERIOD_NS / 2;
-        sim.k.sched.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
-        assert_eq!(sim.k.idle_power(2), 1);
-        assert_eq!(sim.k.idle_load(2), 6 * 1024);
+        sim.w.m.kt.k.now = SCHED_AVG_PERIOD_NS / 2;
+        sim.w.m.kt.k.sched.rqs[2].normal_avg = SCHED_AVG_PERIOD_NS + SCHED_AVG_PERIOD_NS / 2;
+        assert_eq!(sim.w.m.kt.k.idle_power(2), 1);
+        assert_eq!(sim.w.m.kt.k.idle_load(2), 6 * 1024);
     }
 }

@@ -23,23 +23,23 @@ fn machine(version: &str, preset: &str, busy: &[usize], kt_cpu: usize) -> (Sim, 
     let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
     let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
     sim.run().expect("run");
-    let id = |name: &str| sim.k.sched.tasks.iter().position(|t| t.comm == name).expect("task");
+    let id = |name: &str| sim.w.m.kt.k.sched.tasks.iter().position(|t| t.comm == name).expect("task");
     let (kt, p) = (id("kt"), id("p"));
     // p may go anywhere now (it was pinned only to be started next to kt).
-    let n = sim.k.sched.rqs.len();
-    sim.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(n);
-    sim.k.sched.tasks[p].nr_cpus_allowed = n;
+    let n = sim.w.m.kt.k.sched.rqs.len();
+    sim.w.m.kt.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(n);
+    sim.w.m.kt.k.sched.tasks[p].nr_cpus_allowed = n;
     (sim, kt, p)
 }
 
 #[test]
 fn an_idle_target_or_prev_is_taken_first() {
     let (mut sim, kt, p) = machine("5.5", "uma8", &[0], 3);
-    assert!(sim.k.idle_cpu(5) && !sim.k.idle_cpu(3));
+    assert!(sim.w.m.kt.k.idle_cpu(5) && !sim.w.m.kt.k.idle_cpu(3));
     // 1. The target is idle: the target.
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 5, Some(kt), 3, true), 5);
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 5, Some(kt), 3, true), 5);
     // 2. The target is busy, prev is idle and shares its cache: prev.
-    assert_eq!(sim.k.select_idle_sibling(p, 6, 0, Some(kt), 3, true), 6);
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 6, 0, Some(kt), 3, true), 6);
 }
 
 #[test]
@@ -48,62 +48,62 @@ fn a_busy_prev_sends_the_wakee_to_the_next_idle_cpu_of_the_llc_on_5_5() {
     // rule, recent_used_cpu is prev, so select_idle_cpu scans from 3 and
     // takes the first idle CPU after it: 4 (CPU 4 busy: 5).
     let (mut sim, kt, p) = machine("5.5", "uma8", &[], 3);
-    sim.k.sched.tasks[p].recent_used_cpu = 3;
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 3;
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
     let (mut sim, kt, p) = machine("5.5", "uma8", &[4], 3);
-    sim.k.sched.tasks[p].recent_used_cpu = 3;
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 5);
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 3;
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 5);
 }
 
 #[test]
 fn recent_used_cpu_is_tried_before_the_scan_and_becomes_prev() {
     let (mut sim, kt, p) = machine("5.5", "uma8", &[], 3);
-    sim.k.sched.tasks[p].recent_used_cpu = 6;
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 6);
-    assert_eq!(sim.k.sched.tasks[p].recent_used_cpu, 3, "prev is remembered for the next wakeup");
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 6;
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 6);
+    assert_eq!(sim.w.m.kt.k.sched.tasks[p].recent_used_cpu, 3, "prev is remembered for the next wakeup");
 }
 
 #[test]
 fn a_per_cpu_kthread_waking_a_task_on_its_own_cpu_stacks_it_from_5_6() {
     let (mut sim, kt, p) = machine("5.6", "uma8", &[], 3);
-    sim.k.sched.tasks[p].recent_used_cpu = 6;
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 6;
     // Waker is a per-CPU kthread, prev == this CPU, this rq runs only the
     // kthread: prev, although busy (and before recent_used_cpu).
-    assert_eq!(sim.k.sched.rqs[3].nr_running, 1);
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 3);
+    assert_eq!(sim.w.m.kt.k.sched.rqs[3].nr_running, 1);
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 3);
     // prev is another CPU than the waker's: no stacking.
-    assert_ne!(sim.k.select_idle_sibling(p, 5, 3, Some(kt), 3, true), 3);
+    assert_ne!(sim.w.m.kt.k.select_idle_sibling(p, 5, 3, Some(kt), 3, true), 3);
     // 5.6 has no in_task() test: an interrupt that lands while the
     // kthread runs stacks too (fixed in 5.17).
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, false), 3);
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, false), 3);
 }
 
 #[test]
 fn the_stacking_rule_needs_a_lone_per_cpu_kthread_waker() {
     // A second task queued behind the kthread: nr_running 2, no stacking.
     let (mut sim, kt, p) = machine("5.6", "uma8", &[3], 3);
-    assert_eq!(sim.k.sched.rqs[3].nr_running, 2);
-    sim.k.sched.tasks[p].recent_used_cpu = 3;
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
+    assert_eq!(sim.w.m.kt.k.sched.rqs[3].nr_running, 2);
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 3;
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
     // A kthread allowed on several CPUs (an unbound kworker) is no
     // per-CPU kthread.
     let (mut sim, kt, p) = machine("5.6", "uma8", &[], 3);
-    sim.k.sched.tasks[kt].nr_cpus_allowed = 2;
-    sim.k.sched.tasks[p].recent_used_cpu = 3;
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
+    sim.w.m.kt.k.sched.tasks[kt].nr_cpus_allowed = 2;
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 3;
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
     // Without the feature (the baseline of seed 001): no stacking.
     let (mut sim, kt, p) = machine("5.6", "uma8", &[], 3);
-    sim.k.cfg.features.apply("NO_KTHREAD_STACKING", sim.k.cfg.version).expect("a feature");
-    sim.k.sched.tasks[p].recent_used_cpu = 3;
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
+    sim.w.m.kt.k.cfg.features.apply("NO_KTHREAD_STACKING", sim.w.m.kt.k.cfg.version).expect("a feature");
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 3;
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 4);
 }
 
 #[test]
 fn from_5_17_only_a_waker_in_task_context_stacks() {
     let (mut sim, kt, p) = machine("6.1", "uma8", &[], 3);
-    assert_eq!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 3);
-    sim.k.sched.tasks[p].recent_used_cpu = 3;
-    assert_ne!(sim.k.select_idle_sibling(p, 3, 3, Some(kt), 3, false), 3, "an interrupt is not the kthread");
+    assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, true), 3);
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 3;
+    assert_ne!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, Some(kt), 3, false), 3, "an interrupt is not the kthread");
 }
 
 #[test]
@@ -112,8 +112,8 @@ fn with_smt_an_idle_core_is_preferred_to_an_idle_sibling() {
     // core of CPUs 4/5 idle: select_idle_core takes the whole idle core 4
     // over the idle sibling 3.
     let (mut sim, kt, p) = machine("5.5", "2x8smt", &[], 2);
-    sim.k.sched.tasks[p].recent_used_cpu = 2;
-    sim.k.update_idle_core(3);
-    let c = sim.k.select_idle_sibling(p, 2, 2, Some(kt), 2, true);
+    sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 2;
+    sim.w.m.kt.k.update_idle_core(3);
+    let c = sim.w.m.kt.k.select_idle_sibling(p, 2, 2, Some(kt), 2, true);
     assert_eq!(c, 4);
 }
