@@ -234,7 +234,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "difftest",
         help="generated scenarios in the simulator and on a real kernel (QEMU oracle), compared and shrunk",
     )
-    d.add_argument("--kernel", choices=tuple(ORACLE_KERNELS), default="6.1", help="oracle kernel (default 6.1)")
+    d.add_argument(
+        "--kernel", choices=tuple(ORACLE_KERNELS), help="oracle kernel (default 6.1; --local: from this host's release)"
+    )
+    d.add_argument(
+        "--local",
+        action="store_true",
+        help="the real runs on this kernel instead of under QEMU, every case on this host's machine (no boot)",
+    )
     d.add_argument("--out", metavar="DIR", help="the campaign directory (created, or resumed when it has one)")
     d.add_argument("--cases", type=int, default=100, metavar="N", help="generated cases in all (default 100)")
     d.add_argument("--seed", type=int, default=1, metavar="S", help="the first batch's seed (default 1)")

@@ -43,7 +43,7 @@ from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.validation.runners import GUEST_TIMEOUT_S, note, real_side, sim_side, sim_version
 
-__all__ = ["Campaign", "RealBatch", "candidates", "run_campaign", "shrink", "summary_table"]
+__all__ = ["Campaign", "RealBatch", "candidates", "local_batch", "run_campaign", "shrink", "summary_table"]
 
 #: The simulator's seed for every case (as the validation suite's).
 SIM_SEED = 1
@@ -70,6 +70,31 @@ def qemu_batch(kernel: str, progress: Callable[[str], None] = note) -> RealBatch
     return run
 
 
+def local_batch(progress: Callable[[str], None] = note) -> RealBatch:
+    """The cases on this kernel (``difftest --local``), one after another
+    with the runner: no boot, so a case costs its own run time."""
+    import tempfile
+
+    from schedlab import real
+    from schedlab.errors import SchedlabError
+
+    runner = real.find_runner()
+
+    def run(machine: Mapping[str, int], texts: Sequence[str]) -> list[Any]:
+        out: list[Any] = []
+        with tempfile.TemporaryDirectory(prefix="schedlab-difftest-") as tmp:
+            for i, text in enumerate(texts):
+                path = Path(tmp) / f"case{i}.toml"
+                path.write_text(text, encoding="utf-8")
+                try:
+                    out.append(real.run_real(str(path), runner=runner))
+                except SchedlabError as e:
+                    out.append(str(e))
+        return out
+
+    return run
+
+
 def sim_report(case: Case, version: str, costs: Sequence[Override]) -> dict[str, Any]:
     overrides: list[Override] = [("kernel.version", toml_literal(version)), *costs]
     return dict(native.run(case.text, case.name + ".toml", SIM_SEED, overrides, False))
@@ -83,7 +108,7 @@ class Campaign:
     doc: dict[str, Any]
 
     @classmethod
-    def open(cls, directory: str | Path, kernel: str) -> Campaign:
+    def open(cls, directory: str | Path, kernel: str, oracle: str = "qemu") -> Campaign:
         d = Path(directory)
         p = d / FILE
         if p.is_file():
@@ -91,9 +116,11 @@ class Campaign:
                 doc = json.loads(p.read_text(encoding="utf-8"))
             except ValueError as e:
                 raise UsageError("SL001", f"{p}: not JSON ({e}); accepted: a campaign written by difftest") from None
-            if doc.get("kernel") != kernel:
+            if doc.get("kernel") != kernel or doc.get("oracle", "qemu") != oracle:
+                was = "--local" if doc.get("oracle") == "local" else f"--kernel {doc.get('kernel')}"
                 raise UsageError(
-                    "SL001", f"{p}: a campaign of kernel {doc.get('kernel')}; accepted: --kernel {doc.get('kernel')}"
+                    "SL001",
+                    f"{p}: a campaign of kernel {doc.get('kernel')} ({doc.get('oracle', 'qemu')}); accepted: {was}",
                 )
             if doc.get("generator") != GENERATOR_VERSION:
                 raise UsageError(
@@ -108,6 +135,7 @@ class Campaign:
             raise UsageError("SL001", f"--out {d}: cannot create: {e.strerror or e}") from None
         doc = {
             "kernel": kernel,
+            "oracle": oracle,
             "generator": GENERATOR_VERSION,
             "tolerances": {k: v.text for k, v in TOLERANCES.items()},
             "waste_threshold_pct": WASTE_THRESHOLD_PCT,
@@ -342,11 +370,13 @@ def run_campaign(
     shrink_off: bool = True,
     calibrate: Callable[[], Mapping[str, Any]] | None = None,
     progress: Callable[[str], None] = note,
+    machine: tuple[tuple[str, int], ...] | None = None,
 ) -> dict[str, Any]:
     """Run batches from ``first_seed`` on until the campaign has ``cases``
     generated cases or ``budget_s`` wall seconds have gone (a boot is not
     started when the last one's wall time would overrun), then shrink the
-    disagreements not shrunk yet. Saves after each boot."""
+    disagreements not shrunk yet. Saves after each boot. ``machine``: every
+    batch on this machine (``--local``: the host's) instead of a drawn one."""
     kernel = camp.doc["kernel"]
     start = time.monotonic()
     deadline = None if budget_s is None else start + budget_s
@@ -365,7 +395,7 @@ def run_campaign(
         if seed in done:
             seed += 1
             continue
-        batch = generate_batch(seed)
+        batch = generate_batch(seed, machine=machine)
         t0 = time.monotonic()
         progress(f"batch {seed}: {describe(batch.cases[0]).split(':')[0]}, {len(batch.cases)} cases ...")
         for case, v, err, version, _, _ in evaluate(list(batch.cases), real, kernel, costs, camp):

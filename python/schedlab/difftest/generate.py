@@ -42,6 +42,7 @@ __all__ = [
     "TaskSpec",
     "case_toml",
     "generate_batch",
+    "host_machine",
     "machine_cpus",
 ]
 
@@ -120,6 +121,13 @@ def machine_cpus(m: dict[str, int]) -> int:
     return m.get("sockets", 1) * m.get("cores_per_socket", 1) * m.get("threads_per_core", 1)
 
 
+def host_machine(nr_cpus: int) -> tuple[tuple[str, int], ...]:
+    """The machine of a host of ``nr_cpus`` CPUs as the generator writes it:
+    one socket of that many cores (this machine's KVM guest: two vCPUs, no
+    SMT siblings, one LLC, one node)."""
+    return (("sockets", 1), ("cores_per_socket", nr_cpus))
+
+
 def _machine(rng: random.Random) -> tuple[tuple[str, int], ...]:
     kind = rng.choices(["flat", "smt", "sockets", "numa"], weights=[4, 3, 2, 2])[0]
     if kind == "flat":
@@ -193,11 +201,16 @@ def _tasks(rng: random.Random, nr: int) -> tuple[TaskSpec, ...]:
     return tuple(out)
 
 
-def generate_batch(seed: int, cases: int = CASES_PER_BATCH) -> Batch:
+def generate_batch(
+    seed: int, cases: int = CASES_PER_BATCH, machine: tuple[tuple[str, int], ...] | None = None
+) -> Batch:
     """Batch ``seed``: its machine and ``cases`` workloads. Deterministic in
-    the seed and ``GENERATOR_VERSION``."""
+    the seed and ``GENERATOR_VERSION``. ``machine``: this machine instead
+    of the drawn one (``difftest --local``: the host's own), the workloads
+    drawn for it."""
     rng = random.Random(f"schedlab-difftest-{GENERATOR_VERSION}-{seed}")
-    machine = _machine(rng)
+    drawn = _machine(rng)
+    machine = drawn if machine is None else machine
     nr = machine_cpus(dict(machine))
     return Batch(seed, machine, tuple(Case(seed, i, machine, _tasks(rng, nr)) for i in range(cases)))
 

@@ -7,7 +7,6 @@ fidelity table and the exit status; and the ``schedlab validate`` command
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,13 +16,17 @@ from typing import Any
 from schedlab.calibrate import check_calibration, cost_overrides, run_local, table_of
 from schedlab.errors import ScenarioError, UsageError
 from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
+from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
 from schedlab.validation.runners import (
     CALIBRATION_FILE,
     RealRunner,
     Side,
+    host_preempt,
+    host_series,
     kept_calibration,
     kept_real,
+    kept_series,
     local_real,
     note,
     qemu_calibration,
@@ -126,6 +129,7 @@ def validate(
     costs: Mapping[str, int] | None = None,
     repeat: int = 1,
     step: Callable[[str, float], None] | None = None,
+    sim_set: Sequence[Override] = (),
 ) -> dict[str, Any]:
     """Run the suite; the JSON document (``kernel``, ``results`` and extras).
     ``step``, when given, gets each finished scenario (its name and the
@@ -133,8 +137,10 @@ def validate(
     ``costs``: the real machine's measured cost constants ({key: ns}, see
     :mod:`schedlab.calibrate`), simulated in place of the defaults.
     ``repeat``: the simulator's side is the median of that many seeds (the
-    real side's repeats are the real runner's, see ``repeated_real``)."""
-    cost_sets = cost_overrides(costs or {})
+    real side's repeats are the real runner's, see ``repeated_real``).
+    ``sim_set``: overrides every simulator run takes before the entry's own
+    (``--local``: this host's preemption model)."""
+    cost_sets = [*cost_overrides(costs or {}), *sim_set]
     say = progress or (lambda m: None)
     entries = select_entries(suite, only)
     results: list[dict[str, Any]] = []
@@ -245,22 +251,43 @@ BUNDLED = "bundled"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from schedlab.qemu import kernel_for_version
-
     suite = load_suite(args.suite)
     entries = select_entries(suite, args.only)
     progress = None if args.quiet else note
+    host_sets: list[Override] = []
+    not_judged: list[str] = []
     if args.real_from == BUNDLED:
         # The guests' reports that ship with schedlab (package data).
         from schedlab._paths import VALIDATION
 
         args.real_from = str(VALIDATION / "real" / (args.kernel or "6.1"))
+    if args.real_from and not args.only:
+        # A directory of kept reports for part of the suite (this host's
+        # two-CPU scenarios, validation/real/local-6.18) judges that part;
+        # the rest is named, not skipped in silence.
+        kept = [e for e in entries if (Path(args.real_from) / f"{e.file.stem}.json").is_file()]
+        left = [e.name for e in entries if e not in kept]
+        if kept and left:
+            args.only = [e.name for e in kept]
+            entries = kept
+            not_judged = left
+            if progress:
+                progress(f"{args.real_from} has no reports for {len(left)} scenario(s), not judged: {' '.join(left)}")
     if args.real_from:
-        kernel = args.kernel or "6.1"
+        # The simulator runs the kept reports' kernel (6.18.44 for
+        # validation/real/local-6.18) unless --kernel names another.
+        kernel = args.kernel or kept_series(args.real_from) or "6.1"
         real_runner = kept_real(args.real_from)
     elif args.local:
-        kernel = args.kernel or kernel_for_version(".".join(os.uname().release.split(".")[:2]))
+        # The simulator runs this host's own release (sim_version reads it
+        # from each real report): 6.18.44 here, not the oracle era's 6.12.
+        kernel = args.kernel or host_series()
         real_runner = local_real(entries)
+        preempt = host_preempt()
+        if preempt is not None:
+            host_sets = [("kernel.preempt", toml_literal(preempt))]
+            if progress:
+                progress(f"this host's preemption model: {preempt} (the simulator takes it)")
     else:
         kernel = args.kernel or "6.1"
         real_runner = qemu_real(kernel, progress or (lambda m: None))
@@ -299,8 +326,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             costs=costs,
             repeat=args.repeat,
             step=steps.done,
+            sim_set=host_sets,
         )
     doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
+    if not_judged:
+        doc["not_judged"] = not_judged
     doc["wall_s"] = round(time.monotonic() - t0, 1)
     if args.json:
         write_json(args.json, doc)

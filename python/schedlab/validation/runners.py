@@ -35,9 +35,13 @@ __all__ = [
     "RUN_SEPARATOR",
     "RealRunner",
     "Side",
+    "host_preempt",
+    "host_series",
     "kept_calibration",
     "kept_real",
+    "kept_series",
     "local_real",
+    "local_tool",
     "note",
     "qemu_calibration",
     "qemu_real",
@@ -53,6 +57,42 @@ __all__ = [
 
 RUNNER_TARGET = "x86_64-unknown-linux-gnu"
 STATIC_RUNNER = Path("target") / RUNNER_TARGET / "release" / "schedlab-runner"
+
+
+def host_series() -> str:
+    """This host's kernel series (``6.18`` of ``6.18.44-fc-v657``), read by
+    the core: the version ``validate --local`` simulates (a series newer
+    than every modelled one runs the newest mechanisms, with the core's
+    note). ``UsageError`` (SL001) if the core cannot read the release."""
+    rel = os.uname().release
+    m = re.match(r"(\d+)\.(\d+)", rel)
+    try:
+        if m is None:
+            raise ValueError(rel)
+        return str(native.kernel_version(f"{m[1]}.{m[2]}")["version"])
+    except ValueError:
+        raise UsageError("SL001", f"--local: this host's kernel release {rel!r} is not a version the core reads; "
+                         "accepted: --kernel 6.1|6.12 to name the version to simulate") from None  # fmt: skip
+
+
+def host_preempt() -> str | None:
+    """This kernel's preemption model ("none", "voluntary", "full"), or
+    None when it cannot be read: debugfs's sched/preempt names the one in
+    force in parentheses under PREEMPT_DYNAMIC; without debugfs, the boot
+    log's "Dynamic Preempt: X" line (this machine's: none)."""
+    try:
+        text = Path("/sys/kernel/debug/sched/preempt").read_text()
+        m = re.search(r"\((\w+)\)", text)
+        if m:
+            return m[1] if m[1] in ("none", "voluntary", "full") else None
+    except OSError:
+        pass
+    try:
+        r = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.findall(r"Dynamic Preempt: (\w+)", r.stdout)
+    return found[-1] if found and found[-1] in ("none", "voluntary", "full") else None
 
 
 def sim_version(kernel: str, doc: Mapping[str, Any]) -> str:
@@ -265,11 +305,60 @@ def local_real(entries: Sequence[Entry]) -> RealRunner:
             + ", or the QEMU oracle (drop --local)",
         )
     runner = real.find_runner()
+    missing = sorted({e.tool[0] for e in entries if e.tool and shutil.which(_tool_program(e.tool)) is None})
+    if missing:
+        raise UsageError(
+            "SL001",
+            f"--local: the suite's tool rows need {', '.join(missing)} on this host; accepted: "
+            "`make test-tools` (apt: linux-perf, rt-tests), or --only without those scenarios",
+        )
 
     def run(entry: Entry) -> Mapping[str, Any]:
+        if entry.tool:
+            return local_tool(list(entry.tool))
         return real.run_real(str(entry.file), runner=runner)
 
     return run
+
+
+def _tool_program(argv: Sequence[str]) -> str:
+    """The program a tool command needs: the first word after taskset's
+    CPU list, or the command; for a ``sh -c`` script, the last command name
+    it runs that is a benchmark (cyclictest, hackbench, perf)."""
+    args = list(argv)
+    if args[:1] == ["taskset"] and len(args) >= 3:
+        args = args[3:] if args[1] == "-c" else args[2:]
+    if args[:2] == ["sh", "-c"] and len(args) >= 3:
+        for name in ("cyclictest", "hackbench", "perf"):
+            if re.search(rf"\b{name}\b", args[2]):
+                return name
+        return "sh"
+    return args[0] if args else "sh"
+
+
+def local_tool(argv: Sequence[str], timeout: float = GUEST_TIMEOUT_S) -> dict[str, Any]:
+    """A real tool run on this host (``validate --local``): the record a
+    guest's tool run gives (``source`` "real-tool"), with this host's kernel
+    in ``host`` so the simulator runs its release."""
+    import time
+
+    u = os.uname()
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise UsageError("SL001", f"--local: {' '.join(argv)}: still running after {timeout:.0f} s") from None
+    return {
+        "source": "real-tool",
+        "host": {"kernel_release": u.release, "kernel_version": u.version, "nr_cpus": os.cpu_count() or 1},
+        "oracle": {
+            "kernel": "local",
+            "release": u.release,
+            "wall_s": round(time.monotonic() - t0, 3),
+            "exit_status": r.returncode,
+        },
+        "tool": {"argv": list(argv), "stdout": r.stdout, "stderr": r.stderr},
+    }
 
 
 #: Between two runs' output in a repeated real tool's ``tool.stdout``.
@@ -369,6 +458,24 @@ def save_calibration(doc: Mapping[str, Any], directory: str) -> None:
     except OSError as e:
         raise UsageError("SL001", f"--save-real {directory}: cannot create: {e.strerror or e}") from None
     write_json(str(d / CALIBRATION_FILE), dict(doc))
+
+
+def kept_series(directory: str) -> str | None:
+    """The kernel series of reports kept in ``directory`` (``6.18`` of a
+    host's ``6.18.44-fc-v657``, ``6.12`` of a guest's ``6.12.95+deb12-amd64``),
+    from the first kept report naming its kernel; None when none does."""
+    for p in sorted(Path(directory).glob("*.json")):
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        rel = (doc.get("host") or {}).get("kernel_release") or (doc.get("oracle") or {}).get("release")
+        m = re.match(r"(\d+)\.(\d+)", str(rel or ""))
+        if m:
+            return f"{m[1]}.{m[2]}"
+    return None
 
 
 def kept_real(directory: str) -> RealRunner:

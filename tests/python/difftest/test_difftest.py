@@ -271,3 +271,25 @@ def test_a_batch_boots_once_and_reports_each_case() -> None:
         assert wasted_estimate_pct(d) is not None
     last = docs[1]
     assert isinstance(last, dict) and [t["comm"] for t in last["tasks"]] == ["a"]
+
+
+def test_a_local_campaign_draws_its_workloads_for_the_hosts_machine() -> None:
+    from schedlab.difftest.generate import host_machine
+
+    m = host_machine(2)
+    b = generate_batch(5, machine=m)
+    assert all(c.machine == m and c.nr_cpus == 2 for c in b.cases)
+    # Every pinned task fits the host, and the case is a valid scenario.
+    for c in b.cases:
+        assert all(t.cpus is None or int(t.cpus.split("-")[-1]) < 2 for t in c.tasks)
+        native.check(c.text, c.name + ".toml", [])
+    # Deterministic, and not the drawn machine's workloads renamed.
+    assert generate_batch(5, machine=m) == b
+
+
+def test_local_and_kernel_are_one_or_the_other(run_cli: RunCli, tmp_path: Path) -> None:
+    r = run_cli("difftest", "--local", "--kernel", "6.1", "--out", str(tmp_path))
+    assert r.returncode == 2 and "--local --kernel" in r.stderr
+    Campaign.open(tmp_path / "q", "6.1").save()
+    with pytest.raises(Exception, match=r"\(qemu\); accepted: --kernel 6\.1"):
+        Campaign.open(tmp_path / "q", "6.1", "local")

@@ -54,3 +54,18 @@ def test_tool_metrics_need_a_tool_and_a_tool_entry_only_tool_metrics(tmp_path) -
     (tmp_path / "suite.toml").write_text(bad.replace("±30 %", "±30 %"))
     with pytest.raises(ScenarioError, match="not measured when the entry runs a `tool`"):
         load_suite(tmp_path / "suite.toml")
+
+
+def test_a_tool_run_on_this_host_is_a_guests_tool_record() -> None:
+    from schedlab.validation.runners import _tool_program, host_preempt, host_series, local_tool
+
+    doc = local_tool(["sh", "-c", "echo 'Time: 1.5'"])
+    assert doc["source"] == "real-tool" and doc["oracle"]["exit_status"] == 0
+    assert parse_tool_output(doc["tool"]["stdout"], "tool_time", None) == 1.5
+    # The simulator runs this host's release (sim_version reads host).
+    assert doc["host"]["kernel_release"].startswith(host_series() + ".")
+    assert host_preempt() in (None, "none", "voluntary", "full")
+    # What each suite tool needs installed.
+    assert _tool_program(["taskset", "-c", "0", "perf", "bench"]) == "perf"
+    assert _tool_program(["hackbench", "-g", "1"]) == "hackbench"
+    assert _tool_program(["sh", "-c", "(loop) & cyclictest -m; kill %1"]) == "cyclictest"
