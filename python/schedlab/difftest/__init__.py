@@ -124,6 +124,7 @@ def cmd_difftest(args: argparse.Namespace) -> int:
     if not args.out:
         raise UsageError("SL001", "difftest: --out DIR is required (the campaign directory); accepted: --out DIR, "
                          "or --sim-only")  # fmt: skip
+    budget_s = _budget(args.budget)  # a bad --budget is an error before any boot or calibration
     camp = Campaign.open(args.out, args.kernel, "local" if local else "qemu")
     if args.rejudge:
         doc = rejudge(camp, progress)
@@ -137,7 +138,7 @@ def cmd_difftest(args: argparse.Namespace) -> int:
             local_batch(progress),
             cases=args.cases,
             first_seed=args.seed,
-            budget_s=_budget(args.budget),
+            budget_s=budget_s,
             shrink_off=not args.no_shrink,
             calibrate=run_local,
             progress=progress,
@@ -152,7 +153,7 @@ def cmd_difftest(args: argparse.Namespace) -> int:
             real,
             cases=args.cases,
             first_seed=args.seed,
-            budget_s=_budget(args.budget),
+            budget_s=budget_s,
             shrink_off=not args.no_shrink,
             calibrate=lambda: qemu_calibration(args.kernel, progress),
             progress=progress,
