@@ -1180,6 +1180,10 @@ class Report(_ReportKeys, total=False):
     """
     real: RealInfo
     """Real kernel: how the run went."""
+    repeat: int
+    """Real kernel: the number of runs this report is the median of (`--repeat N`, N > 1: every number is their
+    median).
+    """
     rt: RtInfo
     """Simulation: the RT class's counters over the whole run."""
     scenario_file: str

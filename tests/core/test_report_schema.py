@@ -82,7 +82,8 @@ def test_every_simulated_key_is_documented(name: str, overrides: dict[str, Any])
 
 
 def test_every_real_key_is_documented() -> None:
-    files = sorted((REPO / "validation" / "real").rglob("*.json"))
+    # host-sets.json: what a --local run's simulator took, not a report.
+    files = sorted(f for f in (REPO / "validation" / "real").rglob("*.json") if f.name != "host-sets.json")
     assert files, "validation/real holds the guests' reports"
     docs = documented()
     for f in files:

@@ -58,6 +58,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub scenario_file: Option<String>,
+    /// Real kernel: the number of runs this report is the median of
+    /// (`--repeat N`, N > 1: every number is their median).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub repeat: Option<u32>,
     /// The seed of the run (the simulator's RNG streams; the runner's
     /// distributions).
     pub seed: u64,

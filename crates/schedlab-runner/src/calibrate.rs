@@ -20,8 +20,26 @@
 //!   this one constant (the wakeup and the block have none of their own),
 //!   so it is measured as one: wake, block and switch.
 //! * `wakeup_ipi` (with a second CPU): a busy thread wakes one blocked on
-//!   an idle CPU; the median latency to the wakee's user space, less the
-//!   default `idle_exit` and the measured `context_switch`.
+//!   an idle CPU; the median latency to the wakee's user space, less
+//!   `idle_exit` (measured, else the default) and the measured
+//!   `context_switch`.
+//! * `timer_irq_delay` and `idle_exit`: a thread sleeps to an absolute
+//!   expiry 1 ms ahead (clock_nanosleep TIMER_ABSTIME, timer slack 1 ns)
+//!   on a CPU that is otherwise idle, first with /dev/cpu_dma_latency held
+//!   at 0 (the CPU polls in idle, as under cyclictest), then without. The
+//!   polled median lateness less the measured `context_switch` is
+//!   `timer_irq_delay` (the way from the expiry to the interrupt: a KVM
+//!   guest's host timer and VM entry; about 0 on bare metal); the halted
+//!   median less the polled one is `idle_exit` (leaving the idle state the
+//!   idle loop chose). Without the permission to open /dev/cpu_dma_latency
+//!   only `timer_irq_delay` is given, from the halted median less the
+//!   default `idle_exit` as well. The lateness runs on CLOCK_MONOTONIC:
+//!   wall time, the one figure here that must be.
+//! * `halt_poll` (with `idle_exit`): sleeps of 50 us to 1 ms without the
+//!   request; the longest whose lateness (and every shorter one's) stays
+//!   nearer the polled lateness than the halted one: the window in which a
+//!   KVM host's halt polling still catches the wakeup (0 on bare metal,
+//!   where no sleep is that cheap to leave, or where idle_exit is ~0).
 //! * `fork`: what the parent's CPU spends in the runner's own fork op (a
 //!   thread: clone, its stack, the runner's bookkeeping).
 //! * `exit`: what a child that exits at once costs, in all: the return
@@ -248,6 +266,120 @@ fn remote_wakeup(cpu: usize, other: usize, idle_exit_ns: u64, switch_ns: u64) ->
     Ok(figure("wakeup_ipi", v))
 }
 
+/// Sleeps per round of the timer lateness, and how far ahead each expires.
+const TIMER_SLEEPS: usize = 40;
+const TIMER_AHEAD_NS: u64 = 1_000_000;
+
+/// A CPU latency PM-QoS request of 0, held while the file is open
+/// (cpu_latency_qos_open: the request lives as long as the open file).
+fn hold_cpu_polling() -> Option<std::fs::File> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().write(true).open("/dev/cpu_dma_latency").ok()?;
+    f.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(f)
+}
+
+/// The median lateness of each round of absolute 1 ms sleeps on this CPU
+/// (see `timer_irq_delay` in the opening comment).
+fn timer_lateness() -> Result<Vec<u64>, String> {
+    // SAFETY: PR_SET_TIMERSLACK takes a value and changes only this thread.
+    if unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(os_err("prctl(PR_SET_TIMERSLACK, 1)"));
+    }
+    let mut v = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let mut lat = Vec::with_capacity(TIMER_SLEEPS);
+        for _ in 0..TIMER_SLEEPS {
+            let expiry = sys::now() + TIMER_AHEAD_NS;
+            while !sys::sleep_until(expiry) {}
+            lat.push(sys::now().saturating_sub(expiry));
+        }
+        lat.sort_unstable();
+        v.push(lat[lat.len() / 2]);
+    }
+    // Back to the default slack for the measurements that follow.
+    // SAFETY: as above; 0 restores the thread's default slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 0 as libc::c_ulong, 0, 0, 0) };
+    Ok(v)
+}
+
+/// Sleep lengths probed for the host's halt-polling window (us), the passes
+/// over them, and the sleeps of each probe.
+const HALT_PROBES_US: [u64; 9] = [50, 100, 150, 200, 300, 400, 500, 700, 1000];
+const HALT_PASSES: usize = 5;
+const HALT_SLEEPS: usize = 100;
+
+/// The median lateness of sleeps of `len_ns` (slack 1 ns, set by the caller).
+fn lateness_of(len_ns: u64, n: usize) -> u64 {
+    let mut lat = Vec::with_capacity(n);
+    for _ in 0..n {
+        let expiry = sys::now() + len_ns;
+        while !sys::sleep_until(expiry) {}
+        lat.push(sys::now().saturating_sub(expiry));
+    }
+    lat.sort_unstable();
+    lat[lat.len() / 2]
+}
+
+/// `halt_poll`: the longest probed sleep whose lateness, and that of every
+/// shorter one, stays nearer `polled_ns` (a CPU held polling) than
+/// `halted_ns` (a 1 ms halt): a halt the host's polling still catches. One
+/// figure per pass over the probes.
+fn halt_poll_window(polled_ns: u64, halted_ns: u64) -> Figure {
+    let threshold = polled_ns + halted_ns.saturating_sub(polled_ns) / 2;
+    // SAFETY: PR_SET_TIMERSLACK takes a value and changes only this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    let mut v = Vec::with_capacity(HALT_PASSES);
+    for _ in 0..HALT_PASSES {
+        let mut window = 0;
+        for us in HALT_PROBES_US {
+            if lateness_of(us * 1000, HALT_SLEEPS) >= threshold {
+                break;
+            }
+            window = us * 1000;
+        }
+        v.push(window);
+    }
+    // SAFETY: as above; 0 restores the thread's default slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 0 as libc::c_ulong, 0, 0, 0) };
+    figure("halt_poll", v)
+}
+
+/// `timer_irq_delay`, and `idle_exit` when the CPU could be held polling;
+/// `default_idle_exit_ns` stands for the latter when it could not.
+type ExitFigures = (Figure, Figure);
+
+fn timer_costs(switch_ns: u64, default_idle_exit_ns: u64) -> Result<(Figure, Option<ExitFigures>), String> {
+    let polled = match hold_cpu_polling() {
+        Some(qos) => {
+            let v = timer_lateness()?;
+            drop(qos);
+            Some(v)
+        }
+        None => None,
+    };
+    let halted = timer_lateness()?;
+    Ok(match polled {
+        Some(polled) => {
+            let delay = polled.iter().map(|&p| p.saturating_sub(switch_ns)).collect();
+            // Round by round: each halted round less the polled one of its rank.
+            let exit = halted.iter().zip(&polled).map(|(&h, &p)| h.saturating_sub(p)).collect();
+            let exit = figure("idle_exit", exit);
+            let med = |v: &[u64]| {
+                let mut s = v.to_vec();
+                s.sort_unstable();
+                s[s.len() / 2]
+            };
+            let window = halt_poll_window(med(&polled), med(&halted));
+            (figure("timer_irq_delay", delay), Some((exit, window)))
+        }
+        None => {
+            let delay = halted.iter().map(|&h| h.saturating_sub(switch_ns + default_idle_exit_ns)).collect();
+            (figure("timer_irq_delay", delay), None)
+        }
+    })
+}
+
 const FORK_SCENARIO: &str = r#"
 name = "schedlab-runner-calibrate-fork"
 [machine]
@@ -299,8 +431,15 @@ pub fn run() -> Result<(usize, Vec<Figure>), String> {
     let switch_ns = switch.median_ns;
     out.push(switch);
     out.extend(fork_exit_costs(cpu)?);
+    let default_idle_exit = schedlab_core::kernel::Costs::default().idle_exit_ns;
+    let (delay, exit) = timer_costs(switch_ns, default_idle_exit)?;
+    out.push(delay);
+    let idle_exit = exit.as_ref().map_or(default_idle_exit, |(f, _)| f.median_ns);
+    if let Some((exit, window)) = exit {
+        out.push(exit);
+        out.push(window);
+    }
     if let Some(&other) = allowed.get(1) {
-        let idle_exit = schedlab_core::kernel::Costs::default().idle_exit_ns;
         out.push(remote_wakeup(cpu, other, idle_exit, switch_ns)?);
     }
     Ok((cpu, out))

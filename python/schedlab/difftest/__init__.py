@@ -23,10 +23,9 @@ seed, its index and its scenario's hash.
 
 ``--local`` runs the real side on this kernel with the runner, no boot:
 every case on this host's own machine (its CPU count, one socket), the
-simulator at this host's release with its measured costs (the cases say
-PREEMPT_VOLUNTARY; this machine runs PREEMPT_NONE, which the model does not
-tell apart from it: both preempt a task only at the tick and on return to
-user space). Cheap enough for 100 cases and every disagreement shrunk.
+simulator at this host's release with its measured costs, preemption
+model and cpuidle driver (``host_sets``: on this machine PREEMPT_NONE and
+haltpoll). Cheap enough for 100 cases and every disagreement shrunk.
 
 ``--sim-only`` runs no guest: it generates the cases and lists those where
 the simulator wastes CPU (an idle CPU while a task allowed on it waits), the
@@ -132,6 +131,9 @@ def cmd_difftest(args: argparse.Namespace) -> int:
         import os
 
         from schedlab.calibrate import run_local
+        from schedlab.validation.runners import host_sets
+
+        camp.doc.setdefault("sim_set", [list(s) for s in host_sets()])
 
         doc = run_campaign(
             camp,

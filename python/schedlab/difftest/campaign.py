@@ -151,6 +151,12 @@ class Campaign:
         write_json(str(tmp), self.doc)
         tmp.replace(self.directory / FILE)
 
+    def sim_set(self) -> list[Override]:
+        """The overrides every simulator run of the campaign takes after the
+        costs (a --local campaign's: the host's preemption model and
+        cpuidle driver, ``host_sets``)."""
+        return [(str(k), str(v)) for k, v in self.doc.get("sim_set") or []]
+
     def done_seeds(self) -> set[int]:
         return {int(c["batch_seed"]) for c in self.doc["cases"] if not c.get("origin")}
 
@@ -380,7 +386,7 @@ def run_campaign(
     kernel = camp.doc["kernel"]
     start = time.monotonic()
     deadline = None if budget_s is None else start + budget_s
-    costs = _costs(camp, calibrate, progress)
+    costs = [*_costs(camp, calibrate, progress), *camp.sim_set()]
     done = camp.done_seeds()
     seed = first_seed
     last_boot = 0.0
@@ -441,7 +447,7 @@ def _verdict_of(rec: Mapping[str, Any]) -> Verdict:
 def rejudge(camp: Campaign, progress: Callable[[str], None] = note) -> dict[str, Any]:
     """Judge every case again from the kept real reports (after a model
     change); the shrinks' smallest cases too. No guest is booted."""
-    costs = cost_overrides(camp.doc.get("costs") or {})
+    costs = [*cost_overrides(camp.doc.get("costs") or {}), *camp.sim_set()]
     kernel = camp.doc["kernel"]
 
     def again(rec: dict[str, Any]) -> dict[str, Any]:

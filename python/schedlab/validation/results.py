@@ -16,15 +16,16 @@ from typing import Any
 from schedlab.calibrate import check_calibration, cost_overrides, run_local, table_of
 from schedlab.errors import ScenarioError, UsageError
 from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
-from schedlab.overrides import Override, toml_literal
+from schedlab.overrides import Override
 from schedlab.report import write_json
 from schedlab.validation.runners import (
     CALIBRATION_FILE,
     RealRunner,
     Side,
-    host_preempt,
     host_series,
+    host_sets,
     kept_calibration,
+    kept_host_sets,
     kept_real,
     kept_series,
     local_real,
@@ -35,6 +36,7 @@ from schedlab.validation.runners import (
     repeated_real,
     run_sim,
     save_calibration,
+    save_host_sets,
     saving_real,
     sim_version,
 )
@@ -254,7 +256,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     entries = select_entries(suite, args.only)
     progress = None if args.quiet else note
-    host_sets: list[Override] = []
+    sim_sets: list[Override] = []
     not_judged: list[str] = []
     if args.real_from == BUNDLED:
         # The guests' reports that ship with schedlab (package data).
@@ -278,16 +280,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         # validation/real/local-6.18) unless --kernel names another.
         kernel = args.kernel or kept_series(args.real_from) or "6.1"
         real_runner = kept_real(args.real_from)
+        sim_sets = kept_host_sets(args.real_from)
     elif args.local:
         # The simulator runs this host's own release (sim_version reads it
         # from each real report): 6.18.44 here, not the oracle era's 6.12.
         kernel = args.kernel or host_series()
         real_runner = local_real(entries)
-        preempt = host_preempt()
-        if preempt is not None:
-            host_sets = [("kernel.preempt", toml_literal(preempt))]
-            if progress:
-                progress(f"this host's preemption model: {preempt} (the simulator takes it)")
+        sim_sets = host_sets()
+        if args.save_real:
+            save_host_sets(sim_sets, args.save_real)
+        if progress and sim_sets:
+            progress("the simulator takes this host's " + ", ".join(f"{k} = {v}" for k, v in sim_sets))
     else:
         kernel = args.kernel or "6.1"
         real_runner = qemu_real(kernel, progress or (lambda m: None))
@@ -326,7 +329,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             costs=costs,
             repeat=args.repeat,
             step=steps.done,
-            sim_set=host_sets,
+            sim_set=sim_sets,
         )
     doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
     if not_judged:

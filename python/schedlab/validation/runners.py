@@ -35,9 +35,12 @@ __all__ = [
     "RUN_SEPARATOR",
     "RealRunner",
     "Side",
+    "host_cpuidle",
     "host_preempt",
     "host_series",
+    "host_sets",
     "kept_calibration",
+    "kept_host_sets",
     "kept_real",
     "kept_series",
     "local_real",
@@ -49,6 +52,7 @@ __all__ = [
     "repeated_real",
     "run_sim",
     "save_calibration",
+    "save_host_sets",
     "saving_real",
     "sim_side",
     "sim_version",
@@ -73,6 +77,31 @@ def host_series() -> str:
     except ValueError:
         raise UsageError("SL001", f"--local: this host's kernel release {rel!r} is not a version the core reads; "
                          "accepted: --kernel 6.1|6.12 to name the version to simulate") from None  # fmt: skip
+
+
+def host_cpuidle() -> str | None:
+    """This host's cpuidle table as ``machine.cpuidle`` names it, when the
+    model has it: ``haltpoll`` for a KVM guest's haltpoll driver (this
+    machine's); None for any other driver or none."""
+    try:
+        driver = Path("/sys/devices/system/cpu/cpuidle/current_driver").read_text().strip()
+    except OSError:
+        return None
+    return "haltpoll" if driver == "haltpoll" else None
+
+
+def host_sets() -> list[Override]:
+    """What every simulator run judged against this host takes before the
+    scenario's own settings: its preemption model and cpuidle driver, when
+    they can be read and the model has them."""
+    out: list[Override] = []
+    preempt = host_preempt()
+    if preempt is not None:
+        out.append(("kernel.preempt", toml_literal(preempt)))
+    idle = host_cpuidle()
+    if idle is not None:
+        out.append(("machine.cpuidle", toml_literal(idle)))
+    return out
 
 
 def host_preempt() -> str | None:
@@ -458,6 +487,35 @@ def save_calibration(doc: Mapping[str, Any], directory: str) -> None:
     except OSError as e:
         raise UsageError("SL001", f"--save-real {directory}: cannot create: {e.strerror or e}") from None
     write_json(str(d / CALIBRATION_FILE), dict(doc))
+
+
+#: In a --save-real directory of a --local run: the host settings the
+#: simulator took (``host_sets``), so that --real-from takes them again.
+HOST_SETS_FILE = "host-sets.json"
+
+
+def save_host_sets(sets: Sequence[Override], directory: str) -> None:
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError("SL001", f"--save-real {directory}: cannot create: {e.strerror or e}") from None
+    write_json(str(d / HOST_SETS_FILE), {"sets": [[k, v] for k, v in sets]})
+
+
+def kept_host_sets(directory: str) -> list[Override]:
+    """The host settings a --local run kept beside its reports; none when
+    the directory has no HOST_SETS_FILE (the QEMU guests' reports)."""
+    p = Path(directory) / HOST_SETS_FILE
+    if not p.is_file():
+        return []
+    doc = _read_kept(directory, p, "unreadable host settings", "a directory written by --save-real")
+    sets = doc.get("sets")
+    if not isinstance(sets, list) or not all(
+        isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) for x in s) for s in sets
+    ):
+        raise UsageError("SL001", f"{p}: sets: accepted: a list of [key, TOML value] string pairs")
+    return [(k, v) for k, v in sets]
 
 
 def kept_series(directory: str) -> str | None:

@@ -18,8 +18,8 @@
 //! tickless; their balancing is done for them by the ILB), and their own
 //! exit latencies are not charged to anyone.
 
-use crate::idle::menu::IdleEntry;
-use crate::idle::{Cpuidle, IdleEntryAt};
+use crate::idle::menu::{Choice, IdleEntry};
+use crate::idle::{Cpuidle, IdleEntryAt, IdleTable};
 
 /// The next timer of a CPU with no hrtimer armed. Deviation: the kernel's
 /// own timers (watchdogs, writeback, the clocksource watchdog, ...) are not
@@ -38,6 +38,21 @@ const MAX_TICK_REPLAYS: u32 = 64;
 pub struct IdleExit {
     pub exit_latency_ns: u64,
     pub polling: bool,
+}
+
+/// haltpoll_select() (drivers/cpuidle/governors/haltpoll.c): POLL, with
+/// the tick kept, under a PM-QoS request of 0; else HLT with the tick
+/// stopped, the guest's poll window being closed.
+///
+/// Deviation: the adaptive poll window (poll_limit_ns, grown from
+/// guest_halt_poll_ns by halt_poll_ns_grow) is not modelled: it is taken as
+/// 0, as `haltpoll.guest_halt_poll_ns=0` sets it on this project's KVM host.
+fn haltpoll_select(latency_req_ns: Option<u64>) -> Choice {
+    if latency_req_ns == Some(0) {
+        Choice { idx: 0, stop_tick: false, predicted_ns: 0 }
+    } else {
+        Choice { idx: 1, stop_tick: true, predicted_ns: 0 }
+    }
 }
 
 impl Cpuidle {
@@ -80,9 +95,17 @@ impl Cpuidle {
                 nr_iowaiters: entry.nr_iowaiters,
                 tick_ns: tick,
             };
-            let choice = dev.menu.select(states, e);
+            let choice = if table == IdleTable::Haltpoll {
+                haltpoll_select(self.latency_req_ns)
+            } else {
+                dev.menu.select(states, e, self.latency_req_ns)
+            };
             dev.usage[choice.idx] += 1;
-            let s = states[choice.idx];
+            let mut s = states[choice.idx];
+            if table == IdleTable::Haltpoll && !s.polling {
+                // The host's halt polling catches a short halt.
+                s.exit_latency_ns = if now - entry.at < self.halt_poll_ns { 0 } else { self.halt_exit_ns };
+            }
             let tick_first = !choice.stop_tick && next_tick_at < now && next_tick_at < entry.next_timer_at;
             if tick_first && replays < MAX_TICK_REPLAYS {
                 replays += 1;
@@ -96,5 +119,33 @@ impl Cpuidle {
             dev.tick_stopped = choice.stop_tick || tick_first;
             return Some(IdleExit { exit_latency_ns: s.exit_latency_ns, polling: s.polling });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: u64 = 4_000_000;
+
+    /// One idle period of `len` ns on CPU 0 of a haltpoll guest.
+    fn period(c: &mut Cpuidle, len: u64) -> IdleExit {
+        c.enter(0, 1_000, NO_TIMER_NS, 0, true);
+        c.exit(0, 1_000 + len, TICK).expect("in an idle period")
+    }
+
+    #[test]
+    fn a_haltpoll_guest_halts_unless_a_request_of_0_keeps_it_polling() {
+        // No request: HLT, whose exit costs what the host takes (the
+        // idle_exit figure), not the 1 us the driver declares.
+        let mut c = Cpuidle::new(Some(IdleTable::Haltpoll), 2, None, (40_000, 300_000));
+        assert_eq!(period(&mut c, 1_000_000), IdleExit { exit_latency_ns: 40_000, polling: false });
+        assert_eq!(c.devs[0].usage, vec![0, 1]);
+        // A halt shorter than the host's polling window costs nothing.
+        assert_eq!(period(&mut c, 200_000), IdleExit { exit_latency_ns: 0, polling: false });
+        // cyclictest's request: POLL, nothing to pay and no IPI needed.
+        let mut c = Cpuidle::new(Some(IdleTable::Haltpoll), 2, Some(0), (40_000, 300_000));
+        assert_eq!(period(&mut c, 1_000_000), IdleExit { exit_latency_ns: 0, polling: true });
+        assert_eq!(c.devs[0].usage, vec![1, 0]);
     }
 }

@@ -9,9 +9,8 @@
 //! tightened by the "performance multiplier": predicted / (1 + 10 x the
 //! CPU's tasks in iowait).
 //!
-//! Deviation: no PM-QoS requests, so the only latency limit is the
-//! multiplier's; every state is enabled; the POLL state's time limit is
-//! not modelled (a POLL period is measured like any other).
+//! Deviation: every state is enabled; the POLL state's time limit is not
+//! modelled (a POLL period is measured like any other).
 
 use crate::machine::idle_states::IdleState;
 
@@ -122,12 +121,20 @@ impl Menu {
         }
     }
 
-    /// menu_select(): the state for the idle period starting now.
-    pub fn select(&mut self, states: &[IdleState], e: IdleEntry) -> Choice {
+    /// menu_select(): the state for the idle period starting now, under the
+    /// PM-QoS CPU latency request `qos_ns` (cpuidle_governor_latency_req).
+    pub fn select(&mut self, states: &[IdleState], e: IdleEntry, qos_ns: Option<u64>) -> Choice {
         self.next_timer_ns = e.next_timer_ns;
         self.bucket = which_bucket(e.next_timer_ns, e.nr_iowaiters);
         let poll_only = Choice { idx: 0, stop_tick: !states[0].polling, predicted_ns: 0 };
-        if states.len() <= 1 || e.next_timer_ns < states[1].target_residency_ns {
+        // State 0 whatever comes (no other state, a request of 0, the next
+        // timer too close or the request too tight for state 1).
+        let qos = qos_ns.unwrap_or(u64::MAX);
+        if states.len() <= 1
+            || qos == 0
+            || e.next_timer_ns < states[1].target_residency_ns
+            || qos < states[1].exit_latency_ns
+        {
             self.last_state_idx = 0;
             return poll_only;
         }
@@ -137,7 +144,7 @@ impl Menu {
         let predicted_us =
             ((e.next_timer_ns as u128 * cf as u128 + scale as u128 / 2) / scale as u128).min(u64::MAX as u128) as u64;
         let mut predicted_ns = predicted_us.min(self.typical_interval_us(predicted_us)) * NSEC_PER_USEC;
-        let mut latency_req = u64::MAX;
+        let mut latency_req = qos;
         if e.tick_stopped {
             // The tick is not coming: a short prediction would only keep
             // the CPU shallow until the next timer.
@@ -241,7 +248,7 @@ mod tests {
     }
 
     fn name(m: &mut Menu, e: IdleEntry) -> &'static str {
-        SKX[m.select(&SKX, e).idx].name
+        SKX[m.select(&SKX, e, None).idx].name
     }
 
     #[test]
@@ -256,8 +263,21 @@ mod tests {
         assert_eq!(name(&mut m, entry(1_000_000)), "C6");
         // 10 ms and the tick 300 us away: C6 would be cut by the tick.
         let e = IdleEntry { delta_tick_ns: 300_000, ..entry(10_000_000) };
-        let c = m.select(&SKX, e);
+        let c = m.select(&SKX, e, None);
         assert_eq!((SKX[c.idx].name, c.stop_tick), ("C6", true), "long prediction: tick stopped, deep state");
+    }
+
+    #[test]
+    fn a_pm_qos_request_caps_the_exit_latency() {
+        let mut m = Menu::default();
+        // cyclictest's /dev/cpu_dma_latency of 0: POLL, whatever the timer.
+        let c = m.select(&SKX, entry(10_000_000), Some(0));
+        assert_eq!((SKX[c.idx].name, c.stop_tick), ("POLL", false));
+        // 50 us: C6 (133 us to leave) is out, C1E (10 us) is the deepest left.
+        let e = IdleEntry { delta_tick_ns: 300_000, ..entry(10_000_000) };
+        assert_eq!(SKX[Menu::default().select(&SKX, e, Some(50_000)).idx].name, "C1E");
+        // 1 us: tighter than C1's 2 us exit, so state 0.
+        assert_eq!(SKX[Menu::default().select(&SKX, e, Some(1_000)).idx].name, "POLL");
     }
 
     #[test]
@@ -265,7 +285,7 @@ mod tests {
         let mut m = Menu::default();
         // Eight idle periods of ~40 us each (a CPU woken by IO completions).
         for _ in 0..8 {
-            m.select(&SKX, entry(10_000_000));
+            m.select(&SKX, entry(10_000_000), None);
             m.reflect(&SKX, 40_000 + 10_000, false, TICK); // C6 then C1E: measured = residency - exit
         }
         assert!((30..=50).contains(&m.typical_interval_us(10_000)), "{}", m.typical_interval_us(10_000));
@@ -276,7 +296,7 @@ mod tests {
     fn scattered_intervals_are_not_typical() {
         let mut m = Menu::default();
         for (i, us) in [10u64, 3_000, 50, 7_000, 200, 1_500, 20, 9_000].into_iter().enumerate() {
-            m.select(&SKX, entry(10_000_000));
+            m.select(&SKX, entry(10_000_000), None);
             m.reflect(&SKX, us * 1000 + 133_000 * (i as u64 % 2), false, TICK);
         }
         assert_eq!(m.typical_interval_us(1_000_000), u32::MAX as u64);
@@ -310,7 +330,7 @@ mod tests {
         // The next timer is 10 ms out but something wakes the CPU after 1 ms,
         // again and again: the factor of that bucket falls towards 0.1.
         for _ in 0..64 {
-            m.select(&SKX, entry(10_000_000));
+            m.select(&SKX, entry(10_000_000), None);
             m.reflect(&SKX, 1_133_000, false, TICK);
         }
         let f = m.correction_factor[which_bucket(10_000_000, 0)];

@@ -1,9 +1,13 @@
 //! Models drivers/cpuidle/: the idle states a CPU can enter (the
-//! intel_idle tables, `states.rs`), the menu governor that picks one for
-//! each idle period (`menu.rs`), and the cpuidle core that runs the
-//! governor when a CPU goes idle and pays the chosen state's exit latency
-//! when it is woken (`cpuidle.rs`). docs/notes/seed-001-research.md §3 has
-//! the sources.
+//! intel_idle tables and a KVM guest's haltpoll driver,
+//! machine/idle_states.rs), the menu governor that picks one for each idle
+//! period (`menu.rs`; the haltpoll driver's own governor is in
+//! `cpuidle.rs`), and the cpuidle core that runs the governor when a CPU
+//! goes idle and pays the chosen state's exit latency when it is woken
+//! (`cpuidle.rs`). docs/notes/seed-001-research.md §3 has the sources.
+//! A PM-QoS CPU latency request (`kernel.cpu_dma_latency`) limits the
+//! states both governors may pick; without a driver it has no effect, as
+//! in the kernel (the idle loop's default_idle_call halts regardless).
 //!
 //! A machine without a table (`machine.cpuidle = "none"`, the default of
 //! the presets that model no particular CPU) has no cpuidle driver: its
@@ -48,14 +52,29 @@ pub struct CpuidleDevice {
 pub struct Cpuidle {
     pub table: Option<IdleTable>,
     pub devs: Vec<CpuidleDevice>,
+    /// The CPU latency PM-QoS request in force (`kernel.cpu_dma_latency`:
+    /// a process holding /dev/cpu_dma_latency open, as cyclictest does),
+    /// ns; None: no request (PM_QOS_CPU_LATENCY_DEFAULT_VALUE, no limit).
+    pub latency_req_ns: Option<u64>,
+    /// What leaving the haltpoll driver's HLT state costs
+    /// (`kernel.costs.idle_exit`; see idle_states.rs `HALTPOLL`).
+    pub halt_exit_ns: u64,
+    /// A halt woken within this long costs nothing to leave: the host
+    /// polls for the vCPU's wakeup before it deschedules its thread
+    /// (`kernel.costs.halt_poll`, KVM's halt_poll_ns).
+    pub halt_poll_ns: u64,
 }
 
 impl Cpuidle {
-    pub fn new(table: Option<IdleTable>, nr_cpus: usize) -> Self {
+    /// The driver of `table` on `nr_cpus` CPUs, under the PM-QoS request
+    /// `latency_req_ns`; `halt` is what leaving a KVM guest's HLT costs and
+    /// the host's halt-polling window (`kernel.costs.idle_exit`,
+    /// `kernel.costs.halt_poll`).
+    pub fn new(table: Option<IdleTable>, nr_cpus: usize, latency_req_ns: Option<u64>, halt: (u64, u64)) -> Self {
         let Some(t) = table else { return Cpuidle::default() };
         let n = t.states().len();
         let dev = CpuidleDevice { usage: vec![0; n], time_ns: vec![0; n], ..Default::default() };
-        Cpuidle { table, devs: vec![dev; nr_cpus] }
+        Cpuidle { table, devs: vec![dev; nr_cpus], latency_req_ns, halt_exit_ns: halt.0, halt_poll_ns: halt.1 }
     }
 
     #[inline]

@@ -32,6 +32,9 @@ pub(crate) struct RawKernel {
     pub(crate) fair: Option<String>,
     /// Per-CPU vmstat_update kworkers (kernel background activity).
     pub(crate) vmstat_kworkers: Option<bool>,
+    /// A CPU latency PM-QoS request held for the whole run
+    /// (/dev/cpu_dma_latency), a duration.
+    pub(crate) cpu_dma_latency: Option<String>,
     pub(crate) balancer: Option<String>,
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
@@ -61,6 +64,8 @@ pub(crate) struct RawCosts {
     pub(crate) migration_remote_node: Option<String>,
     pub(crate) wakeup_ipi: Option<String>,
     pub(crate) timer_slack: Option<String>,
+    pub(crate) timer_irq_delay: Option<String>,
+    pub(crate) halt_poll: Option<String>,
     pub(crate) idle_exit: Option<String>,
     pub(crate) irq: Option<String>,
     pub(crate) blk_complete: Option<String>,
@@ -208,6 +213,9 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     if let Some(v) = raw.vmstat_kworkers {
         kernel.vmstat_kworkers = v;
     }
+    if let Some(s) = &raw.cpu_dma_latency {
+        kernel.cpu_dma_latency_ns = Some(duration_at(s, file, "kernel.cpu_dma_latency")?);
+    }
     compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;
     Ok(kernel)
 }
@@ -285,6 +293,8 @@ fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Resul
         (&c.migration_remote_node, &mut costs.migration_remote_node_ns, "migration_remote_node"),
         (&c.wakeup_ipi, &mut costs.wakeup_ipi_ns, "wakeup_ipi"),
         (&c.timer_slack, &mut costs.timer_slack_ns, "timer_slack"),
+        (&c.timer_irq_delay, &mut costs.timer_irq_delay_ns, "timer_irq_delay"),
+        (&c.halt_poll, &mut costs.halt_poll_ns, "halt_poll"),
         (&c.idle_exit, &mut costs.idle_exit_ns, "idle_exit"),
         (&c.irq, &mut costs.irq_ns, "irq"),
         (&c.blk_complete, &mut costs.blk_complete_ns, "blk_complete"),

@@ -289,6 +289,25 @@ pub struct Costs {
     /// slack]: with another interrupt (the tick) inside that range it runs in
     /// it, after the tick; else at expiry + slack.
     pub timer_slack_ns: u64,
+    /// From a sleep timer's expiry to its interrupt on the CPU. 0 by
+    /// default: on bare metal the local APIC's TSC-deadline timer fires
+    /// within the clock's resolution and the handler's own time is not
+    /// charged (cyclictest's Min on an idle bare-metal x86 is 1-2 us, which
+    /// `idle_exit` and `context_switch` already hold). In a KVM guest the
+    /// host's hrtimer and the VM entry that injects the interrupt come
+    /// between: `schedlab-runner --calibrate` measures it (a thread's
+    /// absolute 1 ms sleeps on an idle CPU, the median lateness less
+    /// `idle_exit` and `context_switch`): 16-25 us on this project's KVM
+    /// host (validation/real/local-6.18/README.md).
+    pub timer_irq_delay_ns: u64,
+    /// A KVM guest's halted vCPU (`machine.cpuidle = "haltpoll"`) woken
+    /// within this long of halting pays no `idle_exit`: the host polls for
+    /// its wakeup before descheduling its thread (kvm.halt_poll_ns, x86
+    /// default 200 us, the window grown per vCPU up to it). 0 by default:
+    /// every halt pays. `schedlab-runner --calibrate` measures it as the
+    /// longest sleep whose lateness stays nearer the polled one than the
+    /// halted one: 300-400 us on this project's KVM host.
+    pub halt_poll_ns: u64,
     /// C1 exit latency when an idle CPU is woken: 2 us, Skylake-SP C1 in the
     /// intel_idle table [docs/LINUX-FACTS.md §9.4]. Deeper states are not modelled.
     pub idle_exit_ns: u64,
@@ -402,6 +421,8 @@ impl Default for Costs {
             migration_remote_node_ns: 100_000,
             wakeup_ipi_ns: 2_000,
             timer_slack_ns: 50_000,
+            timer_irq_delay_ns: 0,
+            halt_poll_ns: 0,
             idle_exit_ns: 2_000,
             irq_ns: 1_000,
             blk_complete_ns: 3_000,
@@ -453,6 +474,11 @@ pub struct KernelConfig {
     pub ktask_helper_nice: i32,
     /// Per-CPU vmstat_update kworkers (kthread/vmstat.rs); on by default.
     pub vmstat_kworkers: bool,
+    /// A CPU latency PM-QoS request held open for the whole run, ns: a
+    /// process that wrote it to /dev/cpu_dma_latency (cyclictest does, 0,
+    /// unless --laptop). cpuidle's governors pick no state that exits
+    /// slower (0: POLL only). None: no request.
+    pub cpu_dma_latency_ns: Option<u64>,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
     pub workqueues: Vec<crate::kernel::workqueue::WorkqueueDef>,
     /// `[kernel.vm]`: the vm sysctls (mm/).
@@ -479,6 +505,7 @@ impl KernelConfig {
             preempt: PreemptModel::None,
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
+            cpu_dma_latency_ns: None,
             workqueues: crate::kernel::workqueue::WorkqueueDef::system(),
             vm: crate::kernel::vm::VmConfig { workingset: mech.workingset, ..Default::default() },
             vm_given: false,

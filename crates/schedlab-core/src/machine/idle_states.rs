@@ -1,8 +1,9 @@
 //! Idle-state tables: each state's exit latency and target residency, as
 //! drivers/idle/intel_idle.c declares them (unchanged from 4.16 to 6.12 for
-//! these models; docs/LINUX-FACTS.md §9.4). State 0 is cpuidle's POLL
-//! state (poll_idle: spin with TIF_POLLING_NRFLAG set), which every x86
-//! table starts with.
+//! these models; docs/LINUX-FACTS.md §9.4), and the haltpoll driver of a
+//! KVM guest (drivers/cpuidle/cpuidle-haltpoll.c). State 0 is cpuidle's
+//! POLL state (poll_idle: spin with TIF_POLLING_NRFLAG set), which every
+//! x86 table starts with.
 
 /// One idle state (struct cpuidle_state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,22 +47,33 @@ pub const BDW: [IdleState; 9] = {
     t
 };
 
-/// A machine's idle-state table, by the intel_idle name.
+/// haltpoll_driver: a KVM guest's POLL and "haltpoll idle" (HLT), which
+/// declares 1 us of exit latency and residency. What leaving HLT really
+/// costs a guest is the host's: the vCPU's VM exit, the host waking its
+/// thread and the VM entry that injects the interrupt; the cpuidle core
+/// charges `kernel.costs.idle_exit` for it (`Cpuidle::halt_exit_ns`), the
+/// declared figure only steers the governor.
+pub const HALTPOLL: [IdleState; 2] = [POLL, state("haltpoll idle", 1, 1)];
+
+/// A machine's idle-state table, by the intel_idle name (or the driver's,
+/// `haltpoll`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdleTable {
     Skx,
     Hsw,
     Bdw,
+    Haltpoll,
 }
 
 impl IdleTable {
-    pub const ALL: [IdleTable; 3] = [IdleTable::Skx, IdleTable::Hsw, IdleTable::Bdw];
+    pub const ALL: [IdleTable; 4] = [IdleTable::Skx, IdleTable::Hsw, IdleTable::Bdw, IdleTable::Haltpoll];
 
     pub fn states(self) -> &'static [IdleState] {
         match self {
             IdleTable::Skx => &SKX,
             IdleTable::Hsw => &HSW,
             IdleTable::Bdw => &BDW,
+            IdleTable::Haltpoll => &HALTPOLL,
         }
     }
 
@@ -70,6 +82,7 @@ impl IdleTable {
             IdleTable::Skx => "skx",
             IdleTable::Hsw => "hsw",
             IdleTable::Bdw => "bdw",
+            IdleTable::Haltpoll => "haltpoll",
         }
     }
 

@@ -312,7 +312,7 @@ fn idle_table_at(name: Option<&str>, preset: Option<IdleTable>, file: &str) -> R
                 file,
                 "machine.cpuidle",
                 format!("unknown idle-state table \"{t}\""),
-                "skx (Skylake-SP, Cascade Lake), hsw (Haswell), bdw (Broadwell), none (no cpuidle driver)",
+                "skx (Skylake-SP, Cascade Lake), hsw (Haswell), bdw (Broadwell), haltpoll (a KVM guest), none (no cpuidle driver)",
             )
         }),
     }

@@ -100,12 +100,6 @@ impl Sim {
         let rqs = sched_init(&cfg, &topo, seed);
         let ngroups = topo.groups.len();
         let group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
-        let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
-        let events = sc
-            .events
-            .iter()
-            .map(|n| SyncObj { pending: crate::workload::initial_pending(n), ..SyncObj::default() })
-            .collect();
         let open_ended = sc.measure.duration.is_none();
         let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| sc.measure.warmup + d);
         let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);
@@ -162,7 +156,12 @@ impl Sim {
                                 rt_migrations: 0,
                                 migrations_by_distance: [0; 4],
                             },
-                            cpuidle: Cpuidle::new(sc.machine.idle_table, nr),
+                            cpuidle: Cpuidle::new(
+                                sc.machine.idle_table,
+                                nr,
+                                sc.kernel.cpu_dma_latency_ns,
+                                (sc.kernel.costs.idle_exit_ns, sc.kernel.costs.halt_poll_ns),
+                            ),
                             warmup: sc.measure.warmup,
                             trace,
                         },
@@ -184,22 +183,7 @@ impl Sim {
                     source: sc.source.clone(),
                     fatal: None,
                 },
-                wl: Workload {
-                    barriers,
-                    events,
-                    barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
-                    event_names: sc.events.clone(),
-                    channels: sc
-                        .channels
-                        .iter()
-                        .flat_map(|d| std::iter::repeat_n(d, d.count))
-                        .map(crate::workload::channel::Channel::new)
-                        .collect(),
-                    rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
-                    io_ops: sc.io_ops.clone(),
-                    queue_works: sc.queue_works.clone(),
-                    dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
-                },
+                wl: workload_state(sc),
             },
             stats: Stats { rec, task_base: Vec::new(), events_processed: 0, kernel_base: None },
             end_ns,
@@ -298,4 +282,31 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
         });
     }
     rqs
+}
+
+/// The workload's own state at the start: the synchronisation objects, the
+/// channels, the ops' parameters and the benchmarks' tallies.
+fn workload_state(sc: &Scenario) -> Workload {
+    let barriers = sc.barriers.iter().map(|(_, n)| SyncObj { participants: *n, ..Default::default() }).collect();
+    let events = sc
+        .events
+        .iter()
+        .map(|n| SyncObj { pending: crate::workload::initial_pending(n), ..SyncObj::default() })
+        .collect();
+    Workload {
+        barriers,
+        events,
+        barrier_names: sc.barriers.iter().map(|(n, _)| n.clone()).collect(),
+        event_names: sc.events.clone(),
+        channels: sc
+            .channels
+            .iter()
+            .flat_map(|d| std::iter::repeat_n(d, d.count))
+            .map(crate::workload::channel::Channel::new)
+            .collect(),
+        rtmt: sc.rt_migrate_test.clone().map(|(c, g)| Box::new(RtMigrateTest::new(c, g))),
+        io_ops: sc.io_ops.clone(),
+        queue_works: sc.queue_works.clone(),
+        dbench: crate::workload::dbench::DbenchState { cfg: sc.dbench.clone(), ..Default::default() },
+    }
 }

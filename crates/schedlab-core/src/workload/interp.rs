@@ -372,24 +372,29 @@ impl WorkloadFloor {
     /// Deviation: whether the CPU will tick then is judged when the timer is
     /// armed (it ticks if it still has work: NO_HZ_IDLE stops an idle CPU's
     /// tick).
+    ///
+    /// The interrupt reaches the CPU `kernel.costs.timer_irq_delay` after
+    /// that (0 on bare metal; a KVM guest's host timer and VM entry).
+    /// Deviation: the delay is the sleep timers' only; the tick and the
+    /// other timers fire on time, and cpuidle's governor sees the delivered
+    /// time as the next timer event.
     /// Returns (when it fires, its hard expiry).
     pub(crate) fn hrtimer_fires_at(&self, tid: TaskId, expiry: u64) -> (u64, u64) {
+        let k = &self.m.kt.k;
+        let delay = k.cfg.costs.timer_irq_delay_ns;
         // Timer slack dates from 2.6.28.
-        let slack = if self.m.kt.k.sched.tasks[tid].policy.is_rt() || !self.m.kt.k.cfg.mech.hrtimer_slack {
-            0
-        } else {
-            self.m.kt.k.cfg.costs.timer_slack_ns
-        };
+        let slack =
+            if k.sched.tasks[tid].policy.is_rt() || !k.cfg.mech.hrtimer_slack { 0 } else { k.cfg.costs.timer_slack_ns };
         if slack == 0 {
-            return (expiry, expiry);
+            return (expiry + delay, expiry);
         }
-        let cpu = self.m.kt.k.sched.tasks[tid].cpu;
-        let tick = self.m.kt.k.cfg.tick_ns;
+        let cpu = k.sched.tasks[tid].cpu;
+        let tick = k.cfg.tick_ns;
         let next_tick = expiry.div_ceil(tick) * tick;
-        if self.m.kt.k.sched.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
-            (next_tick + 1, expiry + slack)
+        if k.sched.rqs[cpu].nr_running > 0 && next_tick <= expiry + slack {
+            (next_tick + 1 + delay, expiry + slack)
         } else {
-            (expiry + slack, expiry + slack)
+            (expiry + slack + delay, expiry + slack)
         }
     }
 
