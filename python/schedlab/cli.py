@@ -184,6 +184,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     r.add_argument("--quiet", "-q", action="store_true", help="print no text report")
 
+    dv = sub.add_parser(
+        "diverge",
+        help="where the simulator's scheduling decisions part from this kernel's on a scenario (both traced)",
+    )
+    dv.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
+    dv.add_argument("--seed", type=int, default=1, metavar="S", help="the simulator's seed (default 1)")
+    dv.add_argument("--keep", metavar="DIR", help="keep both traces there (sim.txt, real.txt)")
+    dv.add_argument(
+        "--set",
+        "-o",
+        dest="set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a scenario key on both sides (repeatable), as `schedlab run --set`",
+    )
+
     k = sub.add_parser(
         "calibrate",
         help="measure this machine's cost constants (kernel.costs) and print them as a [kernel.costs] table",
@@ -611,6 +628,12 @@ def _cmd_real(args: argparse.Namespace) -> int:
     return real.cmd_real(args)
 
 
+def _cmd_diverge(args: argparse.Namespace) -> int:
+    from schedlab import diverge
+
+    return diverge.cmd_diverge(args)
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from schedlab import calibrate
 
@@ -700,6 +723,7 @@ _COMMANDS = {
     "reproduce": _cmd_reproduce,
     "version": _cmd_version,
     "real": _cmd_real,
+    "diverge": _cmd_diverge,
     "calibrate": _cmd_calibrate,
     "compare": _cmd_compare,
     "validate": _cmd_validate,

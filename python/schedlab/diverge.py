@@ -1,0 +1,287 @@
+"""``schedlab diverge``: where the simulator's scheduling decisions part
+from this kernel's on one scenario, read from the sched tracepoints of both.
+
+    schedlab diverge SCENARIO [--set KEY=VALUE ...] [--seed S] [--keep DIR]
+
+The simulator writes its tracepoints as ftrace text (``schedlab run
+--trace``); on this host the runner runs the scenario while tracefs records
+the same events (sched_switch, sched_wakeup, sched_wakeup_new,
+sched_migrate_task: the kernel's own, so root and a mountable tracefs are
+needed). The simulator runs this host's release with its measured costs
+and settings, as ``validate --local`` does. Both traces go through one
+parser, and the decisions of the scenario's own tasks (by name, after the
+warm-up) are counted the same way on both sides:
+
+* where a wakeup puts the task: its previous CPU, the waker's CPU, or
+  another (select_task_rq's outcome);
+* of the wakeups onto a CPU that runs another of the scenario's tasks, how
+  many preempt it at once (the wakee runs within PREEMPT_WINDOW_US), and
+  how long the others wait (a slice's end, the tick);
+* the wait from wakeup to running, median and p90;
+* migrations per second, at a wakeup and otherwise (the balancer);
+* how long a task runs before it is switched out still runnable (its
+  slice), and switches per second.
+
+The rows are printed biggest relative difference first. Each side is one
+run: a difference smaller than a run's own spread is not a finding (run it
+twice). ``--keep DIR`` keeps both traces (``sim.txt``, ``real.txt``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab import native
+from schedlab.errors import HostError, UsageError
+from schedlab.frames import parse_ftrace
+from schedlab.overrides import Override, parse_set_arg, toml_literal
+from schedlab.scenarios import read_text, resolve
+
+__all__ = ["Decisions", "cmd_diverge", "decisions", "diverge_rows", "format_rows"]
+
+#: A wakee that runs within this long of its wakeup on a CPU that ran
+#: another task preempted it at wakeup (a KVM guest's wakeup path alone
+#: takes tens of microseconds; a slice's end or the tick, milliseconds).
+PREEMPT_WINDOW_US = 200.0
+TRACEFS = Path("/sys/kernel/tracing")
+EVENTS = ("sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task")
+_ORDER = {"sched_migrate_task": 0, "sched_wakeup": 1, "sched_wakeup_new": 1, "sched_switch": 2}
+#: The kernel's comm is 15 characters.
+COMM_LEN = 15
+
+
+@dataclass
+class Decisions:
+    """The decisions counted on one side."""
+
+    seconds: float
+    wakeups: int
+    placement: dict[str, int]
+    contended: int
+    preempted: int
+    contended_wait_us: list[float]
+    wait_us: list[float]
+    migrations_wakeup: int
+    migrations_other: int
+    slices_us: list[float]
+    switches: int
+
+    def metrics(self) -> dict[str, float | None]:
+        def share(n: int, d: int) -> float | None:
+            return 100.0 * n / d if d else None
+
+        def q(v: Sequence[float], p: float) -> float | None:
+            if not v:
+                return None
+            s = sorted(v)
+            return s[min(len(s) - 1, int(p * len(s)))]
+
+        per_s = (lambda n: n / self.seconds) if self.seconds > 0 else (lambda n: None)
+        return {
+            "wakeups/s": per_s(self.wakeups),
+            "wakeup on prev CPU %": share(self.placement.get("prev", 0), self.wakeups),
+            "wakeup on waker's CPU %": share(self.placement.get("this", 0), self.wakeups),
+            "wakeup elsewhere %": share(self.placement.get("other", 0), self.wakeups),
+            "wakeups onto a busy CPU %": share(self.contended, self.wakeups),
+            "of those, preempting at once %": share(self.preempted, self.contended),
+            "of the rest, wait p50 us": q(self.contended_wait_us, 0.5),
+            "wakeup to run p50 us": q(self.wait_us, 0.5),
+            "wakeup to run p90 us": q(self.wait_us, 0.9),
+            "migrations at wakeup /s": per_s(self.migrations_wakeup),
+            "other migrations /s": per_s(self.migrations_other),
+            "slice p50 us": q(self.slices_us, 0.5),
+            "switches/s": per_s(self.switches),
+        }
+
+
+def decisions(events: Mapping[str, list[dict[str, Any]]], comms: set[str], skip_s: float) -> Decisions:
+    """Count the decisions of the tasks named ``comms`` in a parsed trace,
+    from ``skip_s`` seconds after their first event."""
+    rows: list[tuple[float, int, str, dict[str, Any]]] = []
+    for ev, rs in events.items():
+        for i, r in enumerate(rs):
+            rows.append((float(r["Time"]), i, ev, r))
+    # At one timestamp the kernel's order: a wakeup's migration, the
+    # wakeup, then the switch it may cause (parse_ftrace groups by event).
+    rows.sort(key=lambda x: (x[0], _ORDER.get(x[2], 9), x[1]))
+    mine = [r for r in rows if _comm_of(r[2], r[3]) in comms]
+    if not mine:
+        return Decisions(0.0, 0, {}, 0, 0, [], [], 0, 0, [], 0)
+    start = mine[0][0] + skip_s
+    end = mine[-1][0]
+    curr: dict[int, str] = {}  # CPU -> comm running
+    last_cpu: dict[int, int] = {}  # pid -> CPU it last ran on
+    since: dict[int, float] = {}  # pid -> when it was switched in
+    pending: dict[int, tuple[float, int, bool]] = {}  # pid -> (woken at, target, busy target)
+    d = Decisions(max(0.0, end - start), 0, {}, 0, 0, [], [], 0, 0, [], 0)
+    for ts, _, ev, r in rows:
+        counted = ts >= start
+        if ev == "sched_switch":
+            cpu = int(r["__cpu"])
+            prev_comm, next_comm = str(r.get("prev_comm", ""))[:COMM_LEN], str(r.get("next_comm", ""))[:COMM_LEN]
+            prev_pid, next_pid = int(r.get("prev_pid", 0)), int(r.get("next_pid", 0))
+            if prev_comm in comms:
+                if counted and str(r.get("prev_state", "")).startswith("R") and prev_pid in since:
+                    d.slices_us.append((ts - since[prev_pid]) * 1e6)
+                since.pop(prev_pid, None)
+            curr[cpu] = next_comm
+            if next_comm in comms:
+                if counted:
+                    d.switches += 1
+                since[next_pid] = ts
+                last_cpu[next_pid] = cpu
+                w = pending.pop(next_pid, None)
+                if w is not None and counted:
+                    wait = (ts - w[0]) * 1e6
+                    d.wait_us.append(wait)
+                    if w[2]:
+                        if wait <= PREEMPT_WINDOW_US:
+                            d.preempted += 1
+                        else:
+                            d.contended_wait_us.append(wait)
+        elif ev in ("sched_wakeup", "sched_wakeup_new"):
+            comm = str(r.get("comm", ""))[:COMM_LEN]
+            if comm not in comms:
+                continue
+            pid, target, waker_cpu = int(r.get("pid", 0)), int(r.get("target_cpu", -1)), int(r["__cpu"])
+            busy = curr.get(target, "") in comms and curr.get(target) != comm
+            pending[pid] = (ts, target, busy)
+            if counted and ev == "sched_wakeup":
+                d.wakeups += 1
+                if busy:
+                    d.contended += 1
+                kind = "prev" if last_cpu.get(pid) == target else "this" if target == waker_cpu else "other"
+                d.placement[kind] = d.placement.get(kind, 0) + 1
+        elif ev == "sched_migrate_task" and counted and str(r.get("comm", ""))[:COMM_LEN] in comms:
+            # A wakeup's migration comes just before the wakeup of the same
+            # task (set_task_cpu in try_to_wake_up).
+            if _next_is_wakeup(rows, ts, int(r.get("pid", 0))):
+                d.migrations_wakeup += 1
+            else:
+                d.migrations_other += 1
+    return d
+
+
+def _comm_of(ev: str, r: Mapping[str, Any]) -> str:
+    if ev == "sched_switch":
+        p, n = str(r.get("prev_comm", ""))[:COMM_LEN], str(r.get("next_comm", ""))[:COMM_LEN]
+        return n if not n.startswith("swapper") and n != "<idle>" else p
+    return str(r.get("comm", r.get("__comm", "")))[:COMM_LEN]
+
+
+def _next_is_wakeup(rows: Sequence[tuple[float, int, str, dict[str, Any]]], ts: float, pid: int) -> bool:
+    import bisect
+
+    i = bisect.bisect_left(rows, ts, key=lambda x: x[0])
+    for t, _, ev, r in rows[i : i + 16]:
+        if t - ts > 1e-4:
+            break
+        if ev in ("sched_wakeup", "sched_wakeup_new") and int(r.get("pid", -1)) == pid:
+            return True
+    return False
+
+
+def diverge_rows(sim: Decisions, real: Decisions) -> list[tuple[str, float | None, float | None, float]]:
+    """(decision, sim, real, relative difference), biggest difference first."""
+    out = []
+    sm, rm = sim.metrics(), real.metrics()
+    for k in sm:
+        a, b = sm[k], rm[k]
+        rel = 0.0 if a is None or b is None else abs(a - b) / max(abs(a), abs(b), 1e-9)
+        out.append((k, a, b, rel))
+    out.sort(key=lambda x: -x[3])
+    return out
+
+
+def format_rows(rows: Iterable[tuple[str, float | None, float | None, float]]) -> str:
+    def f(x: float | None) -> str:
+        return "-" if x is None else f"{x:.1f}"
+
+    table = [("decision", "sim", "real", "differs by")]
+    table += [(k, f(a), f(b), f"{100 * rel:.0f} %") for k, a, b, rel in rows]
+    w = [max(len(r[i]) for r in table) for i in range(4)]
+    return "\n".join("  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in table)
+
+
+# ---------------------------------------------------------------- the two sides
+
+
+def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
+    """The scenario on this host with the runner, tracefs recording."""
+    from schedlab import real
+
+    if os.geteuid() != 0:
+        raise HostError("SL300", "diverge: recording the kernel's tracepoints needs root; accepted: run it as root")
+    if not (TRACEFS / "trace").exists():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True, check=False)
+    if not (TRACEFS / "trace").exists():
+        raise HostError(
+            "SL300", f"diverge: no tracefs at {TRACEFS} and it cannot be mounted; accepted: a host with tracefs"
+        )
+
+    def w(rel: str, text: str) -> None:
+        (TRACEFS / rel).write_text(text)
+
+    try:
+        w("tracing_on", "0")
+        w("trace", "")
+        w("buffer_size_kb", "65536")
+        for e in EVENTS:
+            w(f"events/sched/{e}/enable", "1")
+        w("tracing_on", "1")
+        real.run_real(str(path), overrides=overrides)
+        w("tracing_on", "0")
+        out.write_text((TRACEFS / "trace").read_text())
+    except OSError as e:
+        raise HostError("SL300", f"diverge: tracefs: {e.strerror or e}") from None
+    finally:
+        for name in EVENTS:
+            with contextlib.suppress(OSError):
+                w(f"events/sched/{name}/enable", "0")
+
+
+def cmd_diverge(args: argparse.Namespace) -> int:
+    from schedlab.calibrate import cost_overrides, run_local
+    from schedlab.validation.runners import host_series, host_sets
+
+    path = resolve(args.scenario)
+    text = read_text(path)
+    user = [parse_set_arg(s) for s in args.set]
+    costs = cost_overrides(_costs(run_local()))
+    sim_sets: list[Override] = [("kernel.version", toml_literal(host_series())), *costs, *host_sets(), *user]
+    summary = native.check(text, str(path), sim_sets)
+    nr = int((summary.get("machine") or {}).get("nr_cpus") or 0)
+    if nr > (os.cpu_count() or 1):
+        raise UsageError(
+            "SL001", f"diverge: {path}: {nr} CPUs but this host has {os.cpu_count()}; accepted: a scenario that fits"
+        )
+    keep = Path(args.keep) if args.keep else None
+    with tempfile.TemporaryDirectory(prefix="schedlab-diverge-") as tmp:
+        d = keep or Path(tmp)
+        d.mkdir(parents=True, exist_ok=True)
+        sim_txt, real_txt = d / "sim.txt", d / "real.txt"
+        report = native.run(text, str(path), args.seed, sim_sets, False, trace=str(sim_txt))
+        _real_trace(path, user, real_txt)
+        comms = {str(t.get("comm", ""))[:COMM_LEN] for t in report["tasks"]} - {""}
+        skip = float(report["measure"]["start_ns"]) / 1e9
+        sim_ev = parse_ftrace(sim_txt.read_text().splitlines())
+        real_ev = parse_ftrace(real_txt.read_text().splitlines())
+    sd, rd = decisions(sim_ev, comms, skip), decisions(real_ev, comms, skip)
+    print(f"{path.name}: simulator {host_series()} vs this kernel ({os.uname().release}); "
+          f"{sd.seconds:.2f} s and {rd.seconds:.2f} s traced after the warm-up")  # fmt: skip
+    print(format_rows(diverge_rows(sd, rd)))
+    return 0
+
+
+def _costs(cal: Mapping[str, Any]) -> dict[str, int]:
+    from schedlab.calibrate import check_calibration
+
+    return check_calibration(cal, "schedlab-runner --calibrate")
