@@ -39,7 +39,7 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("sweep.py", "json"): (2, "the sweep's own journal lines"),
     ("sweep.py", "regex"): (2, "the sweep's own part file names"),
     ("difftest/campaign.py", "json"): (2, "the campaign's own campaign.json and saved reports"),
-    ("validation/runners.py", "json"): (1, "real-side report files schedlab wrote"),
+    ("validation/runners.py", "json"): (2, "real-side report files schedlab wrote (a kept report, its kernel)"),
     ("validation/runners.py", "regex"): (3, "a real tool's output (perf bench, cyclictest, the suite's expected text)"),
     # Not one of the kinds the core owns.
     ("heap.py", "regex"): (2, "SCHEDLAB_MEMORY_LIMIT (an environment size) and /proc/meminfo"),

@@ -271,8 +271,13 @@ def test_calibrate_measures_every_cost_key(runner: list[str], tmp_path: Path) ->
     assert tuple(costs)[: len(calibrate.KEYS)] == calibrate.KEYS
     # A second CPU gives the remote wakeup too (this host's affinity allowing).
     assert ("wakeup_ipi" in costs) == (len(os.sched_getaffinity(0)) > 1)
+    # What is left of a latency once the modelled parts are taken off, and
+    # the halt-polling window, may be 0 (bare metal, a loaded host); the
+    # costs of a path the kernel runs are not.
+    residual = {"wakeup_ipi", "timer_irq_delay", "idle_exit", "halt_poll"}
     for row in doc["calibration"]["costs"]:
-        assert 0 < row["min_ns"] <= row["median_ns"] <= row["max_ns"], row
+        low = 0 if row["key"] in residual else 1
+        assert low <= row["min_ns"] <= row["median_ns"] <= row["max_ns"], row
     assert costs["pipe_write"] < costs["context_switch"] < costs["fork"], costs
     table = calibrate.costs_table(doc)
     assert table.splitlines()[1] == "[kernel.costs]"

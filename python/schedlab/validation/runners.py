@@ -7,6 +7,7 @@ report kept earlier (``--save-real`` / ``--real-from``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -63,17 +64,27 @@ RUNNER_TARGET = "x86_64-unknown-linux-gnu"
 STATIC_RUNNER = Path("target") / RUNNER_TARGET / "release" / "schedlab-runner"
 
 
+def _series_of(release: str) -> str | None:
+    """The leading major.minor of a kernel release string (``6.18`` of
+    ``6.18.44-fc-v657``), for the core's version reader; None if none."""
+    parts = release.split(".")
+    if len(parts) < 2 or not parts[0].isdigit():
+        return None
+    minor = "".join(itertools.takewhile(str.isdigit, parts[1]))
+    return f"{parts[0]}.{minor}" if minor else None
+
+
 def host_series() -> str:
     """This host's kernel series (``6.18`` of ``6.18.44-fc-v657``), read by
     the core: the version ``validate --local`` simulates (a series newer
     than every modelled one runs the newest mechanisms, with the core's
     note). ``UsageError`` (SL001) if the core cannot read the release."""
     rel = os.uname().release
-    m = re.match(r"(\d+)\.(\d+)", rel)
     try:
-        if m is None:
+        series = _series_of(rel)
+        if series is None:
             raise ValueError(rel)
-        return str(native.kernel_version(f"{m[1]}.{m[2]}")["version"])
+        return str(native.kernel_version(series)["version"])
     except ValueError:
         raise UsageError("SL001", f"--local: this host's kernel release {rel!r} is not a version the core reads; "
                          "accepted: --kernel 6.1|6.12 to name the version to simulate") from None  # fmt: skip
@@ -109,19 +120,21 @@ def host_preempt() -> str | None:
     None when it cannot be read: debugfs's sched/preempt names the one in
     force in parentheses under PREEMPT_DYNAMIC; without debugfs, the boot
     log's "Dynamic Preempt: X" line (this machine's: none)."""
+    models = ("none", "voluntary", "full")
     try:
-        text = Path("/sys/kernel/debug/sched/preempt").read_text()
-        m = re.search(r"\((\w+)\)", text)
-        if m:
-            return m[1] if m[1] in ("none", "voluntary", "full") else None
+        # "none voluntary (full)": the one in force in parentheses.
+        for word in Path("/sys/kernel/debug/sched/preempt").read_text().split():
+            if word.startswith("(") and word.endswith(")"):
+                return word[1:-1] if word[1:-1] in models else None
     except OSError:
         pass
     try:
         r = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    found = re.findall(r"Dynamic Preempt: (\w+)", r.stdout)
-    return found[-1] if found and found[-1] in ("none", "voluntary", "full") else None
+    found = [ln.split("Dynamic Preempt: ", 1)[1].split() for ln in r.stdout.splitlines() if "Dynamic Preempt: " in ln]
+    last = found[-1][0] if found and found[-1] else None
+    return last if last in models else None
 
 
 def sim_version(kernel: str, doc: Mapping[str, Any]) -> str:
@@ -358,8 +371,9 @@ def _tool_program(argv: Sequence[str]) -> str:
     if args[:1] == ["taskset"] and len(args) >= 3:
         args = args[3:] if args[1] == "-c" else args[2:]
     if args[:2] == ["sh", "-c"] and len(args) >= 3:
+        words = args[2].replace(";", " ").replace("&", " ").replace("(", " ").split()
         for name in ("cyclictest", "hackbench", "perf"):
-            if re.search(rf"\b{name}\b", args[2]):
+            if name in words:
                 return name
         return "sh"
     return args[0] if args else "sh"
@@ -530,9 +544,9 @@ def kept_series(directory: str) -> str | None:
         if not isinstance(doc, dict):
             continue
         rel = (doc.get("host") or {}).get("kernel_release") or (doc.get("oracle") or {}).get("release")
-        m = re.match(r"(\d+)\.(\d+)", str(rel or ""))
-        if m:
-            return f"{m[1]}.{m[2]}"
+        series = _series_of(str(rel or ""))
+        if series is not None:
+            return series
     return None
 
 
