@@ -191,15 +191,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dv.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
     dv.add_argument("--seed", type=int, default=1, metavar="S", help="the simulator's seed (default 1)")
     dv.add_argument("--keep", metavar="DIR", help="keep both traces there (sim.txt, real.txt)")
-    dv.add_argument(
-        "--set",
-        "-o",
-        dest="set",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override a scenario key on both sides (repeatable), as `schedlab run --set`",
-    )
+    add_set(dv)
 
     k = sub.add_parser(
         "calibrate",
