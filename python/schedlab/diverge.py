@@ -20,7 +20,9 @@ warm-up) are counted the same way on both sides:
 * the wait from wakeup to running, median and p90;
 * migrations per second, at a wakeup and otherwise (the balancer);
 * how long a task runs before it is switched out still runnable (its
-  slice), and switches per second.
+  slice), and switches per second;
+* where each task ran (its switch-ins by CPU), listed for the tasks whose
+  CPUs differ between the sides.
 
 The rows are printed biggest relative difference first. Each side is one
 run: a difference smaller than a run's own spread is not a finding (run it
@@ -35,7 +37,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,7 @@ from schedlab.frames import parse_ftrace
 from schedlab.overrides import Override, parse_set_arg, toml_literal
 from schedlab.scenarios import read_text, resolve
 
-__all__ = ["Decisions", "cmd_diverge", "decisions", "diverge_rows", "format_rows"]
+__all__ = ["Decisions", "cmd_diverge", "decisions", "diverge_rows", "format_rows", "placement_rows"]
 
 #: A wakee that runs within this long of its wakeup on a CPU that ran
 #: another task preempted it at wakeup (a KVM guest's wakeup path alone
@@ -73,6 +75,8 @@ class Decisions:
     migrations_other: int
     slices_us: list[float]
     switches: int
+    #: Per task, its switch-ins by CPU: where it ran.
+    ran_on: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float | None]:
         def share(n: int, d: int) -> float | None:
@@ -136,6 +140,8 @@ def decisions(events: Mapping[str, list[dict[str, Any]]], comms: set[str], skip_
             if next_comm in comms:
                 if counted:
                     d.switches += 1
+                    cpus = d.ran_on.setdefault(next_comm, {})
+                    cpus[cpu] = cpus.get(cpu, 0) + 1
                 since[next_pid] = ts
                 last_cpu[next_pid] = cpu
                 w = pending.pop(next_pid, None)
@@ -198,6 +204,25 @@ def diverge_rows(sim: Decisions, real: Decisions) -> list[tuple[str, float | Non
         rel = 0.0 if a is None or b is None else abs(a - b) / max(abs(a), abs(b), 1e-9)
         out.append((k, a, b, rel))
     out.sort(key=lambda x: -x[3])
+    return out
+
+
+def placement_rows(sim: Decisions, real: Decisions, points: float = 20.0) -> list[str]:
+    """One line per task whose share of switch-ins on some CPU differs by
+    more than ``points`` between the sides: where each ran."""
+
+    def shares(c: Mapping[int, int]) -> dict[int, float]:
+        n = sum(c.values())
+        return {cpu: 100.0 * k / n for cpu, k in sorted(c.items())} if n else {}
+
+    def text(s: Mapping[int, float]) -> str:
+        return " ".join(f"CPU{cpu} {v:.0f}%" for cpu, v in s.items()) or "-"
+
+    out = []
+    for comm in sorted(set(sim.ran_on) | set(real.ran_on)):
+        a, b = shares(sim.ran_on.get(comm, {})), shares(real.ran_on.get(comm, {}))
+        if any(abs(a.get(c, 0.0) - b.get(c, 0.0)) > points for c in set(a) | set(b)):
+            out.append(f"  {comm}: sim {text(a)}; real {text(b)}")
     return out
 
 
@@ -278,6 +303,10 @@ def cmd_diverge(args: argparse.Namespace) -> int:
     print(f"{path.name}: simulator {host_series()} vs this kernel ({os.uname().release}); "
           f"{sd.seconds:.2f} s and {rd.seconds:.2f} s traced after the warm-up")  # fmt: skip
     print(format_rows(diverge_rows(sd, rd)))
+    moved = placement_rows(sd, rd)
+    if moved:
+        print("where the tasks ran (switch-ins by CPU), where the sides differ by more than 20 points:")
+        print("\n".join(moved))
     return 0
 
 

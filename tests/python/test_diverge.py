@@ -4,7 +4,7 @@ tracefs, which the command checks)."""
 
 from __future__ import annotations
 
-from schedlab.diverge import decisions, diverge_rows, format_rows
+from schedlab.diverge import decisions, diverge_rows, format_rows, placement_rows
 from schedlab.frames import parse_ftrace
 
 
@@ -66,3 +66,12 @@ def test_rows_put_the_biggest_difference_first() -> None:
     rows = diverge_rows(a, a)
     assert all(r[3] == 0.0 for r in rows)
     assert format_rows(rows).splitlines()[0].split() == ["decision", "sim", "real", "differs", "by"]
+
+
+def test_placement_names_the_tasks_that_ran_elsewhere() -> None:
+    here = [_sw(0, 1.0, IDLE, "R", HOG), _sw(0, 1.5, HOG, "R", TICK), _sw(0, 2.0, TICK, "S", HOG)]
+    there = [_sw(0, 1.0, IDLE, "R", HOG), _sw(1, 1.5, ("swapper/1", 0), "R", TICK), _sw(1, 2.0, TICK, "S", IDLE)]
+    a = decisions(parse_ftrace(here), {"hog", "tick"}, 0.0)
+    b = decisions(parse_ftrace(there), {"hog", "tick"}, 0.0)
+    assert a.ran_on == {"hog": {0: 2}, "tick": {0: 1}}
+    assert placement_rows(a, b) == ["  tick: sim CPU0 100%; real CPU1 100%"]
