@@ -282,25 +282,20 @@ fn hold_cpu_polling() -> Option<std::fs::File> {
 /// The median lateness of each round of absolute 1 ms sleeps on this CPU
 /// (see `timer_irq_delay` in the opening comment).
 fn timer_lateness() -> Result<Vec<u64>, String> {
-    // SAFETY: PR_SET_TIMERSLACK takes a value and changes only this thread.
-    if unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
-        return Err(os_err("prctl(PR_SET_TIMERSLACK, 1)"));
-    }
-    let mut v = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        let mut lat = Vec::with_capacity(TIMER_SLEEPS);
-        for _ in 0..TIMER_SLEEPS {
-            let expiry = sys::now() + TIMER_AHEAD_NS;
-            while !sys::sleep_until(expiry) {}
-            lat.push(sys::now().saturating_sub(expiry));
-        }
-        lat.sort_unstable();
-        v.push(lat[lat.len() / 2]);
-    }
+    set_timer_slack(1)?;
+    let v = (0..ROUNDS).map(|_| lateness_of(TIMER_AHEAD_NS, TIMER_SLEEPS)).collect();
     // Back to the default slack for the measurements that follow.
-    // SAFETY: as above; 0 restores the thread's default slack.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 0 as libc::c_ulong, 0, 0, 0) };
+    set_timer_slack(0)?;
     Ok(v)
+}
+
+/// This thread's timer slack (PR_SET_TIMERSLACK; 0: back to the default).
+fn set_timer_slack(ns: u64) -> Result<(), String> {
+    // SAFETY: PR_SET_TIMERSLACK takes a value and changes only this thread.
+    if unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(os_err(&format!("prctl(PR_SET_TIMERSLACK, {ns})")));
+    }
+    Ok(())
 }
 
 /// Sleep lengths probed for the host's halt-polling window (us), the passes
@@ -327,8 +322,7 @@ fn lateness_of(len_ns: u64, n: usize) -> u64 {
 /// figure per pass over the probes.
 fn halt_poll_window(polled_ns: u64, halted_ns: u64) -> Figure {
     let threshold = polled_ns + halted_ns.saturating_sub(polled_ns) / 2;
-    // SAFETY: PR_SET_TIMERSLACK takes a value and changes only this thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    let _ = set_timer_slack(1);
     let mut v = Vec::with_capacity(HALT_PASSES);
     for _ in 0..HALT_PASSES {
         let mut window = 0;
@@ -340,8 +334,7 @@ fn halt_poll_window(polled_ns: u64, halted_ns: u64) -> Figure {
         }
         v.push(window);
     }
-    // SAFETY: as above; 0 restores the thread's default slack.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 0 as libc::c_ulong, 0, 0, 0) };
+    let _ = set_timer_slack(0);
     figure("halt_poll", v)
 }
 

@@ -55,6 +55,8 @@ pub struct Cpuidle {
     /// The CPU latency PM-QoS request in force (`kernel.cpu_dma_latency`:
     /// a process holding /dev/cpu_dma_latency open, as cyclictest does),
     /// ns; None: no request (PM_QOS_CPU_LATENCY_DEFAULT_VALUE, no limit).
+    /// Deviation: one request for the whole run and every CPU; the kernel's
+    /// requests come and go with the file and can be per device.
     pub latency_req_ns: Option<u64>,
     /// What leaving the haltpoll driver's HLT state costs
     /// (`kernel.costs.idle_exit`; see idle_states.rs `HALTPOLL`).

@@ -53,6 +53,8 @@ pub const BDW: [IdleState; 9] = {
 /// thread and the VM entry that injects the interrupt; the cpuidle core
 /// charges `kernel.costs.idle_exit` for it (`Cpuidle::halt_exit_ns`), the
 /// declared figure only steers the governor.
+/// Deviation: the kernel knows only the declared 1 us; the host's real
+/// cost is the model's, measured (`schedlab-runner --calibrate`).
 pub const HALTPOLL: [IdleState; 2] = [POLL, state("haltpoll idle", 1, 1)];
 
 /// A machine's idle-state table, by the intel_idle name (or the driver's,
