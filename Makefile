@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else "schedlab needs Python >= 3.9")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
 	  echo "make: '$(PYTHON) -m venv' failed; on Debian/Ubuntu install the python3-venv package" >&2; exit 1; }
-	$(PIP) install --quiet 'maturin>=1.5,<2' pytest hypothesis ruff mypy perfetto 'tqdm>=4.60' pandas matplotlib pyarrow 'dask[distributed]' \
+	$(PIP) install --quiet 'maturin>=1.5,<2' pytest pytest-xdist hypothesis ruff mypy perfetto 'tqdm>=4.60' pandas matplotlib pyarrow 'dask[distributed]' \
 	  'tomli>=1.1; python_version < "3.11"'
 	@touch $@
 
@@ -48,10 +48,10 @@ demo: build
 # schedlab-python is a cdylib linked against libpython only at import time, so
 # its test harness cannot link: the Rust tests live in schedlab-core.
 test: build oracle-setup test-tools
-	$(CARGO) test -p schedlab-core --release
-	$(CARGO) test -p schedlab-runner --release
+	$(CARGO) test -p schedlab-core -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release
-	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q tests
+	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -n 2 -m 'not alone' tests
+	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -m alone tests
 	$(MAKE) wheel
 	$(BIN)/python scripts/wheel-smoke --wheel-dir target/wheels
 	$(MAKE) -j2 fuzz-quick bench-check

@@ -19,6 +19,9 @@ import pytest
 from schedlab import real
 from schedlab.errors import SchedlabError
 
+# Real threads or a QEMU guest, judged by their timing: run alone (pyproject, `alone`).
+pytestmark = pytest.mark.alone
+
 MACHINE2 = """\
 [machine]
 sockets = 1
