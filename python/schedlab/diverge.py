@@ -275,13 +275,19 @@ def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
 
 def cmd_diverge(args: argparse.Namespace) -> int:
     from schedlab.calibrate import cost_overrides, run_local
-    from schedlab.validation.runners import host_series, host_sets
+    from schedlab.validation.runners import RUNNER_START, host_series, host_sets
 
     path = resolve(args.scenario)
     text = read_text(path)
     user = [parse_set_arg(s) for s in args.set]
     costs = cost_overrides(_costs(run_local()))
-    sim_sets: list[Override] = [("kernel.version", toml_literal(host_series())), *costs, *host_sets(), *user]
+    sim_sets: list[Override] = [
+        ("kernel.version", toml_literal(host_series())),
+        RUNNER_START,
+        *costs,
+        *host_sets(),
+        *user,
+    ]
     summary = native.check(text, str(path), sim_sets)
     nr = int((summary.get("machine") or {}).get("nr_cpus") or 0)
     if nr > (os.cpu_count() or 1):

@@ -115,6 +115,18 @@ pub enum Op {
     /// rt-migrate-test's highest thread pins itself to the next CPU (not a
     /// scenario op).
     RtmtRotate,
+    /// The runner's start (`measure.start = "runner"`, workload/start.rs;
+    /// not a scenario op): clone one task of report group `group` running
+    /// `template` from the running task, whose policy, nice and CPUs the
+    /// child copies (copy_process()).
+    Clone { template: u32, group: u32 },
+    /// The runner's start: the running task sets its own CPUs, policy and
+    /// nice to template N's (sched_setaffinity(), sched_setscheduler(),
+    /// setpriority()).
+    SetAttr(usize),
+    /// The runner's start gate: barrier N, whose opening is every task's
+    /// start (time 0 of its timers).
+    StartGate(usize),
 }
 
 impl Op {
@@ -127,6 +139,7 @@ impl Op {
             Op::Sleep(_)
                 | Op::Timer { .. }
                 | Op::Barrier(_)
+                | Op::StartGate(_)
                 | Op::Wait(_)
                 | Op::Send { .. }
                 | Op::Recv { .. }
@@ -147,6 +160,7 @@ impl Op {
                 | Op::Sleep(_)
                 | Op::Timer { .. }
                 | Op::Barrier(_)
+                | Op::StartGate(_)
                 | Op::Wait(_)
                 | Op::Send { .. }
                 | Op::Recv { .. }
@@ -222,4 +236,7 @@ pub struct Programs {
     /// The programs of work items (`queue_work` bodies, IO completion
     /// works), by index.
     pub work_programs: Vec<Program>,
+    /// `measure.start = "runner"`: the report group of the runner's main
+    /// thread (workload/start.rs), which reports do not list.
+    pub harness_group: Option<usize>,
 }

@@ -487,6 +487,8 @@ impl Shared {
                 | Op::Send { .. }
                 | Op::Recv { .. }
                 | Op::RtmtRotate => return, // refused before the run (plan.rs)
+                // The simulator's model of this runner's own start (never in a scenario's program).
+                Op::Clone { .. } | Op::SetAttr(_) | Op::StartGate(_) => return,
             }
         }
     }

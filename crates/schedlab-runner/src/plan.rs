@@ -63,6 +63,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Kswapd(_) => "kswapd",
         Op::Dbench(_) => "dbench",
         Op::Rtmt(_) | Op::RtmtRotate => "rt_migrate_test",
+        Op::Clone { .. } | Op::SetAttr(_) | Op::StartGate(_) => "start",
     }
 }
 

@@ -41,7 +41,7 @@ from schedlab.difftest.judge import TOLERANCES, WASTE_THRESHOLD_PCT, Verdict, ju
 from schedlab.errors import UsageError
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
-from schedlab.validation.runners import GUEST_TIMEOUT_S, note, real_side, sim_side, sim_version
+from schedlab.validation.runners import GUEST_TIMEOUT_S, RUNNER_START, note, real_side, sim_side, sim_version
 
 __all__ = ["Campaign", "RealBatch", "candidates", "local_batch", "run_campaign", "shrink", "summary_table"]
 
@@ -96,7 +96,8 @@ def local_batch(progress: Callable[[str], None] = note) -> RealBatch:
 
 
 def sim_report(case: Case, version: str, costs: Sequence[Override]) -> dict[str, Any]:
-    overrides: list[Override] = [("kernel.version", toml_literal(version)), *costs]
+    """The simulator's report of ``case``, started as the runner starts it."""
+    overrides: list[Override] = [("kernel.version", toml_literal(version)), RUNNER_START, *costs]
     return dict(native.run(case.text, case.name + ".toml", SIM_SEED, overrides, False))
 
 

@@ -61,6 +61,20 @@ struct RawMeasure {
     limit: Option<String>,
     samples: Option<bool>,
     check: Option<bool>,
+    start: Option<String>,
+}
+
+/// How the workload's tasks start (`measure.start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartProtocol {
+    /// Each task forked at its `start` time with its own attributes, from
+    /// its first allowed CPU.
+    #[default]
+    Fork,
+    /// As schedlab's real-kernel runner starts them (workload/start.rs):
+    /// cloned from a running main thread, each sets its own attributes and
+    /// waits at a start gate the main thread opens.
+    Runner,
 }
 
 /// What to measure.
@@ -77,6 +91,7 @@ pub struct Measure {
     /// simulated time); without it only the Average block.
     pub samples: bool,
     pub check: bool,
+    pub start: StartProtocol,
 }
 
 /// A validated scenario, ready to simulate.
@@ -184,6 +199,13 @@ fn compile_measure(m: &RawMeasure, file: &str, tick_ns: u64) -> Result<Measure> 
         interval,
         samples: m.samples.unwrap_or(false),
         check: m.check.unwrap_or(false),
+        start: match m.start.as_deref() {
+            None | Some("fork") => StartProtocol::Fork,
+            Some("runner") => StartProtocol::Runner,
+            Some(other) => {
+                return Err(SimError::bad_value(file, "measure.start", format!("{other:?}"), "\"fork\" or \"runner\""))
+            }
+        },
     })
 }
 
@@ -392,6 +414,14 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     };
 
     let measure = compile_measure(&raw.measure, file, kernel.tick_ns)?;
+    if measure.start == StartProtocol::Runner && (raw.dbench.is_some() || raw.rt_migrate_test.is_some()) {
+        return Err(SimError::bad_value(
+            file,
+            "measure.start",
+            "\"runner\" with [dbench] or [rt_migrate_test], which start their own threads",
+            "\"runner\" for a workload of [[task]] groups; \"fork\" for any",
+        ));
+    }
 
     // Tasks.
     let channels = crate::workload::channel::compile_channels(&raw.channel, file)?;

@@ -20,6 +20,7 @@ pub mod sd_build;
 pub mod sd_flags;
 pub mod sd_init;
 pub mod stop_task;
+pub mod syscalls;
 pub mod task;
 pub mod topology;
 pub mod wasted;

@@ -658,6 +658,9 @@ pub struct Sched {
     /// Tasks made so far per report group (a fork's index in its group,
     /// without a scan of every task).
     pub group_tasks: Vec<usize>,
+    /// cpumask_any_and_distribute()'s per-CPU `distribute_cpu_mask_prev`
+    /// (lib/cpumask.c), by the calling CPU; empty until first used.
+    pub distribute_cpu_mask_prev: Vec<usize>,
 }
 
 /// Book-keeping for the wasted-CPU figure (sched/wasted.rs).

@@ -34,7 +34,7 @@ use crate::kthread::Kthreads;
 use crate::mm::floor::MmFloor;
 use crate::program::Programs;
 use crate::report::LbCounters;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, StartProtocol};
 use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::Wasted;
@@ -155,6 +155,7 @@ impl Sim {
                                 rt_throttle_events: 0,
                                 rt_migrations: 0,
                                 migrations_by_distance: [0; 4],
+                                distribute_cpu_mask_prev: Vec::new(),
                             },
                             cpuidle: Cpuidle::new(
                                 sc.machine.idle_table,
@@ -171,6 +172,7 @@ impl Sim {
                             nr_scenario_groups: sc.groups.len(),
                             group_names,
                             work_programs: sc.work_programs.clone(),
+                            harness_group: None,
                         },
                         kthreads: Kthreads {
                             vmstat_next: vec![u64::MAX; nr],
@@ -197,8 +199,11 @@ impl Sim {
         };
         sim.w.m.kt.create_housekeeping();
         sim.w.m.mm_init(sc.memory, sc.zswap)?;
-        // Create the initial tasks.
-        for (gi, g) in sc.groups.iter().enumerate() {
+        // Create the initial tasks, or the runner's main thread that will.
+        if sc.measure.start == StartProtocol::Runner {
+            sim.w.runner_start(&sc.groups);
+        }
+        for (gi, g) in sc.groups.iter().enumerate().filter(|_| sc.measure.start == StartProtocol::Fork) {
             for i in 0..g.count {
                 let tid = sim.w.m.kt.k.alloc_task(gi, Some(gi), g, i);
                 sim.w.m.kt.k.q.schedule(Instant(g.start), Ev::Start(tid));

@@ -71,18 +71,29 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let (cpus, mpstat) = cpu_time(sim);
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.
-    let is_kernel_thread = |t: &Task| t.group >= sim.w.m.kt.progs.nr_scenario_groups;
+    // The runner's main thread (measure.start = "runner") is neither: its
+    // own report does not list it.
+    let harness = sim.w.m.kt.progs.harness_group;
+    let is_kernel_thread = |t: &Task| t.group >= sim.w.m.kt.progs.nr_scenario_groups && Some(t.group) != harness;
     let listed = listed_tasks(sim);
     let tasks = (0..sim.w.m.kt.k.sched.tasks.len())
         .filter(|&i| {
-            sim.w.m.kt.k.sched.tasks[i].state != TaskState::New
-                && !is_kernel_thread(&sim.w.m.kt.k.sched.tasks[i])
-                && listed[i]
+            let t = &sim.w.m.kt.k.sched.tasks[i];
+            t.state != TaskState::New && t.group < sim.w.m.kt.progs.nr_scenario_groups && listed[i]
         })
         .map(|i| task_row(sim, i))
         .collect();
     let mut timer_delays = Delays::default();
-    for t in sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.state != TaskState::New && !is_kernel_thread(t)) {
+    for t in sim
+        .w
+        .m
+        .kt
+        .k
+        .sched
+        .tasks
+        .iter()
+        .filter(|t| t.state != TaskState::New && t.group < sim.w.m.kt.progs.nr_scenario_groups)
+    {
         timer_delays.merge(&t.stats.timer_delays);
     }
     let kernel_threads = (0..sim.w.m.kt.k.sched.tasks.len())

@@ -187,6 +187,9 @@ impl WorkloadFloor {
                 let cpu = self.m.kt.k.sched.tasks[tid].cpu;
                 self.m.kt.k.wake_up_new_task(child, Some(cpu));
             }
+            Op::Clone { template, group } => self.start_clone(tid, template as usize, group as usize), // start.rs
+            Op::SetAttr(t) => return self.start_setattr(tid, t),
+            Op::StartGate(b) => return self.start_gate(tid, b),
             Op::Park => {
                 self.block(tid);
                 return false;
@@ -305,14 +308,8 @@ impl WorkloadFloor {
         if target == cpu {
             return true;
         }
-        // affine_move_task(): its CPU left the mask, so the stopper
-        // (migration_cpu_stop) moves it now; it goes on with its program on
-        // the new CPU.
-        self.m.kt.k.sched.tasks[tid].need_advance = true;
-        self.m.kt.k.sched.tasks[tid].cs_debt += 2 * self.m.kt.k.cfg.costs.context_switch_ns;
-        self.m.kt.k.stopper_preempt_curr(cpu, tid);
-        self.m.kt.k.move_queued_task(tid, cpu, target, cpu);
-        self.m.kt.k.resched_curr(cpu);
+        // Its CPU left the mask: the stopper moves it now (sched/syscalls.rs).
+        self.m.kt.k.affine_move_task(tid, target);
         false
     }
 

@@ -7,6 +7,7 @@ pub mod dbench;
 pub mod floor;
 pub mod interp;
 pub mod rt_migrate_test;
+pub mod start;
 
 pub use crate::program::{IoOp, Op, Program, QueueWorkOp, TaskGroup};
 

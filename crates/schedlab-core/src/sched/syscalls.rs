@@ -1,0 +1,106 @@
+//! Models the part of kernel/sched/syscalls.c (core.c before 6.10) a task
+//! uses on itself: sched_setscheduler(), setpriority() and
+//! sched_setaffinity() of the running task, as schedlab's real-kernel
+//! runner's threads set their attributes before its start gate
+//! (workload/start.rs), and as rt-migrate-test's rotating thread pins
+//! itself (workload/interp.rs).
+
+use crate::cpumask::CpuMask;
+use crate::prio::{load_weight, Policy};
+use crate::sched::class::{SchedClass, ENQUEUE_HEAD};
+use crate::sched::env::SchedEnv;
+use crate::sched::pelt;
+use crate::sched::task::TaskId;
+
+impl SchedEnv {
+    /// __sched_setscheduler() and set_user_nice() of the running task `tid`:
+    /// out of its class's queue, the new policy, priority, nice and the
+    /// weight they give, back in (at the head, as ENQUEUE_RESTORE keeps
+    /// its place); check_class_changed(): leaving the fair class detaches
+    /// its load and utilisation from the cfs_rq (switched_from_fair), and a
+    /// task whose priority fell reschedules.
+    ///
+    /// Deviation: put_prev_task()/set_next_task() around the change are not
+    /// called (the model's dequeue and enqueue of a running task keep it
+    /// current, as set_cpus_allowed_curr does); a fair task's new weight
+    /// reaches the cfs_rq's load average as its PELT updates, where
+    /// reweight_entity() re-adds its contribution at once.
+    pub fn sched_setattr_curr(&mut self, tid: TaskId, policy: Policy, nice: i32, rt_priority: u32) {
+        let t = &self.sched.tasks[tid];
+        if (t.policy, t.nice, t.rt_priority) == (policy, nice, rt_priority) {
+            return;
+        }
+        let cpu = t.cpu;
+        debug_assert!(self.sched.rqs[cpu].curr == Some(tid));
+        let (old_prio, old_class) = (t.prio(), t.sched_class());
+        self.update_curr(cpu);
+        old_class.dequeue_task(self, cpu, tid, 0);
+        let (weight, inv_weight) =
+            load_weight(policy, nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
+        let was_rt = self.sched.tasks[tid].policy.is_rt();
+        let t = &mut self.sched.tasks[tid];
+        (t.policy, t.nice, t.rt_priority, t.weight, t.inv_weight) = (policy, nice, rt_priority, weight, inv_weight);
+        let new_class = t.sched_class();
+        if old_class == SchedClass::Fair && new_class != SchedClass::Fair && t.se.attached {
+            let se_avg = t.se.avg;
+            t.se.attached = false;
+            self.update_load_avg(cpu, None);
+            pelt::detach_entity(&mut self.sched.rqs[cpu].cfs.avg, &se_avg, weight as u64);
+        }
+        match (was_rt, policy.is_rt()) {
+            (false, true) => {
+                // __sched_fork() gave every task a full RR slice.
+                self.sched.rt_nr_tasks += 1;
+                let t = &mut self.sched.tasks[tid];
+                if t.rt.time_slice == 0 {
+                    t.rt.time_slice = self.tun.sched_rr_timeslice;
+                }
+            }
+            (true, false) => self.sched.rt_nr_tasks -= 1,
+            _ => {}
+        }
+        new_class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
+        if self.sched.tasks[tid].prio() > old_prio {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// sched_setaffinity() of the running task `tid`: its new mask; when
+    /// its CPU has left it, affine_move_task() has the stopper
+    /// (migration_cpu_stop) move it to cpumask_any_and_distribute() of the
+    /// mask, where it goes on. Returns false when it moved.
+    pub fn sched_setaffinity_curr(&mut self, tid: TaskId, mask: CpuMask) -> bool {
+        let cpu = self.sched.tasks[tid].cpu;
+        let stays = mask.test(cpu);
+        let dest = if stays { cpu } else { self.cpumask_any_and_distribute(cpu, &mask) };
+        self.set_cpus_allowed_curr(tid, mask);
+        if !stays {
+            self.affine_move_task(tid, dest);
+        }
+        stays
+    }
+
+    /// affine_move_task() of the running task `tid` to `dest`: the stopper
+    /// preempts it and moves it; it goes on with its program there.
+    pub fn affine_move_task(&mut self, tid: TaskId, dest: usize) {
+        let cpu = self.sched.tasks[tid].cpu;
+        self.sched.tasks[tid].need_advance = true;
+        self.sched.tasks[tid].cs_debt += 2 * self.cfg.costs.context_switch_ns;
+        self.stopper_preempt_curr(cpu, tid);
+        self.move_queued_task(tid, cpu, dest, cpu);
+        self.resched_curr(cpu);
+    }
+
+    /// cpumask_any_and_distribute() called on `cpu`: the next CPU of `mask`
+    /// after the one this CPU chose last (the first choice skips CPU 0).
+    fn cpumask_any_and_distribute(&mut self, cpu: usize, mask: &CpuMask) -> usize {
+        let nr = self.sched.rqs.len();
+        if self.sched.distribute_cpu_mask_prev.len() < nr {
+            self.sched.distribute_cpu_mask_prev.resize(nr, 0);
+        }
+        let prev = self.sched.distribute_cpu_mask_prev[cpu];
+        let next = (1..=nr).map(|i| (prev + i) % nr).find(|&c| mask.test(c)).unwrap_or(prev);
+        self.sched.distribute_cpu_mask_prev[cpu] = next;
+        next
+    }
+}

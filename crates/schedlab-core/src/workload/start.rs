@@ -1,0 +1,241 @@
+//! How schedlab's real-kernel runner starts a scenario's threads
+//! (crates/schedlab-runner/src/lib.rs and exec.rs), modelled for
+//! `measure.start = "runner"`, so that a simulation compared with a real
+//! run starts its tasks where the real ones start.
+//!
+//! The runner's main thread (SCHED_NORMAL, nice 0, every CPU) creates the
+//! threads one after the other (clone(): each child copies its parent's
+//! policy, nice and CPUs, and is placed as a fork is). Each thread sets its
+//! own CPUs, policy and nice (sched_setaffinity(), sched_setscheduler(),
+//! setpriority()), tells the main thread it is ready and waits at a start
+//! gate. When all are ready the main thread makes itself SCHED_FIFO 99 and
+//! opens the gate: time 0 of every thread (their timers' anchor), each
+//! woken from the main thread's CPU. A thread with a `start` delay sleeps
+//! it after the gate.
+//!
+//! Deviation: the threads' own start-up (glibc's start_thread, the three
+//! syscalls, the gate's mutex: a few microseconds each) costs no CPU time,
+//! and the gate wakes them in the order they reached it (a futex wakes by
+//! priority first). The measurement window opens `warmup` after time 0 of
+//! the simulation, which the clones come before: the window starts earlier
+//! relative to the gate by the start's length (about the fork cost per
+//! task). The main thread's samples during the run (a read of /proc/stat
+//! each interval) are not modelled: it sleeps from the gate on. Tasks the
+//! workload forks later start as `fork` does, with their own attributes.
+
+use crate::cpumask::CpuMask;
+use crate::engine::event::Ev;
+use crate::engine::rng::Dist;
+use crate::engine::time::Instant;
+use crate::kthread::floor::LendsKthreads;
+use crate::prio::{Policy, MAX_RT_PRIORITY};
+use crate::program::{Program, TaskGroup};
+use crate::sched::task::TaskId;
+use crate::workload::floor::WorkloadFloor;
+use crate::workload::{Op, SyncObj};
+
+/// The runner's main thread's comm: its executable's name, as the kernel
+/// keeps it (15 bytes).
+pub const RUNNER_COMM: &str = "schedlab-runner";
+
+impl WorkloadFloor {
+    /// Make the runner's main thread, which starts every task of the
+    /// scenario's `groups` (a group of `count = 0` is started only by a
+    /// `fork` op), and have it start at time 0.
+    pub fn runner_start(&mut self, groups: &[TaskGroup]) {
+        let nr = self.m.kt.k.sched.rqs.len();
+        let ready = self.wl.events.len();
+        self.wl.events.push(SyncObj::default());
+        self.wl.event_names.push("start ready".into());
+        let gate = self.wl.barriers.len();
+        let n: usize = groups.iter().map(|g| g.count).sum();
+        self.wl.barriers.push(SyncObj { participants: n + 1, ..Default::default() });
+        self.wl.barrier_names.push("start gate".into());
+        let mut main = Vec::with_capacity(2 * n + 6);
+        for (gi, g) in groups.iter().enumerate().filter(|(_, g)| g.count > 0) {
+            let template = self.m.kt.progs.templates.len();
+            self.m.kt.progs.templates.push(TaskGroup { program: gated(g, gi, ready, gate), ..g.clone() });
+            for _ in 0..g.count {
+                // kernel.costs.fork: the parent's side of clone().
+                if self.m.kt.k.cfg.costs.fork_ns > 0 {
+                    main.push(Op::Sys(self.m.kt.k.cfg.costs.fork_ns));
+                }
+                main.push(Op::Clone { template: template as u32, group: gi as u32 });
+            }
+        }
+        let fifo = self.m.kt.progs.templates.len();
+        let runner = TaskGroup {
+            name: RUNNER_COMM.into(),
+            count: 1,
+            policy: Policy::Normal,
+            nice: 0,
+            rt_priority: 0,
+            cpus: CpuMask::full(nr),
+            start: 0,
+            kthread: false,
+            program: Program::default(),
+        };
+        // The coordinator's SCHED_FIFO 99, set before the gate opens.
+        self.m.kt.progs.templates.push(TaskGroup {
+            policy: Policy::Fifo,
+            rt_priority: MAX_RT_PRIORITY,
+            ..runner.clone()
+        });
+        if n > 0 {
+            main.push(Op::LoopStart { count: n as u64, end: main.len() + 2 });
+            main.push(Op::Wait(ready));
+            main.push(Op::LoopEnd { start: main.len() - 2 });
+        }
+        main.extend([Op::SetAttr(fifo), Op::StartGate(gate), Op::Park]);
+        let template = self.m.kt.progs.templates.len();
+        self.m.kt.progs.templates.push(TaskGroup { program: Program { ops: main }, ..runner.clone() });
+        let group = self.m.kt.progs.group_names.len();
+        self.m.kt.progs.group_names.push(RUNNER_COMM.into());
+        self.m.kt.progs.harness_group = Some(group);
+        let tid = self.m.kt.k.alloc_task(group, Some(template), &runner, 0);
+        self.m.kt.k.q.schedule(Instant(0), Ev::Start(tid));
+    }
+
+    /// clone() of one task of `group` running `template`: it copies the
+    /// running task's policy, nice and CPUs, and is placed as a fork.
+    pub(crate) fn start_clone(&mut self, tid: TaskId, template: usize, group: usize) {
+        let p = &self.m.kt.k.sched.tasks[tid];
+        let attrs = TaskGroup {
+            policy: p.policy,
+            nice: p.nice,
+            rt_priority: p.rt_priority,
+            cpus: p.cpus.clone(),
+            program: Program::default(),
+            ..self.m.kt.progs.templates[template].clone()
+        };
+        let cpu = p.cpu;
+        let idx = self.m.kt.k.sched.group_tasks.get(group).copied().unwrap_or(0);
+        let child = self.m.kt.k.alloc_task(group, Some(template), &attrs, idx);
+        self.m.kt.k.wake_up_new_task(child, Some(cpu));
+    }
+
+    /// The running task takes template `t`'s attributes: its policy and
+    /// nice, then its CPUs. False when that rescheduled or moved it.
+    pub(crate) fn start_setattr(&mut self, tid: TaskId, t: usize) -> bool {
+        let g = &self.m.kt.progs.templates[t];
+        let (policy, nice, rt_priority, cpus) = (g.policy, g.nice, g.rt_priority, g.cpus.clone());
+        let prio = self.m.kt.k.sched.tasks[tid].prio();
+        self.m.kt.k.sched_setattr_curr(tid, policy, nice, rt_priority);
+        if self.m.kt.k.sched.tasks[tid].cpus != cpus && !self.m.kt.k.sched_setaffinity_curr(tid, cpus) {
+            return false;
+        }
+        if self.m.kt.k.sched.tasks[tid].prio() > prio {
+            // A lower priority rescheduled it: it goes on when next picked.
+            self.m.kt.k.sched.tasks[tid].need_advance = true;
+            return false;
+        }
+        true
+    }
+
+    /// The start gate: a barrier whose last arrival (the main thread) wakes
+    /// the others from its CPU; that instant is every task's start.
+    pub(crate) fn start_gate(&mut self, tid: TaskId, b: usize) -> bool {
+        let bar = &mut self.wl.barriers[b];
+        bar.arrived.push(tid);
+        if bar.arrived.len() < bar.participants {
+            self.block(tid);
+            return false;
+        }
+        let waiters = std::mem::take(&mut bar.arrived);
+        let (cpu, now) = (self.m.kt.k.sched.tasks[tid].cpu, self.m.kt.k.now);
+        for w in waiters.into_iter().filter(|&w| w != tid) {
+            self.m.kt.k.sched.tasks[w].stats.start_ns = now;
+            self.m.kt.k.try_to_wake_up(w, cpu, true);
+        }
+        true
+    }
+}
+
+/// Group `gi`'s program behind the runner's start: set the attributes,
+/// signal `ready`, wait at `gate`, sleep the start delay; the loops'
+/// jumps move with the ops.
+fn gated(g: &TaskGroup, gi: usize, ready: usize, gate: usize) -> Program {
+    let mut ops = vec![Op::SetAttr(gi), Op::Signal(ready), Op::StartGate(gate)];
+    if g.start > 0 {
+        ops.push(Op::Sleep(Dist::Const(g.start)));
+    }
+    let k = ops.len();
+    ops.extend(g.program.ops.iter().map(|op| match *op {
+        Op::LoopStart { count, end } => Op::LoopStart { count, end: end + k },
+        Op::LoopEnd { start } => Op::LoopEnd { start: start + k },
+        ref other => other.clone(),
+    }));
+    Program { ops }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prio::Policy;
+    use crate::sched::task::TaskState;
+    use crate::sim::Sim;
+    use crate::trace::Trace;
+
+    const GROUPS: &str = "[[task]]\nname = \"hog\"\ncount = 2\nnice = 5\nprogram = [{ run = \"1s\" }]\n\
+        [[task]]\nname = \"rt\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 10\ncpus = [1]\n\
+        program = [{ loop = { count = 0, body = [{ timer = \"2ms\" }, { run = \"100us\" }] } }]\n\
+        [[task]]\nname = \"idle\"\npolicy = \"SCHED_IDLE\"\ncpus = [0]\nstart = \"5ms\"\nprogram = [{ run = \"1s\" }]\n";
+
+    fn scenario(start: &str) -> crate::scenario::Scenario {
+        let text = format!(
+            "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"6.12\"\n\
+             [measure]\nduration = \"50ms\"\nstart = \"{start}\"\n{GROUPS}"
+        );
+        crate::scenario::load(&text, "t.toml", &[]).expect("scenario")
+    }
+
+    #[test]
+    fn the_runners_threads_take_their_attributes_and_start_together() {
+        let sc = scenario("runner");
+        let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        let k = &sim.w.m.kt.k;
+        let harness = sim.w.m.kt.progs.harness_group.expect("a main thread");
+        let main: Vec<_> = k.sched.tasks.iter().filter(|t| t.group == harness).collect();
+        assert_eq!(main.len(), 1);
+        assert_eq!((main[0].comm.as_str(), main[0].policy, main[0].rt_priority), ("schedlab-runner", Policy::Fifo, 99));
+        assert_eq!(main[0].state, TaskState::Blocked, "it sleeps from the gate on");
+        let tasks: Vec<_> = k.sched.tasks.iter().filter(|t| t.group < sim.w.m.kt.progs.nr_scenario_groups).collect();
+        assert_eq!(tasks.len(), 4);
+        for t in &tasks {
+            let g = &sc.groups[t.group];
+            assert_eq!(
+                (t.policy, t.nice, t.rt_priority, &t.cpus),
+                (g.policy, g.nice, g.rt_priority, &g.cpus),
+                "{}",
+                t.comm
+            );
+            assert!(t.cpus.test(t.cpu), "{} runs outside its CPUs", t.comm);
+        }
+        // The gate is every thread's time 0, after the clones.
+        let start = tasks[0].stats.start_ns;
+        assert!(start > 0 && tasks.iter().all(|t| t.stats.start_ns == start));
+        let comms: Vec<String> = crate::sim::report::build(&sim, &sc).tasks.into_iter().map(|t| t.comm).collect();
+        assert_eq!(comms, ["hog-0", "hog-1", "rt", "idle"], "the report lists the scenario's tasks only");
+    }
+
+    #[test]
+    fn the_fork_start_has_no_main_thread() {
+        let sc = scenario("fork");
+        let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        assert!(sim.w.m.kt.progs.harness_group.is_none());
+        assert!(sim.w.m.kt.k.sched.tasks.iter().all(|t| t.comm != "schedlab-runner"));
+    }
+
+    #[test]
+    fn a_start_the_runner_cannot_make_is_refused() {
+        let bad = |measure: &str, more: &str| {
+            let text = format!("[machine]\nsockets = 1\ncores_per_socket = 2\n[measure]\n{measure}\n{more}");
+            crate::scenario::load(&text, "t.toml", &[]).expect_err("refused").to_string()
+        };
+        let e = bad("start = \"gate\"", GROUPS);
+        assert!(e.contains("measure.start") && e.contains("\"fork\" or \"runner\""), "{e}");
+        let e = bad("start = \"runner\"", "[rt_migrate_test]\n");
+        assert!(e.contains("measure.start") && e.contains("[rt_migrate_test]"), "{e}");
+    }
+}
