@@ -3,8 +3,9 @@
 //! `measure.start = "runner"`, so that a simulation compared with a real
 //! run starts its tasks where the real ones start.
 //!
-//! The runner's main thread (SCHED_NORMAL, nice 0, every CPU) creates the
-//! threads one after the other (clone(): each child copies its parent's
+//! A shell on CPU 0 forks the runner, so its main thread starts on another
+//! CPU where one is idle. The runner's main thread (SCHED_NORMAL, nice 0,
+//! every CPU) creates the threads one after the other (clone(): each child copies its parent's
 //! policy, nice and CPUs, and is placed as a fork is). Each thread sets its
 //! own CPUs, policy and nice (sched_setaffinity(), sched_setscheduler(),
 //! setpriority()), tells the main thread it is ready and waits at a start
@@ -22,6 +23,9 @@
 //! task). The main thread's samples during the run (a read of /proc/stat
 //! each interval) are not modelled: it sleeps from the gate on. Tasks the
 //! workload forks later start as `fork` does, with their own attributes.
+//! The shell starts on CPU 0, as a task the harness starts does (where
+//! the guest's /init runs is not measured), and the runner's exec (sched_exec()'s balance) is not
+//! modelled: the runner starts where its fork placed it.
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
@@ -37,6 +41,9 @@ use crate::workload::{Op, SyncObj};
 /// The runner's main thread's comm: its executable's name, as the kernel
 /// keeps it (15 bytes).
 pub const RUNNER_COMM: &str = "schedlab-runner";
+/// The process that starts the runner (the QEMU guest's /init shell;
+/// `schedlab real`'s Python on a host).
+pub const SHELL_COMM: &str = "sh";
 
 impl WorkloadFloor {
     /// Make the runner's main thread, which starts every task of the
@@ -92,7 +99,18 @@ impl WorkloadFloor {
         let group = self.m.kt.progs.group_names.len();
         self.m.kt.progs.group_names.push(RUNNER_COMM.into());
         self.m.kt.progs.harness_group = Some(group);
-        let tid = self.m.kt.k.alloc_task(group, Some(template), &runner, 0);
+        // The shell that starts the runner: it runs on CPU 0 when it forks
+        // the runner, so the runner's main thread is placed as a fork beside
+        // a busy CPU, then it waits for it.
+        let mut shell_ops = Vec::new();
+        if self.m.kt.k.cfg.costs.fork_ns > 0 {
+            shell_ops.push(Op::Sys(self.m.kt.k.cfg.costs.fork_ns));
+        }
+        shell_ops.extend([Op::Clone { template: template as u32, group: group as u32 }, Op::Park]);
+        let shell = TaskGroup { name: SHELL_COMM.into(), program: Program { ops: shell_ops }, ..runner.clone() };
+        let sh = self.m.kt.progs.templates.len();
+        self.m.kt.progs.templates.push(shell.clone());
+        let tid = self.m.kt.k.alloc_task(group, Some(sh), &shell, 0);
         self.m.kt.k.q.schedule(Instant(0), Ev::Start(tid));
     }
 
@@ -195,10 +213,12 @@ mod tests {
         sim.run().expect("run");
         let k = &sim.w.m.kt.k;
         let harness = sim.w.m.kt.progs.harness_group.expect("a main thread");
-        let main: Vec<_> = k.sched.tasks.iter().filter(|t| t.group == harness).collect();
-        assert_eq!(main.len(), 1);
-        assert_eq!((main[0].comm.as_str(), main[0].policy, main[0].rt_priority), ("schedlab-runner", Policy::Fifo, 99));
-        assert_eq!(main[0].state, TaskState::Blocked, "it sleeps from the gate on");
+        let harness: Vec<_> = k.sched.tasks.iter().filter(|t| t.group == harness).collect();
+        let [sh, main] = harness[..] else { panic!("a shell and the runner's main thread") };
+        assert_eq!((sh.comm.as_str(), sh.cpu), ("sh", 0));
+        assert_eq!((main.comm.as_str(), main.policy, main.rt_priority), ("schedlab-runner", Policy::Fifo, 99));
+        assert_ne!(main.cpu, 0, "forked beside the busy shell");
+        assert!(harness.iter().all(|t| t.state == TaskState::Blocked), "both sleep from the gate on");
         let tasks: Vec<_> = k.sched.tasks.iter().filter(|t| t.group < sim.w.m.kt.progs.nr_scenario_groups).collect();
         assert_eq!(tasks.len(), 4);
         for t in &tasks {
