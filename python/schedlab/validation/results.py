@@ -26,6 +26,7 @@ from schedlab.validation.runners import (
     host_sets,
     kept_calibration,
     kept_host_sets,
+    kept_is_local,
     kept_real,
     kept_series,
     local_real,
@@ -132,6 +133,7 @@ def validate(
     repeat: int = 1,
     step: Callable[[str, float], None] | None = None,
     sim_set: Sequence[Override] = (),
+    oracle: str = "any",
 ) -> dict[str, Any]:
     """Run the suite; the JSON document (``kernel``, ``results`` and extras).
     ``step``, when given, gets each finished scenario (its name and the
@@ -141,7 +143,10 @@ def validate(
     ``repeat``: the simulator's side is the median of that many seeds (the
     real side's repeats are the real runner's, see ``repeated_real``).
     ``sim_set``: overrides every simulator run takes before the entry's own
-    (``--local``: this host's preemption model)."""
+    (``--local``: this host's preemption model).
+    ``oracle``: the real side's kind ("qemu" or "local"): a row the suite
+    names for the other is listed under ``elsewhere``, not judged, and a
+    scenario with no row left is not run ("any": every row)."""
     cost_sets = [*cost_overrides(costs or {}), *sim_set]
     say = progress or (lambda m: None)
     entries = select_entries(suite, only)
@@ -151,7 +156,12 @@ def validate(
     reals: dict[Path, tuple[Mapping[str, Any], float]] = {}
     releases: set[str] = set()
     versions: set[str] = set()
+    elsewhere: list[dict[str, Any]] = []
     for e in entries:
+        specs = [m for m in e.metrics if m.judged_by(oracle)]
+        elsewhere += [{"scenario": e.name, "metric": m.label, "oracle": m.oracle} for m in e.metrics if m not in specs]
+        if not specs:
+            continue
         if e.file not in reals:
             say(f"{e.name}: real run of {e.file.name} ...")
             t1 = time.monotonic()
@@ -168,7 +178,7 @@ def validate(
         t_sim = time.monotonic() - t0
         rv = real_side(doc)
         timings[e.name] = {"sim_s": round(t_sim, 2), "real_s": round(t_real, 2)}
-        for spec in e.metrics:
+        for spec in specs:
             try:
                 a, b = compute(spec, sim), compute(spec, rv)
             except MetricError as err:
@@ -201,6 +211,7 @@ def validate(
         "repeat": repeat,
         "results": results,
         "unmeasured": unmeasured,
+        "elsewhere": elsewhere,
         "timings": timings,
     }
 
@@ -232,6 +243,15 @@ def format_table(doc: Mapping[str, Any]) -> str:
     ]
     for u in doc.get("unmeasured") or []:
         lines.append(f"not measured: {u['scenario']}: {u['metric']}: {u['why']}")
+    away = doc.get("elsewhere") or []
+    if away:
+        by = {"local": "the real-timing oracle (validate --local)", "qemu": "the QEMU guests"}
+        for o in sorted({str(u["oracle"]) for u in away}):
+            rows = [u for u in away if u["oracle"] == o]
+            lines.append(
+                f"judged by {by.get(o, o)}, not here: {len(rows)} row(s) of "
+                f"{len({u['scenario'] for u in rows})} scenario(s) (suite.toml names the oracle of each row)"
+            )
     res = doc.get("results") or []
     bad = [r for r in res if r["verdict"] != ("off" if r.get("control") else "ok")]
     lines.append(
@@ -294,6 +314,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         kernel = args.kernel or "6.1"
         real_runner = qemu_real(kernel, progress or (lambda m: None))
+    # Which rows this run judges is fixed before any run: the suite names
+    # each row's oracle, and the run is one or the other.
+    judge = "local" if args.local or (args.real_from and kept_is_local(args.real_from)) else "qemu"
     t0 = time.monotonic()
     costs = None
     if args.costs == "measured":
@@ -330,6 +353,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             repeat=args.repeat,
             step=steps.done,
             sim_set=sim_sets,
+            oracle=judge,
         )
     doc["mode"] = "kept" if args.real_from else "local" if args.local else "qemu"
     if not_judged:

@@ -43,6 +43,7 @@ __all__ = [
     "host_sets",
     "kept_calibration",
     "kept_host_sets",
+    "kept_is_local",
     "kept_real",
     "kept_series",
     "local_real",
@@ -539,6 +540,12 @@ def kept_host_sets(directory: str) -> list[Override]:
     ):
         raise UsageError("SL001", f"{p}: sets: accepted: a list of [key, TOML value] string pairs")
     return [(k, v) for k, v in sets]
+
+
+def kept_is_local(directory: str) -> bool:
+    """Whether ``directory`` holds a --local run's reports (it has the
+    HOST_SETS_FILE that run writes), not a QEMU guest's."""
+    return (Path(directory) / HOST_SETS_FILE).is_file()
 
 
 def kept_series(directory: str) -> str | None:

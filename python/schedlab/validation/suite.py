@@ -128,6 +128,14 @@ class MetricSpec:
     cpus: str | None = None
     sets: tuple[str, ...] = ()
     thread: int | None = None  # cyclictest's thread number (T: N)
+    #: Who judges the row: "local" (the real-timing oracle, ``validate
+    #: --local``), "qemu" (the guests) or "any"; the suite's ``oracle``, by
+    #: default "local" for the timing metrics (suite.toml's header).
+    oracle: str = "any"
+
+    def judged_by(self, oracle: str) -> bool:
+        """Whether a run on ``oracle`` ("local", "qemu"; "any": every row) judges this row."""
+        return oracle == "any" or self.oracle in ("any", oracle)
 
     @property
     def label(self) -> str:
@@ -178,6 +186,7 @@ def _metric_spec(m: dict[str, Any]) -> MetricSpec:
         cpus=m["cpus"],
         sets=tuple(m["sets"]),
         thread=m["thread"],
+        oracle=str(m["oracle"]),
     )
 
 

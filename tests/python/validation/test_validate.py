@@ -339,6 +339,29 @@ def test_validate_with_a_fake_real_run(migrations: int | None) -> None:
     assert "control: want off" in table and "tolerance" in table.splitlines()[0]
 
 
+@NATIVE
+def test_a_run_judges_only_the_rows_named_for_its_oracle() -> None:
+    """Under QEMU the timing rows wait for the real-timing oracle: listed,
+    not judged; a scenario left with no row is not run at all."""
+    suite = v.load_suite()
+    calls: list[str] = []
+
+    def fake_real(entry: v.Entry) -> Mapping[str, Any]:
+        calls.append(entry.name)
+        return _report({"n0": 69.7, "n5": 22.9, "n10": 7.5})
+
+    only = ["nice-pinned", "control-batch"]
+    doc = v.validate(suite, "6.1", fake_real, only=only, progress=None, oracle="qemu")
+    assert calls == ["nice-pinned"], "control-batch has only timing rows"
+    judged = {r["metric"] for r in doc["results"]}
+    assert "share n0" in judged and "switches" not in judged
+    assert {"scenario": "nice-pinned", "metric": "switches", "oracle": "local"} in doc["elsewhere"]
+    assert {u["scenario"] for u in doc["elsewhere"]} == {"nice-pinned", "control-batch"}
+    assert "judged by the real-timing oracle (validate --local), not here: " in v.format_table(doc)
+    every = v.validate(suite, "6.1", fake_real, only=["nice-pinned"], progress=None)
+    assert not every["elsewhere"] and any(r["metric"] == "switches" for r in every["results"])
+
+
 # --------------------------------------------------------------------------
 # The CLI
 

@@ -27,7 +27,17 @@ pub const SUITE_KEYS: &[&str] = &["name", "seed"];
 /// The keys of a `[[scenario]]`.
 pub const ENTRY_KEYS: &[&str] = &["name", "file", "why", "control", "sim_set", "metrics", "tool"];
 /// The keys of a metric.
-pub const METRIC_KEYS: &[&str] = &["metric", "tol", "task", "group", "cpu", "cpus", "sets", "thread"];
+pub const METRIC_KEYS: &[&str] = &["metric", "tol", "task", "group", "cpu", "cpus", "sets", "thread", "oracle"];
+/// Who judges a row (`oracle`): the real-timing oracle (`validate
+/// --local`, this machine's own kernel under KVM), the QEMU guests, or
+/// either.
+pub const ORACLES: &[&str] = &["local", "qemu", "any"];
+/// The metrics that measure timing (sub-millisecond delays, hand-off
+/// rates, a tool's elapsed time): a TCG guest runs its vCPUs in turn and
+/// one instruction per nanosecond, so only the real-timing oracle judges
+/// them unless the metric names another.
+pub const TIMING_METRICS: &[&str] =
+    &["wakeup_p50", "wakeup_p90", "wakeup_p99", "wait_avg", "switches", "tool_time", "latency_avg", "latency_max"];
 /// metric -> its unit (what a tolerance's absolute bounds are in).
 pub const METRIC_UNITS: &[(&str, &str)] = &[
     ("share", "points"),
@@ -96,6 +106,9 @@ pub struct MetricSpec {
     pub cpus: Option<String>,
     pub sets: Vec<String>,
     pub thread: Option<i64>,
+    /// Which oracle judges the row (one of ORACLES): as written, else
+    /// "local" for TIMING_METRICS and "any" for the others.
+    pub oracle: &'static str,
 }
 
 /// One `[[scenario]]`. `file` as written (relative to the suite).
@@ -337,7 +350,13 @@ fn metric_spec(c: &Checker<'_>, raw: &V, at: &str) -> Result<MetricSpec> {
         Some(V::Int(n)) if *n >= 0 => Some(*n),
         Some(v) => return Err(c.bad(&format!("{at}.thread"), c.shown(v), "cyclictest's thread number (0 or more)")),
     };
-    let spec = MetricSpec { metric, tol, task, group, cpu, cpus, sets, thread };
+    let oracle = match get(m, "oracle") {
+        None if TIMING_METRICS.contains(&metric.as_str()) => "local",
+        None => "any",
+        Some(V::Str(o)) if ORACLES.contains(&o.as_str()) => ORACLES.iter().copied().find(|x| x == o).unwrap_or("any"),
+        Some(v) => return Err(c.bad(&format!("{at}.oracle"), c.shown(v), "\"local\", \"qemu\" or \"any\"")),
+    };
+    let spec = MetricSpec { metric, tol, task, group, cpu, cpus, sets, thread, oracle };
     let (takes, accepted) = selectors(&spec);
     if !takes {
         return Err(c.bad(at, format!("{} does not take these selectors", spec.metric), accepted));

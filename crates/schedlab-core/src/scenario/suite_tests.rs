@@ -153,3 +153,19 @@ fn metric_errors_name_the_metric() {
     let (_, msg) = err("tool = [\"perf\"]\nmetrics = [{ metric = \"tool_time\", task = \"x\", tol = \"±3 %\" }]\n");
     assert!(msg.contains("tool_time does not take these selectors; accepted: no selector"), "{msg}");
 }
+
+#[test]
+fn each_row_names_its_oracle_timing_rows_the_real_timing_one() {
+    let s = read_str(&format!(
+        "{HEAD}metrics = [{{ metric = \"share\", task = \"a\", tol = \"±3 points\" }}, \
+         {{ metric = \"wakeup_p90\", tol = \"±30 %\" }}, \
+         {{ metric = \"switches\", tol = \"±30 %\", oracle = \"any\" }}, \
+         {{ metric = \"idle\", cpu = \"all\", tol = \"±3 points\", oracle = \"qemu\" }}]\n"
+    ))
+    .unwrap();
+    let oracles: Vec<&str> = s.entries[0].metrics.iter().map(|m| m.oracle).collect();
+    assert_eq!(oracles, ["any", "local", "any", "qemu"]);
+    let (code, msg) = metric_err("{ metric = \"share\", task = \"a\", tol = \"±3 points\", oracle = \"tcg\" }");
+    assert_eq!(code, "SL102");
+    assert!(msg.contains("metrics[0].oracle") && msg.contains("\"local\", \"qemu\" or \"any\""), "{msg}");
+}
