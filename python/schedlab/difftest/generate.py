@@ -255,6 +255,7 @@ def case_toml(case: Case) -> str:
         "[kernel]",
         'version = "6.1"',
         'preempt = "voluntary"',
+        "preempt_dynamic = true",
         "",
         "[measure]",
         f'warmup = "{WARMUP}"',

@@ -110,7 +110,9 @@ def host_sets() -> list[Override]:
     out: list[Override] = []
     preempt = host_preempt()
     if preempt is not None:
+        # Read from PREEMPT_DYNAMIC's boot choice: the build is preemptible.
         out.append(("kernel.preempt", toml_literal(preempt)))
+        out.append(("kernel.preempt_dynamic", "true"))
     idle = host_cpuidle()
     if idle is not None:
         out.append(("machine.cpuidle", toml_literal(idle)))
@@ -118,11 +120,11 @@ def host_sets() -> list[Override]:
 
 
 def host_preempt() -> str | None:
-    """This kernel's preemption model ("none", "voluntary", "full"), or
+    """This kernel's preemption model ("none", "voluntary", "full", "lazy"), or
     None when it cannot be read: debugfs's sched/preempt names the one in
     force in parentheses under PREEMPT_DYNAMIC; without debugfs, the boot
     log's "Dynamic Preempt: X" line (this machine's: none)."""
-    models = ("none", "voluntary", "full")
+    models = ("none", "voluntary", "full", "lazy")
     try:
         # "none voluntary (full)": the one in force in parentheses.
         for word in Path("/sys/kernel/debug/sched/preempt").read_text().split():

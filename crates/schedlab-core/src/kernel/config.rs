@@ -28,6 +28,8 @@ pub(crate) struct RawKernel {
     #[serde(default)]
     pub(crate) ktask: RawKtask,
     pub(crate) preempt: Option<String>,
+    /// CONFIG_PREEMPT_DYNAMIC: the build is preemptible whatever `preempt`.
+    pub(crate) preempt_dynamic: Option<bool>,
     /// Mechanism-era overrides: "cfs"/"eevdf", "avg_load"/"group_type".
     pub(crate) fair: Option<String>,
     /// Per-CPU vmstat_update kworkers (kernel background activity).
@@ -207,8 +209,27 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
             "none" => PreemptModel::None,
             "voluntary" => PreemptModel::Voluntary,
             "full" => PreemptModel::Full,
-            _ => return Err(SimError::bad_value(file, "kernel.preempt", format!("\"{p}\""), "none, voluntary, full")),
+            "lazy" if version.at_least(6, 13) => PreemptModel::Lazy,
+            "lazy" => {
+                return Err(SimError::bad_value(
+                    file,
+                    "kernel.preempt",
+                    format!("\"lazy\" on {version}"),
+                    "\"lazy\" from 6.13 (PREEMPT_LAZY); none, voluntary, full",
+                ))
+            }
+            _ => {
+                return Err(SimError::bad_value(
+                    file,
+                    "kernel.preempt",
+                    format!("\"{p}\""),
+                    "none, voluntary, full, lazy (6.13+)",
+                ))
+            }
         };
+    }
+    if let Some(d) = raw.preempt_dynamic {
+        kernel.preempt_dynamic = d;
     }
     if let Some(v) = raw.vmstat_kworkers {
         kernel.vmstat_kworkers = v;

@@ -449,12 +449,20 @@ impl Default for Costs {
     }
 }
 
-/// Preemption model (Kconfig PREEMPT_NONE / VOLUNTARY / full PREEMPT).
+/// Preemption model (Kconfig PREEMPT_NONE / VOLUNTARY / full PREEMPT /
+/// 6.13's PREEMPT_LAZY), or the one a PREEMPT_DYNAMIC kernel booted with.
+///
+/// Deviation: the model has no preemption points inside the kernel's own
+/// work, so the models differ only where the kernel's code is compiled
+/// differently for a preemptible build (CONFIG_PREEMPTION): a newidle
+/// balance that stops after one task. Lazy's deferral of a fair wakeup's
+/// preemption to the tick or the return to user space is not modelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreemptModel {
     None,
     Voluntary,
     Full,
+    Lazy,
 }
 
 /// Everything about the kernel of one run.
@@ -470,6 +478,10 @@ pub struct KernelConfig {
     pub sysctl: Tunables,
     pub costs: Costs,
     pub preempt: PreemptModel,
+    /// CONFIG_PREEMPT_DYNAMIC (`kernel.preempt_dynamic`): `preempt` is the
+    /// boot-time choice of a preemptible build (PREEMPT_DYNAMIC selects
+    /// PREEMPT_BUILD, hence CONFIG_PREEMPTION), as Debian's kernels are.
+    pub preempt_dynamic: bool,
     /// Nice of ktask helper threads (P0 sets MAX_NICE = 19; before it, 0).
     pub ktask_helper_nice: i32,
     /// Per-CPU vmstat_update kworkers (kthread/vmstat.rs); on by default.
@@ -488,6 +500,13 @@ pub struct KernelConfig {
 }
 
 impl KernelConfig {
+    /// CONFIG_PREEMPTION: a full or lazy preemption model, or any boot
+    /// choice of a PREEMPT_DYNAMIC build.
+    #[inline]
+    pub fn preemption(&self) -> bool {
+        matches!(self.preempt, PreemptModel::Full | PreemptModel::Lazy) || self.preempt_dynamic
+    }
+
     /// msecs_to_jiffies(): ms rounded up to whole ticks.
     pub fn msecs_to_jiffies(&self, ms: u64) -> u64 {
         (ms * self.hz as u64).div_ceil(1000)
@@ -503,6 +522,7 @@ impl KernelConfig {
             sysctl: Tunables::defaults(v),
             costs: Costs::default(),
             preempt: PreemptModel::None,
+            preempt_dynamic: false,
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
             cpu_dma_latency_ns: None,

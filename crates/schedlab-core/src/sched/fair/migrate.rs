@@ -154,7 +154,7 @@ impl SchedEnv {
             }
             self.move_queued_task(p, src, env.dst_cpu, self.sched.lb_exec.unwrap_or(env.dst_cpu));
             moved += 1;
-            if env.idle == CpuIdleType::NewlyIdle && self.cfg.preempt == crate::kernel::PreemptModel::Full {
+            if env.idle == CpuIdleType::NewlyIdle && self.cfg.preemption() {
                 break;
             }
             if env.imbalance <= 0 {

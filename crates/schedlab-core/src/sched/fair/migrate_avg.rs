@@ -3,7 +3,6 @@
 //! cfs_tasks from the head until the load to move is met.
 
 use crate::kernel::features::Feature;
-use crate::kernel::PreemptModel;
 use crate::prio::MAX_PRIO;
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance_avg::Pass;
@@ -129,7 +128,7 @@ impl SchedEnv {
                 pulled += 1;
                 rem -= w as i64;
                 // CONFIG_PREEMPT: newidle stops after the first task (2.6.3x).
-                if !generic && self.cfg.preempt == PreemptModel::Full && idle == CpuIdleType::NewlyIdle {
+                if !generic && self.cfg.preemption() && idle == CpuIdleType::NewlyIdle {
                     break 'classes;
                 }
                 if rem <= 0 {
@@ -163,7 +162,7 @@ impl SchedEnv {
             total += moved;
             tasks += n;
             if !self.lb_2625()
-                && self.cfg.preempt == PreemptModel::Full
+                && self.cfg.preemption()
                 && idle == CpuIdleType::NewlyIdle
                 && self.sched.rqs[this_cpu].nr_running > 0
             {
