@@ -104,8 +104,8 @@ runner:
 test-tools:
 	scripts/test-tools
 
-# The QEMU oracle (python/schedlab/qemu/): QEMU 10 and Debian's 6.1 and
-# 6.12 kernels unpacked into .oracle/ (private apt; a second run only verifies).
+# The QEMU oracle (python/schedlab/qemu/): QEMU 10 and Debian's 6.1, 6.12
+# and 6.18 kernels unpacked into .oracle/ (private apt; a second run only verifies).
 oracle-setup:
 	$(PYTHON) scripts/oracle-setup
 

@@ -125,6 +125,11 @@ def cmd_difftest(args: argparse.Namespace) -> int:
                          "or --sim-only")  # fmt: skip
     budget_s = _budget(args.budget)  # a bad --budget is an error before any boot or calibration
     camp = Campaign.open(args.out, args.kernel, "local" if local else "qemu")
+    if not local:
+        from schedlab.kernels import ORACLE_SIM_SETS
+
+        # What this oracle kernel's build differs in from the cases' TOML.
+        camp.doc.setdefault("sim_set", [list(s) for s in ORACLE_SIM_SETS.get(args.kernel, ())])
     if args.rejudge:
         doc = rejudge(camp, progress)
     elif local:

@@ -1,5 +1,5 @@
 """The oracle directory: what ``make oracle-setup`` (scripts/oracle-setup)
-unpacked into ``.oracle/`` (QEMU 10, Debian's 6.1 and 6.12 kernels,
+unpacked into ``.oracle/`` (QEMU 10, Debian's 6.1, 6.12 and 6.18 kernels,
 busybox-static), read from its ``manifest.json``; and which of its kernels
 stands for a scenario's ``kernel.version``.
 """

@@ -268,6 +268,14 @@ def format_table(doc: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- the command (arguments: cli.py)
 
 
+def oracle_sets(kernel: str) -> list[Override]:
+    """What the QEMU oracle's ``kernel`` build differs in from the suite's
+    scenario files (:data:`schedlab.kernels.ORACLE_SIM_SETS`)."""
+    from schedlab.kernels import ORACLE_SIM_SETS
+
+    return list(ORACLE_SIM_SETS.get(kernel, ()))
+
+
 #: ``--real-from bundled``: the kept guest reports shipped in the package.
 BUNDLED = "bundled"
 
@@ -300,7 +308,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         # validation/real/local-6.18) unless --kernel names another.
         kernel = args.kernel or kept_series(args.real_from) or "6.1"
         real_runner = kept_real(args.real_from)
-        sim_sets = kept_host_sets(args.real_from)
+        sim_sets = kept_host_sets(args.real_from) if kept_is_local(args.real_from) else oracle_sets(kernel)
     elif args.local:
         # The simulator runs this host's own release (sim_version reads it
         # from each real report): 6.18.44 here, not the oracle era's 6.12.
@@ -314,6 +322,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         kernel = args.kernel or "6.1"
         real_runner = qemu_real(kernel, progress or (lambda m: None))
+        sim_sets = oracle_sets(kernel)
     # Which rows this run judges is fixed before any run: the suite names
     # each row's oracle, and the run is one or the other.
     judge = "local" if args.local or (args.real_from and kept_is_local(args.real_from)) else "qemu"
