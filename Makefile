@@ -50,7 +50,7 @@ demo: build
 test: build oracle-setup test-tools
 	$(CARGO) test -p schedlab-core -p schedlab-runner --release
 	$(CARGO) build -p schedlab-runner --release
-	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -n 2 -m 'not alone' tests
+	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -n 2 --dist worksteal -m 'not alone' tests
 	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -m alone tests
 	$(MAKE) wheel
 	$(BIN)/python scripts/wheel-smoke --wheel-dir target/wheels

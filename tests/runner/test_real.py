@@ -19,7 +19,7 @@ import pytest
 from schedlab import real
 from schedlab.errors import SchedlabError
 
-# Real threads or a QEMU guest, judged by their timing: run alone (pyproject, `alone`).
+# Real threads on this machine, judged by what they measure: run alone (pyproject, `alone`).
 pytestmark = pytest.mark.alone
 
 MACHINE2 = """\

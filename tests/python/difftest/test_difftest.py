@@ -253,7 +253,6 @@ def _oracle() -> Any:
 ORACLE = _oracle()
 
 
-@pytest.mark.alone
 @pytest.mark.skipif(ORACLE is None, reason="the QEMU oracle is not set up: run `make oracle-setup`")
 def test_a_batch_boots_once_and_reports_each_case() -> None:
     from schedlab import qemu

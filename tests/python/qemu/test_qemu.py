@@ -19,9 +19,6 @@ from schedlab import native, qemu
 from schedlab.errors import TopologyError, UsageError
 from schedlab.qemu import BEGIN_MARKER, END_MARKER, CpioEntry
 
-# Real threads or a QEMU guest, judged by their timing: run alone (pyproject, `alone`).
-pytestmark = pytest.mark.alone
-
 REPO = Path(__file__).resolve().parents[3]
 
 

@@ -17,9 +17,6 @@ import pytest
 from schedlab import qemu
 from schedlab.qemu import elf, tools
 
-# Real threads or a QEMU guest, judged by their timing: run alone (pyproject, `alone`).
-pytestmark = pytest.mark.alone
-
 REPO = Path(__file__).resolve().parents[3]
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 LIBDIR = "/lib/x86_64-linux-gnu"

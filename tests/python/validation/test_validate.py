@@ -409,7 +409,6 @@ def _oracle() -> qemu.Oracle | None:
 
 
 @NATIVE
-@pytest.mark.alone
 @pytest.mark.skipif(_oracle() is None, reason="the QEMU oracle is not set up: run `make oracle-setup`")
 def test_validate_one_scenario_in_qemu(run_cli: RunCli, tmp_path: Path) -> None:
     """`schedlab validate --kernel 6.1 --only nice-pinned control-nice`: one
