@@ -74,26 +74,16 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     // The runner's main thread (measure.start = "runner") is neither: its
     // own report does not list it.
     let harness = sim.w.m.kt.progs.harness_group;
-    let is_kernel_thread = |t: &Task| t.group >= sim.w.m.kt.progs.nr_scenario_groups && Some(t.group) != harness;
+    let nr_scenario = sim.w.m.kt.progs.nr_scenario_groups;
+    let is_kernel_thread = |t: &Task| t.group >= nr_scenario && Some(t.group) != harness;
+    let started_scenario_task = |t: &Task| t.state != TaskState::New && t.group < nr_scenario;
     let listed = listed_tasks(sim);
     let tasks = (0..sim.w.m.kt.k.sched.tasks.len())
-        .filter(|&i| {
-            let t = &sim.w.m.kt.k.sched.tasks[i];
-            t.state != TaskState::New && t.group < sim.w.m.kt.progs.nr_scenario_groups && listed[i]
-        })
+        .filter(|&i| started_scenario_task(&sim.w.m.kt.k.sched.tasks[i]) && listed[i])
         .map(|i| task_row(sim, i))
         .collect();
     let mut timer_delays = Delays::default();
-    for t in sim
-        .w
-        .m
-        .kt
-        .k
-        .sched
-        .tasks
-        .iter()
-        .filter(|t| t.state != TaskState::New && t.group < sim.w.m.kt.progs.nr_scenario_groups)
-    {
+    for t in sim.w.m.kt.k.sched.tasks.iter().filter(|t| started_scenario_task(t)) {
         timer_delays.merge(&t.stats.timer_delays);
     }
     let kernel_threads = (0..sim.w.m.kt.k.sched.tasks.len())

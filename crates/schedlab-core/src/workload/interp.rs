@@ -139,22 +139,7 @@ impl WorkloadFloor {
                     self.m.kt.k.sched.tasks[tid].loop_stack.pop();
                 }
             }
-            Op::Barrier(b) => {
-                let bar = &mut self.wl.barriers[b];
-                bar.arrived.push(tid);
-                if bar.arrived.len() >= bar.participants {
-                    let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
-                    let cpu = self.m.kt.k.sched.tasks[tid].cpu;
-                    for w in waiters {
-                        if w != tid {
-                            self.m.kt.k.try_to_wake_up(w, cpu, true);
-                        }
-                    }
-                } else {
-                    self.block(tid);
-                    return false;
-                }
-            }
+            Op::Barrier(b) => return self.barrier(tid, b, false),
             Op::Wait(e) => {
                 if self.wl.events[e].pending > 0 {
                     self.wl.events[e].pending -= 1;
@@ -189,7 +174,7 @@ impl WorkloadFloor {
             }
             Op::Clone { template, group } => self.start_clone(tid, template as usize, group as usize), // start.rs
             Op::SetAttr(t) => return self.start_setattr(tid, t),
-            Op::StartGate(b) => return self.start_gate(tid, b),
+            Op::StartGate(b) => return self.barrier(tid, b, true), // the runner's start gate
             Op::Park => {
                 self.block(tid);
                 return false;
@@ -291,6 +276,27 @@ impl WorkloadFloor {
                 self.wl.dbench.op(tid, op, now, start);
             }
             _ => unreachable!("not a kernel op"),
+        }
+        true
+    }
+
+    /// `tid` arrives at barrier `b`: it sleeps until the last arrival, which
+    /// wakes the others from its CPU (with `start`, that instant is their
+    /// start: the runner's gate, workload/start.rs). False when it slept.
+    pub(crate) fn barrier(&mut self, tid: TaskId, b: usize, start: bool) -> bool {
+        let bar = &mut self.wl.barriers[b];
+        bar.arrived.push(tid);
+        if bar.arrived.len() < bar.participants {
+            self.block(tid);
+            return false;
+        }
+        let waiters: Vec<TaskId> = std::mem::take(&mut bar.arrived);
+        let (cpu, now) = (self.m.kt.k.sched.tasks[tid].cpu, self.m.kt.k.now);
+        for w in waiters.into_iter().filter(|&w| w != tid) {
+            if start {
+                self.m.kt.k.sched.tasks[w].stats.start_ns = now;
+            }
+            self.m.kt.k.try_to_wake_up(w, cpu, true);
         }
         true
     }

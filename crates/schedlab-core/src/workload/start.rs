@@ -31,7 +31,6 @@ use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::rng::Dist;
 use crate::engine::time::Instant;
-use crate::kthread::floor::LendsKthreads;
 use crate::prio::{Policy, MAX_RT_PRIORITY};
 use crate::program::{Program, TaskGroup};
 use crate::sched::task::TaskId;
@@ -134,6 +133,11 @@ impl WorkloadFloor {
 
     /// The running task takes template `t`'s attributes: its policy and
     /// nice, then its CPUs. False when that rescheduled or moved it.
+    ///
+    /// Deviation: the runner sets the CPUs first, then the policy and nice;
+    /// here the policy changes while the task still runs where it was
+    /// cloned, so a move by the affinity's stopper comes last. Its new
+    /// CPU and attributes are the same either way.
     pub(crate) fn start_setattr(&mut self, tid: TaskId, t: usize) -> bool {
         let g = &self.m.kt.progs.templates[t];
         let (policy, nice, rt_priority, cpus) = (g.policy, g.nice, g.rt_priority, g.cpus.clone());
@@ -146,24 +150,6 @@ impl WorkloadFloor {
             // A lower priority rescheduled it: it goes on when next picked.
             self.m.kt.k.sched.tasks[tid].need_advance = true;
             return false;
-        }
-        true
-    }
-
-    /// The start gate: a barrier whose last arrival (the main thread) wakes
-    /// the others from its CPU; that instant is every task's start.
-    pub(crate) fn start_gate(&mut self, tid: TaskId, b: usize) -> bool {
-        let bar = &mut self.wl.barriers[b];
-        bar.arrived.push(tid);
-        if bar.arrived.len() < bar.participants {
-            self.block(tid);
-            return false;
-        }
-        let waiters = std::mem::take(&mut bar.arrived);
-        let (cpu, now) = (self.m.kt.k.sched.tasks[tid].cpu, self.m.kt.k.now);
-        for w in waiters.into_iter().filter(|&w| w != tid) {
-            self.m.kt.k.sched.tasks[w].stats.start_ns = now;
-            self.m.kt.k.try_to_wake_up(w, cpu, true);
         }
         true
     }
