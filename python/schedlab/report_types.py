@@ -17,6 +17,8 @@ __all__ = [
     "CpuIdleRow",
     "CpuSchedstat",
     "CpuTimes",
+    "CpufreqReport",
+    "CpufreqRow",
     "CpuidleReport",
     "DbenchReport",
     "DelayStats",
@@ -1068,6 +1070,62 @@ class CpuidleReport(_CpuidleReportKeys, total=False):
     pass
 
 
+class _CpufreqRowKeys(TypedDict):
+    """The keys of every CpufreqRow."""
+
+    avg_mhz: float
+    """"""
+    busy_pct: float
+    """"""
+    bzy_mhz: float
+    """"""
+    cpu: int
+    """"""
+    transitions: int
+    """"""
+
+
+class CpufreqRow(_CpufreqRowKeys, total=False):
+    """One CPU's frequency counters over the window."""
+
+    pass
+
+
+class _CpufreqReportKeys(TypedDict):
+    """The keys of every CpufreqReport."""
+
+    avg_mhz: float
+    """All CPUs: the average frequency over the window, idle included (turbostat's Avg_MHz), the share of it in C0
+    (Busy%) and the average frequency while in C0 (Bzy_MHz).
+    """
+    base_mhz: int
+    """Base (TSC) frequency, MHz."""
+    busy_pct: float
+    """"""
+    bzy_mhz: float
+    """"""
+    cpus: list[CpufreqRow]
+    """"""
+    governor: str
+    """The scaling governor (`kernel.cpufreq_governor` or the version's default)."""
+    hwp: bool
+    """Whether the processor has hardware P-states (HWP)."""
+    model: str
+    """"""
+    processor: str
+    """The processor (`machine.cpufreq`) and its model name."""
+    transitions: int
+    """Frequency changes (cpu_frequency events), all CPUs."""
+
+
+class CpufreqReport(_CpufreqReportKeys, total=False):
+    """The CPUs' frequencies over the window (machine.cpufreq): turbostat's Avg_MHz, Busy% and Bzy_MHz, from the
+    model's APERF and MPERF.
+    """
+
+    pass
+
+
 class _CostFigureKeys(TypedDict):
     """The keys of every CostFigure."""
 
@@ -1156,6 +1214,8 @@ class Report(_ReportKeys, total=False):
     """Real kernel: this machine's values of the cost constants, measured by `schedlab-runner --calibrate` (`schedlab
     calibrate`).
     """
+    cpufreq: CpufreqReport
+    """Simulation: the CPUs' frequencies over the window, with a processor (`machine.cpufreq`); absent without one."""
     cpuidle: CpuidleReport
     """Simulation: the CPUs' idle states over the window, with a cpuidle driver (`machine.cpuidle`); absent without
     one.

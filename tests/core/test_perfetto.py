@@ -123,3 +123,18 @@ def test_mm_vmscan_events_are_in_the_perfetto_trace(tmp_path: Path) -> None:
             name, value = kv.split("=", 1)
             if value.isdigit() and name != "classzone_idx":
                 assert getattr(msg, name) == int(value), (name, ln)
+
+
+def test_cpu_frequency_events_are_in_the_perfetto_trace(tmp_path: Path) -> None:
+    """With a processor (`machine.cpufreq`) every power:cpu_frequency line of
+    the text is a CpuFrequencyFtraceEvent with the same CPU, pid, time,
+    state (kHz) and cpu_id."""
+    sets = ["machine.preset=numa48", "machine.cpufreq=e5-2670v3", "measure.warmup=0s", "measure.duration=300ms"]
+    trace, lines = run(tmp_path, "kworker-stack", *[a for s in sets for a in ("--set", s)])
+    text = [ln for ln in lines if ln["ev"] == "cpu_frequency"]
+    pf = [(cpu, e) for cpu, e in events(trace) if e.WhichOneof("event") == "cpu_frequency"]
+    assert len(pf) == len(text) > 0
+    for (cpu, e), ln in zip(pf, text):
+        assert (cpu, e.pid) == (int(ln["cpu"]), int(ln["pid"]))
+        assert (e.timestamp + 500) // 1000 == round(float(ln["ts"]) * 1e6)
+        assert ln["rest"] == f"state={e.cpu_frequency.state} cpu_id={e.cpu_frequency.cpu_id}"

@@ -32,6 +32,10 @@ CASES = {
     "rt-push-pull": (REPO / "validation" / "rt-push-pull.toml", {}),
     "kswapd-zswap": (REPO / "scenarios" / "seeds" / "kswapd-zswap.toml", {"measure.duration": "1s"}),
     "sched-idle": (REPO / "scenarios" / "seeds" / "sched-idle.toml", {"measure.duration": "2s"}),
+    "cpufreq": (
+        REPO / "scenarios" / "seeds" / "kworker-stack.toml",
+        {"machine.preset": "numa48", "machine.cpufreq": "e5-2670v3", "measure.duration": "500ms"},
+    ),
 }
 
 
@@ -71,6 +75,8 @@ def test_trace_cmd_reports_the_same_events_as_the_text(trace_cmd: str, case: str
             assert x == y, f"CPU {cpu}: text {x} != trace-cmd {y}"
     if case == "sched-idle":
         assert any(c.startswith("migration/") for evs in report.values() for _, c, *_ in evs)
+    if case == "cpufreq":
+        assert any(ev == "cpu_frequency" for evs in report.values() for *_, ev, _ in evs)
     if case == "kswapd-zswap":
         assert any(ev.startswith("mm_vmscan_") for evs in report.values() for *_, ev, _ in evs)
 

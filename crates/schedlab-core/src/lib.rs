@@ -4,6 +4,7 @@
 #![deny(unsafe_code)]
 
 pub mod block;
+pub mod cpufreq;
 pub mod cpumask;
 pub mod engine;
 pub mod error;

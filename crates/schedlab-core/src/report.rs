@@ -28,7 +28,9 @@ mod run;
 mod schedstat;
 pub mod sorted;
 mod task;
-pub use kernel::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
+pub use kernel::{
+    CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow,
+};
 pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow};
 pub use mpstat::{CpuTimes, Mpstat, MpstatCpu, MpstatRow, MpstatSample};
 pub use rt_migrate::{RtmtAt, RtmtEarlierThreads, RtmtReport, RtmtRun, RtmtTask};
@@ -168,6 +170,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub cpuidle: Option<CpuidleReport>,
+    /// Simulation: the CPUs' frequencies over the window, with a
+    /// processor (`machine.cpufreq`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub cpufreq: Option<CpufreqReport>,
     /// Simulation: the block devices over the window, as iostat reports
     /// them; absent without `[[machine.disk]]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

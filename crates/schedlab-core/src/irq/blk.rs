@@ -19,11 +19,12 @@ impl KthreadFloor {
         let r = self.block.blk_done(req, self.k.now, &mut self.k.q);
         let cfg = &self.block.disks[r.disk].cfg;
         let (per_cpu, irq_cpu, aff) = (cfg.per_cpu_queues, cfg.irq_cpu, cfg.rq_affinity);
+        let on_submitter = per_cpu || cfg.irq_on_submitter;
         let c = &self.k.cfg.costs;
         let (hard, done) = (c.irq_ns, c.blk_complete_ns);
-        // Where the interrupt lands: the submitter's own queue, or the
-        // single queue's IRQ CPU.
-        let irq = if per_cpu { r.submit_cpu } else { irq_cpu };
+        // Where the interrupt lands: the submitter's own queue (or reply
+        // queue), or the single queue's IRQ CPU.
+        let irq = if on_submitter { r.submit_cpu } else { irq_cpu };
         let target = self.blk_completion_cpu(irq, r.submit_cpu, aff);
         match (target == irq, per_cpu) {
             // Completed in the hard interrupt (nr_hw_queues > 1).

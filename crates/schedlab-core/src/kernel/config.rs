@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::workqueue::{WorkqueueDef, KTASK_WQ, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
-use crate::kernel::{BalancerEra, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
+use crate::kernel::{BalancerEra, CpufreqGovernor, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
 use crate::prio::{is_nice, nice_range, MAX_NICE, MIN_NICE};
 use crate::units::{duration_at, parse_duration};
 
@@ -37,6 +37,8 @@ pub(crate) struct RawKernel {
     /// A CPU latency PM-QoS request held for the whole run
     /// (/dev/cpu_dma_latency), a duration.
     pub(crate) cpu_dma_latency: Option<String>,
+    /// The cpufreq scaling governor (with a processor, `machine.cpufreq`).
+    pub(crate) cpufreq_governor: Option<String>,
     pub(crate) balancer: Option<String>,
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
@@ -236,6 +238,11 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     }
     if let Some(s) = &raw.cpu_dma_latency {
         kernel.cpu_dma_latency_ns = Some(duration_at(s, file, "kernel.cpu_dma_latency")?);
+    }
+    if let Some(g) = &raw.cpufreq_governor {
+        kernel.cpufreq_governor = Some(CpufreqGovernor::from_name(g).ok_or_else(|| {
+            SimError::bad_value(file, "kernel.cpufreq_governor", format!("\"{g}\""), CpufreqGovernor::NAMES)
+        })?);
     }
     compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;
     Ok(kernel)

@@ -465,6 +465,43 @@ pub enum PreemptModel {
     Lazy,
 }
 
+/// The scaling governor (`kernel.cpufreq_governor`), with the driver the
+/// version pairs it with (cpufreq/governors.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpufreqGovernor {
+    /// Every CPU requests the highest P-state (intel_pstate's or the
+    /// generic performance governor).
+    Performance,
+    /// intel_pstate in active mode, "powersave": on a part with HWP the
+    /// hardware picks the frequency; without it, the driver's own
+    /// load-based algorithm (4.14–5.x) picks it every 10 ms.
+    Powersave,
+    /// schedutil on intel_pstate in passive mode (intel_cpufreq): the
+    /// frequency follows the CPU's PELT utilization.
+    Schedutil,
+}
+
+impl CpufreqGovernor {
+    pub const NAMES: &'static str = "performance, powersave (intel_pstate active), schedutil (intel_cpufreq)";
+
+    pub fn from_name(s: &str) -> Option<CpufreqGovernor> {
+        match s {
+            "performance" => Some(CpufreqGovernor::Performance),
+            "powersave" => Some(CpufreqGovernor::Powersave),
+            "schedutil" => Some(CpufreqGovernor::Schedutil),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CpufreqGovernor::Performance => "performance",
+            CpufreqGovernor::Powersave => "powersave",
+            CpufreqGovernor::Schedutil => "schedutil",
+        }
+    }
+}
+
 /// Everything about the kernel of one run.
 #[derive(Debug, Clone)]
 pub struct KernelConfig {
@@ -491,6 +528,9 @@ pub struct KernelConfig {
     /// unless --laptop). cpuidle's governors pick no state that exits
     /// slower (0: POLL only). None: no request.
     pub cpu_dma_latency_ns: Option<u64>,
+    /// The cpufreq governor (`kernel.cpufreq_governor`); None: the
+    /// version's default for the machine's processor (`default_governor`).
+    pub cpufreq_governor: Option<CpufreqGovernor>,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
     pub workqueues: Vec<crate::kernel::workqueue::WorkqueueDef>,
     /// `[kernel.vm]`: the vm sysctls (mm/).
@@ -505,6 +545,19 @@ impl KernelConfig {
     #[inline]
     pub fn preemption(&self) -> bool {
         matches!(self.preempt, PreemptModel::Full | PreemptModel::Lazy) || self.preempt_dynamic
+    }
+
+    /// The governor a distribution kernel of this version runs on a
+    /// processor with (`hwp`) or without hardware P-states: intel_pstate in
+    /// active mode ("powersave") until 5.7; from 5.8 passive mode with
+    /// schedutil where there is no HWP ("Use passive mode by default
+    /// without HWP").
+    pub fn default_governor(&self, hwp: bool) -> CpufreqGovernor {
+        self.cpufreq_governor.unwrap_or(if hwp || !self.version.at_least(5, 8) {
+            CpufreqGovernor::Powersave
+        } else {
+            CpufreqGovernor::Schedutil
+        })
     }
 
     /// msecs_to_jiffies(): ms rounded up to whole ticks.
@@ -526,6 +579,7 @@ impl KernelConfig {
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
             cpu_dma_latency_ns: None,
+            cpufreq_governor: None,
             workqueues: crate::kernel::workqueue::WorkqueueDef::system(),
             vm: crate::kernel::vm::VmConfig { workingset: mech.workingset, ..Default::default() },
             vm_given: false,

@@ -21,8 +21,11 @@ pub struct RawDisk {
     pub queues: Option<toml::Value>,
     /// Requests the device serves at once (NCQ: 32; NVMe: 1023).
     pub queue_depth: Option<i64>,
-    /// Where a single queue's interrupt lands.
-    pub irq_cpu: Option<i64>,
+    /// Where a single queue's interrupt lands: a CPU, or "submitter" (a
+    /// SAS HBA's per-CPU MSI-X reply queues behind one blk-mq hardware
+    /// queue, as 5.5's mpt3sas: the reply queue is the submitting CPU's,
+    /// the completion still in BLOCK_SOFTIRQ).
+    pub irq_cpu: Option<toml::Value>,
     /// /sys/block/*/queue/rq_affinity: 0, 1 (default) or 2.
     pub rq_affinity: Option<i64>,
     /// Service time of a read, a write and a cache flush (durations or
@@ -56,6 +59,9 @@ pub struct DiskConfig {
     pub per_cpu_queues: bool,
     pub queue_depth: u32,
     pub irq_cpu: usize,
+    /// A single queue's interrupt lands on the submitting CPU
+    /// (`irq_cpu = "submitter"`).
+    pub irq_on_submitter: bool,
     pub rq_affinity: u8,
     pub read: Dist,
     pub write: Dist,
@@ -97,7 +103,15 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
             }
         };
         let queue_depth = int(d.queue_depth, "queue_depth", 32, 1, 65536, "1..65536")? as u32;
-        let irq_cpu = int(d.irq_cpu, "irq_cpu", 0, 0, nr_cpus as i64 - 1, &format!("a CPU 0..{}", nr_cpus - 1))?;
+        let irq_accepted = format!("a CPU 0..{}, or \"submitter\" (per-CPU MSI-X reply queues)", nr_cpus - 1);
+        let (irq_cpu, irq_on_submitter) = match &d.irq_cpu {
+            None => (0, false),
+            Some(toml::Value::String(s)) if s == "submitter" => (0, true),
+            Some(toml::Value::Integer(c)) => {
+                (int(Some(*c), "irq_cpu", 0, 0, nr_cpus as i64 - 1, &irq_accepted)?, false)
+            }
+            Some(v) => return Err(SimError::bad_value(file, &k("irq_cpu"), format!("{v}"), irq_accepted)),
+        };
         let rq_affinity = int(d.rq_affinity, "rq_affinity", 1, 0, 2, "0, 1 or 2")? as u8;
         let read_ahead_kb = int(d.read_ahead_kb, "read_ahead_kb", 128, 4, 1 << 20, "4..1048576 (KiB)")? as u64;
         let max_sectors_kb = int(d.max_sectors_kb, "max_sectors_kb", 512, 4, 1 << 20, "4..1048576 (KiB)")? as u64;
@@ -123,6 +137,7 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
             per_cpu_queues,
             queue_depth,
             irq_cpu: irq_cpu as usize,
+            irq_on_submitter,
             rq_affinity,
             // Defaults: a SATA SSD's order of magnitude (docs/notes/
             // dbench-loadfile-research.md §3): ~100 us reads, ~30 us

@@ -40,6 +40,12 @@ pub const HSW: [IdleState; 9] = [
     state("C10", 2600, 7700),
 ];
 
+/// hsw_cstates as a Haswell-EP server (E5 v3, CPUID model HASWELL_X)
+/// registers them: intel_idle skips a state whose MWAIT sub-state count in
+/// CPUID leaf 5 is 0, and these parts have no C7s..C10, which are client
+/// package states (docs/notes/cpufreq-research.md §1.2).
+pub const HSX: [IdleState; 5] = [HSW[0], HSW[1], HSW[2], HSW[3], HSW[4]];
+
 /// bdw_cstates: Broadwell (as hsw, but C3 exits in 40 us).
 pub const BDW: [IdleState; 9] = {
     let mut t = HSW;
@@ -63,17 +69,21 @@ pub const HALTPOLL: [IdleState; 2] = [POLL, state("haltpoll idle", 1, 1)];
 pub enum IdleTable {
     Skx,
     Hsw,
+    /// hsw_cstates on a Haswell-EP server: C1, C1E, C3, C6.
+    Hsx,
     Bdw,
     Haltpoll,
 }
 
 impl IdleTable {
-    pub const ALL: [IdleTable; 4] = [IdleTable::Skx, IdleTable::Hsw, IdleTable::Bdw, IdleTable::Haltpoll];
+    pub const ALL: [IdleTable; 5] =
+        [IdleTable::Skx, IdleTable::Hsw, IdleTable::Hsx, IdleTable::Bdw, IdleTable::Haltpoll];
 
     pub fn states(self) -> &'static [IdleState] {
         match self {
             IdleTable::Skx => &SKX,
             IdleTable::Hsw => &HSW,
+            IdleTable::Hsx => &HSX,
             IdleTable::Bdw => &BDW,
             IdleTable::Haltpoll => &HALTPOLL,
         }
@@ -83,6 +93,7 @@ impl IdleTable {
         match self {
             IdleTable::Skx => "skx",
             IdleTable::Hsw => "hsw",
+            IdleTable::Hsx => "hsx",
             IdleTable::Bdw => "bdw",
             IdleTable::Haltpoll => "haltpoll",
         }

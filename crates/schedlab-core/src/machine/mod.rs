@@ -28,12 +28,14 @@ use serde::Deserialize;
 
 pub mod disk;
 pub mod idle_states;
+pub mod processors;
 
 use crate::error::{Result, SimError};
 pub use crate::units::parse_size;
 use crate::units::SIZE_ACCEPTED;
 use disk::{compile_disks, DiskConfig, RawDisk};
 use idle_states::IdleTable;
+use processors::{Processor, PROCESSORS};
 
 /// The `[machine]` table of a scenario.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -56,6 +58,9 @@ pub struct MachineSpec {
     /// "skx", "hsw", "bdw", or "none" (no cpuidle driver: the idle loop
     /// halts and a wakeup pays the flat `kernel.costs.idle_exit`).
     pub cpuidle: Option<String>,
+    /// The processor whose P-states the CPUs run at (machine/processors.rs,
+    /// the cpufreq room), or "none" (every CPU at one fixed speed).
+    pub cpufreq: Option<String>,
     /// Block devices (machine/disk.rs).
     #[serde(default)]
     pub disk: Vec<RawDisk>,
@@ -94,6 +99,9 @@ pub struct Machine {
     pub memory_bytes: u64,
     /// The idle-state table of the CPUs; None: no cpuidle driver.
     pub idle_table: Option<IdleTable>,
+    /// The processor's P-states; None: no CPU frequency (every CPU runs
+    /// at one speed).
+    pub processor: Option<&'static Processor>,
     /// Block devices, by index.
     pub disks: Vec<DiskConfig>,
     // Precomputed masks, each a sorted list of CPU ids.
@@ -146,6 +154,12 @@ struct PresetLayout {
     /// The machines of the seeds are Skylake/Cascade Lake servers (skx);
     /// the others model no particular CPU and have no cpuidle driver.
     idle: Option<IdleTable>,
+    /// The processor the preset's CPUs run as, with their frequencies.
+    /// None for every preset so far: `uma8` and `numa48` stand for an
+    /// E3-1240 v5 and two E5-2670 v3 (docs/notes/cpufreq-research.md §1),
+    /// but seed 001's scenario is not yet rebuilt on CPU frequency (issue
+    /// 37), so a scenario names them (`machine.cpufreq = "e5-2670v3"`).
+    processor: Option<&'static Processor>,
 }
 
 fn preset_layout(name: &str) -> Option<PresetLayout> {
@@ -199,6 +213,7 @@ fn preset_layout(name: &str) -> Option<PresetLayout> {
             "uma8" | "numa48" | "skl52" => Some(IdleTable::Skx),
             _ => None,
         },
+        processor: None,
     })
 }
 
@@ -312,7 +327,28 @@ fn idle_table_at(name: Option<&str>, preset: Option<IdleTable>, file: &str) -> R
                 file,
                 "machine.cpuidle",
                 format!("unknown idle-state table \"{t}\""),
-                "skx (Skylake-SP, Cascade Lake), hsw (Haswell), bdw (Broadwell), haltpoll (a KVM guest), none (no cpuidle driver)",
+                "skx (Skylake-SP, Cascade Lake), hsw (Haswell), hsx (Haswell-EP: hsw's C1, C1E, C3, C6), bdw (Broadwell), haltpoll (a KVM guest), none (no cpuidle driver)",
+            )
+        }),
+    }
+}
+
+/// `machine.cpufreq`: a processor by name, "none", or the preset's.
+fn processor_at(
+    name: Option<&str>,
+    preset: Option<&'static Processor>,
+    file: &str,
+) -> Result<Option<&'static Processor>> {
+    match name {
+        None => Ok(preset),
+        Some("none") => Ok(None),
+        Some(n) => processors::processor(n).map(Some).ok_or_else(|| {
+            let names: Vec<String> = PROCESSORS.iter().map(|p| format!("{} ({})", p.name, p.model)).collect();
+            SimError::topology(
+                file,
+                "machine.cpufreq",
+                format!("unknown processor \"{n}\""),
+                format!("{}, or none (no CPU frequency: every CPU at one speed)", names.join(", ")),
             )
         }),
     }
@@ -449,6 +485,7 @@ impl Machine {
 
         let memory_bytes = memory_at(spec.memory.as_deref().or(pl.map(|p| p.memory)), file)?;
         let idle_table = idle_table_at(spec.cpuidle.as_deref(), pl.and_then(|p| p.idle), file)?;
+        let processor = processor_at(spec.cpufreq.as_deref(), pl.and_then(|p| p.processor), file)?;
 
         // Lay out the CPUs (see the numbering rule at the top of the file).
         let (cpus, [core_cpus, llc_cpus, package_cpus, node_cpus]) =
@@ -472,6 +509,7 @@ impl Machine {
             node_distance,
             memory_bytes,
             idle_table,
+            processor,
             disks,
             core_cpus,
             llc_cpus,

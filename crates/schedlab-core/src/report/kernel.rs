@@ -38,6 +38,40 @@ pub struct CpuIdleRow {
     pub time_ns: Vec<u64>,
 }
 
+/// The CPUs' frequencies over the window (machine.cpufreq): turbostat's
+/// Avg_MHz, Busy% and Bzy_MHz, from the model's APERF and MPERF.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpufreqReport {
+    /// The processor (`machine.cpufreq`) and its model name.
+    pub processor: String,
+    pub model: String,
+    /// The scaling governor (`kernel.cpufreq_governor` or the version's default).
+    pub governor: String,
+    /// Whether the processor has hardware P-states (HWP).
+    pub hwp: bool,
+    /// Base (TSC) frequency, MHz.
+    pub base_mhz: u32,
+    /// All CPUs: the average frequency over the window, idle included
+    /// (turbostat's Avg_MHz), the share of it in C0 (Busy%) and the
+    /// average frequency while in C0 (Bzy_MHz).
+    pub avg_mhz: f64,
+    pub busy_pct: f64,
+    pub bzy_mhz: f64,
+    /// Frequency changes (cpu_frequency events), all CPUs.
+    pub transitions: u64,
+    pub cpus: Vec<CpufreqRow>,
+}
+
+/// One CPU's frequency counters over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpufreqRow {
+    pub cpu: usize,
+    pub avg_mhz: f64,
+    pub busy_pct: f64,
+    pub bzy_mhz: f64,
+    pub transitions: u64,
+}
+
 /// One block device over the window (iostat -x).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DiskReport {

@@ -89,14 +89,15 @@ impl SchedEnv {
             self.update_cpu_load(cpu); // avg_load era (balance_avg.rs)
         }
         self.sched.tasks[curr].sched_class().task_tick(self, cpu, curr);
-        // trigger_load_balance() runs in the tick's hard interrupt: its
-        // nohz_balancer_kick() sees the runqueue before any timer softirq
-        // (a vmstat_update kworker woken on this tick is not counted in
-        // nr_running yet). Then the softirqs in their order: TIMER_SOFTIRQ
-        // (expired timers: the kworker wakes) before SCHED_SOFTIRQ
-        // (rebalance_domains). Until 2026-11-24 the kick came after the
-        // kworker's wakeup: difftest found a lone SCHED_IDLE hog, preempted
-        // by the kworker, pulled to the idle CPU at every vmstat tick.
+        self.cpufreq_update_util(cpu, false); // sched/cpufreq.rs
+                                              // trigger_load_balance() runs in the tick's hard interrupt: its
+                                              // nohz_balancer_kick() sees the runqueue before any timer softirq
+                                              // (a vmstat_update kworker woken on this tick is not counted in
+                                              // nr_running yet). Then the softirqs in their order: TIMER_SOFTIRQ
+                                              // (expired timers: the kworker wakes) before SCHED_SOFTIRQ
+                                              // (rebalance_domains). Until 2026-11-24 the kick came after the
+                                              // kworker's wakeup: difftest found a lone SCHED_IDLE hog, preempted
+                                              // by the kworker, pulled to the idle CPU at every vmstat tick.
         Some(self.trigger_load_balance_kick(cpu))
     }
 
@@ -168,6 +169,7 @@ impl SchedEnv {
             let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.sched.tasks[p]).into() };
             self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
             self.finish_task_switch(prev);
+            self.cpufreq_update_util(cpu, false); // sched/cpufreq.rs
             return Switch::Idle;
         };
         if prev.is_none() && self.cpuidle.enabled() {
@@ -213,6 +215,7 @@ impl SchedEnv {
             self.nohz_balance_exit_idle(cpu);
         }
         class.balance_callback(self, cpu, n);
+        self.cpufreq_update_util(cpu, false); // sched/cpufreq.rs
     }
 
     /// finish_task_switch(): prev is off its CPU; a wakeup that waited for
@@ -261,7 +264,8 @@ impl SchedEnv {
         t.se.sum_exec_runtime += delta;
         let debt = t.cs_debt.min(delta);
         t.cs_debt -= debt;
-        t.work_left = t.work_left.saturating_sub(delta - debt);
+        // The work done runs at the CPU's speed (cpufreq/).
+        t.work_left = t.work_left.saturating_sub(crate::cpufreq::work_in(delta - debt, self.cpufreq.scale[cpu]));
         self.sched.rqs[cpu].stats.run_ns += delta;
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs
@@ -357,7 +361,8 @@ impl SchedEnv {
             self.ttwu_runnable(tid, waker_cpu, from_task, WF_TTWU | wake_flags);
             return;
         }
-        if self.sched.tasks[tid].in_iowait {
+        let iowait = self.sched.tasks[tid].in_iowait;
+        if iowait {
             // The iowait ends where it began (task_rq(p)->nr_iowait).
             self.sched.account_cpu(prev_cpu, self.now);
             self.sched.rqs[prev_cpu].nr_iowait -= 1;
@@ -401,6 +406,11 @@ impl SchedEnv {
             }
         }
         class.enqueue_task(self, cpu, tid, ENQUEUE_WAKEUP);
+        if iowait && cpu == waker_cpu {
+            // enqueue_task_fair(): cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT),
+            // heard only on the CPU itself.
+            self.cpufreq_update_util(cpu, true);
+        }
         self.wakeup_idle_cost(tid, waker_cpu, cpu);
         self.wakeup_preempt(cpu, tid, WF_TTWU | wake_flags);
         class.task_woken(self, cpu, tid);

@@ -18,6 +18,7 @@
 //! was a field of the simulation (a struct of references cost 5–9 % more
 //! instructions per event, measured with cachegrind on the bench cases).
 
+use crate::cpufreq::CpuFreq;
 use crate::engine::event::Ev;
 use crate::engine::queue::EventQueue;
 use crate::engine::rng::Rng;
@@ -51,6 +52,10 @@ pub struct SchedEnv {
     /// The cpuidle driver and its per-CPU devices (idle/), which the idle
     /// loop enters and leaves (sched/idle.rs).
     pub cpuidle: Cpuidle,
+    /// The CPUs' frequencies (cpufreq/): what speed each runs at, which
+    /// the governor changes at the scheduler's cpufreq_update_util() calls
+    /// (sched/cpufreq.rs).
+    pub cpufreq: CpuFreq,
     /// When the measurement starts (the end of the warm-up): a task's
     /// wakeup counters start then.
     pub warmup: u64,

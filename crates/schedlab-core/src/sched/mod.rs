@@ -2,6 +2,7 @@
 
 pub mod class;
 pub mod core;
+pub mod cpufreq;
 pub mod cpupri;
 pub mod cpustat;
 pub mod cputime;

@@ -20,6 +20,7 @@ pub mod run;
 pub mod schedule;
 
 use crate::block::Block;
+use crate::cpufreq::CpuFreq;
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::heap;
@@ -163,6 +164,7 @@ impl Sim {
                                 sc.kernel.cpu_dma_latency_ns,
                                 (sc.kernel.costs.idle_exit_ns, sc.kernel.costs.halt_poll_ns),
                             ),
+                            cpufreq: new_cpufreq(sc, nr),
                             warmup: sc.measure.warmup,
                             trace,
                         },
@@ -226,6 +228,17 @@ impl Sim {
 
 /// sched_init() and the domains' attachment: one runqueue per CPU, idle
 /// and tickless, with the per-CPU state of each of its sched domains.
+/// The CPUs' frequencies: the machine's processor under the kernel's
+/// governor (its version's default unless `kernel.cpufreq_governor`);
+/// schedutil's rate limit is intel_cpufreq's transition delay (500 us, 5 ms
+/// with HWP), x86 frequency invariance from 5.7.
+fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
+    let hwp = sc.machine.processor.is_some_and(|p| p.hwp);
+    let rate_limit_ns = if hwp { 5_000_000 } else { 500_000 };
+    let invariant = sc.kernel.version.at_least(5, 7);
+    CpuFreq::new(sc.machine.processor, sc.kernel.default_governor(hwp), invariant, rate_limit_ns, nr)
+}
+
 fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
     let nr = topo.cpu_domains.len();
     let tick = cfg.tick_ns;

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use crate::report::LbCounters;
-use crate::report::{CpuIdleRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow};
+use crate::report::{
+    CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow,
+};
 use crate::report::{
     CpuSchedstat, CpuTimes, DomainInfo, DomainSchedstat, GroupRow, KernelInfo, MachineInfo, MeasureInfo,
     MigrationsByDistance, Mpstat, MpstatCpu, MpstatRow, MpstatSample, Report, RtInfo, RtmtEarlierThreads, RtmtReport,
@@ -15,6 +17,7 @@ use crate::sched::cpustat::CpuTime;
 use crate::sched::delays::Delays;
 use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, LATENCY_HIST_BUCKETS};
 use crate::sched::topology::cpulist;
+use crate::sim::report_mm::round2;
 use crate::sim::Sim;
 
 /// A share in percent with two decimals, as mpstat prints it.
@@ -422,6 +425,43 @@ impl Sim {
     }
 }
 
+/// turbostat's view of the CPUs' frequencies over the window (`base`: the
+/// counters at its start).
+fn cpufreq_section(sim: &Sim, base: &[(u64, u64, u64)], window: u64) -> Option<CpufreqReport> {
+    let f = &sim.w.m.kt.k.cpufreq;
+    let p = f.processor?;
+    let window = window.max(1) as f64;
+    let mut cpus = Vec::with_capacity(f.cpus.len());
+    let (mut c0_all, mut aperf_all, mut tr_all) = (0u64, 0u64, 0u64);
+    for (cpu, c) in f.cpus.iter().enumerate() {
+        let (c0_0, a_0, t_0) = base.get(cpu).copied().unwrap_or_default();
+        let (c0, aperf, tr) = (c.c0_ns - c0_0, c.aperf - a_0, c.transitions - t_0);
+        c0_all += c0;
+        aperf_all += aperf;
+        tr_all += tr;
+        cpus.push(CpufreqRow {
+            cpu,
+            avg_mhz: round2(aperf as f64 / window),
+            busy_pct: round2(100.0 * c0 as f64 / window),
+            bzy_mhz: round2(if c0 > 0 { aperf as f64 / c0 as f64 } else { 0.0 }),
+            transitions: tr,
+        });
+    }
+    let n = f.cpus.len().max(1) as f64;
+    Some(CpufreqReport {
+        processor: p.name.to_string(),
+        model: p.model.to_string(),
+        governor: f.governor.map_or("", |g| g.name()).to_string(),
+        hwp: p.hwp,
+        base_mhz: p.base_khz / 1000,
+        avg_mhz: round2(aperf_all as f64 / window / n),
+        busy_pct: round2(100.0 * c0_all as f64 / window / n),
+        bzy_mhz: round2(if c0_all > 0 { aperf_all as f64 / c0_all as f64 } else { 0.0 }),
+        transitions: tr_all,
+        cpus,
+    })
+}
+
 /// The parts of the report that the rest of the kernel fills: cpuidle,
 /// disks, workqueues, dbench.
 pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
@@ -473,6 +513,7 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
             cpus,
         });
     }
+    r.cpufreq = cpufreq_section(sim, &base.cpufreq, window);
     if !sim.w.m.kt.block.disks.is_empty() {
         r.disks = Some(
             sim.w

@@ -127,6 +127,6 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
     })
 }
 
-fn round2(x: f64) -> f64 {
+pub(crate) fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }

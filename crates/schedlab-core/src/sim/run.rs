@@ -50,6 +50,7 @@ impl Sim {
                     if self.w.m.kt.k.now > w && (self.w.m.kt.k.now - w).is_multiple_of(iv) {
                         self.take_sample();
                     }
+                    self.w.m.kt.k.cpufreq_account_all();
                     break;
                 }
                 _ => self.handle(ev),
@@ -321,6 +322,7 @@ impl Sim {
         for cpu in 0..self.w.m.kt.k.sched.rqs.len() {
             self.w.m.kt.k.sched.account_cpu(cpu, self.w.m.kt.k.now);
         }
+        self.w.m.kt.k.cpufreq_account_all();
         if self.stats.rec.warmup > 0 && self.w.m.kt.k.now == self.stats.rec.warmup && self.stats.task_base.is_empty() {
             self.stats.task_base = (0..self.w.m.kt.k.sched.tasks.len()).map(|t| self.task_counters(t)).collect();
             self.stats.kernel_base = Some(crate::stats::KernelBase {
@@ -331,6 +333,7 @@ impl Sim {
                 vm: self.w.m.mm.ev,
                 lru_lock: self.w.m.mm.nodes.iter().map(|n| n.lru_lock.stats).collect(),
                 zone_lock: self.w.m.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
+                cpufreq: self.w.m.kt.k.cpufreq_counters(),
             });
         }
         let accts: Vec<CpuTime> = self.w.m.kt.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();

@@ -99,4 +99,6 @@ pub struct KernelBase {
     pub lru_lock: Vec<crate::mm::spinlock::LockStats>,
     /// Per node: zone->lock's counters.
     pub zone_lock: Vec<crate::mm::spinlock::LockStats>,
+    /// Per CPU: C0 time, APERF and frequency changes (cpufreq/).
+    pub cpufreq: Vec<(u64, u64, u64)>,
 }

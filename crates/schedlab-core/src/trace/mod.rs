@@ -343,6 +343,21 @@ impl Trace {
         );
     }
 
+    /// cpu_frequency (include/trace/events/power.h): `cpu` now runs at
+    /// `khz`, in the context of what runs on it (`who`).
+    pub fn cpu_frequency(&mut self, now: u64, cpu: usize, who: Ctx, khz: u32) {
+        self.rec(20, now, cpu, cpu as u64, khz as u64);
+        let pid = who.pid(cpu);
+        if let Some(pf) = self.pf.as_mut() {
+            let mut f = Vec::with_capacity(12);
+            put_int(&mut f, 1, khz as i64);
+            put_int(&mut f, 2, cpu as i64);
+            pf.event(cpu, now, pid, perfetto::CPU_FREQUENCY, &f);
+        }
+        self.dat(now, cpu, who, tracedat::CPU_FREQUENCY, |f| f.i32(khz as i64).i32(cpu as i64));
+        self.line(now, cpu, who, format_args!("cpu_frequency: state={khz} cpu_id={cpu}"));
+    }
+
     /// An mm_vmscan tracepoint (include/trace/events/vmscan.h) in the
     /// context of task `p` on `cpu`: `name` and its printed fields.
     ///

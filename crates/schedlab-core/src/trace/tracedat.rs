@@ -66,6 +66,7 @@ pub const MM_VMSCAN_KSWAPD_WAKE: u16 = 308;
 pub const MM_VMSCAN_WAKEUP_KSWAPD: u16 = 309;
 pub const MM_VMSCAN_DIRECT_RECLAIM_BEGIN: u16 = 310;
 pub const MM_VMSCAN_DIRECT_RECLAIM_END: u16 = 311;
+pub const CPU_FREQUENCY: u16 = 312;
 
 /// The task states sched_switch's prev_state holds (4.14+ TASK_REPORT
 /// bits) and the preempted bit (TASK_REPORT_MAX).
@@ -185,6 +186,13 @@ pub const FORMATS: &[EventFormat] = &[
         id: MM_VMSCAN_DIRECT_RECLAIM_END,
         fields: &[("unsigned long nr_reclaimed", 8, 8, false)],
         print: "\"nr_reclaimed=%lu\", REC->nr_reclaimed",
+    },
+    EventFormat {
+        system: "power",
+        name: "cpu_frequency",
+        id: CPU_FREQUENCY,
+        fields: &[("u32 state", 8, 4, false), ("u32 cpu_id", 12, 4, false)],
+        print: "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id",
     },
 ];
 

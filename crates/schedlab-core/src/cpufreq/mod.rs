@@ -1,0 +1,211 @@
+//! Models CPU frequency (drivers/cpufreq/, kernel/sched/cpufreq_schedutil.c
+//! and the hardware under them): each CPU requests a P-state from its
+//! governor, its core runs at the highest request of its threads capped by
+//! the package's turbo bins, and the work of a task runs at that speed.
+//! The processor's table is the machine's (`machine/processors.rs`); the
+//! governors are `governors.rs`. This room knows nothing of the runqueues:
+//! the scheduler calls it at the points where the kernel calls
+//! cpufreq_update_util() (sched/cpufreq.rs) and passes what it measured.
+//!
+//! APERF and MPERF are kept as the model's own counters: a CPU's time in C0
+//! (its non-idle time, interrupts included) and that time weighted by the
+//! frequency it ran at. intel_pstate's busy fraction (ΔMPERF/ΔTSC), its
+//! average P-state (ΔAPERF/ΔMPERF) and turbostat's columns come from them.
+//!
+//! Work is measured in ns at the processor's highest frequency (the
+//! 1-core turbo, cpuinfo.max_freq): an op of 1 ms takes 1 ms on a CPU at
+//! max_freq and 2.58 ms at 1.2 GHz on a 3.1 GHz part. Without a processor
+//! (`machine.cpufreq = "none"`) every CPU runs at that speed, as before
+//! this room existed.
+//!
+//! Deviation: the whole of an op's work stretches with frequency; a real
+//! task's memory-bound part (cache misses to DRAM, whose latency does not
+//! shrink with the core clock) does not. The scheduler's own costs (the
+//! context switch, the cache refill after a migration, the IPI; the
+//! task's `cs_debt`) and interrupt handlers are charged as wall time at
+//! every frequency: they were measured as times, and the refill is memory
+//! bound.
+
+pub mod governors;
+
+use crate::machine::processors::Processor;
+
+/// SCHED_CAPACITY_SCALE: a CPU's speed at max_freq.
+pub const SCALE: u32 = 1024;
+
+pub use crate::kernel::CpufreqGovernor as Governor;
+
+/// One CPU's frequency state (struct cpudata of intel_pstate, struct
+/// sugov_cpu, and the hardware's counters).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuFreqCpu {
+    /// The frequency this CPU requests (PERF_CTL), kHz.
+    pub req_khz: u32,
+    /// The frequency it runs at, kHz.
+    pub cur_khz: u32,
+    /// C0 time accounted into `aperf` so far, ns (MPERF's time).
+    pub c0_ns: u64,
+    /// C0 time weighted by frequency, ns x MHz (APERF's cycles).
+    pub aperf: u64,
+    /// The counters at the governor's last sample (intel_pstate's
+    /// struct sample; schedutil's last_freq_update_time).
+    pub sample_at: u64,
+    pub sample_c0: u64,
+    pub sample_aperf: u64,
+    /// The last cpufreq_update_util() call (intel_pstate's last_update).
+    pub last_update: u64,
+    /// intel_pstate's iowait_boost, 1/1024ths (schedutil's iowait_boost too).
+    pub iowait_boost: u32,
+    /// Frequency changes (cpu_frequency events).
+    pub transitions: u64,
+}
+
+/// The machine's CPU frequencies: the processor, the governor and each
+/// CPU's state; `scale` is what the scheduler's hot path reads.
+#[derive(Debug, Clone, Default)]
+pub struct CpuFreq {
+    pub processor: Option<&'static Processor>,
+    pub governor: Option<Governor>,
+    /// x86 frequency invariance (5.7+): schedutil uses max_freq, not the
+    /// current frequency, in its formula.
+    pub invariant: bool,
+    /// schedutil's rate_limit_us, ns.
+    pub rate_limit_ns: u64,
+    pub cpus: Vec<CpuFreqCpu>,
+    /// Each CPU's speed, cur_khz / max_freq in 1/1024ths (SCALE without a
+    /// processor).
+    pub scale: Vec<u32>,
+}
+
+impl CpuFreq {
+    /// `nr_cpus` CPUs of `processor` under `governor` (None: no processor,
+    /// every CPU at SCALE). They boot at the lowest P-state, where
+    /// intel_pstate's init leaves them (intel_pstate_get_cpu_pstates() ->
+    /// intel_pstate_set_min_pstate()); performance and HWP at the highest.
+    pub fn new(
+        processor: Option<&'static Processor>,
+        governor: Governor,
+        invariant: bool,
+        rate_limit_ns: u64,
+        nr_cpus: usize,
+    ) -> Self {
+        let Some(p) = processor else {
+            return CpuFreq { scale: vec![SCALE; nr_cpus], ..Default::default() };
+        };
+        let boot = if governor == Governor::Performance || p.hwp { p.max_khz() } else { p.min_khz };
+        let cpu = CpuFreqCpu { req_khz: boot, cur_khz: boot, ..Default::default() };
+        let mut f = CpuFreq {
+            processor,
+            governor: Some(governor),
+            invariant,
+            rate_limit_ns,
+            cpus: vec![cpu; nr_cpus],
+            scale: vec![SCALE; nr_cpus],
+        };
+        for c in 0..nr_cpus {
+            f.scale[c] = f.scale_of(boot);
+        }
+        f
+    }
+
+    #[inline]
+    pub fn enabled(&self) -> bool {
+        self.processor.is_some()
+    }
+
+    /// A frequency as a speed: kHz / max_freq in 1/1024ths.
+    fn scale_of(&self, khz: u32) -> u32 {
+        let max = self.processor.map_or(1, |p| p.max_khz()) as u64;
+        ((khz as u64 * SCALE as u64) / max).max(1) as u32
+    }
+
+    /// Bring `cpu`'s APERF up to date: it spent C0 time up to `c0_ns` at
+    /// its current frequency.
+    pub fn account(&mut self, cpu: usize, c0_ns: u64) {
+        let c = &mut self.cpus[cpu];
+        let d = c0_ns.saturating_sub(c.c0_ns);
+        c.aperf += d * (c.cur_khz as u64 / 1000);
+        c.c0_ns = c.c0_ns.max(c0_ns);
+    }
+
+    /// The frequency a CPU runs at: the highest request of its core's
+    /// threads in C0 (`threads`: itself and its busy SMT siblings), capped
+    /// by the turbo bin of `active` cores in C0 in its package.
+    ///
+    /// Deviation: the turbo bin and the siblings' requests are taken at
+    /// the CPU's own cpufreq callbacks, not followed as cores and threads
+    /// enter and leave C0.
+    pub fn delivered_khz(&self, threads: impl Iterator<Item = usize>, active: usize) -> u32 {
+        let p = self.processor.expect("a processor");
+        let req = threads.map(|c| self.cpus[c].req_khz).max().unwrap_or(p.min_khz);
+        req.min(p.turbo_limit_khz(active))
+    }
+
+    /// `cpu` now runs at `khz`; true if that changed. The caller has
+    /// brought its APERF up to date (`account`) and charged its running
+    /// task the time at the old speed.
+    pub fn set_cur(&mut self, cpu: usize, khz: u32) -> bool {
+        if self.cpus[cpu].cur_khz == khz {
+            return false;
+        }
+        self.cpus[cpu].cur_khz = khz;
+        self.cpus[cpu].transitions += 1;
+        self.scale[cpu] = self.scale_of(khz);
+        true
+    }
+}
+
+/// Work done in `wall_ns` at speed `scale` (1/1024ths of max_freq).
+#[inline]
+pub fn work_in(wall_ns: u64, scale: u32) -> u64 {
+    if scale == SCALE {
+        wall_ns
+    } else {
+        wall_ns * scale as u64 / SCALE as u64
+    }
+}
+
+/// Wall time `work` takes at speed `scale`, rounded up (so that
+/// `work_in(wall_for(w, s), s) >= w`).
+#[inline]
+pub fn wall_for(work: u64, scale: u32) -> u64 {
+    if scale == SCALE {
+        work
+    } else {
+        (work * SCALE as u64).div_ceil(scale as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::processors::E5_2670_V3;
+
+    #[test]
+    fn work_stretches_with_frequency_and_rounds_so_an_op_ends_when_armed() {
+        let f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 2);
+        // Booted at the lowest P-state: 1.2 of 3.1 GHz.
+        assert_eq!(f.cpus[0].cur_khz, 1_200_000);
+        let s = f.scale[0];
+        assert_eq!(s, 1_200_000 * 1024 / 3_100_000);
+        for w in [1, 999, 1_000_000, 123_456_789] {
+            assert!(work_in(wall_for(w, s), s) >= w);
+            assert!(work_in(wall_for(w, s) - 1, s) < w);
+        }
+        assert_eq!(wall_for(1000, SCALE), 1000);
+        assert_eq!(CpuFreq::new(None, Governor::Powersave, false, 0, 3).scale, vec![SCALE; 3]);
+    }
+
+    #[test]
+    fn a_core_runs_at_its_threads_highest_request_within_the_turbo_bin() {
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 4);
+        f.cpus[0].req_khz = 1_200_000;
+        f.cpus[1].req_khz = 3_100_000;
+        assert_eq!(f.delivered_khz([0, 1].into_iter(), 1), 3_100_000);
+        assert_eq!(f.delivered_khz([0, 1].into_iter(), 12), 2_600_000);
+        // An idle sibling's request does not count.
+        assert_eq!(f.delivered_khz([0].into_iter(), 1), 1_200_000);
+        f.account(0, 1_000);
+        assert_eq!(f.cpus[0].aperf, 1_000 * 1_200);
+    }
+}

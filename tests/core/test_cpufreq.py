@@ -1,0 +1,108 @@
+"""CPU frequency (cpufreq/, docs/models/cpufreq.md): a task's work runs at its
+CPU's frequency, the governors pick the P-states the kernel's would, a core
+runs within its package's turbo bin, and turbostat's columns and the
+cpu_frequency tracepoint come out; `machine.cpufreq = "none"` (every preset's
+default) leaves a run as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import schedlab
+
+#: Two sockets of E5-2670 v3 cut down to 4 cores each, no SMT: hogs pinned
+#: to the first package, one periodic task on the second.
+SCEN = """
+name = "cpufreq"
+[machine]
+sockets = 2
+cores_per_socket = 4
+cpufreq = "{cpufreq}"
+[kernel]
+version = "5.5"
+vmstat_kworkers = false
+{governor}
+[measure]
+warmup = "200ms"
+duration = "1s"
+[[task]]
+name = "hog"
+count = {hogs}
+cpus = "0-3"
+program = [{{ loop = {{ count = 0, body = [{{ run = "100ms" }}] }} }}]
+[[task]]
+name = "periodic"
+cpus = "4"
+program = [{{ loop = {{ count = 0, body = [{{ run = "1ms" }}, {{ sleep = "9ms" }}] }} }}]
+"""
+
+
+def run(cpufreq: str = "e5-2670v3", governor: str = "", hogs: int = 1, **kw: object) -> dict:
+    g = f'cpufreq_governor = "{governor}"' if governor else ""
+    return schedlab.run_scenario(text=SCEN.format(cpufreq=cpufreq, governor=g, hogs=hogs), check=True, **kw)
+
+
+def row(r: dict, cpu: int) -> dict:
+    return next(c for c in r["cpufreq"]["cpus"] if c["cpu"] == cpu)
+
+
+def test_a_busy_cpu_climbs_to_the_turbo_bin_of_its_package():
+    # intel_pstate (5.5, no HWP): busy 100 % -> 1.25 x 31 capped at 31; one
+    # core active in the package: the 1-core turbo, 3.1 GHz.
+    r = run(hogs=1)
+    assert r["cpufreq"]["governor"] == "powersave"
+    assert row(r, 0)["bzy_mhz"] == pytest.approx(3100, abs=1)
+    # Four busy cores: the 4-core bin, 2.8 GHz.
+    r4 = run(hogs=4)
+    assert all(row(r4, c)["bzy_mhz"] == pytest.approx(2800, abs=1) for c in range(4))
+    assert row(r4, 0)["busy_pct"] > 99
+
+
+def test_a_lightly_loaded_cpu_stays_low_and_its_task_runs_slower():
+    # The periodic task keeps CPU 4 about 10-25 % busy: intel_pstate asks
+    # for 1.25 x 31 x busy, no more than about 1.2-1.5 GHz, so its 1 ms of
+    # work (given at 3.1 GHz) takes 2-2.6 ms.
+    r = run()
+    p = row(r, 4)
+    assert 1200 <= p["bzy_mhz"] < 1600
+    slow = next(t for t in r["tasks"] if t["comm"] == "periodic")["window"]
+    fast = next(t for t in run(cpufreq="none")["tasks"] if t["comm"] == "periodic")["window"]
+    assert slow["runtime_ns"] / slow["nr_switches"] > 1.9 * fast["runtime_ns"] / fast["nr_switches"]
+
+
+def test_performance_runs_every_busy_cpu_at_the_top_and_schedutil_follows_util():
+    r = run(governor="performance")
+    assert row(r, 4)["bzy_mhz"] == pytest.approx(3100, abs=1)
+    s = run(governor="schedutil")
+    assert row(s, 0)["bzy_mhz"] == pytest.approx(3100, abs=1)
+    assert row(s, 4)["bzy_mhz"] < 2000
+
+
+def test_without_a_processor_nothing_changes_and_no_section_appears():
+    r = run(cpufreq="none")
+    assert "cpufreq" not in r
+    again = run(cpufreq="none")
+    assert r == again
+
+
+def test_the_cpu_frequency_tracepoint_is_written(tmp_path: Path):
+    trace = tmp_path / "t.txt"
+    run(trace=str(trace))
+    lines = [x for x in trace.read_text().splitlines() if "cpu_frequency:" in x]
+    assert lines, "no cpu_frequency events"
+    assert any("state=3100000 cpu_id=0" in x for x in lines)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "accepted"),
+    [
+        ("machine.cpufreq", "pentium4", "e5-2670v3"),
+        ("kernel.cpufreq_governor", "ondemand", "schedutil"),
+    ],
+)
+def test_an_unknown_processor_or_governor_is_refused_with_what_is_accepted(key: str, value: str, accepted: str):
+    with pytest.raises(schedlab.SchedlabError) as e:
+        schedlab.run_scenario(text=SCEN.format(cpufreq="none", governor="", hogs=1), overrides={key: value})
+    assert key in str(e.value) and accepted in str(e.value)
