@@ -145,6 +145,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     r.add_argument("--histogram", action="store_true", help="with --latency: each task's delays in log2 buckets")
     r.add_argument(
+        "--turbostat",
+        action="store_true",
+        help="print turbostat's table for the window (Avg_MHz, Busy%%, Bzy_MHz, idle states; needs machine.cpufreq)",
+    )
+    r.add_argument(
         "--rt-migrate-test",
         action="store_true",
         help="print rt-migrate-test's own output (scenarios with [rt_migrate_test]) instead of the report",
@@ -486,6 +491,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         print()
         print(format_perf_sched_latency(report, histogram=args.histogram))
+    if args.turbostat:
+        from schedlab.turbostat import format_turbostat
+
+        print()
+        print(format_turbostat(report))
     return EXIT_OK
 
 

@@ -1079,8 +1079,18 @@ class _CpufreqRowKeys(TypedDict):
     """"""
     bzy_mhz: float
     """"""
+    core: int
+    """"""
     cpu: int
     """"""
+    idle_open_ns: int
+    """The part of the window in an idle period still open at its end, ns: cpuidle credits a period to its state only
+    when it ends.
+    """
+    package: int
+    """Its package and its core within the package (topology's physical_package_id and core_id; turbostat's Package and
+    Core).
+    """
     transitions: int
     """"""
 

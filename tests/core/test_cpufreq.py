@@ -106,3 +106,77 @@ def test_an_unknown_processor_or_governor_is_refused_with_what_is_accepted(key: 
     with pytest.raises(schedlab.SchedlabError) as e:
         schedlab.run_scenario(text=SCEN.format(cpufreq="none", governor="", hogs=1), overrides={key: value})
     assert key in str(e.value) and accepted in str(e.value)
+
+
+#: turbostat 5.5's default column order (tools/power/x86/turbostat/turbostat.c
+#: print_header(), on a Haswell-EP with the hsx idle states): the model's
+#: columns must appear in this order, as a subsequence.
+TURBOSTAT_ORDER = [
+    "Package",
+    "Core",
+    "CPU",
+    "Avg_MHz",
+    "Busy%",
+    "Bzy_MHz",
+    "TSC_MHz",
+    "IRQ",
+    "SMI",
+    "POLL",
+    "C1",
+    "C1E",
+    "C3",
+    "C6",
+    "POLL%",
+    "C1%",
+    "C1E%",
+    "C3%",
+    "C6%",
+    "CPU%c1",
+    "CPU%c3",
+    "CPU%c6",
+    "CPU%c7",
+    "CoreTmp",
+    "PkgTmp",
+    "Pkg%pc2",
+    "Pkg%pc3",
+    "Pkg%pc6",
+    "PkgWatt",
+    "RAMWatt",
+    "PKG_%",
+    "RAM_%",
+]
+
+
+def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path):
+    import re
+
+    from schedlab.turbostat import format_turbostat
+
+    r = schedlab.run_scenario(
+        text=SCEN.format(cpufreq="e5-2670v3", governor="", hogs=1).replace(
+            'cpufreq = "e5-2670v3"', 'cpufreq = "e5-2670v3"\ncpuidle = "hsx"'
+        )
+    )
+    lines = format_turbostat(r).splitlines()
+    header = lines[0].split("\t")
+    it = iter(TURBOSTAT_ORDER)
+    assert all(any(c == t for t in it) for c in header), header
+    assert header[:3] == ["Package", "Core", "CPU"]
+    assert len(lines) == 2 + 8
+    summary = lines[1].split("\t")
+    assert summary[:3] == ["-", "-", "-"]
+    for ln in lines[1:]:
+        f = dict(zip(header, ln.split("\t")))
+        assert len(f) == len(header)
+        for col, v in f.items():
+            if col.endswith("MHz") or col in ("POLL", "C1", "C1E", "C3", "C6"):
+                assert re.fullmatch(r"\d+", v), (col, v)
+            elif col.endswith("%") or col.startswith("CPU%"):
+                assert re.fullmatch(r"\d+\.\d\d", v), (col, v)
+    cpu0 = dict(zip(header, lines[2].split("\t")))
+    assert (cpu0["CPU"], cpu0["Bzy_MHz"], cpu0["TSC_MHz"]) == ("0", "3100", "2300")
+    assert float(cpu0["Busy%"]) == pytest.approx(row(r, 0)["busy_pct"], abs=0.01)
+    # An idle CPU's time is in its idle states, not missing.
+    cpu5 = dict(zip(header, lines[2 + 5].split("\t")))
+    assert float(cpu5["C6%"]) + float(cpu5["C3%"]) + float(cpu5["C1E%"]) > 99
+    assert "no CPU frequency" in format_turbostat(run(cpufreq="none"))

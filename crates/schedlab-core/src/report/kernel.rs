@@ -66,10 +66,17 @@ pub struct CpufreqReport {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CpufreqRow {
     pub cpu: usize,
+    /// Its package and its core within the package (topology's
+    /// physical_package_id and core_id; turbostat's Package and Core).
+    pub package: usize,
+    pub core: usize,
     pub avg_mhz: f64,
     pub busy_pct: f64,
     pub bzy_mhz: f64,
     pub transitions: u64,
+    /// The part of the window in an idle period still open at its end, ns:
+    /// cpuidle credits a period to its state only when it ends.
+    pub idle_open_ns: u64,
 }
 
 /// One block device over the window (iostat -x).

@@ -430,6 +430,14 @@ impl Sim {
 fn cpufreq_section(sim: &Sim, base: &[(u64, u64, u64)], window: u64) -> Option<CpufreqReport> {
     let f = &sim.w.m.kt.k.cpufreq;
     let p = f.processor?;
+    let start = sim.end_ns - window;
+    // A CPU that never left its boot-time idle has no period recorded:
+    // idle the whole window if it spent none of it in C0.
+    let open = |cpu: usize, c0: u64| {
+        let entry = sim.w.m.kt.k.cpuidle.devs.get(cpu).and_then(|d| d.entry);
+        let never_woke = c0 == 0 && sim.w.m.kt.k.sched.rqs[cpu].curr.is_none() && sim.w.m.kt.k.cpuidle.enabled();
+        entry.map_or(if never_woke { window } else { 0 }, |e| sim.end_ns.saturating_sub(e.at.max(start)))
+    };
     let window = window.max(1) as f64;
     let mut cpus = Vec::with_capacity(f.cpus.len());
     let (mut c0_all, mut aperf_all, mut tr_all) = (0u64, 0u64, 0u64);
@@ -439,12 +447,17 @@ fn cpufreq_section(sim: &Sim, base: &[(u64, u64, u64)], window: u64) -> Option<C
         c0_all += c0;
         aperf_all += aperf;
         tr_all += tr;
+        let info = &sim.w.m.kt.k.machine.cpus[cpu];
+        let cores_per_package = sim.w.m.kt.k.machine.nr_cores / sim.w.m.kt.k.machine.nr_packages;
         cpus.push(CpufreqRow {
             cpu,
+            package: info.package,
+            core: info.core % cores_per_package,
             avg_mhz: round2(aperf as f64 / window),
             busy_pct: round2(100.0 * c0 as f64 / window),
             bzy_mhz: round2(if c0 > 0 { aperf as f64 / c0 as f64 } else { 0.0 }),
             transitions: tr,
+            idle_open_ns: open(cpu, c0),
         });
     }
     let n = f.cpus.len().max(1) as f64;
