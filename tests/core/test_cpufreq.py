@@ -180,3 +180,37 @@ def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path):
     cpu5 = dict(zip(header, lines[2 + 5].split("\t")))
     assert float(cpu5["C6%"]) + float(cpu5["C3%"]) + float(cpu5["C1E%"]) > 99
     assert "no CPU frequency" in format_turbostat(run(cpufreq="none"))
+
+
+DUTY = """
+name = "duty"
+[machine]
+sockets = 1
+cores_per_socket = 4
+cpufreq = "e5-2670v3"
+[kernel]
+version = "{version}"
+cpufreq_governor = "schedutil"
+vmstat_kworkers = false
+[measure]
+warmup = "1s"
+duration = "2s"
+[[task]]
+name = "duty"
+cpus = "1"
+program = [{{ loop = {{ count = 0, body = [{{ run = "6ms" }}, {{ sleep = "4ms" }}] }} }}]
+"""
+
+
+def test_frequency_invariance_lifts_schedutil_off_the_floor():
+    # 6 ms of work (at 3.1 GHz) every 4 ms of sleep. Without invariance (5.5)
+    # schedutil asks for 1.25 x cur x util: busy about 79 % at 1.2 GHz sits
+    # at the tipping point, so the CPU stays near the bottom. With it (5.7+,
+    # PELT's clock at cur / 2.8 GHz) the fixed point is 1.25 x 3.1 x util =
+    # f, util = busy(f) x f / 2.8: about 1.8 GHz.
+    def bzy(version: str) -> float:
+        r = schedlab.run_scenario(text=DUTY.format(version=version))
+        return row(r, 1)["bzy_mhz"]
+
+    assert bzy("5.5") < 1450
+    assert 1650 < bzy("6.1") < 1950

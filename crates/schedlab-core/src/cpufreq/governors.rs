@@ -22,9 +22,8 @@
 //!   frequency invariance (x86 from 5.7) and the current frequency without
 //!   it; resolved to the lowest P-state at or above it; a single-CPU policy
 //!   that has not idled since its last update does not lower its frequency.
-//!   Deviation: PELT itself is not frequency invariant in the model; for an
-//!   invariant kernel the governor scales the CPU's utilization by
-//!   cur / max_freq itself (invariant util at the current frequency).
+//!   On an invariant kernel the utilization itself is frequency invariant
+//!   (PELT's clock runs at the CPU's speed: sched/cpufreq.rs).
 
 use crate::cpufreq::{CpuFreq, Governor, SCALE};
 
@@ -148,13 +147,8 @@ impl CpuFreq {
         let next = if u.rt_runnable {
             max
         } else {
-            let (util, f) = if self.invariant {
-                // Invariant util at the current frequency, against max_freq.
-                ((u.util as u64 * cur / p.invariance_max_khz() as u64).min(SCALE as u64), max)
-            } else {
-                (u.util as u64, cur)
-            };
-            let util = util.max(boost as u64);
+            let f = if self.invariant { max } else { cur };
+            let util = (u.util as u64).max(boost as u64);
             (f + (f >> 2)) * util / SCALE as u64
         };
         // CPUFREQ_RELATION_L: the lowest P-state at or above it.

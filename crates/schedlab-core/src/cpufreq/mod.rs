@@ -58,6 +58,10 @@ pub struct CpuFreqCpu {
     pub iowait_boost: u32,
     /// Frequency changes (cpu_frequency events).
     pub transitions: u64,
+    /// rq->clock_pelt as of `pelt_at` (wall ns), while the CPU runs a task
+    /// (sched/cpufreq.rs rq_clock_pelt()).
+    pub pelt_base: u64,
+    pub pelt_at: u64,
 }
 
 /// The machine's CPU frequencies: the processor, the governor and each
@@ -66,8 +70,9 @@ pub struct CpuFreqCpu {
 pub struct CpuFreq {
     pub processor: Option<&'static Processor>,
     pub governor: Option<Governor>,
-    /// x86 frequency invariance (5.7+): schedutil uses max_freq, not the
-    /// current frequency, in its formula.
+    /// x86 frequency invariance (5.7+, 1567c3e3467c): PELT's clock runs at
+    /// the CPU's frequency over the 4-core turbo, and schedutil uses
+    /// max_freq, not the current frequency, in its formula.
     pub invariant: bool,
     /// schedutil's rate_limit_us, ns.
     pub rate_limit_ns: u64,
@@ -117,6 +122,18 @@ impl CpuFreq {
     fn scale_of(&self, khz: u32) -> u32 {
         let max = self.processor.map_or(1, |p| p.max_khz()) as u64;
         ((khz as u64 * SCALE as u64) / max).max(1) as u32
+    }
+
+    /// arch_scale_freq_capacity(): `cpu`'s frequency over the invariance
+    /// maximum (the 4-core turbo), in 1/1024ths, at most 1024.
+    ///
+    /// Deviation: the kernel computes it at each tick from the tick's
+    /// ΔAPERF/ΔMPERF (the average frequency over the tick); the model takes
+    /// the current frequency.
+    #[inline]
+    pub fn freq_scale(&self, cpu: usize) -> u64 {
+        let p = self.processor.expect("a processor");
+        (self.cpus[cpu].cur_khz as u64 * SCALE as u64 / p.invariance_max_khz() as u64).min(SCALE as u64)
     }
 
     /// Bring `cpu`'s APERF up to date: it spent C0 time up to `c0_ns` at

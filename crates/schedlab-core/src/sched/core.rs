@@ -161,6 +161,9 @@ impl SchedEnv {
         if next.is_some_and(|n| self.sched.tasks[n].nr_cpus_allowed == 1) {
             self.sched.wasted.nr_pinned_running += 1;
         }
+        if prev.is_none() && next.is_some() {
+            self.clock_pelt_fold(cpu); // idle -> busy: PELT's clock starts from the task clock
+        }
         self.sched.rqs[cpu].curr = next;
         self.sched.rq_idle[cpu].has_curr = next.is_some();
         let stopper = std::mem::take(&mut self.sched.rqs[cpu].stopper_running);

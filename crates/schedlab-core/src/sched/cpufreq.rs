@@ -74,6 +74,43 @@ impl SchedEnv {
         self.cpufreq.cpus.iter().map(|c| (c.c0_ns, c.aperf, c.transitions)).collect()
     }
 
+    /// rq_clock_pelt(): the clock PELT ages `cpu`'s averages by. Without
+    /// frequency invariance it is the task clock; with it
+    /// (update_rq_clock_pelt(), x86 from 5.7) it advances at the CPU's
+    /// frequency over the 4-core turbo while the CPU runs a task, and is
+    /// synced to the task clock while it is idle (the lost time shows as
+    /// idle time).
+    /// Deviation: lost_idle_time (a CPU that was fully busy keeps its
+    /// utilization at the maximum across the sync) is not modelled.
+    #[inline]
+    pub(crate) fn rq_clock_pelt(&self, cpu: usize) -> u64 {
+        if !self.cpufreq.invariant {
+            return self.now;
+        }
+        self.rq_clock_pelt_scaled(cpu)
+    }
+
+    fn rq_clock_pelt_scaled(&self, cpu: usize) -> u64 {
+        if self.sched.rqs[cpu].curr.is_none() {
+            return self.now;
+        }
+        let c = &self.cpufreq.cpus[cpu];
+        let scaled = c.pelt_base + (self.now - c.pelt_at) * self.cpufreq.freq_scale(cpu) / 1024;
+        scaled.min(self.now)
+    }
+
+    /// Fold `cpu`'s PELT clock at now, before its frequency or its
+    /// idleness changes.
+    #[inline]
+    pub(crate) fn clock_pelt_fold(&mut self, cpu: usize) {
+        if self.cpufreq.invariant {
+            let v = self.rq_clock_pelt_scaled(cpu);
+            let c = &mut self.cpufreq.cpus[cpu];
+            c.pelt_base = v;
+            c.pelt_at = self.now;
+        }
+    }
+
     /// Whether `cpu` is in C0: running a task, or not yet back in its idle
     /// state after one.
     fn c0(&self, cpu: usize) -> bool {
@@ -97,6 +134,7 @@ impl SchedEnv {
         self.update_curr(cpu);
         let c0_ns = self.c0_ns(cpu);
         self.cpufreq.account(cpu, c0_ns);
+        self.clock_pelt_fold(cpu);
         self.cpufreq.set_cur(cpu, khz);
         self.trace.cpu_frequency(self.now, cpu, self.sched.rqs[cpu].curr.map(|t| &self.sched.tasks[t]).into(), khz);
         // Only an op timer already armed moves (one not armed belongs to a

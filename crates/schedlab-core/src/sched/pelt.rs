@@ -43,12 +43,14 @@
 //!
 //! # What is not modelled
 //!
-//! Deviation: no frequency or capacity invariance. The kernel feeds PELT
-//! `clock_pelt`, which advances at clock_task × (cpu capacity/1024) ×
-//! (current freq/max freq) and is re-synced to clock_task when the CPU goes
-//! idle (update_rq_clock_pelt, with lost_idle_time). schedlab models
-//! symmetric CPUs at a fixed maximum frequency, where that scaling is the
-//! identity, so clock_pelt == clock_task and callers pass clock_task as `now`.
+//! The kernel feeds PELT `clock_pelt`, which advances at clock_task × (cpu
+//! capacity/1024) × (current freq/max freq) and is re-synced to clock_task
+//! when the CPU goes idle (update_rq_clock_pelt, with lost_idle_time).
+//! Callers pass it as `now` (sched/cpufreq.rs rq_clock_pelt): the task
+//! clock itself without frequency invariance (before 5.7 on x86, or a
+//! machine without `machine.cpufreq`).
+//! Deviation: no capacity invariance (the model's CPUs are symmetric) and
+//! no lost_idle_time.
 //! Throttled time (cfs_rq_clock_pelt under CFS bandwidth), util_est, the
 //! rt/dl/irq/thermal signals (which reuse [`update_load_sum`]) and the
 //! task-group propagation (add_tg_cfs_propagate, update_tg_cfs_*) are not in

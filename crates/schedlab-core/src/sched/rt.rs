@@ -187,7 +187,7 @@ impl SchedEnv {
     /// load = runnable = running as the kernel feeds it.
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn update_rt_rq_load_avg(&mut self, cpu: usize, running: bool) {
-        let now = self.now;
+        let now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
         let sa = &mut self.sched.rqs[cpu].rt.avg_rt;
         let r = u64::from(running);
         if pelt::update_load_sum(sa, now, r, r, r) {

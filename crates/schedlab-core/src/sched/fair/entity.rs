@@ -154,7 +154,7 @@ impl SchedEnv {
     /// PELT: update the entity (if any) and the cfs_rq to now
     /// (update_load_avg without the group parts).
     pub fn update_load_avg(&mut self, cpu: usize, tid: Option<TaskId>) {
-        let now = self.now;
+        let now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
         let running = self.sched.rqs[cpu].cfs.curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
