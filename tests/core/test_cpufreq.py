@@ -214,3 +214,22 @@ def test_frequency_invariance_lifts_schedutil_off_the_floor():
 
     assert bzy("5.5") < 1450
     assert 1650 < bzy("6.1") < 1950
+
+
+def test_a_memory_bound_share_does_not_slow_down_with_the_cpu():
+    # The periodic task at 1.2-1.6 GHz: all of its work stretches; with
+    # half of it bound by memory, only the other half does.
+    def per_switch(text: str) -> float:
+        r = schedlab.run_scenario(text=text)
+        w = next(t for t in r["tasks"] if t["comm"] == "periodic")["window"]
+        return w["runtime_ns"] / w["nr_switches"]
+
+    base = SCEN.format(cpufreq="e5-2670v3", governor='cpufreq_governor = "performance"', hogs=1)
+    text = SCEN.format(cpufreq="e5-2670v3", governor="", hogs=1)
+    mem = text.replace('name = "periodic"', 'name = "periodic"\nmemory_bound = 0.5')
+    full, half, fast = per_switch(text), per_switch(mem), per_switch(base)
+    assert fast < half < full
+    # Speed 1 / (0.5 x 3.1 / f + 0.5) against 1 / (3.1 / f).
+    assert half / fast == pytest.approx(0.5 + 0.5 * full / fast, rel=0.08)
+    with pytest.raises(schedlab.SchedlabError, match="memory_bound"):
+        schedlab.run_scenario(text=text.replace('name = "periodic"', 'name = "periodic"\nmemory_bound = 1.5'))

@@ -217,6 +217,9 @@ pub struct TaskGroup {
     pub cpus: CpuMask,
     pub start: u64,
     pub kthread: bool,
+    /// The share of its run ops' work that does not speed up with the
+    /// CPU's frequency (waiting on memory), 1/1024ths (`memory_bound`).
+    pub memory_bound: u16,
     pub program: Program,
 }
 

@@ -18,9 +18,11 @@
 //! (`machine.cpufreq = "none"`) every CPU runs at that speed, as before
 //! this room existed.
 //!
-//! Deviation: the whole of an op's work stretches with frequency; a real
-//! task's memory-bound part (cache misses to DRAM, whose latency does not
-//! shrink with the core clock) does not. The scheduler's own costs (the
+//! A task's `memory_bound` share of its work (cache misses to DRAM, whose
+//! latency does not shrink with the core clock) takes the same time at
+//! every frequency (`task_speed`).
+//!
+//! Deviation: the share is the task's, for all its ops. The scheduler's own costs (the
 //! context switch, the cache refill after a migration, the IPI; the
 //! task's `cs_debt`) and interrupt handlers are charged as wall time at
 //! every frequency: they were measured as times, and the refill is memory
@@ -172,6 +174,19 @@ impl CpuFreq {
     }
 }
 
+/// The speed of a task whose work is `memory_bound` (1/1024ths) bound by
+/// memory, on a CPU at `scale`: that share takes the same time at every
+/// frequency, the rest 1024 / scale times as long as at max_freq.
+#[inline]
+pub fn task_speed(scale: u32, memory_bound: u16) -> u32 {
+    if scale == SCALE || memory_bound == 0 {
+        return scale;
+    }
+    let (s, m) = (scale as u64, memory_bound as u64);
+    let den = (SCALE as u64 - m) * SCALE as u64 + m * s;
+    ((SCALE as u64 * SCALE as u64 * s) / den).max(1) as u32
+}
+
 /// Work done in `wall_ns` at speed `scale` (1/1024ths of max_freq).
 #[inline]
 pub fn work_in(wall_ns: u64, scale: u32) -> u64 {
@@ -211,6 +226,11 @@ mod tests {
         }
         assert_eq!(wall_for(1000, SCALE), 1000);
         assert_eq!(CpuFreq::new(None, Governor::Powersave, false, 0, 3).scale, vec![SCALE; 3]);
+        // Half the work bound by memory at half speed: 1 / (0.5 / 0.5 + 0.5) = 2/3.
+        assert_eq!(task_speed(512, 512), 682);
+        assert_eq!(task_speed(512, 1024), SCALE);
+        assert_eq!(task_speed(512, 0), 512);
+        assert_eq!(task_speed(SCALE, 300), SCALE);
     }
 
     #[test]

@@ -117,6 +117,7 @@ impl KthreadFloor {
             cpus: p.cpus.clone(),
             start: 0,
             kthread: true,
+            memory_bound: 0,
             program: Program::default(),
         };
         let comm = match p.cpu {
@@ -163,6 +164,7 @@ impl KthreadFloor {
             cpus: CpuMask::full(self.k.sched.rqs.len()),
             start: 0,
             kthread: true,
+            memory_bound: 0,
             program: Program::default(),
         });
         let group = self.progs.group_names.len();

@@ -92,6 +92,7 @@ impl MmFloor {
                     cpus: cpus.clone(),
                     start: 0,
                     kthread: true,
+                    memory_bound: 0,
                     program: Program { ops: vec![Op::Kswapd(k as u32)] },
                 };
                 let template = self.kt.progs.templates.len();

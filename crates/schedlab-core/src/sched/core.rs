@@ -268,7 +268,8 @@ impl SchedEnv {
         let debt = t.cs_debt.min(delta);
         t.cs_debt -= debt;
         // The work done runs at the CPU's speed (cpufreq/).
-        t.work_left = t.work_left.saturating_sub(crate::cpufreq::work_in(delta - debt, self.cpufreq.scale[cpu]));
+        let speed = crate::cpufreq::task_speed(self.cpufreq.scale[cpu], t.memory_bound);
+        t.work_left = t.work_left.saturating_sub(crate::cpufreq::work_in(delta - debt, speed));
         self.sched.rqs[cpu].stats.run_ns += delta;
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {
             self.sched_normal_avg_update(cpu, tid, delta); // seed 002 (3/6), balance_avg.rs

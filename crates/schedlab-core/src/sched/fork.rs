@@ -44,6 +44,7 @@ impl SchedEnv {
             pc: 0,
             loop_stack: Vec::new(),
             work_left: 0,
+            memory_bound: g.memory_bound,
             runtime_end: None,
             cs_debt: 0,
             need_advance: true,

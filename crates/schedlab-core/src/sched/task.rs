@@ -208,6 +208,9 @@ pub struct Task {
     pub loop_stack: Vec<(usize, u64)>,
     /// Work (ns at nominal speed) left in the current run op or chunk.
     pub work_left: u64,
+    /// The share of its work that does not speed up with frequency,
+    /// 1/1024ths (its group's `memory_bound`; cpufreq/).
+    pub memory_bound: u16,
     /// Wall-clock end of a `runtime` op.
     pub runtime_end: Option<u64>,
     /// Time the task owes before its work progresses (context switch,

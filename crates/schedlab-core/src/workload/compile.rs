@@ -31,6 +31,9 @@ pub(crate) struct RawTask {
     pub(crate) cpus: Option<toml::Value>,
     pub(crate) start: Option<String>,
     pub(crate) kthread: Option<bool>,
+    /// The share of the run ops' work bound by memory (0..1): it does not
+    /// speed up with the CPU's frequency.
+    pub(crate) memory_bound: Option<f64>,
     #[serde(default)]
     pub(crate) program: Vec<toml::Value>,
 }
@@ -72,6 +75,20 @@ pub(crate) struct CompiledTasks {
 
 /// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
 /// the kernel's workqueues `wqs` and the machine's disks.
+/// `task.memory_bound`: a share 0..1, in 1/1024ths.
+fn memory_bound_at(v: Option<f64>, file: &str, key: &str) -> Result<u16> {
+    match v {
+        None => Ok(0),
+        Some(m) if (0.0..=1.0).contains(&m) => Ok((m * 1024.0).round() as u16),
+        Some(m) => Err(SimError::bad_value(
+            file,
+            key,
+            format!("{m}"),
+            "a share from 0 (all work scales with the CPU's frequency) to 1 (none does)",
+        )),
+    }
+}
+
 pub(crate) fn compile_tasks(
     raw_tasks: &[RawTask],
     raw_rtmt: Option<&RawRtMigrateTest>,
@@ -152,6 +169,7 @@ pub(crate) fn compile_tasks(
             Some(v) => parse_cpus_at(v, file, &k("cpus"), nr_cpus)?,
         };
         let start = t.start.as_deref().map(|s| duration_at(s, file, &k("start"))).transpose()?.unwrap_or(0);
+        let memory_bound = memory_bound_at(t.memory_bound, file, &k("memory_bound"))?;
         let mut ops = Vec::new();
         let mut ctx = ProgCtx {
             file,
@@ -189,6 +207,7 @@ pub(crate) fn compile_tasks(
             cpus,
             start,
             kthread: t.kthread.unwrap_or(false),
+            memory_bound,
             program: Program { ops },
         });
     }
@@ -377,6 +396,7 @@ fn compile_rt_migrate_test(
         cpus: cpus.clone(),
         start: 0,
         kthread: false,
+        memory_bound: 0,
         program: Program { ops },
     });
     for i in 0..nr_tasks {
@@ -404,6 +424,7 @@ fn compile_rt_migrate_test(
             cpus: cpus.clone(),
             start: 0,
             kthread: false,
+            memory_bound: 0,
             program: Program { ops },
         });
     }

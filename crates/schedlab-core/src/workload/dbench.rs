@@ -269,6 +269,7 @@ pub(crate) fn compile_dbench(
         cpus: all.clone(),
         start,
         kthread: false,
+        memory_bound: 0,
         program,
     };
     // The clients are forked by dbench's main process, so fork balancing

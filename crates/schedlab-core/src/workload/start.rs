@@ -79,6 +79,7 @@ impl WorkloadFloor {
             cpus: CpuMask::full(nr),
             start: 0,
             kthread: false,
+            memory_bound: 0,
             program: Program::default(),
         };
         // The coordinator's SCHED_FIFO 99, set before the gate opens.
