@@ -82,6 +82,11 @@ pub struct CpuFreq {
     /// Each CPU's speed, cur_khz / max_freq in 1/1024ths (SCALE without a
     /// processor).
     pub scale: Vec<u32>,
+    /// Per core: its threads running a task; per package: its cores with
+    /// one (the turbo bins' active cores). Kept by the scheduler as CPUs
+    /// leave and enter idle (`busy_changed`).
+    pub core_busy: Vec<u8>,
+    pub package_active: Vec<u16>,
 }
 
 impl CpuFreq {
@@ -108,6 +113,8 @@ impl CpuFreq {
             rate_limit_ns,
             cpus: vec![cpu; nr_cpus],
             scale: vec![SCALE; nr_cpus],
+            core_busy: Vec::new(),
+            package_active: Vec::new(),
         };
         for c in 0..nr_cpus {
             f.scale[c] = f.scale_of(boot);
@@ -118,6 +125,34 @@ impl CpuFreq {
     #[inline]
     pub fn enabled(&self) -> bool {
         self.processor.is_some()
+    }
+
+    /// `core` of `package` has one thread more (`busy`) or one fewer
+    /// running a task.
+    pub fn busy_changed(&mut self, core: usize, package: usize, busy: bool) {
+        if self.core_busy.len() <= core {
+            self.core_busy.resize(core + 1, 0);
+        }
+        if self.package_active.len() <= package {
+            self.package_active.resize(package + 1, 0);
+        }
+        let c = &mut self.core_busy[core];
+        if busy {
+            *c += 1;
+            if *c == 1 {
+                self.package_active[package] += 1;
+            }
+        } else {
+            *c -= 1;
+            if *c == 0 {
+                self.package_active[package] -= 1;
+            }
+        }
+    }
+
+    /// The active cores of `package`.
+    pub fn active_cores(&self, package: usize) -> usize {
+        self.package_active.get(package).copied().unwrap_or(0) as usize
     }
 
     /// A frequency as a speed: kHz / max_freq in 1/1024ths.

@@ -161,8 +161,9 @@ impl SchedEnv {
         if next.is_some_and(|n| self.sched.tasks[n].nr_cpus_allowed == 1) {
             self.sched.wasted.nr_pinned_running += 1;
         }
-        if prev.is_none() && next.is_some() {
-            self.clock_pelt_fold(cpu); // idle -> busy: PELT's clock starts from the task clock
+        if prev.is_none() != next.is_none() {
+            // Idle <-> busy: PELT's clock and the turbo bins (sched/cpufreq.rs).
+            self.cpufreq_busy_changed(cpu, next.is_some());
         }
         self.sched.rqs[cpu].curr = next;
         self.sched.rq_idle[cpu].has_curr = next.is_some();

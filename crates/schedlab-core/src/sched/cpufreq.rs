@@ -46,9 +46,7 @@ impl SchedEnv {
         // The core runs at its busy threads' highest request, within the
         // turbo bin of the package's cores in C0 now.
         let m = &self.machine;
-        let pkg = m.cpus[cpu].package;
-        let per_core = m.threads_per_core;
-        let active = m.package_cpus[pkg].chunks(per_core).filter(|core| core.iter().any(|&c| self.c0(c))).count();
+        let active = self.cpufreq.active_cores(m.cpus[cpu].package);
         let core = m.cpus[cpu].core;
         for i in 0..m.core_cpus[core].len() {
             let s = self.machine.core_cpus[core][i];
@@ -97,6 +95,17 @@ impl SchedEnv {
         let c = &self.cpufreq.cpus[cpu];
         let scaled = c.pelt_base + (self.now - c.pelt_at) * self.cpufreq.freq_scale(cpu) / 1024;
         scaled.min(self.now)
+    }
+
+    /// `cpu` starts (`busy`) or stops running tasks: its PELT clock is
+    /// folded and its core's and package's busy counts follow.
+    #[inline]
+    pub(crate) fn cpufreq_busy_changed(&mut self, cpu: usize, busy: bool) {
+        if self.cpufreq.enabled() {
+            self.clock_pelt_fold(cpu);
+            let info = self.machine.cpus[cpu];
+            self.cpufreq.busy_changed(info.core, info.package, busy);
+        }
     }
 
     /// Fold `cpu`'s PELT clock at now, before its frequency or its

@@ -60,6 +60,7 @@ impl SchedEnv {
     pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
         self.sched.account_cpu(cpu, self.now);
         self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
+        self.cpufreq_busy_changed(cpu, false); // sched/cpufreq.rs
         self.sched.rqs[cpu].curr = None;
         self.sched.rq_idle[cpu].has_curr = false;
         self.sched.rqs[cpu].stopper_running = true;
