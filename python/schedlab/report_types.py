@@ -40,6 +40,7 @@ __all__ = [
     "MpstatSample",
     "NodeRow",
     "OracleInfo",
+    "PackagePower",
     "RealInfo",
     "Report",
     "RtInfo",
@@ -1070,6 +1071,23 @@ class CpuidleReport(_CpuidleReportKeys, total=False):
     pass
 
 
+class _PackagePowerKeys(TypedDict):
+    """The keys of every PackagePower."""
+
+    energy_j: float
+    """"""
+    package: int
+    """"""
+    watts: float
+    """"""
+
+
+class PackagePower(_PackagePowerKeys, total=False):
+    """One package's energy over the window."""
+
+    pass
+
+
 class _CpufreqRowKeys(TypedDict):
     """The keys of every CpufreqRow."""
 
@@ -1083,6 +1101,8 @@ class _CpufreqRowKeys(TypedDict):
     """"""
     cpu: int
     """"""
+    energy_j: float
+    """Its core's energy over the window shared by the core's threads, J."""
     idle_open_ns: int
     """The part of the window in an idle period still open at its end, ns: cpuidle credits a period to its state only
     when it ends.
@@ -1116,11 +1136,17 @@ class _CpufreqReportKeys(TypedDict):
     """"""
     cpus: list[CpufreqRow]
     """"""
+    energy_j: float
+    """Energy over the window, all packages, J (the power model of machine/processors.rs), and per package: J and the
+    average W (turbostat's PkgWatt).
+    """
     governor: str
     """The scaling governor (`kernel.cpufreq_governor` or the version's default)."""
     hwp: bool
     """Whether the processor has hardware P-states (HWP)."""
     model: str
+    """"""
+    packages: list[PackagePower]
     """"""
     processor: str
     """The processor (`machine.cpufreq`) and its model name."""

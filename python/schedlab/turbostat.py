@@ -10,9 +10,13 @@ TSC_MHz, then the cpuidle driver's states — first how often each was entered
 MHz are printed `%.0f`, shares `%.2f`. The summary averages the per-CPU
 columns and sums the state counts, as turbostat does.
 
-Columns the model has no counter for are left out, in turbostat's order of
-the rest: IRQ and SMI, temperatures, package C-states, RAPL watts (there is
-no energy model yet). CPU%c1 is turbostat's own remainder (100 - Busy% -
+PkgWatt is the package's average power over the window from the model's
+power model (machine/processors.rs), summed over packages in the summary
+row as turbostat sums RAPL energy. As turbostat does, a core's columns are
+printed on its first thread only and a package's on its first CPU only, so
+the other rows end early. Columns the model has no counter for are left
+out, in turbostat's order of the rest: IRQ and SMI, temperatures, package
+C-states, CorWatt and RAMWatt. CPU%c1 is turbostat's own remainder (100 - Busy% -
 the deeper core states), CPU%cN the time in the driver's CN state: the
 model's idle states are the core's.
 """
@@ -43,9 +47,10 @@ def format_turbostat(report: Mapping[str, Any]) -> str:
     multi_core = len({(r["package"], r["core"]) for r in rows}) > 1
     topo = (["Package"] if multi_pkg else []) + (["Core"] if multi_core else []) + (["CPU"] if len(rows) > 1 else [])
     core_cols = [(n, col) for n, col in CORE_STATES if n in names]
-    header = topo + ["Avg_MHz", "Busy%", "Bzy_MHz", "TSC_MHz"] + names + [f"{n}%" for n in names]
-    header += ["CPU%c1"] + [col for _, col in core_cols]
+    thread_hdr = topo + ["Avg_MHz", "Busy%", "Bzy_MHz", "TSC_MHz"] + names + [f"{n}%" for n in names] + ["CPU%c1"]
+    header = thread_hdr + [col for _, col in core_cols] + ["PkgWatt"]
     tsc = float(cf.get("base_mhz") or 0)
+    watts = {p["package"]: float(p["watts"]) for p in cf.get("packages") or []}
 
     def values(avg: float, busy: float, bzy: float, usage: list[float], pct: list[float]) -> list[str]:
         deeper = sum(pct[names.index(n)] for n, _ in core_cols)
@@ -54,6 +59,14 @@ def format_turbostat(report: Mapping[str, Any]) -> str:
         out += [f"{u:.0f}" for u in usage] + [f"{p:.2f}" for p in pct]
         return out + [f"{c1:.2f}"] + [f"{pct[names.index(n)]:.2f}" for n, _ in core_cols]
 
+    # turbostat prints a core's columns on its first thread only and a
+    # package's on its first CPU only: the other rows end early.
+    first_thread: dict[tuple[int, int], int] = {}
+    for r in rows:
+        first_thread.setdefault((r["package"], r["core"]), r["cpu"])
+    first_cpu: dict[int, int] = {}
+    for r in rows:
+        first_cpu.setdefault(r["package"], r["cpu"])
     lines = ["\t".join(header)]
     per_cpu: list[list[str]] = []
     usage_sum = [0.0] * len(names)
@@ -72,10 +85,16 @@ def format_turbostat(report: Mapping[str, Any]) -> str:
         pct_sum = [a + b for a, b in zip(pct_sum, pct)]
         ids = ([str(r["package"])] if multi_pkg else []) + ([str(r["core"])] if multi_core else [])
         ids += [str(r["cpu"])] if len(rows) > 1 else []
-        per_cpu.append(ids + values(r["avg_mhz"], r["busy_pct"], r["bzy_mhz"], usage, pct))
+        row = ids + values(r["avg_mhz"], r["busy_pct"], r["bzy_mhz"], usage, pct)
+        if first_cpu[r["package"]] == r["cpu"]:
+            row.append(f"{watts.get(r['package'], 0.0):.2f}")
+        elif first_thread[(r["package"], r["core"])] != r["cpu"]:
+            row = row[: len(thread_hdr)]
+        per_cpu.append(row)
     n = max(1, len(rows))
     summary = ["-"] * len(topo)
     summary += values(cf["avg_mhz"], cf["busy_pct"], cf["bzy_mhz"], usage_sum, [p / n for p in pct_sum])
+    summary.append(f"{sum(watts.values()):.2f}")
     lines.append("\t".join(summary))
     if len(rows) > 1:
         lines += ["\t".join(x) for x in per_cpu]

@@ -165,13 +165,18 @@ def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path):
     assert len(lines) == 2 + 8
     summary = lines[1].split("\t")
     assert summary[:3] == ["-", "-", "-"]
-    for ln in lines[1:]:
+    thread_cols = header.index("CPU%c1") + 1
+    for i, ln in enumerate(lines[1:]):
         f = dict(zip(header, ln.split("\t")))
-        assert len(f) == len(header)
+        # The summary and each package's first CPU carry every column; the
+        # others (no SMT here: every CPU is its core's first thread) end
+        # before the package's (turbostat prints those once per package).
+        want = len(header) if i in (0, 1, 5) else len(header) - 1
+        assert len(f) == want >= thread_cols, (i, ln)
         for col, v in f.items():
             if col.endswith("MHz") or col in ("POLL", "C1", "C1E", "C3", "C6"):
                 assert re.fullmatch(r"\d+", v), (col, v)
-            elif col.endswith("%") or col.startswith("CPU%"):
+            elif col.endswith("%") or col.startswith("CPU%") or col == "PkgWatt":
                 assert re.fullmatch(r"\d+\.\d\d", v), (col, v)
     cpu0 = dict(zip(header, lines[2].split("\t")))
     assert (cpu0["CPU"], cpu0["Bzy_MHz"], cpu0["TSC_MHz"]) == ("0", "3100", "2300")
@@ -180,6 +185,24 @@ def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path):
     cpu5 = dict(zip(header, lines[2 + 5].split("\t")))
     assert float(cpu5["C6%"]) + float(cpu5["C3%"]) + float(cpu5["C1E%"]) > 99
     assert "no CPU frequency" in format_turbostat(run(cpufreq="none"))
+    # The summary's PkgWatt sums the packages'.
+    pkg = [float(dict(zip(header, lines[i].split("\t")))["PkgWatt"]) for i in (2, 6)]
+    assert float(dict(zip(header, summary))["PkgWatt"]) == pytest.approx(sum(pkg), abs=0.02)
+
+
+def test_energy_follows_the_frequency_and_the_busy_cores():
+    # One hog at 3.1 GHz on package 0: its core's 2.0 W + 0.176 x 3.1³ W,
+    # the package's 17.2 W of uncore, the idle cores' 0.1 W each.
+    r = run(governor="performance")
+    pk = {p["package"]: p["watts"] for p in r["cpufreq"]["packages"]}
+    assert pk[0] == pytest.approx(17.2 + 2.0 + 0.176 * 3.1**3 + 3 * 0.1, abs=0.3)
+    # Four hogs at 2.8 GHz draw more, and schedutil's low P-state on the
+    # periodic task's package saves against performance.
+    r4 = run(hogs=4, governor="performance")
+    assert r4["cpufreq"]["packages"][0]["watts"] > pk[0] + 2 * (2.0 + 0.176 * 2.8**3)
+    s = run(governor="schedutil")
+    assert s["cpufreq"]["packages"][1]["watts"] < pk[1]
+    assert r["cpufreq"]["energy_j"] == pytest.approx(sum(pk.values()) * 1.0, rel=0.01)
 
 
 DUTY = """

@@ -29,7 +29,8 @@ mod schedstat;
 pub mod sorted;
 mod task;
 pub use kernel::{
-    CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow,
+    CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, PackagePower,
+    WorkqueueRow,
 };
 pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow};
 pub use mpstat::{CpuTimes, Mpstat, MpstatCpu, MpstatRow, MpstatSample};

@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn intel_pstate_follows_the_busy_share_and_holds_half_the_lost_ground() {
-        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 1);
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 1, 1);
         // First sample at 10 ms: nothing to compare with.
         f.account(0, 10_000_000);
         assert!(!f.update_util(0, &upd(10_000_000, 10_000_000)));
@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn schedutil_asks_for_a_quarter_more_than_the_utilization() {
-        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Schedutil, false, 500_000, 1);
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Schedutil, false, 500_000, 1, 1);
         f.account(0, 0);
         f.update_util(0, &upd(1_000_000, 0));
         // Half busy at 2.3 GHz, util 512: 1.25 x 2.3 x 0.5 = 1.44 -> 1.5 GHz.

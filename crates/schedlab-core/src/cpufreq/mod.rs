@@ -87,11 +87,17 @@ pub struct CpuFreq {
     /// leave and enter idle (`busy_changed`).
     pub core_busy: Vec<u8>,
     pub package_active: Vec<u16>,
+    /// SMT threads per core (a core's CPUs are core x threads ..; see
+    /// machine/mod.rs's numbering).
+    pub threads_per_core: usize,
+    /// Per core: its energy so far, ns x mW, integrated up to `core_mark`.
+    pub core_energy: Vec<u128>,
+    pub core_mark: Vec<u64>,
 }
 
 impl CpuFreq {
     /// `nr_cpus` CPUs of `processor` under `governor` (None: no processor,
-    /// every CPU at SCALE). They boot at the lowest P-state, where
+    /// every CPU at SCALE), `threads_per_core` to a core. They boot at the lowest P-state, where
     /// intel_pstate's init leaves them (intel_pstate_get_cpu_pstates() ->
     /// intel_pstate_set_min_pstate()); performance and HWP at the highest.
     pub fn new(
@@ -100,6 +106,7 @@ impl CpuFreq {
         invariant: bool,
         rate_limit_ns: u64,
         nr_cpus: usize,
+        threads_per_core: usize,
     ) -> Self {
         let Some(p) = processor else {
             return CpuFreq { scale: vec![SCALE; nr_cpus], ..Default::default() };
@@ -113,8 +120,11 @@ impl CpuFreq {
             rate_limit_ns,
             cpus: vec![cpu; nr_cpus],
             scale: vec![SCALE; nr_cpus],
-            core_busy: Vec::new(),
+            core_busy: vec![0; nr_cpus / threads_per_core],
             package_active: Vec::new(),
+            threads_per_core,
+            core_energy: vec![0; nr_cpus / threads_per_core],
+            core_mark: vec![0; nr_cpus / threads_per_core],
         };
         for c in 0..nr_cpus {
             f.scale[c] = f.scale_of(boot);
@@ -129,10 +139,8 @@ impl CpuFreq {
 
     /// `core` of `package` has one thread more (`busy`) or one fewer
     /// running a task.
-    pub fn busy_changed(&mut self, core: usize, package: usize, busy: bool) {
-        if self.core_busy.len() <= core {
-            self.core_busy.resize(core + 1, 0);
-        }
+    pub fn busy_changed(&mut self, core: usize, package: usize, busy: bool, now: u64) {
+        self.integrate(core, now);
         if self.package_active.len() <= package {
             self.package_active.resize(package + 1, 0);
         }
@@ -147,6 +155,35 @@ impl CpuFreq {
             if *c == 0 {
                 self.package_active[package] -= 1;
             }
+        }
+    }
+
+    /// Bring `core`'s energy up to `now` at the power of its state since
+    /// its last change.
+    ///
+    /// Deviation: a core's idle power is one figure, whatever C-state its
+    /// threads are in; a busy core runs at its threads' highest frequency.
+    pub fn integrate(&mut self, core: usize, now: u64) {
+        let Some(p) = self.processor else { return };
+        let dt = now.saturating_sub(self.core_mark[core]);
+        if dt == 0 {
+            return;
+        }
+        let mw = if self.core_busy[core] > 0 {
+            let t = self.threads_per_core;
+            let khz = self.cpus[core * t..core * t + t].iter().map(|c| c.cur_khz).max().unwrap_or(p.min_khz);
+            p.power.core_c0_mw(khz)
+        } else {
+            p.power.core_idle_mw as u64
+        };
+        self.core_energy[core] += dt as u128 * mw as u128;
+        self.core_mark[core] = now;
+    }
+
+    /// Every core's energy brought up to `now`.
+    pub fn integrate_all(&mut self, now: u64) {
+        for core in 0..self.core_energy.len() {
+            self.integrate(core, now);
         }
     }
 
@@ -198,10 +235,11 @@ impl CpuFreq {
     /// `cpu` now runs at `khz`; true if that changed. The caller has
     /// brought its APERF up to date (`account`) and charged its running
     /// task the time at the old speed.
-    pub fn set_cur(&mut self, cpu: usize, khz: u32) -> bool {
+    pub fn set_cur(&mut self, cpu: usize, khz: u32, now: u64) -> bool {
         if self.cpus[cpu].cur_khz == khz {
             return false;
         }
+        self.integrate(cpu / self.threads_per_core, now);
         self.cpus[cpu].cur_khz = khz;
         self.cpus[cpu].transitions += 1;
         self.scale[cpu] = self.scale_of(khz);
@@ -250,7 +288,7 @@ mod tests {
 
     #[test]
     fn work_stretches_with_frequency_and_rounds_so_an_op_ends_when_armed() {
-        let f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 2);
+        let f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 2, 1);
         // Booted at the lowest P-state: 1.2 of 3.1 GHz.
         assert_eq!(f.cpus[0].cur_khz, 1_200_000);
         let s = f.scale[0];
@@ -260,7 +298,7 @@ mod tests {
             assert!(work_in(wall_for(w, s) - 1, s) < w);
         }
         assert_eq!(wall_for(1000, SCALE), 1000);
-        assert_eq!(CpuFreq::new(None, Governor::Powersave, false, 0, 3).scale, vec![SCALE; 3]);
+        assert_eq!(CpuFreq::new(None, Governor::Powersave, false, 0, 3, 1).scale, vec![SCALE; 3]);
         // Half the work bound by memory at half speed: 1 / (0.5 / 0.5 + 0.5) = 2/3.
         assert_eq!(task_speed(512, 512), 682);
         assert_eq!(task_speed(512, 1024), SCALE);
@@ -270,7 +308,7 @@ mod tests {
 
     #[test]
     fn a_core_runs_at_its_threads_highest_request_within_the_turbo_bin() {
-        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 4);
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 4, 2);
         f.cpus[0].req_khz = 1_200_000;
         f.cpus[1].req_khz = 3_100_000;
         assert_eq!(f.delivered_khz([0, 1].into_iter(), 1), 3_100_000);

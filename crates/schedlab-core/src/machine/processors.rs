@@ -27,6 +27,40 @@ pub struct Processor {
     pub hwp: bool,
     /// Where the figures come from.
     pub source: &'static str,
+    /// The power a package draws (cpufreq/power.rs).
+    pub power: PowerModel,
+}
+
+/// A package's power, in mW: its uncore (ring, LLC, memory controller)
+/// whenever it is up, and each core by its state — in C0 a static part and
+/// a dynamic part that grows as f³ (voltage rising with frequency: C x V²
+/// x f), idle (C1E..C6, mostly power-gated) a small constant.
+///
+/// Calibrated from the RAPL package watts the x86 frequency-invariance
+/// changelog (1567c3e3467c) prints for these machines under several
+/// governors (docs/notes/cpufreq-research.md §5.5, §7): a single-threaded
+/// workload (gitsource) at a low and at a high frequency gives the
+/// dynamic term; the same with kernbench (every core busy about half the
+/// time on the 48-CPU machine, all the time on the 8-CPU one) splits the
+/// rest between the uncore and a core's static part. Three figures per
+/// machine, and those assumptions: a model to compare governors by, not a
+/// substitute for RAPL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PowerModel {
+    pub uncore_mw: u32,
+    /// A core in C0: static part, and the dynamic part's mW per GHz³.
+    pub core_static_mw: u32,
+    pub core_dyn_mw_per_ghz3: u32,
+    /// A core with no thread in C0.
+    pub core_idle_mw: u32,
+}
+
+impl PowerModel {
+    /// A core in C0 at `khz`, mW.
+    pub fn core_c0_mw(&self, khz: u32) -> u64 {
+        let mhz = khz as u64 / 1000;
+        self.core_static_mw as u64 + self.core_dyn_mw_per_ghz3 as u64 * mhz.pow(3) / 1_000_000_000
+    }
 }
 
 impl Processor {
@@ -67,6 +101,10 @@ pub const E5_2670_V3: Processor = Processor {
     turbo_khz: &[3_100_000, 3_100_000, 2_900_000, 2_800_000, 2_700_000, 2_600_000],
     hwp: false,
     source: "MSR readout in the changelog of 1567c3e3467c (lore 20200122151617.531-2-ggherdovich@suse.cz)",
+    // gitsource 36.79 W -> 40.35 W (1.2 -> 2.8 GHz on one core): 176 mW/GHz³;
+    // kernbench 95.6 W with 12 of 24 cores busy at 2.6 GHz: 2.0 W static,
+    // 17.2 W of uncore per package.
+    power: PowerModel { uncore_mw: 17_200, core_static_mw: 2_000, core_dyn_mw_per_ghz3: 176, core_idle_mw: 100 },
 };
 
 /// Xeon E3-1240 v5 (Skylake, 4 cores / 8 threads): the seed 001 UMA machine
@@ -79,6 +117,10 @@ pub const E3_1240_V5: Processor = Processor {
     turbo_khz: &[3_900_000, 3_900_000, 3_800_000, 3_700_000],
     hwp: true,
     source: "MSR readout in the changelog of 1567c3e3467c (lore 20200122151617.531-2-ggherdovich@suse.cz)",
+    // gitsource 13.32 W -> 17.33 W (1.2 -> 3.9 GHz on one core): 70 mW/GHz³;
+    // kernbench 43.0 W with 4 cores busy at 3.7 GHz: 5.2 W static, 8.0 W
+    // of uncore.
+    power: PowerModel { uncore_mw: 8_000, core_static_mw: 5_200, core_dyn_mw_per_ghz3: 70, core_idle_mw: 100 },
 };
 
 /// Every processor `machine.cpufreq` may name.
@@ -107,5 +149,7 @@ mod tests {
         assert_eq!(E5_2670_V3.turbo_limit_khz(12), 2_600_000);
         assert_eq!(E5_2670_V3.invariance_max_khz(), 2_800_000);
         assert_eq!(E3_1240_V5.turbo_limit_khz(8), 3_700_000);
+        // 2.0 W + 176 mW x 2.8³.
+        assert_eq!(E5_2670_V3.power.core_c0_mw(2_800_000), 2_000 + 3_863);
     }
 }

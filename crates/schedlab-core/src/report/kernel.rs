@@ -59,7 +59,20 @@ pub struct CpufreqReport {
     pub bzy_mhz: f64,
     /// Frequency changes (cpu_frequency events), all CPUs.
     pub transitions: u64,
+    /// Energy over the window, all packages, J (the power model of
+    /// machine/processors.rs), and per package: J and the average W
+    /// (turbostat's PkgWatt).
+    pub energy_j: f64,
+    pub packages: Vec<PackagePower>,
     pub cpus: Vec<CpufreqRow>,
+}
+
+/// One package's energy over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PackagePower {
+    pub package: usize,
+    pub energy_j: f64,
+    pub watts: f64,
 }
 
 /// One CPU's frequency counters over the window.
@@ -74,6 +87,8 @@ pub struct CpufreqRow {
     pub busy_pct: f64,
     pub bzy_mhz: f64,
     pub transitions: u64,
+    /// Its core's energy over the window shared by the core's threads, J.
+    pub energy_j: f64,
     /// The part of the window in an idle period still open at its end, ns:
     /// cpuidle credits a period to its state only when it ends.
     pub idle_open_ns: u64,

@@ -65,6 +65,7 @@ impl SchedEnv {
             let c0_ns = self.c0_ns(cpu);
             self.cpufreq.account(cpu, c0_ns);
         }
+        self.cpufreq.integrate_all(self.now);
     }
 
     /// Per CPU: (C0 ns, APERF, frequency changes) so far.
@@ -104,7 +105,7 @@ impl SchedEnv {
         if self.cpufreq.enabled() {
             self.clock_pelt_fold(cpu);
             let info = self.machine.cpus[cpu];
-            self.cpufreq.busy_changed(info.core, info.package, busy);
+            self.cpufreq.busy_changed(info.core, info.package, busy, self.now);
         }
     }
 
@@ -144,7 +145,7 @@ impl SchedEnv {
         let c0_ns = self.c0_ns(cpu);
         self.cpufreq.account(cpu, c0_ns);
         self.clock_pelt_fold(cpu);
-        self.cpufreq.set_cur(cpu, khz);
+        self.cpufreq.set_cur(cpu, khz, self.now);
         self.trace.cpu_frequency(self.now, cpu, self.sched.rqs[cpu].curr.map(|t| &self.sched.tasks[t]).into(), khz);
         // Only an op timer already armed moves (one not armed belongs to a
         // task between ops, which arms its own).

@@ -236,7 +236,8 @@ fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
     let hwp = sc.machine.processor.is_some_and(|p| p.hwp);
     let rate_limit_ns = if hwp { 5_000_000 } else { 500_000 };
     let invariant = sc.machine.processor.is_some() && sc.kernel.version.at_least(5, 7);
-    CpuFreq::new(sc.machine.processor, sc.kernel.default_governor(hwp), invariant, rate_limit_ns, nr)
+    let tpc = sc.machine.threads_per_core;
+    CpuFreq::new(sc.machine.processor, sc.kernel.default_governor(hwp), invariant, rate_limit_ns, nr, tpc)
 }
 
 fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {

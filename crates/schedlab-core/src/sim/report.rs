@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::report::LbCounters;
+use crate::report::PackagePower;
 use crate::report::{
     CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, WorkqueueRow,
 };
@@ -427,9 +428,24 @@ impl Sim {
 
 /// turbostat's view of the CPUs' frequencies over the window (`base`: the
 /// counters at its start).
-fn cpufreq_section(sim: &Sim, base: &[(u64, u64, u64)], window: u64) -> Option<CpufreqReport> {
+fn cpufreq_section(sim: &Sim, kbase: &crate::stats::KernelBase, window: u64) -> Option<CpufreqReport> {
     let f = &sim.w.m.kt.k.cpufreq;
     let p = f.processor?;
+    let base = &kbase.cpufreq;
+    let m = &sim.w.m.kt.k.machine;
+    // Energy: each core's (ns x mW) since the window's start, then the
+    // uncore of every package.
+    let core_j: Vec<f64> = (0..f.core_energy.len())
+        .map(|c| (f.core_energy[c] - kbase.core_energy.get(c).copied().unwrap_or(0)) as f64 / 1e12)
+        .collect();
+    let secs = window.max(1) as f64 / 1e9;
+    let packages: Vec<PackagePower> = (0..m.nr_packages)
+        .map(|pkg| {
+            let cores = m.nr_cores / m.nr_packages;
+            let j = core_j[pkg * cores..(pkg + 1) * cores].iter().sum::<f64>() + p.power.uncore_mw as f64 / 1e3 * secs;
+            PackagePower { package: pkg, energy_j: round2(j), watts: round2(j / secs) }
+        })
+        .collect();
     let start = sim.end_ns - window;
     // A CPU that never left its boot-time idle has no period recorded:
     // idle the whole window if it spent none of it in C0.
@@ -457,6 +473,7 @@ fn cpufreq_section(sim: &Sim, base: &[(u64, u64, u64)], window: u64) -> Option<C
             busy_pct: round2(100.0 * c0 as f64 / window),
             bzy_mhz: round2(if c0 > 0 { aperf as f64 / c0 as f64 } else { 0.0 }),
             transitions: tr,
+            energy_j: round2(core_j[info.core] / m.threads_per_core as f64),
             idle_open_ns: open(cpu, c0),
         });
     }
@@ -471,6 +488,8 @@ fn cpufreq_section(sim: &Sim, base: &[(u64, u64, u64)], window: u64) -> Option<C
         busy_pct: round2(100.0 * c0_all as f64 / window / n),
         bzy_mhz: round2(if c0_all > 0 { aperf_all as f64 / c0_all as f64 } else { 0.0 }),
         transitions: tr_all,
+        energy_j: round2(packages.iter().map(|p| p.energy_j).sum()),
+        packages,
         cpus,
     })
 }
@@ -526,7 +545,7 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
             cpus,
         });
     }
-    r.cpufreq = cpufreq_section(sim, &base.cpufreq, window);
+    r.cpufreq = cpufreq_section(sim, &base, window);
     if !sim.w.m.kt.block.disks.is_empty() {
         r.disks = Some(
             sim.w

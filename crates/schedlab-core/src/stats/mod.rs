@@ -101,4 +101,6 @@ pub struct KernelBase {
     pub zone_lock: Vec<crate::mm::spinlock::LockStats>,
     /// Per CPU: C0 time, APERF and frequency changes (cpufreq/).
     pub cpufreq: Vec<(u64, u64, u64)>,
+    /// Per core: its energy, ns x mW (cpufreq/).
+    pub core_energy: Vec<u128>,
 }
