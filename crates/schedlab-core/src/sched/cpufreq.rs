@@ -89,6 +89,7 @@ impl SchedEnv {
         self.rq_clock_pelt_scaled(cpu)
     }
 
+    #[inline(never)]
     fn rq_clock_pelt_scaled(&self, cpu: usize) -> u64 {
         if self.sched.rqs[cpu].curr.is_none() {
             return self.now;
@@ -103,10 +104,15 @@ impl SchedEnv {
     #[inline]
     pub(crate) fn cpufreq_busy_changed(&mut self, cpu: usize, busy: bool) {
         if self.cpufreq.enabled() {
-            self.clock_pelt_fold(cpu);
-            let info = self.machine.cpus[cpu];
-            self.cpufreq.busy_changed(info.core, info.package, busy, self.now);
+            self.cpufreq_busy_changed_slow(cpu, busy);
         }
+    }
+
+    #[inline(never)]
+    fn cpufreq_busy_changed_slow(&mut self, cpu: usize, busy: bool) {
+        self.clock_pelt_fold(cpu);
+        let info = self.machine.cpus[cpu];
+        self.cpufreq.busy_changed(info.core, info.package, busy, self.now);
     }
 
     /// Fold `cpu`'s PELT clock at now, before its frequency or its
