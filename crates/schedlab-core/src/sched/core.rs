@@ -269,7 +269,7 @@ impl SchedEnv {
         let debt = t.cs_debt.min(delta);
         t.cs_debt -= debt;
         // The work done runs at the CPU's speed (cpufreq/).
-        let speed = crate::cpufreq::task_speed(self.cpufreq.scale[cpu], t.memory_bound);
+        let speed = crate::cpufreq::task_speed(self.sched.rqs[cpu].cpu_speed, t.memory_bound);
         t.work_left = t.work_left.saturating_sub(crate::cpufreq::work_in(delta - debt, speed));
         self.sched.rqs[cpu].stats.run_ns += delta;
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {

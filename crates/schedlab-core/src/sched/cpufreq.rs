@@ -152,6 +152,7 @@ impl SchedEnv {
         self.cpufreq.account(cpu, c0_ns);
         self.clock_pelt_fold(cpu);
         self.cpufreq.set_cur(cpu, khz, self.now);
+        self.sched.rqs[cpu].cpu_speed = self.cpufreq.scale[cpu];
         self.trace.cpu_frequency(self.now, cpu, self.sched.rqs[cpu].curr.map(|t| &self.sched.tasks[t]).into(), khz);
         // Only an op timer already armed moves (one not armed belongs to a
         // task between ops, which arms its own).

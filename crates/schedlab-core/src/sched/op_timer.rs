@@ -28,7 +28,7 @@ impl SchedEnv {
         let at = if let Some(end) = t.runtime_end {
             (from + t.cs_debt).max(end)
         } else if t.work_left > 0 || t.cs_debt > 0 {
-            let speed = crate::cpufreq::task_speed(self.cpufreq.scale[cpu], t.memory_bound);
+            let speed = crate::cpufreq::task_speed(self.sched.rqs[cpu].cpu_speed, t.memory_bound);
             from + t.cs_debt + crate::cpufreq::wall_for(t.work_left, speed)
         } else if t.need_advance || from > self.now {
             // Its next op (or the end of the one an interrupt held up).

@@ -52,6 +52,10 @@ pub struct Rq {
     pub op_key: Option<EventKey>,
     /// When the armed op event fires (valid while op_key is Some).
     pub op_at: u64,
+    /// The CPU's speed, 1/1024ths of max_freq: the cpufreq room's
+    /// `scale`, kept here beside the op timer that reads it
+    /// (sched/cpufreq.rs sets both).
+    pub cpu_speed: u32,
     pub idle_stamp: Option<u64>,
     pub avg_idle: u64,
     pub max_idle_balance_cost: u64,

@@ -98,7 +98,11 @@ impl Sim {
         let nr = machine.nr_cpus();
         let topo = build_sched_domains(&machine, &cfg.mech);
         let tun = ScaledTunables::new(&cfg, nr);
-        let rqs = sched_init(&cfg, &topo, seed);
+        let mut rqs = sched_init(&cfg, &topo, seed);
+        let cpufreq = new_cpufreq(sc, rqs.len());
+        for (rq, &speed) in rqs.iter_mut().zip(&cpufreq.scale) {
+            rq.cpu_speed = speed;
+        }
         let ngroups = topo.groups.len();
         let group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         let open_ended = sc.measure.duration.is_none();
@@ -164,7 +168,7 @@ impl Sim {
                                 sc.kernel.cpu_dma_latency_ns,
                                 (sc.kernel.costs.idle_exit_ns, sc.kernel.costs.halt_poll_ns),
                             ),
-                            cpufreq: new_cpufreq(sc, nr),
+                            cpufreq,
                             warmup: sc.measure.warmup,
                             trace,
                         },
@@ -277,6 +281,7 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
             tick_key: None,
             op_key: None,
             op_at: 0,
+            cpu_speed: crate::cpufreq::SCALE,
             idle_stamp: Some(0),
             avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
             max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,
