@@ -271,7 +271,8 @@ def format_run_report(
 
 def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
     """What the rest of the kernel did over the window: idle states
-    (cpuidle sysfs), disks (iostat -x), workqueues, dbench's results."""
+    (cpuidle sysfs), CPU frequency and energy, disks (iostat -x),
+    workqueues, dbench's results."""
     lines: list[str] = []
     measure = report.get("measure") or {}
     window_s = ((measure.get("end_ns") or 0) - (measure.get("start_ns") or 0)) / 1e9
@@ -290,6 +291,20 @@ def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
             for s, u, t in zip(ci.get("states") or [], ci.get("usage") or [], ci.get("time_ns") or [])
         ]
         lines += _table(["STATE", "EXIT(us)", "RESIDENCY(us)", "USAGE", "TIME(%)"], rows)
+    cf = report.get("cpufreq")
+    if isinstance(cf, dict):
+        lines += ["", f"CPU frequency ({cf.get('model')}; {cf.get('governor')}{', HWP' if cf.get('hwp') else ''})"]
+        lines.append(
+            f"all CPUs: Avg_MHz {cf.get('avg_mhz', 0):.0f}, Busy% {cf.get('busy_pct', 0):.2f}, "
+            f"Bzy_MHz {cf.get('bzy_mhz', 0):.0f}; {cf.get('transitions', 0)} frequency changes; "
+            f"{cf.get('energy_j', 0):.2f} J"
+        )
+        rows = [
+            [str(p.get("package")), f"{p.get('energy_j', 0):.2f}", f"{p.get('watts', 0):.2f}"]
+            for p in cf.get("packages") or []
+        ]
+        lines += _table(["PACKAGE", "ENERGY(J)", "PkgWatt"], rows)
+        lines.append("(per CPU: schedlab run --turbostat)")
     disks = report.get("disks")
     if isinstance(disks, list) and disks and window_s > 0:
         lines += ["", "Disks (iostat -x over the window)"]

@@ -256,3 +256,12 @@ def test_a_memory_bound_share_does_not_slow_down_with_the_cpu():
     assert half / fast == pytest.approx(0.5 + 0.5 * full / fast, rel=0.08)
     with pytest.raises(schedlab.SchedlabError, match="memory_bound"):
         schedlab.run_scenario(text=text.replace('name = "periodic"', 'name = "periodic"\nmemory_bound = 1.5'))
+
+
+def test_the_text_report_says_what_the_cpus_ran_at():
+    from schedlab.report import format_run_report
+
+    text = format_run_report(run(governor="performance"))
+    assert "CPU frequency (Intel Xeon E5-2670 v3 (Haswell-EP); performance)" in text
+    assert "PkgWatt" in text
+    assert "CPU frequency" not in format_run_report(run(cpufreq="none"))
