@@ -108,6 +108,11 @@ def test_an_unknown_processor_or_governor_is_refused_with_what_is_accepted(key: 
     assert key in str(e.value) and accepted in str(e.value)
 
 
+def test_a_governor_without_a_processor_is_refused():
+    with pytest.raises(schedlab.SchedlabError, match=r"kernel.cpufreq_governor.*machine.cpufreq"):
+        run(cpufreq="none", governor="performance")
+
+
 #: turbostat 5.5's default column order (tools/power/x86/turbostat/turbostat.c
 #: print_header(), on a Haswell-EP with the hsx idle states): the model's
 #: columns must appear in this order, as a subsequence.

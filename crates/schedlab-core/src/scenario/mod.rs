@@ -398,6 +398,15 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
     let machine = Machine::build(&mspec, file)?;
 
     let mut kernel = compile_kernel(&raw.kernel, file)?;
+    if let (Some(g), None) = (kernel.cpufreq_governor, machine.processor) {
+        // No cpufreq driver, no governor to choose (scaling_governor).
+        return Err(SimError::bad_value(
+            file,
+            "kernel.cpufreq_governor",
+            format!("\"{}\" on a machine without CPU frequency (machine.cpufreq = \"none\")", g.name()),
+            "a governor with a processor: set machine.cpufreq (docs/models/cpufreq.md)",
+        ));
+    }
     if let Some(d) = &raw.dbench {
         // Mounting the filesystem makes its workqueues.
         for wq in fs_workqueues(filesystem_at(d, file)?) {
