@@ -270,3 +270,20 @@ def test_the_text_report_says_what_the_cpus_ran_at():
     assert "CPU frequency (Intel Xeon E5-2670 v3 (Haswell-EP); performance)" in text
     assert "PkgWatt" in text
     assert "CPU frequency" not in format_run_report(run(cpufreq="none"))
+
+
+def test_acpi_cpufreq_with_ondemand_turbos_a_busy_cpu_and_scales_a_light_one():
+    acpi = 'cpufreq_driver = "acpi-cpufreq"'
+    r = schedlab.run_scenario(text=SCEN.format(cpufreq="e5-2670v3", governor=acpi, hogs=1))
+    assert r["cpufreq"]["governor"] == "ondemand"
+    assert row(r, 0)["bzy_mhz"] == pytest.approx(3100, abs=1)
+    # The periodic CPU, 20-25 % busy: 1.2 + load x 1.1 GHz, about 1.4-1.6.
+    assert 1200 <= row(r, 4)["bzy_mhz"] < 1700
+    low = schedlab.run_scenario(
+        text=SCEN.format(cpufreq="e5-2670v3", governor=acpi + '\ncpufreq_governor = "powersave"', hogs=1)
+    )
+    assert row(low, 0)["bzy_mhz"] == pytest.approx(1200, abs=1)
+    with pytest.raises(schedlab.SchedlabError, match="acpi-cpufreq"):
+        run(governor="ondemand")
+    with pytest.raises(schedlab.SchedlabError, match=r"kernel\.cpufreq_driver"):
+        schedlab.run_scenario(text=SCEN.format(cpufreq="e5-2670v3", governor='cpufreq_driver = "p4-clockmod"', hogs=1))

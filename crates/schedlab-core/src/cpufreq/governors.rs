@@ -25,7 +25,7 @@
 //!   On an invariant kernel the utilization itself is frequency invariant
 //!   (PELT's clock runs at the CPU's speed: sched/cpufreq.rs).
 
-use crate::cpufreq::{CpuFreq, Governor, SCALE};
+use crate::cpufreq::{CpuFreq, Driver, Governor, SCALE};
 
 /// INTEL_PSTATE_SAMPLING_INTERVAL.
 pub const INTEL_PSTATE_SAMPLING_INTERVAL_NS: u64 = 10_000_000;
@@ -55,14 +55,21 @@ impl CpuFreq {
     /// governor may change the CPU's request. True if it did.
     pub fn update_util(&mut self, cpu: usize, u: &UpdateUtil) -> bool {
         let p = self.processor.expect("a processor");
+        let acpi = self.driver == Some(Driver::AcpiCpufreq);
         let req = match self.governor.expect("a governor") {
             Governor::Performance => p.max_khz(),
+            // The generic powersave governor: the lowest P-state.
+            Governor::Powersave if acpi => p.min_khz,
             Governor::Powersave if p.hwp => p.max_khz(),
             Governor::Powersave => match self.intel_pstate_update_util(cpu, u) {
                 Some(r) => r,
                 None => return false,
             },
             Governor::Schedutil => match self.sugov_update_single(cpu, u) {
+                Some(r) => r,
+                None => return false,
+            },
+            Governor::Ondemand => match self.od_update(cpu, u) {
                 Some(r) => r,
                 None => return false,
             },
@@ -153,11 +160,45 @@ impl CpuFreq {
         };
         // CPUFREQ_RELATION_L: the lowest P-state at or above it.
         let ratio = (next.div_ceil(RATIO_KHZ as u64) as u32).clamp(p.min_khz / RATIO_KHZ, p.max_khz() / RATIO_KHZ);
-        let next = ratio * RATIO_KHZ;
+        let mut next = ratio * RATIO_KHZ;
+        if self.driver == Some(Driver::AcpiCpufreq) && next > p.base_khz {
+            // acpi-cpufreq's table ends at base + 1 MHz: turbo.
+            next = p.max_khz();
+        }
         // sugov_cpu_is_busy(): no idle since the last update, no decrease.
         if next < c.req_khz && mperf >= tsc {
             return Some(c.req_khz);
         }
+        Some(next)
+    }
+}
+
+/// ondemand's up_threshold (with idle micro-accounting: 95 %).
+pub const OD_UP_THRESHOLD: u64 = 95;
+
+impl CpuFreq {
+    /// od_update() (drivers/cpufreq/cpufreq_ondemand.c, 4.x–6.x) on
+    /// acpi-cpufreq: once per sampling period, from a callback on the CPU,
+    /// the busy share of the period (load, %): above up_threshold the
+    /// highest P-state (acpi-cpufreq's base + 1 MHz entry, which lets the
+    /// hardware turbo); else min + load x (max − min) / 100 to the closest
+    /// P-state (CPUFREQ_RELATION_C), max being that base + 1 MHz entry.
+    ///
+    /// Deviation: the sampling period is rate_limit_ns (the transition
+    /// delay) or two ticks, whichever is longer; sampling_down_factor and
+    /// powersave_bias are at their defaults (1, 0).
+    fn od_update(&mut self, cpu: usize, u: &UpdateUtil) -> Option<u32> {
+        let p = self.processor.expect("a processor");
+        let period = self.rate_limit_ns.max(2 * u.tick_ns);
+        let (tsc, mperf, _) = self.sample(cpu, u.now, period)?;
+        let load = 100 * mperf / tsc;
+        if load > OD_UP_THRESHOLD {
+            return Some(p.max_khz());
+        }
+        let (min, max) = (p.min_khz as u64, p.base_khz as u64 + 1000);
+        let next = min + load * (max - min) / 100;
+        let ratio = ((next + RATIO_KHZ as u64 / 2) / RATIO_KHZ as u64) as u32;
+        let next = (ratio * RATIO_KHZ).clamp(p.min_khz, p.base_khz);
         Some(next)
     }
 }
@@ -173,7 +214,7 @@ mod tests {
 
     #[test]
     fn intel_pstate_follows_the_busy_share_and_holds_half_the_lost_ground() {
-        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 1, 1);
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), (Driver::IntelPstate, Governor::Powersave), false, 0, 1, 1);
         // First sample at 10 ms: nothing to compare with.
         f.account(0, 10_000_000);
         assert!(!f.update_util(0, &upd(10_000_000, 10_000_000)));
@@ -192,8 +233,23 @@ mod tests {
     }
 
     #[test]
+    fn ondemand_goes_to_turbo_above_95_percent_and_scales_below() {
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), (Driver::AcpiCpufreq, Governor::Ondemand), false, 10_000_000, 1, 1);
+        f.account(0, 0);
+        f.update_util(0, &upd(10_000_000, 0));
+        // 50 % busy: 1.2 + 0.5 x (2.301 - 1.2) = 1.75 GHz -> 1.8 (closest).
+        f.account(0, 5_000_000);
+        assert!(f.update_util(0, &upd(20_000_000, 5_000_000)));
+        assert_eq!(f.cpus[0].req_khz, 1_800_000);
+        // Fully busy: the turbo entry.
+        f.account(0, 15_000_000);
+        assert!(f.update_util(0, &upd(30_000_000, 15_000_000)));
+        assert_eq!(f.cpus[0].req_khz, 3_100_000);
+    }
+
+    #[test]
     fn schedutil_asks_for_a_quarter_more_than_the_utilization() {
-        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Schedutil, false, 500_000, 1, 1);
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), (Driver::IntelPstate, Governor::Schedutil), false, 500_000, 1, 1);
         f.account(0, 0);
         f.update_util(0, &upd(1_000_000, 0));
         // Half busy at 2.3 GHz, util 512: 1.25 x 2.3 x 0.5 = 1.44 -> 1.5 GHz.

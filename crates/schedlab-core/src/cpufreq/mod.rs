@@ -35,6 +35,7 @@ use crate::machine::processors::Processor;
 /// SCHED_CAPACITY_SCALE: a CPU's speed at max_freq.
 pub const SCALE: u32 = 1024;
 
+pub use crate::kernel::CpufreqDriver as Driver;
 pub use crate::kernel::CpufreqGovernor as Governor;
 
 /// One CPU's frequency state (struct cpudata of intel_pstate, struct
@@ -72,6 +73,7 @@ pub struct CpuFreqCpu {
 pub struct CpuFreq {
     pub processor: Option<&'static Processor>,
     pub governor: Option<Governor>,
+    pub driver: Option<Driver>,
     /// x86 frequency invariance (5.7+, 1567c3e3467c): PELT's clock runs at
     /// the CPU's frequency over the 4-core turbo, and schedutil uses
     /// max_freq, not the current frequency, in its formula.
@@ -96,13 +98,13 @@ pub struct CpuFreq {
 }
 
 impl CpuFreq {
-    /// `nr_cpus` CPUs of `processor` under `governor` (None: no processor,
-    /// every CPU at SCALE), `threads_per_core` to a core. They boot at the lowest P-state, where
+    /// `nr_cpus` CPUs of `processor` under `governor` of `driver` (None: no
+    /// processor, every CPU at SCALE), `threads_per_core` to a core. They boot at the lowest P-state, where
     /// intel_pstate's init leaves them (intel_pstate_get_cpu_pstates() ->
     /// intel_pstate_set_min_pstate()); performance and HWP at the highest.
     pub fn new(
         processor: Option<&'static Processor>,
-        governor: Governor,
+        (driver, governor): (Driver, Governor),
         invariant: bool,
         rate_limit_ns: u64,
         nr_cpus: usize,
@@ -111,11 +113,16 @@ impl CpuFreq {
         let Some(p) = processor else {
             return CpuFreq { scale: vec![SCALE; nr_cpus], ..Default::default() };
         };
-        let boot = if governor == Governor::Performance || p.hwp { p.max_khz() } else { p.min_khz };
+        let boot = if governor == Governor::Performance || (p.hwp && driver == Driver::IntelPstate) {
+            p.max_khz()
+        } else {
+            p.min_khz
+        };
         let cpu = CpuFreqCpu { req_khz: boot, cur_khz: boot, ..Default::default() };
         let mut f = CpuFreq {
             processor,
             governor: Some(governor),
+            driver: Some(driver),
             invariant,
             rate_limit_ns,
             cpus: vec![cpu; nr_cpus],
@@ -288,7 +295,7 @@ mod tests {
 
     #[test]
     fn work_stretches_with_frequency_and_rounds_so_an_op_ends_when_armed() {
-        let f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 2, 1);
+        let f = CpuFreq::new(Some(&E5_2670_V3), (Driver::IntelPstate, Governor::Powersave), false, 0, 2, 1);
         // Booted at the lowest P-state: 1.2 of 3.1 GHz.
         assert_eq!(f.cpus[0].cur_khz, 1_200_000);
         let s = f.scale[0];
@@ -298,7 +305,10 @@ mod tests {
             assert!(work_in(wall_for(w, s) - 1, s) < w);
         }
         assert_eq!(wall_for(1000, SCALE), 1000);
-        assert_eq!(CpuFreq::new(None, Governor::Powersave, false, 0, 3, 1).scale, vec![SCALE; 3]);
+        assert_eq!(
+            CpuFreq::new(None, (Driver::IntelPstate, Governor::Powersave), false, 0, 3, 1).scale,
+            vec![SCALE; 3]
+        );
         // Half the work bound by memory at half speed: 1 / (0.5 / 0.5 + 0.5) = 2/3.
         assert_eq!(task_speed(512, 512), 682);
         assert_eq!(task_speed(512, 1024), SCALE);
@@ -308,7 +318,7 @@ mod tests {
 
     #[test]
     fn a_core_runs_at_its_threads_highest_request_within_the_turbo_bin() {
-        let mut f = CpuFreq::new(Some(&E5_2670_V3), Governor::Powersave, false, 0, 4, 2);
+        let mut f = CpuFreq::new(Some(&E5_2670_V3), (Driver::IntelPstate, Governor::Powersave), false, 0, 4, 2);
         f.cpus[0].req_khz = 1_200_000;
         f.cpus[1].req_khz = 3_100_000;
         assert_eq!(f.delivered_khz([0, 1].into_iter(), 1), 3_100_000);

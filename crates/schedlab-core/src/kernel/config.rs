@@ -10,7 +10,9 @@ use serde::Deserialize;
 use crate::error::{Location, Result, SimError};
 use crate::kernel::version::{KernelVersion, KNOWN_VERSIONS};
 use crate::kernel::workqueue::{WorkqueueDef, KTASK_WQ, WQ_FLAG_NAMES, WQ_HIGHPRI, WQ_UNBOUND};
-use crate::kernel::{BalancerEra, CpufreqGovernor, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables};
+use crate::kernel::{
+    BalancerEra, CpufreqDriver, CpufreqGovernor, FairEra, KernelConfig, PreemptModel, SysctlError, Tunables,
+};
 use crate::prio::{is_nice, nice_range, MAX_NICE, MIN_NICE};
 use crate::units::{duration_at, parse_duration};
 
@@ -39,6 +41,8 @@ pub(crate) struct RawKernel {
     pub(crate) cpu_dma_latency: Option<String>,
     /// The cpufreq scaling governor (with a processor, `machine.cpufreq`).
     pub(crate) cpufreq_governor: Option<String>,
+    /// The cpufreq driver: "intel_pstate" or "acpi-cpufreq".
+    pub(crate) cpufreq_driver: Option<String>,
     pub(crate) balancer: Option<String>,
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
@@ -239,13 +243,44 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     if let Some(s) = &raw.cpu_dma_latency {
         kernel.cpu_dma_latency_ns = Some(duration_at(s, file, "kernel.cpu_dma_latency")?);
     }
+    compile_cpufreq(raw, file, &mut kernel)?;
+    compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;
+    Ok(kernel)
+}
+
+/// `kernel.cpufreq_governor` and `kernel.cpufreq_driver`: the names, and
+/// ondemand only where it exists (the generic governors, under
+/// acpi-cpufreq).
+fn compile_cpufreq(raw: &RawKernel, file: &str, kernel: &mut KernelConfig) -> Result<()> {
     if let Some(g) = &raw.cpufreq_governor {
         kernel.cpufreq_governor = Some(CpufreqGovernor::from_name(g).ok_or_else(|| {
             SimError::bad_value(file, "kernel.cpufreq_governor", format!("\"{g}\""), CpufreqGovernor::NAMES)
         })?);
     }
-    compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;
-    Ok(kernel)
+    if let Some(d) = &raw.cpufreq_driver {
+        kernel.cpufreq_driver = match d.as_str() {
+            "intel_pstate" => CpufreqDriver::IntelPstate,
+            "acpi-cpufreq" => CpufreqDriver::AcpiCpufreq,
+            _ => {
+                return Err(SimError::bad_value(
+                    file,
+                    "kernel.cpufreq_driver",
+                    format!("\"{d}\""),
+                    "intel_pstate (default), acpi-cpufreq",
+                ))
+            }
+        };
+    }
+    if kernel.cpufreq_governor == Some(CpufreqGovernor::Ondemand) && kernel.cpufreq_driver == CpufreqDriver::IntelPstate
+    {
+        return Err(SimError::bad_value(
+            file,
+            "kernel.cpufreq_governor",
+            "\"ondemand\" with intel_pstate (it has its own powersave algorithm)",
+            "performance, powersave, schedutil with intel_pstate; ondemand with kernel.cpufreq_driver = \"acpi-cpufreq\"",
+        ));
+    }
+    Ok(())
 }
 
 /// `[[kernel.workqueue]]` tables after the system workqueues.

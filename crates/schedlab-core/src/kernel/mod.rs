@@ -474,21 +474,27 @@ pub enum CpufreqGovernor {
     Performance,
     /// intel_pstate in active mode, "powersave": on a part with HWP the
     /// hardware picks the frequency; without it, the driver's own
-    /// load-based algorithm (4.14–5.x) picks it every 10 ms.
+    /// load-based algorithm (4.14–5.x) picks it every 10 ms. Under
+    /// acpi-cpufreq, the generic powersave governor: the lowest P-state.
     Powersave,
-    /// schedutil on intel_pstate in passive mode (intel_cpufreq): the
-    /// frequency follows the CPU's PELT utilization.
+    /// schedutil (on intel_pstate in passive mode, intel_cpufreq, or on
+    /// acpi-cpufreq): the frequency follows the CPU's PELT utilization.
     Schedutil,
+    /// ondemand (acpi-cpufreq): the busy share of each sampling period
+    /// sets the next frequency; above up_threshold, the highest.
+    Ondemand,
 }
 
 impl CpufreqGovernor {
-    pub const NAMES: &'static str = "performance, powersave (intel_pstate active), schedutil (intel_cpufreq)";
+    pub const NAMES: &'static str =
+        "performance, powersave (intel_pstate active; the lowest P-state under acpi-cpufreq), schedutil, ondemand (acpi-cpufreq)";
 
     pub fn from_name(s: &str) -> Option<CpufreqGovernor> {
         match s {
             "performance" => Some(CpufreqGovernor::Performance),
             "powersave" => Some(CpufreqGovernor::Powersave),
             "schedutil" => Some(CpufreqGovernor::Schedutil),
+            "ondemand" => Some(CpufreqGovernor::Ondemand),
             _ => None,
         }
     }
@@ -498,8 +504,19 @@ impl CpufreqGovernor {
             CpufreqGovernor::Performance => "performance",
             CpufreqGovernor::Powersave => "powersave",
             CpufreqGovernor::Schedutil => "schedutil",
+            CpufreqGovernor::Ondemand => "ondemand",
         }
     }
+}
+
+/// The cpufreq driver (`kernel.cpufreq_driver`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpufreqDriver {
+    /// intel_pstate (3.9+ on Sandy Bridge and later: the default).
+    IntelPstate,
+    /// acpi-cpufreq: the firmware's _PSS P-states (intel_pstate=disable,
+    /// and every x86 before intel_pstate).
+    AcpiCpufreq,
 }
 
 /// Everything about the kernel of one run.
@@ -531,6 +548,8 @@ pub struct KernelConfig {
     /// The cpufreq governor (`kernel.cpufreq_governor`); None: the
     /// version's default for the machine's processor (`default_governor`).
     pub cpufreq_governor: Option<CpufreqGovernor>,
+    /// The cpufreq driver (`kernel.cpufreq_driver`; default intel_pstate).
+    pub cpufreq_driver: CpufreqDriver,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
     pub workqueues: Vec<crate::kernel::workqueue::WorkqueueDef>,
     /// `[kernel.vm]`: the vm sysctls (mm/).
@@ -552,7 +571,12 @@ impl KernelConfig {
     /// active mode ("powersave") until 5.7; from 5.8 passive mode with
     /// schedutil where there is no HWP ("Use passive mode by default
     /// without HWP").
+    /// Under acpi-cpufreq: ondemand, the governor distributions chose by
+    /// default until intel_pstate took over.
     pub fn default_governor(&self, hwp: bool) -> CpufreqGovernor {
+        if self.cpufreq_driver == CpufreqDriver::AcpiCpufreq {
+            return self.cpufreq_governor.unwrap_or(CpufreqGovernor::Ondemand);
+        }
         self.cpufreq_governor.unwrap_or(if hwp || !self.version.at_least(5, 8) {
             CpufreqGovernor::Powersave
         } else {
@@ -580,6 +604,7 @@ impl KernelConfig {
             vmstat_kworkers: true,
             cpu_dma_latency_ns: None,
             cpufreq_governor: None,
+            cpufreq_driver: CpufreqDriver::IntelPstate,
             workqueues: crate::kernel::workqueue::WorkqueueDef::system(),
             vm: crate::kernel::vm::VmConfig { workingset: mech.workingset, ..Default::default() },
             vm_given: false,

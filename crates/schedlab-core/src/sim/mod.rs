@@ -29,7 +29,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::idle::Cpuidle;
-use crate::kernel::{KernelConfig, ScaledTunables};
+use crate::kernel::{CpufreqDriver, KernelConfig, ScaledTunables};
 use crate::kthread::floor::KthreadFloor;
 use crate::kthread::Kthreads;
 use crate::mm::floor::MmFloor;
@@ -237,11 +237,24 @@ impl Sim {
 /// schedutil's rate limit is intel_cpufreq's transition delay (500 us, 5 ms
 /// with HWP), x86 frequency invariance from 5.7.
 fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
-    let hwp = sc.machine.processor.is_some_and(|p| p.hwp);
-    let rate_limit_ns = if hwp { 5_000_000 } else { 500_000 };
-    let invariant = sc.machine.processor.is_some() && sc.kernel.version.at_least(5, 7);
+    let driver = sc.kernel.cpufreq_driver;
+    let hwp = sc.machine.processor.is_some_and(|p| p.hwp) && driver == CpufreqDriver::IntelPstate;
+    let v = sc.kernel.version;
+    let rate_limit_ns = match driver {
+        CpufreqDriver::IntelPstate if hwp => 5_000_000,
+        CpufreqDriver::IntelPstate => 500_000,
+        // cpufreq_policy_transition_delay_us() for acpi-cpufreq's FFH
+        // P-states (a 10 us latency): 1000 x the latency capped at 10 ms,
+        // at 2 ms from 6.8 (e13aa799c2a6), 1.5 x the latency from 6.12
+        // (37c6dccd6837; docs/notes/cpufreq-research.md §3.2).
+        CpufreqDriver::AcpiCpufreq if v.at_least(6, 12) => 15_000,
+        CpufreqDriver::AcpiCpufreq if v.at_least(6, 8) => 2_000_000,
+        CpufreqDriver::AcpiCpufreq => 10_000_000,
+    };
+    let invariant = sc.machine.processor.is_some() && v.at_least(5, 7);
     let tpc = sc.machine.threads_per_core;
-    CpuFreq::new(sc.machine.processor, sc.kernel.default_governor(hwp), invariant, rate_limit_ns, nr, tpc)
+    let gov = (driver, sc.kernel.default_governor(hwp));
+    CpuFreq::new(sc.machine.processor, gov, invariant, rate_limit_ns, nr, tpc)
 }
 
 fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
