@@ -53,16 +53,38 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/seeds/rt-migrate.toml",
         overrides: &[("kernel.version", "\"6.6\"")],
     },
-    // IO-heavy: dbench on XFS (workqueues, block IO, interrupts, cpuidle).
+    // IO-heavy: dbench on XFS (workqueues, block IO, interrupts, cpuidle),
+    // as the scenario ran before CPU frequency (one SATA interrupt on CPU 0,
+    // every CPU at one speed), then seed 001's numa48 with its processor.
     Bench {
         name: "kworker-stack/numa48 x16",
         file: "scenarios/seeds/kworker-stack.toml",
-        overrides: &[("machine.preset", "\"numa48\""), ("dbench.clients", "16")],
+        overrides: &[
+            ("machine.preset", "\"numa48\""),
+            ("machine.cpufreq", "\"none\""),
+            ("machine.disk.0.irq_cpu", "0"),
+            ("dbench.clients", "16"),
+        ],
     },
     Bench {
         name: "kworker-stack/uma8 x64",
         file: "scenarios/seeds/kworker-stack.toml",
-        overrides: &[("dbench.clients", "64"), ("kernel.features", "[\"KTHREAD_STACKING\"]")],
+        overrides: &[
+            ("machine.cpufreq", "\"none\""),
+            ("machine.disk.0.irq_cpu", "0"),
+            ("dbench.clients", "64"),
+            ("kernel.features", "[\"KTHREAD_STACKING\"]"),
+        ],
+    },
+    Bench {
+        name: "kworker-stack/numa48 x16 cpufreq",
+        file: "scenarios/seeds/kworker-stack.toml",
+        overrides: &[
+            ("machine.preset", "\"numa48\""),
+            ("machine.cpufreq", "\"e5-2670v3\""),
+            ("machine.cpuidle", "\"hsx\""),
+            ("dbench.clients", "16"),
+        ],
     },
     // Memory reclaim: P3's 40 dd readers past one kswapd's saturation (the
     // LRU lock and zone->lock, direct reclaim), and zswap's anon hogs.

@@ -473,3 +473,27 @@ def test_runner_errors_propagate_from_threads() -> None:
 
     with pytest.raises(ScenarioError, match="boom"):
         _exp().run(Boom(), jobs=3)
+
+
+def test_a_bands_cases_keep_the_order_its_patterns_name_them() -> None:
+    """A gain_ratio's first case is its numerator even when its table comes
+    second (kworker-stack: numa48's gain over uma8's, uma8's table first);
+    a glob's cases come in the table's order."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "seeds" / "kworker-stack.toml"
+    exp = Experiment.read(path.read_text(), str(path), "kworker-stack")
+    assert exp is not None
+    bands = {b.kind: b for b in exp.bands}
+    assert bands["gain_ratio"].cases == ("numa48/1", "uma8/1")
+    assert bands["trend"].cases[:3] == ("numa48/1", "numa48/2", "numa48/4")
+    means = {
+        f"{v}@{case}": {"amean_ms": ms}
+        for v, case, ms in (
+            ("baseline", "numa48/1", 100.0),
+            ("kworkerstack", "numa48/1", 50.0),
+            ("baseline", "uma8/1", 100.0),
+            ("kworkerstack", "uma8/1", 90.0),
+        )
+    }
+    assert evaluate_band(bands["gain_ratio"], means)["value"] == pytest.approx(5.0)

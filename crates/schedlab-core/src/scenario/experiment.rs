@@ -116,7 +116,8 @@ pub struct Band {
     pub num: String,
     pub den: String,
     pub of: String,
-    /// With case tables: the cases the rule holds for, in the tables' order.
+    /// With case tables: the cases the rule holds for, in the order the
+    /// patterns name them (each pattern's in the tables' order).
     pub cases: Vec<String>,
 }
 
@@ -483,7 +484,15 @@ fn band(c: &Checker<'_>, i: usize, t: &[(String, V)], variants: &[Variant], all_
             }
             _ => return Err(c.bad(&join(&path, "cases"), c.shown(raw), accepted)),
         };
-        cases = all_cases.iter().filter(|case| patterns.iter().any(|p| glob_match(p, case))).cloned().collect();
+        // In the patterns' order (a gain_ratio's first case is its
+        // numerator), each pattern's cases in the tables' order.
+        for p in &patterns {
+            for case in all_cases.iter().filter(|case| glob_match(p, case)) {
+                if !cases.contains(case) {
+                    cases.push(case.clone());
+                }
+            }
+        }
         if cases.is_empty() {
             return Err(c.bad(&join(&path, "cases"), format!("{} names no case", c.shown(raw)), all_cases.join(", ")));
         }
