@@ -287,3 +287,20 @@ def test_acpi_cpufreq_with_ondemand_turbos_a_busy_cpu_and_scales_a_light_one():
         run(governor="ondemand")
     with pytest.raises(schedlab.SchedlabError, match=r"kernel\.cpufreq_driver"):
         schedlab.run_scenario(text=SCEN.format(cpufreq="e5-2670v3", governor='cpufreq_driver = "p4-clockmod"', hogs=1))
+
+
+def test_schedutil_on_an_hwp_part_runs_without_hwp_before_5_9():
+    # Passive mode implied no_hwp until 5.9: on the Skylake the governor's
+    # requests are the P-states, evaluated every 500 us; from 5.9 (HWP in
+    # passive mode) every 5 ms. A hog starting on an idle CPU (both kernels
+    # frequency invariant) climbs from the floor twice as often on 5.7 in
+    # its first 40 ms, and so runs faster on average.
+    def hog(version: str) -> dict:
+        text = SCEN.format(cpufreq="e3-1240v5", governor='cpufreq_governor = "schedutil"', hogs=1)
+        for old, new in (("5.5", version), ('warmup = "200ms"', 'warmup = "0ms"'), ('"1s"', '"40ms"')):
+            text = text.replace(old, new)
+        return row(schedlab.run_scenario(text=text), 0)
+
+    before, after = hog("5.7"), hog("6.1")
+    assert before["transitions"] >= 2 * after["transitions"] > 0
+    assert before["avg_mhz"] > after["avg_mhz"] + 150

@@ -113,7 +113,11 @@ impl CpuFreq {
         let Some(p) = processor else {
             return CpuFreq { scale: vec![SCALE; nr_cpus], ..Default::default() };
         };
-        let boot = if governor == Governor::Performance || (p.hwp && driver == Driver::IntelPstate) {
+        // Under HWP (active mode's powersave) the hardware starts high; the
+        // governors start from the lowest P-state.
+        let boot = if governor == Governor::Performance
+            || (p.hwp && driver == Driver::IntelPstate && governor == Governor::Powersave)
+        {
             p.max_khz()
         } else {
             p.min_khz

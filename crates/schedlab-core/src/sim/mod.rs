@@ -29,7 +29,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::Instant;
 use crate::error::SimError;
 use crate::idle::Cpuidle;
-use crate::kernel::{CpufreqDriver, KernelConfig, ScaledTunables};
+use crate::kernel::{CpufreqDriver, CpufreqGovernor, KernelConfig, ScaledTunables};
 use crate::kthread::floor::KthreadFloor;
 use crate::kthread::Kthreads;
 use crate::mm::floor::MmFloor;
@@ -240,8 +240,13 @@ fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
     let driver = sc.kernel.cpufreq_driver;
     let hwp = sc.machine.processor.is_some_and(|p| p.hwp) && driver == CpufreqDriver::IntelPstate;
     let v = sc.kernel.version;
+    let gov = (driver, sc.kernel.default_governor(hwp));
+    // Passive mode (intel_cpufreq under schedutil) implied no_hwp until
+    // 5.9 (f6ebbcf08f37 "cpufreq: intel_pstate: Implement passive mode
+    // with HWP enabled"), and with it INTEL_CPUFREQ_TRANSITION_DELAY_HWP.
+    let passive_hwp = hwp && gov.1 == CpufreqGovernor::Schedutil && v.at_least(5, 9);
     let rate_limit_ns = match driver {
-        CpufreqDriver::IntelPstate if hwp => 5_000_000,
+        CpufreqDriver::IntelPstate if passive_hwp => 5_000_000,
         CpufreqDriver::IntelPstate => 500_000,
         // cpufreq_policy_transition_delay_us() for acpi-cpufreq's FFH
         // P-states (a 10 us latency): 1000 x the latency capped at 10 ms,
@@ -253,7 +258,6 @@ fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
     };
     let invariant = sc.machine.processor.is_some() && v.at_least(5, 7);
     let tpc = sc.machine.threads_per_core;
-    let gov = (driver, sc.kernel.default_governor(hwp));
     CpuFreq::new(sc.machine.processor, gov, invariant, rate_limit_ns, nr, tpc)
 }
 
