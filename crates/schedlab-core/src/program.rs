@@ -83,6 +83,9 @@ pub enum Op {
     Fork(usize),
     /// Exit now.
     Exit,
+    /// execve()'s sched_exec(): the task may move to the idlest CPU of its
+    /// highest SD_BALANCE_EXEC domain (kernel/sched/core.c).
+    Exec,
     /// Block until woken explicitly (kernel threads waiting for work; not a
     /// scenario op).
     Park,

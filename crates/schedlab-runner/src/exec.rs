@@ -486,6 +486,7 @@ impl Shared {
                 | Op::Rtmt(_)
                 | Op::Send { .. }
                 | Op::Recv { .. }
+                | Op::Exec
                 | Op::RtmtRotate => return, // refused before the run (plan.rs)
                 // The simulator's model of this runner's own start (never in a scenario's program).
                 Op::Clone { .. } | Op::SetAttr(_) | Op::StartGate(_) => return,

@@ -55,6 +55,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Recv { .. } => "recv",
         Op::Fork(_) => "fork",
         Op::Exit => "exit",
+        Op::Exec => "exec",
         Op::Park => "park",
         Op::Parallel { .. } | Op::KtaskHelper(_) => "parallel",
         Op::QueueWork { .. } => "queue_work",
@@ -120,6 +121,7 @@ pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
                 Op::Parallel { .. } => "an in-kernel ktask job on an unbound workqueue",
                 Op::QueueWork { .. } => "a work item for the kernel's workqueues",
                 Op::Io { .. } => "a block request with the model's completion path",
+                Op::Exec => "execve() of a new program, where the runner's tasks are threads of one process",
                 _ => continue,
             };
             return Err(Refusal {
@@ -170,5 +172,26 @@ program = [{ run = "1ms" }, { loop = { count = 2, body = [{ sleep = "1ms" }, { p
         assert!(e.to_string().contains("task[0].program[1].loop.body[1].parallel"), "{e}");
         let e = check(&sc, 1).unwrap_err();
         assert_eq!(e.code, "SL110");
+    }
+
+    #[test]
+    fn exec_is_refused_with_its_path() {
+        let text = r#"
+name = "x"
+[machine]
+sockets = 1
+cores_per_socket = 2
+[[task]]
+name = "sh"
+program = [{ fork = "p" }, { sleep = "1ms" }]
+[[task]]
+name = "p"
+count = 0
+program = [{ exec = true }, { run = "1ms" }, { exit = true }]
+"#;
+        let sc = schedlab_core::scenario::load(text, "x.toml", &[]).expect("valid");
+        let e = check(&sc, 2).unwrap_err();
+        assert_eq!(e.code, "SL120");
+        assert!(e.to_string().contains("task[1].program[0].exec: op \"exec\""), "{e}");
     }
 }

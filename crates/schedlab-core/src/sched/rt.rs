@@ -25,7 +25,7 @@ use crate::sched::class::{Pick, RtSchedClass, SchedClassOps, WakeSource, ENQUEUE
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::sched::sched_avg_update;
-use crate::sched::sd_flags::SD_WAKE_AFFINE;
+use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_WAKE_AFFINE};
 use crate::sched::task::{TaskId, TaskState};
 
 impl SchedClassOps for RtSchedClass {
@@ -92,7 +92,7 @@ impl SchedClassOps for RtSchedClass {
             // 2.6.24: sched_fork -> sched_balance_self(SD_BALANCE_FORK), for
             // every class. Deviation: the 2.6.35 form of find_idlest_group /
             // find_idlest_cpu stands in for 2.6.24's (same loads and test).
-            return sim.select_task_rq_fork_avg(p, cpu);
+            return sim.select_task_rq_fork_avg(p, cpu, SD_BALANCE_FORK);
         }
         sim.select_task_rq_rt(p, cpu)
     }

@@ -10,6 +10,7 @@ use crate::prio::{load_weight, Policy};
 use crate::sched::class::{SchedClass, ENQUEUE_HEAD};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
+use crate::sched::sd_flags::SD_BALANCE_EXEC;
 use crate::sched::task::TaskId;
 
 impl SchedEnv {
@@ -78,6 +79,26 @@ impl SchedEnv {
             self.affine_move_task(tid, dest);
         }
         stays
+    }
+
+    /// sched_exec() of the running task `tid` at execve(), "the best
+    /// balancing opportunity, because at this point the task has the
+    /// smallest effective memory and cache footprint": a fair task is
+    /// placed as a new task would be, from the highest domain with
+    /// SD_BALANCE_EXEC, and if that is another CPU the stopper moves it
+    /// there (migration_cpu_stop). Returns false when it moved.
+    pub fn sched_exec(&mut self, tid: TaskId) -> bool {
+        let cpu = self.sched.tasks[tid].cpu;
+        if self.sched.tasks[tid].sched_class() != SchedClass::Fair {
+            // The RT and deadline classes balance only wakeups and forks.
+            return true;
+        }
+        let dest = self.select_task_rq_balance(tid, cpu, SD_BALANCE_EXEC);
+        if dest == cpu {
+            return true;
+        }
+        self.affine_move_task(tid, dest);
+        false
     }
 
     /// affine_move_task() of the running task `tid` to `dest`: the stopper

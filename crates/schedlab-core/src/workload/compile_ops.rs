@@ -19,7 +19,7 @@ pub(super) fn loc(file: &str, key: &str) -> Location {
 }
 
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, lock, unlock, send, recv, fork, exit, parallel, queue_work, io, read, anon";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, lock, unlock, send, recv, fork, exec, exit, parallel, queue_work, io, read, anon";
 /// The ops a work item may have (a kworker runs them).
 const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
@@ -150,7 +150,7 @@ pub(super) fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, ou
                 .map(str::to_string)
                 .ok_or_else(|| SimError::bad_value(file, &sub, "expected a name string", "a string"))
         };
-        if ctx.in_work && ["timer", "barrier", "fork", "exit", "parallel"].contains(&name.as_str()) {
+        if ctx.in_work && ["timer", "barrier", "fork", "exec", "exit", "parallel"].contains(&name.as_str()) {
             return Err(SimError::bad_value(
                 file,
                 &sub,
@@ -168,6 +168,12 @@ pub(super) fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, ou
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
             "timer" => out.push(timer_at(val, file, &sub)?),
             "yield" => out.push(Op::Yield),
+            "exec" => {
+                if val.as_bool() != Some(true) {
+                    return Err(SimError::bad_value(file, &sub, format!("{val}"), "true"));
+                }
+                out.push(Op::Exec)
+            }
             "exit" => {
                 // kernel.costs.exit: the thread's cost beyond its program.
                 if ctx.costs.exit_ns > 0 {

@@ -172,6 +172,11 @@ impl WorkloadFloor {
                 let cpu = self.m.kt.k.sched.tasks[tid].cpu;
                 self.m.kt.k.wake_up_new_task(child, Some(cpu));
             }
+            Op::Exec => {
+                if !self.m.kt.k.sched_exec(tid) {
+                    return false;
+                }
+            }
             Op::Clone { template, group } => self.start_clone(tid, template as usize, group as usize), // start.rs
             Op::SetAttr(t) => return self.start_setattr(tid, t),
             Op::StartGate(b) => return self.barrier(tid, b, true), // the runner's start gate

@@ -408,24 +408,31 @@ impl SchedEnv {
     /// select_task_rq_fair() for a fork (SD_BALANCE_FORK): the slow path from
     /// the highest domain with the flag.
     pub fn select_task_rq_fork(&mut self, p: TaskId, cpu: usize) -> usize {
+        self.select_task_rq_balance(p, cpu, SD_BALANCE_FORK)
+    }
+
+    /// select_task_rq_fair() for a fork or an exec (`sd_flag`
+    /// SD_BALANCE_FORK or SD_BALANCE_EXEC): the slow path from the highest
+    /// domain with the flag.
+    pub fn select_task_rq_balance(&mut self, p: TaskId, cpu: usize, sd_flag: u32) -> usize {
         let cpu = self.fallback_cpu(p, cpu);
         if self.sched.tasks[p].nr_cpus_allowed == 1 {
             return cpu;
         }
         if self.avg_load_era() {
-            let t = self.select_task_rq_fork_avg(p, cpu); // balance_avg.rs
+            let t = self.select_task_rq_fork_avg(p, cpu, sd_flag); // wakeup_avg.rs
             return self.fallback_cpu(p, t);
         }
         let mut sd: Option<usize> = None;
         for (lvl, &d) in self.topo.cpu_domains[cpu].iter().enumerate() {
-            if self.topo.domains[d].flags & SD_BALANCE_FORK != 0 {
+            if self.topo.domains[d].flags & sd_flag != 0 {
                 sd = Some(lvl);
             } else {
                 break;
             }
         }
         let target = match sd {
-            Some(lvl) => self.find_idlest_cpu(cpu, lvl, p, cpu, SD_BALANCE_FORK),
+            Some(lvl) => self.find_idlest_cpu(cpu, lvl, p, cpu, sd_flag),
             None => cpu,
         };
         self.fallback_cpu(p, target)
@@ -445,7 +452,9 @@ impl SchedEnv {
             s.sum_nr_running += nr;
             // 6.14+ counts h_nr_runnable, which a queued sched_delayed p is not in.
             s.sum_h_nr_running += self.lb_h_nr_running(i).saturating_sub(u32::from(here));
-            if nr == 0 && self.idle_cpu(i) {
+            // idle_cpu_without(): p's own CPU counts as idle (sched_exec's
+            // p is running there).
+            if nr == 0 && (self.idle_cpu(i) || self.sched.rqs[i].curr == Some(p)) {
                 s.idle_cpus += 1;
             }
         }

@@ -7,7 +7,7 @@
 use crate::kernel::WakeupForm;
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::cpu_load::SCHED_LOAD_SCALE;
-use crate::sched::sd_flags::{SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
+use crate::sched::sd_flags::{SD_BALANCE_WAKE, SD_SHARE_PKG_RESOURCES, SD_WAKE_AFFINE};
 use crate::sched::task::TaskId;
 
 impl SchedEnv {
@@ -19,17 +19,17 @@ impl SchedEnv {
         self.cfg.mech.wakeup == WakeupForm::V2635 && self.avg_load_era()
     }
 
-    /// select_task_rq_fair(SD_BALANCE_FORK) [sched_fair.c @2.6.35]: from the
+    /// select_task_rq_fair(SD_BALANCE_FORK or _EXEC) [sched_fair.c @2.6.35]: from the
     /// highest domain with the flag, descend through find_idlest_group and
     /// find_idlest_cpu.
-    pub fn select_task_rq_fork_avg(&mut self, p: TaskId, cpu: usize) -> usize {
+    pub fn select_task_rq_fork_avg(&mut self, p: TaskId, cpu: usize, sd_flag: u32) -> usize {
         let mut sd = None;
         for (lvl, &d) in self.topo.cpu_domains[cpu].iter().enumerate() {
-            if self.sd_balances(d) && self.topo.domains[d].flags & SD_BALANCE_FORK != 0 {
+            if self.sd_balances(d) && self.topo.domains[d].flags & sd_flag != 0 {
                 sd = Some(lvl);
             }
         }
-        self.find_idlest_descend_avg(p, cpu, sd, SD_BALANCE_FORK)
+        self.find_idlest_descend_avg(p, cpu, sd, sd_flag)
     }
 
     /// The slow-path loop of select_task_rq_fair(): `sd` indexes `cpu`'s
