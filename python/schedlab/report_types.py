@@ -1140,6 +1140,8 @@ class _CpufreqReportKeys(TypedDict):
     """Energy over the window, all packages, J (the power model of machine/processors.rs), and per package: J and the
     average W (turbostat's PkgWatt).
     """
+    freq_invariance: bool
+    """Whether PELT is frequency invariant (x86 from 5.7, or `kernel.freq_invariance`)."""
     governor: str
     """The scaling governor (`kernel.cpufreq_governor` or the version's default)."""
     hwp: bool

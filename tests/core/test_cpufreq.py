@@ -304,3 +304,17 @@ def test_schedutil_on_an_hwp_part_runs_without_hwp_before_5_9():
     before, after = hog("5.7"), hog("6.1")
     assert before["transitions"] >= 2 * after["transitions"] > 0
     assert before["avg_mhz"] > after["avg_mhz"] + 150
+
+
+def test_freq_invariance_is_the_series_not_the_version():
+    # The series applied to 5.5 behaves as 5.7+ does; taken off 6.1 as 5.5.
+    def bzy(version: str, inv: str) -> float:
+        text = DUTY.format(version=version).replace("[measure]", f"freq_invariance = {inv}\n[measure]")
+        r = schedlab.run_scenario(text=text)
+        assert r["cpufreq"]["freq_invariance"] == (inv == "true")
+        return row(r, 1)["bzy_mhz"]
+
+    assert 1650 < bzy("5.5", "true") < 1950
+    assert bzy("6.1", "false") < 1450
+    with pytest.raises(schedlab.ScenarioError, match=r"kernel\.freq_invariance.*machine\.cpufreq"):
+        schedlab.run_scenario(text=SCEN.format(cpufreq="none", governor="freq_invariance = true", hogs=1))

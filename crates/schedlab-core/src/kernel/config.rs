@@ -43,6 +43,8 @@ pub(crate) struct RawKernel {
     pub(crate) cpufreq_governor: Option<String>,
     /// The cpufreq driver: "intel_pstate" or "acpi-cpufreq".
     pub(crate) cpufreq_driver: Option<String>,
+    /// x86 frequency invariance (the 1567c3e3467c series) on or off.
+    pub(crate) freq_invariance: Option<bool>,
     pub(crate) balancer: Option<String>,
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
@@ -271,6 +273,7 @@ fn compile_cpufreq(raw: &RawKernel, file: &str, kernel: &mut KernelConfig) -> Re
             }
         };
     }
+    kernel.freq_invariance = raw.freq_invariance;
     if kernel.cpufreq_governor == Some(CpufreqGovernor::Ondemand) && kernel.cpufreq_driver == CpufreqDriver::IntelPstate
     {
         return Err(SimError::bad_value(

@@ -550,6 +550,9 @@ pub struct KernelConfig {
     pub cpufreq_governor: Option<CpufreqGovernor>,
     /// The cpufreq driver (`kernel.cpufreq_driver`; default intel_pstate).
     pub cpufreq_driver: CpufreqDriver,
+    /// `kernel.freq_invariance`: x86 frequency invariance forced on (the
+    /// series applied to an older kernel) or off; None: on from 5.7.
+    pub freq_invariance: Option<bool>,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
     pub workqueues: Vec<crate::kernel::workqueue::WorkqueueDef>,
     /// `[kernel.vm]`: the vm sysctls (mm/).
@@ -605,6 +608,7 @@ impl KernelConfig {
             cpu_dma_latency_ns: None,
             cpufreq_governor: None,
             cpufreq_driver: CpufreqDriver::IntelPstate,
+            freq_invariance: None,
             workqueues: crate::kernel::workqueue::WorkqueueDef::system(),
             vm: crate::kernel::vm::VmConfig { workingset: mech.workingset, ..Default::default() },
             vm_given: false,

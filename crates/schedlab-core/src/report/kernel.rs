@@ -49,6 +49,9 @@ pub struct CpufreqReport {
     pub governor: String,
     /// Whether the processor has hardware P-states (HWP).
     pub hwp: bool,
+    /// Whether PELT is frequency invariant (x86 from 5.7, or
+    /// `kernel.freq_invariance`).
+    pub freq_invariance: bool,
     /// Base (TSC) frequency, MHz.
     pub base_mhz: u32,
     /// All CPUs: the average frequency over the window, idle included

@@ -407,6 +407,14 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
             "a governor with a processor: set machine.cpufreq (docs/models/cpufreq.md)",
         ));
     }
+    if let (Some(_), None) = (kernel.freq_invariance, machine.processor) {
+        return Err(SimError::bad_value(
+            file,
+            "kernel.freq_invariance",
+            "set on a machine without CPU frequency (machine.cpufreq = \"none\")",
+            "true or false with a processor: set machine.cpufreq (docs/models/cpufreq.md)",
+        ));
+    }
     if let Some(d) = &raw.dbench {
         // Mounting the filesystem makes its workqueues.
         for wq in fs_workqueues(filesystem_at(d, file)?) {

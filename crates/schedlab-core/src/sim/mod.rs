@@ -256,7 +256,9 @@ fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
         CpufreqDriver::AcpiCpufreq if v.at_least(6, 8) => 2_000_000,
         CpufreqDriver::AcpiCpufreq => 10_000_000,
     };
-    let invariant = sc.machine.processor.is_some() && v.at_least(5, 7);
+    // 1567c3e3467c (5.7); `kernel.freq_invariance` applies the series to an
+    // older kernel or takes it away.
+    let invariant = sc.machine.processor.is_some() && sc.kernel.freq_invariance.unwrap_or(v.at_least(5, 7));
     let tpc = sc.machine.threads_per_core;
     CpuFreq::new(sc.machine.processor, gov, invariant, rate_limit_ns, nr, tpc)
 }

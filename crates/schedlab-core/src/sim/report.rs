@@ -483,6 +483,7 @@ fn cpufreq_section(sim: &Sim, kbase: &crate::stats::KernelBase, window: u64) -> 
         model: p.model.to_string(),
         governor: f.governor.map_or("", |g| g.name()).to_string(),
         hwp: p.hwp,
+        freq_invariance: f.invariant,
         base_mhz: p.base_khz / 1000,
         avg_mhz: round2(aperf_all as f64 / window / n),
         busy_pct: round2(100.0 * c0_all as f64 / window / n),
