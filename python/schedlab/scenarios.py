@@ -2,7 +2,8 @@
 
 Bundled scenarios are package data, ``schedlab/data/scenarios`` (the
 checkout's ``scenarios/`` is a link to it), with subdirectories ``seeds/``
-(the reproductions), ``textbook/`` and ``bench/``. ``$SCHEDLAB_SCENARIOS``
+(the seeds' reproductions), ``published/`` (other published results
+reproduced), ``textbook/`` and ``bench/``. ``$SCHEDLAB_SCENARIOS``
 points elsewhere.
 A scenario's name is its file stem; an experiment may also be found by its
 ``[experiment] name``.
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 ENV_VAR = "SCHEDLAB_SCENARIOS"
-SUBDIRS = ("", "seeds", "textbook", "bench")
+SUBDIRS = ("", "seeds", "published", "textbook", "bench")
 
 
 def scenarios_dir() -> Path:

@@ -1,5 +1,6 @@
-"""Seed reproductions are tests: each bundled experiment must land inside its
-acceptance bands (taken from the published numbers) in --quick mode.
+"""Reproductions are tests: each bundled experiment (the seeds' and the other
+published results') must land inside its acceptance bands (taken from the
+published numbers) in --quick mode.
 
 The bands live in the experiment file; this test fails if any is OUT, so a
 model change that moves a reproduction out of its band shows up here."""
@@ -24,6 +25,7 @@ EXPERIMENTS = [
     "kswapd-threads",
     "kswapd-cost",
     "kswapd-zswap",
+    "gitsource-invariance",
 ]
 
 #: Bands the model is known to miss, with the reason (also in the closing
@@ -56,6 +58,18 @@ KNOWN_OUT = {
         ),
         "1 client: the gain on numa48 is at least 3x the gain on uma8": (
             "about 2x: numa48's gain is too small (see above)"
+        ),
+    },
+    "gitsource-invariance": {
+        "uma8: intel_pstate with HWP cuts the time by 0-20 % (published 7.79 %)": (
+            "76 %: the model's HWP runs a core at its turbo bin the moment it leaves idle (3.9 GHz); the "
+            "hardware's own ramp after an idle exit, which keeps the real chain near the baseline, is not modelled"
+        ),
+        "numa48: intel_pstate is within -5..+15 % of the baseline (published 3 %)": (
+            "28 %: exec's find_idlest_group_cpu() returns the most recently idled CPU, so the chain comes back to "
+            "a few CPUs (two 15-28 % busy) whose 10 ms samples raise their requests to 2.1-3.1 GHz, held across "
+            "idle; the real chain left no CPU that busy. Not modelled: the shallowest-C-state choice among idle "
+            "CPUs, and git's own subprocesses and pipelines"
         ),
     },
     "kswapd-threads": {

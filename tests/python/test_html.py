@@ -29,6 +29,7 @@ EXPERIMENTS = (
     "kswapd-cost",
     "kswapd-zswap",
     "rt-migrate",
+    "gitsource-invariance",
 )
 
 
