@@ -138,3 +138,56 @@ def test_cpu_frequency_events_are_in_the_perfetto_trace(tmp_path: Path) -> None:
         assert (cpu, e.pid) == (int(ln["cpu"]), int(ln["pid"]))
         assert (e.timestamp + 500) // 1000 == round(float(ln["ts"]) * 1e6)
         assert ln["rest"] == f"state={e.cpu_frequency.state} cpu_id={e.cpu_frequency.cpu_id}"
+
+
+def test_cpu_idle_events_are_in_the_perfetto_trace(tmp_path: Path) -> None:
+    """With a cpuidle driver every power:cpu_idle line of the text is a
+    CpuIdleFtraceEvent with the same CPU, time, state and cpu_id."""
+    sets = ["measure.warmup=0s", "measure.duration=100ms"]
+    trace, lines = run(tmp_path, "kworker-stack", *[a for s in sets for a in ("--set", s)])
+    text = [ln for ln in lines if ln["ev"] == "cpu_idle"]
+    pf = [(cpu, e) for cpu, e in events(trace) if e.WhichOneof("event") == "cpu_idle"]
+    assert len(pf) == len(text) > 0
+    for (cpu, e), ln in zip(pf, text):
+        assert (cpu, e.pid) == (int(ln["cpu"]), 0)
+        assert (e.timestamp + 500) // 1000 == round(float(ln["ts"]) * 1e6)
+        assert ln["rest"] == f"state={e.cpu_idle.state} cpu_id={e.cpu_idle.cpu_id}"
+
+
+def test_cpu_idle_follows_the_governor_period_by_period(tmp_path: Path) -> None:
+    """Per CPU the cpu_idle lines alternate a state and PWR_EVENT_EXIT (a
+    tick that finds the CPU idle exits and enters again), and the entries
+    per state are the cpuidle section's usage counts; the report is the
+    same bytes with and without the trace."""
+    import json
+
+    sets = ["measure.warmup=0s", "measure.duration=300ms"]
+    args = [a for s in sets for a in ("--set", s)]
+    _, lines = run(tmp_path, "kworker-stack", *args)
+    plain = tmp_path / "plain.json"
+    traced = tmp_path / "traced.json"
+    for out, extra in ((plain, []), (traced, ["--trace", str(tmp_path / "t.txt")])):
+        subprocess.run(
+            [sys.executable, "-m", "schedlab", "run", "kworker-stack", *args, "--json", str(out), *extra],
+            check=True,
+            capture_output=True,
+        )
+    assert plain.read_bytes() == traced.read_bytes()
+    report = json.loads(plain.read_text())
+    exit_state = 2**32 - 1
+    entries: dict[int, list[int]] = {}
+    last: dict[int, int] = {}
+    for ln in lines:
+        if ln["ev"] != "cpu_idle":
+            continue
+        cpu = int(ln["cpu"])
+        state = int(ln["rest"].split()[0].split("=")[1])
+        if state == exit_state:
+            assert last.get(cpu) not in (None, exit_state), f"CPU {cpu}: an exit without an entry"
+        else:
+            assert last.get(cpu, exit_state) == exit_state, f"CPU {cpu}: two entries in a row"
+            entries.setdefault(cpu, [0] * len(report["cpuidle"]["states"]))[state] += 1
+        last[cpu] = state
+    assert entries
+    for row in report["cpuidle"]["cpus"]:
+        assert entries.get(row["cpu"], [0] * len(row["usage"])) == row["usage"], row["cpu"]

@@ -9,7 +9,11 @@
 //! was recorded when it began: the same choice, and a period that ends at
 //! the instant it began (a wakeup already pending when the CPU switched to
 //! its idle task: do_idle() sees need_resched and never calls cpuidle)
-//! costs nothing and teaches the governor nothing.
+//! costs nothing and teaches the governor nothing. With the power:cpu_idle
+//! tracepoint on, the choices and tick replays are made as simulated time
+//! passes them instead (`advance`, before the events that follow), so that
+//! the transitions are written in time order; the per-state counts are
+//! credited at the period's end either way, and the run is the same.
 //!
 //! A period in which the governor kept the tick and the tick came first is
 //! replayed tick by tick: each tick wakes the CPU, the governor learns of a
@@ -19,7 +23,7 @@
 //! exit latencies are not charged to anyone.
 
 use crate::idle::menu::{Choice, IdleEntry};
-use crate::idle::{Cpuidle, IdleEntryAt, IdleTable};
+use crate::idle::{Cpuidle, IdleEntryAt, IdleSeg, IdleTable};
 
 /// The next timer of a CPU with no hrtimer armed. Deviation: the kernel's
 /// own timers (watchdogs, writeback, the clocksource watchdog, ...) are not
@@ -30,7 +34,7 @@ pub const NO_TIMER_NS: u64 = 1_000_000_000;
 
 /// At most this many tick wakeups are replayed in one idle period; after
 /// them the tick is taken as stopped (the governor stops it long before).
-const MAX_TICK_REPLAYS: u32 = 64;
+const MAX_TICK_REPLAYS: u16 = 64;
 
 /// How a CPU left its idle state: the state's exit latency and whether it
 /// was polling (a wakeup needs no IPI then: TIF_POLLING_NRFLAG).
@@ -67,60 +71,159 @@ impl Cpuidle {
         if after_task {
             dev.tick_stopped = false;
         }
-        dev.entry = Some(IdleEntryAt { at: now, next_timer_at, nr_iowaiters });
+        dev.entry = Some(IdleEntryAt { at: now, next_timer_at, nr_iowaiters, seg: None });
+        if self.tracing {
+            self.next_action_at = self.next_action_at.min(now);
+        }
+    }
+
+    /// The governor picks a state for the stretch of `cpu`'s idle period
+    /// that begins at `at` (the period's start or a tick wakeup).
+    #[inline]
+    fn select_at(&mut self, cpu: usize, entry: &IdleEntryAt, at: u64, tick: u64) -> Choice {
+        let table = self.table.expect("a device without a table");
+        let next_tick_at = (at / tick + 1) * tick;
+        let e = IdleEntry {
+            next_timer_ns: entry.next_timer_at.saturating_sub(at),
+            delta_tick_ns: next_tick_at - at,
+            tick_stopped: self.devs[cpu].tick_stopped,
+            nr_iowaiters: entry.nr_iowaiters,
+            tick_ns: tick,
+        };
+        let choice = if table == IdleTable::Haltpoll {
+            haltpoll_select(self.latency_req_ns)
+        } else {
+            self.devs[cpu].menu.select(table.states(), e, self.latency_req_ns)
+        };
+        if self.tracing {
+            self.traced.push((at, cpu, choice.idx as u32));
+        }
+        choice
+    }
+
+    /// Bring `cpu`'s idle period up to `until`: the governor's first choice
+    /// once time has passed since it began, then each tick before `until`
+    /// that the chosen state kept and that found the CPU still idle — the
+    /// tick wakes it, the governor learns of a tick wakeup and chooses
+    /// again. What `exit` would do at `until`, minus the end itself. Returns
+    /// when the period next needs this (u64::MAX: not before it ends).
+    pub fn advance(&mut self, cpu: usize, until: u64, tick: u64) -> u64 {
+        let Some(mut entry) = self.devs.get_mut(cpu).and_then(|d| d.entry.take()) else { return u64::MAX };
+        let next = self.advance_entry(cpu, &mut entry, until, tick);
+        self.devs[cpu].entry = Some(entry);
+        next
+    }
+
+    /// `advance` on the period taken out of its device.
+    #[inline]
+    fn advance_entry(&mut self, cpu: usize, entry: &mut IdleEntryAt, until: u64, tick: u64) -> u64 {
+        if entry.at >= until {
+            return entry.at;
+        }
+        let seg = match entry.seg {
+            Some(seg) => seg,
+            None => {
+                let c = self.select_at(cpu, entry, entry.at, tick);
+                let seg = IdleSeg { at: entry.at, idx: c.idx as u16, stop_tick: c.stop_tick, replays: 0 };
+                entry.seg = Some(seg);
+                seg
+            }
+        };
+        if seg.stop_tick {
+            return u64::MAX;
+        }
+        self.replay_ticks(cpu, entry, until, tick)
+    }
+
+    /// The tick wakeups before `until` of a period whose state kept the
+    /// tick (see `advance`).
+    #[inline(never)]
+    fn replay_ticks(&mut self, cpu: usize, entry: &mut IdleEntryAt, until: u64, tick: u64) -> u64 {
+        let states = self.table.expect("a device without a table").states();
+        loop {
+            let seg = entry.seg.expect("chosen before");
+            if seg.stop_tick || seg.replays >= MAX_TICK_REPLAYS {
+                return u64::MAX;
+            }
+            let next_tick_at = (seg.at / tick + 1) * tick;
+            if next_tick_at >= entry.next_timer_at {
+                return u64::MAX;
+            }
+            if next_tick_at >= until {
+                return next_tick_at;
+            }
+            // Only a polling state keeps the tick under haltpoll, so the
+            // host's halt polling never applies here.
+            let idx = seg.idx as usize;
+            let s = states[idx];
+            let dev = &mut self.devs[cpu];
+            dev.replayed_usage[idx] += 1;
+            dev.replayed_ns[idx] += next_tick_at - seg.at;
+            dev.menu.reflect(states, next_tick_at - seg.at + s.exit_latency_ns, true, tick);
+            if self.tracing {
+                self.traced.push((next_tick_at, cpu, PWR_EVENT_EXIT));
+            }
+            let c = self.select_at(cpu, entry, next_tick_at, tick);
+            entry.seg =
+                Some(IdleSeg { at: next_tick_at, idx: c.idx as u16, stop_tick: c.stop_tick, replays: seg.replays + 1 });
+        }
+    }
+
+    /// With the tracepoint on: bring every idle period up to `until`
+    /// (before the events at `until` run).
+    pub fn advance_all(&mut self, until: u64, tick: u64) {
+        if until <= self.next_action_at {
+            return;
+        }
+        let mut next = u64::MAX;
+        for cpu in 0..self.devs.len() {
+            next = next.min(self.advance(cpu, until, tick));
+        }
+        self.next_action_at = next;
     }
 
     /// CPU `cpu` leaves its idle period at `now` (the tick every `tick_ns`).
     /// None if it was not in one (no driver, already awake, or an interrupt
     /// handler has it).
     pub fn exit(&mut self, cpu: usize, now: u64, tick_ns: u64) -> Option<IdleExit> {
-        let entry = self.devs.get_mut(cpu)?.entry.take()?;
+        let mut entry = self.devs.get_mut(cpu)?.entry.take()?;
         if entry.at == now {
             // Woken before it got as far as cpuidle: still polling.
             return Some(IdleExit { exit_latency_ns: 0, polling: true });
         }
+        self.advance_entry(cpu, &mut entry, now, tick_ns);
         let table = self.table.expect("a device without a table");
-        let states = table.states();
-        let tick = tick_ns;
         let dev = &mut self.devs[cpu];
-        let mut at = entry.at;
-        let tick_stopped = dev.tick_stopped;
-        let mut replays = 0;
-        loop {
-            let next_tick_at = (at / tick + 1) * tick;
-            let e = IdleEntry {
-                next_timer_ns: entry.next_timer_at.saturating_sub(at),
-                delta_tick_ns: next_tick_at - at,
-                tick_stopped,
-                nr_iowaiters: entry.nr_iowaiters,
-                tick_ns: tick,
-            };
-            let choice = if table == IdleTable::Haltpoll {
-                haltpoll_select(self.latency_req_ns)
-            } else {
-                dev.menu.select(states, e, self.latency_req_ns)
-            };
-            dev.usage[choice.idx] += 1;
-            let mut s = states[choice.idx];
-            if table == IdleTable::Haltpoll && !s.polling {
-                // The host's halt polling catches a short halt.
-                s.exit_latency_ns = if now - entry.at < self.halt_poll_ns { 0 } else { self.halt_exit_ns };
-            }
-            let tick_first = !choice.stop_tick && next_tick_at < now && next_tick_at < entry.next_timer_at;
-            if tick_first && replays < MAX_TICK_REPLAYS {
-                replays += 1;
-                dev.time_ns[choice.idx] += next_tick_at - at;
-                dev.menu.reflect(states, next_tick_at - at + s.exit_latency_ns, true, tick);
-                at = next_tick_at;
-                continue;
-            }
-            dev.time_ns[choice.idx] += now - at;
-            dev.menu.reflect(states, now - at + s.exit_latency_ns, false, tick);
-            dev.tick_stopped = choice.stop_tick || tick_first;
-            return Some(IdleExit { exit_latency_ns: s.exit_latency_ns, polling: s.polling });
+        let seg = entry.seg.expect("advanced above");
+        let idx = seg.idx as usize;
+        let mut s = table.states()[idx];
+        if table == IdleTable::Haltpoll && !s.polling {
+            // The host's halt polling catches a short halt.
+            s.exit_latency_ns = if now - entry.at < self.halt_poll_ns { 0 } else { self.halt_exit_ns };
         }
+        let tick_first = !seg.stop_tick && {
+            let next_tick_at = (seg.at / tick_ns + 1) * tick_ns;
+            next_tick_at < now && next_tick_at < entry.next_timer_at
+        };
+        if seg.replays > 0 {
+            for i in 0..dev.usage.len() {
+                dev.usage[i] += std::mem::take(&mut dev.replayed_usage[i]);
+                dev.time_ns[i] += std::mem::take(&mut dev.replayed_ns[i]);
+            }
+        }
+        dev.usage[idx] += 1;
+        dev.time_ns[idx] += now - seg.at;
+        dev.menu.reflect(table.states(), now - seg.at + s.exit_latency_ns, false, tick_ns);
+        dev.tick_stopped = seg.stop_tick || tick_first;
+        if self.tracing {
+            self.traced.push((now, cpu, PWR_EVENT_EXIT));
+        }
+        Some(IdleExit { exit_latency_ns: s.exit_latency_ns, polling: s.polling })
     }
 }
+
+/// The cpu_idle state of a CPU leaving idle ((u32)-1, PWR_EVENT_EXIT).
+pub const PWR_EVENT_EXIT: u32 = u32::MAX;
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,8 @@ pub use crate::machine::idle_states::{IdleState, IdleTable};
 pub use menu::Menu;
 
 /// An idle period in progress on a CPU: what the governor will know about
-/// it. The governor runs when the period ends (see cpuidle.rs).
+/// it. The governor runs when the period ends, or earlier when a trace
+/// needs its choice (see cpuidle.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdleEntryAt {
     /// When the CPU went idle.
@@ -29,6 +30,21 @@ pub struct IdleEntryAt {
     pub next_timer_at: u64,
     /// nr_iowait_cpu() when it went idle.
     pub nr_iowaiters: u32,
+    /// The governor's choice for the stretch of the period that began at
+    /// `seg.at` (the period's start, or the last tick that woke it), once
+    /// made.
+    pub seg: Option<IdleSeg>,
+}
+
+/// One stretch of an idle period in one state: when it began, the
+/// governor's choice (the state and whether it stopped the tick) and the
+/// tick wakeups replayed before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleSeg {
+    pub at: u64,
+    pub idx: u16,
+    pub stop_tick: bool,
+    pub replays: u16,
 }
 
 /// struct cpuidle_device: one CPU's governor, its idle period in progress
@@ -44,6 +60,11 @@ pub struct CpuidleDevice {
     pub usage: Vec<u64>,
     /// Time spent in each state, ns (credited when the period ends).
     pub time_ns: Vec<u64>,
+    /// The stretches of the period in progress before its last tick
+    /// wakeup, per state: entries and ns, credited to `usage` and
+    /// `time_ns` when the period ends (as when replayed at its end).
+    pub replayed_usage: Vec<u64>,
+    pub replayed_ns: Vec<u64>,
 }
 
 /// The machine's cpuidle driver: its state table and one device per CPU;
@@ -65,6 +86,15 @@ pub struct Cpuidle {
     /// polls for the vCPU's wakeup before it deschedules its thread
     /// (`kernel.costs.halt_poll`, KVM's halt_poll_ns).
     pub halt_poll_ns: u64,
+    /// The power:cpu_idle tracepoint is on: the choices are made as the
+    /// periods go (`advance`), and the transitions wait in `traced`.
+    pub tracing: bool,
+    /// (time, CPU, state) transitions for power:cpu_idle, oldest first;
+    /// u32::MAX is PWR_EVENT_EXIT.
+    pub traced: Vec<(u64, usize, u32)>,
+    /// No idle period needs its choice or a tick replayed before this time
+    /// (with `tracing`).
+    pub next_action_at: u64,
 }
 
 impl Cpuidle {
@@ -75,12 +105,33 @@ impl Cpuidle {
     pub fn new(table: Option<IdleTable>, nr_cpus: usize, latency_req_ns: Option<u64>, halt: (u64, u64)) -> Self {
         let Some(t) = table else { return Cpuidle::default() };
         let n = t.states().len();
-        let dev = CpuidleDevice { usage: vec![0; n], time_ns: vec![0; n], ..Default::default() };
-        Cpuidle { table, devs: vec![dev; nr_cpus], latency_req_ns, halt_exit_ns: halt.0, halt_poll_ns: halt.1 }
+        let dev = CpuidleDevice {
+            usage: vec![0; n],
+            time_ns: vec![0; n],
+            replayed_usage: vec![0; n],
+            replayed_ns: vec![0; n],
+            ..Default::default()
+        };
+        Cpuidle {
+            table,
+            devs: vec![dev; nr_cpus],
+            latency_req_ns,
+            halt_exit_ns: halt.0,
+            halt_poll_ns: halt.1,
+            tracing: false,
+            traced: Vec::new(),
+            next_action_at: u64::MAX,
+        }
     }
 
     #[inline]
     pub fn enabled(&self) -> bool {
         self.table.is_some()
+    }
+
+    /// With a driver and a trace: the power:cpu_idle tracepoint on.
+    pub fn traced_if(mut self, trace: bool) -> Self {
+        self.tracing = trace && self.enabled();
+        self
     }
 }

@@ -168,7 +168,8 @@ pub struct SimInfo {
     /// A fingerprint (FNV-1a, hex) of the sched tracepoint stream: equal
     /// hashes, equal schedules.
     pub trace_hash: String,
-    /// Tracepoint events in the stream.
+    /// Tracepoint events in the stream (power:cpu_idle's not counted: the
+    /// run writes them only when traced).
     pub trace_events: u64,
 }
 

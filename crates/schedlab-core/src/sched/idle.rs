@@ -62,7 +62,29 @@ impl SchedEnv {
 
     /// The CPU leaves its idle period now (idle/cpuidle.rs).
     pub fn cpuidle_exit(&mut self, cpu: usize) -> Option<IdleExit> {
-        self.cpuidle.exit(cpu, self.now, self.cfg.tick_ns)
+        let x = self.cpuidle.exit(cpu, self.now, self.cfg.tick_ns);
+        if self.cpuidle.tracing {
+            self.cpu_idle_trace();
+        }
+        x
+    }
+
+    /// With the power:cpu_idle tracepoint on, before the events at `until`
+    /// run: every idle period's choices and tick wakeups up to then, traced.
+    #[inline]
+    pub fn cpuidle_advance(&mut self, until: u64) {
+        if self.cpuidle.tracing && until > self.cpuidle.next_action_at {
+            self.cpuidle.advance_all(until, self.cfg.tick_ns);
+            self.cpu_idle_trace();
+        }
+    }
+
+    /// Write out the cpu_idle transitions cpuidle has made.
+    #[inline(never)]
+    fn cpu_idle_trace(&mut self) {
+        for (at, cpu, state) in self.cpuidle.traced.drain(..) {
+            self.trace.cpu_idle(at, cpu, state);
+        }
     }
 
     /// A task is being woken onto `cpu` (from `from`): with a cpuidle

@@ -167,7 +167,8 @@ impl Sim {
                                 nr,
                                 sc.kernel.cpu_dma_latency_ns,
                                 (sc.kernel.costs.idle_exit_ns, sc.kernel.costs.halt_poll_ns),
-                            ),
+                            )
+                            .traced_if(trace.on()),
                             cpufreq,
                             warmup: sc.measure.warmup,
                             trace,

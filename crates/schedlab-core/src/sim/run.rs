@@ -41,6 +41,7 @@ impl Sim {
             } else {
                 at_this_instant = 0;
             }
+            self.w.m.kt.k.cpuidle_advance(t.0);
             self.w.m.kt.k.now = t.0;
             self.stats.events_processed += 1;
             match ev {
@@ -84,8 +85,13 @@ impl Sim {
         if let Some(p) = &self.progress {
             p.publish(self.end_ns, self.stats.events_processed);
         }
+        // The trace ends with the CPUs still idle: their states traced up
+        // to the end, no exits.
+        let now = self.w.m.kt.k.now;
+        self.w.m.kt.k.cpuidle_advance(now);
+        self.w.m.kt.k.cpuidle.tracing = false;
         for cpu in 0..self.w.m.kt.k.sched.rqs.len() {
-            self.w.m.kt.k.sched.account_cpu(cpu, self.w.m.kt.k.now);
+            self.w.m.kt.k.sched.account_cpu(cpu, now);
             // Credit the idle periods in progress to their states.
             self.w.m.kt.k.cpuidle_exit(cpu);
         }

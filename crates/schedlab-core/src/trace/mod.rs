@@ -30,6 +30,13 @@ pub struct Trace {
     pub swapper_prio: i32,
 }
 
+impl Trace {
+    /// A trace is being written (text, trace.dat or Perfetto).
+    pub fn on(&self) -> bool {
+        self.text.is_some() || self.pf.is_some() || self.dat.is_some()
+    }
+}
+
 /// Fold one word into the fingerprint: a multiply-xorshift mix per word
 /// (stable across platforms; not cryptographic, only a change detector).
 #[inline]
@@ -356,6 +363,22 @@ impl Trace {
         }
         self.dat(now, cpu, who, tracedat::CPU_FREQUENCY, |f| f.i32(khz as i64).i32(cpu as i64));
         self.line(now, cpu, who, format_args!("cpu_frequency: state={khz} cpu_id={cpu}"));
+    }
+
+    /// power:cpu_idle (include/trace/events/power.h): the idle CPU `cpu`
+    /// enters cpuidle state `state` (its index in the driver's table), or
+    /// leaves it (PWR_EVENT_EXIT, u32 -1). Not in the run's trace digest:
+    /// the model makes its idle choices when an idle period is traced or
+    /// ends, so the digest stays the same with and without a trace.
+    pub fn cpu_idle(&mut self, now: u64, cpu: usize, state: u32) {
+        if let Some(pf) = self.pf.as_mut() {
+            let mut f = Vec::with_capacity(12);
+            put_int(&mut f, 1, state as i64);
+            put_int(&mut f, 2, cpu as i64);
+            pf.event(cpu, now, 0, perfetto::CPU_IDLE, &f);
+        }
+        self.dat(now, cpu, Ctx::Idle, tracedat::CPU_IDLE, |f| f.i32(state as i64).i32(cpu as i64));
+        self.line(now, cpu, Ctx::Idle, format_args!("cpu_idle: state={state} cpu_id={cpu}"));
     }
 
     /// An mm_vmscan tracepoint (include/trace/events/vmscan.h) in the

@@ -32,6 +32,7 @@ pub const MM_VMSCAN_DIRECT_RECLAIM_END: u32 = 47;
 pub const MM_VMSCAN_KSWAPD_WAKE: u32 = 48;
 pub const MM_VMSCAN_KSWAPD_SLEEP: u32 = 49;
 pub const CPU_FREQUENCY: u32 = 11;
+pub const CPU_IDLE: u32 = 13;
 
 /// The wire types used.
 const VARINT: u32 = 0;

@@ -67,6 +67,7 @@ pub const MM_VMSCAN_WAKEUP_KSWAPD: u16 = 309;
 pub const MM_VMSCAN_DIRECT_RECLAIM_BEGIN: u16 = 310;
 pub const MM_VMSCAN_DIRECT_RECLAIM_END: u16 = 311;
 pub const CPU_FREQUENCY: u16 = 312;
+pub const CPU_IDLE: u16 = 313;
 
 /// The task states sched_switch's prev_state holds (4.14+ TASK_REPORT
 /// bits) and the preempted bit (TASK_REPORT_MAX).
@@ -191,6 +192,13 @@ pub const FORMATS: &[EventFormat] = &[
         system: "power",
         name: "cpu_frequency",
         id: CPU_FREQUENCY,
+        fields: &[("u32 state", 8, 4, false), ("u32 cpu_id", 12, 4, false)],
+        print: "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id",
+    },
+    EventFormat {
+        system: "power",
+        name: "cpu_idle",
+        id: CPU_IDLE,
         fields: &[("u32 state", 8, 4, false), ("u32 cpu_id", 12, 4, false)],
         print: "\"state=%lu cpu_id=%lu\", (unsigned long)REC->state, (unsigned long)REC->cpu_id",
     },
