@@ -66,10 +66,10 @@ KNOWN_OUT = {
             "hardware's own ramp after an idle exit, which keeps the real chain near the baseline, is not modelled"
         ),
         "numa48: intel_pstate is within -5..+15 % of the baseline (published 3 %)": (
-            "28 %: exec's find_idlest_group_cpu() returns the most recently idled CPU, so the chain comes back to "
-            "a few CPUs (two 15-28 % busy) whose 10 ms samples raise their requests to 2.1-3.1 GHz, held across "
-            "idle; the real chain left no CPU that busy. Not modelled: the shallowest-C-state choice among idle "
-            "CPUs, and git's own subprocesses and pipelines"
+            "28 %: exec's find_idlest_group_cpu() returns the idle CPU in the shallowest state, most recently "
+            "idled, so the chain comes back to a few CPUs (two 15-28 % busy) whose 10 ms samples raise their "
+            "requests to 2.1-3.1 GHz, held across idle; the real chain left no CPU that busy. Not modelled: "
+            "git's own subprocesses and pipelines, which give the real chain more CPUs to hop over"
         ),
     },
     "kswapd-threads": {

@@ -79,6 +79,22 @@ impl SchedEnv {
         }
     }
 
+    /// idle_get_state(rq)->exit_latency: the exit latency of the state the
+    /// idle `cpu` is in now (its governor's choice, made now if not yet,
+    /// and any tick wakeup replayed); None without a driver or before the
+    /// CPU got as far as cpuidle.
+    pub(crate) fn idle_get_state_exit_latency(&mut self, cpu: usize) -> Option<u64> {
+        if !self.cpuidle.enabled() {
+            return None;
+        }
+        self.cpuidle.advance(cpu, self.now, self.cfg.tick_ns);
+        if self.cpuidle.tracing {
+            self.cpu_idle_trace();
+        }
+        let seg = self.cpuidle.devs[cpu].entry?.seg?;
+        Some(self.cpuidle.table?.states()[seg.idx as usize].exit_latency_ns)
+    }
+
     /// Write out the cpu_idle transitions cpuidle has made.
     #[inline(never)]
     fn cpu_idle_trace(&mut self) {

@@ -546,15 +546,16 @@ impl SchedEnv {
     }
 
     /// find_idlest_group_cpu().
-    fn find_idlest_group_cpu(&self, g: usize, p: TaskId) -> usize {
-        let grp = &self.topo.groups[g];
-        if grp.weight == 1 {
-            return grp.cpus[0];
+    fn find_idlest_group_cpu(&mut self, g: usize, p: TaskId) -> usize {
+        if self.topo.groups[g].weight == 1 {
+            return self.topo.groups[g].cpus[0];
         }
         let mut min_load = u64::MAX;
         let mut least_loaded = None;
-        let mut shallowest: Option<(usize, u64)> = None;
-        for &i in &grp.cpus {
+        // (CPU, its idle state's exit latency, idle_stamp).
+        let mut shallowest: Option<(usize, u64, u64)> = None;
+        for k in 0..self.topo.groups[g].cpus.len() {
+            let i = self.topo.groups[g].cpus[k];
             if !self.sched.tasks[p].cpus.test(i) {
                 continue;
             }
@@ -562,11 +563,23 @@ impl SchedEnv {
                 return i;
             }
             if self.available_idle_cpu(i) {
-                // One idle state (C1) for every CPU: the most recently idled
-                // CPU might have a warmer cache.
+                // The shallowest idle state first, whatever its timestamp;
+                // among equals (or without a cpuidle state: idle_get_state()
+                // NULL) the most recently idled CPU, whose cache may be warmer.
                 let stamp = self.sched.rqs[i].idle_stamp.unwrap_or(0);
-                if shallowest.is_none_or(|(_, s)| stamp > s) {
-                    shallowest = Some((i, stamp));
+                let latency = self.idle_get_state_exit_latency(i);
+                let better = match (shallowest, latency) {
+                    (None, _) => true,
+                    (Some((_, min, _)), Some(l)) if l < min => true,
+                    (Some((_, min, s)), l) => l.is_none_or(|l| l == min) && stamp > s,
+                };
+                if better {
+                    let min = match (shallowest, latency) {
+                        (_, Some(l)) => l,
+                        (Some((_, m, _)), None) => m,
+                        (None, None) => u64::MAX,
+                    };
+                    shallowest = Some((i, min, stamp));
                 }
             } else if shallowest.is_none() {
                 let load = self.cpu_load(i);
@@ -576,7 +589,7 @@ impl SchedEnv {
                 }
             }
         }
-        shallowest.map(|(c, _)| c).or(least_loaded).unwrap_or(grp.first_cpu)
+        shallowest.map(|(c, ..)| c).or(least_loaded).unwrap_or(self.topo.groups[g].first_cpu)
     }
 
     /// find_idlest_cpu(): descend from domain level `lvl` of `cpu`.
