@@ -131,7 +131,7 @@ class _SimInfoKeys(TypedDict):
     reason: str
     """Why the run stopped: `duration reached`, `all tasks exited` or `safety limit reached`."""
     trace_events: int
-    """Tracepoint events in the stream."""
+    """Tracepoint events in the stream (power:cpu_idle's not counted: the run writes them only when traced)."""
     trace_hash: str
     """A fingerprint (FNV-1a, hex) of the sched tracepoint stream: equal hashes, equal schedules."""
 
