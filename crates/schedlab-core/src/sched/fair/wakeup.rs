@@ -566,6 +566,9 @@ impl SchedEnv {
                 // The shallowest idle state first, whatever its timestamp;
                 // among equals (or without a cpuidle state: idle_get_state()
                 // NULL) the most recently idled CPU, whose cache may be warmer.
+                // Deviation: the first idle CPU is taken even with an
+                // idle_stamp of 0, where the kernel's `> latest` (from 0)
+                // skips a NULL-state CPU that never idled.
                 let stamp = self.sched.rqs[i].idle_stamp.unwrap_or(0);
                 let latency = self.idle_get_state_exit_latency(i);
                 let better = match (shallowest, latency) {
