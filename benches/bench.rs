@@ -88,8 +88,15 @@ const BENCHES: &[Bench] = &[
     },
     // Memory reclaim: P3's 40 dd readers past one kswapd's saturation (the
     // LRU lock and zone->lock, direct reclaim), and zswap's anon hogs.
+    // (Without the node's memory bandwidth, as before the membw room; the
+    // next case has it.)
     Bench {
         name: "kswapd-threads/40 dd",
+        file: "scenarios/seeds/kswapd-threads.toml",
+        overrides: &[("task.dd.count", "40"), ("machine.memory_bandwidth", "\"none\"")],
+    },
+    Bench {
+        name: "kswapd-threads/40 dd membw",
         file: "scenarios/seeds/kswapd-threads.toml",
         overrides: &[("task.dd.count", "40")],
     },

@@ -305,6 +305,21 @@ def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
         ]
         lines += _table(["PACKAGE", "ENERGY(J)", "PkgWatt"], rows)
         lines.append("(per CPU: schedlab run --turbostat)")
+    bw = report.get("memory_bandwidth")
+    if isinstance(bw, list) and bw:
+        lines += ["", "Memory bandwidth (per node; memory-bound work stalls while a node is saturated)"]
+        rows = [
+            [
+                str(n.get("node")),
+                f"{n.get('bandwidth_gbs', 0):.2f}",
+                f"{n.get('traffic_gbs', 0):.2f}",
+                f"{n.get('utilization_pct', 0):.2f}",
+                f"{n.get('saturated_pct', 0):.2f}",
+                f"{n.get('stall_mean', 0):.2f}",
+            ]
+            for n in bw
+        ]
+        lines += _table(["NODE", "BANDWIDTH(GB/s)", "TRAFFIC(GB/s)", "UTIL(%)", "SATURATED(%)", "STALL"], rows)
     disks = report.get("disks")
     if isinstance(disks, list) and disks and window_s > 0:
         lines += ["", "Disks (iostat -x over the window)"]

@@ -32,6 +32,7 @@ __all__ = [
     "KswapdRow",
     "MachineInfo",
     "MeasureInfo",
+    "MemBwNode",
     "MigrationsByDistance",
     "MmReport",
     "Mpstat",
@@ -658,6 +659,33 @@ class MigrationsByDistance(_MigrationsByDistanceKeys, total=False):
     pass
 
 
+class _MemBwNodeKeys(TypedDict):
+    """The keys of every MemBwNode."""
+
+    bandwidth_gbs: float
+    """What the node's DRAM delivers, GB/s (10^9 bytes)."""
+    node: int
+    """"""
+    saturated_pct: float
+    """The share of the window the node was saturated (its memory-bound work slowed)."""
+    stall_mean: float
+    """The mean stall over the window: how many times longer memory-bound work took than on an idle node (1: never
+    slowed).
+    """
+    traffic_gbs: float
+    """The traffic of the work its CPUs ran (page clearing, copies, run ops with `memory_traffic`), GB/s, and as a
+    share of the bandwidth.
+    """
+    utilization_pct: float
+    """"""
+
+
+class MemBwNode(_MemBwNodeKeys, total=False):
+    """One NUMA node's memory bandwidth over the window (membw/: `machine.memory_bandwidth`)."""
+
+    pass
+
+
 class _MeasureInfoKeys(TypedDict):
     """The keys of every MeasureInfo."""
 
@@ -1266,6 +1294,10 @@ class Report(_ReportKeys, total=False):
     """Real kernel: the host it ran on."""
     kernel_threads: list[TaskRow]
     """Simulation: the kernel's own threads (the per-CPU vmstat kworkers), listed apart from the scenario's tasks."""
+    memory_bandwidth: list[MemBwNode]
+    """Simulation: each NUMA node's memory bandwidth and the traffic over the window; absent without
+    `machine.memory_bandwidth` (membw/).
+    """
     migrations_by_distance: MigrationsByDistance
     """Simulation: `migrations` by how far the task moved (each distance pays its own `kernel.costs.migration_*` cache
     refill), over the whole run.

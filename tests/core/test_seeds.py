@@ -19,6 +19,7 @@ pytestmark = pytest.mark.native
 
 EXPERIMENTS = [
     "ktask-nice",
+    "ktask-vfio",
     "sched-idle",
     "rt-migrate",
     "kworker-stack",

@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "target" / "html-screenshots"
 EXPERIMENTS = (
     "ktask-nice",
+    "ktask-vfio",
     "kworker-stack",
     "sched-idle",
     "kswapd-threads",

@@ -13,6 +13,7 @@ pub mod irq;
 pub mod kernel;
 pub mod kthread;
 pub mod machine;
+pub mod membw;
 pub mod mm;
 pub mod prio;
 pub mod program;

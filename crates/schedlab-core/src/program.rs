@@ -223,6 +223,10 @@ pub struct TaskGroup {
     /// The share of its run ops' work that does not speed up with the
     /// CPU's frequency (waiting on memory), 1/1024ths (`memory_bound`).
     pub memory_bound: u16,
+    /// The DRAM traffic of its run ops, bytes per us of work at max_freq
+    /// (`memory_traffic`): their demand on the node's memory bandwidth
+    /// (membw/).
+    pub memory_traffic: u32,
     pub program: Program,
 }
 

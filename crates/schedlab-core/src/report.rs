@@ -29,8 +29,8 @@ mod schedstat;
 pub mod sorted;
 mod task;
 pub use kernel::{
-    CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, PackagePower,
-    WorkqueueRow,
+    CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, MemBwNode,
+    PackagePower, WorkqueueRow,
 };
 pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow};
 pub use mpstat::{CpuTimes, Mpstat, MpstatCpu, MpstatRow, MpstatSample};
@@ -176,6 +176,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub cpufreq: Option<CpufreqReport>,
+    /// Simulation: each NUMA node's memory bandwidth and the traffic over
+    /// the window; absent without `machine.memory_bandwidth` (membw/).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub memory_bandwidth: Option<Vec<MemBwNode>>,
     /// Simulation: the block devices over the window, as iostat reports
     /// them; absent without `[[machine.disk]]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

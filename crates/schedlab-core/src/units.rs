@@ -130,6 +130,28 @@ pub fn parse_size(s: &str) -> Option<u64> {
     n.checked_mul(1u64 << shift)
 }
 
+/// Parse a memory bandwidth: a decimal number and a unit GB/s, MB/s
+/// (powers of 1000, as STREAM and vendors quote them) or GiB/s, MiB/s
+/// (powers of 1024): bytes per second. None on malformed input, zero or
+/// overflow.
+pub fn parse_mem_rate(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let num_end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let n: f64 = s[..num_end].parse().ok()?;
+    let mult = match s[num_end..].trim() {
+        "GB/s" => 1e9,
+        "MB/s" => 1e6,
+        "GiB/s" => (1u64 << 30) as f64,
+        "MiB/s" => (1u64 << 20) as f64,
+        _ => return None,
+    };
+    let b = (n * mult).round();
+    (b >= 1.0 && b < u64::MAX as f64).then_some(b as u64)
+}
+
+pub(crate) const MEM_RATE_ACCEPTED: &str =
+    "a rate with a unit GB/s or MB/s (powers of 1000) or GiB/s or MiB/s, e.g. \"99.5GB/s\", \"4.9GB/s\"";
+
 pub(crate) const SIZE_ACCEPTED: &str = "an integer with an optional unit B, K/KiB, M/MiB, G/GiB or T/TiB \
     (powers of 1024), e.g. \"64GiB\", \"512MiB\", \"4G\"";
 

@@ -261,14 +261,23 @@ impl CpuFreq {
 /// The speed of a task whose work is `memory_bound` (1/1024ths) bound by
 /// memory, on a CPU at `scale`: that share takes the same time at every
 /// frequency, the rest 1024 / scale times as long as at max_freq.
+///
+/// `stall` (1/1024ths, SCALE: none) stretches that share further: the
+/// memory bandwidth room's slowdown of memory-bound work on a saturated
+/// node (membw/).
 #[inline]
-pub fn task_speed(scale: u32, memory_bound: u16) -> u32 {
-    if scale == SCALE || memory_bound == 0 {
+pub fn task_speed(scale: u32, memory_bound: u16, stall: u32) -> u32 {
+    if memory_bound == 0 || (scale == SCALE && stall == SCALE) {
         return scale;
     }
     let (s, m) = (scale as u64, memory_bound as u64);
-    let den = (SCALE as u64 - m) * SCALE as u64 + m * s;
-    ((SCALE as u64 * SCALE as u64 * s) / den).max(1) as u32
+    if stall == SCALE {
+        let den = (SCALE as u64 - m) * SCALE as u64 + m * s;
+        return ((SCALE as u64 * SCALE as u64 * s) / den).max(1) as u32;
+    }
+    // One unit of work: (1 - m) / s of compute, m * stall of memory.
+    let den = (SCALE as u64 - m) * SCALE as u64 * SCALE as u64 + m * stall as u64 * s;
+    ((SCALE as u64 * SCALE as u64 * SCALE as u64 * s) / den).max(1) as u32
 }
 
 /// Work done in `wall_ns` at speed `scale` (1/1024ths of max_freq).
@@ -314,10 +323,13 @@ mod tests {
             vec![SCALE; 3]
         );
         // Half the work bound by memory at half speed: 1 / (0.5 / 0.5 + 0.5) = 2/3.
-        assert_eq!(task_speed(512, 512), 682);
-        assert_eq!(task_speed(512, 1024), SCALE);
-        assert_eq!(task_speed(512, 0), 512);
-        assert_eq!(task_speed(SCALE, 300), SCALE);
+        assert_eq!(task_speed(512, 512, SCALE), 682);
+        // Fully memory-bound at twice the memory time: half speed at any frequency.
+        assert_eq!(task_speed(512, 1024, 2 * SCALE), 512);
+        assert_eq!(task_speed(SCALE, 1024, 2 * SCALE), 512);
+        assert_eq!(task_speed(512, 1024, SCALE), SCALE);
+        assert_eq!(task_speed(512, 0, SCALE), 512);
+        assert_eq!(task_speed(SCALE, 300, SCALE), SCALE);
     }
 
     #[test]

@@ -87,7 +87,12 @@ impl KthreadFloor {
         if j.cursor < j.total {
             let c = j.chunk.min(j.total - j.cursor);
             j.cursor += c;
-            self.k.sched.tasks[tid].work_left = c;
+            // The job's work is its caller's kind of work (its group's
+            // memory-bound share and traffic), whoever runs the chunk.
+            let (share, rate) = self.k.sched.tasks[j.main].group_mem;
+            let t = &mut self.k.sched.tasks[tid];
+            t.work_left = c;
+            (t.memory_bound, t.mem_rate) = (share, rate);
             return None;
         }
         match role {

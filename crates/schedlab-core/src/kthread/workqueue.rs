@@ -118,6 +118,7 @@ impl KthreadFloor {
             start: 0,
             kthread: true,
             memory_bound: 0,
+            memory_traffic: 0,
             program: Program::default(),
         };
         let comm = match p.cpu {
@@ -165,6 +166,7 @@ impl KthreadFloor {
             start: 0,
             kthread: true,
             memory_bound: 0,
+            memory_traffic: 0,
             program: Program::default(),
         });
         let group = self.progs.group_names.len();

@@ -61,6 +61,9 @@ pub struct MachineSpec {
     /// The processor whose P-states the CPUs run at (machine/processors.rs,
     /// the cpufreq room), or "none" (every CPU at one fixed speed).
     pub cpufreq: Option<String>,
+    /// What each NUMA node's DRAM delivers, e.g. "99.5GB/s" (the memory
+    /// bandwidth room, membw/), or "none" (no limit).
+    pub memory_bandwidth: Option<String>,
     /// Block devices (machine/disk.rs).
     #[serde(default)]
     pub disk: Vec<RawDisk>,
@@ -102,6 +105,8 @@ pub struct Machine {
     /// The processor's P-states; None: no CPU frequency (every CPU runs
     /// at one speed).
     pub processor: Option<&'static Processor>,
+    /// Bytes per second each node's memory delivers; 0: no limit.
+    pub memory_bandwidth: u64,
     /// Block devices, by index.
     pub disks: Vec<DiskConfig>,
     // Precomputed masks, each a sorted list of CPU ids.
@@ -160,6 +165,8 @@ struct PresetLayout {
     /// but seed 001's scenario is not yet rebuilt on CPU frequency (issue
     /// 37), so a scenario names them (`machine.cpufreq = "e5-2670v3"`).
     processor: Option<&'static Processor>,
+    /// Each node's memory bandwidth (`machine.memory_bandwidth`).
+    bandwidth: Option<&'static str>,
 }
 
 fn preset_layout(name: &str) -> Option<PresetLayout> {
@@ -214,6 +221,17 @@ fn preset_layout(name: &str) -> Option<PresetLayout> {
             _ => None,
         },
         processor: None,
+        bandwidth: match name {
+            // Skylake-SP with six channels of DDR4-2666 per socket: Intel's
+            // STREAM figure for two sockets is 199 GB/s (AnandTech,
+            // "Intel Skylake-EP vs AMD EPYC 7000", 2017-07-11, p. 12),
+            // 99.5 GB/s per socket, one node each.
+            "skl52" => Some("99.5GB/s"),
+            // Deviation: the other presets' memory has no limit (seed 001's
+            // boxes are named by their processors, whose DIMMs are not
+            // known; the synthetic ones stand for no real machine).
+            _ => None,
+        },
     })
 }
 
@@ -349,6 +367,22 @@ fn processor_at(
                 "machine.cpufreq",
                 format!("unknown processor \"{n}\""),
                 format!("{}, or none (no CPU frequency: every CPU at one speed)", names.join(", ")),
+            )
+        }),
+    }
+}
+
+/// `machine.memory_bandwidth`: bytes per second per node, "none" (0), or
+/// the preset's.
+fn memory_bandwidth_at(spec: &MachineSpec, preset: Option<&PresetLayout>, file: &str) -> Result<u64> {
+    match spec.memory_bandwidth.as_deref().or(preset.and_then(|p| p.bandwidth)) {
+        None | Some("none") => Ok(0),
+        Some(s) => crate::units::parse_mem_rate(s).ok_or_else(|| {
+            SimError::bad_value(
+                file,
+                "machine.memory_bandwidth",
+                format!("\"{s}\""),
+                format!("{}, or \"none\" (no limit)", crate::units::MEM_RATE_ACCEPTED),
             )
         }),
     }
@@ -510,6 +544,7 @@ impl Machine {
             memory_bytes,
             idle_table,
             processor,
+            memory_bandwidth: memory_bandwidth_at(spec, pl, file)?,
             disks,
             core_cpus,
             llc_cpus,

@@ -39,7 +39,11 @@ impl MmFloor {
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {
                 let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveAnon);
-                self.kt.k.sched.tasks[tid].work_left = (pages * self.kt.k.cfg.costs.anon_fault_ns + locks).max(1);
+                // clear_page: each page written once.
+                let bw = self.kt.k.membw.enabled();
+                let t = &mut self.kt.k.sched.tasks[tid];
+                t.work_left = (pages * self.kt.k.cfg.costs.anon_fault_ns + locks).max(1);
+                t.work_is_stream(pages * PAGE_SIZE, t.work_left, bw);
                 self.mm.task(tid).anon_left = Some(left - bytes);
                 false
             }

@@ -93,6 +93,7 @@ impl MmFloor {
                     start: 0,
                     kthread: true,
                     memory_bound: 0,
+                    memory_traffic: 0,
                     program: Program { ops: vec![Op::Kswapd(k as u32)] },
                 };
                 let template = self.kt.progs.templates.len();

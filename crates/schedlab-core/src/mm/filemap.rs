@@ -51,6 +51,7 @@ impl MmFloor {
                     // Pin the user pages and build the bios, then submit.
                     let pages = bytes.div_ceil(PAGE_SIZE);
                     self.kt.k.sched.tasks[tid].work_left = (pages * self.kt.k.cfg.costs.dio_page_ns).max(1);
+                    self.kt.k.sched.tasks[tid].work_is_cpu();
                     let st = ReadState { disk, left: bytes, window: bytes, phase: ReadPhase::Submit, direct: true };
                     return self.read_park(tid, st);
                 }
@@ -88,6 +89,7 @@ impl MmFloor {
                             // pages onto the inactive file list.
                             let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveFile);
                             self.kt.k.sched.tasks[tid].work_left = (pages * add_ns + locks).max(1);
+                            self.kt.k.sched.tasks[tid].work_is_cpu();
                             self.kt.k.sched.tasks[tid].in_sys = true;
                             st.phase = ReadPhase::Submit;
                             return self.read_park(tid, st);
@@ -110,7 +112,12 @@ impl MmFloor {
                     let pages = st.window.div_ceil(PAGE_SIZE);
                     st.left -= st.window;
                     st.phase = ReadPhase::Alloc;
-                    self.kt.k.sched.tasks[tid].work_left = (pages * copy_ns).max(1);
+                    // copy_to_user: each page read from the page cache
+                    // and written to the user's buffer.
+                    let bw = self.kt.k.membw.enabled();
+                    let t = &mut self.kt.k.sched.tasks[tid];
+                    t.work_left = (pages * copy_ns).max(1);
+                    t.work_is_stream(2 * pages * PAGE_SIZE, t.work_left, bw);
                     return self.read_park(tid, st);
                 }
                 ReadPhase::Done => {

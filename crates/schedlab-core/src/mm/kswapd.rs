@@ -159,6 +159,7 @@ impl MmFloor {
                     ks.sc.nr_scanned += n;
                     ks.sc.pending = n;
                     self.kt.k.sched.tasks[tid].work_left = ns.max(1);
+                    self.kt.k.sched.tasks[tid].work_is_cpu();
                     return true;
                 }
             }

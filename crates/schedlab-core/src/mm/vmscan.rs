@@ -246,6 +246,7 @@ impl MmFloor {
             dr.sc.pending = n;
             self.mm.task(tid).reclaim = Some(dr);
             self.kt.k.sched.tasks[tid].work_left = ns.max(1);
+            self.kt.k.sched.tasks[tid].work_is_cpu();
             return Some(Alloc::Reclaiming);
         }
     }

@@ -70,6 +70,25 @@ pub struct CpufreqReport {
     pub cpus: Vec<CpufreqRow>,
 }
 
+/// One NUMA node's memory bandwidth over the window (membw/:
+/// `machine.memory_bandwidth`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemBwNode {
+    pub node: usize,
+    /// What the node's DRAM delivers, GB/s (10^9 bytes).
+    pub bandwidth_gbs: f64,
+    /// The traffic of the work its CPUs ran (page clearing, copies, run
+    /// ops with `memory_traffic`), GB/s, and as a share of the bandwidth.
+    pub traffic_gbs: f64,
+    pub utilization_pct: f64,
+    /// The share of the window the node was saturated (its memory-bound
+    /// work slowed).
+    pub saturated_pct: f64,
+    /// The mean stall over the window: how many times longer memory-bound
+    /// work took than on an idle node (1: never slowed).
+    pub stall_mean: f64,
+}
+
 /// One package's energy over the window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PackagePower {

@@ -170,6 +170,7 @@ impl SchedEnv {
         let stopper = std::mem::take(&mut self.sched.rqs[cpu].stopper_running);
         let Some(n) = next else {
             self.set_next_task_idle(cpu);
+            self.membw_update(cpu); // sched/membw.rs
             let from = if stopper { Ctx::Stopper } else { prev.map(|p| &self.sched.tasks[p]).into() };
             self.trace.sched_switch(self.now, cpu, from, Ctx::Idle);
             self.finish_task_switch(prev);
@@ -269,7 +270,8 @@ impl SchedEnv {
         let debt = t.cs_debt.min(delta);
         t.cs_debt -= debt;
         // The work done runs at the CPU's speed (cpufreq/).
-        let speed = crate::cpufreq::task_speed(self.sched.rqs[cpu].cpu_speed, t.memory_bound);
+        let rq = &self.sched.rqs[cpu];
+        let speed = crate::cpufreq::task_speed(rq.cpu_speed, t.memory_bound, rq.mem_stall);
         t.work_left = t.work_left.saturating_sub(crate::cpufreq::work_in(delta - debt, speed));
         self.sched.rqs[cpu].stats.run_ns += delta;
         if self.cfg.mech.balancer == BalancerEra::AvgLoad {

@@ -25,6 +25,7 @@ use crate::engine::rng::Rng;
 use crate::idle::Cpuidle;
 use crate::kernel::{KernelConfig, ScaledTunables};
 use crate::machine::Machine;
+use crate::membw::MemBw;
 use crate::sched::sched::Sched;
 use crate::sched::topology::SchedTopology;
 use crate::trace::Trace;
@@ -56,6 +57,9 @@ pub struct SchedEnv {
     /// the governor changes at the scheduler's cpufreq_update_util() calls
     /// (sched/cpufreq.rs).
     pub cpufreq: CpuFreq,
+    /// The nodes' memory bandwidth (membw/): the stall of memory-bound
+    /// work on a saturated node (sched/membw.rs).
+    pub membw: MemBw,
     /// When the measurement starts (the end of the warm-up): a task's
     /// wakeup counters start then.
     pub warmup: u64,

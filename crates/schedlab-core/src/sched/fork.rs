@@ -45,6 +45,8 @@ impl SchedEnv {
             loop_stack: Vec::new(),
             work_left: 0,
             memory_bound: g.memory_bound,
+            mem_rate: 0,
+            group_mem: (g.memory_bound, if self.membw.enabled() { g.memory_traffic } else { 0 }),
             runtime_end: None,
             cs_debt: 0,
             need_advance: true,

@@ -11,6 +11,7 @@ pub mod env;
 pub mod fair;
 pub mod fork;
 pub mod idle;
+pub mod membw;
 pub mod op_timer;
 pub mod pelt;
 pub mod rt;

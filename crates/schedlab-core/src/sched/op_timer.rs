@@ -15,6 +15,7 @@ use crate::sched::env::SchedEnv;
 impl SchedEnv {
     /// Arm the completion event of the current op of the task on `cpu`.
     pub fn arm_op_timer(&mut self, cpu: usize) {
+        self.membw_update(cpu); // sched/membw.rs
         let Some(tid) = self.sched.rqs[cpu].curr else {
             if let Some(k) = self.sched.rqs[cpu].op_key.take() {
                 self.q.cancel(k);
@@ -28,7 +29,8 @@ impl SchedEnv {
         let at = if let Some(end) = t.runtime_end {
             (from + t.cs_debt).max(end)
         } else if t.work_left > 0 || t.cs_debt > 0 {
-            let speed = crate::cpufreq::task_speed(self.sched.rqs[cpu].cpu_speed, t.memory_bound);
+            let rq = &self.sched.rqs[cpu];
+            let speed = crate::cpufreq::task_speed(rq.cpu_speed, t.memory_bound, rq.mem_stall);
             from + t.cs_debt + crate::cpufreq::wall_for(t.work_left, speed)
         } else if t.need_advance || from > self.now {
             // Its next op (or the end of the one an interrupt held up).

@@ -56,6 +56,9 @@ pub struct Rq {
     /// `scale`, kept here beside the op timer that reads it
     /// (sched/cpufreq.rs sets both).
     pub cpu_speed: u32,
+    /// The stall of memory-bound work on this CPU's node, 1/1024ths
+    /// (SCALE: none): the memory bandwidth room's (sched/membw.rs sets it).
+    pub mem_stall: u32,
     pub idle_stamp: Option<u64>,
     pub avg_idle: u64,
     pub max_idle_balance_cost: u64,

@@ -211,6 +211,12 @@ pub struct Task {
     /// The share of its work that does not speed up with frequency,
     /// 1/1024ths (its group's `memory_bound`; cpufreq/).
     pub memory_bound: u16,
+    /// Bytes of DRAM traffic per us of its current work at max_freq (0:
+    /// none): the memory bandwidth room's demand (membw/).
+    pub mem_rate: u32,
+    /// Its group's `memory_bound` and `memory_traffic` (the latter 0
+    /// without memory bandwidth): what its run ops' work is.
+    pub group_mem: (u16, u32),
     /// Wall-clock end of a `runtime` op.
     pub runtime_end: Option<u64>,
     /// Time the task owes before its work progresses (context switch,
@@ -243,6 +249,30 @@ pub struct Task {
 }
 
 impl Task {
+    /// Its next work is a run op of its group (its memory-bound share and
+    /// traffic).
+    #[inline]
+    pub fn work_is_run(&mut self) {
+        (self.memory_bound, self.mem_rate) = self.group_mem;
+    }
+
+    /// Its next work is its group's share but moves no memory of note
+    /// (a syscall's CPU time, the kernel's list and lock work).
+    #[inline]
+    pub fn work_is_cpu(&mut self) {
+        self.memory_bound = self.group_mem.0;
+        self.mem_rate = 0;
+    }
+
+    /// Its next work streams through DRAM (clear_page, copy_to_user): all
+    /// memory-bound, `bytes` of traffic over `work` ns at max_freq; with
+    /// memory bandwidth (`bandwidth`) the node shares it out (membw/).
+    #[inline]
+    pub fn work_is_stream(&mut self, bytes: u64, work: u64, bandwidth: bool) {
+        self.memory_bound = crate::membw::SCALE as u16;
+        self.mem_rate = if bandwidth { (bytes * 1000 / work.max(1)).min(u32::MAX as u64) as u32 } else { 0 };
+    }
+
     #[inline]
     pub fn is_idle_policy(&self) -> bool {
         self.policy == Policy::Idle

@@ -32,6 +32,7 @@ use crate::idle::Cpuidle;
 use crate::kernel::{CpufreqDriver, CpufreqGovernor, KernelConfig, ScaledTunables};
 use crate::kthread::floor::KthreadFloor;
 use crate::kthread::Kthreads;
+use crate::membw::MemBw;
 use crate::mm::floor::MmFloor;
 use crate::program::Programs;
 use crate::report::LbCounters;
@@ -170,6 +171,7 @@ impl Sim {
                             )
                             .traced_if(trace.on()),
                             cpufreq,
+                            membw: MemBw::new(sc.machine.memory_bandwidth, &sc.machine.node_cpus, nr),
                             warmup: sc.measure.warmup,
                             trace,
                         },
@@ -302,6 +304,7 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
             op_key: None,
             op_at: 0,
             cpu_speed: crate::cpufreq::SCALE,
+            mem_stall: crate::membw::SCALE,
             idle_stamp: Some(0),
             avg_idle: 2 * cfg.sysctl.sched_migration_cost_ns,
             max_idle_balance_cost: cfg.sysctl.sched_migration_cost_ns,

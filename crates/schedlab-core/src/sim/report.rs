@@ -426,6 +426,34 @@ impl Sim {
     }
 }
 
+/// Each node's memory bandwidth and traffic over the window.
+fn membw_section(sim: &Sim, kbase: &crate::stats::KernelBase, window: u64) -> Option<Vec<crate::report::MemBwNode>> {
+    let k = &sim.w.m.kt.k;
+    if !k.membw.enabled() {
+        return None;
+    }
+    let now = k.membw_counters();
+    let secs = window.max(1) as f64 / 1e9;
+    Some(
+        now.iter()
+            .enumerate()
+            .map(|(node, &(bytes, sat, stall))| {
+                let (b0, s0, st0) = kbase.membw.get(node).copied().unwrap_or_default();
+                let bw = k.membw.nodes[node].bandwidth as f64 * 1e6;
+                let traffic = (bytes - b0) / secs;
+                crate::report::MemBwNode {
+                    node,
+                    bandwidth_gbs: round2(bw / 1e9),
+                    traffic_gbs: round2(traffic / 1e9),
+                    utilization_pct: round2(100.0 * traffic / bw),
+                    saturated_pct: round2(100.0 * (sat - s0) as f64 / window.max(1) as f64),
+                    stall_mean: round2((stall - st0) as f64 / 1024.0 / window.max(1) as f64),
+                }
+            })
+            .collect(),
+    )
+}
+
 /// turbostat's view of the CPUs' frequencies over the window (`base`: the
 /// counters at its start).
 fn cpufreq_section(sim: &Sim, kbase: &crate::stats::KernelBase, window: u64) -> Option<CpufreqReport> {
@@ -547,6 +575,7 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
         });
     }
     r.cpufreq = cpufreq_section(sim, &base, window);
+    r.memory_bandwidth = membw_section(sim, &base, window);
     if !sim.w.m.kt.block.disks.is_empty() {
         r.disks = Some(
             sim.w

@@ -341,6 +341,7 @@ impl Sim {
                 zone_lock: self.w.m.mm.nodes.iter().map(|n| n.zone_lock.stats).collect(),
                 cpufreq: self.w.m.kt.k.cpufreq_counters(),
                 core_energy: self.w.m.kt.k.cpufreq.core_energy.clone(),
+                membw: self.w.m.kt.k.membw_counters(),
             });
         }
         let accts: Vec<CpuTime> = self.w.m.kt.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();

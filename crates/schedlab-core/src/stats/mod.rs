@@ -103,4 +103,6 @@ pub struct KernelBase {
     pub cpufreq: Vec<(u64, u64, u64)>,
     /// Per core: its energy, ns x mW (cpufreq/).
     pub core_energy: Vec<u128>,
+    /// Per node: bytes moved, saturated ns and stall-weighted ns (membw/).
+    pub membw: Vec<(f64, u64, u128)>,
 }

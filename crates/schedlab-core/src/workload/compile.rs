@@ -34,6 +34,9 @@ pub(crate) struct RawTask {
     /// The share of the run ops' work bound by memory (0..1): it does not
     /// speed up with the CPU's frequency.
     pub(crate) memory_bound: Option<f64>,
+    /// The DRAM traffic of the run ops' work at max_freq ("4.9GB/s"): its
+    /// demand on the node's memory bandwidth.
+    pub(crate) memory_traffic: Option<String>,
     #[serde(default)]
     pub(crate) program: Vec<toml::Value>,
 }
@@ -71,6 +74,30 @@ pub(crate) struct CompiledTasks {
     pub(crate) io_ops: Vec<IoOp>,
     pub(crate) queue_works: Vec<QueueWorkOp>,
     pub(crate) read_ops: Vec<ReadOp>,
+}
+
+/// `task.memory_traffic`: bytes per us of work; it needs a memory-bound
+/// share, which is what a saturated node slows.
+fn memory_traffic_at(v: Option<&str>, memory_bound: u16, file: &str, k: &dyn Fn(&str) -> String) -> Result<u32> {
+    let Some(s) = v else { return Ok(0) };
+    let Some(bps) = crate::units::parse_mem_rate(s) else {
+        return Err(SimError::bad_value(
+            file,
+            &k("memory_traffic"),
+            format!("\"{s}\""),
+            crate::units::MEM_RATE_ACCEPTED,
+        ));
+    };
+    if memory_bound == 0 {
+        return Err(SimError::bad_value(
+            file,
+            &k("memory_traffic"),
+            format!("\"{s}\" without memory_bound"),
+            "memory_traffic with a memory_bound above 0: the memory-bound share of the work is what a saturated node slows",
+        ));
+    }
+    u32::try_from(bps / 1_000_000)
+        .map_err(|_| SimError::bad_value(file, &k("memory_traffic"), format!("\"{s}\""), "at most 4,294 GB/s"))
 }
 
 /// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
@@ -208,6 +235,7 @@ pub(crate) fn compile_tasks(
             start,
             kthread: t.kthread.unwrap_or(false),
             memory_bound,
+            memory_traffic: memory_traffic_at(t.memory_traffic.as_deref(), memory_bound, file, &k)?,
             program: Program { ops },
         });
     }
@@ -397,6 +425,7 @@ fn compile_rt_migrate_test(
         start: 0,
         kthread: false,
         memory_bound: 0,
+        memory_traffic: 0,
         program: Program { ops },
     });
     for i in 0..nr_tasks {
@@ -425,6 +454,7 @@ fn compile_rt_migrate_test(
             start: 0,
             kthread: false,
             memory_bound: 0,
+            memory_traffic: 0,
             program: Program { ops },
         });
     }

@@ -270,6 +270,7 @@ pub(crate) fn compile_dbench(
         start,
         kthread: false,
         memory_bound: 0,
+        memory_traffic: 0,
         program,
     };
     // The clients are forked by dbench's main process, so fork balancing

@@ -86,10 +86,15 @@ impl WorkloadFloor {
     fn exec_op(&mut self, tid: TaskId, template: usize, pc: usize, op: Op) -> bool {
         match op {
             Op::Run(d) => {
-                let w = d.sample(&mut self.m.kt.k.sched.tasks[tid].rng);
+                let t = &mut self.m.kt.k.sched.tasks[tid];
+                let w = d.sample(&mut t.rng);
+                t.work_is_run();
                 return self.start_work(tid, w, false);
             }
-            Op::Sys(w) => return self.start_work(tid, w, true),
+            Op::Sys(w) => {
+                self.m.kt.k.sched.tasks[tid].work_is_cpu();
+                return self.start_work(tid, w, true);
+            }
             Op::Runtime(d) => {
                 let w = d.sample(&mut self.m.kt.k.sched.tasks[tid].rng);
                 self.m.kt.k.sched.tasks[tid].runtime_end = Some(self.m.kt.k.now + w);

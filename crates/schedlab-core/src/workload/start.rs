@@ -80,6 +80,7 @@ impl WorkloadFloor {
             start: 0,
             kthread: false,
             memory_bound: 0,
+            memory_traffic: 0,
             program: Program::default(),
         };
         // The coordinator's SCHED_FIFO 99, set before the gate opens.
