@@ -305,6 +305,20 @@ def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
         ]
         lines += _table(["PACKAGE", "ENERGY(J)", "PkgWatt"], rows)
         lines.append("(per CPU: schedlab run --turbostat)")
+    pressure = report.get("pressure")
+    if isinstance(pressure, dict):
+        lines += ["", "Pressure (/proc/pressure at the end; window: share of the measurement window stalled)"]
+        for res in ("cpu", "memory", "io"):
+            f = pressure.get(res) or {}
+            for kind in ("some", "full"):
+                p = f.get(kind)
+                if not isinstance(p, dict):
+                    continue
+                lines.append(
+                    f"{res:<6} {kind} avg10={p.get('avg10', 0):.2f} avg60={p.get('avg60', 0):.2f} "
+                    f"avg300={p.get('avg300', 0):.2f} total={p.get('total_us', 0)}"
+                    f"   window {p.get('window_pct', 0):.2f}%"
+                )
     bw = report.get("memory_bandwidth")
     if isinstance(bw, list) and bw:
         lines += ["", "Memory bandwidth (per node; memory-bound work stalls while a node is saturated)"]

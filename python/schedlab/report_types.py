@@ -42,6 +42,9 @@ __all__ = [
     "NodeRow",
     "OracleInfo",
     "PackagePower",
+    "PressureFile",
+    "PressureLine",
+    "PressureReport",
     "RealInfo",
     "Report",
     "RtInfo",
@@ -424,6 +427,62 @@ class _RealInfoKeys(TypedDict):
 
 class RealInfo(_RealInfoKeys, total=False):
     """How a real-kernel run went."""
+
+    pass
+
+
+class _PressureLineKeys(TypedDict):
+    """The keys of every PressureLine."""
+
+    avg10: float
+    """"""
+    avg300: float
+    """"""
+    avg60: float
+    """"""
+    total_us: int
+    """"""
+    window_pct: float
+    """"""
+
+
+class PressureLine(_PressureLineKeys, total=False):
+    """One line: the running averages as printed (%, two decimals truncated), the total since boot (µs), and the share
+    of the measurement window stalled (%).
+    """
+
+    pass
+
+
+class _PressureFileKeys(TypedDict):
+    """The keys of every PressureFile."""
+
+    some: PressureLine
+    """"""
+
+
+class PressureFile(_PressureFileKeys, total=False):
+    """One /proc/pressure file: its "some" line and its "full" line (absent from cpu before 5.13)."""
+
+    full: PressureLine
+    """"""
+
+
+class _PressureReportKeys(TypedDict):
+    """The keys of every PressureReport."""
+
+    cpu: PressureFile
+    """"""
+    io: PressureFile
+    """"""
+    memory: PressureFile
+    """"""
+
+
+class PressureReport(_PressureReportKeys, total=False):
+    """Pressure stall information (`kernel.psi`, 4.20+): /proc/pressure/cpu, memory and io as read at the end of the
+    run.
+    """
 
     pass
 
@@ -1307,6 +1366,10 @@ class Report(_ReportKeys, total=False):
     oracle: OracleInfo
     """Real kernel under the QEMU oracle: the guest's kernel and the emulator's settings (added by
     python/schedlab/qemu/guest.py).
+    """
+    pressure: PressureReport
+    """Simulation: pressure stall information, as /proc/pressure prints it at the end; absent without `kernel.psi`
+    (sched/psi.rs).
     """
     real: RealInfo
     """Real kernel: how the run went."""

@@ -30,7 +30,7 @@ pub mod sorted;
 mod task;
 pub use kernel::{
     CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, MemBwNode,
-    PackagePower, WorkqueueRow,
+    PackagePower, PressureFile, PressureLine, PressureReport, WorkqueueRow,
 };
 pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow};
 pub use mpstat::{CpuTimes, Mpstat, MpstatCpu, MpstatRow, MpstatSample};
@@ -181,6 +181,11 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub memory_bandwidth: Option<Vec<MemBwNode>>,
+    /// Simulation: pressure stall information, as /proc/pressure prints
+    /// it at the end; absent without `kernel.psi` (sched/psi.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub pressure: Option<PressureReport>,
     /// Simulation: the block devices over the window, as iostat reports
     /// them; absent without `[[machine.disk]]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

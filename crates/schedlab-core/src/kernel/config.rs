@@ -45,6 +45,8 @@ pub(crate) struct RawKernel {
     pub(crate) cpufreq_driver: Option<String>,
     /// x86 frequency invariance (the 1567c3e3467c series) on or off.
     pub(crate) freq_invariance: Option<bool>,
+    /// Pressure stall information (the psi= boot parameter), 4.20+.
+    pub(crate) psi: Option<bool>,
     pub(crate) balancer: Option<String>,
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]
@@ -274,6 +276,15 @@ fn compile_cpufreq(raw: &RawKernel, file: &str, kernel: &mut KernelConfig) -> Re
         };
     }
     kernel.freq_invariance = raw.freq_invariance;
+    if raw.psi == Some(true) && !kernel.version.at_least(4, 20) {
+        return Err(SimError::bad_value(
+            file,
+            "kernel.psi",
+            format!("true on {} (PSI came with 4.20)", kernel.version),
+            "true from version 4.20, or false",
+        ));
+    }
+    kernel.psi = raw.psi.unwrap_or(false);
     if kernel.cpufreq_governor == Some(CpufreqGovernor::Ondemand) && kernel.cpufreq_driver == CpufreqDriver::IntelPstate
     {
         return Err(SimError::bad_value(

@@ -553,6 +553,11 @@ pub struct KernelConfig {
     /// `kernel.freq_invariance`: x86 frequency invariance forced on (the
     /// series applied to an older kernel) or off; None: on from 5.7.
     pub freq_invariance: Option<bool>,
+    /// `kernel.psi`: pressure stall information (kernel/sched/psi.c, 4.20+)
+    /// is kept and reported. Deviation: off unless asked for (upstream's
+    /// CONFIG_PSI=y kernels keep it unless booted with psi=0), so that
+    /// outputs without it stay as they were.
+    pub psi: bool,
     /// The workqueues: the system ones, then `[[kernel.workqueue]]`.
     pub workqueues: Vec<crate::kernel::workqueue::WorkqueueDef>,
     /// `[kernel.vm]`: the vm sysctls (mm/).
@@ -609,6 +614,7 @@ impl KernelConfig {
             cpufreq_governor: None,
             cpufreq_driver: CpufreqDriver::IntelPstate,
             freq_invariance: None,
+            psi: false,
             workqueues: crate::kernel::workqueue::WorkqueueDef::system(),
             vm: crate::kernel::vm::VmConfig { workingset: mech.workingset, ..Default::default() },
             vm_given: false,

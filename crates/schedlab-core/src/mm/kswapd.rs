@@ -85,6 +85,7 @@ impl MmFloor {
             let ks = &mut self.mm.kswapds[k];
             ks.state = KswapdState::ShortSleep;
             ks.timed_out = false;
+            self.kt.k.psi_memstall_leave(tid);
             let hz = self.kt.k.cfg.hz as u64;
             self.mm_sleep(tid, (hz / 10).max(1) * self.kt.k.cfg.tick_ns);
         } else {
@@ -98,6 +99,9 @@ impl MmFloor {
         self.mm.ev.pageoutrun += 1;
         let t = &self.kt.k.sched.tasks[self.mm.kswapds[k].task];
         self.kt.k.trace.mm_vmscan(self.kt.k.now, t.cpu, t, MmVmscan::KswapdWake, self.mm.kswapds[k].node as u64);
+        // balance_pgdat() runs inside psi_memstall_enter (sched/psi.rs).
+        let tid = self.mm.kswapds[k].task;
+        self.kt.k.psi_memstall_enter(tid);
         let ks = &mut self.mm.kswapds[k];
         ks.state = KswapdState::Balancing;
         ks.sc = ScanControl { priority: DEF_PRIORITY, pending_node: ks.node, ..Default::default() };

@@ -167,6 +167,8 @@ impl MmFloor {
     pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
         let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
+        // __perform_reclaim(): the reclaim is a memory stall (sched/psi.rs).
+        self.kt.k.psi_memstall_enter(tid);
         let t = &self.kt.k.sched.tasks[tid];
         self.kt.k.trace.mm_vmscan(self.kt.k.now, t.cpu, t, MmVmscan::DirectReclaimBegin, 0);
         self.kt.k.sched.tasks[tid].in_sys = true;
@@ -209,6 +211,7 @@ impl MmFloor {
                             MmVmscan::DirectReclaimEnd,
                             dr.sc.nr_reclaimed,
                         );
+                        self.kt.k.psi_memstall_leave(tid);
                         return None;
                     }
                     dr.sc.priority -= 1;

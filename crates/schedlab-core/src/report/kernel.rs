@@ -70,6 +70,37 @@ pub struct CpufreqReport {
     pub cpus: Vec<CpufreqRow>,
 }
 
+/// Pressure stall information (`kernel.psi`, 4.20+): /proc/pressure/cpu,
+/// memory and io as read at the end of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PressureReport {
+    pub cpu: PressureFile,
+    pub memory: PressureFile,
+    pub io: PressureFile,
+}
+
+/// One /proc/pressure file: its "some" line and its "full" line (absent
+/// from cpu before 5.13).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PressureFile {
+    pub some: PressureLine,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = crate::report::absent_when_none)]
+    pub full: Option<PressureLine>,
+}
+
+/// One line: the running averages as printed (%, two decimals
+/// truncated), the total since boot (µs), and the share of the
+/// measurement window stalled (%).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PressureLine {
+    pub avg10: f64,
+    pub avg60: f64,
+    pub avg300: f64,
+    pub total_us: u64,
+    pub window_pct: f64,
+}
+
 /// One NUMA node's memory bandwidth over the window (membw/:
 /// `machine.memory_bandwidth`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

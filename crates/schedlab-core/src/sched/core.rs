@@ -167,6 +167,7 @@ impl SchedEnv {
         }
         self.sched.rqs[cpu].curr = next;
         self.sched.rq_idle[cpu].has_curr = next.is_some();
+        self.psi_update(cpu);
         let stopper = std::mem::take(&mut self.sched.rqs[cpu].stopper_running);
         let Some(n) = next else {
             self.set_next_task_idle(cpu);
@@ -374,6 +375,7 @@ impl SchedEnv {
             self.sched.account_cpu(prev_cpu, self.now);
             self.sched.rqs[prev_cpu].nr_iowait -= 1;
             self.sched.tasks[tid].in_iowait = false;
+            self.psi_update(prev_cpu);
         }
         let class = self.sched.tasks[tid].sched_class();
         let cpu = if self.cfg.mech.rt_balance == RtBalance::Legacy {
@@ -413,6 +415,9 @@ impl SchedEnv {
             }
         }
         class.enqueue_task(self, cpu, tid, ENQUEUE_WAKEUP);
+        if self.psi.enabled {
+            self.psi_memstall_running(cpu, tid, 1);
+        }
         if iowait && cpu == waker_cpu {
             // enqueue_task_fair(): cpufreq_update_util(rq, SCHED_CPUFREQ_IOWAIT),
             // heard only on the CPU itself.
@@ -478,6 +483,9 @@ impl SchedEnv {
             return;
         }
         self.sched.tasks[tid].sched_class().migrate_task_rq(self, tid, old, new_cpu);
+        if self.psi.enabled {
+            self.psi_memstall_migrate(tid, old, new_cpu);
+        }
         let t = &mut self.sched.tasks[tid];
         t.cpu = new_cpu;
         t.stats.nr_migrations += 1;
@@ -518,6 +526,7 @@ impl SchedEnv {
         if self.sched.rqs[cpu].nr_running == 2 {
             self.sched.rd.nr_overloaded += 1;
         }
+        self.psi_update(cpu); // sched/psi.rs
     }
 
     pub fn sub_nr_running(&mut self, cpu: usize) {
@@ -527,6 +536,7 @@ impl SchedEnv {
         if self.sched.rqs[cpu].nr_running == 1 {
             self.sched.rd.nr_overloaded -= 1;
         }
+        self.psi_update(cpu);
     }
 
     /// idle_cpu(): nothing running and nothing queued.
@@ -597,10 +607,15 @@ impl SchedEnv {
         if self.sched.tasks[tid].in_iowait {
             self.sched.account_cpu(cpu, self.now);
             self.sched.rqs[cpu].nr_iowait += 1;
+            self.psi_update(cpu);
+        }
+        if self.psi.enabled {
+            self.psi_memstall_running(cpu, tid, -1);
         }
     }
 
     pub fn do_exit(&mut self, tid: TaskId) {
+        self.psi_memstall_leave(tid);
         let cpu = self.sched.tasks[tid].cpu;
         if self.sched.tasks[tid].state == TaskState::Runnable {
             self.update_curr(cpu);

@@ -60,6 +60,8 @@ pub struct SchedEnv {
     /// The nodes' memory bandwidth (membw/): the stall of memory-bound
     /// work on a saturated node (sched/membw.rs).
     pub membw: MemBw,
+    /// Pressure stall information (sched/psi.rs; `kernel.psi`).
+    pub psi: crate::sched::psi_group::Psi,
     /// When the measurement starts (the end of the warm-up): a task's
     /// wakeup counters start then.
     pub warmup: u64,

@@ -46,6 +46,7 @@ impl SchedEnv {
             work_left: 0,
             memory_bound: g.memory_bound,
             mem_rate: 0,
+            memstall: false,
             group_mem: (g.memory_bound, if self.membw.enabled() { g.memory_traffic } else { 0 }),
             runtime_end: None,
             cs_debt: 0,

@@ -14,6 +14,8 @@ pub mod idle;
 pub mod membw;
 pub mod op_timer;
 pub mod pelt;
+pub mod psi;
+pub mod psi_group;
 pub mod rt;
 pub mod rt_legacy;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h

@@ -217,6 +217,8 @@ pub struct Task {
     /// Its group's `memory_bound` and `memory_traffic` (the latter 0
     /// without memory bandwidth): what its run ops' work is.
     pub group_mem: (u16, u32),
+    /// Between psi_memstall_enter and _leave (PF_MEMSTALL; sched/psi.rs).
+    pub memstall: bool,
     /// Wall-clock end of a `runtime` op.
     pub runtime_end: Option<u64>,
     /// Time the task owes before its work progresses (context switch,

@@ -172,6 +172,7 @@ impl Sim {
                             .traced_if(trace.on()),
                             cpufreq,
                             membw: MemBw::new(sc.machine.memory_bandwidth, &sc.machine.node_cpus, nr),
+                            psi: crate::sched::psi_group::Psi::for_kernel(&sc.kernel, nr),
                             warmup: sc.measure.warmup,
                             trace,
                         },

@@ -426,6 +426,37 @@ impl Sim {
     }
 }
 
+/// /proc/pressure at the end of the run (sched/psi.rs).
+fn pressure_section(sim: &Sim, kbase: &crate::stats::KernelBase, window: u64) -> Option<crate::report::PressureReport> {
+    use crate::report::{PressureFile, PressureLine};
+    use crate::sched::psi_group::{CPU_FULL, CPU_SOME, FIXED_1, IO_FULL, IO_SOME, MEM_FULL, MEM_SOME};
+    let k = &sim.w.m.kt.k;
+    if !k.psi.enabled {
+        return None;
+    }
+    let p = k.psi.read(k.now, k.cfg.tick_ns);
+    // psi_show(): LOAD_INT.LOAD_FRAC, the fraction truncated.
+    let pct = |x: u64| (x / FIXED_1) as f64 + (((x & (FIXED_1 - 1)) * 100) / FIXED_1) as f64 / 100.0;
+    let line = |s: usize| PressureLine {
+        avg10: pct(p.avg[s][0]),
+        avg60: pct(p.avg[s][1]),
+        avg300: pct(p.avg[s][2]),
+        total_us: p.total[s] / 1000,
+        window_pct: round2(100.0 * (p.total[s] - kbase.psi[s]) as f64 / window.max(1) as f64),
+    };
+    let r = p.rules;
+    let cpu_full = match (r.v5_13, r.cpu_full_zero) {
+        (false, _) => None,
+        (true, false) => Some(line(CPU_FULL)),
+        (true, true) => Some(PressureLine::default()),
+    };
+    Some(crate::report::PressureReport {
+        cpu: PressureFile { some: line(CPU_SOME), full: cpu_full },
+        memory: PressureFile { some: line(MEM_SOME), full: Some(line(MEM_FULL)) },
+        io: PressureFile { some: line(IO_SOME), full: Some(line(IO_FULL)) },
+    })
+}
+
 /// Each node's memory bandwidth and traffic over the window.
 fn membw_section(sim: &Sim, kbase: &crate::stats::KernelBase, window: u64) -> Option<Vec<crate::report::MemBwNode>> {
     let k = &sim.w.m.kt.k;
@@ -576,6 +607,7 @@ pub(crate) fn kernel_sections(sim: &Sim, r: &mut Report) {
     }
     r.cpufreq = cpufreq_section(sim, &base, window);
     r.memory_bandwidth = membw_section(sim, &base, window);
+    r.pressure = pressure_section(sim, &base, window);
     if !sim.w.m.kt.block.disks.is_empty() {
         r.disks = Some(
             sim.w

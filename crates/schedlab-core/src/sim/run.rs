@@ -342,6 +342,7 @@ impl Sim {
                 cpufreq: self.w.m.kt.k.cpufreq_counters(),
                 core_energy: self.w.m.kt.k.cpufreq.core_energy.clone(),
                 membw: self.w.m.kt.k.membw_counters(),
+                psi: self.w.m.kt.k.psi.read(self.w.m.kt.k.now, self.w.m.kt.k.cfg.tick_ns).total,
             });
         }
         let accts: Vec<CpuTime> = self.w.m.kt.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();

@@ -105,4 +105,6 @@ pub struct KernelBase {
     pub core_energy: Vec<u128>,
     /// Per node: bytes moved, saturated ns and stall-weighted ns (membw/).
     pub membw: Vec<(f64, u64, u128)>,
+    /// The pressure totals (ns; sched/psi.rs).
+    pub psi: [u64; 6],
 }
