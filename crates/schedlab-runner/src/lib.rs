@@ -131,6 +131,9 @@ pub struct Measured {
     pub host_cpus: Vec<usize>,
     pub reason: &'static str,
     pub main_rt: bool,
+    /// /proc/pressure at the window's start and end (`kernel.psi`; None
+    /// without it or on a kernel without PSI).
+    pub pressure: Option<([procfs::PressureFileRead; 3], [procfs::PressureFileRead; 3])>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -194,9 +197,12 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     shared.set_window(win_start, win_end.unwrap_or(u64::MAX));
     let mut base = Vec::new();
     let mut stat_base = BTreeMap::new();
+    let psi = sc.kernel.psi;
+    let mut psi_base = None;
     if warm == 0 {
         base = read_all(&shared);
         stat_base = proc_stat()?;
+        psi_base = psi.then(procfs::read_pressure).flatten();
     }
     shared.open_gate(t0);
     if warm > 0 {
@@ -205,6 +211,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         }
         base = read_all(&shared);
         stat_base = proc_stat()?;
+        psi_base = psi.then(procfs::read_pressure).flatten();
     }
     let interval = sc.measure.interval;
     let mut samples = Vec::new();
@@ -230,6 +237,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     }
     let end = read_all(&shared);
     let stat_end = proc_stat()?;
+    let psi_end = psi.then(procfs::read_pressure).flatten();
     let t_end = sys::now();
     shared.stop_and_join();
     let late = exec_lock(&shared.late_errors).clone();
@@ -252,6 +260,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         host_cpus,
         reason,
         main_rt,
+        pressure: psi_base.zip(psi_end),
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

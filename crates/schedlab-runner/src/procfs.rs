@@ -258,6 +258,51 @@ pub fn parse_schedstat_run_delay(text: &str) -> BTreeMap<usize, u64> {
     out
 }
 
+/// One line of a /proc/pressure file: avg10, avg60, avg300 (%) and the
+/// total stall (µs).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PressureRead {
+    pub avg: [f64; 3],
+    pub total_us: u64,
+}
+
+/// A /proc/pressure file's "some" and "full" lines (None: absent).
+pub type PressureFileRead = (Option<PressureRead>, Option<PressureRead>);
+
+/// Parse /proc/pressure/{cpu,memory,io}: `some avg10=0.00 avg60=0.00
+/// avg300=0.00 total=0`, then the same for `full`.
+pub fn parse_pressure(text: &str) -> PressureFileRead {
+    let mut out: PressureFileRead = (None, None);
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let kind = f.next();
+        let mut r = PressureRead::default();
+        for kv in f {
+            let Some((k, v)) = kv.split_once('=') else { continue };
+            match k {
+                "avg10" => r.avg[0] = v.parse().unwrap_or(0.0),
+                "avg60" => r.avg[1] = v.parse().unwrap_or(0.0),
+                "avg300" => r.avg[2] = v.parse().unwrap_or(0.0),
+                "total" => r.total_us = v.parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+        match kind {
+            Some("some") => out.0 = Some(r),
+            Some("full") => out.1 = Some(r),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// /proc/pressure/cpu, memory and io (None: a kernel without PSI, or
+/// one booted with it off, where reading fails with EOPNOTSUPP).
+pub fn read_pressure() -> Option<[PressureFileRead; 3]> {
+    let one = |res: &str| read(&format!("/proc/pressure/{res}")).ok().map(|t| parse_pressure(&t));
+    Some([one("cpu")?, one("memory")?, one("io")?])
+}
+
 /// /proc/stat with each CPU's run_delay from /proc/schedstat, read right
 /// after it (a kernel without CONFIG_SCHEDSTATS leaves `run_delay_ns` None).
 pub fn read_proc_stat() -> io::Result<BTreeMap<usize, CpuJiffies>> {
@@ -275,6 +320,15 @@ pub fn read_proc_stat() -> io::Result<BTreeMap<usize, CpuJiffies>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pressure_lines_parse() {
+        let t = "some avg10=1.50 avg60=0.25 avg300=0.00 total=12345\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n";
+        let (some, full) = parse_pressure(t);
+        assert_eq!(some, Some(PressureRead { avg: [1.5, 0.25, 0.0], total_us: 12345 }));
+        assert_eq!(full.map(|f| f.total_us), Some(7));
+        assert_eq!(parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=3\n").1, None);
+    }
 
     #[test]
     fn schedstat_run_delay_is_the_eighth_field() {

@@ -82,6 +82,31 @@ fn cpu_times(m: &Measured, cpu_d: &[CpuJiffies]) -> Vec<CpuTimes> {
         .collect()
 }
 
+/// /proc/pressure at the window's end, each line with the share of the
+/// window it grew by.
+fn pressure(m: &Measured) -> Option<schedlab_core::report::PressureReport> {
+    use schedlab_core::report::{PressureFile, PressureLine, PressureReport};
+    let (base, end) = m.pressure.as_ref()?;
+    let window_us = (m.window.1.saturating_sub(m.window.0) / 1000).max(1) as f64;
+    let line = |b: Option<crate::procfs::PressureRead>, e: Option<crate::procfs::PressureRead>| {
+        e.map(|e| PressureLine {
+            avg10: e.avg[0],
+            avg60: e.avg[1],
+            avg300: e.avg[2],
+            total_us: e.total_us,
+            window_pct: {
+                let d = e.total_us.saturating_sub(b.map_or(e.total_us, |b| b.total_us));
+                (100.0 * d as f64 / window_us * 100.0).round() / 100.0
+            },
+        })
+    };
+    let file = |i: usize| PressureFile {
+        some: line(base[i].0, end[i].0).unwrap_or_default(),
+        full: line(base[i].1, end[i].1),
+    };
+    Some(PressureReport { cpu: file(0), memory: file(1), io: file(2) })
+}
+
 pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
     let (ws, we) = m.window;
     let cpu_d = deltas(&m.stat_end, &m.stat_base, &m.host_cpus);
@@ -211,6 +236,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         migrations,
         switches: Some(switches),
         timer_delay: DelayStats::of(&timer_delays),
+        pressure: pressure(m),
         ..Default::default()
     }
 }

@@ -71,6 +71,13 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
     m = spec.metric
     if m in ("tool_time", "latency_avg", "latency_max"):
         return side.tool_value(m, spec.thread)
+    if m.startswith("psi_"):
+        # psi_<resource>_<some|full>: the line's share of the window (None:
+        # the kernel has no PSI, or it is off).
+        res, kind = m[len("psi_") :].rsplit("_", 1)
+        if not isinstance(rep.doc.get("pressure"), Mapping):
+            return None
+        return float(rep.key(f"pressure.{res}.{kind}.window_pct"))
     if m in ("share", "share_min", "share_max"):
         s = shares()
         if s is None:

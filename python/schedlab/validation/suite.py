@@ -63,6 +63,13 @@ METRIC_UNITS: dict[str, str] = {
     "tool_time": "s",
     "latency_avg": "us",
     "latency_max": "us",
+    # Pressure (`kernel.psi`): the share of the window a /proc/pressure
+    # line grew by.
+    "psi_cpu_some": "points",
+    "psi_memory_some": "points",
+    "psi_memory_full": "points",
+    "psi_io_some": "points",
+    "psi_io_full": "points",
 }
 
 

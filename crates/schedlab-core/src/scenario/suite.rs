@@ -60,6 +60,13 @@ pub const METRIC_UNITS: &[(&str, &str)] = &[
     ("tool_time", "s"),
     ("latency_avg", "us"),
     ("latency_max", "us"),
+    // Pressure (`kernel.psi`): the share of the window a /proc/pressure
+    // line grew by.
+    ("psi_cpu_some", "points"),
+    ("psi_memory_some", "points"),
+    ("psi_memory_full", "points"),
+    ("psi_io_some", "points"),
+    ("psi_io_full", "points"),
 ];
 /// The metrics of an entry that runs a real tool, and only of such an entry.
 pub const TOOL_METRICS: &[&str] = &["tool_time", "latency_avg", "latency_max"];
@@ -396,6 +403,10 @@ fn selectors(s: &MetricSpec) -> (bool, &'static str) {
             (none && s.thread.is_none(), "no selector")
         }
         "latency_avg" | "latency_max" => (s.thread.is_some(), "thread = N (cyclictest's thread)"),
+        m if m.starts_with("psi_") => {
+            let none = !task && !group && s.cpu.is_none() && s.cpus.is_none() && s.sets.is_empty();
+            (none && s.thread.is_none(), "no selector (the system's pressure)")
+        }
         // migrations, switches, wakeup_p50/p90/p99, wait_avg
         _ => (!(task && group), narrowed),
     }
