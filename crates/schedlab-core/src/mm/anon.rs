@@ -39,7 +39,9 @@ impl MmFloor {
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {
                 let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveAnon);
-                // clear_page: each page written once.
+                // clear_page: each page written once. Deviation: the whole
+                // fault counts as memory-bound streaming (its exception
+                // entry, rmap and charge too), as clear_page dominates it.
                 let bw = self.kt.k.membw.enabled();
                 let t = &mut self.kt.k.sched.tasks[tid];
                 t.work_left = (pages * self.kt.k.cfg.costs.anon_fault_ns + locks).max(1);

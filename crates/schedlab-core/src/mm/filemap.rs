@@ -113,7 +113,9 @@ impl MmFloor {
                     st.left -= st.window;
                     st.phase = ReadPhase::Alloc;
                     // copy_to_user: each page read from the page cache
-                    // and written to the user's buffer.
+                    // and written to the user's buffer. Deviation: all of
+                    // it memory-bound and all of it DRAM traffic (no LLC
+                    // hits, no read-for-ownership counted).
                     let bw = self.kt.k.membw.enabled();
                     let t = &mut self.kt.k.sched.tasks[tid];
                     t.work_left = (pages * copy_ns).max(1);
