@@ -337,7 +337,13 @@ impl SchedEnv {
                 return None;
             }
             env.migration_type = MigrationType::Load;
-            let a = (busiest.avg_load.saturating_sub(sds_avg_load)) * busiest.group_capacity;
+            // Unsigned long, as the kernel computes it. Nothing keeps an
+            // overloaded busiest group above the domain's average: a fully
+            // busy group holding a heavy task raises the average over
+            // groups of SCHED_IDLE or nice-19 tasks. Then busiest - average
+            // wraps, min() takes the local term, and the balancer pulls up
+            // to (average - local) of load (every version from 5.5 to 6.18).
+            let a = busiest.avg_load.wrapping_sub(sds_avg_load).wrapping_mul(busiest.group_capacity);
             let b = (sds_avg_load - local.avg_load) * local.group_capacity;
             env.imbalance = (a.min(b) / 1024) as i64;
         }
