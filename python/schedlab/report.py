@@ -370,7 +370,7 @@ def _kernel_sections(report: Mapping[str, Any]) -> list[str]:
 
 
 def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: float) -> list[str]:
-    """Memory over the window: vmstat's memory and CPU columns, the nodes
+    """Memory over the window: vmstat's procs, memory and CPU columns, the nodes
     with their locks, kswapd threads as top shows them, /proc/vmstat's
     events per second, and the allocations of each group."""
     nodes = [n for n in mm.get("nodes") or [] if isinstance(n, Mapping)]
@@ -384,9 +384,13 @@ def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: floa
     ]
     free = sum(int(n.get("free_pages") or 0) for n in nodes) * 4
     cache = sum(int(n.get("inactive_file_pages") or 0) + int(n.get("active_file_pages") or 0) for n in nodes) * 4
-    row = [str(free), str(cache), f"{float(mm.get('read_kbs') or 0):.0f}"]
+    procs = [p for p in mm.get("procs") or [] if isinstance(p, Mapping)]
+    # vmstat's r and b: the mean of the lines it would have printed.
+    r = sum(int(p.get("r") or 0) for p in procs) / max(len(procs), 1)
+    b = sum(int(p.get("b") or 0) for p in procs) / max(len(procs), 1)
+    row = [f"{r:.1f}", f"{b:.1f}", str(free), str(cache), f"{float(mm.get('read_kbs') or 0):.0f}"]
     row += [f"{float(avg.get(k) or 0):.0f}" for k in ("usr", "sys", "idle", "iowait")]
-    lines += _table(["free", "cache", "bi", "us", "sy", "id", "wa"], [row], left=())
+    lines += _table(["r", "b", "free", "cache", "bi", "us", "sy", "id", "wa"], [row], left=())
     lines += ["", "Nodes (pages; the locks' held time as % of the window, spin as CPU ms)"]
     rows = [
         [

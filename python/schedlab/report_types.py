@@ -45,6 +45,7 @@ __all__ = [
     "PressureFile",
     "PressureLine",
     "PressureReport",
+    "ProcsRow",
     "RealInfo",
     "Report",
     "RtInfo",
@@ -580,6 +581,23 @@ class Mpstat(_MpstatKeys, total=False):
     pass
 
 
+class _ProcsRowKeys(TypedDict):
+    """The keys of every ProcsRow."""
+
+    b: int
+    """b: tasks asleep in io_schedule() (/proc/stat procs_blocked, nr_iowait())."""
+    r: int
+    """r: tasks running or waiting for a CPU (/proc/stat procs_running, nr_running() summed over the CPUs)."""
+    time_s: float
+    """Seconds since the start of the run."""
+
+
+class ProcsRow(_ProcsRowKeys, total=False):
+    """One vmstat line's procs columns."""
+
+    pass
+
+
 class _NodeRowKeys(TypedDict):
     """The keys of every NodeRow."""
 
@@ -685,6 +703,8 @@ class _MmReportKeys(TypedDict):
     """"""
     nodes: list[NodeRow]
     """"""
+    procs: list[ProcsRow]
+    """vmstat's procs columns at the end of each mpstat interval in the window, where vmstat prints a line."""
     read_kbs: float
     """Pages read from the disks per second, KiB/s (iostat's kB_read/s summed over the devices)."""
     vmstat: dict[str, int]

@@ -122,3 +122,40 @@ def test_psi_before_4_20_is_refused() -> None:
     with pytest.raises(ScenarioError) as e:
         hogs(6, "4.19", "1s")
     assert "kernel.psi" in str(e.value) and "4.20" in str(e.value)
+
+
+VMSTAT_PROCS = """
+name = "procs"
+[machine]
+preset = "4cpu"
+[[machine.disk]]
+name = "hdd"
+read = "10ms"
+[kernel]
+vmstat_kworkers = false
+[measure]
+warmup = "1s"
+duration = "5s"
+interval = "1s"
+[[task]]
+name = "hog"
+count = 2
+program = [{ run = "1000s" }]
+[[task]]
+name = "dd"
+count = 4
+program = [{ loop = { count = 0, body = [
+    { run = "100us" }, { read = { disk = ["hdd"], size = "4KiB", direct = true } },
+] } }]
+"""
+
+
+def test_vmstat_procs_columns_count_runnable_and_io_blocked_tasks() -> None:
+    # vmstat's r (procs_running) and b (procs_blocked) at the end of each
+    # interval: the two hogs always run; each reader is running or asleep
+    # in io_schedule(), so r + b is every task, and the readers mostly wait
+    # on the disk.
+    rows = schedlab.run_scenario(text=VMSTAT_PROCS, seed=1)["mm"]["procs"]
+    assert [row["time_s"] for row in rows] == [2.0, 3.0, 4.0, 5.0, 6.0]
+    assert all(row["r"] >= 2 and row["r"] + row["b"] == 6 for row in rows), rows
+    assert sum(row["b"] for row in rows) >= 3 * len(rows), rows

@@ -24,6 +24,22 @@ pub struct MmReport {
     pub kswapd_threads: String,
     pub min_free_kbytes: u64,
     pub workingset: bool,
+    /// vmstat's procs columns at the end of each mpstat interval in the
+    /// window, where vmstat prints a line.
+    pub procs: Vec<ProcsRow>,
+}
+
+/// One vmstat line's procs columns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProcsRow {
+    /// Seconds since the start of the run.
+    pub time_s: f64,
+    /// r: tasks running or waiting for a CPU (/proc/stat procs_running,
+    /// nr_running() summed over the CPUs).
+    pub r: u32,
+    /// b: tasks asleep in io_schedule() (/proc/stat procs_blocked,
+    /// nr_iowait()).
+    pub b: u32,
 }
 
 /// One node at the end of the run, and its LRU lock over the window.

@@ -197,7 +197,7 @@ impl Sim {
                 },
                 wl: workload_state(sc),
             },
-            stats: Stats { rec, task_base: Vec::new(), events_processed: 0, kernel_base: None },
+            stats: Stats { rec, task_base: Vec::new(), events_processed: 0, kernel_base: None, procs: Vec::new() },
             end_ns,
             open_ended,
             stop_reason: "duration reached",

@@ -1,7 +1,7 @@
 //! The report's memory section (report/mm.rs) from the model's state.
 
 use crate::mm::{KswapdThreads, Lru};
-use crate::report::{AllocRow, KswapdRow, MmReport, NodeRow, Report};
+use crate::report::{AllocRow, KswapdRow, MmReport, NodeRow, ProcsRow, Report};
 use crate::sim::Sim;
 
 /// The memory section, when the model ran.
@@ -124,6 +124,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         },
         min_free_kbytes,
         workingset: sim.w.m.mm.cfg.workingset,
+        procs: sim.stats.procs.iter().map(|&(at, r, b)| ProcsRow { time_s: at as f64 / 1e9, r, b }).collect(),
     })
 }
 

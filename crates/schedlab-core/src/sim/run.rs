@@ -345,6 +345,14 @@ impl Sim {
                 psi: self.w.m.kt.k.psi.read(self.w.m.kt.k.now, self.w.m.kt.k.cfg.tick_ns).total,
             });
         }
+        if self.w.m.mm.enabled && self.w.m.kt.k.now > self.stats.rec.warmup {
+            // /proc/stat's procs_running and procs_blocked, as vmstat reads
+            // them at the end of each interval.
+            let rqs = &self.w.m.kt.k.sched.rqs;
+            let r = rqs.iter().map(|q| q.nr_running).sum();
+            let b = rqs.iter().map(|q| q.nr_iowait).sum();
+            self.stats.procs.push((self.w.m.kt.k.now, r, b));
+        }
         let accts: Vec<CpuTime> = self.w.m.kt.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();
         self.stats.rec.sample(self.w.m.kt.k.now, &accts);
     }

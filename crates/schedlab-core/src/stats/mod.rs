@@ -85,6 +85,9 @@ pub struct Stats {
     /// The counters of the rest of the kernel when the warm-up ended
     /// (idle-state usage and time per CPU, disks, works per workqueue).
     pub kernel_base: Option<KernelBase>,
+    /// With memory modelled: at each mpstat sample in the window, the time,
+    /// nr_running() and nr_iowait() (vmstat's r and b).
+    pub procs: Vec<(u64, u32, u32)>,
 }
 
 /// Counters outside the scheduler at the start of the window.
