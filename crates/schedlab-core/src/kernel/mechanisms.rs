@@ -212,6 +212,16 @@ pub struct Mechanisms {
     /// Without it an idle CPU can never take one of two hogs whose util
     /// exceeds its spare capacity (issue 19's idle CPU).
     pub lb_util_shift: bool,
+    /// calculate_imbalance(): a local group with spare capacity fills it
+    /// from an overloaded busiest one by utilisation only across LLCs;
+    /// within an LLC it evens out the task counts ("sched/fair: Ensure tasks
+    /// spreading in LLC during LB", 16b0a7a1a0af, v5.10-rc4).
+    pub lb_llc_spread_tasks: bool,
+    /// sibling_imbalance() (6.6, "sched/fair: Implement prefer sibling
+    /// imbalance calculation between asymmetric groups"): the task-count
+    /// imbalance between single-CPU or prefer-sibling groups is 0 when the
+    /// balancing CPU is not idle.
+    pub lb_sibling_imbalance: bool,
     /// task_hot(): no task is cache hot between SMT siblings (6.12).
     pub task_hot_smt_exempt: bool,
     /// need_active_balance(): after enough failures only a migrate_task
@@ -396,6 +406,8 @@ impl Mechanisms {
             lb_skip_per_cpu_kthread: at(5, 10),
             lb_detach_shift: at(5, 10),
             lb_util_shift: at(6, 1),
+            lb_llc_spread_tasks: at(5, 10),
+            lb_sibling_imbalance: at(6, 6),
             task_hot_smt_exempt: at(6, 12),
             alb_migrate_task_only: at(5, 12),
             balance_interval_busy_minus_one: at(6, 1),

@@ -15,7 +15,7 @@
 use crate::kernel::features::Feature;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::CpuIdleType;
-use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING};
+use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_LLC};
 use crate::sched::task::{TaskId, TaskState};
 
 /// enum group_type, in the order that makes a group "busier" (5.5).
@@ -291,7 +291,8 @@ impl SchedEnv {
             env.migration_type = MigrationType::Task;
             env.imbalance = 1;
         } else if local.group_type == GroupType::HasSpare {
-            if busiest.group_type > GroupType::FullyBusy {
+            let llc = self.cfg.mech.lb_llc_spread_tasks && dom.flags & SD_SHARE_LLC != 0;
+            if busiest.group_type > GroupType::FullyBusy && !llc {
                 env.migration_type = MigrationType::Util;
                 env.imbalance = (local.group_capacity.max(local.group_util) - local.group_util) as i64;
                 if env.idle != CpuIdleType::NotIdle && env.imbalance == 0 {
@@ -304,7 +305,12 @@ impl SchedEnv {
                 // which normalises by the groups' core counts; the plain
                 // difference is the same for groups of equal size.
                 let imbalance = if busiest.group_weight == 1 || prefer_sibling {
-                    busiest.sum_nr_running.saturating_sub(local.sum_nr_running) as i64
+                    if self.cfg.mech.lb_sibling_imbalance && env.idle == CpuIdleType::NotIdle {
+                        // sibling_imbalance(): a busy CPU evens out no counts.
+                        0
+                    } else {
+                        busiest.sum_nr_running.saturating_sub(local.sum_nr_running) as i64
+                    }
                 } else {
                     (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0)
                 };
