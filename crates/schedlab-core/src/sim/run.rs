@@ -347,7 +347,9 @@ impl Sim {
         }
         if self.w.m.mm.enabled && self.w.m.kt.k.now > self.stats.rec.warmup {
             // /proc/stat's procs_running and procs_blocked, as vmstat reads
-            // them at the end of each interval.
+            // them at the end of each interval. Deviation: no vmstat process
+            // runs, so r lacks the one task a real vmstat counts (itself),
+            // and there is no first line of averages since boot.
             let rqs = &self.w.m.kt.k.sched.rqs;
             let r = rqs.iter().map(|q| q.nr_running).sum();
             let b = rqs.iter().map(|q| q.nr_iowait).sum();
