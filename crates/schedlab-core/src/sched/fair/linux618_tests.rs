@@ -82,13 +82,16 @@ fn balance_cpu1(sim: &mut Sim) -> u32 {
 fn a_delayed_task_does_not_make_its_cpu_look_busy_from_6_14() {
     // CPU 0: one hog running and one sched_delayed, CPU 1 idle. 6.12
     // counts two fair tasks on CPU 0 and pulls the delayed one; 6.14's
-    // h_nr_runnable counts one, which is not worth moving.
+    // h_nr_runnable counts one, which is not worth moving (the
+    // utilisation pull of a domain across LLCs, which skips a CPU with one
+    // task; within an LLC the task-count pull takes it since 5.10).
     for counts_runnable in [true, false] {
         let mut sim = hogs("6.18", 2, 0, 20_000);
         let m = &mut sim.w.m.kt.k.cfg.mech;
         assert!(m.lb_counts_runnable_only);
         // Only the count differs: the delayed task may move in both runs.
         (m.lb_counts_runnable_only, m.lb_skip_delayed, m.lb_eligible_first) = (counts_runnable, false, false);
+        m.lb_llc_spread_tasks = false;
         let d = delayed_on_cpu0(&mut sim);
         assert_eq!(
             (sim.w.m.kt.k.sched.rqs[0].cfs.h_nr_running, sim.w.m.kt.k.lb_h_nr_running(0)),
