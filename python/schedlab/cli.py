@@ -196,6 +196,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dv.add_argument("scenario", metavar="SCENARIO", help="bundled scenario name or path to a .toml file")
     dv.add_argument("--seed", type=int, default=1, metavar="S", help="the simulator's seed (default 1)")
     dv.add_argument("--keep", metavar="DIR", help="keep both traces there (sim.txt, real.txt)")
+    dv.add_argument(
+        "--kernel",
+        choices=("6.1", "6.12", "6.18"),
+        help="trace the real side in this QEMU oracle guest (the scenario's machine) instead of on this host",
+    )
+    dv.add_argument(
+        "--background",
+        action="store_true",
+        help="also list, for each side, the threads outside the scenario that ran (kworkers, rcu, the runner's own) "
+        "and how often each CPU went idle",
+    )
     add_set(dv)
 
     k = sub.add_parser(

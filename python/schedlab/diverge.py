@@ -1,7 +1,7 @@
 """``schedlab diverge``: where the simulator's scheduling decisions part
 from this kernel's on one scenario, read from the sched tracepoints of both.
 
-    schedlab diverge SCENARIO [--set KEY=VALUE ...] [--seed S] [--keep DIR]
+    schedlab diverge SCENARIO [--kernel K] [--background] [--set KEY=VALUE ...] [--seed S] [--keep DIR]
 
 The simulator writes its tracepoints as ftrace text (``schedlab run
 --trace``); on this host the runner runs the scenario while tracefs records
@@ -24,6 +24,12 @@ warm-up) are counted the same way on both sides:
 * where each task ran (its switch-ins by CPU), listed for the tasks whose
   CPUs differ between the sides.
 
+With ``--kernel K`` the real side is the QEMU oracle guest of ``K`` on the
+scenario's machine, tracefs recording in the guest (the trace comes back
+gzip'd and base64'd on the console). ``--background`` lists each side's
+threads outside the scenario (:func:`background`): the runner's own main
+thread, the kernel's threads, and on a host everything else.
+
 The rows are printed biggest relative difference first. Each side is one
 run: a difference smaller than a run's own spread is not a finding (run it
 twice). ``--keep DIR`` keeps both traces (``sim.txt``, ``real.txt``).
@@ -39,7 +45,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from schedlab import native
 from schedlab.errors import HostError, UsageError
@@ -226,6 +232,90 @@ def placement_rows(sim: Decisions, real: Decisions, points: float = 20.0) -> lis
     return out
 
 
+@dataclass
+class Background:
+    """One kind of task outside the scenario, as a trace shows it: the
+    kernel's and the runner's own threads (``kworker/3:1`` counts as
+    ``kworker``)."""
+
+    name: str
+    runs: int = 0
+    run_us: list[float] = field(default_factory=list)
+    #: Its runs that took a CPU from one of the scenario's tasks.
+    over_scenario: int = 0
+    #: The lowest (best) kernel prio it ran at (< 100: real-time).
+    prio: int = 140
+    cpus: set[int] = field(default_factory=set)
+
+
+def kind_of(comm: str) -> str:
+    """A thread's kind: its comm up to the kernel's per-CPU or per-worker
+    suffix (``kworker/3:1H-kblockd`` and ``ksoftirqd/3`` become ``kworker``
+    and ``ksoftirqd``)."""
+    return comm.split("/", 1)[0] if "/" in comm else comm
+
+
+def background(
+    events: Mapping[str, list[dict[str, Any]]], comms: set[str], skip_s: float
+) -> tuple[float, dict[str, Background], dict[int, int]]:
+    """The runs of every task not named in ``comms`` after the warm-up,
+    by kind, and how often each CPU went idle there: (seconds counted,
+    kinds, CPU -> switches to idle)."""
+    rows = sorted(
+        ((float(r["Time"]), i, r) for i, r in enumerate(events.get("sched_switch", ()))), key=lambda x: (x[0], x[1])
+    )
+    mine = [t for t, _, r in rows if _comm_of("sched_switch", r) in comms]
+    if not mine:
+        return 0.0, {}, {}
+    start, end = mine[0] + skip_s, mine[-1]
+    kinds: dict[str, Background] = {}
+    idle_entries: dict[int, int] = {}
+    on: dict[int, tuple[str, float, bool]] = {}  # CPU -> (kind running, since, took it from the scenario)
+    for ts, _, r in rows:
+        cpu = int(r["__cpu"])
+        prev_comm, next_comm = str(r.get("prev_comm", ""))[:COMM_LEN], str(r.get("next_comm", ""))[:COMM_LEN]
+        running = on.pop(cpu, None)
+        if running is not None and start <= ts <= end:
+            kinds[running[0]].run_us.append((ts - running[1]) * 1e6)
+        if not (start <= ts <= end):
+            continue
+        if next_comm.startswith("swapper") or next_comm == "<idle>" or int(r.get("next_pid", -1)) == 0:
+            idle_entries[cpu] = idle_entries.get(cpu, 0) + 1
+            continue
+        if next_comm in comms:
+            continue
+        k = kinds.setdefault(kind_of(next_comm), Background(kind_of(next_comm)))
+        k.runs += 1
+        k.cpus.add(cpu)
+        k.prio = min(k.prio, int(r.get("next_prio", 140)))
+        over = prev_comm in comms and str(r.get("prev_state", "")).startswith("R")
+        k.over_scenario += over
+        on[cpu] = (k.name, ts, over)
+    return max(0.0, end - start), kinds, idle_entries
+
+
+def format_background(label: str, seconds: float, kinds: Mapping[str, Background], idle: Mapping[int, int]) -> str:
+    """The background table of one side: per kind, runs per second (all
+    CPUs), run length, the share of one CPU it takes, and how many of its
+    runs took a CPU from a scenario task still runnable."""
+    if seconds <= 0:
+        return f"{label}: no trace of the scenario's tasks"
+    table = [("thread kind", "prio", "CPUs", "runs/s", "run p50 us", "run mean us", "CPU %", "over a task %")]
+    for k in sorted(kinds.values(), key=lambda k: -sum(k.run_us)):
+        mean = sum(k.run_us) / len(k.run_us) if k.run_us else 0.0
+        p50 = sorted(k.run_us)[len(k.run_us) // 2] if k.run_us else 0.0
+        table.append((
+            k.name, str(k.prio), str(len(k.cpus)), f"{k.runs / seconds:.1f}", f"{p50:.1f}", f"{mean:.1f}",
+            f"{100 * sum(k.run_us) / 1e6 / seconds:.3f}", f"{100 * k.over_scenario / max(1, k.runs):.0f}",
+        ))  # fmt: skip
+    w = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    lines = [f"{label}, {seconds:.2f} s after the warm-up: threads outside the scenario"]
+    lines += ["  " + "  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in table]
+    per_cpu = " ".join(f"CPU{c} {n / seconds:.1f}" for c, n in sorted(idle.items())) or "none"
+    lines.append(f"  switches to idle per second: {per_cpu}")
+    return "\n".join(lines)
+
+
 def format_rows(rows: Iterable[tuple[str, float | None, float | None, float]]) -> str:
     def f(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}"
@@ -273,13 +363,91 @@ def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
                 w(f"events/sched/{name}/enable", "0")
 
 
-def cmd_diverge(args: argparse.Namespace) -> int:
-    from schedlab.calibrate import cost_overrides, run_local
-    from schedlab.validation.runners import RUNNER_START, host_series, host_sets
+TRACE_BEGIN = "=== SCHEDLAB-TRACE-GZ-BASE64 ==="
+TRACE_END = "=== SCHEDLAB-TRACE-GZ-BASE64 DONE ==="
+#: tracefs buffer per guest CPU: the guests' memory is small (TCG).
+GUEST_BUFFER_KB = 32768
 
+
+def _guest_trace(path: Path, overrides: Sequence[Override], kernel: str, out: Path) -> dict[str, Any]:
+    """The scenario in the QEMU guest of ``kernel`` with the runner (as
+    ``validate`` runs it), tracefs recording; the trace is written to
+    ``out`` and the runner's report returned."""
+    import base64
+    import gzip
+    import json
+
+    from schedlab import qemu
+    from schedlab.validation.runners import GUEST_TIMEOUT_S, static_runner
+
+    text = read_text(path)
+    summary = native.check(text, str(path), list(overrides))
+    layout = qemu.Layout.from_summary(summary["machine"])
+    resolved = native.scenario_toml(text, str(path), list(overrides))
+    kb = max(1024, min(GUEST_BUFFER_KB, 262144 // max(1, layout.nr_cpus)))
+    enable = "; ".join(f"echo 1 > events/sched/{e}/enable" for e in EVENTS)
+    script = (
+        f"mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; cd /sys/kernel/tracing || exit 97; "
+        f"echo 0 > tracing_on; echo {kb} > buffer_size_kb; {enable}; echo 1 > tracing_on; "
+        "/schedlab/runner --serial /schedlab/scenario.toml; s=$?; echo 0 > tracing_on; "
+        f"echo '{TRACE_BEGIN}'; gzip -c trace | base64; echo '{TRACE_END}'; exit $s"
+    )
+    files: dict[str, Any] = {"/schedlab/runner": static_runner(), "/schedlab/scenario.toml": resolved.encode()}
+    res = qemu.boot(layout, kernel, ["sh", "-c", script], files, shift=0, timeout=GUEST_TIMEOUT_S)
+    body = res.console.split(TRACE_BEGIN + "\n", 1)
+    if len(body) != 2 or TRACE_END not in body[1]:
+        raise HostError("SL300", f"diverge: the {kernel} guest printed no trace (tracefs missing?)")
+    out.write_bytes(gzip.decompress(base64.b64decode("".join(body[1].split(TRACE_END, 1)[0].split()))))
+    doc = cast("dict[str, Any]", json.loads(res.report))
+    doc["oracle"] = {"kernel": kernel, "wall_s": res.wall_s}
+    return doc
+
+
+def cmd_diverge(args: argparse.Namespace) -> int:
     path = resolve(args.scenario)
     text = read_text(path)
     user = [parse_set_arg(s) for s in args.set]
+    keep = Path(args.keep) if args.keep else None
+    with tempfile.TemporaryDirectory(prefix="schedlab-diverge-") as tmp:
+        d = keep or Path(tmp)
+        d.mkdir(parents=True, exist_ok=True)
+        sim_txt, real_txt = d / "sim.txt", d / "real.txt"
+        if args.kernel:
+            doc = _guest_trace(path, user, args.kernel, real_txt)
+            sim_sets = _guest_sim_sets(args.kernel, doc, user)
+            where = f"the {args.kernel} guest ({(doc.get('host') or {}).get('kernel_release', '?')}, QEMU)"
+        else:
+            sim_sets = _local_sim_sets(text, path, user)
+            where = f"this kernel ({os.uname().release})"
+        report = native.run(text, str(path), args.seed, sim_sets, False, trace=str(sim_txt))
+        if not args.kernel:
+            _real_trace(path, user, real_txt)
+        comms = {str(t.get("comm", ""))[:COMM_LEN] for t in report["tasks"]} - {""}
+        skip = float(report["measure"]["start_ns"]) / 1e9
+        sim_ev = parse_ftrace(sim_txt.read_text().splitlines())
+        real_ev = parse_ftrace(real_txt.read_text(errors="replace").splitlines())
+    sd, rd = decisions(sim_ev, comms, skip), decisions(real_ev, comms, skip)
+    version = dict(sim_sets)["kernel.version"].strip('"')
+    print(f"{path.name}: simulator {version} vs {where}; "
+          f"{sd.seconds:.2f} s and {rd.seconds:.2f} s traced after the warm-up")  # fmt: skip
+    print(format_rows(diverge_rows(sd, rd)))
+    moved = placement_rows(sd, rd)
+    if moved:
+        print("where the tasks ran (switch-ins by CPU), where the sides differ by more than 20 points:")
+        print("\n".join(moved))
+    if args.background:
+        for label, ev in (("simulator", sim_ev), ("real", real_ev)):
+            print()
+            print(format_background(label, *background(ev, comms, skip)))
+    return 0
+
+
+def _local_sim_sets(text: str, path: Path, user: Sequence[Override]) -> list[Override]:
+    """The simulator's settings against this host: its release, the runner's
+    start, its measured costs and settings (as ``validate --local``)."""
+    from schedlab.calibrate import cost_overrides, run_local
+    from schedlab.validation.runners import RUNNER_START, host_series, host_sets
+
     costs = cost_overrides(_costs(run_local()))
     sim_sets: list[Override] = [
         ("kernel.version", toml_literal(host_series())),
@@ -294,26 +462,29 @@ def cmd_diverge(args: argparse.Namespace) -> int:
         raise UsageError(
             "SL001", f"diverge: {path}: {nr} CPUs but this host has {os.cpu_count()}; accepted: a scenario that fits"
         )
-    keep = Path(args.keep) if args.keep else None
-    with tempfile.TemporaryDirectory(prefix="schedlab-diverge-") as tmp:
-        d = keep or Path(tmp)
-        d.mkdir(parents=True, exist_ok=True)
-        sim_txt, real_txt = d / "sim.txt", d / "real.txt"
-        report = native.run(text, str(path), args.seed, sim_sets, False, trace=str(sim_txt))
-        _real_trace(path, user, real_txt)
-        comms = {str(t.get("comm", ""))[:COMM_LEN] for t in report["tasks"]} - {""}
-        skip = float(report["measure"]["start_ns"]) / 1e9
-        sim_ev = parse_ftrace(sim_txt.read_text().splitlines())
-        real_ev = parse_ftrace(real_txt.read_text().splitlines())
-    sd, rd = decisions(sim_ev, comms, skip), decisions(real_ev, comms, skip)
-    print(f"{path.name}: simulator {host_series()} vs this kernel ({os.uname().release}); "
-          f"{sd.seconds:.2f} s and {rd.seconds:.2f} s traced after the warm-up")  # fmt: skip
-    print(format_rows(diverge_rows(sd, rd)))
-    moved = placement_rows(sd, rd)
-    if moved:
-        print("where the tasks ran (switch-ins by CPU), where the sides differ by more than 20 points:")
-        print("\n".join(moved))
-    return 0
+    return sim_sets
+
+
+def _guest_sim_sets(kernel: str, doc: Mapping[str, Any], user: Sequence[Override]) -> list[Override]:
+    """The simulator's settings against a QEMU guest (as ``validate``): the
+    guest's release, the runner's start, the guest build's settings, and the
+    costs measured in that guest when a kept calibration ships with schedlab."""
+    from schedlab._paths import VALIDATION
+    from schedlab.calibrate import check_calibration, cost_overrides
+    from schedlab.validation.results import oracle_sets
+    from schedlab.validation.runners import RUNNER_START, kept_calibration, sim_version
+
+    kept = VALIDATION / "real" / kernel
+    costs: list[Override] = []
+    if (kept / "calibration.json").is_file():
+        costs = cost_overrides(check_calibration(kept_calibration(str(kept)), str(kept / "calibration.json")))
+    return [
+        ("kernel.version", toml_literal(sim_version(kernel, doc))),
+        RUNNER_START,
+        *oracle_sets(kernel),
+        *costs,
+        *user,
+    ]
 
 
 def _costs(cal: Mapping[str, Any]) -> dict[str, int]:

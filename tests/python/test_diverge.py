@@ -4,7 +4,15 @@ tracefs, which the command checks)."""
 
 from __future__ import annotations
 
-from schedlab.diverge import decisions, diverge_rows, format_rows, placement_rows
+from schedlab.diverge import (
+    background,
+    decisions,
+    diverge_rows,
+    format_background,
+    format_rows,
+    kind_of,
+    placement_rows,
+)
 from schedlab.frames import parse_ftrace
 
 
@@ -75,3 +83,30 @@ def test_placement_names_the_tasks_that_ran_elsewhere() -> None:
     b = decisions(parse_ftrace(there), {"hog", "tick"}, 0.0)
     assert a.ran_on == {"hog": {0: 2}, "tick": {0: 1}}
     assert placement_rows(a, b) == ["  tick: sim CPU0 100%; real CPU1 100%"]
+
+
+def test_background_lists_the_threads_outside_the_scenario_by_kind() -> None:
+    runner, kw3, kw1 = ("runner", 5), ("kworker/1:1", 40), ("kworker/1:2H", 41)
+    lines = [
+        _sw(0, 1.000000, IDLE, "R", HOG),
+        _sw(1, 1.000000, ("swapper/1", 0), "R", TICK),
+        # The runner's main thread takes CPU 0 from the hog for 100 ms ...
+        _sw(0, 1.500000, HOG, "R", runner).replace("next_prio=120", "next_prio=0"),
+        _sw(0, 1.600000, runner, "S", HOG),
+        # ... and two kworkers run on CPU 1 after the tick task sleeps.
+        _sw(1, 1.700000, TICK, "S", kw3),
+        _sw(1, 1.700010, kw3, "S", kw1),
+        _sw(1, 1.700030, kw1, "S", ("swapper/1", 0)),
+        _sw(1, 1.800000, ("swapper/1", 0), "R", TICK),
+        _sw(0, 2.000000, HOG, "R", HOG),
+    ]
+    seconds, kinds, idle = background(parse_ftrace(lines), {"hog", "tick"}, 0.0)
+    assert seconds == 1.0
+    assert kind_of("kworker/1:2H") == "kworker" and kind_of("runner") == "runner"
+    assert set(kinds) == {"runner", "kworker"}
+    r, k = kinds["runner"], kinds["kworker"]
+    assert (r.runs, r.prio, r.over_scenario, [round(x) for x in r.run_us]) == (1, 0, 1, [100000])
+    assert (k.runs, k.over_scenario, sorted(round(x) for x in k.run_us), k.cpus) == (2, 0, [10, 20], {1})
+    assert idle == {1: 1}
+    text = format_background("real", seconds, kinds, idle)
+    assert "runner" in text.splitlines()[2] and "CPU1 1.0" in text  # the biggest CPU share first
