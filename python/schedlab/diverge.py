@@ -45,7 +45,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from schedlab import native
 from schedlab.errors import HostError, UsageError
@@ -363,43 +363,18 @@ def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
                 w(f"events/sched/{name}/enable", "0")
 
 
-TRACE_BEGIN = "=== SCHEDLAB-TRACE-GZ-BASE64 ==="
-TRACE_END = "=== SCHEDLAB-TRACE-GZ-BASE64 DONE ==="
-#: tracefs buffer per guest CPU: the guests' memory is small (TCG).
-GUEST_BUFFER_KB = 32768
-
-
 def _guest_trace(path: Path, overrides: Sequence[Override], kernel: str, out: Path) -> dict[str, Any]:
     """The scenario in the QEMU guest of ``kernel`` with the runner (as
-    ``validate`` runs it), tracefs recording; the trace is written to
-    ``out`` and the runner's report returned."""
-    import base64
-    import gzip
-    import json
-
+    ``validate`` runs it), tracefs recording ``EVENTS``; the trace is
+    written to ``out`` and the runner's report returned."""
     from schedlab import qemu
     from schedlab.validation.runners import GUEST_TIMEOUT_S, static_runner
 
     text = read_text(path)
-    summary = native.check(text, str(path), list(overrides))
-    layout = qemu.Layout.from_summary(summary["machine"])
-    resolved = native.scenario_toml(text, str(path), list(overrides))
-    kb = max(1024, min(GUEST_BUFFER_KB, 262144 // max(1, layout.nr_cpus)))
-    enable = "; ".join(f"echo 1 > events/sched/{e}/enable" for e in EVENTS)
-    script = (
-        f"mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; cd /sys/kernel/tracing || exit 97; "
-        f"echo 0 > tracing_on; echo {kb} > buffer_size_kb; {enable}; echo 1 > tracing_on; "
-        "/schedlab/runner --serial /schedlab/scenario.toml; s=$?; echo 0 > tracing_on; "
-        f"echo '{TRACE_BEGIN}'; gzip -c trace | base64; echo '{TRACE_END}'; exit $s"
+    trace, doc = qemu.trace_in_guest(
+        text, str(path), static_runner(), kernel=kernel, overrides=overrides, events=EVENTS, timeout=GUEST_TIMEOUT_S
     )
-    files: dict[str, Any] = {"/schedlab/runner": static_runner(), "/schedlab/scenario.toml": resolved.encode()}
-    res = qemu.boot(layout, kernel, ["sh", "-c", script], files, shift=0, timeout=GUEST_TIMEOUT_S)
-    body = res.console.split(TRACE_BEGIN + "\n", 1)
-    if len(body) != 2 or TRACE_END not in body[1]:
-        raise HostError("SL300", f"diverge: the {kernel} guest printed no trace (tracefs missing?)")
-    out.write_bytes(gzip.decompress(base64.b64decode("".join(body[1].split(TRACE_END, 1)[0].split()))))
-    doc = cast("dict[str, Any]", json.loads(res.report))
-    doc["oracle"] = {"kernel": kernel, "wall_s": res.wall_s}
+    out.write_bytes(trace)
     return doc
 
 

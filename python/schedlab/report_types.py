@@ -422,6 +422,16 @@ class _RealInfoKeys(TypedDict):
 
     end_ns: int
     """Time from the start of the run to its end (CLOCK_MONOTONIC)."""
+    read_stat_ns: int | None
+    """The same for one CPU's share of a /proc/stat and /proc/schedstat read at an interval's end (the median over the
+    samples, divided by the CPUs read): `kernel.costs.proc_read_stat` for this run.
+    """
+    read_task_ns: int | None
+    """The runner's main thread's own CPU time (its thread clock) to read one task's /proc counters at the window's
+    start: the base read's time divided by the tasks it read. What `kernel.costs.proc_read_task` is for this run (a
+    QEMU guest's vCPUs take turns, so it grows with the busy vCPUs). None: a runner before it was kept, or no task
+    read.
+    """
     reason: str
     """Why the run stopped."""
 

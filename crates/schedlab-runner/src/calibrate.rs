@@ -46,6 +46,15 @@
 //!   from clone, the runner's per-thread setup (affinity, policy, nice),
 //!   its counters read at exit, and do_exit. From the process's CPU clock,
 //!   which keeps the time of exited threads, less the parent's.
+//! * `proc_read_task` and `proc_read_stat`: what the runner's main thread
+//!   spends on its own samples. The first is one thread's four /proc files
+//!   (schedstat, status, sched, stat: what it reads of every task at the
+//!   window's start and end), read while that thread spins on another CPU
+//!   (on the same CPU without a second one), as a scenario's running task
+//!   is read; the second is /proc/stat with /proc/schedstat (read at every
+//!   interval), divided by the CPUs /proc/stat lists, since both print a
+//!   line per CPU. In a QEMU TCG guest, whose vCPUs take turns, reading a
+//!   thread that runs on another vCPU costs milliseconds.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -411,6 +420,48 @@ fn fork_exit_costs(cpu: usize) -> Result<[Figure; 2], String> {
     Ok([figure("fork", forks), figure("exit", exits)])
 }
 
+/// Reads of one thread's files per round (the runner's `read_task`).
+const PROC_READS: usize = 8;
+
+/// `proc_read_task` (a spinning thread's files, read from `cpu` while it
+/// runs on `other`) and `proc_read_stat` (per CPU listed), each from the
+/// reading thread's CPU clock.
+fn proc_read_costs(cpu: usize, other: Option<usize>) -> Result<[Figure; 2], String> {
+    use std::sync::atomic::AtomicBool;
+    let stop = Arc::new(AtomicBool::new(false));
+    let tid = Arc::new(AtomicU32::new(0));
+    let (s, t) = (Arc::clone(&stop), Arc::clone(&tid));
+    let on = other.unwrap_or(cpu);
+    let spinner = std::thread::spawn(move || {
+        let _ = sys::set_affinity(sys::gettid(), &[on]);
+        t.store(sys::gettid() as u32, Ordering::Release);
+        while !s.load(Ordering::Relaxed) {
+            exec::burn(10_000);
+        }
+    });
+    while tid.load(Ordering::Acquire) == 0 {
+        std::thread::yield_now();
+    }
+    let dir = format!("/proc/self/task/{}", tid.load(Ordering::Acquire));
+    let result = (|| {
+        let (mut task, mut stat) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let t = sys::thread_cpu();
+            for _ in 0..PROC_READS {
+                crate::procfs::read_task(&dir).map_err(|e| format!("{dir}: {e}"))?;
+            }
+            task.push((sys::thread_cpu() - t) / PROC_READS as u64);
+            let t = sys::thread_cpu();
+            let cpus = crate::procfs::read_proc_stat().map_err(|e| format!("/proc/stat: {e}"))?.len().max(1);
+            stat.push((sys::thread_cpu() - t) / cpus as u64);
+        }
+        Ok([figure("proc_read_task", task), figure("proc_read_stat", stat)])
+    })();
+    stop.store(true, Ordering::Relaxed);
+    let _ = spinner.join();
+    result
+}
+
 /// Measure every figure on the first CPU this process may use.
 pub fn run() -> Result<(usize, Vec<Figure>), String> {
     let allowed = sys::allowed_cpus().map_err(|e| format!("sched_getaffinity: {e}"))?;
@@ -435,5 +486,6 @@ pub fn run() -> Result<(usize, Vec<Figure>), String> {
     if let Some(&other) = allowed.get(1) {
         out.push(remote_wakeup(cpu, other, idle_exit, switch_ns)?);
     }
+    out.extend(proc_read_costs(cpu, allowed.get(1).copied())?);
     Ok((cpu, out))
 }

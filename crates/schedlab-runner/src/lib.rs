@@ -134,6 +134,11 @@ pub struct Measured {
     /// /proc/pressure at the window's start and end (`kernel.psi`; None
     /// without it or on a kernel without PSI).
     pub pressure: Option<([procfs::PressureFileRead; 3], [procfs::PressureFileRead; 3])>,
+    /// The main thread's CPU time for the window start's read of the tasks'
+    /// counters, and the tasks it read.
+    pub read_tasks: (u64, usize),
+    /// Its CPU time for each interval's /proc/stat read, and the CPUs read.
+    pub read_stats: Vec<(u64, usize)>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -199,8 +204,14 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let mut stat_base = BTreeMap::new();
     let psi = sc.kernel.psi;
     let mut psi_base = None;
+    let mut read_tasks = (0, 0);
+    let mut read_base = |base: &mut Vec<Option<TaskCounters>>| {
+        let t = sys::thread_cpu();
+        *base = read_all(&shared);
+        read_tasks = (sys::thread_cpu() - t, base.iter().flatten().count());
+    };
     if warm == 0 {
-        base = read_all(&shared);
+        read_base(&mut base);
         stat_base = proc_stat()?;
         psi_base = psi.then(procfs::read_pressure).flatten();
     }
@@ -209,12 +220,13 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         while sys::now() < win_start {
             sys::sleep_until(win_start);
         }
-        base = read_all(&shared);
+        read_base(&mut base);
         stat_base = proc_stat()?;
         psi_base = psi.then(procfs::read_pressure).flatten();
     }
     let interval = sc.measure.interval;
     let mut samples = Vec::new();
+    let mut read_stats = Vec::new();
     let mut next = win_start + interval;
     let hard_end = win_end.unwrap_or(win_start + args.timeout_ns);
     let reason;
@@ -232,7 +244,10 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
             reason = if win_end.is_some() { "duration reached" } else { "timeout" };
             break;
         }
-        samples.push((until - t0, proc_stat()?));
+        let t = sys::thread_cpu();
+        let stat = proc_stat()?;
+        read_stats.push((sys::thread_cpu() - t, stat.len()));
+        samples.push((until - t0, stat));
         next += interval;
     }
     let end = read_all(&shared);
@@ -261,6 +276,8 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         reason,
         main_rt,
         pressure: psi_base.zip(psi_end),
+        read_tasks,
+        read_stats,
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

@@ -227,7 +227,12 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
             description: sc.machine.description.clone(),
             domains: None,
         },
-        real: Some(RealInfo { end_ns: we, reason: m.reason.to_string() }),
+        real: Some(RealInfo {
+            end_ns: we,
+            reason: m.reason.to_string(),
+            read_task_ns: (m.read_tasks.1 > 0).then(|| m.read_tasks.0 / m.read_tasks.1 as u64),
+            read_stat_ns: median(m.read_stats.iter().map(|&(ns, cpus)| ns / cpus.max(1) as u64).collect()),
+        }),
         measure: MeasureInfo { start_ns: ws, end_ns: we, interval_ns: m.interval_ns },
         cpus: cpu_times(m, &cpu_d),
         mpstat: Mpstat { intervals: samples.len() as u64, samples, average: rows(&cpu_d) },
@@ -239,4 +244,10 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         pressure: pressure(m),
         ..Default::default()
     }
+}
+
+/// The median of `v` (None: empty).
+fn median(mut v: Vec<u64>) -> Option<u64> {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
 }

@@ -51,6 +51,7 @@ from schedlab.qemu.guest import (
     probe,
     run_batch_in_guest,
     run_in_guest,
+    trace_in_guest,
 )
 from schedlab.qemu.initramfs import (
     BEGIN_MARKER,
@@ -137,4 +138,5 @@ __all__ = [
     "tool_closure",
     "tool_files",
     "tools_in",
+    "trace_in_guest",
 ]

@@ -48,6 +48,7 @@ __all__ = [
     "probe",
     "run_batch_in_guest",
     "run_in_guest",
+    "trace_in_guest",
 ]
 
 
@@ -367,6 +368,56 @@ def _runner_doc(res: BootResult, what: str, kernel: str, shift: int, orc: Oracle
         "exit_status": res.exit_status,
     }
     return doc
+
+
+TRACE_BEGIN = "=== SCHEDLAB-TRACE-GZ-BASE64 ==="
+TRACE_END = "=== SCHEDLAB-TRACE-GZ-BASE64 DONE ==="
+#: tracefs buffer per guest CPU, at most; the guests' memory is small (TCG).
+TRACE_BUFFER_KB = 32768
+
+
+def trace_in_guest(
+    text: str,
+    source: str,
+    runner: str | Path,
+    *,
+    kernel: str,
+    overrides: Sequence[Override] = (),
+    events: Sequence[str] = ("sched_switch", "sched_wakeup"),
+    shift: int = 0,
+    timeout: float = 1800.0,
+    oracle: Oracle | None = None,
+) -> tuple[bytes, dict[str, Any]]:
+    """Run the scenario ``text`` in the guest of ``kernel`` on its machine
+    with the runner, as :func:`run_in_guest` does, while tracefs records
+    the sched ``events``: (the trace file's text, the runner's report).
+    The trace comes back on the console gzip'd and base64'd."""
+    import base64
+    import binascii
+    import gzip
+
+    summary = native.check(text, source, overrides)
+    layout = Layout.from_summary(summary["machine"])
+    resolved = native.scenario_toml(text, source, overrides)
+    kb = max(1024, min(TRACE_BUFFER_KB, 262144 // max(1, layout.nr_cpus)))
+    enable = "; ".join(f"echo 1 > events/sched/{e}/enable" for e in events)
+    script = (
+        "mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; cd /sys/kernel/tracing || exit 97; "
+        f"echo 0 > tracing_on; echo {kb} > buffer_size_kb; {enable}; echo 1 > tracing_on; "
+        "/schedlab/runner --serial /schedlab/scenario.toml; s=$?; echo 0 > tracing_on; "
+        f"echo '{TRACE_BEGIN}'; gzip -c trace | base64; echo '{TRACE_END}'; exit $s"
+    )
+    orc = oracle or find_oracle()
+    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": resolved.encode()}
+    res = boot(layout, kernel, ["sh", "-c", script], files, shift=shift, timeout=timeout, oracle=orc)
+    body = res.console.split(TRACE_BEGIN + "\n", 1)
+    if len(body) != 2 or TRACE_END not in body[1]:
+        raise OracleError("SL300", f"the {kernel} guest printed no trace (no tracefs?):\n{_tail(res.console)}")
+    try:
+        trace = gzip.decompress(base64.b64decode("".join(body[1].split(TRACE_END, 1)[0].split())))
+    except (OSError, EOFError, binascii.Error) as e:
+        raise OracleError("SL300", f"the {kernel} guest's trace is damaged ({e})") from None
+    return trace, _runner_doc(res, "report", kernel, shift, orc)
 
 
 def calibrate_in_guest(

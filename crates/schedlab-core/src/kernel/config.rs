@@ -99,6 +99,8 @@ pub(crate) struct RawCosts {
     pub(crate) exit: Option<String>,
     pub(crate) anon_fault: Option<String>,
     pub(crate) zswap_compress: Option<String>,
+    pub(crate) proc_read_task: Option<String>,
+    pub(crate) proc_read_stat: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -407,6 +409,21 @@ fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Resul
                     format!("{s} is longer than the tick ({}ms at HZ {})", tick / 1_000_000, kernel.hz),
                     format!("a duration up to one tick ({}ms)", tick / 1_000_000),
                 ));
+            }
+            *slot = ns;
+        }
+    }
+    // The runner's reads of its counters: a stretch of its main thread's
+    // time, not a per-switch cost (a QEMU guest's take milliseconds).
+    for (val, slot, k) in [
+        (&c.proc_read_task, &mut costs.proc_read_task_ns, "proc_read_task"),
+        (&c.proc_read_stat, &mut costs.proc_read_stat_ns, "proc_read_stat"),
+    ] {
+        if let Some(s) = val {
+            let key = format!("kernel.costs.{k}");
+            let ns = duration_at(s, file, &key)?;
+            if ns > 1_000_000_000 {
+                return Err(SimError::bad_value(file, &key, format!("{s} is longer than 1 s"), "a duration up to 1s"));
             }
             *slot = ns;
         }

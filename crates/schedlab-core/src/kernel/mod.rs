@@ -409,6 +409,19 @@ pub struct Costs {
     /// are not charged (Deviation: they happen before the measurement).
     pub fork_ns: u64,
     pub exit_ns: u64,
+    /// What the runner's main thread spends reading one task's /proc
+    /// counters (schedstat, status, sched, stat) at the window's start and
+    /// end, and one CPU's share of its /proc/stat and /proc/schedstat read
+    /// at every interval: charged only with `measure.start = "runner"`
+    /// (workload/start.rs). Defaults 50 us and 10 us: `schedlab-runner
+    /// --calibrate` on the project's KVM host (Linux 6.18; 51 and 9.5 us,
+    /// the task read while it spins on the other CPU). A QEMU TCG guest
+    /// takes turns among its vCPUs, so there the cost grows with the busy
+    /// vCPUs: 0.5 ms a task in a two-CPU guest, 6 ms in a sixteen-CPU one
+    /// with every CPU busy; `validate` takes each run's own figures from
+    /// the runner's report. Not limited to a tick: they are not per-switch.
+    pub proc_read_task_ns: u64,
+    pub proc_read_stat_ns: u64,
 }
 
 impl Default for Costs {
@@ -445,6 +458,8 @@ impl Default for Costs {
             unix_recv_ns: 1_000,
             fork_ns: 11_000,
             exit_ns: 90_000,
+            proc_read_task_ns: 50_000,
+            proc_read_stat_ns: 10_000,
         }
     }
 }

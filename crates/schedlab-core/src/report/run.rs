@@ -180,6 +180,18 @@ pub struct RealInfo {
     pub end_ns: u64,
     /// Why the run stopped.
     pub reason: String,
+    /// The runner's main thread's own CPU time (its thread clock) to read
+    /// one task's /proc counters at the window's start: the base read's
+    /// time divided by the tasks it read. What `kernel.costs.proc_read_task`
+    /// is for this run (a QEMU guest's vCPUs take turns, so it grows with
+    /// the busy vCPUs). None: a runner before it was kept, or no task read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_task_ns: Option<u64>,
+    /// The same for one CPU's share of a /proc/stat and /proc/schedstat
+    /// read at an interval's end (the median over the samples, divided by
+    /// the CPUs read): `kernel.costs.proc_read_stat` for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_stat_ns: Option<u64>,
 }
 
 /// The measurement window.

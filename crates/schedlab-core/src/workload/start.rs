@@ -20,9 +20,18 @@
 //! priority first). The measurement window opens `warmup` after time 0 of
 //! the simulation, which the clones come before: the window starts earlier
 //! relative to the gate by the start's length (about the fork cost per
-//! task). The main thread's samples during the run (a read of /proc/stat
-//! each interval) are not modelled: it sleeps from the gate on. Tasks the
-//! workload forks later start as `fork` does, with their own attributes.
+//! task). Tasks the workload forks later start as `fork` does, with their
+//! own attributes.
+//!
+//! The main thread then measures, at SCHED_FIFO 99 wherever it last ran:
+//! at the window's start it reads every task's /proc counters
+//! (`kernel.costs.proc_read_task` each) and /proc/stat with
+//! /proc/schedstat (`proc_read_stat` per CPU), at every interval's end
+//! /proc/stat again, and at the window's end all of it. Each read is CPU
+//! time that preempts whatever ran there, as on the real machine, where a
+//! QEMU guest's reads take milliseconds. Deviation: its reads are timed
+//! from its own start (a fork's cost after time 0), not from the gate;
+//! /proc/pressure's read (`kernel.psi`) is not charged.
 //! The shell starts on CPU 0, as a task the harness starts does (where
 //! the guest's /init runs is not measured), and the runner's exec (sched_exec()'s balance) is not
 //! modelled: the runner starts where its fork placed it.
@@ -48,7 +57,9 @@ impl WorkloadFloor {
     /// Make the runner's main thread, which starts every task of the
     /// scenario's `groups` (a group of `count = 0` is started only by a
     /// `fork` op), and have it start at time 0.
-    pub fn runner_start(&mut self, groups: &[TaskGroup]) {
+    /// `window`: the measurement's warm-up, duration (None: until the
+    /// tasks exit) and interval, which time the main thread's reads.
+    pub fn runner_start(&mut self, groups: &[TaskGroup], window: (u64, Option<u64>, u64)) {
         let nr = self.m.kt.k.sched.rqs.len();
         let ready = self.wl.events.len();
         self.wl.events.push(SyncObj::default());
@@ -94,7 +105,9 @@ impl WorkloadFloor {
             main.push(Op::Wait(ready));
             main.push(Op::LoopEnd { start: main.len() - 2 });
         }
-        main.extend([Op::SetAttr(fifo), Op::StartGate(gate), Op::Park]);
+        main.push(Op::SetAttr(fifo));
+        main.extend(self.runner_samples(n, window, gate, main.len()));
+        main.push(Op::Park);
         let template = self.m.kt.progs.templates.len();
         self.m.kt.progs.templates.push(TaskGroup { program: Program { ops: main }, ..runner.clone() });
         let group = self.m.kt.progs.group_names.len();
@@ -113,6 +126,54 @@ impl WorkloadFloor {
         self.m.kt.progs.templates.push(shell.clone());
         let tid = self.m.kt.k.alloc_task(group, Some(sh), &shell, 0);
         self.m.kt.k.q.schedule(Instant(0), Ev::Start(tid));
+    }
+
+    /// The main thread's part from the gate on (schedlab-runner's
+    /// `run()`): open the gate, read every task's counters and /proc/stat
+    /// when the window opens, /proc/stat at each interval's end, and all
+    /// of it again when the window closes (with no `duration`, the samples
+    /// go on until the run ends).
+    /// `at` is where the ops go in the main thread's program (the loop's
+    /// jumps are absolute).
+    fn runner_samples(&self, tasks: usize, window: (u64, Option<u64>, u64), gate: usize, at: usize) -> Vec<Op> {
+        let (warmup, duration, interval) = window;
+        let c = &self.m.kt.k.cfg.costs;
+        let cpus = self.m.kt.k.sched.rqs.len() as u64;
+        let stat = c.proc_read_stat_ns.saturating_mul(cpus);
+        let all = c.proc_read_task_ns.saturating_mul(tasks as u64).saturating_add(stat);
+        let read = |ns: u64| (ns > 0).then_some(Op::Sys(ns));
+        let timer = |period: u64| Op::Timer { period, relative: false, from_start: false };
+        let mut ops = Vec::new();
+        if warmup == 0 {
+            ops.extend(read(all)); // read before the gate opens
+            ops.push(Op::StartGate(gate));
+        } else {
+            ops.push(Op::StartGate(gate));
+            ops.push(Op::Timer { period: warmup, relative: false, from_start: true });
+            ops.extend(read(all));
+        }
+        let interval = interval.max(1);
+        match duration {
+            Some(d) => {
+                let samples = d.saturating_sub(1) / interval;
+                for _ in 0..samples {
+                    ops.push(timer(interval));
+                    ops.extend(read(stat));
+                }
+                if d > samples * interval {
+                    ops.push(timer(d - samples * interval));
+                }
+                ops.extend(read(all));
+            }
+            None => {
+                let start = at + ops.len();
+                ops.push(Op::LoopStart { count: 0, end: start + 2 + usize::from(stat > 0) });
+                ops.push(timer(interval));
+                ops.extend(read(stat));
+                ops.push(Op::LoopEnd { start });
+            }
+        }
+        ops
     }
 
     /// clone() of one task of `group` running `template`: it copies the
@@ -224,6 +285,30 @@ mod tests {
         assert!(start > 0 && tasks.iter().all(|t| t.stats.start_ns == start));
         let comms: Vec<String> = crate::sim::report::build(&sim, &sc).tasks.into_iter().map(|t| t.comm).collect();
         assert_eq!(comms, ["hog-0", "hog-1", "rt", "idle"], "the report lists the scenario's tasks only");
+    }
+
+    #[test]
+    fn the_main_thread_reads_the_counters_at_fifo_99_when_the_window_opens_and_at_each_interval() {
+        let text = format!(
+            "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"6.12\"\n\
+             [kernel.costs]\nproc_read_task = \"5ms\"\nproc_read_stat = \"100us\"\n\
+             [measure]\nwarmup = \"10ms\"\nduration = \"50ms\"\ninterval = \"20ms\"\nstart = \"runner\"\n{GROUPS}"
+        );
+        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        let k = &sim.w.m.kt.k;
+        let harness = sim.w.m.kt.progs.harness_group.expect("a main thread");
+        let main = k.sched.tasks.iter().find(|t| t.group == harness && t.comm == "schedlab-runner").expect("main");
+        // Four tasks and two CPUs when the window opens (20.2 ms), /proc/stat
+        // at 30 and 50 ms (0.2 ms each); the end's read comes after the run.
+        let reads = 4 * 5_000_000 + 3 * 2 * 100_000;
+        let ran = main.se.sum_exec_runtime;
+        assert!(ran >= reads && ran < reads + 1_000_000, "{ran}");
+        // It took its CPU from a hog for those 20 ms: the hogs share 2 CPUs
+        // with the rt and idle tasks less that.
+        let hogs: u64 = k.sched.tasks.iter().filter(|t| t.comm.starts_with("hog")).map(|t| t.se.sum_exec_runtime).sum();
+        assert!(hogs < 2 * 60_000_000 - 20_000_000, "{hogs}");
     }
 
     #[test]
