@@ -34,7 +34,15 @@ __all__ = ["KEYS", "OPTIONAL_KEYS", "check_calibration", "cmd_calibrate", "cost_
 #: The keys the runner measures, in its order.
 KEYS = ("pipe_write", "pipe_read", "unix_send", "unix_recv", "context_switch", "fork", "exit")
 #: Measured only on a machine with a second CPU.
-OPTIONAL_KEYS = ("timer_irq_delay", "idle_exit", "halt_poll", "wakeup_ipi", "proc_read_task", "proc_read_stat")
+OPTIONAL_KEYS = (
+    "timer_irq_delay",
+    "idle_exit",
+    "halt_poll",
+    "wakeup_ipi",
+    "proc_read_task",
+    "proc_read_stat",
+    "thread_start",
+)
 
 
 def check_calibration(doc: Any, where: str) -> dict[str, int]:

@@ -422,6 +422,10 @@ class _RealInfoKeys(TypedDict):
 
     end_ns: int
     """Time from the start of the run to its end (CLOCK_MONOTONIC)."""
+    fork_ns: int | None
+    """The main thread's own CPU time per thread it created at the start (clone, the stack, its bookkeeping):
+    `kernel.costs.fork` for this run.
+    """
     read_stat_ns: int | None
     """The same for one CPU's share of a /proc/stat and /proc/schedstat read at an interval's end (the median over the
     samples, divided by the CPUs read): `kernel.costs.proc_read_stat` for this run.
@@ -434,6 +438,10 @@ class _RealInfoKeys(TypedDict):
     """
     reason: str
     """Why the run stopped."""
+    thread_start_ns: int | None
+    """The median over the scenario's threads the runner started of their own CPU time from clone to the start gate
+    (glibc's thread start, the setup's syscalls): `kernel.costs.thread_start` for this run.
+    """
 
 
 class RealInfo(_RealInfoKeys, total=False):

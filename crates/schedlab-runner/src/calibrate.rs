@@ -46,6 +46,9 @@
 //!   from clone, the runner's per-thread setup (affinity, policy, nice),
 //!   its counters read at exit, and do_exit. From the process's CPU clock,
 //!   which keeps the time of exited threads, less the parent's.
+//! * `thread_start`: the part of that a runner thread spends before its
+//!   program starts (the return from clone, glibc's thread start, the
+//!   runner's setup: affinity, policy, nice), from its own CPU clock.
 //! * `proc_read_task` and `proc_read_stat`: what the runner's main thread
 //!   spends on its own samples. The first is one thread's four /proc files
 //!   (schedstat, status, sched, stat: what it reads of every task at the
@@ -393,9 +396,9 @@ count = 0
 program = [{ exit = true }]
 "#;
 
-fn fork_exit_costs(cpu: usize) -> Result<[Figure; 2], String> {
+fn fork_exit_costs(cpu: usize) -> Result<[Figure; 3], String> {
     let sc = scenario::load(FORK_SCENARIO, "<calibrate>", &[]).map_err(|e| format!("[{}] {e}", e.code()))?;
-    let (mut forks, mut exits) = (Vec::new(), Vec::new());
+    let (mut forks, mut exits, mut starts) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         let shared = Shared::new(&sc, vec![cpu], 1, 1);
         let (p0, t0) = (process_cpu(), sys::thread_cpu());
@@ -416,8 +419,12 @@ fn fork_exit_costs(cpu: usize) -> Result<[Figure; 2], String> {
         let (p, t) = (process_cpu() - p0, sys::thread_cpu() - t0);
         forks.push(in_fork / FORKS as u64);
         exits.push(p.saturating_sub(t) / FORKS as u64);
+        let mut ready: Vec<u64> =
+            shared.slots.lock().map(|s| s.iter().filter_map(|s| s.ready_cpu_ns).collect()).unwrap_or_default();
+        ready.sort_unstable();
+        starts.push(ready.get(ready.len() / 2).copied().unwrap_or(0));
     }
-    Ok([figure("fork", forks), figure("exit", exits)])
+    Ok([figure("fork", forks), figure("exit", exits), figure("thread_start", starts)])
 }
 
 /// Reads of one thread's files per round (the runner's `read_task`).

@@ -147,6 +147,10 @@ pub struct Slot {
     /// window: from the absolute time asked (the timer's expiry) to the
     /// thread's return to user space (the report's `timer_delay_*`).
     pub timer_delays: Vec<u64>,
+    /// The thread's own CPU time when its start-up was done (the return
+    /// from clone, glibc's thread start, the setup's three syscalls): the
+    /// simulator's `kernel.costs.thread_start`.
+    pub ready_cpu_ns: Option<u64>,
 }
 
 /// A pthread-style barrier that the stop flag can break.
@@ -291,6 +295,7 @@ impl Shared {
         lock(&self.slots)[slot].tid = tid;
         let g = &self.groups[gi];
         let setup = self.setup(g, tid).map_err(|e| format!("{comm}: {e}"));
+        lock(&self.slots)[slot].ready_cpu_ns = Some(sys::thread_cpu());
         if forked {
             if let Err(e) = setup {
                 lock(&self.late_errors).push(e);

@@ -139,6 +139,8 @@ pub struct Measured {
     pub read_tasks: (u64, usize),
     /// Its CPU time for each interval's /proc/stat read, and the CPUs read.
     pub read_stats: Vec<(u64, usize)>,
+    /// Its CPU time per thread it created at the start (None: none).
+    pub spawn_ns: Option<u64>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -177,6 +179,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let chunk_iters = exec::calibrate();
     let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters);
     let mut n = 0;
+    let spawn_cpu = sys::thread_cpu();
     for (gi, g) in sc.groups.iter().enumerate() {
         for _ in 0..g.count {
             if let Err(e) = shared.spawn(gi, false) {
@@ -186,6 +189,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
             n += 1;
         }
     }
+    let spawn_cpu = (n > 0).then(|| (sys::thread_cpu() - spawn_cpu) / n as u64);
     let errors = shared.wait_ready(n);
     if !errors.is_empty() {
         shared.stop_and_join();
@@ -278,6 +282,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         pressure: psi_base.zip(psi_end),
         read_tasks,
         read_stats,
+        spawn_ns: spawn_cpu,
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

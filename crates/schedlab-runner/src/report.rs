@@ -232,6 +232,8 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
             reason: m.reason.to_string(),
             read_task_ns: (m.read_tasks.1 > 0).then(|| m.read_tasks.0 / m.read_tasks.1 as u64),
             read_stat_ns: median(m.read_stats.iter().map(|&(ns, cpus)| ns / cpus.max(1) as u64).collect()),
+            thread_start_ns: median(m.slots.iter().filter(|s| !s.forked).filter_map(|s| s.ready_cpu_ns).collect()),
+            fork_ns: m.spawn_ns,
         }),
         measure: MeasureInfo { start_ns: ws, end_ns: we, interval_ns: m.interval_ns },
         cpus: cpu_times(m, &cpu_d),

@@ -41,7 +41,15 @@ from schedlab.difftest.judge import TOLERANCES, WASTE_THRESHOLD_PCT, Verdict, ju
 from schedlab.errors import UsageError
 from schedlab.overrides import Override, toml_literal
 from schedlab.report import write_json
-from schedlab.validation.runners import GUEST_TIMEOUT_S, RUNNER_START, note, real_side, sim_side, sim_version
+from schedlab.validation.runners import (
+    GUEST_TIMEOUT_S,
+    RUNNER_START,
+    note,
+    real_side,
+    runner_read_sets,
+    sim_side,
+    sim_version,
+)
 
 __all__ = ["Campaign", "RealBatch", "candidates", "local_batch", "run_campaign", "shrink", "summary_table"]
 
@@ -207,7 +215,7 @@ def evaluate(
         if camp is not None:
             camp.keep_real(case.name, doc)
         version = sim_version(kernel, doc)
-        sim = sim_report(case, version, costs)
+        sim = sim_report(case, version, [*costs, *runner_read_sets(doc)])
         v = judge(case, sim_side(sim), real_side(doc), sim, doc)
         out.append((case, v, None, version, sim, dict(doc)))
     return out
@@ -457,7 +465,7 @@ def rejudge(camp: Campaign, progress: Callable[[str], None] = note) -> dict[str,
             return rec
         case = case_from_dict(rec["case"])
         version = sim_version(kernel, doc)
-        sim = sim_report(case, version, costs)
+        sim = sim_report(case, version, [*costs, *runner_read_sets(doc)])
         return _record(case, judge(case, sim_side(sim), real_side(doc), sim, doc), None, version)
 
     camp.doc["cases"] = [again(r) for r in camp.doc["cases"]]

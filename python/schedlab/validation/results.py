@@ -16,7 +16,7 @@ from typing import Any
 from schedlab.calibrate import check_calibration, cost_overrides, run_local, table_of
 from schedlab.errors import ScenarioError, UsageError
 from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
-from schedlab.overrides import Override, toml_literal
+from schedlab.overrides import Override
 from schedlab.report import write_json
 from schedlab.validation.runners import (
     CALIBRATION_FILE,
@@ -36,6 +36,7 @@ from schedlab.validation.runners import (
     real_side,
     repeated_real,
     run_sim,
+    runner_read_sets,
     save_calibration,
     save_host_sets,
     saving_real,
@@ -127,22 +128,6 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
 
 def _round(x: float) -> float:
     return round(x, 3)
-
-
-def runner_read_sets(doc: Mapping[str, Any]) -> list[Override]:
-    """The runner's own reads as its report timed them in this run
-    (``real.read_task_ns``, ``real.read_stat_ns``: its main thread's CPU
-    clock), as ``kernel.costs.proc_read_task`` and ``proc_read_stat``
-    overrides: the instrument's cost on that machine, which in a QEMU guest
-    grows with the busy vCPUs, so no calibration in a two-CPU guest gives
-    it. None from a report that lacks them (a runner before they were kept)."""
-    real = doc.get("real") or {}
-    out: list[Override] = []
-    for field, key in (("read_task_ns", "proc_read_task"), ("read_stat_ns", "proc_read_stat")):
-        ns = real.get(field) if isinstance(real, Mapping) else None
-        if isinstance(ns, int) and not isinstance(ns, bool) and 0 <= ns <= 1_000_000_000:
-            out.append((f"kernel.costs.{key}", toml_literal(f"{ns}ns")))
-    return out
 
 
 def validate(

@@ -54,6 +54,7 @@ __all__ = [
     "real_side",
     "repeated_real",
     "run_sim",
+    "runner_read_sets",
     "save_calibration",
     "save_host_sets",
     "saving_real",
@@ -155,6 +156,30 @@ def sim_version(kernel: str, doc: Mapping[str, Any]) -> str:
         if m and f"{m[1]}.{m[2]}" == kernel and (pattern.startswith("Debian") or m[3] != "0"):
             return f"{m[1]}.{m[2]}.{m[3]}"
     return kernel
+
+
+def runner_read_sets(doc: Mapping[str, Any]) -> list[Override]:
+    """The runner's own reads as its report timed them in this run
+    (``real.read_task_ns``, ``real.read_stat_ns``: its main thread's CPU
+    clock), its threads' start-up (``real.thread_start_ns``) and its own
+    share of their creation (``real.fork_ns``), as ``kernel.costs``
+    ``proc_read_task``, ``proc_read_stat``, ``thread_start`` and ``fork``
+    overrides: the instrument's cost on that machine, which in a QEMU guest
+    grows with the busy vCPUs, so no calibration in a two-CPU guest gives
+    it. None from a report that lacks them (a runner before they were kept)."""
+    real = doc.get("real") or {}
+    out: list[Override] = []
+    fields = (
+        ("read_task_ns", "proc_read_task"),
+        ("read_stat_ns", "proc_read_stat"),
+        ("thread_start_ns", "thread_start"),
+        ("fork_ns", "fork"),
+    )
+    for field, key in fields:
+        ns = real.get(field) if isinstance(real, Mapping) else None
+        if isinstance(ns, int) and not isinstance(ns, bool) and 0 <= ns <= 1_000_000_000:
+            out.append((f"kernel.costs.{key}", toml_literal(f"{ns}ns")))
+    return out
 
 
 #: Wall seconds a guest may take (TCG at shift=0 is slow: ~10 s per busy guest CPU-second).

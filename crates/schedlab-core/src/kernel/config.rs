@@ -101,6 +101,7 @@ pub(crate) struct RawCosts {
     pub(crate) zswap_compress: Option<String>,
     pub(crate) proc_read_task: Option<String>,
     pub(crate) proc_read_stat: Option<String>,
+    pub(crate) thread_start: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -413,11 +414,13 @@ fn compile_costs(raw: &RawCosts, kernel: &mut KernelConfig, file: &str) -> Resul
             *slot = ns;
         }
     }
-    // The runner's reads of its counters: a stretch of its main thread's
-    // time, not a per-switch cost (a QEMU guest's take milliseconds).
+    // The runner's reads of its counters and its threads' start-up: a
+    // stretch of a thread's time, not a per-switch cost (a QEMU guest's
+    // take milliseconds).
     for (val, slot, k) in [
         (&c.proc_read_task, &mut costs.proc_read_task_ns, "proc_read_task"),
         (&c.proc_read_stat, &mut costs.proc_read_stat_ns, "proc_read_stat"),
+        (&c.thread_start, &mut costs.thread_start_ns, "thread_start"),
     ] {
         if let Some(s) = val {
             let key = format!("kernel.costs.{k}");

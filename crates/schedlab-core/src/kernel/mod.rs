@@ -422,6 +422,14 @@ pub struct Costs {
     /// the runner's report. Not limited to a tick: they are not per-switch.
     pub proc_read_task_ns: u64,
     pub proc_read_stat_ns: u64,
+    /// A thread the runner starts (`measure.start = "runner"`): its own CPU
+    /// time from clone to the start gate (the return from clone, glibc's
+    /// start_thread, the runner's sched_setaffinity, sched_setscheduler and
+    /// setpriority), charged before it sets its attributes. It decides where
+    /// the next clones go: a child still starting keeps its CPU busy. 15 us
+    /// by default (`schedlab-runner --calibrate` on the project's KVM host);
+    /// 120-200 us in the QEMU guests, which `validate` takes from the run.
+    pub thread_start_ns: u64,
 }
 
 impl Default for Costs {
@@ -460,6 +468,7 @@ impl Default for Costs {
             exit_ns: 90_000,
             proc_read_task_ns: 50_000,
             proc_read_stat_ns: 10_000,
+            thread_start_ns: 15_000,
         }
     }
 }

@@ -192,6 +192,15 @@ pub struct RealInfo {
     /// the CPUs read): `kernel.costs.proc_read_stat` for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_stat_ns: Option<u64>,
+    /// The median over the scenario's threads the runner started of their
+    /// own CPU time from clone to the start gate (glibc's thread start, the
+    /// setup's syscalls): `kernel.costs.thread_start` for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_start_ns: Option<u64>,
+    /// The main thread's own CPU time per thread it created at the start
+    /// (clone, the stack, its bookkeeping): `kernel.costs.fork` for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_ns: Option<u64>,
 }
 
 /// The measurement window.
