@@ -217,6 +217,14 @@ pub struct Mechanisms {
     /// within an LLC it evens out the task counts ("sched/fair: Ensure tasks
     /// spreading in LLC during LB", 16b0a7a1a0af, v5.10-rc4).
     pub lb_llc_spread_tasks: bool,
+    /// update_pick_idlest(): between groups with spare capacity and as many
+    /// idle CPUs, the slow path (fork, exec) takes the one with the lower
+    /// utilisation ("sched/fair: update_pick_idlest() Select group with
+    /// lowest group_util when idle_cpus are equal", Peter Puhov,
+    /// 3edecfef0285, v5.9-rc1). Before it the first such group won, so
+    /// threads created in a tight loop that went to sleep at once (a start
+    /// gate) all landed on the CPU that had just gone idle again.
+    pub pick_idlest_group_util: bool,
     /// sibling_imbalance() (6.6, "sched/fair: Implement prefer sibling
     /// imbalance calculation between asymmetric groups"): the task-count
     /// imbalance between single-CPU or prefer-sibling groups is 0 when the
@@ -408,6 +416,7 @@ impl Mechanisms {
             lb_util_shift: at(6, 1),
             lb_llc_spread_tasks: at(5, 10),
             lb_sibling_imbalance: at(6, 6),
+            pick_idlest_group_util: at(5, 9),
             task_hot_smt_exempt: at(6, 12),
             alb_migrate_task_only: at(5, 12),
             balance_interval_busy_minus_one: at(6, 1),

@@ -489,7 +489,12 @@ impl SchedEnv {
                     } else {
                         match sgs.group_type {
                             GroupType::Overloaded | GroupType::FullyBusy => is.avg_load > sgs.avg_load,
-                            GroupType::HasSpare => is.idle_cpus < sgs.idle_cpus,
+                            GroupType::HasSpare => {
+                                is.idle_cpus < sgs.idle_cpus
+                                    || (self.cfg.mech.pick_idlest_group_util
+                                        && is.idle_cpus == sgs.idle_cpus
+                                        && is.group_util > sgs.group_util)
+                            }
                             _ => false,
                         }
                     }

@@ -117,3 +117,28 @@ fn with_smt_an_idle_core_is_preferred_to_an_idle_sibling() {
     let c = sim.w.m.kt.k.select_idle_sibling(p, 2, 2, Some(kt), 2, true);
     assert_eq!(c, 4);
 }
+
+#[test]
+fn threads_forked_in_a_tight_loop_that_sleep_at_once_spread_from_5_9() {
+    // Peter Puhov's case (3edecfef0285): a parent forks four children 20 us
+    // apart, each sleeps 5 us after its start. Every other CPU is idle when
+    // the next fork comes; from 5.9 the one with the least utilisation (not
+    // a CPU a child just left, whose util it still carries) is taken.
+    let text = "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 8\n[kernel]\nversion = \"6.12\"\n\
+        vmstat_kworkers = false\n[measure]\nduration = \"10ms\"\n\
+        [[task]]\nname = \"main\"\ncpus = [0]\n\
+        program = [{ loop = { count = 4, body = [{ fork = \"child\" }, { run = \"20us\" }] } }, { sleep = \"1s\" }]\n\
+        [[task]]\nname = \"child\"\ncount = 0\nprogram = [{ run = \"5us\" }, { wait = \"never\" }]\n";
+    for util_tiebreak in [true, false] {
+        let sc = crate::scenario::load(text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+        sim.w.m.kt.k.cfg.mech.pick_idlest_group_util = util_tiebreak;
+        sim.run().expect("run");
+        let mut cpus: Vec<usize> =
+            sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.comm.starts_with("child")).map(|t| t.cpu).collect();
+        assert_eq!(cpus.len(), 4);
+        cpus.sort_unstable();
+        cpus.dedup();
+        assert_eq!(cpus.len(), if util_tiebreak { 4 } else { 1 }, "util tie-break {util_tiebreak}: {cpus:?}");
+    }
+}
