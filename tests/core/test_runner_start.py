@@ -34,22 +34,26 @@ program = [{{ loop = {{ count = 0, body = [{{ run = "100ms" }}] }} }}]
 """
 
 
-def _fork_targets(tmp_path: Path, start: str) -> list[int]:
-    trace = tmp_path / f"{start}.txt"
-    schedlab.run_scenario(text=HOGS.format(start=start, read="0ns"), seed=1, trace=str(trace))
+def _fork_targets(tmp_path: Path, start: str, version: str) -> list[int]:
+    trace = tmp_path / f"{start}-{version}.txt"
+    text = HOGS.format(start=start, read="0ns").replace('version = "6.12"', f'version = "{version}"')
+    schedlab.run_scenario(text=text, seed=1, trace=str(trace))
     lines = [ln for ln in trace.read_text().splitlines() if "sched_wakeup_new: comm=h-" in ln]
     return [int(re.search(r"target_cpu=(\d+)", ln)[1]) for ln in lines]
 
 
 def test_a_thread_still_starting_keeps_the_next_clone_off_its_cpu(tmp_path: Path) -> None:
-    # Start-up shorter than a clone: each child is at the gate before the
-    # next clone, and the most recently idled CPU takes them all.
-    quick = _fork_targets(tmp_path, "1us")
+    # 5.7 (before update_pick_idlest()'s utilisation tie-break): with a
+    # start-up shorter than a clone each child is at the gate before the
+    # next clone, and the most recently idled CPU takes them all ...
+    quick = _fork_targets(tmp_path, "1us", "5.7")
     assert len(quick) == 8 and len(set(quick)) == 1, quick
-    # Five clones' worth of start-up: five children start at once, each on
-    # its own idle CPU, as the guests' first clones spread.
-    slow = _fork_targets(tmp_path, "100us")
+    # ... while five clones' worth of start-up has five children starting
+    # at once, each on its own idle CPU.
+    slow = _fork_targets(tmp_path, "100us", "5.7")
     assert len(set(slow[:5])) == 5, slow
+    # From 5.9 the tie-break spreads them either way (3edecfef0285).
+    assert len(set(_fork_targets(tmp_path, "1us", "6.12")[:6])) == 6
 
 
 def test_the_main_threads_reads_take_a_hogs_cpu_when_the_window_opens() -> None:
@@ -61,3 +65,15 @@ def test_the_main_threads_reads_take_a_hogs_cpu_when_the_window_opens() -> None:
     assert min_share("0ns") > 99.0
     # 8 tasks x 5 ms at FIFO 99: 40 ms of one hog's 200 ms window.
     assert 75.0 < min_share("5ms") < 85.0
+
+
+def test_the_runners_costs_may_exceed_a_tick_but_not_a_second() -> None:
+    import pytest
+
+    from schedlab.errors import ScenarioError
+
+    ok = schedlab.run_scenario(text=HOGS.format(start="5ms", read="6ms"), seed=1)
+    assert ok["tasks"]
+    with pytest.raises(ScenarioError) as e:
+        schedlab.run_scenario(text=HOGS.format(start="100us", read="2s"), seed=1)
+    assert "kernel.costs.proc_read_task" in str(e.value) and "up to 1s" in str(e.value)
