@@ -52,6 +52,7 @@ from schedlab.errors import HostError, UsageError
 from schedlab.frames import parse_ftrace
 from schedlab.overrides import Override, parse_set_arg, toml_literal
 from schedlab.scenarios import read_text, resolve
+from schedlab.validation.runners import runner_read_sets
 
 __all__ = ["Decisions", "cmd_diverge", "decisions", "diverge_rows", "format_rows", "placement_rows"]
 
@@ -329,7 +330,7 @@ def format_rows(rows: Iterable[tuple[str, float | None, float | None, float]]) -
 # ---------------------------------------------------------------- the two sides
 
 
-def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
+def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> Mapping[str, Any]:
     """The scenario on this host with the runner, tracefs recording."""
     from schedlab import real
 
@@ -352,7 +353,7 @@ def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
         for e in EVENTS:
             w(f"events/sched/{e}/enable", "1")
         w("tracing_on", "1")
-        real.run_real(str(path), overrides=overrides)
+        doc = real.run_real(str(path), overrides=overrides)
         w("tracing_on", "0")
         out.write_text((TRACEFS / "trace").read_text())
     except OSError as e:
@@ -361,6 +362,7 @@ def _real_trace(path: Path, overrides: Sequence[Override], out: Path) -> None:
         for name in EVENTS:
             with contextlib.suppress(OSError):
                 w(f"events/sched/{name}/enable", "0")
+    return doc
 
 
 def _guest_trace(path: Path, overrides: Sequence[Override], kernel: str, out: Path) -> dict[str, Any]:
@@ -387,16 +389,20 @@ def cmd_diverge(args: argparse.Namespace) -> int:
         d = keep or Path(tmp)
         d.mkdir(parents=True, exist_ok=True)
         sim_txt, real_txt = d / "sim.txt", d / "real.txt"
+        # The real side first: the simulator takes the runner's own costs
+        # as that run measured them (runner_read_sets), as validate does.
+        doc: Mapping[str, Any]
         if args.kernel:
             doc = _guest_trace(path, user, args.kernel, real_txt)
             sim_sets = _guest_sim_sets(args.kernel, doc, user)
             where = f"the {args.kernel} guest ({(doc.get('host') or {}).get('kernel_release', '?')}, QEMU)"
         else:
             sim_sets = _local_sim_sets(text, path, user)
+            doc = _real_trace(path, user, real_txt)
             where = f"this kernel ({os.uname().release})"
+        # Both end with the user's --set, which stays last.
+        sim_sets = [*sim_sets[: len(sim_sets) - len(user)], *runner_read_sets(doc), *user]
         report = native.run(text, str(path), args.seed, sim_sets, False, trace=str(sim_txt))
-        if not args.kernel:
-            _real_trace(path, user, real_txt)
         comms = {str(t.get("comm", ""))[:COMM_LEN] for t in report["tasks"]} - {""}
         skip = float(report["measure"]["start_ns"]) / 1e9
         sim_ev = parse_ftrace(sim_txt.read_text().splitlines())
