@@ -166,7 +166,7 @@ def runner_read_sets(doc: Mapping[str, Any]) -> list[Override]:
     ``proc_read_task``, ``proc_read_stat``, ``thread_start`` and ``fork``
     overrides: the instrument's cost on that machine, which in a QEMU guest
     grows with the busy vCPUs, so no calibration in a two-CPU guest gives
-    it. None from a report that lacks them (a runner before they were kept)."""
+    it. Nothing from a report that lacks them (a runner before they were kept)."""
     real = doc.get("real") or {}
     out: list[Override] = []
     fields = (
