@@ -609,6 +609,31 @@ mod tests {
     }
 }
 
+/// What update_sg_lb_stats() and find_busiest_queue() read of a runqueue,
+/// as it was before a periodic balance moved tasks to or from it at `at`.
+/// The CPUs tick together (sched_skew_tick=0) and run their SCHED_SOFTIRQ
+/// at once, each reading the others' runqueues without their locks: a
+/// balancer on another CPU at the same instant reads this, not the runqueue
+/// the pull left, while the balancer that pulled (`by`) goes on from what
+/// it did.
+#[derive(Debug, Clone, Copy)]
+pub struct LbSnap {
+    pub at: u64,
+    pub by: usize,
+    pub load: u64,
+    pub util: u64,
+    pub runnable: u64,
+    pub nr_running: u32,
+    pub h_nr_running: u32,
+    pub idle: bool,
+}
+
+impl Default for LbSnap {
+    fn default() -> Self {
+        LbSnap { at: u64::MAX, by: 0, load: 0, util: 0, runnable: 0, nr_running: 0, h_nr_running: 0, idle: false }
+    }
+}
+
 /// The scheduler's state (what kernel/sched keeps in its per-CPU runqueues,
 /// the root domain and its globals), owned by the simulation (`sim/`).
 #[derive(Debug)]
@@ -648,6 +673,13 @@ pub struct Sched {
     /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)
     /// while it does; trace lines of its pulls are written there.
     pub lb_exec: Option<usize>,
+    /// Each runqueue as the tick's balancers on other CPUs saw it, when a
+    /// pull changed it at the instant every CPU ticked (fair/balance.rs
+    /// `lb_view`).
+    pub lb_snap: Vec<LbSnap>,
+    /// The instant of the newest `lb_snap` entry (u64::MAX: none yet): the
+    /// balancer looks at the per-CPU entries only at that instant.
+    pub lb_snap_at: u64,
     pub next_pid: u32,
     /// Stamps for list positions (cfs_tasks, pushable_tasks).
     pub list_seq: u64,

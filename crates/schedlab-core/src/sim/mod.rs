@@ -40,7 +40,7 @@ use crate::scenario::{Scenario, StartProtocol};
 use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::Wasted;
-use crate::sched::sched::{CfsRq, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
+use crate::sched::sched::{CfsRq, LbSnap, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
 use crate::sched::sd_build::build_sched_domains;
 use crate::sched::topology::SchedTopology;
 use crate::stats::{Recorder, Stats};
@@ -152,6 +152,8 @@ impl Sim {
                                 rt_nr_tasks: 0,
                                 rt_pressure: false,
                                 lb_exec: None,
+                                lb_snap: vec![LbSnap::default(); nr],
+                                lb_snap_at: u64::MAX,
                                 // Above every migration/N's stand-in pid (trace::stopper_pid).
                                 next_pid: (nr as u32 + 2).div_ceil(100).max(1) * 100,
                                 list_seq: 0,

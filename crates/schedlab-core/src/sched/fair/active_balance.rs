@@ -91,6 +91,8 @@ impl SchedEnv {
             some_pinned: false,
             dst_pinned: false,
             new_dst_cpu: target,
+            // The stopper runs as a task, not at the tick's instant.
+            view_by: None,
             loop_: 0,
             loop_max: 0,
             loop_break: 0,

@@ -14,7 +14,7 @@
 
 use crate::kernel::features::Feature;
 use crate::sched::env::SchedEnv;
-use crate::sched::sched::CpuIdleType;
+use crate::sched::sched::{CpuIdleType, LbSnap};
 use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_LLC};
 use crate::sched::task::{TaskId, TaskState};
 
@@ -76,6 +76,10 @@ pub(super) struct LbEnv {
     pub(super) some_pinned: bool,
     pub(super) dst_pinned: bool,
     pub(super) new_dst_cpu: usize,
+    /// The CPU whose SCHED_SOFTIRQ runs this balance (the ILB for an idle
+    /// CPU's), None for newidle: whose view of the runqueues it takes
+    /// (`lb_view`).
+    pub(super) view_by: Option<usize>,
     pub(super) loop_: u32,
     pub(super) loop_max: u32,
     pub(super) loop_break: u32,
@@ -104,6 +108,42 @@ impl SchedEnv {
             return GroupType::FullyBusy;
         }
         GroupType::HasSpare
+    }
+
+    /// The runqueue `cpu` as this periodic balance sees it: as it was at
+    /// this instant before another CPU's balance moved tasks to or from it
+    /// (`LbSnap`), else None (read the runqueue). Without it the CPUs'
+    /// balances at one tick ran as a chain, each seeing the pulls before
+    /// it: a queued SCHED_IDLE hog went round three CPUs in one tick, every
+    /// tick, and never ran (val-idle-rotation: 255-392 migrations/s against
+    /// the guests' 18-51).
+    #[inline]
+    pub(super) fn lb_view(&self, env: &LbEnv, cpu: usize) -> Option<LbSnap> {
+        if self.sched.lb_snap_at != self.now {
+            return None;
+        }
+        let by = env.view_by?;
+        let v = self.sched.lb_snap[cpu];
+        (v.at == self.now && v.by != by).then_some(v)
+    }
+
+    /// Keep `cpu`'s runqueue as the other CPUs' balances at this instant
+    /// see it, before this periodic balance (`by`) moves a task to or from it.
+    pub(super) fn lb_snap_record(&mut self, by: usize, cpu: usize) {
+        if self.sched.lb_snap[cpu].at == self.now {
+            return;
+        }
+        self.sched.lb_snap[cpu] = LbSnap {
+            at: self.now,
+            by,
+            load: self.cpu_load(cpu),
+            util: self.cpu_util(cpu),
+            runnable: self.sched.rqs[cpu].cfs.avg.runnable_avg,
+            nr_running: self.sched.rqs[cpu].nr_running,
+            h_nr_running: self.lb_h_nr_running(cpu),
+            idle: self.idle_cpu(cpu),
+        };
+        self.sched.lb_snap_at = self.now;
     }
 
     /// check_cpu_capacity(): the CPU lost a noticeable part of its capacity
@@ -150,6 +190,15 @@ impl SchedEnv {
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).
                 // Deviation: done here, at read time.
                 self.update_load_avg(i, None);
+            }
+            if let Some(v) = self.lb_view(env, i) {
+                s.group_load += v.load;
+                s.group_util += v.util;
+                s.group_runnable += v.runnable;
+                s.sum_nr_running += v.nr_running;
+                s.sum_h_nr_running += v.h_nr_running;
+                s.idle_cpus += u32::from(v.nr_running == 0 && v.idle);
+                continue;
             }
             s.group_load += self.cpu_load(i);
             s.group_util += self.cpu_util(i);
@@ -366,14 +415,15 @@ impl SchedEnv {
             if env.cpus.binary_search(&i).is_err() {
                 continue;
             }
-            let nr = self.lb_h_nr_running(i);
+            let view = self.lb_view(env, i);
+            let nr = view.map_or_else(|| self.lb_h_nr_running(i), |v| v.h_nr_running);
             if nr == 0 {
                 continue;
             }
             let capacity = self.capacity_of(i);
             match env.migration_type {
                 MigrationType::Load => {
-                    let load = self.cpu_load(i);
+                    let load = view.map_or_else(|| self.cpu_load(i), |v| v.load);
                     if nr == 1 && load as i64 > env.imbalance && !self.check_cpu_capacity(i, env.sd) {
                         continue;
                     }
@@ -390,7 +440,7 @@ impl SchedEnv {
                     if nr <= 1 && self.cfg.mech.lb_util_skip_single_task {
                         continue;
                     }
-                    let util = self.cpu_util(i);
+                    let util = view.map_or_else(|| self.cpu_util(i), |v| v.util);
                     if busiest_util < util || busiest.is_none() {
                         busiest_util = util;
                         busiest = Some(i);
@@ -475,6 +525,7 @@ impl SchedEnv {
             some_pinned: false,
             dst_pinned: false,
             new_dst_cpu: this_cpu,
+            view_by: (idle != CpuIdleType::NewlyIdle).then(|| self.sched.lb_exec.unwrap_or(this_cpu)),
             loop_: 0,
             loop_max: 0,
             loop_break: SCHED_NR_MIGRATE_BREAK,

@@ -64,6 +64,7 @@ fn pull_env(sim: &Sim, migration_type: MigrationType) -> LbEnv {
         some_pinned: false,
         dst_pinned: false,
         new_dst_cpu: 1,
+        view_by: None,
         loop_: 0,
         loop_max: 32,
         loop_break: SCHED_NR_MIGRATE_BREAK,

@@ -152,6 +152,10 @@ impl SchedEnv {
                 }
                 MigrationType::Task | MigrationType::Misfit => env.imbalance -= 1,
             }
+            if let Some(by) = env.view_by {
+                self.lb_snap_record(by, src);
+                self.lb_snap_record(by, env.dst_cpu);
+            }
             self.move_queued_task(p, src, env.dst_cpu, self.sched.lb_exec.unwrap_or(env.dst_cpu));
             moved += 1;
             if env.idle == CpuIdleType::NewlyIdle && self.cfg.preemption() {

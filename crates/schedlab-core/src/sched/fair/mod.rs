@@ -5,6 +5,8 @@ pub mod active_balance;
 pub mod balance;
 pub mod balance_2625;
 pub mod balance_avg;
+#[cfg(test)]
+mod balance_tests;
 pub mod cfs;
 pub mod cpu_load;
 pub mod eevdf;
