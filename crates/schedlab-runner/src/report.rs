@@ -234,6 +234,10 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
             read_stat_ns: median(m.read_stats.iter().map(|&(ns, cpus)| ns / cpus.max(1) as u64).collect()),
             thread_start_ns: median(m.slots.iter().filter(|s| !s.forked).filter_map(|s| s.ready_cpu_ns).collect()),
             fork_ns: m.spawn_ns,
+            run_overshoot_ns: {
+                let ops: u64 = m.slots.iter().map(|s| s.run_ops).sum();
+                (ops > 0).then(|| m.slots.iter().map(|s| s.run_over_ns).sum::<u64>() / ops)
+            },
         }),
         measure: MeasureInfo { start_ns: ws, end_ns: we, interval_ns: m.interval_ns },
         cpus: cpu_times(m, &cpu_d),

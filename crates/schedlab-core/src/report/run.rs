@@ -201,6 +201,14 @@ pub struct RealInfo {
     /// (clone, the stack, its bookkeeping): `kernel.costs.fork` for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_ns: Option<u64>,
+    /// The mean over every `run` op of the run of what it ran beyond its
+    /// ask, before the runner took it off the thread's next ops: the gaps
+    /// the kernel charges as CPU time that an op cannot stop inside (a
+    /// QEMU TCG guest's vCPU turns: 220 us beside a hog in a two-vCPU 6.1
+    /// guest; on real CPUs a few microseconds). None: a runner before it was
+    /// kept, or no `run` op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_overshoot_ns: Option<u64>,
 }
 
 /// The measurement window.
