@@ -674,7 +674,7 @@ pub struct Sched {
     /// while it does; trace lines of its pulls are written there.
     pub lb_exec: Option<usize>,
     /// Each runqueue as the tick's balancers on other CPUs saw it, when a
-    /// pull changed it at the instant every CPU ticked (fair/balance.rs
+    /// pull changed it at the instant every CPU ticked (fair/lb_snap.rs
     /// `lb_view`).
     pub lb_snap: Vec<LbSnap>,
     /// The instant of the newest `lb_snap` entry (u64::MAX: none yet): the

@@ -14,7 +14,7 @@
 
 use crate::kernel::features::Feature;
 use crate::sched::env::SchedEnv;
-use crate::sched::sched::{CpuIdleType, LbSnap};
+use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_LLC};
 use crate::sched::task::{TaskId, TaskState};
 
@@ -108,42 +108,6 @@ impl SchedEnv {
             return GroupType::FullyBusy;
         }
         GroupType::HasSpare
-    }
-
-    /// The runqueue `cpu` as this periodic balance sees it: as it was at
-    /// this instant before another CPU's balance moved tasks to or from it
-    /// (`LbSnap`), else None (read the runqueue). Without it the CPUs'
-    /// balances at one tick ran as a chain, each seeing the pulls before
-    /// it: a queued SCHED_IDLE hog went round three CPUs in one tick, every
-    /// tick, and never ran (val-idle-rotation: 255-392 migrations/s against
-    /// the guests' 18-51).
-    #[inline]
-    pub(super) fn lb_view(&self, env: &LbEnv, cpu: usize) -> Option<LbSnap> {
-        if self.sched.lb_snap_at != self.now {
-            return None;
-        }
-        let by = env.view_by?;
-        let v = self.sched.lb_snap[cpu];
-        (v.at == self.now && v.by != by).then_some(v)
-    }
-
-    /// Keep `cpu`'s runqueue as the other CPUs' balances at this instant
-    /// see it, before this periodic balance (`by`) moves a task to or from it.
-    pub(super) fn lb_snap_record(&mut self, by: usize, cpu: usize) {
-        if self.sched.lb_snap[cpu].at == self.now {
-            return;
-        }
-        self.sched.lb_snap[cpu] = LbSnap {
-            at: self.now,
-            by,
-            load: self.cpu_load(cpu),
-            util: self.cpu_util(cpu),
-            runnable: self.sched.rqs[cpu].cfs.avg.runnable_avg,
-            nr_running: self.sched.rqs[cpu].nr_running,
-            h_nr_running: self.lb_h_nr_running(cpu),
-            idle: self.idle_cpu(cpu),
-        };
-        self.sched.lb_snap_at = self.now;
     }
 
     /// check_cpu_capacity(): the CPU lost a noticeable part of its capacity

@@ -34,7 +34,7 @@
 //! The periodic balances of CPUs that tick at one instant run in CPU order
 //! here, each seeing the pulls of those before it, where the kernel's run
 //! at once; the balancer of 5.5+ reads the others' runqueues as they were
-//! at the tick (`LbSnap`, fair/balance.rs). This era has no real-kernel
+//! at the tick (`LbSnap`, fair/lb_snap.rs). This era has no real-kernel
 //! oracle to check that change against, and its seed experiments were
 //! judged with the chain.
 

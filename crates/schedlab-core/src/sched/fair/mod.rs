@@ -13,6 +13,7 @@ pub mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 pub mod entity;
+pub mod lb_snap;
 #[cfg(test)]
 mod linux618_tests;
 pub mod migrate;
