@@ -409,8 +409,8 @@ impl Shared {
 
     /// `run`: `w` ns of this thread's CPU time as a user-space loop
     /// (CpuMeter); what earlier ops ran beyond their ask is taken off this
-    /// one (RunCarry). Returns the CPU time the op used.
-    fn run_cpu(&self, w: u64, carry: &mut RunCarry) -> u64 {
+    /// one (RunCarry).
+    fn run_cpu(&self, w: u64, carry: &mut RunCarry) {
         let target = carry.target(w);
         let mut used = 0;
         if target > 0 {
@@ -425,7 +425,6 @@ impl Shared {
             used = meter.used;
         }
         carry.done(target, used);
-        used
     }
 
     fn interpret(self: &Arc<Self>, gi: usize, rng: &mut Rng, delays: &mut Vec<u64>, carry: &mut RunCarry) {

@@ -31,8 +31,8 @@
 //! modelled) and give each SMT sibling the full SCHED_LOAD_SCALE (2.6.35's
 //! smt_gain exists only from 2.6.30). Power-savings balancing
 //! (sched_mc/smt_power_savings) is off, as by default, and not modelled.
-//! The periodic balances of CPUs that tick at one instant run in CPU order
-//! here, each seeing the pulls of those before it, where the kernel's run
+//! Deviation: the periodic balances of CPUs that tick at one instant run in
+//! CPU order here, each seeing the pulls of those before it, where the kernel's run
 //! at once; the balancer of 5.5+ reads the others' runqueues as they were
 //! at the tick (`LbSnap`, fair/lb_snap.rs). This era has no real-kernel
 //! oracle to check that change against, and its seed experiments were

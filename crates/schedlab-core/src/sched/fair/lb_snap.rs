@@ -4,6 +4,12 @@
 //! choice of busiest CPU at that instant, only by their detach, which takes
 //! the busiest runqueue's lock. `LbSnap` (sched/sched.rs) keeps a runqueue
 //! as it was before a periodic balance moved tasks to or from it.
+//!
+//! Deviation: the kernel's concurrent balances may also see a pull half
+//! done, or one another's in any order; here each sees every other CPU's
+//! runqueue whole, as it was at the tick. A runqueue keeps the figures of
+//! the first pull that changed it at that instant, so a second CPU that
+//! pulls from it too reads the first one's "before", not its own.
 
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::LbEnv;
