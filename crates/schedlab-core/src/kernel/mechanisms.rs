@@ -247,8 +247,13 @@ pub struct Mechanisms {
     /// in_task(), 8b4e74ccb582 "sched/fair: Fix detection of per-CPU
     /// kthreads waking a task", v5.17-rc1 (docs/notes/seed-001-research.md §0).
     pub kthread_stacking_in_task: bool,
-    /// select_task_rq_fair() sets the waker's recent_used_cpu (before 6.12).
-    pub waker_recent_used_cpu: bool,
+    /// recent_used_cpu as 89aafd67f28c "sched/fair: Use prev instead of new
+    /// target as recent_used_cpu" (v5.15-rc1) left it: select_idle_sibling()
+    /// sets p->recent_used_cpu = prev on every pass that reaches the
+    /// recent-CPU test, and select_task_rq_fair() no longer sets the
+    /// waker's. Before it the wakee's was set only when the test chose it,
+    /// and every affine wakeup set the waker's to the waking CPU.
+    pub recent_used_cpu_prev: bool,
     /// wake_affine_idle(): a sync wakeup's "the waker is alone" test does
     /// not count sched_delayed tasks (aa3ee4f0b754 "sched/fair: Fixup
     /// wake_up_sync() vs DELAYED_DEQUEUE", mainline 6.16, in 6.12.37
@@ -422,7 +427,7 @@ impl Mechanisms {
             balance_interval_busy_minus_one: at(6, 1),
             wa_idle_prev: at(6, 0),
             kthread_stacking_in_task: at(5, 17),
-            waker_recent_used_cpu: !at(6, 12),
+            recent_used_cpu_prev: at(5, 15),
             sync_ignores_delayed: stable(6, 12, 37),
             delayed_not_runnable: stable(6, 12, 7),
             yield_forfeits_vruntime: backport((6, 19), &[(6, 12, 63), (6, 18, 2)]),
@@ -490,7 +495,7 @@ mod tests {
         assert!(!m.lb_detach_shift && m.sd_load_balance_flag);
         let m = of("6.12");
         assert_eq!(m.fair, FairEra::Eevdf);
-        assert!(m.sd_pkg_named_pkg && m.task_hot_smt_exempt && !m.waker_recent_used_cpu && m.post_init_util_by_weight);
+        assert!(m.sd_pkg_named_pkg && m.task_hot_smt_exempt && m.recent_used_cpu_prev && m.post_init_util_by_weight);
     }
 
     #[test]

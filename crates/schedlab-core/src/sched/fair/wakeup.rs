@@ -325,14 +325,27 @@ impl SchedEnv {
                 }
             }
         }
+        // Check a recently used CPU as a potential idle candidate. From
+        // 5.15 the wakee's recent_used_cpu becomes prev on every pass that
+        // gets here (89aafd67f28c), before that only when it is chosen.
+        // Deviation: from 5.15 until ae2ad293d6be (6.5, and the stable
+        // trees it went back to) the kernel tested p->recent_used_cpu
+        // (just set to prev) against the task's CPUs instead of the
+        // candidate; the model tests the candidate in every version.
         let recent = self.sched.tasks[p].recent_used_cpu;
+        let every_pass = self.cfg.mech.recent_used_cpu_prev;
+        if every_pass {
+            self.sched.tasks[p].recent_used_cpu = prev;
+        }
         if recent != prev
             && recent != target
             && self.topo.cpus_share_cache(recent, target)
             && self.idle_or_sched_idle(recent)
             && allowed(self, recent)
         {
-            self.sched.tasks[p].recent_used_cpu = prev;
+            if !every_pass {
+                self.sched.tasks[p].recent_used_cpu = prev;
+            }
             return recent;
         }
         if self.topo.sd_llc[target].is_none() {
@@ -395,7 +408,8 @@ impl SchedEnv {
                 sd0.stats.ttwu_wake_remote += 1;
             }
         }
-        if from_task && self.cfg.mech.waker_recent_used_cpu {
+        // Before 5.15 an affine wakeup also set the waker's recent_used_cpu.
+        if from_task && !self.cfg.mech.recent_used_cpu_prev {
             if let Some(w) = waker {
                 if want_affine {
                     self.sched.tasks[w].recent_used_cpu = cpu;

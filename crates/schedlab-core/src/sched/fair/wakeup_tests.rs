@@ -64,6 +64,22 @@ fn recent_used_cpu_is_tried_before_the_scan_and_becomes_prev() {
 }
 
 #[test]
+fn from_5_15_every_pass_remembers_prev_so_an_unmoved_task_is_not_sent_back() {
+    // 5.14: recent_used_cpu changes only when the test picks it; a pass
+    // that returns from the scan leaves it, and the next wakeup may still
+    // be sent to that older CPU. 5.15 (89aafd67f28c): every pass that
+    // reaches the test remembers prev.
+    for (version, kept) in [("5.14", 6), ("5.15", 3)] {
+        let (mut sim, _kt, p) = machine(version, "uma8", &[6], 3);
+        sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 6;
+        // CPU 6 is busy: the test fails and the scan takes CPU 4 (a waker
+        // that is not a per-CPU kthread: no stacking).
+        assert_eq!(sim.w.m.kt.k.select_idle_sibling(p, 3, 3, None, 3, true), 4, "{version}");
+        assert_eq!(sim.w.m.kt.k.sched.tasks[p].recent_used_cpu, kept, "{version}");
+    }
+}
+
+#[test]
 fn a_per_cpu_kthread_waking_a_task_on_its_own_cpu_stacks_it_from_5_6() {
     let (mut sim, kt, p) = machine("5.6", "uma8", &[], 3);
     sim.w.m.kt.k.sched.tasks[p].recent_used_cpu = 6;
