@@ -408,8 +408,9 @@ impl SchedEnv {
                 sd0.stats.ttwu_wake_remote += 1;
             }
         }
-        // Before 5.15 an affine wakeup also set the waker's recent_used_cpu.
-        if from_task && !self.cfg.mech.recent_used_cpu_prev {
+        // Before 5.15 an affine wakeup on the fast path also set the
+        // waker's recent_used_cpu (not after find_idlest_cpu's slow path).
+        if from_task && slow.is_none() && !self.cfg.mech.recent_used_cpu_prev {
             if let Some(w) = waker {
                 if want_affine {
                     self.sched.tasks[w].recent_used_cpu = cpu;
