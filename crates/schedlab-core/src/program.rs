@@ -110,6 +110,9 @@ pub enum Op {
     Read { idx: u32 },
     /// kswapd thread N's loop (not a scenario op; mm/kswapd.rs).
     Kswapd(u32),
+    /// The flusher of writeback device N (not a scenario op;
+    /// mm/fs_writeback.rs).
+    Flusher(u32),
     /// dbench's bookkeeping (not a scenario op; workload/dbench.rs).
     Dbench(DbenchOp),
     /// rt-migrate-test's bookkeeping (not a scenario op; see
@@ -172,6 +175,7 @@ impl Op {
                 | Op::Exit
                 | Op::Read { .. }
                 | Op::Kswapd(_)
+                | Op::Flusher(_)
         ) || matches!(self, Op::QueueWork { wait: true, .. } | Op::Io { wait: true, .. })
     }
 }

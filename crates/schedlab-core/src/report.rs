@@ -32,7 +32,7 @@ pub use kernel::{
     CpuIdleRow, CpufreqReport, CpufreqRow, CpuidleReport, DbenchReport, DiskReport, IdleStateInfo, MemBwNode,
     PackagePower, PressureFile, PressureLine, PressureReport, WorkqueueRow,
 };
-pub use mm::{AllocRow, KswapdRow, MmReport, NodeRow, ProcsRow};
+pub use mm::{AllocRow, DirtySample, KswapdRow, MmReport, NodeRow, ProcsRow, ThrottleRow, WbRow, WritebackReport};
 pub use mpstat::{CpuTimes, Mpstat, MpstatCpu, MpstatRow, MpstatSample};
 pub use rt_migrate::{RtmtAt, RtmtEarlierThreads, RtmtReport, RtmtRun, RtmtTask};
 pub use run::{

@@ -537,6 +537,7 @@ impl Shared {
                 | Op::Io { .. }
                 | Op::Read { .. }
                 | Op::Kswapd(_)
+                | Op::Flusher(_)
                 | Op::Dbench(_)
                 | Op::Rtmt(_)
                 | Op::Send { .. }

@@ -62,6 +62,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Io { .. } => "io",
         Op::Read { .. } => "read",
         Op::Kswapd(_) => "kswapd",
+        Op::Flusher(_) => "flusher",
         Op::Dbench(_) => "dbench",
         Op::Rtmt(_) | Op::RtmtRotate => "rt_migrate_test",
         Op::Clone { .. } | Op::SetAttr(_) | Op::StartGate(_) => "start",

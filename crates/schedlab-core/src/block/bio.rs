@@ -30,4 +30,7 @@ pub enum EndIo {
     /// xlog_ioend_work on xfs-log): a work item of `program` that wakes the
     /// waiter when it is done.
     Work { wq: usize, program: usize },
+    /// end_page_writeback() of the pages (mm/fs_writeback.rs): the
+    /// completion is left in `Block::wb_done` for the memory model.
+    Writeback,
 }

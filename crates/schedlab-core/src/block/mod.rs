@@ -80,6 +80,9 @@ pub struct Block {
     pub disks: Vec<Disk>,
     pub reqs: Vec<Option<Request>>,
     pub free: Vec<usize>,
+    /// Writeback requests completed and not yet seen by the memory model:
+    /// (disk, bytes).
+    pub wb_done: Vec<(usize, u64)>,
 }
 
 impl Block {
@@ -97,7 +100,7 @@ impl Block {
                 xfer_free_at: 0,
             })
             .collect();
-        Block { disks, reqs: Vec::new(), free: Vec::new() }
+        Block { disks, reqs: Vec::new(), free: Vec::new(), wb_done: Vec::new() }
     }
 
     pub fn alloc(&mut self, r: Request) -> usize {

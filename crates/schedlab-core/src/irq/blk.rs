@@ -74,6 +74,7 @@ impl KthreadFloor {
                 let done = WorkDone { wake: r.waiter, submit: None };
                 self.queue_work(wq, program, cpu, done, false);
             }
+            EndIo::Writeback => self.block.wb_done.push((r.disk, r.bytes)),
         }
     }
 }

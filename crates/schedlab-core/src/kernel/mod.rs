@@ -375,6 +375,11 @@ pub struct Costs {
     /// workingset_eviction(): pack and store the shadow entry of an evicted
     /// page, and the shadow node's accounting (list_lru).
     pub shadow_entry_ns: u64,
+    /// The flusher's work for one dirty page written back: write_cache_pages
+    /// (the tagged lookup, lock_page, clear_page_dirty_for_io,
+    /// set_page_writeback), the filesystem's block mapping and bio_add_page,
+    /// and the completion's end_page_writeback (mm/fs_writeback.rs).
+    pub writeback_page_ns: u64,
     /// O_DIRECT per page: get_user_pages and the bio's share.
     pub dio_page_ns: u64,
     /// A first-touch fault of an anonymous page (do_anonymous_page): the
@@ -457,6 +462,7 @@ impl Default for Costs {
             lru_lock_handoff_ns: 150,
             lru_lock_handoff_waiter_ns: 20,
             shadow_entry_ns: 150,
+            writeback_page_ns: 500,
             dio_page_ns: 50,
             anon_fault_ns: 1_000,
             zswap_compress_ns: 6_000,

@@ -44,6 +44,8 @@ pub struct VmConfig {
     /// turns them off.
     pub workingset: bool,
     pub start: MemoryStart,
+    /// vm.dirty_ratio and the other dirty-page sysctls (mm/page_writeback.rs).
+    pub dirty: crate::mm::page_writeback::DirtyConfig,
 }
 
 impl Default for VmConfig {
@@ -55,6 +57,7 @@ impl Default for VmConfig {
             kswapd_nice: 0,
             workingset: true,
             start: MemoryStart::Empty,
+            dirty: Default::default(),
         }
     }
 }
@@ -68,6 +71,12 @@ pub(crate) struct RawVm {
     pub(crate) kswapd_threads: Option<toml::Value>,
     pub(crate) kswapd_nice: Option<i64>,
     pub(crate) workingset: Option<bool>,
+    pub(crate) dirty_ratio: Option<i64>,
+    pub(crate) dirty_background_ratio: Option<i64>,
+    pub(crate) dirty_bytes: Option<i64>,
+    pub(crate) dirty_background_bytes: Option<i64>,
+    pub(crate) dirty_expire_centisecs: Option<i64>,
+    pub(crate) dirty_writeback_centisecs: Option<i64>,
 }
 
 /// `[memory]` as written.
@@ -152,7 +161,68 @@ pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, mech: &Mechanisms, file:
         }
         c.workingset = w;
     }
+    compile_dirty(raw, &mut c.dirty, file)?;
     Ok(c)
+}
+
+/// vm.dirty_*: the kernel's limits (kernel/sysctl.c: ratios 0..100,
+/// dirty_bytes at least two pages); a ratio and its bytes form are one
+/// setting (writing either clears the other), so a scenario gives one.
+fn compile_dirty(raw: &RawVm, d: &mut crate::mm::page_writeback::DirtyConfig, file: &str) -> Result<()> {
+    let k = |s: &str| format!("kernel.vm.{s}");
+    let ratio = |v: Option<i64>, key: &str| -> Result<Option<u64>> {
+        match v {
+            None => Ok(None),
+            Some(n) if (0..=100).contains(&n) => Ok(Some(n as u64)),
+            Some(n) => Err(SimError::bad_value(file, &k(key), format!("{n}"), "0..100 (percent)")),
+        }
+    };
+    let bytes = |v: Option<i64>, key: &str, min: i64| -> Result<Option<u64>> {
+        match v {
+            None => Ok(None),
+            Some(n) if n >= min => Ok(Some(n as u64)),
+            Some(n) => Err(SimError::bad_value(file, &k(key), format!("{n}"), format!("{min} or more (bytes)"))),
+        }
+    };
+    let both = |a: &str, b: &str| {
+        SimError::bad_value(
+            file,
+            &k(b),
+            format!("{a} and {b} are both set: the kernel keeps one (writing either clears the other)"),
+            format!("one of {a}, {b}"),
+        )
+    };
+    let page = crate::mm::PAGE_SIZE as i64;
+    if raw.dirty_ratio.is_some() && raw.dirty_bytes.is_some() {
+        return Err(both("dirty_ratio", "dirty_bytes"));
+    }
+    if raw.dirty_background_ratio.is_some() && raw.dirty_background_bytes.is_some() {
+        return Err(both("dirty_background_ratio", "dirty_background_bytes"));
+    }
+    if let Some(r) = ratio(raw.dirty_ratio, "dirty_ratio")? {
+        d.dirty_ratio = r;
+    }
+    if let Some(r) = ratio(raw.dirty_background_ratio, "dirty_background_ratio")? {
+        d.dirty_background_ratio = r;
+    }
+    if let Some(b) = bytes(raw.dirty_bytes, "dirty_bytes", 2 * page)? {
+        d.dirty_bytes = Some(b);
+        d.dirty_ratio = 0;
+    }
+    if let Some(b) = bytes(raw.dirty_background_bytes, "dirty_background_bytes", 1)? {
+        d.dirty_background_bytes = Some(b);
+        d.dirty_background_ratio = 0;
+    }
+    let cs = |v: Option<i64>, key: &str, def: u64| -> Result<u64> {
+        match v {
+            None => Ok(def),
+            Some(n) if (0..=i32::MAX as i64).contains(&n) => Ok(n as u64),
+            Some(n) => Err(SimError::bad_value(file, &k(key), format!("{n}"), "0..2147483647 (centiseconds)")),
+        }
+    };
+    d.dirty_expire_cs = cs(raw.dirty_expire_centisecs, "dirty_expire_centisecs", d.dirty_expire_cs)?;
+    d.dirty_writeback_cs = cs(raw.dirty_writeback_centisecs, "dirty_writeback_centisecs", d.dirty_writeback_cs)?;
+    Ok(())
 }
 
 /// `[memory]`: the page cache when the run starts.

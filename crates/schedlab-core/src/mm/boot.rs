@@ -120,6 +120,67 @@ impl MmFloor {
                 self.kt.k.q.schedule(Instant(0), Ev::Start(tid));
             }
         }
+        self.writeback_init()
+    }
+
+    /// A writeback device and its flusher for every disk a `write` op
+    /// writes to (bdi_init, and the flusher's thread).
+    fn writeback_init(&mut self) -> Result<(), SimError> {
+        let disks: Vec<usize> = {
+            let mut v: Vec<usize> =
+                self.mm.read_ops.iter().filter(|o| o.write).flat_map(|o| o.disks.iter().copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        self.mm.wb_of_disk = vec![None; self.kt.block.disks.len()];
+        if disks.is_empty() {
+            return Ok(());
+        }
+        let v = self.kt.k.cfg.version;
+        if !v.at_least(3, 2) {
+            return Err(SimError::not_modelled(
+                &self.source,
+                "task.program.write",
+                format!(
+                    "buffered writes on kernel {v}: before 3.2 balance_dirty_pages() made the writer write pages \
+                     back itself; the IO-less throttle of 3.2 and later is modelled"
+                ),
+            ));
+        }
+        let group = self.kt.progs.group_names.len();
+        self.kt.progs.group_names.push("flusher".into());
+        let ncpu = self.kt.k.sched.rqs.len();
+        for (i, &disk) in disks.iter().enumerate() {
+            let w = self.mm.wbs.len();
+            let g = TaskGroup {
+                name: "flusher".into(),
+                count: 0,
+                policy: Policy::Normal,
+                nice: 0,
+                rt_priority: 0,
+                cpus: CpuMask::full(ncpu),
+                start: 0,
+                kthread: true,
+                memory_bound: 0,
+                memory_traffic: 0,
+                program: Program { ops: vec![Op::Flusher(w as u32)] },
+            };
+            let template = self.kt.progs.templates.len();
+            self.kt.progs.templates.push(g.clone());
+            let tid = self.kt.k.alloc_task(group, Some(template), &g, i);
+            let name = &self.kt.block.disks[disk].cfg.name;
+            // 2.6.32-3.9: a thread per device; later an unbound kworker
+            // whose description names the device.
+            self.kt.k.sched.tasks[tid].comm = if v.at_least(3, 10) {
+                format!("kworker/u{}:{i}+flush-{name}", 2 * ncpu)
+            } else {
+                format!("flush-{name}")
+            };
+            self.mm.wbs.push(crate::mm::page_writeback::Wb::new(disk, tid));
+            self.mm.wb_of_disk[disk] = Some(w);
+            self.kt.k.q.schedule(Instant(0), Ev::Start(tid));
+        }
         Ok(())
     }
 }

@@ -12,6 +12,9 @@
 //! window to user space. Direct (O_DIRECT): the pages are pinned and the
 //! IO goes straight to the user buffer; no page cache, no copy.
 //!
+//! The `write` op (generic_perform_write) copies into new page-cache
+//! pages and dirties them; page_writeback.rs throttles it.
+//!
 //! Deviation: no asynchronous readahead (the next window is not read while
 //! the task copies the current one); every page of a file is read once
 //! (no page-cache hits or refaults).
@@ -19,8 +22,12 @@
 use crate::kthread::floor::LendsKthreads;
 use crate::mm::floor::MmFloor;
 use crate::mm::page_alloc::Alloc;
+use crate::mm::page_writeback::WriteState;
 use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};
 use crate::sched::task::TaskId;
+
+/// Pages a writer copies per step of the simulation at most (2 MiB).
+const WRITE_STEP: u64 = 512;
 
 impl MmFloor {
     /// The readahead window of a read of `bytes` from `disk`.
@@ -37,6 +44,9 @@ impl MmFloor {
     pub(crate) fn mm_read(&mut self, tid: TaskId, idx: usize) -> bool {
         if self.mm.read_ops[idx].anon {
             return self.mm_anon(tid, idx);
+        }
+        if self.mm.read_ops[idx].write {
+            return self.mm_write(tid, idx);
         }
         let st = match self.mm.task(tid).read {
             Some(st) => st,
@@ -136,5 +146,94 @@ impl MmFloor {
         self.mm.task(tid).read = Some(st);
         self.kt.k.sched.tasks[tid].pc -= 1;
         false
+    }
+}
+
+impl MmFloor {
+    /// Run the `write` op `idx` for `tid` (generic_perform_write): copy
+    /// the data into new page-cache pages a step at a time, dirty them,
+    /// and every `nr_dirtied_pause` pages call balance_dirty_pages, which
+    /// may sleep the writer. True when the write is done.
+    pub(crate) fn mm_write(&mut self, tid: TaskId, idx: usize) -> bool {
+        let mut st = match self.mm.task(tid).write {
+            Some(st) => st,
+            None => {
+                let op = &self.mm.read_ops[idx];
+                let cur = self.mm.rr[idx];
+                self.mm.rr[idx] = cur + 1;
+                let disk = op.disks[cur % op.disks.len()];
+                WriteState { disk, left: op.bytes, copying: 0, node: 0, bdp_again: 0 }
+            }
+        };
+        let w = self.mm.wb_of_disk[st.disk].expect("a writeback device for every disk written to");
+        self.kt.k.sched.tasks[tid].pc -= 1;
+        if st.copying > 0 {
+            // The step's pages are copied: set_page_dirty, then
+            // balance_dirty_pages_ratelimited.
+            self.account_page_dirtied(tid, w, st.node, st.copying);
+            st.copying = 0;
+            let ratelimit = self.dirty_ratelimit_pages(tid, w);
+            let nr_dirtied = self.mm.task(tid).dirty.nr_dirtied;
+            if nr_dirtied >= ratelimit {
+                st.bdp_again = nr_dirtied;
+            }
+        }
+        if st.bdp_again > 0 {
+            let pages = std::mem::take(&mut st.bdp_again);
+            if let Some((pause, again)) = self.balance_dirty_pages(tid, w, pages) {
+                if again {
+                    st.bdp_again = pages;
+                }
+                self.mm.task(tid).write = Some(st);
+                self.dirty_pause(tid, pause);
+                return false;
+            }
+        }
+        if st.left == 0 {
+            self.mm.task(tid).write = None;
+            self.kt.k.sched.tasks[tid].in_sys = false;
+            self.kt.k.sched.tasks[tid].pc += 1;
+            return true;
+        }
+        // The step: up to the pages left before the next look.
+        let ratelimit = self.dirty_ratelimit_pages(tid, w);
+        let nr_dirtied = self.mm.task(tid).dirty.nr_dirtied;
+        let room = ratelimit.saturating_sub(nr_dirtied).max(1);
+        let pages = st.left.div_ceil(PAGE_SIZE).min(room).min(WRITE_STEP);
+        self.kt.k.sched.tasks[tid].in_sys = true;
+        match self.alloc_pages(tid, pages) {
+            Alloc::Got(node) => {
+                let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveFile);
+                // write_begin (the page into the page cache), then
+                // copy_from_user of the data; the same per-page costs as
+                // the read path's insertion and copy.
+                let c = &self.kt.k.cfg.costs;
+                let (add_ns, copy_ns) = (c.pagecache_add_ns, c.copy_page_ns);
+                let bw = self.kt.k.membw.enabled();
+                let t = &mut self.kt.k.sched.tasks[tid];
+                t.work_left = (pages * (add_ns + copy_ns) + locks).max(1);
+                t.work_is_stream(2 * pages * PAGE_SIZE, t.work_left, bw);
+                st.left -= st.left.min(pages * PAGE_SIZE);
+                st.copying = pages;
+                st.node = node;
+            }
+            Alloc::Reclaiming | Alloc::Blocked => {}
+        }
+        self.mm.task(tid).write = Some(st);
+        false
+    }
+
+    /// balance_dirty_pages()'s io_schedule_timeout(pause): the writer
+    /// sleeps `pause` jiffies (to the jiffy the timer is due), in iowait.
+    fn dirty_pause(&mut self, tid: TaskId, pause: u64) {
+        let tick = self.kt.k.cfg.tick_ns;
+        let due = (self.jiffies() + pause) * tick;
+        let ns = due.saturating_sub(self.kt.k.now).max(1);
+        if self.kt.k.now >= self.mm.window_start {
+            let g = self.kt.k.sched.tasks[tid].group;
+            self.throttle_stats(g).pauses.push(ns);
+        }
+        self.kt.k.sched.tasks[tid].in_iowait = true;
+        self.mm_sleep(tid, ns);
     }
 }

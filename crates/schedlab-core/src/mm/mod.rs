@@ -19,14 +19,17 @@
 //! are folded into it); order-0 allocations only, so no compaction, no
 //! kcompactd and no watermark boost (it needs a fragmentation event); no
 //! memory cgroups (one lruvec per node); no anonymous memory or swap yet;
-//! no dirty pages or writeback (the modelled reader only reads).
+//! dirty pages only from the `write` op (`page_writeback.rs`, written back
+//! by `fs_writeback.rs`).
 
 pub mod anon;
 pub mod boot;
 pub mod filemap;
 pub mod floor;
+pub mod fs_writeback;
 pub mod kswapd;
 pub mod page_alloc;
+pub mod page_writeback;
 pub mod spinlock;
 pub mod vmscan;
 pub mod watermark;
@@ -160,11 +163,26 @@ pub struct Pgdat {
     pub kswapd_failures: u32,
     /// Tasks throttled in throttle_direct_reclaim (pgdat->pfmemalloc_wait).
     pub pfmemalloc_wait: Vec<TaskId>,
+    /// NR_FILE_DIRTY and NR_WRITEBACK: pages of the inactive file list
+    /// that reclaim cannot take.
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
 }
 
 impl Pgdat {
     pub fn file_pages(&self) -> u64 {
         self.lru[Lru::InactiveFile as usize] + self.lru[Lru::ActiveFile as usize]
+    }
+
+    /// The pages of list `lru` that reclaim can take: on the inactive
+    /// file list, the clean ones.
+    pub fn reclaimable(&self, lru: Lru) -> u64 {
+        let n = self.lru[lru as usize];
+        if lru == Lru::InactiveFile {
+            n.saturating_sub(self.nr_dirty + self.nr_writeback)
+        } else {
+            n
+        }
     }
 }
 
@@ -231,6 +249,10 @@ pub struct TaskMm {
     /// Sleep generation: a timer whose number is stale is ignored.
     pub sleep_seq: u32,
     pub throttled: bool,
+    /// A `write` op in progress.
+    pub write: Option<page_writeback::WriteState>,
+    /// Its place against the dirty throttle.
+    pub dirty: page_writeback::TaskDirty,
 }
 
 /// Latencies of allocations that left the fast path, per group (ns).
@@ -275,6 +297,17 @@ pub struct Mm {
     /// their number (the report's mean).
     pub auto_sum: Vec<u64>,
     pub auto_evals: u64,
+    /// Per device written to: its writeback state and flusher (by index;
+    /// `wb_of_disk` maps a disk to it).
+    pub wbs: Vec<page_writeback::Wb>,
+    pub wb_of_disk: Vec<Option<usize>>,
+    pub wb_dom: page_writeback::WbDomain,
+    /// Per task group: dirtied pages and throttle pauses in the window.
+    pub throttle: Vec<page_writeback::ThrottleStats>,
+    /// Pages written back, ever (/proc/vmstat nr_written).
+    pub written: u64,
+    /// When the measurement window opens (ns).
+    pub window_start: u64,
 }
 
 impl Mm {
@@ -292,7 +325,8 @@ impl Mm {
 }
 
 /// A `read` op's parameters, or an `anon` op's (`anon`: fault in `bytes`
-/// of anonymous memory; no disks).
+/// of anonymous memory; no disks), or a `write` op's (`write`: a buffered
+/// write of `bytes` to a file on the first disk).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOp {
     /// The disks, by index; the tasks that run the op take them in turn
@@ -302,6 +336,7 @@ pub struct ReadOp {
     /// O_DIRECT.
     pub direct: bool,
     pub anon: bool,
+    pub write: bool,
 }
 
 /// Where a task is in a read.

@@ -45,7 +45,7 @@ impl MmFloor {
     /// first and anonymous pages only when no file page is left.
     pub(crate) fn reclaim_lru(&self, node: usize) -> Lru {
         let pg = &self.mm.nodes[node];
-        if pg.lru[Lru::InactiveFile as usize] == 0 && self.mm.zswap && pg.lru[Lru::InactiveAnon as usize] > 0 {
+        if pg.reclaimable(Lru::InactiveFile) == 0 && self.mm.zswap && pg.lru[Lru::InactiveAnon as usize] > 0 {
             Lru::InactiveAnon
         } else {
             Lru::InactiveFile
@@ -106,7 +106,7 @@ impl MmFloor {
         let anon = list == Lru::InactiveAnon;
         let zswap_compress = c.zswap_compress_ns;
         let workingset = self.mm.cfg.workingset && !anon;
-        let n = want.min(RECLAIM_CHUNK).min(self.mm.nodes[node].lru[list as usize]);
+        let n = want.min(RECLAIM_CHUNK).min(self.mm.nodes[node].reclaimable(list));
         let (zspin, zhold) = if n > 0 { self.zone_lock_pages(node, from, n, zone_free) } else { (0, 0) };
         let pg = &mut self.mm.nodes[node];
         if n == 0 {

@@ -27,6 +27,75 @@ pub struct MmReport {
     /// vmstat's procs columns at the end of each mpstat interval in the
     /// window, where vmstat prints a line.
     pub procs: Vec<ProcsRow>,
+    /// Dirty pages and their writeback, when a task writes
+    /// (mm/page_writeback.rs, mm/fs_writeback.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback: Option<WritebackReport>,
+}
+
+/// Buffered writes: the dirty limits, each device's writeback as
+/// /sys/kernel/debug/bdi/*/stats shows it, the writers' throttling, and
+/// /proc/meminfo's Dirty and Writeback at each interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WritebackReport {
+    /// DirtyThresh and BackgroundThresh at the end of the run (KiB; for a
+    /// writer that is not RT), and the domain's smoothed limit.
+    pub dirty_thresh_kb: u64,
+    pub background_thresh_kb: u64,
+    pub dirty_limit_kb: u64,
+    /// /proc/vmstat nr_dirtied and nr_written over the window (pages).
+    pub nr_dirtied: u64,
+    pub nr_written: u64,
+    pub devices: Vec<WbRow>,
+    pub throttle: Vec<ThrottleRow>,
+    /// /proc/meminfo's Dirty and Writeback at the end of each interval.
+    pub samples: Vec<DirtySample>,
+}
+
+/// One device's writeback at the end of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WbRow {
+    pub device: String,
+    /// The flusher's thread.
+    pub flusher: String,
+    /// Its CPU use over the window (top's %CPU).
+    pub flusher_cpu_pct: f64,
+    /// BdiWriteBandwidth (the smoothed estimate, avg_write_bandwidth),
+    /// KiB/s.
+    pub write_bandwidth_kbs: u64,
+    /// The rate each writer is held to at pos_ratio 1 (dirty_ratelimit),
+    /// and the rate the last estimate found balanced, KiB/s.
+    pub dirty_ratelimit_kbs: u64,
+    pub balanced_dirty_ratelimit_kbs: u64,
+    /// BdiDirtyThresh, BdiReclaimable, BdiWriteback (KiB).
+    pub bdi_dirty_thresh_kb: u64,
+    pub reclaimable_kb: u64,
+    pub writeback_kb: u64,
+    /// Pages written back per second over the window, KiB/s.
+    pub written_kbs: f64,
+}
+
+/// A group's writes and the throttle's pauses over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThrottleRow {
+    pub group: String,
+    /// Pages dirtied per second, KiB/s.
+    pub dirtied_kbs: f64,
+    /// balance_dirty_pages() pauses: how many, their time in all as % of
+    /// the group's tasks' time, and their lengths (ms).
+    pub pauses: u64,
+    pub paused_pct: f64,
+    pub pause_p50_ms: f64,
+    pub pause_p90_ms: f64,
+    pub pause_max_ms: f64,
+}
+
+/// Dirty and under-writeback pages at one time (KiB).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DirtySample {
+    pub time_s: f64,
+    pub dirty_kb: u64,
+    pub writeback_kb: u64,
 }
 
 /// One vmstat line's procs columns.

@@ -193,13 +193,24 @@ impl Sim {
                             ..Default::default()
                         },
                     },
-                    mm: crate::mm::Mm { read_ops: sc.read_ops.clone(), ..Default::default() },
+                    mm: crate::mm::Mm {
+                        read_ops: sc.read_ops.clone(),
+                        window_start: sc.measure.warmup,
+                        ..Default::default()
+                    },
                     source: sc.source.clone(),
                     fatal: None,
                 },
                 wl: workload_state(sc),
             },
-            stats: Stats { rec, task_base: Vec::new(), events_processed: 0, kernel_base: None, procs: Vec::new() },
+            stats: Stats {
+                rec,
+                task_base: Vec::new(),
+                events_processed: 0,
+                kernel_base: None,
+                procs: Vec::new(),
+                dirty: Vec::new(),
+            },
             end_ns,
             open_ended,
             stop_reason: "duration reached",

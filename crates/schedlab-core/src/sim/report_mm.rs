@@ -1,7 +1,9 @@
 //! The report's memory section (report/mm.rs) from the model's state.
 
 use crate::mm::{KswapdThreads, Lru};
-use crate::report::{AllocRow, KswapdRow, MmReport, NodeRow, ProcsRow, Report};
+use crate::report::{
+    AllocRow, DirtySample, KswapdRow, MmReport, NodeRow, ProcsRow, Report, ThrottleRow, WbRow, WritebackReport,
+};
 use crate::sim::Sim;
 
 /// The memory section, when the model ran.
@@ -125,6 +127,90 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         min_free_kbytes,
         workingset: sim.w.m.mm.cfg.workingset,
         procs: sim.stats.procs.iter().map(|&(at, r, b)| ProcsRow { time_s: at as f64 / 1e9, r, b }).collect(),
+        writeback: writeback_report(sim, &base.wb, window),
+    })
+}
+
+/// The writeback part, when a task writes.
+fn writeback_report(sim: &Sim, base: &[(u64, u64)], window: u64) -> Option<WritebackReport> {
+    let m = &sim.w.m;
+    if m.mm.wbs.is_empty() {
+        return None;
+    }
+    let kb = |pages: u64| pages * (crate::mm::PAGE_SIZE / 1024);
+    let secs = window as f64 / 1e9;
+    let (thresh, bg) =
+        crate::mm::page_writeback::global_dirty_limits(m.global_dirtyable_memory(), &m.mm.cfg.dirty, false);
+    let mut nr_dirtied = 0;
+    let mut nr_written = 0;
+    let devices =
+        m.mm.wbs
+            .iter()
+            .enumerate()
+            .map(|(i, wb)| {
+                let (d0, w0) = base.get(i).copied().unwrap_or_default();
+                nr_dirtied += wb.dirtied - d0;
+                nr_written += wb.written - w0;
+                let t = &m.kt.k.sched.tasks[wb.flusher];
+                let b = sim.stats.task_base.get(wb.flusher).map_or(0, |b| b.runtime_ns);
+                let run = sim.task_counters(wb.flusher).runtime_ns - b;
+                WbRow {
+                    device: m.kt.block.disks[wb.disk].cfg.name.clone(),
+                    flusher: t.comm.clone(),
+                    flusher_cpu_pct: round2(run as f64 * 100.0 / window as f64),
+                    write_bandwidth_kbs: kb(wb.avg_write_bandwidth),
+                    dirty_ratelimit_kbs: kb(wb.dirty_ratelimit),
+                    balanced_dirty_ratelimit_kbs: kb(wb.balanced_dirty_ratelimit),
+                    bdi_dirty_thresh_kb: kb(m.wb_calc_thresh(i, thresh)),
+                    reclaimable_kb: kb(wb.reclaimable),
+                    writeback_kb: kb(wb.writeback),
+                    written_kbs: round2(kb(wb.written - w0) as f64 / secs),
+                }
+            })
+            .collect();
+    let throttle =
+        m.mm.throttle
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.dirtied > 0 || !t.pauses.is_empty())
+            .map(|(g, t)| {
+                let mut v = t.pauses.clone();
+                v.sort_unstable();
+                let q = |p: f64| -> f64 {
+                    if v.is_empty() {
+                        0.0
+                    } else {
+                        let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
+                        round2(v[i] as f64 / 1e6)
+                    }
+                };
+                let tasks = m.kt.k.sched.tasks.iter().filter(|x| x.group == g).count().max(1);
+                let paused: u64 = v.iter().sum();
+                ThrottleRow {
+                    group: m.kt.progs.group_names.get(g).cloned().unwrap_or_default(),
+                    dirtied_kbs: round2(kb(t.dirtied) as f64 / secs),
+                    pauses: v.len() as u64,
+                    paused_pct: round2(paused as f64 * 100.0 / (window as f64 * tasks as f64)),
+                    pause_p50_ms: q(0.5),
+                    pause_p90_ms: q(0.9),
+                    pause_max_ms: v.last().map_or(0.0, |&x| round2(x as f64 / 1e6)),
+                }
+            })
+            .collect();
+    Some(WritebackReport {
+        dirty_thresh_kb: kb(thresh),
+        background_thresh_kb: kb(bg),
+        dirty_limit_kb: kb(m.mm.wb_dom.dirty_limit),
+        nr_dirtied,
+        nr_written,
+        devices,
+        throttle,
+        samples: sim
+            .stats
+            .dirty
+            .iter()
+            .map(|&(at, d, w)| DirtySample { time_s: at as f64 / 1e9, dirty_kb: kb(d), writeback_kb: kb(w) })
+            .collect(),
     })
 }
 

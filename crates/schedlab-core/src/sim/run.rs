@@ -309,7 +309,12 @@ impl Sim {
             Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
             Ev::RtoPushIpi(cpu) => self.w.m.kt.k.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.w.m.kt.blk_done(req),
-            Ev::IrqDone(cpu, action) => self.w.m.kt.irq_done(cpu as usize, action),
+            Ev::IrqDone(cpu, action) => {
+                self.w.m.kt.irq_done(cpu as usize, action);
+                if !self.w.m.kt.block.wb_done.is_empty() {
+                    self.w.m.writeback_end_io();
+                }
+            }
             Ev::PoolIdleTimer(pool) => self.w.m.kt.pool_idle_timer(pool),
             Ev::MmTimer(tid, seq) => self.w.m.mm_timer(tid as usize, seq),
             Ev::MmAuto => self.w.m.kswapd_auto(),
@@ -343,6 +348,7 @@ impl Sim {
                 core_energy: self.w.m.kt.k.cpufreq.core_energy.clone(),
                 membw: self.w.m.kt.k.membw_counters(),
                 psi: self.w.m.kt.k.psi.read(self.w.m.kt.k.now, self.w.m.kt.k.cfg.tick_ns).total,
+                wb: self.w.m.mm.wbs.iter().map(|w| (w.dirtied, w.written)).collect(),
             });
         }
         if self.w.m.mm.enabled && self.w.m.kt.k.now > self.stats.rec.warmup {
@@ -354,6 +360,10 @@ impl Sim {
             let r = rqs.iter().map(|q| q.nr_running).sum();
             let b = rqs.iter().map(|q| q.nr_iowait).sum();
             self.stats.procs.push((self.w.m.kt.k.now, r, b));
+            if !self.w.m.mm.wbs.is_empty() {
+                let (d, w) = self.w.m.global_dirty();
+                self.stats.dirty.push((self.w.m.kt.k.now, d, w));
+            }
         }
         let accts: Vec<CpuTime> = self.w.m.kt.k.sched.rqs.iter().map(|r| r.cpu_times()).collect();
         self.stats.rec.sample(self.w.m.kt.k.now, &accts);

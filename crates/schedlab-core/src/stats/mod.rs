@@ -88,6 +88,9 @@ pub struct Stats {
     /// With memory modelled: at each mpstat sample in the window, the time,
     /// nr_running() and nr_iowait() (vmstat's r and b).
     pub procs: Vec<(u64, u32, u32)>,
+    /// With writes: at each mpstat sample in the window, the time and the
+    /// dirty and under-writeback pages.
+    pub dirty: Vec<(u64, u64, u64)>,
 }
 
 /// Counters outside the scheduler at the start of the window.
@@ -110,4 +113,6 @@ pub struct KernelBase {
     pub membw: Vec<(f64, u64, u128)>,
     /// The pressure totals (ns; sched/psi.rs).
     pub psi: [u64; 6],
+    /// Per writeback device: pages dirtied and written (mm/page_writeback.rs).
+    pub wb: Vec<(u64, u64)>,
 }

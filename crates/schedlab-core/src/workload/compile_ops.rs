@@ -19,7 +19,7 @@ pub(super) fn loc(file: &str, key: &str) -> Location {
 }
 
 pub(crate) const OPS_ACCEPTED: &str =
-    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, lock, unlock, send, recv, fork, exec, exit, parallel, queue_work, io, read, anon";
+    "run, runtime, sleep, timer, yield, loop, barrier, wait, signal, lock, unlock, send, recv, fork, exec, exit, parallel, queue_work, io, read, write, anon";
 /// The ops a work item may have (a kworker runs them).
 const WORK_OPS_ACCEPTED: &str = "run, runtime, sleep, yield, loop, wait, signal, queue_work, io";
 
@@ -162,7 +162,8 @@ pub(super) fn compile_ops(list: &[toml::Value], key: &str, ctx: &mut ProgCtx, ou
             "run" => out.push(Op::Run(dist_at(val, file, &sub)?)),
             "queue_work" => out.push(queue_work_at(val, &sub, ctx)?),
             "io" => out.push(io_at(val, &sub, ctx)?),
-            "read" => out.push(read_at(val, &sub, ctx)?),
+            "read" => out.push(read_at(val, &sub, ctx, false)?),
+            "write" => out.push(read_at(val, &sub, ctx, true)?),
             "anon" => out.push(anon_at(val, &sub, ctx)?),
             "runtime" => out.push(Op::Runtime(dist_at(val, file, &sub)?)),
             "sleep" => out.push(Op::Sleep(dist_at(val, file, &sub)?)),
@@ -370,13 +371,24 @@ pub(super) fn bool_at(v: Option<&toml::Value>, key: &str, file: &str, default: b
 /// `read = { disk = NAME | [NAMES], size = SIZE, direct = false }`: a
 /// read(2) of `size` bytes of a file on the disk (mm/filemap.rs); with a
 /// list, the tasks running the op take the disks in turn.
-fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
+/// `write = { disk = NAME | [NAMES], size = SIZE }`: a buffered write(2)
+/// of `size` bytes to a file on the disk (mm/page_writeback.rs).
+fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx, write: bool) -> Result<Op> {
     let file = ctx.file;
-    let accepted = "{ disk = NAME or [NAMES], size = SIZE, direct = false }";
+    let (accepted, keys, what): (&str, &[&str], _) = if write {
+        ("{ disk = NAME or [NAMES], size = SIZE }", &["disk", "size"], "write")
+    } else {
+        ("{ disk = NAME or [NAMES], size = SIZE, direct = false }", &["disk", "size", "direct"], "read")
+    };
     let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
-    check_keys(t, sub, file, &["disk", "size", "direct"])?;
+    check_keys(t, sub, file, keys)?;
     if ctx.in_work {
-        return Err(SimError::bad_value(file, sub, "a read in a work item", "read ops in [[task]] programs only"));
+        return Err(SimError::bad_value(
+            file,
+            sub,
+            format!("a {what} in a work item"),
+            format!("{what} ops in [[task]] programs only"),
+        ));
     }
     let dk = format!("{sub}.disk");
     let find = |n: &str| disk_named(ctx.machine, n, file, &dk);
@@ -405,7 +417,7 @@ fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
         }
     };
     let direct = bool_at(t.get("direct"), &format!("{sub}.direct"), file, false)?;
-    ctx.read_ops.push(ReadOp { disks: list, bytes, direct, anon: false });
+    ctx.read_ops.push(ReadOp { disks: list, bytes, direct, anon: false, write });
     Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
 }
 
@@ -426,7 +438,7 @@ fn anon_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
         })?,
         Some(v) => return Err(SimError::bad_value(file, &key, format!("{v}"), "a size, e.g. \"1GiB\"")),
     };
-    ctx.read_ops.push(ReadOp { disks: Vec::new(), bytes, direct: false, anon: true });
+    ctx.read_ops.push(ReadOp { disks: Vec::new(), bytes, direct: false, anon: true, write: false });
     Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
 }
 

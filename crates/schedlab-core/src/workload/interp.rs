@@ -207,6 +207,10 @@ impl WorkloadFloor {
                 self.m.kswapd(tid, k as usize);
                 return false;
             }
+            Op::Flusher(w) => {
+                self.m.flusher(tid, w as usize);
+                return false;
+            }
             Op::KtaskHelper(job) => {
                 if let Some(t) = self.m.kt.ktask_helper(tid, job) {
                     self.advance(t);
