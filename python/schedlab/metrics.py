@@ -74,6 +74,8 @@ class TaskWindow:
     wait_ns: float | None = None
     #: Times it got a CPU (schedstat's pcount; the simulator: its switches).
     timeslices: float | None = None
+    #: Times it slept (/proc/PID/status voluntary_ctxt_switches).
+    nr_voluntary_switches: float | None = None
 
 
 class ReportView:
@@ -103,6 +105,7 @@ class ReportView:
             nr_migrations=_num(counters.get("nr_migrations")),
             wait_ns=_num(counters.get("wait_ns")),
             timeslices=_num(counters.get("timeslices", counters.get("nr_switches"))),
+            nr_voluntary_switches=_num(counters.get("nr_voluntary_switches")),
         )
 
     # ---------------------------------------------------------------- the window
@@ -163,6 +166,37 @@ class ReportView:
             return None
         n = sum(x for x in slices if x is not None)
         return None if n <= 0 else sum(w for w in waits if w is not None) / n / 1000.0
+
+    def sleep_avg_us(self, tasks: Sequence[TaskWindow]) -> float | None:
+        """Mean length of a sleep of ``tasks``: the window less their CPU
+        and runnable time, over their voluntary switches (summed over them),
+        us; None if a count is missing or none slept."""
+        window = self.window_s
+        if window is None:
+            return None
+        asleep = 0.0
+        sleeps = 0.0
+        for t in tasks:
+            if t.runtime_ns is None or t.wait_ns is None or t.nr_voluntary_switches is None:
+                return None
+            asleep += max(window * 1e9 - t.runtime_ns - t.wait_ns, 0.0)
+            sleeps += t.nr_voluntary_switches
+        return None if sleeps <= 0 else asleep / sleeps / 1000.0
+
+    def dirty_pct(self) -> float | None:
+        """The mean, over the window's interval samples, of the dirty and
+        under-writeback pages (/proc/meminfo Dirty + Writeback) as % of the
+        dirty threshold (/proc/vmstat nr_dirty_threshold); None without
+        writes."""
+        wb = (self.doc.get("mm") or {}).get("writeback")
+        if not isinstance(wb, Mapping):
+            return None
+        thresh = _num(wb.get("dirty_thresh_kb"))
+        samples = [s for s in wb.get("samples") or [] if isinstance(s, Mapping)]
+        if not thresh or not samples:
+            return None
+        level = [(_num(s.get("dirty_kb")) or 0.0) + (_num(s.get("writeback_kb")) or 0.0) for s in samples]
+        return sum(level) / len(level) / thresh * 100.0
 
     def switches(self, tasks: Sequence[TaskWindow] | None = None) -> float:
         """Context switches of ``tasks`` (default: all) over the window; a

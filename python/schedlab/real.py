@@ -139,6 +139,12 @@ def median_reports(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def scratch_dir() -> str:
+    """Where a real run's `write` ops write: ``$SCHEDLAB_SCRATCH``, else
+    /var/tmp (on most machines a disk, where /tmp may be tmpfs)."""
+    return os.environ.get("SCHEDLAB_SCRATCH") or "/var/tmp"
+
+
 def run_real(
     scenario: str,
     *,
@@ -146,8 +152,10 @@ def run_real(
     overrides: Sequence[Override] = (),
     runner: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    scratch: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``scenario`` on this kernel ``repeat`` times; the median report."""
+    """Run ``scenario`` on this kernel ``repeat`` times; the median report.
+    ``scratch``: where its `write` ops write (the runner's --scratch)."""
     if repeat < 1:
         raise UsageError("SL001", f"--repeat {repeat}: accepted: an integer >= 1")
     path = resolve(scenario)
@@ -163,6 +171,8 @@ def run_real(
             f"cannot create CPUs; accepted: a machine of at most {host} CPUs (or simulate it: schedlab run)",
         )
     cmd = [*(runner or find_runner()), source, "--json", "-"]
+    if scratch:
+        cmd += ["--scratch", scratch]
     for k, v in overrides:
         cmd += ["--set", f"{k}={v}"]
     reports = []
@@ -241,7 +251,13 @@ def cmd_real(args: argparse.Namespace) -> int:
     def progress(msg: str) -> None:
         print(f"  {msg}", file=sys.stderr, flush=True)
 
-    report = run_real(args.scenario, repeat=args.repeat, overrides=overrides, progress=None if args.quiet else progress)
+    report = run_real(
+        args.scenario,
+        repeat=args.repeat,
+        overrides=overrides,
+        progress=None if args.quiet else progress,
+        scratch=scratch_dir(),
+    )
     if args.json:
         write_json(args.json, report)
     if not args.quiet and args.json != "-":

@@ -430,6 +430,63 @@ def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: floa
             for a in allocs
         ]
         lines += _table(["GROUP", "FAST", "SLOW", "DIRECT", "P50", "P99", "MAX"], rows)
+    wb = mm.get("writeback")
+    if isinstance(wb, Mapping):
+        lines += _writeback_section(wb, window_s)
+    return lines
+
+
+def _writeback_section(wb: Mapping[str, Any], window_s: float) -> list[str]:
+    """Buffered writes: the dirty limits, each device as
+    /sys/kernel/debug/bdi/*/stats has it, the writers' throttle pauses,
+    and /proc/meminfo's Dirty and Writeback over the window."""
+    samples = [s for s in wb.get("samples") or [] if isinstance(s, Mapping)]
+    dirty = [int(s.get("dirty_kb") or 0) for s in samples]
+    wbk = [int(s.get("writeback_kb") or 0) for s in samples]
+    mean = lambda v: sum(v) / max(len(v), 1)  # noqa: E731
+    lines = [
+        "",
+        f"Dirty pages (KiB): DirtyThresh {wb.get('dirty_thresh_kb')}, BackgroundThresh "
+        f"{wb.get('background_thresh_kb')}, dirty_limit {wb.get('dirty_limit_kb')}; meminfo Dirty mean "
+        f"{mean(dirty):.0f} max {max(dirty, default=0)}, Writeback mean {mean(wbk):.0f}; "
+        f"nr_dirtied {wb.get('nr_dirtied')}, nr_written {wb.get('nr_written')} "
+        f"({int(wb.get('nr_written') or 0) / window_s:.1f}/s)",
+    ]
+    devs = [d for d in wb.get("devices") or [] if isinstance(d, Mapping)]
+    if devs:
+        lines += ["", "Writeback by device (bdi stats at the end, KiB and KiB/s; the flusher's %CPU)"]
+        rows = [
+            [
+                str(d.get("device")),
+                f"{float(d.get('written_kbs') or 0):.0f}",
+                str(d.get("write_bandwidth_kbs")),
+                str(d.get("dirty_ratelimit_kbs")),
+                str(d.get("balanced_dirty_ratelimit_kbs")),
+                str(d.get("bdi_dirty_thresh_kb")),
+                str(d.get("reclaimable_kb")),
+                str(d.get("writeback_kb")),
+                f"{d.get('flusher')} {d.get('flusher_cpu_pct')}",
+            ]
+            for d in devs
+        ]
+        head = ["DEVICE", "WRITTEN/S", "WRITE_BW", "RATELIMIT", "BALANCED", "BDI_THRESH", "DIRTY", "WRITEBACK"]
+        lines += _table(head + ["FLUSHER %CPU"], rows)
+    thr = [t for t in wb.get("throttle") or [] if isinstance(t, Mapping)]
+    if thr:
+        lines += ["", "Dirty throttling by group (balance_dirty_pages pauses; KiB/s dirtied, ms)"]
+        rows = [
+            [
+                str(t.get("group")),
+                f"{float(t.get('dirtied_kbs') or 0):.0f}",
+                str(t.get("pauses")),
+                str(t.get("paused_pct")),
+                str(t.get("pause_p50_ms")),
+                str(t.get("pause_p90_ms")),
+                str(t.get("pause_max_ms")),
+            ]
+            for t in thr
+        ]
+        lines += _table(["GROUP", "DIRTIED/S", "PAUSES", "PAUSED%", "P50", "P90", "MAX"], rows)
     return lines
 
 

@@ -3,6 +3,7 @@
 //! variables are notified, sleeping threads get a signal (their
 //! clock_nanosleep returns EINTR), spinning threads check the flag.
 
+use crate::write::Writer;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -233,10 +234,19 @@ pub struct Shared {
     /// Errors of threads started after the gate (forks), fatal for the run.
     pub late_errors: Mutex<Vec<String>>,
     done: (Mutex<usize>, Condvar), // live threads
+    /// The `write` ops' sizes (by their index) and where they write.
+    write_bytes: Vec<Option<u64>>,
+    scratch: Option<std::path::PathBuf>,
 }
 
 impl Shared {
-    pub fn new(sc: &Scenario, host_cpus: Vec<usize>, seed: u64, chunk_iters: u64) -> Arc<Shared> {
+    pub fn new(
+        sc: &Scenario,
+        host_cpus: Vec<usize>,
+        seed: u64,
+        chunk_iters: u64,
+        scratch: Option<std::path::PathBuf>,
+    ) -> Arc<Shared> {
         Arc::new(Shared {
             stop: AtomicBool::new(false),
             groups: sc.groups.clone(),
@@ -261,6 +271,8 @@ impl Shared {
             handles: Mutex::new(Vec::new()),
             late_errors: Mutex::new(Vec::new()),
             done: (Mutex::new(0), Condvar::new()),
+            write_bytes: sc.read_ops.iter().map(|o| o.write.then_some(o.bytes)).collect(),
+            scratch,
         })
     }
 
@@ -370,7 +382,9 @@ impl Shared {
         let mut rng = Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx));
         let mut delays = Vec::new();
         let mut carry = RunCarry::default();
-        self.interpret(gi, &mut rng, &mut delays, &mut carry);
+        let mut writer = self.scratch.as_deref().map(|d| Writer::new(d, format!("{}-{}", std::process::id(), slot)));
+        self.interpret(gi, &mut rng, &mut delays, &mut carry, &mut writer);
+        drop(writer);
         let end = sys::now();
         let natural = !self.stopped();
         let own = if natural { procfs::read_task("/proc/thread-self").ok() } else { None };
@@ -427,7 +441,14 @@ impl Shared {
         carry.done(target, used);
     }
 
-    fn interpret(self: &Arc<Self>, gi: usize, rng: &mut Rng, delays: &mut Vec<u64>, carry: &mut RunCarry) {
+    fn interpret(
+        self: &Arc<Self>,
+        gi: usize,
+        rng: &mut Rng,
+        delays: &mut Vec<u64>,
+        carry: &mut RunCarry,
+        writer: &mut Option<Writer>,
+    ) {
         let ops = &self.groups[gi].program.ops;
         let mut pc = 0usize;
         let mut loops: Vec<(usize, u64)> = Vec::new();
@@ -531,11 +552,19 @@ impl Shared {
                         gd = cv.wait(gd).unwrap_or_else(|e| e.into_inner());
                     }
                 }
+                Op::Read { idx } => {
+                    // Only write ops get here (plan.rs refuses the others).
+                    let (Some(bytes), Some(w)) = (self.write_bytes[*idx as usize], writer.as_mut()) else { return };
+                    if let Err(e) = w.write(bytes) {
+                        lock(&self.late_errors).push(format!("write({bytes} bytes) in the scratch directory: {e}"));
+                        self.stop.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                }
                 Op::Parallel { .. }
                 | Op::KtaskHelper(_)
                 | Op::QueueWork { .. }
                 | Op::Io { .. }
-                | Op::Read { .. }
                 | Op::Kswapd(_)
                 | Op::Flusher(_)
                 | Op::Dbench(_)

@@ -12,6 +12,7 @@ mod plan;
 mod procfs;
 mod report;
 mod sys;
+mod write;
 
 use std::collections::BTreeMap;
 
@@ -21,7 +22,8 @@ use crate::exec::Shared;
 use crate::procfs::{CpuJiffies, TaskCounters};
 
 const USAGE: &str = "\
-usage: schedlab-runner [--json FILE] [--serial] [--set KEY=VALUE]... [--seed N] [--timeout DURATION] SCENARIO
+usage: schedlab-runner [--json FILE] [--serial] [--set KEY=VALUE]... [--seed N] [--timeout DURATION]
+                       [--scratch DIR] SCENARIO
        schedlab-runner --calibrate [--json FILE] [--serial]
 
 Runs the scenario's tasks as real threads of this process on the local kernel
@@ -33,6 +35,10 @@ and writes a JSON report shaped like `schedlab run --json` (plus \"source\": \"r
   --set KEY=VALUE    override a scenario key, as `schedlab run --set` (repeatable)
   --seed N           seed of the duration distributions (default 1)
   --timeout D        end a scenario without measure.duration after D (default 60s)
+  --scratch DIR      where `write` ops write their files (a directory on the
+                     disk the scenario writes to; needed by a scenario with
+                     write ops, whose [kernel.vm] dirty sysctls the run sets
+                     in /proc/sys/vm and puts back: root)
   --calibrate        measure this machine's values of the simulator's cost
                      constants (kernel.costs: pipe_write, pipe_read, unix_send,
                      unix_recv, context_switch, fork, exit) on one CPU and
@@ -51,6 +57,7 @@ struct Args {
     seed: u64,
     timeout_ns: u64,
     calibrate: bool,
+    scratch: Option<String>,
 }
 
 enum Fail {
@@ -69,6 +76,7 @@ fn parse_args(argv: Vec<String>) -> Result<Option<Args>, Fail> {
         seed: 1,
         timeout_ns: 60_000_000_000,
         calibrate: false,
+        scratch: None,
     };
     let mut it = argv.into_iter().skip(1);
     let mut positional = Vec::new();
@@ -87,6 +95,7 @@ fn parse_args(argv: Vec<String>) -> Result<Option<Args>, Fail> {
             "--json" => a.json = Some(value("--json")?),
             "--serial" => a.serial = true,
             "--calibrate" => a.calibrate = true,
+            "--scratch" => a.scratch = Some(value("--scratch")?),
             "--set" | "-o" => {
                 let kv = value("--set")?;
                 // The override grammar of every schedlab command line.
@@ -141,6 +150,9 @@ pub struct Measured {
     pub read_stats: Vec<(u64, usize)>,
     /// Its CPU time per thread it created at the start (None: none).
     pub spawn_ns: Option<u64>,
+    /// With write ops: the dirty counters at the window's start, at each
+    /// interval (with its end relative to t0) and at the end.
+    pub dirty: Option<(write::DirtyRead, Vec<(u64, write::DirtyRead)>, write::DirtyRead)>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -174,10 +186,39 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let allowed = sys::allowed_cpus().map_err(|e| Fail::Host(format!("sched_getaffinity: {e}")))?;
     plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(e.to_string()))?;
     let host_cpus: Vec<usize> = allowed[..sc.machine.nr_cpus()].to_vec();
+    let writes = sc.read_ops.iter().any(|o| o.write);
+    let scratch = match (&args.scratch, writes) {
+        (Some(d), true) => {
+            let p = std::path::PathBuf::from(d);
+            if !p.is_dir() {
+                return Err(Fail::Refused(format!("[SL001] --scratch {d}: not a directory")));
+            }
+            if sys::is_memory_fs(&p) {
+                return Err(Fail::Refused(format!(
+                    "[SL121] --scratch {d}: a tmpfs or ramfs, whose pages are never written back (no dirty \
+                     throttle); accepted: a directory on the disk the scenario writes to (SCHEDLAB_SCRATCH)"
+                )));
+            }
+            Some(p)
+        }
+        (None, true) => {
+            return Err(Fail::Refused(format!(
+                "[SL121] {}: the scenario has write ops: give --scratch DIR, a directory on the disk it writes to",
+                sc.source
+            )))
+        }
+        (_, false) => None,
+    };
+    // The scenario's dirty limits for the run (put back on return).
+    let _vm = match writes {
+        true => Some(write::VmSysctls::apply(&sc.kernel.vm.dirty).map_err(Fail::Host)?),
+        false => None,
+    };
+    let read_dirty = || write::read_dirty().map_err(|e| Fail::Host(format!("/proc/meminfo, /proc/vmstat: {e}")));
     sys::install_wake_handler().map_err(|e| Fail::Host(format!("sigaction: {e}")))?;
 
     let chunk_iters = exec::calibrate();
-    let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters);
+    let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters, scratch);
     let mut n = 0;
     let spawn_cpu = sys::thread_cpu();
     for (gi, g) in sc.groups.iter().enumerate() {
@@ -208,6 +249,8 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let mut stat_base = BTreeMap::new();
     let psi = sc.kernel.psi;
     let mut psi_base = None;
+    let mut dirty_base = None;
+    let mut dirty_samples = Vec::new();
     let mut read_tasks = (0, 0);
     let mut read_base = |base: &mut Vec<Option<TaskCounters>>| {
         let t = sys::thread_cpu();
@@ -218,6 +261,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         read_base(&mut base);
         stat_base = proc_stat()?;
         psi_base = psi.then(procfs::read_pressure).flatten();
+        dirty_base = if writes { Some(read_dirty()?) } else { None };
     }
     shared.open_gate(t0);
     if warm > 0 {
@@ -227,6 +271,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         read_base(&mut base);
         stat_base = proc_stat()?;
         psi_base = psi.then(procfs::read_pressure).flatten();
+        dirty_base = if writes { Some(read_dirty()?) } else { None };
     }
     let interval = sc.measure.interval;
     let mut samples = Vec::new();
@@ -252,11 +297,15 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         let stat = proc_stat()?;
         read_stats.push((sys::thread_cpu() - t, stat.len()));
         samples.push((until - t0, stat));
+        if writes {
+            dirty_samples.push((until - t0, read_dirty()?));
+        }
         next += interval;
     }
     let end = read_all(&shared);
     let stat_end = proc_stat()?;
     let psi_end = psi.then(procfs::read_pressure).flatten();
+    let dirty_end = if writes { Some(read_dirty()?) } else { None };
     let t_end = sys::now();
     shared.stop_and_join();
     let late = exec_lock(&shared.late_errors).clone();
@@ -283,6 +332,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         read_tasks,
         read_stats,
         spawn_ns: spawn_cpu,
+        dirty: dirty_base.zip(dirty_end).map(|(b, e)| (b, dirty_samples, e)),
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

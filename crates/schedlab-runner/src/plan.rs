@@ -123,6 +123,9 @@ pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
                 Op::QueueWork { .. } => "a work item for the kernel's workqueues",
                 Op::Io { .. } => "a block request with the model's completion path",
                 Op::Exec => "execve() of a new program, where the runner's tasks are threads of one process",
+                Op::Read { idx } if !sc.read_ops[*idx as usize].write => {
+                    "a read or an anonymous fault through the model's page cache (only write ops run for real)"
+                }
                 _ => continue,
             };
             return Err(Refusal {

@@ -248,8 +248,33 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         switches: Some(switches),
         timer_delay: DelayStats::of(&timer_delays),
         pressure: pressure(m),
+        mm: writeback(m),
         ..Default::default()
     }
+}
+
+/// With write ops: the memory section's writeback part as the kernel
+/// shows it (/proc/meminfo's Dirty and Writeback at each interval,
+/// /proc/vmstat's thresholds at the end and its nr_dirtied and nr_written
+/// over the window); the model's other memory figures are not read.
+fn writeback(m: &Measured) -> Option<schedlab_core::report::MmReport> {
+    use schedlab_core::report::{DirtySample, MmReport, WritebackReport};
+    let (b, samples, e) = m.dirty.as_ref()?;
+    let page_kb = schedlab_core::mm::PAGE_SIZE / 1024;
+    let wb = WritebackReport {
+        dirty_thresh_kb: e.thresh * page_kb,
+        background_thresh_kb: e.bg_thresh * page_kb,
+        dirty_limit_kb: 0,
+        nr_dirtied: e.nr_dirtied.saturating_sub(b.nr_dirtied),
+        nr_written: e.nr_written.saturating_sub(b.nr_written),
+        devices: Vec::new(),
+        throttle: Vec::new(),
+        samples: samples
+            .iter()
+            .map(|(t, d)| DirtySample { time_s: *t as f64 / 1e9, dirty_kb: d.dirty_kb, writeback_kb: d.writeback_kb })
+            .collect(),
+    };
+    Some(MmReport { writeback: Some(wb), ..Default::default() })
 }
 
 /// The median of `v` (None: empty).

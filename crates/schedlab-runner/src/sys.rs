@@ -168,3 +168,19 @@ pub fn clock_ticks() -> u64 {
         100
     }
 }
+
+/// The directory is on a tmpfs or ramfs (statfs f_type TMPFS_MAGIC,
+/// RAMFS_MAGIC): its pages live in memory only.
+pub fn is_memory_fs(dir: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+    // SAFETY: statfs writes into the zeroed struct it is given; the path is a
+    // NUL-terminated string that outlives the call.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    matches!(st.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC)
+}

@@ -106,6 +106,10 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
         return sum(ws) / len(ws) if m == "wait" else min(ws) if m == "wait_min" else max(ws)
     if m == "wait_avg":
         return rep.wait_avg_us(select())
+    if m == "sleep_avg":
+        return rep.sleep_avg_us(select())
+    if m == "dirty_pct":
+        return rep.dirty_pct()
     if m == "migrations":
         return rep.per_s(rep.migrations(select()))
     if m == "migrations_max":

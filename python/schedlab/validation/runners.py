@@ -179,7 +179,24 @@ def runner_read_sets(doc: Mapping[str, Any]) -> list[Override]:
         ns = real.get(field) if isinstance(real, Mapping) else None
         if isinstance(ns, int) and not isinstance(ns, bool) and 0 <= ns <= 1_000_000_000:
             out.append((f"kernel.costs.{key}", toml_literal(f"{ns}ns")))
+    out += writeback_sets(doc)
     return out
+
+
+def writeback_sets(doc: Mapping[str, Any]) -> list[Override]:
+    """With writes: the disk's bandwidth as the run wrote back through it
+    (/proc/vmstat nr_written over the window), as `machine.disk.0.bandwidth`:
+    the device's speed is a fact of the machine, not of the mechanism the
+    rows judge (the dirty pages' level and the writers' pauses)."""
+    wb = (doc.get("mm") or {}).get("writeback") if isinstance(doc.get("mm"), Mapping) else None
+    m = doc.get("measure") or {}
+    if not isinstance(wb, Mapping) or not isinstance(m, Mapping):
+        return []
+    pages, start, end = wb.get("nr_written"), m.get("start_ns"), m.get("end_ns")
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (pages, start, end)) or end <= start:
+        return []
+    kib_s = pages * 4 * 1_000_000_000 // (end - start)
+    return [("machine.disk.0.bandwidth", toml_literal(f"{max(kib_s, 1)}KiB/s"))] if pages > 0 else []
 
 
 #: Wall seconds a guest may take (TCG at shift=0 is slow: ~10 s per busy guest CPU-second).
@@ -397,7 +414,7 @@ def local_real(entries: Sequence[Entry]) -> RealRunner:
     def run(entry: Entry) -> Mapping[str, Any]:
         if entry.tool:
             return local_tool(list(entry.tool))
-        return real.run_real(str(entry.file), runner=runner)
+        return real.run_real(str(entry.file), runner=runner, scratch=real.scratch_dir())
 
     return run
 

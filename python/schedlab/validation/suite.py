@@ -70,6 +70,10 @@ METRIC_UNITS: dict[str, str] = {
     "psi_memory_full": "points",
     "psi_io_some": "points",
     "psi_io_full": "points",
+    # Buffered writes: the dirty pages' level against the dirty threshold,
+    # and the writers' mean sleep (balance_dirty_pages' pauses).
+    "dirty_pct": "points",
+    "sleep_avg": "us",
 }
 
 

@@ -67,6 +67,10 @@ pub const METRIC_UNITS: &[(&str, &str)] = &[
     ("psi_memory_full", "points"),
     ("psi_io_some", "points"),
     ("psi_io_full", "points"),
+    // Buffered writes (mm/page_writeback.rs): the dirty pages' level and
+    // the writers' sleeps.
+    ("dirty_pct", "points"),
+    ("sleep_avg", "us"),
 ];
 /// The metrics of an entry that runs a real tool, and only of such an entry.
 pub const TOOL_METRICS: &[&str] = &["tool_time", "latency_avg", "latency_max"];
