@@ -42,6 +42,8 @@ OPTIONAL_KEYS = (
     "proc_read_task",
     "proc_read_stat",
     "thread_start",
+    # Measured where a scratch directory is on a disk (not in the QEMU guests).
+    "write_page",
 )
 
 

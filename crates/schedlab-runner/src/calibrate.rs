@@ -494,5 +494,29 @@ pub fn run() -> Result<(usize, Vec<Figure>), String> {
         out.push(remote_wakeup(cpu, other, idle_exit, switch_ns)?);
     }
     out.extend(proc_read_costs(cpu, allowed.get(1).copied())?);
+    if let Some(dir) = crate::write::scratch_for_calibration() {
+        out.push(write_page_cost(&dir)?);
+    }
     Ok((cpu, out))
+}
+
+/// `write_page`: the CPU time of a buffered write(2) per 4 KiB page into
+/// new page-cache pages of a file in the scratch directory (1 MiB writes,
+/// 256 MiB a round, far below any default dirty limit: no throttle pause,
+/// and the thread's CPU clock leaves sleeps out). The file is deleted after
+/// each round, outside the clock.
+fn write_page_cost(dir: &std::path::Path) -> Result<Figure, String> {
+    const ROUND: u64 = 256 << 20;
+    const BS: u64 = 1 << 20;
+    let mut v = Vec::new();
+    for round in 0..ROUNDS.min(3) {
+        let mut w = crate::write::Writer::new(dir, format!("calibrate-{}-{round}", std::process::id()));
+        let t = sys::thread_cpu();
+        for _ in 0..ROUND / BS {
+            w.write(BS).map_err(|e| format!("{}: write: {e}", dir.display()))?;
+        }
+        v.push((sys::thread_cpu() - t) / (ROUND / schedlab_core::mm::PAGE_SIZE));
+        drop(w);
+    }
+    Ok(figure("write_page", v))
 }

@@ -153,6 +153,9 @@ pub struct Measured {
     /// With write ops: the dirty counters at the window's start, at each
     /// interval (with its end relative to t0) and at the end.
     pub dirty: Option<(write::DirtyRead, Vec<(u64, write::DirtyRead)>, write::DirtyRead)>,
+    /// The disk held to its bandwidth (enforce = true): its name and
+    /// bytes per second.
+    pub enforced: Option<(String, u64)>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -193,6 +196,13 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
             if !p.is_dir() {
                 return Err(Fail::Refused(format!("[SL001] --scratch {d}: not a directory")));
             }
+            if write::free_bytes(&p).is_some_and(|f| f < write::MIN_FREE) {
+                return Err(Fail::Refused(format!(
+                    "[SL121] --scratch {d}: less than {} GiB free; a run's writes keep their files until it ends; \
+                     accepted: a directory with that much space (SCHEDLAB_SCRATCH)",
+                    write::MIN_FREE >> 30
+                )));
+            }
             if sys::is_memory_fs(&p) {
                 return Err(Fail::Refused(format!(
                     "[SL121] --scratch {d}: a tmpfs or ramfs, whose pages are never written back (no dirty \
@@ -213,6 +223,29 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let _vm = match writes {
         true => Some(write::VmSysctls::apply(&sc.kernel.vm.dirty).map_err(Fail::Host)?),
         false => None,
+    };
+    // An enforced disk: the real device held to the scenario's bandwidth.
+    let enforced: Vec<(String, u64)> = {
+        let mut v: Vec<usize> = sc.read_ops.iter().filter(|o| o.write).flat_map(|o| o.disks.iter().copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.into_iter()
+            .map(|i| &sc.machine.disks[i])
+            .filter(|d| d.enforce)
+            .map(|d| (d.name.clone(), d.bandwidth))
+            .collect()
+    };
+    if enforced.len() > 1 {
+        return Err(Fail::Refused(format!(
+            "[SL121] {}: write ops to {} disks with enforce = true, which all write to the one scratch directory; \
+             accepted: one",
+            sc.source,
+            enforced.len()
+        )));
+    }
+    let _throttle = match (enforced.first(), &scratch) {
+        (Some((_, bw)), Some(dir)) => Some(write::BlkThrottle::apply(dir, *bw).map_err(Fail::Host)?),
+        _ => None,
     };
     let read_dirty = || write::read_dirty().map_err(|e| Fail::Host(format!("/proc/meminfo, /proc/vmstat: {e}")));
     sys::install_wake_handler().map_err(|e| Fail::Host(format!("sigaction: {e}")))?;
@@ -333,6 +366,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         read_stats,
         spawn_ns: spawn_cpu,
         dirty: dirty_base.zip(dirty_end).map(|(b, e)| (b, dirty_samples, e)),
+        enforced: enforced.first().cloned(),
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

@@ -267,7 +267,16 @@ fn writeback(m: &Measured) -> Option<schedlab_core::report::MmReport> {
         dirty_limit_kb: 0,
         nr_dirtied: e.nr_dirtied.saturating_sub(b.nr_dirtied),
         nr_written: e.nr_written.saturating_sub(b.nr_written),
-        devices: Vec::new(),
+        // A disk held to the scenario's bandwidth: that bandwidth.
+        devices: m
+            .enforced
+            .iter()
+            .map(|(name, bw)| schedlab_core::report::WbRow {
+                device: name.clone(),
+                write_bandwidth_kbs: bw / 1024,
+                ..Default::default()
+            })
+            .collect(),
         throttle: Vec::new(),
         samples: samples
             .iter()

@@ -1,10 +1,12 @@
 //! The `write` op for real: buffered write(2)s of a file in the scratch
 //! directory (`--scratch DIR`, on the disk the scenario names), as dd
 //! writes one; the kernel's own dirty throttle and flusher do the rest.
-//! A writer's file is rotated every FILE_CAP bytes and the file two back
-//! deleted (long since written back: FILE_CAP is far above any dirty limit
-//! a run sets), so a run's disk use stays under 3 x FILE_CAP per writer
-//! while every write dirties new pages, as the model's do. The dirty
+//! A writer's file is rotated every FILE_CAP bytes, and its files are
+//! deleted when it ends, not during the run: deleting a file inside the
+//! window puts its truncate (and the filesystem's discards, with
+//! `-o discard`) into the writer's time. Every write dirties new pages, as
+//! the model's do; the runner refuses a scratch directory with less than
+//! MIN_FREE free. The dirty
 //! sysctls of the scenario's `[kernel.vm]` are set for the run and put
 //! back after it.
 
@@ -16,6 +18,19 @@ use schedlab_core::mm::page_writeback::DirtyConfig;
 
 /// Bytes written to one file before the next.
 const FILE_CAP: u64 = 1 << 30;
+/// The free space a run's writes need in the scratch directory (a 1 GB/s
+/// disk over a 30 s run).
+pub const MIN_FREE: u64 = 32 << 30;
+
+/// Free bytes in `dir` (statvfs f_bavail x f_frsize).
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct; the path is a
+    // NUL-terminated string that outlives the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
 
 /// One thread's writes.
 pub struct Writer {
@@ -41,9 +56,6 @@ impl Writer {
         if self.file.is_none() || self.off >= FILE_CAP {
             if self.file.is_some() {
                 self.n += 1;
-                if self.n >= 2 {
-                    let _ = std::fs::remove_file(self.path(self.n - 2));
-                }
             }
             self.file = Some(File::create(self.path(self.n))?);
             self.off = 0;
@@ -61,7 +73,7 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         self.file = None;
-        for n in self.n.saturating_sub(2)..=self.n {
+        for n in 0..=self.n {
             let _ = std::fs::remove_file(self.path(n));
         }
     }
@@ -155,4 +167,52 @@ pub fn read_dirty() -> std::io::Result<DirtyRead> {
         }
     }
     Ok(r)
+}
+
+/// Where `--calibrate` measures `write_page`: $SCHEDLAB_SCRATCH, else
+/// /var/tmp, if it is a directory on a disk (None on a tmpfs, as in the
+/// QEMU guests).
+pub fn scratch_for_calibration() -> Option<PathBuf> {
+    let d = PathBuf::from(std::env::var("SCHEDLAB_SCRATCH").unwrap_or_else(|_| "/var/tmp".into()));
+    (d.is_dir() && !crate::sys::is_memory_fs(&d)).then_some(d)
+}
+
+/// blk-throttle's write limit on the device of a directory (cgroup v1's
+/// root blkio.throttle.write_bps_device, where the flusher's writeback is
+/// accounted), set for a run and lifted after it.
+pub struct BlkThrottle {
+    file: &'static str,
+    dev: String,
+}
+
+impl BlkThrottle {
+    pub fn apply(dir: &Path, bytes_per_s: u64) -> Result<BlkThrottle, String> {
+        use std::os::unix::fs::MetadataExt;
+        const FILE: &str = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
+        let st = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let (maj, min) = (libc::major(st.dev()), libc::minor(st.dev()));
+        // A partition's limit is set on its disk.
+        let sys = format!("/sys/dev/block/{maj}:{min}");
+        let dev = if Path::new(&format!("{sys}/partition")).exists() {
+            std::fs::read_to_string(format!("{sys}/../dev")).map_err(|e| format!("{sys}/../dev: {e}"))?
+        } else {
+            format!("{maj}:{min}")
+        };
+        let dev = dev.trim().to_string();
+        if !Path::new(FILE).exists() {
+            return Err(format!(
+                "a disk with enforce = true needs cgroup v1's blkio controller ({FILE}) to hold the device to its \
+                 bandwidth; accepted: such a host, or enforce = false"
+            ));
+        }
+        std::fs::write(FILE, format!("{dev} {bytes_per_s}"))
+            .map_err(|e| format!("{FILE} = {dev} {bytes_per_s}: {e} (needs root)"))?;
+        Ok(BlkThrottle { file: FILE, dev })
+    }
+}
+
+impl Drop for BlkThrottle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.file, format!("{} 0", self.dev));
+    }
 }

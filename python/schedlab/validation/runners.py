@@ -187,10 +187,12 @@ def writeback_sets(doc: Mapping[str, Any]) -> list[Override]:
     """With writes: the disk's bandwidth as the run wrote back through it
     (/proc/vmstat nr_written over the window), as `machine.disk.0.bandwidth`:
     the device's speed is a fact of the machine, not of the mechanism the
-    rows judge (the dirty pages' level and the writers' pauses)."""
+    rows judge (the dirty pages' level and the writers' pauses). Nothing
+    when the run held the disk to the scenario's bandwidth (`enforce`: its
+    device row)."""
     wb = (doc.get("mm") or {}).get("writeback") if isinstance(doc.get("mm"), Mapping) else None
     m = doc.get("measure") or {}
-    if not isinstance(wb, Mapping) or not isinstance(m, Mapping):
+    if not isinstance(wb, Mapping) or not isinstance(m, Mapping) or wb.get("devices"):
         return []
     pages, start, end = wb.get("nr_written"), m.get("start_ns"), m.get("end_ns")
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (pages, start, end)) or end <= start:

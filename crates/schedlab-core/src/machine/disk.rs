@@ -49,6 +49,10 @@ pub struct RawDisk {
     /// largest readahead window of a large read (bdi->io_pages; default
     /// 512).
     pub max_sectors_kb: Option<i64>,
+    /// The real-kernel runner holds the real device to `bandwidth` for a
+    /// run that writes to it (blk-throttle's write_bps_device), so the real
+    /// run has the disk the scenario describes. Default false.
+    pub enforce: Option<bool>,
 }
 
 /// A device, checked.
@@ -71,6 +75,7 @@ pub struct DiskConfig {
     pub flush_queued: bool,
     pub read_ahead_kb: u64,
     pub max_sectors_kb: u64,
+    pub enforce: bool,
 }
 
 /// `[[machine.disk]]` tables -> devices.
@@ -132,6 +137,14 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
                 )
             })?,
         };
+        if d.enforce == Some(true) && bandwidth == 0 {
+            return Err(SimError::bad_value(
+                file,
+                &k("enforce"),
+                "true, but the disk has no bandwidth to hold the real device to",
+                "a bandwidth with enforce = true",
+            ));
+        }
         out.push(DiskConfig {
             name: d.name.clone(),
             per_cpu_queues,
@@ -149,6 +162,7 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
             flush_queued: d.flush_queued.unwrap_or(per_cpu_queues),
             read_ahead_kb,
             max_sectors_kb,
+            enforce: d.enforce.unwrap_or(false),
         });
     }
     Ok(out)

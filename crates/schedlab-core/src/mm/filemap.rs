@@ -204,14 +204,12 @@ impl MmFloor {
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {
                 let locks = self.lru_cache_add(tid, node, pages, Lru::InactiveFile);
-                // write_begin (the page into the page cache), then
-                // copy_from_user of the data; the same per-page costs as
-                // the read path's insertion and copy.
-                let c = &self.kt.k.cfg.costs;
-                let (add_ns, copy_ns) = (c.pagecache_add_ns, c.copy_page_ns);
+                // write_begin (the page into the page cache),
+                // copy_from_user of the data, write_end.
+                let write_ns = self.kt.k.cfg.costs.write_page_ns;
                 let bw = self.kt.k.membw.enabled();
                 let t = &mut self.kt.k.sched.tasks[tid];
-                t.work_left = (pages * (add_ns + copy_ns) + locks).max(1);
+                t.work_left = (pages * write_ns + locks).max(1);
                 t.work_is_stream(2 * pages * PAGE_SIZE, t.work_left, bw);
                 st.left -= st.left.min(pages * PAGE_SIZE);
                 st.copying = pages;
