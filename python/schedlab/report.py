@@ -443,7 +443,10 @@ def _writeback_section(wb: Mapping[str, Any], window_s: float) -> list[str]:
     samples = [s for s in wb.get("samples") or [] if isinstance(s, Mapping)]
     dirty = [int(s.get("dirty_kb") or 0) for s in samples]
     wbk = [int(s.get("writeback_kb") or 0) for s in samples]
-    mean = lambda v: sum(v) / max(len(v), 1)  # noqa: E731
+
+    def mean(v: list[int]) -> float:
+        return sum(v) / max(len(v), 1)
+
     lines = [
         "",
         f"Dirty pages (KiB): DirtyThresh {wb.get('dirty_thresh_kb')}, BackgroundThresh "
@@ -470,7 +473,7 @@ def _writeback_section(wb: Mapping[str, Any], window_s: float) -> list[str]:
             for d in devs
         ]
         head = ["DEVICE", "WRITTEN/S", "WRITE_BW", "RATELIMIT", "BALANCED", "BDI_THRESH", "DIRTY", "WRITEBACK"]
-        lines += _table(head + ["FLUSHER %CPU"], rows)
+        lines += _table([*head, "FLUSHER %CPU"], rows)
     thr = [t for t in wb.get("throttle") or [] if isinstance(t, Mapping)]
     if thr:
         lines += ["", "Dirty throttling by group (balance_dirty_pages pauses; KiB/s dirtied, ms)"]

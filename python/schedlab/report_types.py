@@ -22,6 +22,7 @@ __all__ = [
     "CpuidleReport",
     "DbenchReport",
     "DelayStats",
+    "DirtySample",
     "DiskReport",
     "DomainInfo",
     "DomainSchedstat",
@@ -60,8 +61,11 @@ __all__ = [
     "SimInfo",
     "TaskRow",
     "TaskWindow",
+    "ThrottleRow",
     "ToolRun",
+    "WbRow",
     "WorkqueueRow",
+    "WritebackReport",
 ]
 
 
@@ -605,6 +609,114 @@ class Mpstat(_MpstatKeys, total=False):
     pass
 
 
+class _ThrottleRowKeys(TypedDict):
+    """The keys of every ThrottleRow."""
+
+    dirtied_kbs: float
+    """Pages dirtied per second, KiB/s."""
+    group: str
+    """"""
+    pause_max_ms: float
+    """"""
+    pause_p50_ms: float
+    """"""
+    pause_p90_ms: float
+    """"""
+    paused_pct: float
+    """"""
+    pauses: int
+    """balance_dirty_pages() pauses: how many, their time in all as % of the group's tasks' time, and their lengths
+    (ms).
+    """
+
+
+class ThrottleRow(_ThrottleRowKeys, total=False):
+    """A group's writes and the throttle's pauses over the window."""
+
+    pass
+
+
+class _DirtySampleKeys(TypedDict):
+    """The keys of every DirtySample."""
+
+    dirty_kb: int
+    """"""
+    time_s: float
+    """"""
+    writeback_kb: int
+    """"""
+
+
+class DirtySample(_DirtySampleKeys, total=False):
+    """Dirty and under-writeback pages at one time (KiB)."""
+
+    pass
+
+
+class _WbRowKeys(TypedDict):
+    """The keys of every WbRow."""
+
+    balanced_dirty_ratelimit_kbs: int
+    """"""
+    bdi_dirty_thresh_kb: int
+    """BdiDirtyThresh, BdiReclaimable, BdiWriteback (KiB)."""
+    device: str
+    """"""
+    dirty_ratelimit_kbs: int
+    """The rate each writer is held to at pos_ratio 1 (dirty_ratelimit), and the rate the last estimate found balanced,
+    KiB/s.
+    """
+    flusher: str
+    """The flusher's thread."""
+    flusher_cpu_pct: float
+    """Its CPU use over the window (top's %CPU)."""
+    reclaimable_kb: int
+    """"""
+    write_bandwidth_kbs: int
+    """BdiWriteBandwidth (the smoothed estimate, avg_write_bandwidth), KiB/s."""
+    writeback_kb: int
+    """"""
+    written_kbs: float
+    """Pages written back per second over the window, KiB/s."""
+
+
+class WbRow(_WbRowKeys, total=False):
+    """One device's writeback at the end of the run."""
+
+    pass
+
+
+class _WritebackReportKeys(TypedDict):
+    """The keys of every WritebackReport."""
+
+    background_thresh_kb: int
+    """"""
+    devices: list[WbRow]
+    """"""
+    dirty_limit_kb: int
+    """"""
+    dirty_thresh_kb: int
+    """DirtyThresh and BackgroundThresh at the end of the run (KiB; for a writer that is not RT), and the domain's
+    smoothed limit.
+    """
+    nr_dirtied: int
+    """/proc/vmstat nr_dirtied and nr_written over the window (pages)."""
+    nr_written: int
+    """"""
+    samples: list[DirtySample]
+    """/proc/meminfo's Dirty and Writeback at the end of each interval."""
+    throttle: list[ThrottleRow]
+    """"""
+
+
+class WritebackReport(_WritebackReportKeys, total=False):
+    """Buffered writes: the dirty limits, each device's writeback as /sys/kernel/debug/bdi/*/stats shows it, the
+    writers' throttling, and /proc/meminfo's Dirty and Writeback at each interval.
+    """
+
+    pass
+
+
 class _ProcsRowKeys(TypedDict):
     """The keys of every ProcsRow."""
 
@@ -735,6 +847,8 @@ class _MmReportKeys(TypedDict):
     """/proc/vmstat event counters over the window, by name."""
     workingset: bool
     """"""
+    writeback: WritebackReport | None
+    """Dirty pages and their writeback, when a task writes (mm/page_writeback.rs, mm/fs_writeback.rs)."""
 
 
 class MmReport(_MmReportKeys, total=False):

@@ -728,7 +728,7 @@ mod tests {
     fn run_uses_about_its_cpu_time() {
         let text = "name = \"m\"\n[machine]\nsockets = 1\ncores_per_socket = 1\n[[task]]\nname = \"a\"\nprogram = [{ run = \"1ms\" }]\n";
         let sc = schedlab_core::scenario::load(text, "m.toml", &[]).expect("valid");
-        let sh = Shared::new(&sc, vec![0], 1, calibrate());
+        let sh = Shared::new(&sc, vec![0], 1, calibrate(), None);
         let c0 = sys::thread_cpu();
         sh.run_cpu(3_000_000, &mut RunCarry::default());
         let used = sys::thread_cpu() - c0;

@@ -124,6 +124,10 @@ fn parse_args(argv: Vec<String>) -> Result<Option<Args>, Fail> {
     Ok(Some(a))
 }
 
+/// The dirty counters at the window's start, at each interval (with its
+/// end relative to t0) and at the end.
+pub type DirtyReads = (write::DirtyRead, Vec<(u64, write::DirtyRead)>, write::DirtyRead);
+
 /// Everything measured in one run, for the report.
 pub struct Measured {
     pub slots: Vec<exec::Slot>,
@@ -152,7 +156,7 @@ pub struct Measured {
     pub spawn_ns: Option<u64>,
     /// With write ops: the dirty counters at the window's start, at each
     /// interval (with its end relative to t0) and at the end.
-    pub dirty: Option<(write::DirtyRead, Vec<(u64, write::DirtyRead)>, write::DirtyRead)>,
+    pub dirty: Option<DirtyReads>,
     /// The disk held to its bandwidth (enforce = true): its name and
     /// bytes per second.
     pub enforced: Option<(String, u64)>,

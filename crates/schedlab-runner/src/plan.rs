@@ -198,4 +198,30 @@ program = [{ exec = true }, { run = "1ms" }, { exit = true }]
         assert_eq!(e.code, "SL120");
         assert!(e.to_string().contains("task[1].program[0].exec: op \"exec\""), "{e}");
     }
+
+    #[test]
+    fn a_read_is_refused_and_a_write_is_not() {
+        let text = |op: &str| {
+            format!(
+                r#"
+name = "w"
+[machine]
+sockets = 1
+cores_per_socket = 2
+memory = "1GiB"
+[[machine.disk]]
+name = "d"
+[[task]]
+name = "dd"
+program = [{{ loop = {{ count = 0, body = [{{ {op} = {{ disk = "d", size = "1MiB" }} }}] }} }}]
+"#
+            )
+        };
+        let sc = schedlab_core::scenario::load(&text("read"), "w.toml", &[]).expect("valid");
+        let e = check(&sc, 2).unwrap_err();
+        assert_eq!(e.code, "SL120");
+        assert!(e.to_string().contains("task[0].program[0].loop.body[0].read: op \"read\""), "{e}");
+        let sc = schedlab_core::scenario::load(&text("write"), "w.toml", &[]).expect("valid");
+        check(&sc, 2).expect("a write runs for real");
+    }
 }

@@ -195,7 +195,7 @@ def writeback_sets(doc: Mapping[str, Any]) -> list[Override]:
     if not isinstance(wb, Mapping) or not isinstance(m, Mapping) or wb.get("devices"):
         return []
     pages, start, end = wb.get("nr_written"), m.get("start_ns"), m.get("end_ns")
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (pages, start, end)) or end <= start:
+    if not (isinstance(pages, int) and isinstance(start, int) and isinstance(end, int)) or end <= start:
         return []
     kib_s = pages * 4 * 1_000_000_000 // (end - start)
     return [("machine.disk.0.bandwidth", toml_literal(f"{max(kib_s, 1)}KiB/s"))] if pages > 0 else []

@@ -45,7 +45,7 @@ pub struct VmConfig {
     pub workingset: bool,
     pub start: MemoryStart,
     /// vm.dirty_ratio and the other dirty-page sysctls (mm/page_writeback.rs).
-    pub dirty: crate::mm::page_writeback::DirtyConfig,
+    pub dirty: DirtyConfig,
 }
 
 impl Default for VmConfig {
@@ -58,6 +58,34 @@ impl Default for VmConfig {
             workingset: true,
             start: MemoryStart::Empty,
             dirty: Default::default(),
+        }
+    }
+}
+
+/// vm.dirty_* (the `[kernel.vm]` keys of the same names; mm/page_writeback.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirtyConfig {
+    pub dirty_ratio: u64,
+    pub dirty_background_ratio: u64,
+    pub dirty_bytes: Option<u64>,
+    pub dirty_background_bytes: Option<u64>,
+    /// vm.dirty_expire_centisecs: a page dirty this long is written by the
+    /// periodic (kupdate) writeback.
+    pub dirty_expire_cs: u64,
+    /// vm.dirty_writeback_centisecs: the flusher's period (0: none).
+    pub dirty_writeback_cs: u64,
+}
+
+impl Default for DirtyConfig {
+    /// The defaults of 2.6.22 on (dirty_ratio 20, background 10, 30 s, 5 s).
+    fn default() -> Self {
+        DirtyConfig {
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_bytes: None,
+            dirty_background_bytes: None,
+            dirty_expire_cs: 3000,
+            dirty_writeback_cs: 500,
         }
     }
 }
@@ -168,7 +196,7 @@ pub(crate) fn compile_vm(raw: &RawVm, v: KernelVersion, mech: &Mechanisms, file:
 /// vm.dirty_*: the kernel's limits (kernel/sysctl.c: ratios 0..100,
 /// dirty_bytes at least two pages); a ratio and its bytes form are one
 /// setting (writing either clears the other), so a scenario gives one.
-fn compile_dirty(raw: &RawVm, d: &mut crate::mm::page_writeback::DirtyConfig, file: &str) -> Result<()> {
+fn compile_dirty(raw: &RawVm, d: &mut DirtyConfig, file: &str) -> Result<()> {
     let k = |s: &str| format!("kernel.vm.{s}");
     let ratio = |v: Option<i64>, key: &str| -> Result<Option<u64>> {
         match v {
@@ -192,7 +220,7 @@ fn compile_dirty(raw: &RawVm, d: &mut crate::mm::page_writeback::DirtyConfig, fi
             format!("one of {a}, {b}"),
         )
     };
-    let page = crate::mm::PAGE_SIZE as i64;
+    let page = 4096;
     if raw.dirty_ratio.is_some() && raw.dirty_bytes.is_some() {
         return Err(both("dirty_ratio", "dirty_bytes"));
     }

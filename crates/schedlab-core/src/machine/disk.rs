@@ -53,6 +53,17 @@ pub struct RawDisk {
     /// run that writes to it (blk-throttle's write_bps_device), so the real
     /// run has the disk the scenario describes. Default false.
     pub enforce: Option<bool>,
+    /// The filesystem a `write` op writes through: "ext4" (default) or
+    /// "xfs". It decides the page-cache folios a buffered write dirties:
+    /// large folios from XFS's 5.18 and ext4's 6.16 on.
+    pub filesystem: Option<String>,
+}
+
+/// A disk's filesystem (for buffered writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filesystem {
+    Ext4,
+    Xfs,
 }
 
 /// A device, checked.
@@ -76,6 +87,7 @@ pub struct DiskConfig {
     pub read_ahead_kb: u64,
     pub max_sectors_kb: u64,
     pub enforce: bool,
+    pub filesystem: Filesystem,
 }
 
 /// `[[machine.disk]]` tables -> devices.
@@ -137,6 +149,11 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
                 )
             })?,
         };
+        let filesystem = match d.filesystem.as_deref() {
+            None | Some("ext4") => Filesystem::Ext4,
+            Some("xfs") => Filesystem::Xfs,
+            Some(s) => return Err(SimError::bad_value(file, &k("filesystem"), format!("\"{s}\""), "ext4, xfs")),
+        };
         if d.enforce == Some(true) && bandwidth == 0 {
             return Err(SimError::bad_value(
                 file,
@@ -163,6 +180,7 @@ pub(crate) fn compile_disks(raw: &[RawDisk], file: &str, nr_cpus: usize) -> Resu
             read_ahead_kb,
             max_sectors_kb,
             enforce: d.enforce.unwrap_or(false),
+            filesystem,
         });
     }
     Ok(out)

@@ -28,6 +28,19 @@ use crate::sched::task::TaskId;
 
 /// Pages a writer copies per step of the simulation at most (2 MiB).
 const WRITE_STEP: u64 = 512;
+/// MAX_PAGECACHE_ORDER on x86-64: a PMD, 2 MiB.
+const MAX_FOLIO_PAGES: u64 = 512;
+
+/// Whether kernel `v` gives the regular files of `fs` large page-cache
+/// folios: XFS from 5.18 ("xfs: Support large folios"), ext4 from 6.16
+/// ("ext4: enable large folio for regular file").
+fn large_folios(fs: crate::machine::disk::Filesystem, v: crate::kernel::KernelVersion) -> bool {
+    use crate::machine::disk::Filesystem;
+    match fs {
+        Filesystem::Xfs => v.at_least(5, 18),
+        Filesystem::Ext4 => v.at_least(6, 16),
+    }
+}
 
 impl MmFloor {
     /// The readahead window of a read of `bytes` from `disk`.
@@ -51,10 +64,8 @@ impl MmFloor {
         let st = match self.mm.task(tid).read {
             Some(st) => st,
             None => {
+                let disk = self.next_disk(idx);
                 let op = &self.mm.read_ops[idx];
-                let cur = self.mm.rr[idx];
-                self.mm.rr[idx] = cur + 1;
-                let disk = op.disks[cur % op.disks.len()];
                 let (bytes, direct) = (op.bytes, op.direct);
                 self.kt.k.sched.tasks[tid].in_sys = true;
                 if direct {
@@ -69,6 +80,14 @@ impl MmFloor {
             }
         };
         self.buffered_read(tid, st)
+    }
+
+    /// The disk of file op `idx`'s next call: its disks in turn.
+    fn next_disk(&mut self, idx: usize) -> usize {
+        let cur = self.mm.rr[idx];
+        self.mm.rr[idx] = cur + 1;
+        let disks = &self.mm.read_ops[idx].disks;
+        disks[cur % disks.len()]
     }
 
     /// Submit a read request of `bytes` and sleep in io_schedule.
@@ -158,11 +177,8 @@ impl MmFloor {
         let mut st = match self.mm.task(tid).write {
             Some(st) => st,
             None => {
-                let op = &self.mm.read_ops[idx];
-                let cur = self.mm.rr[idx];
-                self.mm.rr[idx] = cur + 1;
-                let disk = op.disks[cur % op.disks.len()];
-                WriteState { disk, left: op.bytes, copying: 0, node: 0, bdp_again: 0 }
+                let disk = self.next_disk(idx);
+                WriteState { disk, left: self.mm.read_ops[idx].bytes, copying: 0, node: 0, bdp_again: 0 }
             }
         };
         let w = self.mm.wb_of_disk[st.disk].expect("a writeback device for every disk written to");
@@ -195,11 +211,21 @@ impl MmFloor {
             self.kt.k.sched.tasks[tid].pc += 1;
             return true;
         }
-        // The step: up to the pages left before the next look.
-        let ratelimit = self.dirty_ratelimit_pages(tid, w);
-        let nr_dirtied = self.mm.task(tid).dirty.nr_dirtied;
-        let room = ratelimit.saturating_sub(nr_dirtied).max(1);
-        let pages = st.left.div_ceil(PAGE_SIZE).min(room).min(WRITE_STEP);
+        // The step: with 4 KiB folios, up to the pages left before the
+        // next look; with large folios (XFS 5.18+, ext4 6.16+), one folio
+        // of the write's size (__filemap_get_folio's order from the length,
+        // up to PMD order), dirtied whole before balance_dirty_pages is
+        // looked at again, as the kernel calls it once per folio.
+        // Deviation: the file offset is taken as aligned to the folio (the
+        // kernel also caps the order by the index's alignment).
+        let left = st.left.div_ceil(PAGE_SIZE);
+        let pages = if large_folios(self.kt.block.disks[st.disk].cfg.filesystem, self.kt.k.cfg.version) {
+            1u64 << crate::mm::page_writeback::ilog2(left.min(MAX_FOLIO_PAGES))
+        } else {
+            let ratelimit = self.dirty_ratelimit_pages(tid, w);
+            let nr_dirtied = self.mm.task(tid).dirty.nr_dirtied;
+            left.min(ratelimit.saturating_sub(nr_dirtied).max(1)).min(WRITE_STEP)
+        };
         self.kt.k.sched.tasks[tid].in_sys = true;
         match self.alloc_pages(tid, pages) {
             Alloc::Got(node) => {

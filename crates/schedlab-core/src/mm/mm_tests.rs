@@ -142,3 +142,91 @@ fn vm_keys_are_checked() {
     let old = "[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"3.10\"\n[memory]\nswap = \"zswap\"\n";
     assert!(run_text(old, "x.toml", &[], &RunOptions::default()).unwrap_err().to_string().contains("3.11"));
 }
+
+/// `writers` dd writers on a 100 MiB/s disk with vm.dirty_bytes 64 MiB
+/// (background 32 MiB), on `version`.
+fn write_run(writers: usize, version: &str, extra: &str) -> Result<Report, crate::error::SimError> {
+    let text = format!(
+        r#"
+name = "wb"
+[machine]
+preset = "4cpu"
+memory = "2GiB"
+[[machine.disk]]
+name = "d"
+queue_depth = 32
+write = "100us"
+bandwidth = "100MiB/s"
+max_sectors_kb = 1024
+{extra}
+[kernel]
+version = "{version}"
+[kernel.vm]
+dirty_bytes = 67108864
+dirty_background_bytes = 33554432
+[measure]
+warmup = "3s"
+duration = "5s"
+[[task]]
+name = "dd"
+count = {writers}
+program = [{{ loop = {{ count = 0, body = [{{ write = {{ disk = "d", size = "1MiB" }} }}] }} }}]
+"#
+    );
+    run_text(&text, "wb.toml", &[], &RunOptions { seed: 1, check: true, ..Default::default() })
+}
+
+#[test]
+fn writers_are_held_to_the_disk_near_the_setpoint_with_pauses_that_grow_with_them() {
+    let mut pauses = Vec::new();
+    for n in [1, 4] {
+        let r = write_run(n, "4.16", "").expect("runs");
+        let wb = r.mm.as_ref().unwrap().writeback.as_ref().expect("a writeback section");
+        // The disk's 100 MiB/s, dirtied and written.
+        let t = &wb.throttle[0];
+        assert!((t.dirtied_kbs - 102_400.0).abs() < 5_000.0, "{n} writers: {t:?}");
+        assert!((wb.devices[0].written_kbs - 102_400.0).abs() < 5_000.0, "{:?}", wb.devices[0]);
+        // Dirty + writeback between the freerun ceiling (48 MiB) and the
+        // limit (64 MiB), near the setpoint (56 MiB).
+        let level: Vec<u64> = wb.samples.iter().map(|s| s.dirty_kb + s.writeback_kb).collect();
+        let mean = level.iter().sum::<u64>() / level.len() as u64;
+        assert!((48 * 1024..64 * 1024).contains(&mean), "{n} writers: {level:?}");
+        assert!(t.paused_pct > 80.0, "{t:?}");
+        pauses.push(t.pause_p50_ms);
+    }
+    // wb_min_pause: ~10 ms for one writer, longer for four.
+    assert!((4.0..=16.0).contains(&pauses[0]), "{pauses:?}");
+    assert!(pauses[1] > 1.5 * pauses[0], "{pauses:?}");
+}
+
+#[test]
+fn large_folios_dirty_a_write_at_once_from_ext4_6_16() {
+    // A 1 MiB write dirties one 256-page folio on 6.16 (ext4) and 5.18
+    // (xfs), so a writer calls balance_dirty_pages once per write; before,
+    // every nr_dirtied_pause pages (32 at first).
+    let per_pause = |v: &str, fs: &str| {
+        let r = write_run(1, v, &format!("filesystem = \"{fs}\"")).expect("runs");
+        let t = r.mm.unwrap().writeback.unwrap().throttle[0].clone();
+        t.dirtied_kbs * 5.0 / t.pauses.max(1) as f64
+    };
+    assert!(per_pause("6.18", "ext4") >= 1024.0);
+    assert!(per_pause("5.18", "xfs") >= 1024.0);
+    assert!(per_pause("6.12", "ext4") < 1024.0);
+}
+
+#[test]
+fn writes_before_3_2_and_both_forms_of_a_limit_are_refused() {
+    let e = write_run(1, "3.0", "").unwrap_err().to_string();
+    assert!(e.contains("before 3.2") && e.contains("task.program.write"), "{e}");
+    let text = r#"
+name = "x"
+[machine]
+preset = "4cpu"
+memory = "1GiB"
+[kernel.vm]
+dirty_ratio = 10
+dirty_bytes = 1000000
+"#;
+    let e = run_text(text, "x.toml", &[], &RunOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("kernel.vm.dirty_bytes") && e.contains("clears the other"), "{e}");
+}

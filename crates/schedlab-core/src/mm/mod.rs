@@ -311,6 +311,12 @@ pub struct Mm {
 }
 
 impl Mm {
+    /// The model of a scenario with these file ops, whose window opens at
+    /// `window_start`.
+    pub fn new(read_ops: Vec<ReadOp>, window_start: u64) -> Mm {
+        Mm { read_ops, window_start, ..Default::default() }
+    }
+
     pub fn task(&mut self, tid: TaskId) -> &mut TaskMm {
         if self.tasks.len() <= tid {
             self.tasks.resize_with(tid + 1, TaskMm::default);

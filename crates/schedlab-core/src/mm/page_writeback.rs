@@ -29,6 +29,7 @@
 
 use std::collections::VecDeque;
 
+pub use crate::kernel::vm::DirtyConfig;
 use crate::mm::floor::MmFloor;
 use crate::mm::PAGE_SIZE;
 use crate::sched::task::TaskId;
@@ -120,34 +121,6 @@ pub fn global_dirty_limits(dirtyable: u64, cfg: &DirtyConfig, rt: bool) -> (u64,
     (thresh, bg)
 }
 
-/// vm.dirty_* (the `[kernel.vm]` keys of the same names).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirtyConfig {
-    pub dirty_ratio: u64,
-    pub dirty_background_ratio: u64,
-    pub dirty_bytes: Option<u64>,
-    pub dirty_background_bytes: Option<u64>,
-    /// vm.dirty_expire_centisecs: a page dirty this long is written by the
-    /// periodic (kupdate) writeback.
-    pub dirty_expire_cs: u64,
-    /// vm.dirty_writeback_centisecs: the flusher's period (0: none).
-    pub dirty_writeback_cs: u64,
-}
-
-impl Default for DirtyConfig {
-    /// The defaults of 2.6.22 on (dirty_ratio 20, background 10, 30 s, 5 s).
-    fn default() -> Self {
-        DirtyConfig {
-            dirty_ratio: 20,
-            dirty_background_ratio: 10,
-            dirty_bytes: None,
-            dirty_background_bytes: None,
-            dirty_expire_cs: 3000,
-            dirty_writeback_cs: 500,
-        }
-    }
-}
-
 /// What the flusher of a device is doing (wb_workfn's state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlusherState {
@@ -173,8 +146,10 @@ pub struct Wb {
     /// WB_DIRTIED and WB_WRITTEN: pages dirtied and written, ever.
     pub dirtied: u64,
     pub written: u64,
-    /// The bandwidth estimate's snapshot (jiffies; page counts).
+    /// The bandwidth estimate's snapshot (jiffies; page counts), and
+    /// whether one was taken since boot.
     pub bw_time_stamp: u64,
+    pub bw_stamped: bool,
     pub dirtied_stamp: u64,
     pub written_stamp: u64,
     /// Pages per second.
@@ -216,6 +191,7 @@ impl Wb {
             dirtied: 0,
             written: 0,
             bw_time_stamp: 0,
+            bw_stamped: false,
             dirtied_stamp: 0,
             written_stamp: 0,
             write_bandwidth: INIT_BW,
@@ -529,12 +505,14 @@ impl MmFloor {
         let hz = self.kt.k.cfg.hz as u64;
         let now = self.jiffies();
         let wb = &self.mm.wbs[w];
-        let elapsed = now.saturating_sub(wb.bw_time_stamp);
+        // The stamp of a device idle since boot is its mount, long before:
+        // the first estimate is a snapshot, as after any quiet second.
+        let elapsed = if wb.bw_stamped { now.saturating_sub(wb.bw_time_stamp) } else { u64::MAX };
         if elapsed < bandwidth_interval(hz) {
             return;
         }
         let (dirtied, written) = (wb.dirtied, wb.written);
-        if !(elapsed > hz && wb.bw_time_stamp < start) {
+        if !(elapsed > hz && (wb.bw_time_stamp < start || !wb.bw_stamped)) {
             if let Some(d) = d {
                 // domain_update_bandwidth(): the smoothed limit, every 200 ms.
                 if now >= self.mm.wb_dom.dirty_limit_tstamp + bandwidth_interval(hz) {
@@ -549,6 +527,7 @@ impl MmFloor {
         wb.dirtied_stamp = dirtied;
         wb.written_stamp = written;
         wb.bw_time_stamp = now;
+        wb.bw_stamped = true;
     }
 
     /// writeback_in_progress(): the flusher has work or is at it.
@@ -599,7 +578,7 @@ impl MmFloor {
                 self.mm.wbs[w].dirty_exceeded = true;
             }
             d.position_ratio(self.mm.wbs[w].avg_write_bandwidth);
-            if now >= self.mm.wbs[w].bw_time_stamp + bandwidth_interval(hz) {
+            if !self.mm.wbs[w].bw_stamped || now >= self.mm.wbs[w].bw_time_stamp + bandwidth_interval(hz) {
                 self.wb_update_bandwidth(w, Some(&d), start);
             }
             let wb = &self.mm.wbs[w];

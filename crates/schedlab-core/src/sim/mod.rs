@@ -193,24 +193,13 @@ impl Sim {
                             ..Default::default()
                         },
                     },
-                    mm: crate::mm::Mm {
-                        read_ops: sc.read_ops.clone(),
-                        window_start: sc.measure.warmup,
-                        ..Default::default()
-                    },
+                    mm: crate::mm::Mm::new(sc.read_ops.clone(), sc.measure.warmup),
                     source: sc.source.clone(),
                     fatal: None,
                 },
                 wl: workload_state(sc),
             },
-            stats: Stats {
-                rec,
-                task_base: Vec::new(),
-                events_processed: 0,
-                kernel_base: None,
-                procs: Vec::new(),
-                dirty: Vec::new(),
-            },
+            stats: Stats::new(rec),
             end_ns,
             open_ended,
             stop_reason: "duration reached",

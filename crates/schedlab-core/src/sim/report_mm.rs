@@ -92,14 +92,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
         .map(|(g, a)| {
             let mut v = a.slow.clone();
             v.sort_unstable();
-            let q = |p: f64| -> f64 {
-                if v.is_empty() {
-                    0.0
-                } else {
-                    let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
-                    round2(v[i] as f64 / 1e3)
-                }
-            };
+            let q = |p: f64| quantile(&v, p, 1e3);
             AllocRow {
                 group: sim.w.m.kt.progs.group_names.get(g).cloned().unwrap_or_default(),
                 fast: a.fast,
@@ -176,14 +169,7 @@ fn writeback_report(sim: &Sim, base: &[(u64, u64)], window: u64) -> Option<Write
             .map(|(g, t)| {
                 let mut v = t.pauses.clone();
                 v.sort_unstable();
-                let q = |p: f64| -> f64 {
-                    if v.is_empty() {
-                        0.0
-                    } else {
-                        let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
-                        round2(v[i] as f64 / 1e6)
-                    }
-                };
+                let q = |p: f64| quantile(&v, p, 1e6);
                 let tasks = m.kt.k.sched.tasks.iter().filter(|x| x.group == g).count().max(1);
                 let paused: u64 = v.iter().sum();
                 ThrottleRow {
@@ -212,6 +198,16 @@ fn writeback_report(sim: &Sim, base: &[(u64, u64)], window: u64) -> Option<Write
             .map(|&(at, d, w)| DirtySample { time_s: at as f64 / 1e9, dirty_kb: kb(d), writeback_kb: kb(w) })
             .collect(),
     })
+}
+
+/// The `p` quantile of sorted `v` (nearest rank) over `unit`, rounded to
+/// 2 places; 0 for none.
+fn quantile(v: &[u64], p: f64, unit: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
+    round2(v[i] as f64 / unit)
 }
 
 pub(crate) fn round2(x: f64) -> f64 {

@@ -93,6 +93,20 @@ pub struct Stats {
     pub dirty: Vec<(u64, u64, u64)>,
 }
 
+impl Stats {
+    /// Nothing counted yet but the mpstat recorder's setup.
+    pub fn new(rec: Recorder) -> Stats {
+        Stats {
+            rec,
+            task_base: Vec::new(),
+            events_processed: 0,
+            kernel_base: None,
+            procs: Vec::new(),
+            dirty: Vec::new(),
+        }
+    }
+}
+
 /// Counters outside the scheduler at the start of the window.
 #[derive(Debug, Clone, Default)]
 pub struct KernelBase {
