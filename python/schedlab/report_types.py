@@ -695,9 +695,15 @@ class _WritebackReportKeys(TypedDict):
     """"""
     dirty_limit_kb: int
     """"""
+    dirty_mean_kb: int
+    """"""
     dirty_thresh_kb: int
     """DirtyThresh and BackgroundThresh at the end of the run (KiB; for a writer that is not RT), and the domain's
     smoothed limit.
+    """
+    dirtyable_kb: int
+    """The dirtyable memory the thresholds are taken of (free pages above the reserves, and the file pages) at the end,
+    KiB; and the mean of the samples' Dirty + Writeback, KiB.
     """
     nr_dirtied: int
     """/proc/vmstat nr_dirtied and nr_written over the window (pages)."""

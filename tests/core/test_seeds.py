@@ -27,6 +27,7 @@ EXPERIMENTS = [
     "kswapd-cost",
     "kswapd-zswap",
     "gitsource-invariance",
+    "dirty-throttle",
 ]
 
 #: Bands the model is known to miss, with the reason (also in the closing
@@ -71,6 +72,13 @@ KNOWN_OUT = {
             "idled, so the chain comes back to a few CPUs (two 15-28 % busy) whose 10 ms samples raise their "
             "requests to 2.1-3.1 GHz, held across idle; the real chain left no CPU that busy. Not modelled: "
             "git's own subprocesses and pipelines, which give the real chain more CPUs to hop over"
+        ),
+    },
+    "dirty-throttle": {
+        "1000 dd: ~100 ms pauses (50-150 ms)": (
+            "200 ms: on a 60 MiB/s disk a writer's share is ~15 pages a second, below DIRTY_POLL_THRESH (32) "
+            "per wb_min_pause's 104 ms target, so the kernel's own rule stretches the pause to max_pause; "
+            "the ~100 ms needs ~1.3 GB/s for 1000 writers"
         ),
     },
     "kswapd-threads": {

@@ -31,6 +31,7 @@ EXPERIMENTS = (
     "kswapd-zswap",
     "rt-migrate",
     "gitsource-invariance",
+    "dirty-throttle",
 )
 
 

@@ -265,6 +265,9 @@ fn writeback(m: &Measured) -> Option<schedlab_core::report::MmReport> {
         dirty_thresh_kb: e.thresh * page_kb,
         background_thresh_kb: e.bg_thresh * page_kb,
         dirty_limit_kb: 0,
+        dirtyable_kb: 0,
+        dirty_mean_kb: samples.iter().map(|(_, d)| d.dirty_kb + d.writeback_kb).sum::<u64>()
+            / (samples.len() as u64).max(1),
         nr_dirtied: e.nr_dirtied.saturating_sub(b.nr_dirtied),
         nr_written: e.nr_written.saturating_sub(b.nr_written),
         // A disk held to the scenario's bandwidth: that bandwidth.

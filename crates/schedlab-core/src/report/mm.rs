@@ -43,6 +43,13 @@ pub struct WritebackReport {
     pub dirty_thresh_kb: u64,
     pub background_thresh_kb: u64,
     pub dirty_limit_kb: u64,
+    /// The dirtyable memory the thresholds are taken of (free pages above
+    /// the reserves, and the file pages) at the end, KiB; and the mean of
+    /// the samples' Dirty + Writeback, KiB.
+    #[serde(default)]
+    pub dirtyable_kb: u64,
+    #[serde(default)]
+    pub dirty_mean_kb: u64,
     /// /proc/vmstat nr_dirtied and nr_written over the window (pages).
     pub nr_dirtied: u64,
     pub nr_written: u64,

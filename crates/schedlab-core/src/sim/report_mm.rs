@@ -187,6 +187,11 @@ fn writeback_report(sim: &Sim, base: &[(u64, u64)], window: u64) -> Option<Write
         dirty_thresh_kb: kb(thresh),
         background_thresh_kb: kb(bg),
         dirty_limit_kb: kb(m.mm.wb_dom.dirty_limit),
+        dirtyable_kb: kb(m.global_dirtyable_memory()),
+        dirty_mean_kb: {
+            let s = &sim.stats.dirty;
+            kb(s.iter().map(|&(_, d, w)| d + w).sum::<u64>() / (s.len() as u64).max(1))
+        },
         nr_dirtied,
         nr_written,
         devices,
