@@ -430,6 +430,19 @@ def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: floa
             for a in allocs
         ]
         lines += _table(["GROUP", "FAST", "SLOW", "DIRECT", "P50", "P99", "MAX"], rows)
+        waits = [a for a in allocs if a.get("isolated_stalls") or a.get("drains") or a.get("drains_skipped")]
+        if waits:
+            lines += ["", "Slow-path waits by group (too_many_isolated; drain_all_pages: drained, found busy)"]
+            rows = [
+                [
+                    str(a.get("group")),
+                    str(a.get("isolated_stalls", 0)),
+                    str(a.get("drains", 0)),
+                    str(a.get("drains_skipped", 0)),
+                ]
+                for a in waits
+            ]
+            lines += _table(["GROUP", "ISOLATED", "DRAINS", "DRAIN_BUSY"], rows)
     wb = mm.get("writeback")
     if isinstance(wb, Mapping):
         lines += _writeback_section(wb, window_s)

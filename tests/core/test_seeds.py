@@ -90,8 +90,9 @@ KNOWN_OUT = {
             "23.8 GB/s at 40 readers falling to 20.9 at 90 (P3: 17.3-18.0): the LRU lock and zone->lock bring "
             "the curve down once direct reclaim grows, but the model's readers are too fast at mid counts — "
             "P3's Test #2 readers need 90 readers for 25 GB/s, the model's 34 — and P3's readers at 90 spend "
-            "about 8 ms of every 4 MiB read neither on a CPU nor waiting for the drive (the allocator's slow "
-            "path sleeping: drain_all_pages' wait for every CPU's kworker is the candidate), which is not modelled"
+            "about 8 ms of every 4 MiB read neither on a CPU nor waiting for the drive, which the model does not "
+            "give them: not the slow path's modelled waits (too_many_isolated and drain_all_pages never fire at 40 "
+            "or 90 readers); readahead's __GFP_NORETRY failures and memory latency under load are not modelled"
         ),
         "Test #4: four threads' peak throughput is 1.25-1.6x one thread's peak": (
             "1.09: four threads reach 25.8 GB/s as P3's 25.1, but one thread's peak is too high (see above)"

@@ -71,7 +71,7 @@ impl KthreadFloor {
                 }
             }
             EndIo::Work { wq, program } => {
-                let done = WorkDone { wake: r.waiter, submit: None };
+                let done = WorkDone { wake: r.waiter, ..Default::default() };
                 self.queue_work(wq, program, cpu, done, false);
             }
             EndIo::Writeback => self.block.wb_done.push((r.disk, r.bytes)),

@@ -341,14 +341,48 @@ pub struct Mechanisms {
     pub zone_batch_cap_kb: u64,
     /// throttle_direct_reclaim() on pfmemalloc_wait (3.6).
     pub throttle_direct_reclaim: bool,
-    /// A direct reclaimer with too many pages isolated sleeps in
-    /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50 (5.16), not
-    /// congestion_wait(BLK_RW_ASYNC, HZ/10).
-    pub reclaim_throttle_isolated: bool,
+    /// too_many_isolated() lets a __GFP_IO|__GFP_FS reclaimer isolate only
+    /// an eighth of the inactive list (3.8, "mm/vmscan.c: avoid possible
+    /// deadlock caused by too_many_isolated()").
+    pub too_many_isolated_iofs: bool,
+    /// How a direct reclaimer with too many pages isolated waits.
+    pub isolated_throttle: IsolatedThrottle,
+    /// How drain_all_pages() empties the per-CPU page lists.
+    pub drain_all_pages: DrainAllPages,
 
     // ------------------------------------------------------- tracing
     /// sched_switch's prev_state as 4.14+ prints it (Perfetto's reader).
     pub trace_prev_state_4_14: bool,
+}
+
+/// shrink_inactive_list()'s wait while too_many_isolated().
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolatedThrottle {
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10) in a loop until the check
+    /// passes (in iowait: io_schedule_timeout).
+    CongestionWait,
+    /// msleep(100) once, then give up the batch if still too many (4.14,
+    /// "mm, vmscan: do not loop on too_many_isolated for ever").
+    Msleep,
+    /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED): HZ/50 on the node's
+    /// waitqueue, woken by the next reclaimer that passes the check, then
+    /// give up the batch if still too many (5.16).
+    ReclaimThrottle,
+}
+
+/// drain_all_pages() after a direct reclaim whose allocation still failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainAllPages {
+    /// on_each_cpu_mask(): an IPI to every CPU with pages on its lists,
+    /// waiting for the handlers; callers may drain concurrently.
+    Ipi,
+    /// A work on every such CPU's mm_percpu_wq, flushed; one drainer at a
+    /// time (pcpu_drain_mutex, trylock) (4.11: "mm, page_alloc: drain
+    /// per-cpu pages from workqueue context").
+    Workqueue,
+    /// The caller drains each CPU's lists itself under their spinlocks
+    /// (6.0: "mm/page_alloc: remotely drain per-cpu lists").
+    Remote,
 }
 
 impl Mechanisms {
@@ -453,7 +487,21 @@ impl Mechanisms {
             min_free_kbytes_cap: if at(5, 7) { 262_144 } else { 65_536 },
             zone_batch_cap_kb: if at(4, 19) { 1024 } else { 512 },
             throttle_direct_reclaim: at(3, 6),
-            reclaim_throttle_isolated: at(5, 16),
+            too_many_isolated_iofs: at(3, 8),
+            isolated_throttle: if at(5, 16) {
+                IsolatedThrottle::ReclaimThrottle
+            } else if at(4, 14) {
+                IsolatedThrottle::Msleep
+            } else {
+                IsolatedThrottle::CongestionWait
+            },
+            drain_all_pages: if at(6, 0) {
+                DrainAllPages::Remote
+            } else if at(4, 11) {
+                DrainAllPages::Workqueue
+            } else {
+                DrainAllPages::Ipi
+            },
             trace_prev_state_4_14: at(4, 14),
         }
     }

@@ -11,7 +11,9 @@ pub mod workqueue;
 use std::collections::BTreeMap;
 
 use crate::kernel::features::Features;
-pub use mechanisms::{BalancerEra, FairEra, Mechanisms, NohzModel, RtBalance, SdInit, WakeupForm};
+pub use mechanisms::{
+    BalancerEra, DrainAllPages, FairEra, IsolatedThrottle, Mechanisms, NohzModel, RtBalance, SdInit, WakeupForm,
+};
 pub use version::KernelVersion;
 
 /// Tunables before CPU-count scaling, in ns unless named otherwise.

@@ -95,6 +95,20 @@ pub struct WorkDone {
     /// submit_bio() of this request (a work that dispatches IO, as
     /// kblockd's blk_mq_requeue_work).
     pub submit: Option<usize>,
+    /// Count down this barrier of `Kthreads::barriers`: its waiter is
+    /// woken when the last of its works is done (flush_work() of each).
+    pub barrier: Option<u32>,
+}
+
+/// A task flushing several works at once: how many are still to run.
+///
+/// Deviation: the kernel's flush_work() of each in turn wakes the waiter
+/// whenever the work it is waiting for completes; here it is woken once,
+/// when the last one does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Barrier {
+    pub left: u32,
+    pub waiter: TaskId,
 }
 
 /// struct work_struct, with what it runs.
@@ -126,6 +140,8 @@ pub struct Kthreads {
     /// Unbound pools: (node, nice, pool).
     pub unbound_pools: Vec<(usize, i32, usize)>,
     pub workers: Vec<Worker>,
+    /// Flushes of several works in progress (a slab; None is free).
+    pub barriers: Vec<Option<Barrier>>,
     /// Work items in flight (a slab) and the free slots.
     pub works: Vec<Option<WorkItem>>,
     pub free_works: Vec<usize>,

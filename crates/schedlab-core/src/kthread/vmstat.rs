@@ -21,7 +21,7 @@ use crate::program::{Op, Program};
 
 /// The index of mm_percpu_wq among the system workqueues
 /// (kernel::workqueue::WorkqueueDef::system()).
-const MM_PERCPU_WQ: usize = 4;
+pub(crate) const MM_PERCPU_WQ: usize = 4;
 
 impl KthreadFloor {
     /// Boot: each CPU's normal pool gets its first worker, and the

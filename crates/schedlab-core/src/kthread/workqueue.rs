@@ -291,6 +291,31 @@ impl KthreadFloor {
         if let Some(waiter) = item.done.wake {
             self.k.try_to_wake_up(waiter, cpu, true);
         }
+        if let Some(b) = item.done.barrier {
+            let slot = &mut self.kthreads.barriers[b as usize];
+            let bar = slot.as_mut().expect("a live barrier");
+            bar.left -= 1;
+            if bar.left == 0 {
+                let waiter = bar.waiter;
+                *slot = None;
+                self.k.try_to_wake_up(waiter, cpu, true);
+            }
+        }
+    }
+
+    /// A barrier for `works` works that wakes `waiter` when all are done.
+    pub(crate) fn new_barrier(&mut self, works: u32, waiter: TaskId) -> u32 {
+        let bar = Some(crate::kthread::Barrier { left: works, waiter });
+        match self.kthreads.barriers.iter().position(Option::is_none) {
+            Some(i) => {
+                self.kthreads.barriers[i] = bar;
+                i as u32
+            }
+            None => {
+                self.kthreads.barriers.push(bar);
+                (self.kthreads.barriers.len() - 1) as u32
+            }
+        }
     }
 
     /// worker_enter_idle() and sleep: on the idle list, blocked.

@@ -230,3 +230,46 @@ dirty_bytes = 1000000
     let e = run_text(text, "x.toml", &[], &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("kernel.vm.dirty_bytes") && e.contains("clears the other"), "{e}");
 }
+
+#[test]
+fn reclaimers_crowding_a_small_list_wait_for_too_many_isolated_pages() {
+    // 128 anonymous hogs on 4 CPUs and 64 MiB with zswap: dozens of them
+    // are in direct reclaim at once, each holding its batch isolated,
+    // against an eighth of a ~10,000-page inactive list.
+    let stalls = |v: &str| {
+        let text = format!(
+            r#"
+name = "isolated"
+[machine]
+preset = "4cpu"
+memory = "64MiB"
+[kernel]
+version = "{v}"
+[kernel.vm]
+kswapd_nice = 19
+[memory]
+swap = "zswap"
+[measure]
+warmup = "200ms"
+duration = "1s"
+[[task]]
+name = "hog"
+count = 128
+program = [{{ loop = {{ count = 0, body = [{{ anon = {{ size = "8MiB" }} }}] }} }}]
+"#
+        );
+        let opts = RunOptions { seed: 1, check: true, ..Default::default() };
+        let r = run_text(&text, "isolated.toml", &[], &opts).expect("runs");
+        let a = r.mm.as_ref().unwrap().alloc[0].clone();
+        assert_eq!(a.group, "hog");
+        (a.isolated_stalls, a.slow_p99_us)
+    };
+    let (old, old_p99) = stalls("4.16");
+    let (new, _) = stalls("6.1");
+    assert!(old > 0 && new > 0, "4.16: {old} stalls, 6.1: {new}");
+    // 4.16 sleeps 26 jiffies (msleep(100) at HZ=250) per stall; 6.1 waits
+    // at most HZ/50 and is woken by the next reclaimer that passes the
+    // check, so it stalls far more often for as long in all.
+    assert!(new > 4 * old, "4.16: {old} stalls, 6.1: {new}");
+    assert!(old_p99 >= 104_000.0, "a 4.16 stall is a whole msleep(100): p99 {old_p99} us");
+}

@@ -167,6 +167,8 @@ pub struct Pgdat {
     /// that reclaim cannot take.
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// pgdat->reclaim_wait[VMSCAN_THROTTLE_ISOLATED] (5.16+).
+    pub reclaim_wait_isolated: Vec<TaskId>,
 }
 
 impl Pgdat {
@@ -249,6 +251,17 @@ pub struct TaskMm {
     /// Sleep generation: a timer whose number is stale is ignored.
     pub sleep_seq: u32,
     pub throttled: bool,
+    /// Asleep on this node's VMSCAN_THROTTLE_ISOLATED waitqueue.
+    pub isolated_wait: Option<usize>,
+    /// Pages reclaimed by the direct reclaim that just ended
+    /// (__perform_reclaim's progress).
+    pub reclaimed: u64,
+    /// __alloc_pages_direct_reclaim()'s `drained`: this round has called
+    /// drain_all_pages() (cleared when the next reclaim starts).
+    pub drained: bool,
+    /// In drain_all_pages(): waiting for the drain works, or spending the
+    /// CPU time of the drain; the allocation retries when it is done.
+    pub draining: bool,
     /// A `write` op in progress.
     pub write: Option<page_writeback::WriteState>,
     /// Its place against the dirty throttle.
@@ -261,6 +274,12 @@ pub struct AllocLatency {
     pub fast: u64,
     pub slow: Vec<u64>,
     pub direct_reclaims: u64,
+    /// Waits in shrink_inactive_list() for too_many_isolated().
+    pub isolated_stalls: u64,
+    /// drain_all_pages() calls that drained, and those that found another
+    /// drain running.
+    pub drains: u64,
+    pub drains_skipped: u64,
 }
 
 /// The memory model's state.
@@ -308,6 +327,10 @@ pub struct Mm {
     pub written: u64,
     /// When the measurement window opens (ns).
     pub window_start: u64,
+    /// pcpu_drain_mutex is held (4.11+: one drainer at a time).
+    pub pcpu_drain_busy: bool,
+    /// drain_local_pages_wq's work program (mm_percpu_wq drains).
+    pub drain_program: Option<usize>,
 }
 
 impl Mm {
@@ -378,4 +401,7 @@ pub struct DirectReclaim {
     pub zl_pos: usize,
     /// Reclaimed by this shrink_node (shrink_node_memcg's local count).
     pub node_reclaimed: u64,
+    /// shrink_inactive_list()'s `stalled`: this batch already waited once
+    /// for too_many_isolated().
+    pub stalled: bool,
 }

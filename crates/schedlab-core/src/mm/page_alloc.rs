@@ -6,12 +6,18 @@
 //! (the kernel allocates them one by one in __do_page_cache_readahead);
 //! the watermark test is made for all of them. Readahead's __GFP_NORETRY
 //! (give up rather than retry after reclaim) is not modelled: the window
-//! is always allocated. Per-CPU page lists are not modelled.
+//! is always allocated. Per-CPU page lists are not modelled (their drain
+//! is: `drain_all_pages`).
 
+use crate::engine::rng::Dist;
+use crate::kernel::DrainAllPages;
 use crate::kthread::floor::LendsKthreads;
+use crate::kthread::vmstat::MM_PERCPU_WQ;
+use crate::kthread::WorkDone;
 use crate::mm::floor::MmFloor;
 use crate::mm::KswapdState;
 use crate::mm::{Lru, MAX_RECLAIM_RETRIES};
+use crate::program::{Op, Program};
 use crate::sched::task::{TaskId, TaskState};
 use crate::trace::MmVmscan;
 
@@ -81,10 +87,18 @@ impl MmFloor {
             self.mm.task(tid).alloc = Some((n, self.kt.k.now));
         }
         // A direct reclaim in progress goes on (or has just finished).
+        let mut reclaimed = 0;
         if self.mm.task(tid).reclaim.is_some() {
             // Done (None): retry the freelist below.
             if let Some(a) = self.direct_reclaim_step(tid) {
                 return a;
+            }
+            reclaimed = self.mm.task(tid).reclaimed;
+        } else if self.mm.task(tid).draining {
+            // Back from drain_all_pages(): mutex_unlock, then the retry.
+            self.mm.task(tid).draining = false;
+            if self.kt.k.cfg.mech.drain_all_pages != DrainAllPages::Ipi {
+                self.mm.pcpu_drain_busy = false;
             }
         } else {
             // __alloc_pages_slowpath: wake_all_kswapds, then ALLOC_WMARK_MIN.
@@ -99,6 +113,25 @@ impl MmFloor {
             let lat = self.kt.k.now - t0;
             self.alloc_latency(g).slow.push(lat);
             return Alloc::Got(node);
+        }
+        // __alloc_pages_direct_reclaim(): a reclaim that made progress but
+        // whose allocation still fails drains the per-CPU lists once and
+        // retries. The kernel allocates one page at a time: a window the
+        // node cannot give whole, but whose next page it can, is the next
+        // page's slow path, not a failed retry.
+        let one_page = self.mm.zonelist[home].iter().any(|&m| self.mm.nodes[m].free > self.mm.nodes[m].wmark.min);
+        if reclaimed > 0 && !one_page && !self.mm.task(tid).drained {
+            self.mm.task(tid).drained = true;
+            if let Some(a) = self.drain_all_pages(tid) {
+                return a;
+            }
+            if let Some(node) = self.get_page_from_freelist(home, n, false) {
+                let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
+                let g = self.kt.k.sched.tasks[tid].group;
+                let lat = self.kt.k.now - t0;
+                self.alloc_latency(g).slow.push(lat);
+                return Alloc::Got(node);
+            }
         }
         // __alloc_pages_direct_reclaim -> try_to_free_pages.
         if self.throttle_direct_reclaim(tid, home) {
@@ -122,6 +155,78 @@ impl MmFloor {
                 Alloc::Blocked
             }
         }
+    }
+
+    /// drain_all_pages(NULL): every CPU's per-CPU page lists back into
+    /// the buddy lists, as the version does it (DrainAllPages). Returns
+    /// what the task does meanwhile, or None when it goes straight on (the
+    /// mutex was held: 4.11+ global drains do not wait for each other).
+    ///
+    /// Deviation: per-CPU lists are not modelled, so every online CPU is
+    /// taken to have pages on them (true of a machine allocating hard),
+    /// each a pcp->batch worth; their pages were already counted free, so
+    /// a drain costs its time and frees nothing the retry can use.
+    fn drain_all_pages(&mut self, tid: TaskId) -> Option<Alloc> {
+        let mech = self.kt.k.cfg.mech.drain_all_pages;
+        let g = self.kt.k.sched.tasks[tid].group;
+        if mech != DrainAllPages::Ipi && self.mm.pcpu_drain_busy {
+            self.alloc_latency(g).drains_skipped += 1;
+            return None;
+        }
+        self.alloc_latency(g).drains += 1;
+        let c = &self.kt.k.cfg.costs;
+        let (ipi, zone_free) = (c.wakeup_ipi_ns, c.zone_free_page_ns);
+        let batch = self.mm.nodes[self.task_node(tid)].pcp_batch;
+        let ncpus = self.kt.k.sched.rqs.len();
+        self.mm.task(tid).draining = true;
+        let ns = match mech {
+            // on_each_cpu_mask(..., wait): the handlers run at once in
+            // interrupt context; the caller waits for the slowest.
+            // Deviation: the handlers' time on the other CPUs is not
+            // charged to them.
+            DrainAllPages::Ipi => ipi + batch * zone_free,
+            DrainAllPages::Workqueue => {
+                self.mm.pcpu_drain_busy = true;
+                let program = match self.mm.drain_program {
+                    Some(p) => p,
+                    None => {
+                        let run = Op::Run(Dist::Const((batch * zone_free).max(1)));
+                        self.kt.progs.work_programs.push(Program { ops: vec![run] });
+                        let p = self.kt.progs.work_programs.len() - 1;
+                        self.mm.drain_program = Some(p);
+                        p
+                    }
+                };
+                // queue_work_on() on every CPU's mm_percpu_wq, then
+                // flush_work() of each.
+                let barrier = self.kt.new_barrier(ncpus as u32, tid);
+                let done = WorkDone { barrier: Some(barrier), ..Default::default() };
+                for cpu in 0..ncpus {
+                    self.kt.queue_work(MM_PERCPU_WQ, program, cpu, done, true);
+                }
+                self.block(tid);
+                return Some(Alloc::Blocked);
+            }
+            // Each CPU's lists in turn, under its pcp lock and the zone's
+            // lock (a batch per CPU, on the zone of its node).
+            DrainAllPages::Remote => {
+                self.mm.pcpu_drain_busy = true;
+                let from = self.task_node(tid);
+                let mut ns = 0;
+                for node in 0..self.mm.nodes.len() {
+                    let cpus = self.kt.k.machine.cpus.iter().filter(|c| c.node == node).count() as u64;
+                    if cpus > 0 {
+                        let (spin, hold) = self.zone_lock_pages(node, from, cpus * batch, zone_free);
+                        ns += spin + hold;
+                    }
+                }
+                ns
+            }
+        };
+        let t = &mut self.kt.k.sched.tasks[tid];
+        t.work_left = ns.max(1);
+        t.work_is_cpu();
+        Some(Alloc::Reclaiming)
     }
 
     pub(crate) fn alloc_latency(&mut self, group: usize) -> &mut crate::mm::AllocLatency {

@@ -22,6 +22,7 @@
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
+use crate::kernel::IsolatedThrottle;
 use crate::kthread::floor::LendsKthreads;
 use crate::mm::floor::MmFloor;
 use crate::mm::page_alloc::Alloc;
@@ -166,7 +167,9 @@ impl MmFloor {
     /// the task's node, nr_to_reclaim SWAP_CLUSTER_MAX.
     pub(crate) fn start_direct_reclaim(&mut self, tid: TaskId) {
         let sc = ScanControl { priority: DEF_PRIORITY, nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
-        self.mm.task(tid).reclaim = Some(DirectReclaim { sc, zl_pos: 0, node_reclaimed: 0 });
+        let t = self.mm.task(tid);
+        t.reclaim = Some(DirectReclaim { sc, ..Default::default() });
+        t.drained = false;
         // __perform_reclaim(): the reclaim is a memory stall (sched/psi.rs).
         self.kt.k.psi_memstall_enter(tid);
         let t = &self.kt.k.sched.tasks[tid];
@@ -212,6 +215,7 @@ impl MmFloor {
                             dr.sc.nr_reclaimed,
                         );
                         self.kt.k.psi_memstall_leave(tid);
+                        self.mm.task(tid).reclaimed = dr.sc.nr_reclaimed;
                         return None;
                     }
                     dr.sc.priority -= 1;
@@ -226,17 +230,23 @@ impl MmFloor {
                 continue;
             }
             let node = dr.sc.pending_node;
-            // too_many_isolated(): more isolated than inactive pages.
-            let pg = &self.mm.nodes[node];
-            let (isolated, inactive) = match self.reclaim_lru(node) {
-                Lru::InactiveAnon => (pg.nr_isolated_anon, pg.lru[Lru::InactiveAnon as usize]),
-                _ => (pg.nr_isolated_file, pg.lru[Lru::InactiveFile as usize]),
-            };
-            if isolated > inactive {
+            // shrink_inactive_list()'s entry: wait while too many pages
+            // are isolated; a batch that waited once and still finds too
+            // many is given up (4.14+: it returns 0, the batch's scan
+            // count already taken by shrink_node_memcg).
+            if self.too_many_isolated(node) {
+                let once = self.kt.k.cfg.mech.isolated_throttle != IsolatedThrottle::CongestionWait;
+                if dr.stalled && once {
+                    dr.stalled = false;
+                    dr.sc.scan_left -= dr.sc.scan_left.min(SWAP_CLUSTER_MAX);
+                    continue;
+                }
+                dr.stalled = true;
                 self.mm.task(tid).reclaim = Some(dr);
-                self.reclaim_throttle(tid);
+                self.isolated_throttle(tid, node);
                 return Some(Alloc::Blocked);
             }
+            dr.stalled = false;
             let cpu = self.kt.k.sched.tasks[tid].cpu;
             dr.sc.pending_anon = self.reclaim_lru(node) == Lru::InactiveAnon;
             let (n, ns) = self.shrink_chunk(node, dr.sc.scan_left, false, cpu);
@@ -254,13 +264,60 @@ impl MmFloor {
         }
     }
 
-    /// The throttle of a direct reclaimer with too many pages isolated:
-    /// congestion_wait(BLK_RW_ASYNC, HZ/10) before 5.16,
-    /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50, from 5.16.
-    fn reclaim_throttle(&mut self, tid: TaskId) {
-        let hz = self.kt.k.cfg.hz as u64;
-        let jiffies = if self.kt.k.cfg.mech.reclaim_throttle_isolated { hz / 50 } else { hz / 10 };
-        self.mm_sleep(tid, jiffies.max(1) * self.kt.k.cfg.tick_ns);
+    /// too_many_isolated(): a direct reclaimer (kswapd never waits) finds
+    /// more pages isolated from the list it scans than it may: the list's
+    /// length, or from 3.8 an eighth of it for a __GFP_IO|__GFP_FS
+    /// allocation — every allocation modelled (the page cache's and an
+    /// anonymous fault's masks have both). From 5.16 a check that passes
+    /// wakes the node's ISOLATED waiters.
+    fn too_many_isolated(&mut self, node: usize) -> bool {
+        let pg = &self.mm.nodes[node];
+        let (isolated, inactive) = match self.reclaim_lru(node) {
+            Lru::InactiveAnon => (pg.nr_isolated_anon, pg.lru[Lru::InactiveAnon as usize]),
+            _ => (pg.nr_isolated_file, pg.lru[Lru::InactiveFile as usize]),
+        };
+        let mech = &self.kt.k.cfg.mech;
+        let too_many = isolated > isolated_limit(inactive, mech.too_many_isolated_iofs);
+        if !too_many && mech.isolated_throttle == IsolatedThrottle::ReclaimThrottle {
+            self.wake_throttle_isolated(node);
+        }
+        too_many
+    }
+
+    /// The wait of a direct reclaimer with too many pages isolated on
+    /// `node`: congestion_wait(BLK_RW_ASYNC, HZ/10), in iowait (nobody
+    /// clears a blk-mq queue's congestion, so it sleeps the whole
+    /// timeout); msleep(100), which is msecs_to_jiffies(100) + 1 jiffies
+    /// (4.14); reclaim_throttle(VMSCAN_THROTTLE_ISOLATED), HZ/50 on the
+    /// node's waitqueue (5.16). Each is a timer that fires on a tick.
+    fn isolated_throttle(&mut self, tid: TaskId, node: usize) {
+        let g = self.kt.k.sched.tasks[tid].group;
+        self.alloc_latency(g).isolated_stalls += 1;
+        let kind = self.kt.k.cfg.mech.isolated_throttle;
+        let (jiffies, iowait) = isolated_timeout(kind, self.kt.k.cfg.hz as u64);
+        self.kt.k.sched.tasks[tid].in_iowait = iowait;
+        if kind == IsolatedThrottle::ReclaimThrottle {
+            self.mm.nodes[node].reclaim_wait_isolated.push(tid);
+            self.mm.task(tid).isolated_wait = Some(node);
+        }
+        let tick = self.kt.k.cfg.tick_ns;
+        let due = (self.kt.k.now / tick + jiffies.max(1)) * tick;
+        self.mm_sleep(tid, due - self.kt.k.now);
+    }
+
+    /// wake_throttle_isolated(): wake every task on the node's ISOLATED
+    /// waitqueue (their timers are then ignored).
+    fn wake_throttle_isolated(&mut self, node: usize) {
+        if self.mm.nodes[node].reclaim_wait_isolated.is_empty() {
+            return;
+        }
+        for tid in std::mem::take(&mut self.mm.nodes[node].reclaim_wait_isolated) {
+            let t = self.mm.task(tid);
+            t.isolated_wait = None;
+            t.sleep_seq = t.sleep_seq.wrapping_add(1);
+            let cpu = self.kt.k.sched.tasks[tid].cpu;
+            self.kt.k.try_to_wake_up(tid, cpu, false);
+        }
     }
 
     /// Block `tid` for `ns` (schedule_timeout): an mm timer, whose wakeup
@@ -281,10 +338,77 @@ impl MmFloor {
             return;
         }
         self.mm.task(tid).sleep_seq = seq.wrapping_add(1);
+        if let Some(node) = self.mm.task(tid).isolated_wait.take() {
+            self.mm.nodes[node].reclaim_wait_isolated.retain(|&t| t != tid);
+        }
         if let Some(k) = self.mm.kswapds.iter().position(|k| k.task == tid) {
             self.mm.kswapds[k].timed_out = true;
         }
         let cpu = self.kt.k.sched.tasks[tid].cpu;
         self.kt.k.try_to_wake_up(tid, cpu, false);
+    }
+}
+
+/// The most pages a direct reclaimer may find isolated from a list of
+/// `inactive` pages before it waits: an eighth for a __GFP_IO|__GFP_FS
+/// allocation from 3.8 (`iofs`), else the whole list.
+pub fn isolated_limit(inactive: u64, iofs: bool) -> u64 {
+    if iofs {
+        inactive >> 3
+    } else {
+        inactive
+    }
+}
+
+/// The wait of a reclaimer with too many pages isolated, in jiffies at
+/// `hz`, and whether it is an IO wait.
+pub fn isolated_timeout(kind: IsolatedThrottle, hz: u64) -> (u64, bool) {
+    match kind {
+        // congestion_wait(BLK_RW_ASYNC, HZ/10): io_schedule_timeout().
+        IsolatedThrottle::CongestionWait => (hz / 10, true),
+        // msleep(100): msecs_to_jiffies(100) + 1.
+        IsolatedThrottle::Msleep => ((100 * hz).div_ceil(1000) + 1, false),
+        IsolatedThrottle::ReclaimThrottle => (hz / 50, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{KernelVersion, Mechanisms};
+
+    fn mech(v: &str) -> Mechanisms {
+        Mechanisms::of(KernelVersion::parse(v).unwrap())
+    }
+
+    #[test]
+    fn an_iofs_reclaimer_waits_once_an_eighth_of_the_list_is_isolated_from_3_8() {
+        assert!(!mech("2.6.35").too_many_isolated_iofs);
+        assert!(mech("4.16").too_many_isolated_iofs);
+        let m = mech("4.16");
+        assert_eq!(isolated_limit(80_000, m.too_many_isolated_iofs), 10_000);
+        assert_eq!(isolated_limit(80_000, false), 80_000);
+    }
+
+    #[test]
+    fn the_wait_is_congestion_wait_then_msleep_then_reclaim_throttle() {
+        assert_eq!(mech("2.6.35").isolated_throttle, IsolatedThrottle::CongestionWait);
+        assert_eq!(mech("4.16").isolated_throttle, IsolatedThrottle::Msleep);
+        assert_eq!(mech("5.7").isolated_throttle, IsolatedThrottle::Msleep);
+        assert_eq!(mech("6.1").isolated_throttle, IsolatedThrottle::ReclaimThrottle);
+        // HZ=250: 25 jiffies in iowait; msleep(100) is 26; HZ/50 is 5.
+        assert_eq!(isolated_timeout(IsolatedThrottle::CongestionWait, 250), (25, true));
+        assert_eq!(isolated_timeout(IsolatedThrottle::Msleep, 250), (26, false));
+        assert_eq!(isolated_timeout(IsolatedThrottle::Msleep, 1000), (101, false));
+        assert_eq!(isolated_timeout(IsolatedThrottle::ReclaimThrottle, 1000), (20, false));
+    }
+
+    #[test]
+    fn drain_all_pages_moves_from_ipis_to_mm_percpu_wq_to_remote_draining() {
+        use crate::kernel::DrainAllPages;
+        assert_eq!(mech("2.6.35").drain_all_pages, DrainAllPages::Ipi);
+        assert_eq!(mech("4.16").drain_all_pages, DrainAllPages::Workqueue);
+        assert_eq!(mech("5.7").drain_all_pages, DrainAllPages::Workqueue);
+        assert_eq!(mech("6.1").drain_all_pages, DrainAllPages::Remote);
     }
 }

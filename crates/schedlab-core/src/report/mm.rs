@@ -169,4 +169,18 @@ pub struct AllocRow {
     pub slow_p50_us: f64,
     pub slow_p99_us: f64,
     pub slow_max_us: f64,
+    /// Waits of its direct reclaimers for too_many_isolated() (msleep,
+    /// congestion_wait or reclaim_throttle by version).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub isolated_stalls: u64,
+    /// drain_all_pages() after a reclaim whose allocation still failed:
+    /// calls that drained, and those that found another drain running.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub drains: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub drains_skipped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -101,6 +101,9 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 slow_p50_us: q(0.5),
                 slow_p99_us: q(0.99),
                 slow_max_us: v.last().map_or(0.0, |&x| round2(x as f64 / 1e3)),
+                isolated_stalls: a.isolated_stalls,
+                drains: a.drains,
+                drains_skipped: a.drains_skipped,
             }
         })
         .collect();

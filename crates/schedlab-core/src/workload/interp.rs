@@ -255,7 +255,7 @@ impl WorkloadFloor {
             Op::QueueWork { idx, .. } => {
                 let QueueWorkOp { wq, program, cpu, wait } = self.wl.queue_works[idx as usize];
                 let here = self.m.kt.k.sched.tasks[tid].cpu;
-                let done = WorkDone { wake: wait.then_some(tid), submit: None };
+                let done = WorkDone { wake: wait.then_some(tid), ..Default::default() };
                 self.m.kt.queue_work(wq, program, cpu.unwrap_or(here), done, true);
                 if wait {
                     // flush_work(): wait_for_completion(), not iowait.
@@ -275,9 +275,13 @@ impl WorkloadFloor {
                     io.end_io,
                 );
                 match io.submit {
-                    Some((wq, program)) => {
-                        self.m.kt.queue_work(wq, program, here, WorkDone { wake: None, submit: Some(req) }, true)
-                    }
+                    Some((wq, program)) => self.m.kt.queue_work(
+                        wq,
+                        program,
+                        here,
+                        WorkDone { submit: Some(req), ..Default::default() },
+                        true,
+                    ),
                     None => self.m.kt.block.submit_bio(req, here, self.m.kt.k.now, &mut self.m.kt.k.q),
                 }
                 if io.wait {
