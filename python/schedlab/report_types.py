@@ -810,10 +810,19 @@ class _AllocRowKeys(TypedDict):
 
     direct_reclaims: int
     """"""
+    drains: int
+    """drain_all_pages() after a reclaim whose allocation still failed: calls that drained, and those that found
+    another drain running.
+    """
+    drains_skipped: int
+    """"""
     fast: int
     """"""
     group: str
     """"""
+    isolated_stalls: int
+    """Waits of its direct reclaimers for too_many_isolated() (msleep, congestion_wait or reclaim_throttle by version).
+    """
     slow: int
     """"""
     slow_max_us: float

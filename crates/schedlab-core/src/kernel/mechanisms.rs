@@ -339,6 +339,9 @@ pub struct Mechanisms {
     /// zone_batchsize()'s cap, KiB: 512, 1024 from 4.19 ("mm, page_alloc:
     /// double zone's batchsize").
     pub zone_batch_cap_kb: u64,
+    /// pcp->high is the zone's low watermark over the node's CPUs (5.14,
+    /// zone_highsize()), not 6 × batch.
+    pub pcp_high_from_low_wmark: bool,
     /// throttle_direct_reclaim() on pfmemalloc_wait (3.6).
     pub throttle_direct_reclaim: bool,
     /// too_many_isolated() lets a __GFP_IO|__GFP_FS reclaimer isolate only
@@ -486,6 +489,7 @@ impl Mechanisms {
             watermark_scale_factor_max: if at(6, 12) { 3000 } else { 1000 },
             min_free_kbytes_cap: if at(5, 7) { 262_144 } else { 65_536 },
             zone_batch_cap_kb: if at(4, 19) { 1024 } else { 512 },
+            pcp_high_from_low_wmark: at(5, 14),
             throttle_direct_reclaim: at(3, 6),
             too_many_isolated_iofs: at(3, 8),
             isolated_throttle: if at(5, 16) {

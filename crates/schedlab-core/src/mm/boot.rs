@@ -46,7 +46,10 @@ impl MmFloor {
             let managed = total / nodes as u64;
             let wmark = watermark::setup_zone_wmarks(managed, total, min_free, cfg.watermark_scale_factor, mech);
             let pcp_batch = watermark::zone_batchsize(managed, mech);
-            let mut pg = Pgdat { node, managed, free: managed, wmark, pcp_batch, ..Default::default() };
+            let node_cpus = self.kt.k.machine.cpus.iter().filter(|c| c.node == node).count() as u64;
+            let pcp_high = watermark::pcp_high(pcp_batch, wmark.low, node_cpus, mech);
+            let pcp = vec![0; self.kt.k.machine.cpus.len()];
+            let mut pg = Pgdat { node, managed, free: managed, wmark, pcp_batch, pcp_high, pcp, ..Default::default() };
             if cfg.start == MemoryStart::PageCacheFull {
                 pg.free = wmark.high.min(managed);
                 pg.lru[Lru::InactiveFile as usize] = managed - pg.free;

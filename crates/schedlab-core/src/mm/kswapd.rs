@@ -135,7 +135,8 @@ impl MmFloor {
         let (node, tid) = (self.mm.kswapds[k].node, self.mm.kswapds[k].task);
         let pending = self.mm.kswapds[k].sc.pending;
         if pending > 0 {
-            self.reclaim_chunk_done(node, pending, self.mm.kswapds[k].sc.pending_anon);
+            let cpu = self.kt.k.sched.tasks[tid].cpu;
+            self.reclaim_chunk_done(node, pending, self.mm.kswapds[k].sc.pending_anon, cpu);
             let ks = &mut self.mm.kswapds[k];
             ks.sc.nr_reclaimed += pending;
             ks.run_reclaimed += pending;

@@ -5,6 +5,10 @@ use crate::report::Report;
 use crate::{run_text, RunOptions};
 
 fn run(readers: usize, extra: &str) -> Report {
+    run_v(readers, "4.16", extra)
+}
+
+fn run_v(readers: usize, version: &str, extra: &str) -> Report {
     let text = format!(
         r#"
 name = "mm"
@@ -18,7 +22,7 @@ queue_depth = 256
 read = "50us"
 bandwidth = "2GiB/s"
 [kernel]
-version = "4.16"
+version = "{version}"
 [memory]
 page_cache = "full"
 [measure]
@@ -72,6 +76,29 @@ fn a_starved_kswapd_leaves_readers_to_reclaim_directly() {
     let a = &r.mm.as_ref().unwrap().alloc[0];
     assert_eq!(a.group, "dd");
     assert!(a.direct_reclaims > 0 && a.slow_max_us > 0.0, "{a:?}");
+}
+
+#[test]
+fn a_reclaimers_pages_wait_on_its_per_cpu_list_until_a_drain() {
+    // The starved readers: a direct reclaim at DEF_PRIORITY frees a batch
+    // of pages onto its CPU's per-CPU list, which NR_FREE_PAGES does not
+    // count; the refills that took the node below min leave the retry
+    // failing, and it drains every CPU's lists — by IPIs on 2.6.35, by
+    // each CPU's mm_percpu_wq kworker on 4.16, by the caller on 6.1.
+    let hogs =
+        "[[task]]\nname = \"hog\"\ncount = 4\nprogram = [{ loop = { count = 0, body = [{ run = \"10ms\" }] } }]\n";
+    for (v, kworkers) in [("2.6.35", false), ("4.16", true), ("6.1", false)] {
+        let r = run_v(8, v, &format!("{hogs}[kernel.vm]\nkswapd_nice = 19\n"));
+        let a = &r.mm.as_ref().unwrap().alloc[0];
+        assert!(a.drains > 0, "{v}: {a:?}");
+        let works =
+            r.workqueues.as_ref().map_or(0, |w| w.iter().filter(|w| w.name == "mm_percpu_wq").map(|w| w.works).sum());
+        if kworkers {
+            assert!(works >= a.drains, "{v}: {works} works for {} drains", a.drains);
+        } else {
+            assert!(works < 10, "{v}: {works} mm_percpu_wq works (vmstat's only)");
+        }
+    }
 }
 
 #[test]

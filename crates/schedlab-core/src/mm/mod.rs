@@ -10,7 +10,8 @@
 //! the list does not change what reclaim does with it.
 //!
 //! Rooms: `watermark.rs` (the per-version arithmetic), `spinlock.rs` (the
-//! LRU lock), `page_alloc.rs` (__alloc_pages, wakeup_kswapd,
+//! LRU lock), `pcp.rs` (the per-CPU page lists), `page_alloc.rs`
+//! (__alloc_pages, drain_all_pages, wakeup_kswapd,
 //! throttle_direct_reclaim), `vmscan.rs` (shrink_node in chunks, direct
 //! reclaim), `kswapd.rs` (the thread's loop, balance_pgdat and sleep),
 //! `filemap.rs` (the read path), `kernel/vm.rs` (`[kernel.vm]`, `[memory]`: configuration).
@@ -30,6 +31,7 @@ pub mod fs_writeback;
 pub mod kswapd;
 pub mod page_alloc;
 pub mod page_writeback;
+pub mod pcp;
 pub mod spinlock;
 pub mod vmscan;
 pub mod watermark;
@@ -155,8 +157,12 @@ pub struct Pgdat {
     /// CPU's per-CPU page list is refilled (rmqueue_bulk) or drained
     /// (free_pcppages_bulk), `pcp_batch` pages at a time.
     pub zone_lock: SpinLock,
-    /// pcp->batch (zone_batchsize()).
+    /// pcp->batch (zone_batchsize()) and pcp->high (watermark::pcp_high).
     pub pcp_batch: u64,
+    pub pcp_high: u64,
+    /// Per CPU: the pages of this zone on its per-CPU list (pcp.rs); free,
+    /// but not in `free` (NR_FREE_PAGES).
+    pub pcp: Vec<u64>,
     /// This node's kswapd threads (indices of Mm::kswapds).
     pub kswapd: Vec<usize>,
     /// kswapd_failures: balance_pgdat runs that reclaimed nothing.
@@ -327,6 +333,9 @@ pub struct Mm {
     pub written: u64,
     /// When the measurement window opens (ns).
     pub window_start: u64,
+    /// Pages the last allocation took from the buddy lists into its CPU's
+    /// per-CPU list (zone->lock's part of the lru_cache_add that follows).
+    pub last_refill: u64,
     /// pcpu_drain_mutex is held (4.11+: one drainer at a time).
     pub pcpu_drain_busy: bool,
     /// drain_local_pages_wq's work program (mm_percpu_wq drains).
@@ -350,6 +359,27 @@ impl Mm {
     /// Σ free pages.
     pub fn nr_free(&self) -> u64 {
         self.nodes.iter().map(|n| n.free).sum()
+    }
+
+    /// The checker's page accounting: every page of a node is free in the
+    /// buddy lists, on a per-CPU list, on an LRU list or isolated from one.
+    pub fn page_accounting_error(&self) -> Option<String> {
+        self.nodes.iter().find_map(|pg| {
+            let pcp: u64 = pg.pcp.iter().sum();
+            let lru: u64 = pg.lru.iter().sum();
+            let held = pg.free + pcp + lru + pg.nr_isolated_file + pg.nr_isolated_anon;
+            (held != pg.managed).then(|| {
+                format!(
+                    "node {}: {} pages managed but {} free + {} per-CPU + {} on LRU lists + {} isolated",
+                    pg.node,
+                    pg.managed,
+                    pg.free,
+                    pcp,
+                    lru,
+                    pg.nr_isolated_file + pg.nr_isolated_anon
+                )
+            })
+        })
     }
 }
 

@@ -6,8 +6,7 @@
 //! (the kernel allocates them one by one in __do_page_cache_readahead);
 //! the watermark test is made for all of them. Readahead's __GFP_NORETRY
 //! (give up rather than retry after reclaim) is not modelled: the window
-//! is always allocated. Per-CPU page lists are not modelled (their drain
-//! is: `drain_all_pages`).
+//! is always allocated.
 
 use crate::engine::rng::Dist;
 use crate::kernel::DrainAllPages;
@@ -38,16 +37,26 @@ impl MmFloor {
         self.kt.k.machine.cpus[self.kt.k.sched.tasks[tid].cpu].node
     }
 
-    /// get_page_from_freelist(): the first node of the zonelist whose free
-    /// pages stay above `mark` after taking `n`.
-    fn get_page_from_freelist(&mut self, home: usize, n: u64, low: bool) -> Option<usize> {
-        let zl = &self.mm.zonelist[home];
-        for &node in zl {
+    /// get_page_from_freelist() for `tid`: the first node of the zonelist
+    /// whose free pages (NR_FREE_PAGES: the buddy lists) are above the mark
+    /// when the CPU's per-CPU list takes its last batch from them; the
+    /// pages come off that list (pcp.rs). The test comes before the batch
+    /// is taken (rmqueue_bulk), so a refill can leave the node up to a
+    /// batch below the mark — how its free pages fall below min.
+    ///
+    /// Deviation: the pages a window takes from the list after its last
+    /// refill are not tested one by one.
+    fn get_page_from_freelist(&mut self, tid: TaskId, home: usize, n: u64, low: bool) -> Option<usize> {
+        let cpu = self.kt.k.sched.tasks[tid].cpu;
+        for i in 0..self.mm.zonelist[home].len() {
+            let node = self.mm.zonelist[home][i];
+            let refill = self.pcp_refill(node, cpu, n);
             let pg = &self.mm.nodes[node];
             let mark = if low { pg.wmark.low } else { pg.wmark.min };
-            if pg.free >= n + mark {
-                let pg = &mut self.mm.nodes[node];
-                pg.free -= n;
+            let before_last = refill.saturating_sub(pg.pcp_batch);
+            if pg.free > before_last + mark && pg.free >= refill {
+                self.pcp_alloc(node, cpu, n, refill);
+                self.mm.last_refill = refill;
                 self.mm.ev.pgalloc_normal += n;
                 return Some(node);
             }
@@ -56,13 +65,15 @@ impl MmFloor {
     }
 
     /// The locks' part of `pages` just allocated on `node` by `tid` reaching
-    /// the LRU list `list`: the per-CPU list refilled from the buddy lists
-    /// under zone->lock (rmqueue_bulk), then lru_cache_add's pagevec drains
-    /// under the node's LRU lock. Returns the CPU time (spin and hold).
+    /// the LRU list `list`: the per-CPU list's refill from the buddy lists
+    /// under zone->lock (rmqueue_bulk, the allocation's `refill`), then
+    /// lru_cache_add's pagevec drains under the node's LRU lock. Returns
+    /// the CPU time (spin and hold).
     pub(crate) fn lru_cache_add(&mut self, tid: TaskId, node: usize, pages: u64, list: Lru) -> u64 {
         let (lru_page, zone_alloc) = (self.kt.k.cfg.costs.lru_page_ns, self.kt.k.cfg.costs.zone_alloc_page_ns);
         let from = self.task_node(tid);
-        let (zspin, zhold) = self.zone_lock_pages(node, from, pages, zone_alloc);
+        let refill = std::mem::take(&mut self.mm.last_refill);
+        let (zspin, zhold) = if refill > 0 { self.zone_lock_pages(node, from, refill, zone_alloc) } else { (0, 0) };
         let handoff = self.lru_handoff();
         let lru_page = self.numa_cost(lru_page, from, node);
         let drains = pages.div_ceil(self.mm.pagevec);
@@ -79,7 +90,7 @@ impl MmFloor {
         let home = self.task_node(tid);
         let started = self.mm.task(tid).alloc.map(|a| a.1);
         if started.is_none() {
-            if let Some(node) = self.get_page_from_freelist(home, n, true) {
+            if let Some(node) = self.get_page_from_freelist(tid, home, n, true) {
                 let g = self.kt.k.sched.tasks[tid].group;
                 self.alloc_latency(g).fast += 1;
                 return Alloc::Got(node);
@@ -96,9 +107,16 @@ impl MmFloor {
             reclaimed = self.mm.task(tid).reclaimed;
         } else if self.mm.task(tid).draining {
             // Back from drain_all_pages(): mutex_unlock, then the retry.
+            // Deviation: the mm_percpu_wq works' lists are emptied now, when
+            // the last of them is done, not each as its work runs.
             self.mm.task(tid).draining = false;
-            if self.kt.k.cfg.mech.drain_all_pages != DrainAllPages::Ipi {
-                self.mm.pcpu_drain_busy = false;
+            match self.kt.k.cfg.mech.drain_all_pages {
+                DrainAllPages::Ipi => {}
+                DrainAllPages::Workqueue => {
+                    self.pcp_drain_all();
+                    self.mm.pcpu_drain_busy = false;
+                }
+                DrainAllPages::Remote => self.mm.pcpu_drain_busy = false,
             }
         } else {
             // __alloc_pages_slowpath: wake_all_kswapds, then ALLOC_WMARK_MIN.
@@ -107,7 +125,7 @@ impl MmFloor {
                 self.wakeup_kswapd(node, Some(tid));
             }
         }
-        if let Some(node) = self.get_page_from_freelist(home, n, false) {
+        if let Some(node) = self.get_page_from_freelist(tid, home, n, false) {
             let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
             let g = self.kt.k.sched.tasks[tid].group;
             let lat = self.kt.k.now - t0;
@@ -125,7 +143,7 @@ impl MmFloor {
             if let Some(a) = self.drain_all_pages(tid) {
                 return a;
             }
-            if let Some(node) = self.get_page_from_freelist(home, n, false) {
+            if let Some(node) = self.get_page_from_freelist(tid, home, n, false) {
                 let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
                 let g = self.kt.k.sched.tasks[tid].group;
                 let lat = self.kt.k.now - t0;
@@ -159,13 +177,9 @@ impl MmFloor {
 
     /// drain_all_pages(NULL): every CPU's per-CPU page lists back into
     /// the buddy lists, as the version does it (DrainAllPages). Returns
-    /// what the task does meanwhile, or None when it goes straight on (the
-    /// mutex was held: 4.11+ global drains do not wait for each other).
-    ///
-    /// Deviation: per-CPU lists are not modelled, so every online CPU is
-    /// taken to have pages on them (true of a machine allocating hard),
-    /// each a pcp->batch worth; their pages were already counted free, so
-    /// a drain costs its time and frees nothing the retry can use.
+    /// what the task does meanwhile, or None when it goes straight on (no
+    /// list has pages, or the mutex was held: 4.11+ global drains do not
+    /// wait for each other).
     fn drain_all_pages(&mut self, tid: TaskId) -> Option<Alloc> {
         let mech = self.kt.k.cfg.mech.drain_all_pages;
         let g = self.kt.k.sched.tasks[tid].group;
@@ -173,20 +187,28 @@ impl MmFloor {
             self.alloc_latency(g).drains_skipped += 1;
             return None;
         }
-        self.alloc_latency(g).drains += 1;
-        let c = &self.kt.k.cfg.costs;
-        let (ipi, zone_free) = (c.wakeup_ipi_ns, c.zone_free_page_ns);
-        let batch = self.mm.nodes[self.task_node(tid)].pcp_batch;
+        // cpus_with_pcps.
         let ncpus = self.kt.k.sched.rqs.len();
+        let with: Vec<usize> = (0..ncpus).filter(|&c| self.mm.nodes.iter().any(|pg| pg.pcp[c] > 0)).collect();
+        if with.is_empty() {
+            return None;
+        }
+        self.alloc_latency(g).drains += 1;
+        let zone_free = self.kt.k.cfg.costs.zone_free_page_ns;
         self.mm.task(tid).draining = true;
         let ns = match mech {
             // on_each_cpu_mask(..., wait): the handlers run at once in
-            // interrupt context; the caller waits for the slowest.
+            // interrupt context; the caller waits for the longest list.
             // Deviation: the handlers' time on the other CPUs is not
             // charged to them.
-            DrainAllPages::Ipi => ipi + batch * zone_free,
+            DrainAllPages::Ipi => {
+                let longest = with.iter().map(|&c| self.mm.nodes.iter().map(|pg| pg.pcp[c]).sum::<u64>()).max();
+                self.pcp_drain_all();
+                self.kt.k.cfg.costs.wakeup_ipi_ns + longest.unwrap_or(0) * zone_free
+            }
             DrainAllPages::Workqueue => {
                 self.mm.pcpu_drain_busy = true;
+                let batch = self.mm.nodes[self.task_node(tid)].pcp_batch;
                 let program = match self.mm.drain_program {
                     Some(p) => p,
                     None => {
@@ -197,29 +219,30 @@ impl MmFloor {
                         p
                     }
                 };
-                // queue_work_on() on every CPU's mm_percpu_wq, then
-                // flush_work() of each.
-                let barrier = self.kt.new_barrier(ncpus as u32, tid);
+                // queue_work_on() on the mm_percpu_wq of every CPU with
+                // pages on its lists, then flush_work() of each; the lists
+                // are emptied when the drainer is woken (alloc_pages).
+                let barrier = self.kt.new_barrier(with.len() as u32, tid);
                 let done = WorkDone { barrier: Some(barrier), ..Default::default() };
-                for cpu in 0..ncpus {
+                for cpu in with {
                     self.kt.queue_work(MM_PERCPU_WQ, program, cpu, done, true);
                 }
                 self.block(tid);
                 return Some(Alloc::Blocked);
             }
-            // Each CPU's lists in turn, under its pcp lock and the zone's
-            // lock (a batch per CPU, on the zone of its node).
+            // Each CPU's lists in turn under zone->lock.
             DrainAllPages::Remote => {
                 self.mm.pcpu_drain_busy = true;
                 let from = self.task_node(tid);
                 let mut ns = 0;
                 for node in 0..self.mm.nodes.len() {
-                    let cpus = self.kt.k.machine.cpus.iter().filter(|c| c.node == node).count() as u64;
-                    if cpus > 0 {
-                        let (spin, hold) = self.zone_lock_pages(node, from, cpus * batch, zone_free);
+                    let pages: u64 = self.mm.nodes[node].pcp.iter().sum();
+                    if pages > 0 {
+                        let (spin, hold) = self.zone_lock_pages(node, from, pages, zone_free);
                         ns += spin + hold;
                     }
                 }
+                self.pcp_drain_all();
                 ns
             }
         };

@@ -88,14 +88,9 @@ impl MmFloor {
     /// Isolate and reclaim up to RECLAIM_CHUNK of `want` pages of `node`'s
     /// inactive file list from CPU `cpu` at `now`. Returns (pages, CPU ns):
     /// the spin and hold of the LRU lock for two holds per batch, the work
-    /// of shrink_page_list, and the free of the pages into the buddy lists
-    /// (free_unref_page_list: the per-CPU list overflows a batch at a time
-    /// under zone->lock). The pages are counted free by
-    /// `reclaim_chunk_done`.
-    ///
-    /// Deviation: every freed page crosses zone->lock (a per-CPU list's
-    /// residue, and a direct reclaimer allocating the very pages it freed
-    /// from its own list, are not modelled).
+    /// of shrink_page_list, and the free of the pages (free_unref_page_list:
+    /// onto the CPU's per-CPU list, which overflows a batch at a time under
+    /// zone->lock). The pages are freed by `reclaim_chunk_done`.
     pub(crate) fn shrink_chunk(&mut self, node: usize, want: u64, kswapd: bool, cpu: usize) -> (u64, u64) {
         let handoff = self.lru_handoff();
         let from = self.kt.k.machine.cpus[cpu].node;
@@ -108,7 +103,10 @@ impl MmFloor {
         let zswap_compress = c.zswap_compress_ns;
         let workingset = self.mm.cfg.workingset && !anon;
         let n = want.min(RECLAIM_CHUNK).min(self.mm.nodes[node].reclaimable(list));
-        let (zspin, zhold) = if n > 0 { self.zone_lock_pages(node, from, n, zone_free) } else { (0, 0) };
+        // The free's spill from this CPU's list to the buddy lists, as the
+        // list stands now (the pages are freed when the chunk is done).
+        let spill = self.pcp_spill(node, cpu, n);
+        let (zspin, zhold) = if spill > 0 { self.zone_lock_pages(node, from, spill, zone_free) } else { (0, 0) };
         let pg = &mut self.mm.nodes[node];
         if n == 0 {
             return (0, 0);
@@ -151,15 +149,16 @@ impl MmFloor {
         (n, spin + hold + outside + zspin + zhold)
     }
 
-    /// The chunk's pages are freed (free_unref_page_list).
-    pub(crate) fn reclaim_chunk_done(&mut self, node: usize, n: u64, anon: bool) {
+    /// The chunk's pages are freed on `cpu` (free_unref_page_list: onto
+    /// its per-CPU list, which spills back a batch at a time).
+    pub(crate) fn reclaim_chunk_done(&mut self, node: usize, n: u64, anon: bool, cpu: usize) {
         let pg = &mut self.mm.nodes[node];
         if anon {
             pg.nr_isolated_anon -= n;
         } else {
             pg.nr_isolated_file -= n;
         }
-        pg.free += n;
+        self.pcp_free(node, cpu, n);
         self.mm.ev.pgfree += n;
     }
 
@@ -191,7 +190,8 @@ impl MmFloor {
         let home = self.task_node(tid);
         let mut dr = self.mm.task(tid).reclaim.take().expect("a direct reclaim");
         if dr.sc.pending > 0 {
-            self.reclaim_chunk_done(dr.sc.pending_node, dr.sc.pending, dr.sc.pending_anon);
+            let cpu = self.kt.k.sched.tasks[tid].cpu;
+            self.reclaim_chunk_done(dr.sc.pending_node, dr.sc.pending, dr.sc.pending_anon, cpu);
             dr.sc.nr_reclaimed += dr.sc.pending;
             dr.node_reclaimed += dr.sc.pending;
             dr.sc.pending = 0;

@@ -69,6 +69,22 @@ pub fn zone_batchsize(managed_pages: u64, mech: &Mechanisms) -> u64 {
     (1u64 << (63 - x.leading_zeros())) - 1
 }
 
+/// pcp->high: a per-CPU list holding this many pages gives a batch back.
+/// 6 × batch before 5.14 (pageset_set_batch); from 5.14 zone_highsize():
+/// the zone's low watermark split over the node's CPUs, at least 4 ×
+/// batch ("so that if they are full then background reclaim will not be
+/// started prematurely").
+///
+/// Deviation: 6.7's automatic tuning between high_min and high_max is not
+/// modelled; high stays at high_min (zone_highsize's default).
+pub fn pcp_high(batch: u64, low: u64, node_cpus: u64, mech: &Mechanisms) -> u64 {
+    if mech.pcp_high_from_low_wmark {
+        (low / node_cpus.max(1)).max(batch << 2)
+    } else {
+        6 * batch
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +142,14 @@ mod tests {
         assert_eq!(zone_batchsize(node, &v("4.19")), 63);
         // A 64 MiB zone: 16384 / 1024 = 16 / 4 = 4 -> 6 -> 3.
         assert_eq!(zone_batchsize(16_384, &v("6.1")), 3);
+    }
+
+    #[test]
+    fn pcp_high_by_version() {
+        // 4.16: 6 x 31.
+        assert_eq!(pcp_high(31, 395_000, 52, &v("4.16")), 186);
+        // 6.1: the low watermark over the node's CPUs, at least 4 x batch.
+        assert_eq!(pcp_high(63, 5_000, 4, &v("6.1")), 1_250);
+        assert_eq!(pcp_high(63, 500, 4, &v("6.1")), 252);
     }
 }

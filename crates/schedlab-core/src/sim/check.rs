@@ -1,8 +1,9 @@
 //! The invariant checker (`--check`), as kernel/sched/debug.c and the
 //! SCHED_WARN_ON()s sprinkled through the scheduler would catch them: one
 //! running task per CPU, affinity respected, every runnable task on exactly
-//! one runqueue, CPU time conserved, the counters consistent, and (with
-//! push/pull) no RT task waiting behind a lower priority on a CPU it may use.
+//! one runqueue, CPU time conserved, the counters consistent, (with
+//! push/pull) no RT task waiting behind a lower priority on a CPU it may use,
+//! and every page of a node accounted for (mm).
 
 use crate::error::SimError;
 use crate::kernel::features::Feature;
@@ -114,6 +115,9 @@ impl Sim {
             }
         }
         self.check_rt_invariant().map_err(|message| SimError::Invariant { message })?;
+        if let Some(message) = self.w.m.mm.page_accounting_error() {
+            return Err(SimError::Invariant { message });
+        }
         Ok(())
     }
 
