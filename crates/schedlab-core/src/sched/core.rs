@@ -289,7 +289,11 @@ impl SchedEnv {
     pub fn wake_up_new_task(&mut self, p: TaskId, parent_cpu: Option<usize>) {
         let from = parent_cpu.unwrap_or_else(|| self.sched.tasks[p].cpus.first().unwrap_or(0));
         self.sched.tasks[p].stats.start_ns = self.now;
-        self.sched.live_tasks += 1;
+        // An open-ended run ends when the workload's tasks have exited:
+        // kernel threads (kswapd, the flushers) do not keep it going.
+        if !self.sched.tasks[p].kthread {
+            self.sched.live_tasks += 1;
+        }
         let class = self.sched.tasks[p].sched_class();
         class.task_fork(self, p, from);
         let cpu = class.select_task_rq(self, p, from, WF_FORK, WakeSource { cpu: from, in_task: true, sync: false });
@@ -625,7 +629,9 @@ impl SchedEnv {
         self.sched.tasks[tid].stats.exit_ns = Some(self.now);
         self.sched.tasks[tid].sched_class().task_dead(self, cpu, tid);
         self.trace.sched_process_exit(self.now, cpu, &self.sched.tasks[tid]);
-        self.sched.live_tasks -= 1;
+        if !self.sched.tasks[tid].kthread {
+            self.sched.live_tasks -= 1;
+        }
         self.resched_curr(cpu);
     }
 }

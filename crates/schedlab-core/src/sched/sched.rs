@@ -683,7 +683,7 @@ pub struct Sched {
     pub next_pid: u32,
     /// Stamps for list positions (cfs_tasks, pushable_tasks).
     pub list_seq: u64,
-    /// Tasks started and not dead.
+    /// Tasks started and not dead, kernel threads not counted.
     pub live_tasks: usize,
     /// The wasted-CPU figure's book-keeping (sched/wasted.rs).
     pub wasted: Wasted,
