@@ -28,6 +28,7 @@ EXPERIMENTS = [
     "kswapd-zswap",
     "gitsource-invariance",
     "dirty-throttle",
+    "workingset-transition",
 ]
 
 #: Bands the model is known to miss, with the reason (also in the closing

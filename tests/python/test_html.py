@@ -32,6 +32,7 @@ EXPERIMENTS = (
     "rt-migrate",
     "gitsource-invariance",
     "dirty-throttle",
+    "workingset-transition",
 )
 
 

@@ -339,6 +339,18 @@ pub struct Mechanisms {
     /// zone_batchsize()'s cap, KiB: 512, 1024 from 4.19 ("mm, page_alloc:
     /// double zone's batchsize").
     pub zone_batch_cap_kb: u64,
+    /// inactive_list_is_low() sizes the inactive file list by
+    /// int_sqrt(10 × GiB) too (4.10, "mm: vmscan: reduce size of inactive
+    /// file list"); before, 1:1.
+    pub inactive_file_ratio: bool,
+    /// ...and drops the ratio to 0 while refaults activate pages (4.12,
+    /// "mm: vmscan: fix IO/refault regression in cache workingset
+    /// transition").
+    pub inactive_refault_reset: bool,
+    /// A refault is compared with the anonymous lists too when there is
+    /// swap (5.9, "mm: workingset: age nonresident information alongside
+    /// anonymous pages").
+    pub workingset_anon: bool,
     /// pcp->high is the zone's low watermark over the node's CPUs (5.14,
     /// zone_highsize()), not 6 × batch.
     pub pcp_high_from_low_wmark: bool,
@@ -489,6 +501,9 @@ impl Mechanisms {
             watermark_scale_factor_max: if at(6, 12) { 3000 } else { 1000 },
             min_free_kbytes_cap: if at(5, 7) { 262_144 } else { 65_536 },
             zone_batch_cap_kb: if at(4, 19) { 1024 } else { 512 },
+            inactive_file_ratio: at(4, 10),
+            inactive_refault_reset: at(4, 12),
+            workingset_anon: at(5, 9),
             pcp_high_from_low_wmark: at(5, 14),
             throttle_direct_reclaim: at(3, 6),
             too_many_isolated_iofs: at(3, 8),

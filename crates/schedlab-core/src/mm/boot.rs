@@ -123,6 +123,7 @@ impl MmFloor {
                 self.kt.k.q.schedule(Instant(0), Ev::Start(tid));
             }
         }
+        self.ws_init();
         self.writeback_init()
     }
 

@@ -15,14 +15,21 @@
 //! The `write` op (generic_perform_write) copies into new page-cache
 //! pages and dirties them; page_writeback.rs throttles it.
 //!
+//! A `read` with `file_size` reads its own file again and again
+//! (workingset.rs): a window whose pages are all in the page cache is
+//! copied without IO; otherwise its missing pages are allocated, added
+//! (refaulting when they left shadow entries) and read.
+//!
 //! Deviation: no asynchronous readahead (the next window is not read while
-//! the task copies the current one); every page of a file is read once
-//! (no page-cache hits or refaults).
+//! the task copies the current one); without `file_size` every page is read
+//! once; a tracked window's missing pages are read in one request, wherever
+//! they are in it.
 
 use crate::kthread::floor::LendsKthreads;
 use crate::mm::floor::MmFloor;
 use crate::mm::page_alloc::Alloc;
 use crate::mm::page_writeback::WriteState;
+use crate::mm::workingset::UNTRACKED;
 use crate::mm::{Lru, ReadPhase, ReadState, PAGE_SIZE};
 use crate::sched::task::TaskId;
 
@@ -73,10 +80,36 @@ impl MmFloor {
                     let pages = bytes.div_ceil(PAGE_SIZE);
                     self.kt.k.sched.tasks[tid].work_left = (pages * self.kt.k.cfg.costs.dio_page_ns).max(1);
                     self.kt.k.sched.tasks[tid].work_is_cpu();
-                    let st = ReadState { disk, left: bytes, window: bytes, phase: ReadPhase::Submit, direct: true };
+                    let st = ReadState {
+                        disk,
+                        left: bytes,
+                        window: bytes,
+                        phase: ReadPhase::Submit,
+                        direct: true,
+                        file: UNTRACKED,
+                        page: 0,
+                        missing: 0,
+                    };
                     return self.read_park(tid, st);
                 }
-                ReadState { disk, left: bytes, window: 0, phase: ReadPhase::Alloc, direct: false }
+                let file = if self.mm.read_ops[idx].file_size.is_some() {
+                    match self.ws_file(tid, idx) {
+                        Some(f) => f,
+                        None => return false,
+                    }
+                } else {
+                    UNTRACKED
+                };
+                ReadState {
+                    disk,
+                    left: bytes,
+                    window: 0,
+                    phase: ReadPhase::Alloc,
+                    direct: false,
+                    file,
+                    page: 0,
+                    missing: 0,
+                }
             }
         };
         self.buffered_read(tid, st)
@@ -105,6 +138,32 @@ impl MmFloor {
         let (add_ns, copy_ns) = (c.pagecache_add_ns, c.copy_page_ns);
         loop {
             match st.phase {
+                ReadPhase::Alloc if st.file != UNTRACKED => {
+                    if st.left == 0 {
+                        st.phase = ReadPhase::Done;
+                        continue;
+                    }
+                    if st.window == 0 {
+                        self.tracked_window(&mut st);
+                    }
+                    if st.missing == 0 {
+                        // Every page is in the page cache: no IO.
+                        st.phase = ReadPhase::Copy;
+                        continue;
+                    }
+                    match self.alloc_pages(tid, st.missing) {
+                        Alloc::Got(node) => {
+                            self.mm.ws.inserting = true;
+                            let locks = self.lru_cache_add(tid, node, st.missing, Lru::InactiveFile);
+                            self.ws_insert(st.file, st.page, st.window / PAGE_SIZE, st.missing, node);
+                            self.kt.k.sched.tasks[tid].work_left = (st.missing * add_ns + locks).max(1);
+                            self.kt.k.sched.tasks[tid].work_is_cpu();
+                            st.phase = ReadPhase::Submit;
+                            return self.read_park(tid, st);
+                        }
+                        Alloc::Reclaiming | Alloc::Blocked => return self.read_park(tid, st),
+                    }
+                }
                 ReadPhase::Alloc => {
                     if st.left == 0 {
                         st.phase = ReadPhase::Done;
@@ -130,7 +189,9 @@ impl MmFloor {
                     st.phase = ReadPhase::Copy;
                     self.mm.task(tid).read = Some(st);
                     self.kt.k.sched.tasks[tid].pc -= 1;
-                    self.submit_read(tid, st.disk, st.window);
+                    // A tracked window reads only its missing pages.
+                    let bytes = if st.file == UNTRACKED { st.window } else { st.missing * PAGE_SIZE };
+                    self.submit_read(tid, st.disk, bytes);
                     return false;
                 }
                 ReadPhase::Copy if st.direct => {
@@ -139,15 +200,20 @@ impl MmFloor {
                 }
                 ReadPhase::Copy => {
                     let pages = st.window.div_ceil(PAGE_SIZE);
-                    st.left -= st.window;
+                    st.left -= st.left.min(st.window);
+                    st.window = 0;
                     st.phase = ReadPhase::Alloc;
+                    // mark_page_accessed() of each page copied.
+                    let activated =
+                        if st.file == UNTRACKED { 0 } else { self.ws_mark_accessed(st.file, st.page, pages) };
+                    let lru_ns = activated * self.kt.k.cfg.costs.lru_page_ns;
                     // copy_to_user: each page read from the page cache
                     // and written to the user's buffer. Deviation: all of
                     // it memory-bound and all of it DRAM traffic (no LLC
                     // hits, no read-for-ownership counted).
                     let bw = self.kt.k.membw.enabled();
                     let t = &mut self.kt.k.sched.tasks[tid];
-                    t.work_left = (pages * copy_ns).max(1);
+                    t.work_left = (pages * copy_ns + lru_ns).max(1);
                     t.work_is_stream(2 * pages * PAGE_SIZE, t.work_left, bw);
                     return self.read_park(tid, st);
                 }
@@ -158,6 +224,21 @@ impl MmFloor {
                 }
             }
         }
+    }
+
+    /// The next window of a tracked file's read: from the reader's place
+    /// in its file to the readahead window's end, the request's or the
+    /// file's, whichever is first (the next starts the file again).
+    fn tracked_window(&mut self, st: &mut ReadState) {
+        let want = self.ra_window(st.disk, st.left).min(st.left).div_ceil(PAGE_SIZE);
+        let f = &mut self.mm.ws.files[st.file as usize];
+        let total = f.pages.len() as u64;
+        let start = f.next;
+        let n = want.min(total - start).max(1);
+        f.next = (start + n) % total;
+        st.page = start;
+        st.window = n * PAGE_SIZE;
+        st.missing = self.ws_missing(st.file, start, n);
     }
 
     /// Keep the read's state and stay on its op.

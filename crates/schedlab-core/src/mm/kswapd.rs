@@ -151,6 +151,7 @@ impl MmFloor {
                 if self.mm.kswapds[k].run_reclaimed == 0 && !self.pgdat_balanced(node) {
                     self.mm.nodes[node].kswapd_failures += 1;
                 }
+                self.ws_snapshot_refaults();
                 return false;
             }
             let node_reclaimed = sc.nr_reclaimed - self.mm.kswapds[k].round_start_reclaimed;

@@ -300,3 +300,65 @@ program = [{{ loop = {{ count = 0, body = [{{ anon = {{ size = "8MiB" }} }}] }} 
     assert!(new > 4 * old, "4.16: {old} stalls, 6.1: {new}");
     assert!(old_p99 >= 104_000.0, "a 4.16 stall is a whole msleep(100): p99 {old_p99} us");
 }
+
+/// A reader of its own file of `file_size`, on 1 GiB with a 500 MiB/s
+/// disk: `passes` passes of a first file, then a second file for good.
+fn reread(file_size: &str, passes: u64, workingset: bool, version: &str) -> Report {
+    let reads = passes * crate::units::parse_size(file_size).unwrap() / (1 << 20);
+    let read = format!(r#"{{ read = {{ disk = "d", size = "1MiB", file_size = "{file_size}" }} }}"#);
+    let text = format!(
+        r#"
+name = "reread"
+[machine]
+preset = "4cpu"
+memory = "1GiB"
+[[machine.disk]]
+name = "d"
+queues = "per_cpu"
+queue_depth = 256
+read = "100us"
+bandwidth = "500MiB/s"
+[kernel]
+version = "{version}"
+[kernel.vm]
+workingset = {workingset}
+[measure]
+warmup = "0ms"
+duration = "12s"
+[[task]]
+name = "dd"
+count = 1
+program = [{{ loop = {{ count = {reads}, body = [{read}] }} }}, {{ loop = {{ count = 0, body = [{read}] }} }}]
+"#
+    );
+    run_text(&text, "reread.toml", &[], &RunOptions { seed: 1, check: true, ..Default::default() }).expect("runs")
+}
+
+#[test]
+fn a_file_read_again_is_found_in_the_page_cache_and_activated() {
+    // 512 MiB on 1 GiB, read for good: one pass from the disk, then hits;
+    // the second touch of each page activates it.
+    let r = reread("512MiB", 1_000_000, true, "4.16");
+    assert_eq!(vm(&r, "pgpgin"), 512 << 10, "read from the disk once");
+    assert_eq!(vm(&r, "pgactivate"), 512 << 8, "every page activated on its second read");
+    let n = &r.mm.as_ref().unwrap().nodes[0];
+    assert_eq!(n.active_file_pages, 512 << 8);
+}
+
+#[test]
+fn a_new_workingset_replaces_the_old_one_only_with_shadow_entries() {
+    // 600 MiB read three times (activated), then another 600 MiB for good.
+    // The second file's pages are evicted from the short inactive list
+    // before their second read; with shadow entries their refault distance
+    // (about the inactive list) is within the active list, so they come
+    // back active and the old file is deactivated: the new file is read
+    // from the disk twice. Without (P3's patch), it never gets in.
+    let on = reread("600MiB", 3, true, "4.16");
+    let off = reread("600MiB", 3, false, "4.16");
+    let file = 600 << 10; // KiB
+    assert_eq!(vm(&on, "workingset_activate"), 600 << 8, "{:?}", on.mm.as_ref().unwrap().vmstat);
+    assert_eq!(vm(&on, "pgpgin"), 3 * file, "the first file once, the second twice");
+    assert!(vm(&on, "pgdeactivate") >= 600 << 8, "the old workingset made way");
+    assert_eq!(vm(&off, "workingset_refault"), 0);
+    assert!(vm(&off, "pgpgin") > 6 * file, "without shadow entries the new file thrashes");
+}

@@ -5,9 +5,10 @@
 //! (or bypasses it with O_DIRECT).
 //!
 //! Pages are counted, not kept one by one: a node's LRU list is a number of
-//! pages, and because the only page-cache user modelled is a streaming
-//! reader (every page read once, clean, unmapped), a page's position on
-//! the list does not change what reclaim does with it.
+//! pages, and for a streaming reader (every page read once, clean,
+//! unmapped) a page's position on the list does not change what reclaim
+//! does with it. The pages of files read again (a `read` with
+//! `file_size`) are kept page by page (`workingset.rs`).
 //!
 //! Rooms: `watermark.rs` (the per-version arithmetic), `spinlock.rs` (the
 //! LRU lock), `pcp.rs` (the per-CPU page lists), `page_alloc.rs`
@@ -35,6 +36,7 @@ pub mod pcp;
 pub mod spinlock;
 pub mod vmscan;
 pub mod watermark;
+pub mod workingset;
 
 #[cfg(test)]
 mod mm_tests;
@@ -82,6 +84,9 @@ pub struct VmEvents {
     pub kswapd_high_wmark_hit_quickly: u64,
     pub workingset_eviction: u64,
     pub workingset_refault: u64,
+    pub workingset_activate: u64,
+    pub pgactivate: u64,
+    pub pgdeactivate: u64,
     /// Pages stored in zswap (/proc/vmstat zswpout, 6.3+; counted here
     /// for every version that has zswap, 3.11+).
     pub zswpout: u64,
@@ -89,17 +94,20 @@ pub struct VmEvents {
 
 impl VmEvents {
     /// (name, value) in /proc/vmstat order.
-    pub fn items(&self) -> [(&'static str, u64); 15] {
+    pub fn items(&self) -> [(&'static str, u64); 18] {
         [
             ("pgpgin", self.pgpgin_kb),
             ("pgalloc_normal", self.pgalloc_normal),
             ("pgfree", self.pgfree),
+            ("pgactivate", self.pgactivate),
+            ("pgdeactivate", self.pgdeactivate),
             ("pgsteal_kswapd", self.pgsteal_kswapd),
             ("pgsteal_direct", self.pgsteal_direct),
             ("pgscan_kswapd", self.pgscan_kswapd),
             ("pgscan_direct", self.pgscan_direct),
             ("pgscan_direct_throttle", self.pgscan_direct_throttle),
             ("workingset_refault", self.workingset_refault),
+            ("workingset_activate", self.workingset_activate),
             // Not a /proc/vmstat item: shadow entries stored (the
             // workingset_eviction tracepoint's count).
             ("workingset_eviction", self.workingset_eviction),
@@ -118,18 +126,21 @@ impl VmEvents {
         d.pgpgin_kb = v[0];
         d.pgalloc_normal = v[1];
         d.pgfree = v[2];
-        d.pgsteal_kswapd = v[3];
-        d.pgsteal_direct = v[4];
-        d.pgscan_kswapd = v[5];
-        d.pgscan_direct = v[6];
-        d.pgscan_direct_throttle = v[7];
-        d.workingset_refault = v[8];
-        d.workingset_eviction = v[9];
-        d.allocstall_normal = v[10];
-        d.pageoutrun = v[11];
-        d.kswapd_low_wmark_hit_quickly = v[12];
-        d.kswapd_high_wmark_hit_quickly = v[13];
-        d.zswpout = v[14];
+        d.pgactivate = v[3];
+        d.pgdeactivate = v[4];
+        d.pgsteal_kswapd = v[5];
+        d.pgsteal_direct = v[6];
+        d.pgscan_kswapd = v[7];
+        d.pgscan_direct = v[8];
+        d.pgscan_direct_throttle = v[9];
+        d.workingset_refault = v[10];
+        d.workingset_activate = v[11];
+        d.workingset_eviction = v[12];
+        d.allocstall_normal = v[13];
+        d.pageoutrun = v[14];
+        d.kswapd_low_wmark_hit_quickly = v[15];
+        d.kswapd_high_wmark_hit_quickly = v[16];
+        d.zswpout = v[17];
         d
     }
 }
@@ -340,6 +351,8 @@ pub struct Mm {
     pub pcpu_drain_busy: bool,
     /// drain_local_pages_wq's work program (mm_percpu_wq drains).
     pub drain_program: Option<usize>,
+    /// The pages of files read again (workingset.rs).
+    pub ws: workingset::Workingset,
 }
 
 impl Mm {
@@ -396,6 +409,10 @@ pub struct ReadOp {
     pub direct: bool,
     pub anon: bool,
     pub write: bool,
+    /// `file_size`: each task reads its own file of this many bytes from
+    /// the start again after its end, so its pages can be found in the
+    /// page cache again (workingset.rs).
+    pub file_size: Option<u64>,
 }
 
 /// Where a task is in a read.
@@ -421,6 +438,11 @@ pub struct ReadState {
     pub phase: ReadPhase,
     /// O_DIRECT: no page cache, no copy.
     pub direct: bool,
+    /// A tracked file's read: the file (workingset::UNTRACKED when not),
+    /// the window's first page and how many of its pages were missing.
+    pub file: u32,
+    pub page: u64,
+    pub missing: u64,
 }
 
 /// do_try_to_free_pages() in progress.

@@ -80,6 +80,9 @@ impl MmFloor {
         let pg = &mut self.mm.nodes[node];
         let (spin, hold) = pg.lru_lock.acquire(self.kt.k.now, drains, pages * lru_page / drains.max(1), handoff);
         pg.lru[list as usize] += pages;
+        if self.mm.ws.on && list == Lru::InactiveFile && !std::mem::take(&mut self.mm.ws.inserting) {
+            self.ws_push_untracked(node, pages);
+        }
         spin + hold + zspin + zhold
     }
 
@@ -126,11 +129,7 @@ impl MmFloor {
             }
         }
         if let Some(node) = self.get_page_from_freelist(tid, home, n, false) {
-            let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
-            let g = self.kt.k.sched.tasks[tid].group;
-            let lat = self.kt.k.now - t0;
-            self.alloc_latency(g).slow.push(lat);
-            return Alloc::Got(node);
+            return self.slow_path_got(tid, node);
         }
         // __alloc_pages_direct_reclaim(): a reclaim that made progress but
         // whose allocation still fails drains the per-CPU lists once and
@@ -144,11 +143,7 @@ impl MmFloor {
                 return a;
             }
             if let Some(node) = self.get_page_from_freelist(tid, home, n, false) {
-                let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
-                let g = self.kt.k.sched.tasks[tid].group;
-                let lat = self.kt.k.now - t0;
-                self.alloc_latency(g).slow.push(lat);
-                return Alloc::Got(node);
+                return self.slow_path_got(tid, node);
             }
         }
         // __alloc_pages_direct_reclaim -> try_to_free_pages.
@@ -250,6 +245,15 @@ impl MmFloor {
         t.work_left = ns.max(1);
         t.work_is_cpu();
         Some(Alloc::Reclaiming)
+    }
+
+    /// The slow path got its pages on `node`: its latency is recorded.
+    fn slow_path_got(&mut self, tid: TaskId, node: usize) -> Alloc {
+        let (_, t0) = self.mm.task(tid).alloc.take().expect("slow path started");
+        let g = self.kt.k.sched.tasks[tid].group;
+        let lat = self.kt.k.now - t0;
+        self.alloc_latency(g).slow.push(lat);
+        Alloc::Got(node)
     }
 
     pub(crate) fn alloc_latency(&mut self, group: usize) -> &mut crate::mm::AllocLatency {

@@ -16,9 +16,10 @@
 //!
 //! Deviation: reclaim advances in chunks of RECLAIM_CHUNK pages (16
 //! batches) per step; the pages of a chunk are freed when its CPU time is
-//! spent. Only the inactive file list is scanned: the modelled page cache
-//! is never activated (no refaults), so inactive_list_is_low() never asks
-//! for shrink_active_list(); no anon lists (no swap).
+//! spent. The active file list holds only pages of files read again
+//! (workingset.rs), deactivated a chunk at a time beside the inactive
+//! list's while inactive_list_is_low(); the anonymous active list is never
+//! aged.
 
 use crate::engine::event::Ev;
 use crate::engine::time::Instant;
@@ -98,6 +99,9 @@ impl MmFloor {
         let (lru_page, reclaim_page, shadow) = (c.lru_page_ns, c.reclaim_page_ns, c.shadow_entry_ns);
         let zone_free = c.zone_free_page_ns;
         let (lru_page, reclaim_page) = (self.numa_cost(lru_page, from, node), self.numa_cost(reclaim_page, from, node));
+        // shrink_active_list() first while the inactive file list is low.
+        let deactivate_ns = self.shrink_active_file(node, want, from);
+        let c = &self.kt.k.cfg.costs;
         let list = self.reclaim_lru(node);
         let anon = list == Lru::InactiveAnon;
         let zswap_compress = c.zswap_compress_ns;
@@ -107,10 +111,13 @@ impl MmFloor {
         // list stands now (the pages are freed when the chunk is done).
         let spill = self.pcp_spill(node, cpu, n);
         let (zspin, zhold) = if spill > 0 { self.zone_lock_pages(node, from, spill, zone_free) } else { (0, 0) };
-        let pg = &mut self.mm.nodes[node];
         if n == 0 {
-            return (0, 0);
+            return (0, deactivate_ns);
         }
+        if self.mm.ws.on && !anon {
+            self.ws_evict(node, n);
+        }
+        let pg = &mut self.mm.nodes[node];
         pg.lru[list as usize] -= n;
         if anon {
             pg.nr_isolated_anon += n;
@@ -146,7 +153,32 @@ impl MmFloor {
             ev.pgscan_direct += n;
             ev.pgsteal_direct += n;
         }
-        (n, spin + hold + outside + zspin + zhold)
+        (n, spin + hold + outside + zspin + zhold + deactivate_ns)
+    }
+
+    /// shrink_active_list() of `node`'s active file list when
+    /// inactive_list_is_low(): as many of its pages as get_scan_count()
+    /// pairs with a chunk of the inactive list (the lists' sizes' ratio; at
+    /// least a batch, at most a chunk) go to the inactive list, under two
+    /// holds of the LRU lock per batch. Returns the CPU time.
+    fn shrink_active_file(&mut self, node: usize, want: u64, from: usize) -> u64 {
+        if !self.mm.ws.on || !self.inactive_file_is_low(node) {
+            return 0;
+        }
+        let pg = &self.mm.nodes[node];
+        let (inactive, active) = (pg.lru[Lru::InactiveFile as usize], pg.lru[Lru::ActiveFile as usize]);
+        let chunk = want.clamp(1, RECLAIM_CHUNK);
+        let nr = (chunk * active / inactive.max(1)).clamp(SWAP_CLUSTER_MAX, RECLAIM_CHUNK).min(active);
+        let k = self.ws_deactivate(node, nr);
+        if k == 0 {
+            return 0;
+        }
+        let handoff = self.lru_handoff();
+        let lru_page = self.numa_cost(self.kt.k.cfg.costs.lru_page_ns, from, node);
+        let batches = k.div_ceil(SWAP_CLUSTER_MAX);
+        let pg = &mut self.mm.nodes[node];
+        let (spin, hold) = pg.lru_lock.acquire(self.kt.k.now, 2 * batches, k * lru_page / batches, handoff);
+        spin + hold
     }
 
     /// The chunk's pages are freed on `cpu` (free_unref_page_list: onto
@@ -215,6 +247,7 @@ impl MmFloor {
                             dr.sc.nr_reclaimed,
                         );
                         self.kt.k.psi_memstall_leave(tid);
+                        self.ws_snapshot_refaults();
                         self.mm.task(tid).reclaimed = dr.sc.nr_reclaimed;
                         return None;
                     }

@@ -368,9 +368,11 @@ pub(super) fn bool_at(v: Option<&toml::Value>, key: &str, file: &str, default: b
 
 /// `io = { disk = NAME, op = read|write|flush, size = S, wait = B, iowait = B,
 /// submit = { wq, run|work }, end_io = { wq, run|work } }`.
-/// `read = { disk = NAME | [NAMES], size = SIZE, direct = false }`: a
-/// read(2) of `size` bytes of a file on the disk (mm/filemap.rs); with a
-/// list, the tasks running the op take the disks in turn.
+/// `read = { disk = NAME | [NAMES], size = SIZE, direct = false,
+/// file_size = SIZE }`: a read(2) of `size` bytes of a file on the disk
+/// (mm/filemap.rs); with a list, the tasks running the op take the disks
+/// in turn; with `file_size`, each task reads its own file of that size
+/// on, from the start again after its end (mm/workingset.rs).
 /// `write = { disk = NAME | [NAMES], size = SIZE }`: a buffered write(2)
 /// of `size` bytes to a file on the disk (mm/page_writeback.rs).
 fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx, write: bool) -> Result<Op> {
@@ -378,7 +380,11 @@ fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx, write: bool) -> Resu
     let (accepted, keys, what): (&str, &[&str], _) = if write {
         ("{ disk = NAME or [NAMES], size = SIZE }", &["disk", "size"], "write")
     } else {
-        ("{ disk = NAME or [NAMES], size = SIZE, direct = false }", &["disk", "size", "direct"], "read")
+        (
+            "{ disk = NAME or [NAMES], size = SIZE, direct = false, file_size = SIZE }",
+            &["disk", "size", "direct", "file_size"],
+            "read",
+        )
     };
     let t = val.as_table().ok_or_else(|| SimError::bad_value(file, sub, "expected a table", accepted))?;
     check_keys(t, sub, file, keys)?;
@@ -417,7 +423,23 @@ fn read_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx, write: bool) -> Resu
         }
     };
     let direct = bool_at(t.get("direct"), &format!("{sub}.direct"), file, false)?;
-    ctx.read_ops.push(ReadOp { disks: list, bytes, direct, anon: false, write });
+    let fk = format!("{sub}.file_size");
+    let file_size = match t.get("file_size") {
+        None => None,
+        Some(toml::Value::String(s)) => Some(parse_size(s).filter(|&b| b > 0).ok_or_else(|| {
+            SimError::bad_value(file, &fk, format!("cannot read \"{s}\" as a size"), "e.g. \"2GiB\"")
+        })?),
+        Some(v) => return Err(SimError::bad_value(file, &fk, format!("{v}"), "a size, e.g. \"2GiB\"")),
+    };
+    if file_size.is_some() && direct {
+        return Err(SimError::bad_value(
+            file,
+            &fk,
+            "a file read again with O_DIRECT",
+            "file_size with a buffered read (O_DIRECT bypasses the page cache)",
+        ));
+    }
+    ctx.read_ops.push(ReadOp { disks: list, bytes, direct, anon: false, write, file_size });
     Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
 }
 
@@ -438,7 +460,7 @@ fn anon_at(val: &toml::Value, sub: &str, ctx: &mut ProgCtx) -> Result<Op> {
         })?,
         Some(v) => return Err(SimError::bad_value(file, &key, format!("{v}"), "a size, e.g. \"1GiB\"")),
     };
-    ctx.read_ops.push(ReadOp { disks: Vec::new(), bytes, direct: false, anon: true, write: false });
+    ctx.read_ops.push(ReadOp { disks: Vec::new(), bytes, direct: false, anon: true, write: false, file_size: None });
     Ok(Op::Read { idx: (ctx.read_ops.len() - 1) as u32 })
 }
 
