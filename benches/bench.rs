@@ -100,6 +100,21 @@ const BENCHES: &[Bench] = &[
         file: "scenarios/seeds/kswapd-zswap.toml",
         overrides: &[("task.hog.count", "4"), ("kernel.vm.kswapd_threads", "16")],
     },
+    // Files read again, page by page (mm/workingset.rs): hits, refaults,
+    // activation and deactivation.
+    // Scaled to churn within --quick's 2 s: 1 GiB, a 4 GiB/s disk, 768 MiB
+    // files, the second set from 1 s.
+    Bench {
+        name: "workingset-transition/1GiB",
+        file: "scenarios/published/workingset-transition.toml",
+        overrides: &[
+            ("machine.memory", "\"1GiB\""),
+            ("machine.disk.0.bandwidth", "\"4GiB/s\""),
+            ("task.db1.program.0.loop.body.0.read.file_size", "\"768MiB\""),
+            ("task.db2.program.0.loop.body.0.read.file_size", "\"768MiB\""),
+            ("task.db2.start", "\"1s\""),
+        ],
+    },
     Bench { name: "smp64-mixed/cfs", file: "scenarios/bench/smp64-mixed.toml", overrides: &[] },
     Bench {
         name: "smp64-mixed/eevdf",

@@ -396,7 +396,8 @@ pub enum DrainAllPages {
     /// per-cpu pages from workqueue context").
     Workqueue,
     /// The caller drains each CPU's lists itself under their spinlocks
-    /// (6.0: "mm/page_alloc: remotely drain per-cpu lists").
+    /// ("mm/page_alloc: remotely drain per-cpu lists"; 6.0 unverified, 6.1
+    /// has it: the modelled versions are 5.7 and 6.1 on either side).
     Remote,
 }
 

@@ -362,3 +362,21 @@ fn a_new_workingset_replaces_the_old_one_only_with_shadow_entries() {
     assert_eq!(vm(&off, "workingset_refault"), 0);
     assert!(vm(&off, "pgpgin") > 6 * file, "without shadow entries the new file thrashes");
 }
+
+#[test]
+fn files_read_again_are_checked() {
+    let read = |op: &str, count: usize| {
+        let text = format!(
+            "[machine]\npreset = \"4cpu\"\n[[machine.disk]]\nname = \"d\"\n[kernel]\nversion = \"4.16\"\n\
+             [measure]\nduration = \"100ms\"\n[[task]]\nname = \"r\"\ncount = {count}\nprogram = [{{ read = {op} }}]\n"
+        );
+        run_text(&text, "x.toml", &[], &RunOptions::default()).unwrap_err().to_string()
+    };
+    let e = read(r#"{ disk = "d", file_size = "1GiB", direct = true }"#, 1);
+    assert!(e.contains("task[0].program[0].read.file_size") && e.contains("O_DIRECT"), "{e}");
+    let e = read(r#"{ disk = "d", file_size = "lots" }"#, 1);
+    assert!(e.contains("file_size") && e.contains("\"lots\""), "{e}");
+    // More tracked pages than the model keeps.
+    let e = read(r#"{ disk = "d", file_size = "65GiB" }"#, 1);
+    assert!(e.contains("64 GiB") && e.contains("file_size"), "{e}");
+}
