@@ -396,6 +396,7 @@ def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: floa
         [
             str(n.get("node")),
             str(n.get("free_pages")),
+            str(n.get("pcp_pages", 0)),
             f"{n.get('min_pages')}/{n.get('low_pages')}/{n.get('high_pages')}",
             str(n.get("inactive_file_pages")),
             f"{n.get('kswapd_allowed'):g} {n.get('kswapd_cpu_total_pct')}",
@@ -404,7 +405,16 @@ def _mm_section(report: Mapping[str, Any], mm: Mapping[str, Any], window_s: floa
         ]
         for n in nodes
     ]
-    head = ["NODE", "FREE", "MIN/LOW/HIGH", "INACTIVE_FILE", "KSWAPD(n %CPU)", "LRU_LOCK(% ms)", "ZONE_LOCK(% ms)"]
+    head = [
+        "NODE",
+        "FREE",
+        "PCP",
+        "MIN/LOW/HIGH",
+        "INACTIVE_FILE",
+        "KSWAPD(n %CPU)",
+        "LRU_LOCK(% ms)",
+        "ZONE_LOCK(% ms)",
+    ]
     lines += _table(head, rows)
     ks = [k for k in mm.get("kswapd") or [] if isinstance(k, Mapping)]
     if ks:

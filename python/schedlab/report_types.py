@@ -746,7 +746,7 @@ class _NodeRowKeys(TypedDict):
     active_file_pages: int
     """"""
     free_pages: int
-    """"""
+    """NR_FREE_PAGES: the buddy lists, which the watermarks test."""
     high_pages: int
     """"""
     inactive_file_pages: int
@@ -776,6 +776,8 @@ class _NodeRowKeys(TypedDict):
     """"""
     node: int
     """"""
+    pcp_pages: int
+    """Free pages on the CPUs' per-CPU lists of the zone (/proc/zoneinfo's pagesets' counts), not in free_pages."""
     zone_lock_held_pct: float
     """zone->lock held, % of the window."""
     zone_lock_spin_ms: float

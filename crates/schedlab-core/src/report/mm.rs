@@ -123,7 +123,12 @@ pub struct ProcsRow {
 pub struct NodeRow {
     pub node: usize,
     pub managed_pages: u64,
+    /// NR_FREE_PAGES: the buddy lists, which the watermarks test.
     pub free_pages: u64,
+    /// Free pages on the CPUs' per-CPU lists of the zone (/proc/zoneinfo's
+    /// pagesets' counts), not in free_pages.
+    #[serde(default)]
+    pub pcp_pages: u64,
     pub min_pages: u64,
     pub low_pages: u64,
     pub high_pages: u64,

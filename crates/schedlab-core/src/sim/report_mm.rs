@@ -56,6 +56,7 @@ pub(crate) fn mm_report(sim: &Sim, _r: &Report) -> Option<MmReport> {
                 node: n.node,
                 managed_pages: n.managed,
                 free_pages: n.free,
+                pcp_pages: n.pcp.iter().sum(),
                 min_pages: n.wmark.min,
                 low_pages: n.wmark.low,
                 high_pages: n.wmark.high,
