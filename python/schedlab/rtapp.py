@@ -65,8 +65,9 @@ def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any
 
 #: What an rt-app file may hold, for the refusals' "accepted".
 _ACCEPTED = (
-    "SCHED_OTHER/BATCH/IDLE/FIFO/RR tasks with instance, delay, loop, phases, priority, cpus (the same in every "
-    "phase) and the events run, runtime, sleep, timer (a unique ref), barrier, yield, lock, unlock"
+    "SCHED_OTHER/BATCH/IDLE/FIFO/RR/DEADLINE tasks with instance, delay, loop, phases, priority, "
+    "dl-runtime/period/deadline, cpus (the same in every phase) and the events run, runtime, sleep, timer (a "
+    "unique ref), barrier, yield, lock, unlock"
 )
 
 
@@ -145,8 +146,8 @@ def _export_ops(ops: Sequence[Mapping[str, Any]], where: str, source: str, n: li
 
 #: The policies each rt-app knows: Debian's 1.0 has no SCHED_BATCH or SCHED_IDLE.
 TARGET_POLICIES = {
-    "1.0": ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR"),
-    "head": ("SCHED_OTHER", "SCHED_BATCH", "SCHED_IDLE", "SCHED_FIFO", "SCHED_RR"),
+    "1.0": ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE"),
+    "head": ("SCHED_OTHER", "SCHED_BATCH", "SCHED_IDLE", "SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE"),
 }
 
 
@@ -247,7 +248,16 @@ def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str |
                 f"{', '.join(TARGET_POLICIES[target])} (--target head for SCHED_BATCH/IDLE)",
             )  # fmt: skip
         task: dict[str, Any] = {"instance": int(t.get("count", 1)), "policy": pol}
-        task["priority"] = int(t.get("rt_priority", 10)) if pol in ("SCHED_FIFO", "SCHED_RR") else int(t.get("nice", 0))
+        if pol == "SCHED_DEADLINE":
+            # rt-app's dl-period defaults to dl-runtime, schedlab's
+            # sched_period to the deadline: all three are written.
+            runtime = _whole_us(t["sched_runtime"], f"{where}.sched_runtime", source)
+            deadline = _whole_us(t["sched_deadline"], f"{where}.sched_deadline", source)
+            period = _whole_us(t.get("sched_period", t["sched_deadline"]), f"{where}.sched_period", source)
+            task.update({"dl-runtime": runtime, "dl-period": period or deadline, "dl-deadline": deadline})
+        else:
+            rt = pol in ("SCHED_FIFO", "SCHED_RR")
+            task["priority"] = int(t.get("rt_priority", 10)) if rt else int(t.get("nice", 0))
         if "cpus" in t:
             task["cpus"] = _cpulist(t["cpus"])
         if "start" in t:

@@ -10,6 +10,9 @@ pub const MAX_NICE: i32 = 19;
 pub const NICE_WIDTH: i32 = MAX_NICE - MIN_NICE + 1;
 /// MAX_RT_PRIO: kernel prios 0..99 are RT.
 pub const MAX_RT_PRIO: usize = 100;
+/// MAX_DL_PRIO: every SCHED_DEADLINE task has prio MAX_DL_PRIO - 1 = -1,
+/// above every RT prio (include/linux/sched/prio.h, __normal_prio).
+pub const MAX_DL_PRIO: i32 = 0;
 /// MAX_PRIO (MAX_RT_PRIO + NICE_WIDTH): kernel prios 100..139 are the fair
 /// nice levels; 140 is the idle task's (init_idle).
 pub const MAX_PRIO: i32 = MAX_RT_PRIO as i32 + NICE_WIDTH;
@@ -49,6 +52,9 @@ pub enum Policy {
     Idle,
     Fifo,
     Rr,
+    /// SCHED_DEADLINE (3.14+): its runtime, deadline and period are the
+    /// task's `DlAttr` (sched/deadline.rs).
+    Deadline,
 }
 
 impl Policy {
@@ -59,6 +65,7 @@ impl Policy {
             "SCHED_IDLE" | "idle" => Policy::Idle,
             "SCHED_FIFO" | "fifo" => Policy::Fifo,
             "SCHED_RR" | "rr" => Policy::Rr,
+            "SCHED_DEADLINE" | "deadline" => Policy::Deadline,
             _ => return None,
         })
     }
@@ -70,12 +77,29 @@ impl Policy {
             Policy::Idle => "SCHED_IDLE",
             Policy::Fifo => "SCHED_FIFO",
             Policy::Rr => "SCHED_RR",
+            Policy::Deadline => "SCHED_DEADLINE",
         }
+    }
+
+    /// dl_policy().
+    #[inline]
+    pub fn is_dl(self) -> bool {
+        self == Policy::Deadline
     }
 
     pub fn is_rt(self) -> bool {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
+}
+
+/// struct sched_attr's SCHED_DEADLINE part, as sched_setattr() takes it
+/// (ns; `period` 0 means the deadline). Validated by __checkparam_dl at
+/// load (sched/deadline.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DlAttr {
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
 }
 
 pub const NICE_0_LOAD: u64 = 1024;

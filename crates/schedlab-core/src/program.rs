@@ -221,6 +221,8 @@ pub struct TaskGroup {
     pub policy: Policy,
     pub nice: i32,
     pub rt_priority: u32,
+    /// SCHED_DEADLINE's runtime, deadline and period (zero otherwise).
+    pub dl: crate::prio::DlAttr,
     pub cpus: CpuMask,
     pub start: u64,
     pub kthread: bool,

@@ -320,6 +320,22 @@ impl Shared {
     fn setup(&self, g: &TaskGroup, tid: i32) -> Result<(), String> {
         let cpus: Vec<usize> = g.cpus.iter().map(|c| self.host_cpus[c]).collect();
         sys::set_affinity(tid, &cpus).map_err(|e| format!("sched_setaffinity({cpus:?}): {e}"))?;
+        if g.policy.is_dl() {
+            return sys::set_deadline(tid, &g.dl).map_err(|e| {
+                let hint = match e.raw_os_error() {
+                    Some(libc::EPERM) => {
+                        " (EPERM: needs CAP_SYS_NICE, and the thread's CPUs must be every CPU of the machine: \
+                         run the scenario on a machine of its CPU count)"
+                    }
+                    Some(libc::EBUSY) => " (EBUSY: the deadline bandwidth is taken; see /proc/sys/kernel/sched_rt_*)",
+                    _ => "",
+                };
+                format!(
+                    "sched_setattr(SCHED_DEADLINE, runtime {} ns, deadline {} ns, period {} ns): {e}{hint}",
+                    g.dl.runtime, g.dl.deadline, g.dl.period
+                )
+            });
+        }
         sys::set_policy(tid, g.policy, g.rt_priority).map_err(|e| {
             let hint = if e.raw_os_error() == Some(libc::EPERM) {
                 " (EPERM: needs CAP_SYS_NICE or RLIMIT_RTPRIO)"

@@ -86,7 +86,43 @@ pub fn policy_number(p: Policy) -> libc::c_int {
         Policy::Idle => libc::SCHED_IDLE,
         Policy::Fifo => libc::SCHED_FIFO,
         Policy::Rr => libc::SCHED_RR,
+        Policy::Deadline => SCHED_DEADLINE,
     }
+}
+
+/// SCHED_DEADLINE (include/uapi/linux/sched.h); libc has no constant.
+pub const SCHED_DEADLINE: libc::c_int = 6;
+
+/// struct sched_attr, SCHED_ATTR_SIZE_VER0 (48 bytes).
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+}
+
+/// sched_setattr(tid, SCHED_DEADLINE with `dl`) (glibc has no wrapper).
+pub fn set_deadline(tid: i32, dl: &schedlab_core::sched::task::DlAttr) -> io::Result<()> {
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_policy: SCHED_DEADLINE as u32,
+        sched_flags: 0,
+        sched_nice: 0,
+        sched_priority: 0,
+        sched_runtime: dl.runtime,
+        sched_deadline: dl.deadline,
+        sched_period: dl.period,
+    };
+    // SAFETY: attr is a valid sched_attr of the size it declares.
+    if unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const SchedAttr, 0u32) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// sched_setscheduler on one thread (the syscall takes a tid).

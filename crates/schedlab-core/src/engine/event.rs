@@ -32,6 +32,8 @@ pub enum Ev {
     NohzKick(usize),
     /// The RT bandwidth period timer (sched_rt_period_timer).
     RtPeriod,
+    /// A deadline task's replenishment timer (dl_task_timer).
+    DlTimer(TaskId),
     /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
     RtoPushIpi(usize),
     /// A block device finished a request (block/blk_mq.rs).

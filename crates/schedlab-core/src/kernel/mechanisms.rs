@@ -311,6 +311,32 @@ pub struct Mechanisms {
     /// CPU in rto_next_cpu()", mainline 7.0, in 6.12.75 and 6.18.14 stable).
     pub rto_skip_self: bool,
 
+    // ------------------------------------------------------- deadline
+    /// SCHED_DEADLINE exists (3.14, "sched: Add SCHED_DEADLINE"); before
+    /// it the policy is refused.
+    pub sched_deadline: bool,
+    /// __checkparam_dl() bounds the period by the sysctls
+    /// sched_deadline_period_min_us (100) and _max_us (2^22): "sched/deadline:
+    /// Impose global limits on sched_attr::sched_period". Absent from 4.16,
+    /// present in 6.1; the model takes it from 5.4 (the release that
+    /// brought it between them, 5.1 or 5.2, is UNVERIFIED here).
+    pub dl_period_limits: bool,
+    /// A CPU with queued deadline tasks sits at CPUPRI_HIGHER in the RT
+    /// class's cpupri, above every RT level, so RT pushes do not target it
+    /// (absent from 4.16, present in 6.1; the model takes it from 5.11,
+    /// UNVERIFIED).
+    pub dl_cpupri_higher: bool,
+    /// A constrained task (deadline < period) activated after its deadline
+    /// but before its next period is throttled until that period
+    /// (dl_check_constrained_dl, 4.11: "sched/deadline: Throttle a
+    /// constrained deadline task activated after the deadline").
+    pub dl_constrained_throttle: bool,
+    /// A constrained task woken before its deadline with too much budget
+    /// keeps its deadline with the budget its density allows (the revised
+    /// CBS wakeup rule, 4.13: "sched/deadline: Use the revised wakeup rule
+    /// for suspending constrained dl tasks"); before, a new instance.
+    pub dl_revised_wakeup: bool,
+
     // -------------------------------------------------- kernel threads
     /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
     /// nice 0; before them "events/N" at nice −5.
@@ -487,6 +513,11 @@ impl Mechanisms {
             lb_skip_delayed: at(6, 14),
             lb_eligible_first: at(6, 14),
             rto_skip_self: backport((7, 0), &[(6, 12, 75), (6, 18, 14)]),
+            sched_deadline: at(3, 14),
+            dl_period_limits: at(5, 4),
+            dl_cpupri_higher: at(5, 11),
+            dl_constrained_throttle: at(4, 11),
+            dl_revised_wakeup: at(4, 13),
             cmwq: at26(36),
             kthreadd_nice_minus_5: at26(22) && !at26(32),
             pagevec_size: if at(6, 12) {

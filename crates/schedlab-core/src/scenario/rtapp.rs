@@ -13,7 +13,10 @@
 //! * a task description is a `[[task]]` group: `instance` -> `count`,
 //!   `delay` (us) -> `start`, `policy` and `priority` (the nice value of
 //!   SCHED_OTHER/BATCH/IDLE, the RT priority of SCHED_FIFO/RR, default 10)
-//!   -> `policy`, `nice`, `rt_priority`; `cpus` -> `cpus`;
+//!   -> `policy`, `nice`, `rt_priority`; SCHED_DEADLINE's `dl-runtime`,
+//!   `dl-period` (default: the runtime) and `dl-deadline` (default: the
+//!   period), us -> `sched_runtime`, `sched_period`, `sched_deadline`;
+//!   `cpus` -> `cpus`;
 //! * `phases` (or the task itself as its one phase) become loops: a phase's
 //!   `loop` repeats its events, the task's `loop` (default forever) repeats
 //!   the phases, and the thread exits when they end;
@@ -26,7 +29,8 @@
 //! * `global.duration` -> `measure.duration` (`-1`: until every thread ends).
 //!
 //! Refused with the key path the user wrote (`tasks.thread0.phases.p1.run`):
-//! SCHED_DEADLINE, uclamp, task groups, memory policies, a phase that
+//! the legacy `runtime`/`period`/`deadline` keys, HEAD's custom slice
+//! (`dl-runtime` on a fair policy), uclamp, task groups, memory policies, a phase that
 //! changes the task's policy, priority or CPUs, condition variables,
 //! suspend/resume, memory and io events, fork, semaphores, a timer shared
 //! between threads or two timers in one thread, a barrier named twice by one
@@ -65,6 +69,7 @@ const POLICIES: &[(&str, &str)] = &[
     ("SCHED_IDLE", "SCHED_IDLE"),
     ("SCHED_FIFO", "SCHED_FIFO"),
     ("SCHED_RR", "SCHED_RR"),
+    ("SCHED_DEADLINE", "SCHED_DEADLINE"),
 ];
 
 /// Keys of `global` with no effect on a simulation (rt-app's own logging and
@@ -84,14 +89,13 @@ const GLOBAL_INERT: &[&str] = &[
     "mem_buffer_size",
     "cumulative_slack",
 ];
-const TASK_KEYS: &[&str] = &["instance", "delay", "loop", "phases", "policy", "priority", "cpus"];
-const PHASE_KEYS: &[&str] = &["loop", "policy", "priority", "cpus"];
+const TASK_KEYS: &[&str] =
+    &["instance", "delay", "loop", "phases", "policy", "priority", "cpus", "dl-runtime", "dl-period", "dl-deadline"];
+const PHASE_KEYS: &[&str] = &["loop", "policy", "priority", "cpus", "dl-runtime", "dl-period", "dl-deadline"];
 
 fn refused_attr(key: &str) -> Option<&'static str> {
     Some(match key {
-        "dl-runtime" | "dl-period" | "dl-deadline" | "runtime_dl" | "period" | "deadline" => {
-            "SCHED_DEADLINE is not modelled"
-        }
+        "runtime_dl" | "period" | "deadline" => "the legacy SCHED_DEADLINE keys: dl-runtime, dl-period, dl-deadline",
         "util_min" | "util_max" => "uclamp is not modelled",
         "taskgroup" => "task groups (cgroups) are not modelled",
         "nodes_membind" => "memory policies are not modelled",
@@ -126,8 +130,8 @@ fn event_kind(key: &str) -> Option<&'static str> {
 }
 
 /// What an rt-app file may hold, for the refusals.
-const ACCEPTED: &str = "SCHED_OTHER/BATCH/IDLE/FIFO/RR tasks with instance, delay, loop, phases, priority, cpus \
-     (the same in every phase) and the events run, runtime, sleep, timer (a unique ref), barrier, yield, lock, unlock";
+const ACCEPTED: &str = "SCHED_OTHER/BATCH/IDLE/FIFO/RR/DEADLINE tasks with instance, delay, loop, phases, priority, \
+     dl-runtime/period/deadline, cpus (the same in every phase) and the events run, runtime, sleep, timer (a unique ref), barrier, yield, lock, unlock";
 
 /// The converter's context: the file every error names.
 struct Cx<'a> {
@@ -198,18 +202,66 @@ struct Attrs {
     nice: Option<i64>,
     rt_priority: Option<i64>,
     cpus: Option<Vec<i64>>,
+    /// SCHED_DEADLINE's sched_runtime, sched_deadline, sched_period (us).
+    dl: Option<(i64, i64, i64)>,
+}
+
+impl Attrs {
+    /// The attributes as the `[[task]]` keys.
+    fn insert_into(self, grp: &mut toml::Table) {
+        grp.insert("policy".into(), Value::String(self.policy.into()));
+        if let Some(n) = self.nice {
+            grp.insert("nice".into(), Value::Integer(n));
+        }
+        if let Some(p) = self.rt_priority {
+            grp.insert("rt_priority".into(), Value::Integer(p));
+        }
+        if let Some(c) = self.cpus {
+            grp.insert("cpus".into(), Value::Array(c.into_iter().map(Value::Integer).collect()));
+        }
+        if let Some((runtime, deadline, period)) = self.dl {
+            grp.insert("sched_runtime".into(), Value::String(format!("{runtime}us")));
+            grp.insert("sched_deadline".into(), Value::String(format!("{deadline}us")));
+            grp.insert("sched_period".into(), Value::String(format!("{period}us")));
+        }
+    }
 }
 
 fn attrs(cx: &Cx, path: &str, get: &dyn Fn(&str) -> Option<Json>, default_policy: &Json) -> Result<Attrs> {
     let pol = get("policy").unwrap_or_else(|| default_policy.clone());
     let key = format!("{path}.policy");
-    if pol.as_str() == Some("SCHED_DEADLINE") {
-        return Err(cx.nm(&key, "SCHED_DEADLINE is not modelled"));
-    }
     let Some(&(rtapp_pol, policy)) = pol.as_str().and_then(|p| POLICIES.iter().find(|(k, _)| *k == p)) else {
-        let names: Vec<&str> = POLICIES.iter().map(|(k, _)| *k).chain(["SCHED_DEADLINE"]).collect();
+        let names: Vec<&str> = POLICIES.iter().map(|(k, _)| *k).collect();
         return Err(cx.bad(&key, pol.show(), names.join(", ")));
     };
+    if rtapp_pol == "SCHED_DEADLINE" {
+        // rt-app: dl-period defaults to dl-runtime, dl-deadline to
+        // dl-period (us); priority is ignored.
+        let us = |k: &str, dflt: Option<i64>| -> Result<i64> {
+            match (get(k), dflt) {
+                (Some(v), _) => cx.int(&format!("{path}.{k}"), &v, 1, MAX_US, " (microseconds)"),
+                (None, Some(d)) => Ok(d),
+                (None, None) => Err(cx.bad(
+                    &format!("{path}.{k}"),
+                    "SCHED_DEADLINE without dl-runtime (sched_setattr() fails with EINVAL)".to_string(),
+                    "dl-runtime in microseconds",
+                )),
+            }
+        };
+        let runtime = us("dl-runtime", None)?;
+        let period = us("dl-period", Some(runtime))?;
+        let deadline = us("dl-deadline", Some(period))?;
+        let mut out =
+            Attrs { policy, nice: None, rt_priority: None, cpus: None, dl: Some((runtime, deadline, period)) };
+        if let Some(cpus) = get("cpus") {
+            out.cpus = Some(cpu_list(cx, &format!("{path}.cpus"), &cpus)?);
+        }
+        return Ok(out);
+    }
+    if let Some(k) = ["dl-runtime", "dl-period", "dl-deadline"].into_iter().find(|k| get(k).is_some()) {
+        // HEAD's custom EEVDF slice for SCHED_OTHER (Linux 6.12+).
+        return Err(cx.nm(&format!("{path}.{k}"), &format!("{k} on {rtapp_pol} (a custom slice) is not modelled")));
+    }
     let rt = matches!(rtapp_pol, "SCHED_FIFO" | "SCHED_RR");
     let key = format!("{path}.priority");
     let prio = match get("priority") {
@@ -224,7 +276,7 @@ fn attrs(cx: &Cx, path: &str, get: &dyn Fn(&str) -> Option<Json>, default_policy
         Some(v) => return Err(cx.bad(&key, v.show(), "an integer")),
     };
     let shown = || get("priority").map_or_else(|| "10".to_string(), |v| v.show());
-    let mut out = Attrs { policy, nice: None, rt_priority: None, cpus: None };
+    let mut out = Attrs { policy, nice: None, rt_priority: None, cpus: None, dl: None };
     match prio {
         Some(p) if rt && (1..=99).contains(&p) => out.rt_priority = Some(p as i64),
         Some(p) if !rt && (-20..=19).contains(&p) => out.nice = Some(p as i64),
@@ -232,18 +284,22 @@ fn attrs(cx: &Cx, path: &str, get: &dyn Fn(&str) -> Option<Json>, default_policy
         _ => return Err(cx.bad(&key, shown(), "a nice value -20..19")),
     }
     if let Some(cpus) = get("cpus") {
-        let key = format!("{path}.cpus");
-        let list = match &cpus {
-            Json::Array(a) if !a.is_empty() => a,
-            v => return Err(cx.bad(&key, v.show(), format!("a non-empty list of CPU numbers 0 to {MAX_CPU}"))),
-        };
-        let mut got = Vec::with_capacity(list.len());
-        for (i, c) in list.iter().enumerate() {
-            got.push(cx.int(&format!("{key}[{i}]"), c, 0, MAX_CPU, " (a CPU number)")?);
-        }
-        out.cpus = Some(got);
+        out.cpus = Some(cpu_list(cx, &format!("{path}.cpus"), &cpus)?);
     }
     Ok(out)
+}
+
+/// rt-app's `cpus`: a non-empty list of CPU numbers.
+fn cpu_list(cx: &Cx, key: &str, cpus: &Json) -> Result<Vec<i64>> {
+    let list = match cpus {
+        Json::Array(a) if !a.is_empty() => a,
+        v => return Err(cx.bad(key, v.show(), format!("a non-empty list of CPU numbers 0 to {MAX_CPU}"))),
+    };
+    let mut got = Vec::with_capacity(list.len());
+    for (i, c) in list.iter().enumerate() {
+        got.push(cx.int(&format!("{key}[{i}]"), c, 0, MAX_CPU, " (a CPU number)")?);
+    }
+    Ok(got)
 }
 
 /// A timer's `ref`, as rt-app compares them (a non-string is its JSON text).
@@ -464,16 +520,7 @@ pub fn to_groups(doc: &Json, file: &str) -> Result<(Vec<Value>, i64)> {
         let mut grp = toml::Table::new();
         grp.insert("name".into(), Value::String(name.to_string()));
         grp.insert("count".into(), Value::Integer(count));
-        grp.insert("policy".into(), Value::String(a.policy.into()));
-        if let Some(n) = a.nice {
-            grp.insert("nice".into(), Value::Integer(n));
-        }
-        if let Some(p) = a.rt_priority {
-            grp.insert("rt_priority".into(), Value::Integer(p));
-        }
-        if let Some(c) = a.cpus {
-            grp.insert("cpus".into(), Value::Array(c.into_iter().map(Value::Integer).collect()));
-        }
+        a.insert_into(&mut grp);
         if let Some(d) = t.get("delay") {
             grp.insert("start".into(), cx.us(&format!("{path}.delay"), d)?);
         }

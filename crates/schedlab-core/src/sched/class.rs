@@ -11,9 +11,9 @@
 //! is a jump table, not a virtual call.
 //!
 //! Classes: stop (`sched/stop_task.rs`: the per-CPU stopper that active
-//! balance runs on; the model runs it as an event), rt (`sched/rt.rs`), fair
-//! (`sched/fair/mod.rs`) and idle (`sched/idle.rs`). SCHED_DEADLINE is not
-//! modelled.
+//! balance runs on; the model runs it as an event), dl
+//! (`sched/deadline.rs`), rt (`sched/rt.rs`), fair (`sched/fair/mod.rs`)
+//! and idle (`sched/idle.rs`).
 //!
 //! Deviation: the model has no idle task; a CPU running "nothing"
 //! (`rq.curr == None`) runs the idle task. So the idle class's hooks that
@@ -28,6 +28,7 @@ use crate::sched::task::{Task, TaskId};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SchedClass {
     Stop,
+    Dl,
     Rt,
     Fair,
     Idle,
@@ -35,11 +36,14 @@ pub enum SchedClass {
 
 impl SchedClass {
     /// for_each_class(): the highest class first.
-    pub const ORDER: [SchedClass; 4] = [SchedClass::Stop, SchedClass::Rt, SchedClass::Fair, SchedClass::Idle];
+    pub const ORDER: [SchedClass; 5] =
+        [SchedClass::Stop, SchedClass::Dl, SchedClass::Rt, SchedClass::Fair, SchedClass::Idle];
 }
 
 /// stop_sched_class: `impl SchedClassOps` in sched/stop_task.rs.
 pub struct StopSchedClass;
+/// dl_sched_class (SCHED_DEADLINE): sched/deadline.rs.
+pub struct DlSchedClass;
 /// rt_sched_class (SCHED_FIFO, SCHED_RR): sched/rt.rs.
 pub struct RtSchedClass;
 /// fair_sched_class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE): sched/fair/mod.rs.
@@ -51,7 +55,9 @@ impl Task {
     /// p->sched_class.
     #[inline]
     pub fn sched_class(&self) -> SchedClass {
-        if self.policy.is_rt() {
+        if self.policy.is_dl() {
+            SchedClass::Dl
+        } else if self.policy.is_rt() {
             SchedClass::Rt
         } else {
             SchedClass::Fair
@@ -66,6 +72,9 @@ pub const DEQUEUE_SLEEP: u32 = 0x01;
 pub const ENQUEUE_WAKEUP: u32 = 0x01;
 /// ENQUEUE_HEAD: at the head of its list (RT).
 pub const ENQUEUE_HEAD: u32 = 0x10;
+/// ENQUEUE_REPLENISH: a deadline entity comes back with a new budget
+/// (the replenishment timer).
+pub const ENQUEUE_REPLENISH: u32 = 0x20;
 /// ENQUEUE_INITIAL: a new task (wake_up_new_task).
 pub const ENQUEUE_INITIAL: u32 = 0x80;
 /// DEQUEUE_DELAYED: finish the dequeue of a sched_delayed task (6.12).
@@ -194,6 +203,7 @@ macro_rules! dispatch {
                 pub fn $name(self, sim: &mut SchedEnv $(, $arg: $ty)*) $(-> $ret)? {
                     match self {
                         SchedClass::Stop => <StopSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
+                        SchedClass::Dl => <DlSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Rt => <RtSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Fair => <FairSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Idle => <IdleSchedClass as SchedClassOps>::$name(sim $(, $arg)*),

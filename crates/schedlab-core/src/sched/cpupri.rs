@@ -15,7 +15,11 @@
 use crate::cpumask::CpuMask;
 use crate::prio::{MAX_PRIO, MAX_RT_PRIO};
 
-pub const CPUPRI_NR_PRIORITIES: usize = MAX_RT_PRIO + 2;
+pub const CPUPRI_NR_PRIORITIES: usize = MAX_RT_PRIO + 3;
+/// CPUPRI_HIGHER: a CPU with queued deadline tasks, above every RT level
+/// (the model's levels are the pre-6.1 ones, NORMAL at 1, so it is one
+/// above the highest RT level, 101).
+pub const CPUPRI_HIGHER: i32 = MAX_RT_PRIO as i32 + 2;
 pub const CPUPRI_INVALID: i32 = -1;
 pub const CPUPRI_IDLE: i32 = 0;
 pub const CPUPRI_NORMAL: i32 = 1;
@@ -62,7 +66,15 @@ impl CpuPri {
     /// cpupri_set(cp, cpu, newpri): `newpri` is a kernel prio (MAX_RT_PRIO
     /// for "no RT task"). O(1).
     pub fn set(&mut self, cpu: usize, newpri: i32) {
-        let new = convert_prio(newpri);
+        self.set_level(cpu, convert_prio(newpri));
+    }
+
+    /// cpupri_set(cp, cpu, CPUPRI_HIGHER): deadline tasks are queued there.
+    pub fn set_higher(&mut self, cpu: usize) {
+        self.set_level(cpu, CPUPRI_HIGHER);
+    }
+
+    fn set_level(&mut self, cpu: usize, new: i32) {
         let old = self.cpu_to_pri[cpu];
         if new == old {
             return;

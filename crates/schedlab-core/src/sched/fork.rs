@@ -41,6 +41,7 @@ impl SchedEnv {
             cpu: g.cpus.first().unwrap_or(0),
             se: SchedEntity::default(),
             rt: RtEntity::default(),
+            dl: g.policy.is_dl().then(|| Box::new(crate::sched::deadline::setparam_dl(&g.dl))),
             pc: 0,
             loop_stack: Vec::new(),
             work_left: 0,

@@ -2,11 +2,14 @@
 
 pub mod class;
 pub mod core;
+pub mod cpudeadline;
 pub mod cpufreq;
 pub mod cpupri;
 pub mod cpustat;
 pub mod cputime;
+pub mod deadline;
 pub mod delays;
+pub mod dl_rq;
 pub mod env;
 pub mod fair;
 pub mod fork;

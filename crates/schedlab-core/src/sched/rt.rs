@@ -273,7 +273,13 @@ impl SchedEnv {
         self.sched.rt_pressure = true;
         self.update_rt_rq_load_avg(cpu, false);
         self.dequeue_pushable_task(cpu, tid);
-        // See set_next_entity: the CPU may not be ready yet.
+        self.set_next_task_clock(cpu, tid);
+    }
+
+    /// What set_next_task_rt() and _dl() share: the task's clock starts
+    /// (p->se.exec_start) and its wait ends. See set_next_entity: the CPU
+    /// may not be ready yet.
+    pub(crate) fn set_next_task_clock(&mut self, cpu: usize, tid: TaskId) {
         let now = self.now.max(self.sched.rqs[cpu].busy_until);
         let t = &mut self.sched.tasks[tid];
         t.se.exec_start = now;

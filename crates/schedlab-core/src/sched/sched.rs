@@ -13,6 +13,7 @@ use crate::prio::MAX_RT_PRIO;
 use crate::report::LbCounters;
 use crate::sched::cpupri::CpuPri;
 use crate::sched::cpustat::CpuTime;
+pub use crate::sched::dl_rq::DlRq;
 use crate::sched::pelt::{self, SchedAvg};
 use crate::sched::task::{Task, TaskId};
 
@@ -47,6 +48,8 @@ pub struct Rq {
     /// Boxed: the fair hot path touches only nr_running, and a smaller rq
     /// keeps the balancer's walks over the runqueues cheap.
     pub rt: Box<RtRq>,
+    /// rq->dl (sched/deadline.rs).
+    pub dl: Box<DlRq>,
     pub need_resched: bool,
     pub tick_key: Option<EventKey>,
     pub op_key: Option<EventKey>,
@@ -187,6 +190,9 @@ pub struct RootDomain {
     pub rto_count: usize,
     /// RT_PUSH_IPI's iterator over rto_mask (rd->rto_cpu, rto_loop, ...).
     pub rto_push: RtoPush,
+    /// rd->dlo_mask, dlo_count: runqueues with pushable deadline tasks.
+    pub dlo_mask: CpuMask,
+    pub dlo_count: usize,
 }
 
 impl RootDomain {
@@ -197,6 +203,8 @@ impl RootDomain {
             rto_mask: CpuMask::new(nr_cpus),
             rto_count: 0,
             rto_push: RtoPush::default(),
+            dlo_mask: CpuMask::new(nr_cpus),
+            dlo_count: 0,
         }
     }
 }
@@ -668,6 +676,10 @@ pub struct Sched {
     pub rt_period_active: bool,
     /// RT tasks that exist (started, not dead): the RT checks are skipped at 0.
     pub rt_nr_tasks: usize,
+    /// Deadline tasks that exist (started, not dead): 0 skips their pick.
+    pub dl_nr_tasks: usize,
+    /// Deadline throttles and push/pull moves (sched/deadline.rs).
+    pub dl_stats: crate::sched::dl_rq::DlStats,
     /// Some RT task has run: capacities carry RT pressure from now on.
     pub rt_pressure: bool,
     /// The CPU running the balancer for idle CPUs (the NOHZ owner or ILB)

@@ -11,7 +11,7 @@ use crate::sched::class::{SchedClass, ENQUEUE_HEAD};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::sd_flags::SD_BALANCE_EXEC;
-use crate::sched::task::TaskId;
+use crate::sched::task::{DlAttr, TaskId};
 
 impl SchedEnv {
     /// __sched_setscheduler() and set_user_nice() of the running task `tid`:
@@ -26,9 +26,14 @@ impl SchedEnv {
     /// current, as set_cpus_allowed_curr does); a fair task's new weight
     /// reaches the cfs_rq's load average as its PELT updates, where
     /// reweight_entity() re-adds its contribution at once.
-    pub fn sched_setattr_curr(&mut self, tid: TaskId, policy: Policy, nice: i32, rt_priority: u32) {
+    pub fn sched_setattr_curr(&mut self, tid: TaskId, policy: Policy, nice: i32, rt_priority: u32, dl: DlAttr) {
         let t = &self.sched.tasks[tid];
-        if (t.policy, t.nice, t.rt_priority) == (policy, nice, rt_priority) {
+        let same_dl = !policy.is_dl()
+            || t.dl.as_deref().is_some_and(|d| {
+                let n = crate::sched::deadline::setparam_dl(&dl);
+                (d.dl_runtime, d.dl_deadline, d.dl_period) == (n.dl_runtime, n.dl_deadline, n.dl_period)
+            });
+        if (t.policy, t.nice, t.rt_priority) == (policy, nice, rt_priority) && same_dl {
             return;
         }
         let cpu = t.cpu;
@@ -39,7 +44,18 @@ impl SchedEnv {
         let (weight, inv_weight) =
             load_weight(policy, nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
         let was_rt = self.sched.tasks[tid].policy.is_rt();
+        let was_dl = self.sched.tasks[tid].policy.is_dl();
         let t = &mut self.sched.tasks[tid];
+        if policy.is_dl() {
+            // __setparam_dl(); its first instance is set up as it is queued
+            // back (ENQUEUE_RESTORE with a deadline in the past).
+            let old = t.dl.take();
+            let mut e = crate::sched::deadline::setparam_dl(&dl);
+            if let Some(o) = old {
+                e.deadline = o.deadline;
+            }
+            t.dl = Some(Box::new(e));
+        }
         (t.policy, t.nice, t.rt_priority, t.weight, t.inv_weight) = (policy, nice, rt_priority, weight, inv_weight);
         let new_class = t.sched_class();
         if old_class == SchedClass::Fair && new_class != SchedClass::Fair && t.se.attached {
@@ -58,6 +74,11 @@ impl SchedEnv {
                 }
             }
             (true, false) => self.sched.rt_nr_tasks -= 1,
+            _ => {}
+        }
+        match (was_dl, policy.is_dl()) {
+            (false, true) => self.sched.dl_nr_tasks += 1,
+            (true, false) => self.sched.dl_nr_tasks -= 1,
             _ => {}
         }
         new_class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
@@ -114,7 +135,7 @@ impl SchedEnv {
 
     /// cpumask_any_and_distribute() called on `cpu`: the next CPU of `mask`
     /// after the one this CPU chose last (the first choice skips CPU 0).
-    fn cpumask_any_and_distribute(&mut self, cpu: usize, mask: &CpuMask) -> usize {
+    pub(crate) fn cpumask_any_and_distribute(&mut self, cpu: usize, mask: &CpuMask) -> usize {
         let nr = self.sched.rqs.len();
         if self.sched.distribute_cpu_mask_prev.len() < nr {
             self.sched.distribute_cpu_mask_prev.resize(nr, 0);

@@ -4,6 +4,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::Rng;
 use crate::sched::pelt::SchedAvg;
 
+pub use crate::prio::DlAttr;
 use crate::prio::{nice_to_prio, rt_priority_to_prio, Policy};
 /// The per-task counters a measurement window takes deltas of: the
 /// report's `TaskWindow` (its "window": the same names as the task's totals).
@@ -61,6 +62,38 @@ pub struct RtEntity {
     pub time_slice: u64,
     /// Key in the rq's pushable list while the task is pushable.
     pub pushable_seq: Option<u64>,
+}
+
+/// struct sched_dl_entity (kernel/sched/deadline.c), reduced: the
+/// reservation's parameters and its CBS state.
+#[derive(Debug, Clone, Default)]
+pub struct DlEntity {
+    /// dl_runtime, dl_deadline, dl_period: the reservation (ns).
+    pub dl_runtime: u64,
+    pub dl_deadline: u64,
+    pub dl_period: u64,
+    /// dl_bw = dl_runtime / dl_period, dl_density = dl_runtime /
+    /// dl_deadline, both << BW_SHIFT (to_ratio).
+    pub dl_bw: u64,
+    pub dl_density: u64,
+    /// runtime: what is left of the current instance's budget (it goes
+    /// below zero by what the task overran before the throttle saw it).
+    pub runtime: i64,
+    /// deadline: the current instance's absolute deadline (ns).
+    pub deadline: u64,
+    /// dl_throttled: the budget is spent; off the dl_rq until the
+    /// replenishment timer fires.
+    pub dl_throttled: bool,
+    /// dl_yielded: sched_yield() gave up the rest of the instance.
+    pub dl_yielded: bool,
+    /// On its rq's dl_rq tree (on_dl_rq), with its tree key's sequence.
+    pub on_dl_rq: bool,
+    pub seq: u64,
+    /// In the rq's pushable_dl_tasks tree (by deadline), with its key's
+    /// sequence.
+    pub pushable_seq: Option<u64>,
+    /// dl_timer: the replenishment timer's event while armed.
+    pub timer: Option<crate::engine::queue::EventKey>,
 }
 
 /// What a ktask worker is doing.
@@ -203,6 +236,10 @@ pub struct Task {
     pub cpu: usize,
     pub se: SchedEntity,
     pub rt: RtEntity,
+    /// The deadline entity, from the first time the task is
+    /// SCHED_DEADLINE (None for every other task: the fair hot path does
+    /// not carry it).
+    pub dl: Option<Box<DlEntity>>,
     // Program interpreter state.
     pub pc: usize,
     pub loop_stack: Vec<(usize, u64)>,
@@ -286,10 +323,12 @@ impl Task {
     }
 
     /// Kernel prio as traces print it: 120 + nice for fair tasks,
-    /// 99 - rt_priority (0..98) for RT tasks.
+    /// 99 - rt_priority (0..98) for RT tasks, -1 for SCHED_DEADLINE.
     #[inline]
     pub fn prio(&self) -> i32 {
-        if self.policy.is_rt() {
+        if self.policy.is_dl() {
+            crate::prio::MAX_DL_PRIO - 1
+        } else if self.policy.is_rt() {
             rt_priority_to_prio(self.rt_priority)
         } else {
             nice_to_prio(self.nice)

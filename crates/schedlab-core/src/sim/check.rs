@@ -57,6 +57,26 @@ impl Sim {
                     });
                 }
             }
+            for &(deadline, _, tid) in rq.dl.root.iter() {
+                seen[tid] += 1;
+                let t = &self.w.m.kt.k.sched.tasks[tid];
+                let d = t.dl.as_deref();
+                if t.cpu != rq.cpu || d.is_none_or(|d| d.deadline != deadline || !d.on_dl_rq || d.dl_throttled) {
+                    return Err(SimError::Invariant {
+                        message: format!("deadline task {} queued on CPU {} out of its state: {:?}", t.comm, rq.cpu, d),
+                    });
+                }
+            }
+            if rq.dl.dl_nr_running as usize != rq.dl.root.len() {
+                return Err(SimError::Invariant {
+                    message: format!(
+                        "CPU {}: dl_nr_running {} != {} queued",
+                        rq.cpu,
+                        rq.dl.dl_nr_running,
+                        rq.dl.root.len()
+                    ),
+                });
+            }
             let a = &rq.acct;
             if a.total() != rq.acct_since {
                 return Err(SimError::Invariant {
@@ -86,11 +106,11 @@ impl Sim {
                     message: format!("CPU {}: rq_idle {:?} differs from its runqueue", rq.cpu, brief),
                 });
             }
-            if rq.nr_running != rq.cfs.nr_running + rq.rt.rt_nr_running {
+            if rq.nr_running != rq.cfs.nr_running + rq.rt.rt_nr_running + rq.dl.dl_nr_running {
                 return Err(SimError::Invariant {
                     message: format!(
-                        "CPU {}: nr_running {} != cfs {} + rt {}",
-                        rq.cpu, rq.nr_running, rq.cfs.nr_running, rq.rt.rt_nr_running
+                        "CPU {}: nr_running {} != cfs {} + rt {} + dl {}",
+                        rq.cpu, rq.nr_running, rq.cfs.nr_running, rq.rt.rt_nr_running, rq.dl.dl_nr_running
                     ),
                 });
             }
@@ -106,8 +126,10 @@ impl Sim {
             });
         }
         for (tid, t) in self.w.m.kt.k.sched.tasks.iter().enumerate() {
-            // A sched_delayed task sleeps but is still queued.
-            let want = u32::from(t.state == TaskState::Runnable || t.se.sched_delayed);
+            // A sched_delayed task sleeps but is still queued; a throttled
+            // deadline task is runnable but off its dl_rq.
+            let throttled = t.policy.is_dl() && t.dl.as_deref().is_some_and(|d| d.dl_throttled);
+            let want = u32::from((t.state == TaskState::Runnable && !throttled) || t.se.sched_delayed);
             if seen[tid] != want {
                 return Err(SimError::Invariant {
                     message: format!("task {} ({:?}) is on {} runqueues", t.comm, t.state, seen[tid]),

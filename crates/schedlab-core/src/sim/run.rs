@@ -307,6 +307,7 @@ impl Sim {
             Ev::ActiveBalance(cpu) => self.w.m.kt.k.active_load_balance_cpu_stop(cpu),
             Ev::NohzKick(cpu) => self.w.m.kt.k.nohz_idle_balance(cpu),
             Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
+            Ev::DlTimer(tid) => self.w.m.kt.k.dl_task_timer(tid),
             Ev::RtoPushIpi(cpu) => self.w.m.kt.k.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.w.m.kt.blk_done(req),
             Ev::IrqDone(cpu, action) => {

@@ -14,6 +14,7 @@ use crate::machine::Machine;
 use crate::mm::ReadOp;
 use crate::prio::{is_nice, nice_range, Policy, MAX_RT_PRIORITY};
 use crate::program::RtmtOp;
+use crate::sched::task::DlAttr;
 use crate::units::{duration_at, DURATION_ACCEPTED};
 use crate::workload::channel::{instance_bases, ChannelDef};
 use crate::workload::compile_ops::{compile_ops, ProgCtx, OPS_ACCEPTED};
@@ -28,6 +29,10 @@ pub(crate) struct RawTask {
     pub(crate) policy: Option<String>,
     pub(crate) nice: Option<i64>,
     pub(crate) rt_priority: Option<i64>,
+    /// SCHED_DEADLINE's reservation, as sched_attr names it ("10ms").
+    pub(crate) sched_runtime: Option<String>,
+    pub(crate) sched_deadline: Option<String>,
+    pub(crate) sched_period: Option<String>,
     pub(crate) cpus: Option<toml::Value>,
     pub(crate) start: Option<String>,
     pub(crate) kthread: Option<bool>,
@@ -100,6 +105,57 @@ fn memory_traffic_at(v: Option<&str>, memory_bound: u16, file: &str, k: &dyn Fn(
         .map_err(|_| SimError::bad_value(file, &k("memory_traffic"), format!("\"{s}\""), "at most 4,294 GB/s"))
 }
 
+/// `task.policy` (default SCHED_NORMAL).
+fn policy_at(t: &RawTask, file: &str, k: &dyn Fn(&str) -> String) -> Result<Policy> {
+    let pstr = t.policy.as_deref().unwrap_or("SCHED_NORMAL");
+    Policy::parse(pstr).ok_or_else(|| {
+        SimError::bad_value(
+            file,
+            &k("policy"),
+            format!("unknown policy \"{pstr}\""),
+            "SCHED_NORMAL (SCHED_OTHER), SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE",
+        )
+    })
+}
+
+/// `task.sched_runtime`, `sched_deadline`, `sched_period`: required
+/// (runtime and deadline) for SCHED_DEADLINE, refused for the others.
+/// The kernel's own checks (__checkparam_dl, admission) come once the
+/// version is known (sched/deadline.rs check_dl_groups).
+fn dl_attr_at(t: &RawTask, policy: Policy, file: &str, k: &dyn Fn(&str) -> String) -> Result<DlAttr> {
+    let keys =
+        [("sched_runtime", &t.sched_runtime), ("sched_deadline", &t.sched_deadline), ("sched_period", &t.sched_period)];
+    if !policy.is_dl() {
+        if let Some((key, _)) = keys.iter().find(|(_, v)| v.is_some()) {
+            return Err(SimError::bad_value(
+                file,
+                &k(key),
+                format!("{key} for {}", policy.name()),
+                "sched_runtime, sched_deadline and sched_period only with policy = \"SCHED_DEADLINE\"",
+            ));
+        }
+        return Ok(DlAttr::default());
+    }
+    let mut v = [0u64; 3];
+    for (i, (key, val)) in keys.iter().enumerate() {
+        match val {
+            Some(s) => v[i] = duration_at(s, file, &k(key))?,
+            None if i < 2 => {
+                return Err(SimError::bad_value(
+                    file,
+                    &k(key),
+                    format!("SCHED_DEADLINE without {key}"),
+                    format!(
+                        "sched_runtime and sched_deadline ({DURATION_ACCEPTED}); sched_period defaults to the deadline"
+                    ),
+                ))
+            }
+            None => {}
+        }
+    }
+    Ok(DlAttr { runtime: v[0], deadline: v[1], period: v[2] })
+}
+
 /// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
 /// the kernel's workqueues `wqs` and the machine's disks.
 /// `task.memory_bound`: a share 0..1, in 1/1024ths.
@@ -160,15 +216,7 @@ pub(crate) fn compile_tasks(
         if !(0..=100_000).contains(&count) {
             return Err(SimError::bad_value(file, &k("count"), format!("{count}"), "0..100000"));
         }
-        let pstr = t.policy.as_deref().unwrap_or("SCHED_NORMAL");
-        let policy = Policy::parse(pstr).ok_or_else(|| {
-            SimError::bad_value(
-                file,
-                &k("policy"),
-                format!("unknown policy \"{pstr}\""),
-                "SCHED_NORMAL (SCHED_OTHER), SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR",
-            )
-        })?;
+        let policy = policy_at(t, file, &k)?;
         let nice = t.nice.unwrap_or(0);
         if !is_nice(nice) {
             return Err(SimError::bad_value(file, &k("nice"), format!("nice {nice} out of range"), nice_range()));
@@ -231,6 +279,7 @@ pub(crate) fn compile_tasks(
             policy,
             nice: nice as i32,
             rt_priority: rt_priority as u32,
+            dl: dl_attr_at(t, policy, file, &k)?,
             cpus,
             start,
             kthread: t.kthread.unwrap_or(false),
@@ -421,6 +470,7 @@ fn compile_rt_migrate_test(
         policy: Policy::Fifo,
         nice: 0,
         rt_priority: cfg.prio + nr_tasks as u32,
+        dl: Default::default(),
         cpus: cpus.clone(),
         start: 0,
         kthread: false,
@@ -450,6 +500,7 @@ fn compile_rt_migrate_test(
             policy: Policy::Fifo,
             nice: 0,
             rt_priority: cfg.prio + i as u32,
+            dl: Default::default(),
             cpus: cpus.clone(),
             start: 0,
             kthread: false,

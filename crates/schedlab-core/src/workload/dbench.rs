@@ -266,6 +266,7 @@ pub(crate) fn compile_dbench(
         policy: Policy::Normal,
         nice: 0,
         rt_priority: 0,
+        dl: Default::default(),
         cpus: all.clone(),
         start,
         kthread: false,

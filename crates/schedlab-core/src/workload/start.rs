@@ -92,6 +92,7 @@ impl WorkloadFloor {
             policy: Policy::Normal,
             nice: 0,
             rt_priority: 0,
+            dl: Default::default(),
             cpus: CpuMask::full(nr),
             start: 0,
             kthread: false,
@@ -103,6 +104,7 @@ impl WorkloadFloor {
         self.m.kt.progs.templates.push(TaskGroup {
             policy: Policy::Fifo,
             rt_priority: MAX_RT_PRIORITY,
+            dl: Default::default(),
             ..runner.clone()
         });
         if n > 0 {
@@ -189,6 +191,7 @@ impl WorkloadFloor {
             policy: p.policy,
             nice: p.nice,
             rt_priority: p.rt_priority,
+            dl: Default::default(),
             cpus: p.cpus.clone(),
             program: Program::default(),
             ..self.m.kt.progs.templates[template].clone()
@@ -208,9 +211,9 @@ impl WorkloadFloor {
     /// CPU and attributes are the same either way.
     pub(crate) fn start_setattr(&mut self, tid: TaskId, t: usize) -> bool {
         let g = &self.m.kt.progs.templates[t];
-        let (policy, nice, rt_priority, cpus) = (g.policy, g.nice, g.rt_priority, g.cpus.clone());
+        let (policy, nice, rt_priority, dl, cpus) = (g.policy, g.nice, g.rt_priority, g.dl, g.cpus.clone());
         let prio = self.m.kt.k.sched.tasks[tid].prio();
-        self.m.kt.k.sched_setattr_curr(tid, policy, nice, rt_priority);
+        self.m.kt.k.sched_setattr_curr(tid, policy, nice, rt_priority, dl);
         if self.m.kt.k.sched.tasks[tid].cpus != cpus && !self.m.kt.k.sched_setaffinity_curr(tid, cpus) {
             return false;
         }

@@ -13,6 +13,7 @@
 //! classes are not modelled.
 
 use crate::kernel::features::Feature;
+use crate::sched::class::SchedClass;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_LLC};
@@ -137,6 +138,10 @@ impl SchedEnv {
                 let i = self.topo.groups[g].cpus[k];
                 let running_rt = self.sched.rqs[i].curr.is_some_and(|c| self.sched.tasks[c].policy.is_rt());
                 self.update_rt_rq_load_avg(i, running_rt);
+                if self.sched.dl_nr_tasks > 0 {
+                    let running_dl = self.sched.rqs[i].curr.is_some_and(|c| self.sched.tasks[c].policy.is_dl());
+                    self.update_dl_rq_load_avg(i, running_dl);
+                }
                 s.group_capacity += self.capacity_of(i);
             }
         }
@@ -148,7 +153,9 @@ impl SchedEnv {
                 continue;
             }
             let curr = self.sched.rqs[i].curr;
-            if curr.is_none() || self.sched.rt_pressure && curr.is_some_and(|c| self.sched.tasks[c].policy.is_rt()) {
+            if curr.is_none()
+                || self.sched.rt_pressure && curr.is_some_and(|c| self.sched.tasks[c].sched_class() < SchedClass::Fair)
+            {
                 // An idle CPU's blocked load decays only when someone updates
                 // it; the kernel does that in update_blocked_averages (newidle,
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).

@@ -87,6 +87,7 @@ impl SchedEnv {
     /// With DELAY_DEQUEUE (6.12) the pick may land on a sched_delayed task:
     /// its dequeue completes there and the pick starts again
     /// (pick_task_fair's `goto again`).
+    #[inline] // into pick_next_task(), the class walk
     pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
         loop {
             if self.sched.rqs[cpu].cfs.nr_running == 0 {

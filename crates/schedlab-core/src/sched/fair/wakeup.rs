@@ -27,8 +27,8 @@ impl SchedEnv {
         self.sched.rqs[cpu].cfs.avg.util_avg.min(self.capacity_of(cpu))
     }
 
-    /// capacity_of(): the CPU's capacity less what RT tasks use
-    /// (scale_rt_capacity with rq->avg_rt, 4.19+; at least 1). Deviation:
+    /// capacity_of(): the CPU's capacity less what RT and deadline tasks
+    /// use (scale_rt_capacity with rq->avg_rt and avg_dl, 4.19+; at least 1). Deviation:
     /// the kernel refreshes rq->cpu_capacity only when the CPU balances; the
     /// model reads avg_rt as of the last RT switch or tick.
     #[inline]
@@ -37,7 +37,8 @@ impl SchedEnv {
         if !self.sched.rt_pressure {
             return max;
         }
-        let used = self.sched.rqs[cpu].rt.avg_rt.util_avg;
+        let rq = &self.sched.rqs[cpu];
+        let used = rq.rt.avg_rt.util_avg + rq.dl.avg_dl.util_avg;
         if used >= max {
             1
         } else {
@@ -366,6 +367,7 @@ impl SchedEnv {
     // ------------------------------------------ select_task_rq_fair
 
     /// select_task_rq_fair() for a wakeup (WF_TTWU).
+    #[inline] // into try_to_wake_up(), its one caller on the hot path
     pub fn select_task_rq_fair_wakeup(&mut self, p: TaskId, prev: usize, src: WakeSource) -> usize {
         let (waker_cpu, from_task, sync) = (src.cpu, src.in_task, src.sync);
         if self.sched.tasks[p].nr_cpus_allowed == 1 {

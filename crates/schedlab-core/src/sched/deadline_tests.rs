@@ -1,0 +1,135 @@
+//! SCHED_DEADLINE: CBS throttling and replenishment, EDF, global EDF
+//! across CPUs, and what sched_setattr() refuses.
+
+use crate::sim::Sim;
+use crate::trace::Trace;
+
+/// A `cpus`-CPU machine on `version` running `tasks` (TOML `[[task]]`
+/// tables) for `ms` milliseconds, the invariant checker on.
+fn run(version: &str, cpus: u32, tasks: &str, ms: u64) -> Sim {
+    let sc = crate::scenario::load(&scenario(version, cpus, tasks, ms), "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim.check_invariants().expect("invariants");
+    sim
+}
+
+fn scenario(version: &str, cpus: u32, tasks: &str, ms: u64) -> String {
+    format!(
+        "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n\
+         [kernel]\nversion = \"{version}\"\nvmstat_kworkers = false\n\
+         [measure]\nduration = \"{ms}ms\"\n{tasks}"
+    )
+}
+
+fn load_err(version: &str, cpus: u32, tasks: &str) -> String {
+    crate::scenario::load(&scenario(version, cpus, tasks, 10), "t.toml", &[]).expect_err("refused").to_string()
+}
+
+/// CPU time of the tasks whose comm starts with `name`, ms.
+fn ran_ms(sim: &Sim, name: &str) -> f64 {
+    let k = &sim.w.m.kt.k;
+    k.sched.tasks.iter().filter(|t| t.comm.starts_with(name)).map(|t| t.se.sum_exec_runtime).sum::<u64>() as f64 / 1e6
+}
+
+const HOG: &str = "program = [{ run = \"100s\" }]\n";
+
+fn dl_hog(name: &str, count: u32, runtime: &str, period: &str) -> String {
+    format!(
+        "[[task]]\nname = \"{name}\"\ncount = {count}\npolicy = \"SCHED_DEADLINE\"\n\
+         sched_runtime = \"{runtime}\"\nsched_deadline = \"{period}\"\nsched_period = \"{period}\"\n{HOG}"
+    )
+}
+
+#[test]
+fn a_deadline_hog_gets_its_reservation_and_the_rest_goes_to_the_fair_class() {
+    for version in ["4.16", "6.1", "6.12"] {
+        let tasks = format!("{}[[task]]\nname = \"fair\"\n{HOG}", dl_hog("dl", 1, "10ms", "100ms"));
+        let sim = run(version, 1, &tasks, 1000);
+        let (dl, fair) = (ran_ms(&sim, "dl"), ran_ms(&sim, "fair"));
+        // Ten instances of 10 ms; the throttle waits for a tick (HZ 250),
+        // and an overrun comes off the next instance's budget.
+        assert!((99.0..=105.0).contains(&dl), "{version}: the deadline hog ran {dl} ms of 1000");
+        assert!((895.0..=901.0).contains(&fair), "{version}: the fair hog ran {fair} ms");
+        assert!(sim.w.m.kt.k.sched.dl_stats.throttles >= 10, "{version}: throttled every period");
+    }
+}
+
+#[test]
+fn edf_shares_one_cpu_by_reservation() {
+    let tasks =
+        format!("{}{}[[task]]\nname = \"fair\"\n{HOG}", dl_hog("a", 1, "3ms", "10ms"), dl_hog("b", 1, "10ms", "20ms"));
+    let sim = run("6.1", 1, &tasks, 1000);
+    let (a, b, fair) = (ran_ms(&sim, "a"), ran_ms(&sim, "b"), ran_ms(&sim, "fair"));
+    assert!((290.0..=320.0).contains(&a), "a ran {a} ms, 30 % reserved");
+    assert!((490.0..=520.0).contains(&b), "b ran {b} ms, 50 % reserved");
+    assert!((170.0..=215.0).contains(&fair), "fair ran {fair} ms");
+}
+
+#[test]
+fn an_early_deadline_preempts_at_its_wakeup() {
+    // A periodic task of 1 ms every 10 ms beside a deadline hog of 60 % of a
+    // 100 ms period: its deadline, 10 ms after each wakeup, is always
+    // earlier than the hog's, so it runs at once and never waits.
+    let tasks = format!(
+        "{}[[task]]\nname = \"tick\"\npolicy = \"SCHED_DEADLINE\"\nsched_runtime = \"2ms\"\n\
+         sched_deadline = \"10ms\"\nprogram = [{{ loop = {{ count = 0, body = [{{ timer = \"10ms\" }}, \
+         {{ run = \"1ms\" }}] }} }}]\n",
+        dl_hog("hog", 1, "60ms", "100ms")
+    );
+    let sim = run("6.12", 1, &tasks, 500);
+    let t = sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm == "tick").expect("tick");
+    assert_eq!(t.stats.wait_max, 0, "the periodic deadline task never waits");
+    let hog = ran_ms(&sim, "hog");
+    assert!((290.0..=310.0).contains(&hog), "the hog keeps its 60 %: {hog} ms of 500");
+}
+
+#[test]
+fn global_edf_spreads_three_reservations_over_two_cpus() {
+    let sim = run("6.12", 2, &dl_hog("dl", 3, "6ms", "10ms"), 1000);
+    for t in sim.w.m.kt.k.sched.tasks.iter().filter(|t| t.comm.starts_with("dl")) {
+        let ms = t.se.sum_exec_runtime as f64 / 1e6;
+        assert!((590.0..=640.0).contains(&ms), "{} ran {ms} ms of 1000, 60 % reserved", t.comm);
+    }
+    assert!(sim.w.m.kt.k.sched.dl_stats.migrations > 0, "push/pull moved them");
+}
+
+#[test]
+fn sched_setattr_refuses_what_the_kernel_refuses() {
+    // Admission: 0.5 + 0.5 CPUs on one CPU, which admits 0.95 (EBUSY).
+    let e = load_err("6.1", 1, &dl_hog("dl", 2, "50ms", "100ms"));
+    assert!(e.contains("EBUSY") && e.contains("task[0].sched_runtime"), "{e}");
+    // Three at 0.3 fit on one CPU.
+    crate::scenario::load(&scenario("6.1", 1, &dl_hog("dl", 3, "30ms", "100ms"), 10), "t.toml", &[])
+        .expect("0.9 CPUs fit in 0.95");
+    // __checkparam_dl (EINVAL): runtime above the deadline.
+    let e = load_err("6.1", 1, &dl_hog("dl", 1, "20ms", "10ms"));
+    assert!(e.contains("EINVAL"), "{e}");
+    // The period limits (5.4+ here): 50 us is below the 100 us minimum, which 4.16 did not have.
+    let short = dl_hog("dl", 1, "10us", "50us");
+    assert!(load_err("6.1", 1, &short).contains("sched_deadline_period_min_us"));
+    crate::scenario::load(&scenario("4.16", 1, &short, 10), "t.toml", &[]).expect("no period limits on 4.16");
+    // A restricted affinity (EPERM), a fork (EAGAIN), a version without the class.
+    let e = load_err("6.1", 2, &dl_hog("dl", 1, "1ms", "10ms").replace("program", "cpus = [0]\nprogram"));
+    assert!(e.contains("EPERM"), "{e}");
+    let e = load_err("3.10", 1, &dl_hog("dl", 1, "1ms", "10ms"));
+    assert!(e.contains("3.14 or later"), "{e}");
+    // The reservation's keys belong to SCHED_DEADLINE only, which needs them.
+    let e = load_err("6.1", 1, &format!("[[task]]\nname = \"x\"\nsched_runtime = \"1ms\"\n{HOG}"));
+    assert!(e.contains("task[0].sched_runtime"), "{e}");
+    let e = load_err("6.1", 1, &format!("[[task]]\nname = \"x\"\npolicy = \"SCHED_DEADLINE\"\n{HOG}"));
+    assert!(e.contains("SCHED_DEADLINE without sched_runtime"), "{e}");
+}
+
+#[test]
+fn a_deadline_task_started_by_the_runner_becomes_one_at_its_setattr() {
+    let tasks = format!("{}[[task]]\nname = \"fair\"\n{HOG}", dl_hog("dl", 1, "20ms", "100ms"));
+    let text = scenario("6.12", 2, &tasks, 1000).replace("[measure]\n", "[measure]\nstart = \"runner\"\n");
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim.check_invariants().expect("invariants");
+    let dl = ran_ms(&sim, "dl");
+    assert!((195.0..=215.0).contains(&dl), "the deadline hog ran {dl} ms, 20 % reserved");
+    assert_eq!(sim.w.m.kt.k.sched.dl_nr_tasks, 1);
+}
