@@ -34,6 +34,9 @@ pub enum Ev {
     RtPeriod,
     /// A deadline task's replenishment timer (dl_task_timer).
     DlTimer(TaskId),
+    /// A CPU's fair server timer: its zero-laxity time or its next period
+    /// (dl_server_timer).
+    DlServerTimer(usize),
     /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
     RtoPushIpi(usize),
     /// A block device finished a request (block/blk_mq.rs).

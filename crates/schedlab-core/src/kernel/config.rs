@@ -36,6 +36,8 @@ pub(crate) struct RawKernel {
     pub(crate) fair: Option<String>,
     /// Per-CPU vmstat_update kworkers (kernel background activity).
     pub(crate) vmstat_kworkers: Option<bool>,
+    /// CONFIG_RT_GROUP_SCHED.
+    pub(crate) rt_group_sched: Option<bool>,
     /// A CPU latency PM-QoS request held for the whole run
     /// (/dev/cpu_dma_latency), a duration.
     pub(crate) cpu_dma_latency: Option<String>,
@@ -249,12 +251,29 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     if let Some(v) = raw.vmstat_kworkers {
         kernel.vmstat_kworkers = v;
     }
+    if let Some(v) = raw.rt_group_sched {
+        kernel.rt_group_sched = v;
+    }
+    check_fair_server(&kernel.sysctl, file)?;
     if let Some(s) = &raw.cpu_dma_latency {
         kernel.cpu_dma_latency_ns = Some(duration_at(s, file, "kernel.cpu_dma_latency")?);
     }
     compile_cpufreq(raw, file, &mut kernel)?;
     compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;
     Ok(kernel)
+}
+
+/// The fair server's runtime fits its period (sched_fair_server_write()).
+fn check_fair_server(t: &Tunables, file: &str) -> Result<()> {
+    if t.sched_fair_server_runtime_ns > t.sched_fair_server_period_ns {
+        return Err(SimError::bad_value(
+            file,
+            "kernel.sysctl.\"kernel.sched_fair_server_runtime_ns\"",
+            format!("{} ns, longer than the period", t.sched_fair_server_runtime_ns),
+            "a runtime at most kernel.sched_fair_server_period_ns",
+        ));
+    }
+    Ok(())
 }
 
 /// `kernel.cpufreq_governor` and `kernel.cpufreq_driver`: the names, and

@@ -336,6 +336,12 @@ pub struct Mechanisms {
     /// CBS wakeup rule, 4.13: "sched/deadline: Use the revised wakeup rule
     /// for suspending constrained dl tasks"); before, a new instance.
     pub dl_revised_wakeup: bool,
+    /// The fair server (6.12, "sched/fair: Fair server interface" and the
+    /// dl_server series with its deferred form): a deadline entity per CPU
+    /// that runs the fair class for 50 ms a second when it is starved; RT
+    /// bandwidth control is left to CONFIG_RT_GROUP_SCHED ("sched/rt:
+    /// Remove default bandwidth control"; read in 6.12.117).
+    pub fair_server: bool,
 
     // -------------------------------------------------- kernel threads
     /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
@@ -518,6 +524,7 @@ impl Mechanisms {
             dl_cpupri_higher: at(5, 11),
             dl_constrained_throttle: at(4, 11),
             dl_revised_wakeup: at(4, 13),
+            fair_server: at(6, 12),
             cmwq: at26(36),
             kthreadd_nice_minus_5: at26(22) && !at26(32),
             pagevec_size: if at(6, 12) {

@@ -34,6 +34,10 @@ pub struct Tunables {
     pub sched_rt_runtime_us: i64,
     pub sched_rt_period_us: u64,
     pub sched_rr_timeslice_ms: u64,
+    /// The fair server's reservation (6.12+; debugfs
+    /// sched/fair_server/cpuN/runtime and period, set for every CPU).
+    pub sched_fair_server_runtime_ns: u64,
+    pub sched_fair_server_period_ns: u64,
 }
 
 impl Tunables {
@@ -66,6 +70,9 @@ impl Tunables {
             sched_rt_runtime_us: if v.at_least_26(25) { 950_000 } else { -1 },
             sched_rt_period_us: 1_000_000,
             sched_rr_timeslice_ms: 100,
+            // dl_server_start(): 50 ms every second.
+            sched_fair_server_runtime_ns: 50 * ms,
+            sched_fair_server_period_ns: 1000 * ms,
         }
     }
 
@@ -81,6 +88,8 @@ impl Tunables {
         "kernel.sched_rt_runtime_us",
         "kernel.sched_rt_period_us",
         "kernel.sched_rr_timeslice_ms",
+        "kernel.sched_fair_server_runtime_ns",
+        "kernel.sched_fair_server_period_ns",
     ];
 
     /// Set one sysctl by name, refusing what kernel `v` (with `mech`'s
@@ -135,6 +144,16 @@ impl Tunables {
             }
             "kernel.sched_rt_period_us" => self.sched_rt_period_us = range(1, i32::MAX as i64, "1 .. 2147483647 (us)")?,
             "kernel.sched_rr_timeslice_ms" => self.sched_rr_timeslice_ms = range(1, i32::MAX as i64, "1 or more (ms)")?,
+            // sched_fair_server_write(): the runtime at most the period
+            // (checked once both are known, kernel/config.rs), 0 disables
+            // the server; the period 100 us .. 4.2 s (the deadline sysctls'
+            // bounds, as dl_server_apply_params() is checked).
+            "kernel.sched_fair_server_runtime_ns" => {
+                self.sched_fair_server_runtime_ns = range(0, 1 << 32, "0 (no server) .. the period (ns)")?
+            }
+            "kernel.sched_fair_server_period_ns" => {
+                self.sched_fair_server_period_ns = range(100_000, (1 << 22) * 1000, "100000 .. 4194304000 (ns)")?
+            }
             _ => return Err(SysctlError::Unknown),
         }
         Ok(())
@@ -176,6 +195,9 @@ impl Tunables {
             "kernel.sched_rr_timeslice_ms" if !v.at_least(3, 9) => {
                 Some("from 3.9 (before it, RR_TIMESLICE is fixed at 100 ms)")
             }
+            "kernel.sched_fair_server_runtime_ns" | "kernel.sched_fair_server_period_ns" if !mech.fair_server => {
+                Some("from 6.12 (the fair server)")
+            }
             _ => None,
         }
     }
@@ -198,6 +220,8 @@ impl Tunables {
         m.insert("kernel.sched_rt_runtime_us", self.sched_rt_runtime_us);
         m.insert("kernel.sched_rt_period_us", self.sched_rt_period_us as i64);
         m.insert("kernel.sched_rr_timeslice_ms", self.sched_rr_timeslice_ms as i64);
+        m.insert("kernel.sched_fair_server_runtime_ns", self.sched_fair_server_runtime_ns as i64);
+        m.insert("kernel.sched_fair_server_period_ns", self.sched_fair_server_period_ns as i64);
         m
     }
 }
@@ -581,6 +605,11 @@ pub struct KernelConfig {
     pub ktask_helper_nice: i32,
     /// Per-CPU vmstat_update kworkers (kthread/vmstat.rs); on by default.
     pub vmstat_kworkers: bool,
+    /// CONFIG_RT_GROUP_SCHED (`kernel.rt_group_sched`): from 6.12 the RT
+    /// class is throttled (sched_rt_runtime_us) only with it; Debian's
+    /// kernels leave it off, so the fair server alone keeps fair tasks
+    /// alive beside an RT hog.
+    pub rt_group_sched: bool,
     /// A CPU latency PM-QoS request held open for the whole run, ns: a
     /// process that wrote it to /dev/cpu_dma_latency (cyclictest does, 0,
     /// unless --laptop). cpuidle's governors pick no state that exits
@@ -651,6 +680,7 @@ impl KernelConfig {
             preempt_dynamic: false,
             ktask_helper_nice: 0,
             vmstat_kworkers: true,
+            rt_group_sched: false,
             cpu_dma_latency_ns: None,
             cpufreq_governor: None,
             cpufreq_driver: CpufreqDriver::IntelPstate,

@@ -451,7 +451,7 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         &channels,
         &kernel.costs,
     )?;
-    crate::sched::deadline::check_dl_groups(&ct.groups, file, &kernel, machine.nr_cpus())?;
+    crate::sched::syscalls::check_dl_groups(&ct.groups, file, &kernel, machine.nr_cpus())?;
     let dbench = match &raw.dbench {
         Some(d) => {
             let tables = (&mut ct.work_programs, &mut ct.io_ops, &mut ct.queue_works);

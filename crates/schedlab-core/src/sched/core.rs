@@ -131,7 +131,16 @@ impl SchedEnv {
             // put_prev_task_balance(): prev's class may pull work first.
             self.sched.tasks[p].sched_class().balance(self, cpu, p);
         }
+        let fair_server = prev.is_none() && self.cfg.mech.fair_server;
+        let stops = if fair_server { self.sched.rqs[cpu].dl.fs.stops } else { 0 };
         let next = self.pick_next_task(cpu);
+        if fair_server && next.is_none() && self.sched.rqs[cpu].dl.fs.stops != stops {
+            // Idle stays idle: the fair server, woken by its timer, found no
+            // fair task and stopped (prev == next, no switch).
+            // Deviation: the timer's interrupt does not take the CPU out of
+            // its idle state.
+            return Switch::Idle;
+        }
         if next == prev && next.is_some() {
             // Keep running; re-arm the op timer (its end may have moved).
             self.arm_op_timer(cpu);
@@ -164,6 +173,10 @@ impl SchedEnv {
         if prev.is_none() != next.is_none() {
             // Idle <-> busy: PELT's clock and the turbo bins (sched/cpufreq.rs).
             self.cpufreq_busy_changed(cpu, next.is_some());
+            if prev.is_none() && self.cfg.mech.fair_server {
+                // put_prev_task_idle(): the idle time was the fair class's.
+                self.dl_server_update_idle_time(cpu);
+            }
         }
         self.sched.rqs[cpu].curr = next;
         self.sched.rq_idle[cpu].has_curr = next.is_some();

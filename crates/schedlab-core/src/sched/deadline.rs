@@ -40,14 +40,11 @@
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
-use crate::error::{Result, SimError};
-use crate::kernel::KernelConfig;
-use crate::program::Op;
-use crate::program::TaskGroup;
 use crate::sched::class::{
     DlSchedClass, Pick, SchedClassOps, WakeSource, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_REPLENISH, ENQUEUE_WAKEUP,
     WF_TTWU,
 };
+use crate::sched::dl_rq::FAIR_SERVER;
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::task::{DlAttr, DlEntity, TaskId, TaskState};
@@ -58,10 +55,6 @@ pub const BW_SHIFT: u32 = 20;
 pub const BW_UNIT: u64 = 1 << BW_SHIFT;
 /// DL_SCALE: dl_entity_overflow() drops 10 bits (about a microsecond).
 pub const DL_SCALE: u32 = 10;
-/// sysctl_sched_dl_period_min / _max (us): 100 us and 2^22 us (~4.2 s).
-pub const DL_PERIOD_MIN_US: u64 = 100;
-pub const DL_PERIOD_MAX_US: u64 = 1 << 22;
-
 /// to_ratio(period, runtime): runtime / period << BW_SHIFT (0 for a zero
 /// period).
 pub fn to_ratio(period: u64, runtime: u64) -> u64 {
@@ -85,114 +78,57 @@ pub fn setparam_dl(a: &DlAttr) -> DlEntity {
     }
 }
 
-/// __checkparam_dl(): None if sched_setattr() takes the parameters, else
-/// the rule they break (the syscall's EINVAL). `period_limits`: the
-/// sysctl bounds on the period (mech `dl_period_limits`).
-pub fn checkparam_dl(a: &DlAttr, period_limits: bool) -> Option<&'static str> {
-    if a.deadline == 0 {
-        return Some("sched_deadline must not be 0");
+/// The CBS arithmetic of deadline.c on one entity (a task's or the fair
+/// server's).
+impl DlEntity {
+    /// replenish_dl_new_period(): deadline = now + the relative deadline,
+    /// a full budget.
+    pub(crate) fn new_period(&mut self, now: u64) {
+        self.deadline = now + self.dl_deadline;
+        self.runtime = self.dl_runtime as i64;
     }
-    if a.runtime < 1 << DL_SCALE {
-        return Some("sched_runtime must be at least 1024 ns (2^DL_SCALE)");
+
+    /// replenish_dl_entity()'s core: move the deadline on by periods until
+    /// the budget is positive; a deadline still in the past ("lagged too
+    /// much") starts a new instance now.
+    pub(crate) fn replenish(&mut self, now: u64) {
+        while self.runtime <= 0 {
+            self.deadline += self.dl_period;
+            self.runtime += self.dl_runtime as i64;
+        }
+        if self.deadline < now {
+            self.new_period(now);
+        }
     }
-    if a.deadline & 1 << 63 != 0 || a.period & 1 << 63 != 0 {
-        return Some("sched_deadline and sched_period must be below 2^63 ns");
+
+    /// dl_entity_overflow(dl_se, t): the remaining budget over the time to
+    /// the deadline exceeds the reservation's density, in the kernel's
+    /// arithmetic (both sides >> DL_SCALE, compared as dl_time_before).
+    pub(crate) fn overflow(&self, t: u64) -> bool {
+        let left = (self.dl_deadline >> DL_SCALE).wrapping_mul((self.runtime >> DL_SCALE) as u64);
+        let right = (self.deadline.wrapping_sub(t) >> DL_SCALE).wrapping_mul(self.dl_runtime >> DL_SCALE);
+        (right.wrapping_sub(left) as i64) < 0
     }
-    let period = if a.period == 0 { a.deadline } else { a.period };
-    if period < a.deadline || a.deadline < a.runtime {
-        return Some("sched_runtime <= sched_deadline <= sched_period must hold");
+
+    /// update_dl_revised_wakeup(): the budget the density allows until the
+    /// deadline.
+    pub(crate) fn revised_wakeup(&mut self, now: u64) {
+        let laxity = self.deadline - now;
+        self.runtime = ((self.dl_density as u128 * laxity as u128) >> BW_SHIFT) as i64;
     }
-    if period_limits && !(DL_PERIOD_MIN_US * 1000..=DL_PERIOD_MAX_US * 1000).contains(&period) {
-        return Some("the period must be within sched_deadline_period_min_us (100) and _max_us (4194304)");
+
+    /// dl_next_period(): the start of the next instance.
+    #[inline]
+    pub(crate) fn next_period(&self) -> u64 {
+        self.deadline - self.dl_deadline + self.dl_period
     }
-    None
 }
 
-/// What sched_setattr() makes of the scenario's SCHED_DEADLINE groups on
-/// this kernel, checked at load with its errors: the policy exists
-/// (3.14+); each group's parameters pass __checkparam_dl (EINVAL); the
-/// task may run on the whole root domain (EPERM: a deadline task's
-/// affinity cannot be narrowed); it does not fork (sched_fork()'s EAGAIN);
-/// it is started by the scenario, so that admission sees it; and the sum
-/// of the bandwidths fits the root domain's share, sched_rt_runtime_us
-/// over sched_rt_period_us of each CPU (sched_dl_overflow()'s EBUSY).
-/// `groups[i]` is `[[task]]` `i`.
-pub(crate) fn check_dl_groups(groups: &[TaskGroup], file: &str, kernel: &KernelConfig, nr_cpus: usize) -> Result<()> {
-    let mut total: u128 = 0;
-    let mut first = None;
-    for (i, g) in groups.iter().enumerate().filter(|(_, g)| g.policy.is_dl() && !g.kthread) {
-        let k = |s: &str| format!("task[{i}].{s}");
-        if !kernel.mech.sched_deadline {
-            return Err(SimError::bad_value(
-                file,
-                &k("policy"),
-                format!("SCHED_DEADLINE on Linux {}", kernel.version),
-                "SCHED_DEADLINE on 3.14 or later",
-            ));
-        }
-        if let Some(why) = checkparam_dl(&g.dl, kernel.mech.dl_period_limits) {
-            return Err(SimError::bad_value(
-                file,
-                &k("sched_runtime"),
-                format!(
-                    "runtime {} ns, deadline {} ns, period {} ns: {why} (sched_setattr() fails with EINVAL)",
-                    g.dl.runtime, g.dl.deadline, g.dl.period
-                ),
-                "parameters __checkparam_dl() accepts",
-            ));
-        }
-        if g.cpus.weight() != nr_cpus {
-            return Err(SimError::bad_value(
-                file,
-                &k("cpus"),
-                "a SCHED_DEADLINE task on part of the machine (sched_setattr() fails with EPERM)",
-                "no `cpus` for SCHED_DEADLINE tasks: their affinity must be the whole root domain",
-            ));
-        }
-        if g.program.ops.iter().any(|op| matches!(op, Op::Fork(_))) {
-            return Err(SimError::bad_value(
-                file,
-                &k("program"),
-                "a fork op in a SCHED_DEADLINE task (fork() fails with EAGAIN)",
-                "SCHED_DEADLINE tasks that do not fork",
-            ));
-        }
-        if g.count == 0 {
-            return Err(SimError::bad_value(
-                file,
-                &k("count"),
-                "a SCHED_DEADLINE group started only by fork ops",
-                "count >= 1: admission control is checked for the tasks the scenario starts",
-            ));
-        }
-        total += setparam_dl(&g.dl).dl_bw as u128 * g.count as u128;
-        first.get_or_insert(i);
-    }
-    let Some(first) = first else { return Ok(()) };
-    // dl_b->bw: to_ratio(global_rt_period, global_rt_runtime), -1 (no
-    // limit) with sched_rt_runtime_us = -1; __dl_overflow() compares
-    // cap_scale(bw, capacity) with the total (every CPU at 1024 here).
-    let rt_runtime = kernel.sysctl.sched_rt_runtime_us;
-    if rt_runtime < 0 {
-        return Ok(());
-    }
-    let bw = to_ratio(kernel.sysctl.sched_rt_period_us, rt_runtime as u64) as u128;
-    let cap = bw * nr_cpus as u128;
-    if total > cap {
-        return Err(SimError::bad_value(
-            file,
-            &format!("task[{first}].sched_runtime"),
-            format!(
-                "the SCHED_DEADLINE tasks ask for {:.3} CPUs (the sum of runtime / period) where the root domain \
-                 admits {:.3} (sched_rt_runtime_us / sched_rt_period_us of {nr_cpus} CPUs): sched_setattr() \
-                 fails with EBUSY",
-                total as f64 / BW_UNIT as f64,
-                cap as f64 / BW_UNIT as f64
-            ),
-            "deadline tasks whose bandwidths fit the root domain",
-        ));
-    }
-    Ok(())
+/// start_dl_timer()'s test: the timer may be armed for `act` unless that
+/// instant passed by a microsecond or more (ktime_us_delta() < 0); when to
+/// arm it.
+pub(crate) fn dl_timer_at(act: u64, now: u64) -> Option<u64> {
+    (now < act + 1000).then(|| act.max(now))
 }
 
 impl SchedClassOps for DlSchedClass {
@@ -233,10 +169,10 @@ impl SchedClassOps for DlSchedClass {
 
     #[inline]
     fn pick_next_task(sim: &mut SchedEnv, cpu: usize, _newidle: bool) -> Pick {
-        if sim.sched.dl_nr_tasks == 0 {
+        if sim.sched.dl_nr_tasks == 0 && !sim.cfg.mech.fair_server {
             return Pick::Empty;
         }
-        sim.sched.rqs[cpu].dl.root.first().map_or(Pick::Empty, |&(_, _, p)| Pick::Task(p))
+        sim.pick_task_dl(cpu)
     }
 
     #[inline(never)] // deadline-only: keep it out of the fair hot path
@@ -325,14 +261,29 @@ impl SchedEnv {
         self.sched.tasks[p].dl.as_deref().map_or(0, |d| d.deadline)
     }
 
+    /// pick_task_dl(): the earliest deadline; the fair server picks a fair
+    /// task, or stops if there is none.
+    #[inline(never)] // deadline-only: keep it out of the fair hot path
+    fn pick_task_dl(&mut self, cpu: usize) -> Pick {
+        loop {
+            match self.sched.rqs[cpu].dl.root.first() {
+                None => return Pick::Empty,
+                Some(&(_, _, FAIR_SERVER)) => {
+                    if let Some(p) = self.dl_server_pick(cpu) {
+                        return Pick::Task(p);
+                    }
+                }
+                Some(&(_, _, p)) => return Pick::Task(p),
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- CBS
 
     /// replenish_dl_new_period(): a new instance from now.
     fn replenish_dl_new_period(&mut self, tid: TaskId) {
         let now = self.now;
-        let d = self.dle_mut(tid);
-        d.deadline = now + d.dl_deadline;
-        d.runtime = d.dl_runtime as i64;
+        self.dle_mut(tid).new_period(now);
     }
 
     /// setup_new_dl_entity(): the first instance of a new deadline task.
@@ -342,35 +293,16 @@ impl SchedEnv {
         }
     }
 
-    /// replenish_dl_entity(): move the deadline on by periods until the
-    /// budget is positive; a deadline already in the past ("lagged too
-    /// much") starts a new instance now.
+    /// replenish_dl_entity() of a task (a yield gives up what was left).
     fn replenish_dl_entity(&mut self, tid: TaskId) {
         let now = self.now;
         let d = self.dle_mut(tid);
         if d.dl_yielded && d.runtime > 0 {
             d.runtime = 0;
         }
-        while d.runtime <= 0 {
-            d.deadline += d.dl_period;
-            d.runtime += d.dl_runtime as i64;
-        }
-        if d.deadline < now {
-            d.deadline = now + d.dl_deadline;
-            d.runtime = d.dl_runtime as i64;
-        }
+        d.replenish(now);
         d.dl_yielded = false;
         d.dl_throttled = false;
-    }
-
-    /// dl_entity_overflow(dl_se, t): the remaining budget over the time to
-    /// the deadline exceeds the reservation's density, in the kernel's
-    /// arithmetic (both sides >> DL_SCALE, compared as dl_time_before).
-    fn dl_entity_overflow(&self, tid: TaskId, t: u64) -> bool {
-        let d = self.dle(tid);
-        let left = (d.dl_deadline >> DL_SCALE).wrapping_mul((d.runtime >> DL_SCALE) as u64);
-        let right = (d.deadline.wrapping_sub(t) >> DL_SCALE).wrapping_mul(d.dl_runtime >> DL_SCALE);
-        (right.wrapping_sub(left) as i64) < 0
     }
 
     /// update_dl_entity(): the CBS wakeup rule. A deadline in the past, or
@@ -380,36 +312,29 @@ impl SchedEnv {
     /// density allows (the revised rule, 4.13).
     fn update_dl_entity(&mut self, tid: TaskId) {
         let now = self.now;
-        let d = self.dle(tid);
-        if d.deadline < now || self.dl_entity_overflow(tid, now) {
-            let d = self.dle(tid);
-            if d.dl_deadline != d.dl_period && d.deadline >= now && self.cfg.mech.dl_revised_wakeup {
-                let laxity = d.deadline - now;
-                let runtime = ((d.dl_density as u128 * laxity as u128) >> BW_SHIFT) as i64;
-                self.dle_mut(tid).runtime = runtime;
+        let revised = self.cfg.mech.dl_revised_wakeup;
+        let d = self.dle_mut(tid);
+        if d.deadline < now || d.overflow(now) {
+            if d.dl_deadline != d.dl_period && d.deadline >= now && revised {
+                d.revised_wakeup(now);
                 return;
             }
-            self.replenish_dl_new_period(tid);
+            d.new_period(now);
         }
     }
 
     /// dl_next_period(): the start of the next instance.
     #[inline]
     fn dl_next_period(&self, tid: TaskId) -> u64 {
-        let d = self.dle(tid);
-        d.deadline - d.dl_deadline + d.dl_period
+        self.dle(tid).next_period()
     }
 
     /// start_dl_timer(): arm the replenishment timer at the next period;
     /// false if that instant passed (by a microsecond or more: the kernel
     /// compares with ktime_us_delta()).
     fn start_dl_timer(&mut self, tid: TaskId) -> bool {
-        let act = self.dl_next_period(tid);
-        if self.now >= act + 1000 {
-            return false;
-        }
+        let Some(at) = dl_timer_at(self.dl_next_period(tid), self.now) else { return false };
         if self.dle(tid).timer.is_none() {
-            let at = act.max(self.now);
             let key = self.q.schedule(Instant(at), Ev::DlTimer(tid));
             self.dle_mut(tid).timer = Some(key);
         }

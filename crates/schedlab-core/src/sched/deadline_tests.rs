@@ -133,3 +133,62 @@ fn a_deadline_task_started_by_the_runner_becomes_one_at_its_setattr() {
     assert!((195.0..=215.0).contains(&dl), "the deadline hog ran {dl} ms, 20 % reserved");
     assert_eq!(sim.w.m.kt.k.sched.dl_nr_tasks, 1);
 }
+
+fn rt_hog_and_fair(version: &str, extra_kernel: &str) -> Sim {
+    let tasks = format!(
+        "[[task]]\nname = \"rt\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 50\n{HOG}[[task]]\nname = \"fair\"\nstart = \"1ms\"\n{HOG}"
+    );
+    let text = scenario(version, 1, &tasks, 3000)
+        .replace("vmstat_kworkers = false\n", &format!("vmstat_kworkers = false\n{extra_kernel}"));
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim.check_invariants().expect("invariants");
+    sim
+}
+
+#[test]
+fn beside_an_rt_hog_the_fair_server_gives_the_fair_task_50_ms_a_second_from_6_12() {
+    // 6.12 (no CONFIG_RT_GROUP_SCHED): no RT throttling; the server waits
+    // for its zero-laxity time (951 ms), then runs the fair task 50 ms each
+    // period: 951-1001, 1951-2001, 2951-3000.
+    let sim = rt_hog_and_fair("6.12", "");
+    let fair = ran_ms(&sim, "fair");
+    assert!((145.0..=152.0).contains(&fair), "6.12: the fair task ran {fair} ms of 3000");
+    assert_eq!(sim.w.m.kt.k.sched.rt_throttle_events, 0, "no RT throttling on 6.12");
+    assert!(sim.w.m.kt.k.sched.rqs[0].dl.fs.picks >= 3, "the server ran the fair task");
+    // 6.1: RT throttling gives it the rest of each second after 950 ms of
+    // RT time, which the tick notices (HZ 250): 48 ms a second.
+    let sim = rt_hog_and_fair("6.1", "");
+    let fair = ran_ms(&sim, "fair");
+    assert!((140.0..=152.0).contains(&fair), "6.1: the fair task ran {fair} ms of 3000");
+    assert!(sim.w.m.kt.k.sched.rt_throttle_events >= 2);
+    assert_eq!(sim.w.m.kt.k.sched.rqs[0].dl.fs.picks, 0, "no server before 6.12");
+    // Without its runtime the server is off: the fair task starves.
+    let sim = rt_hog_and_fair("6.12", "sysctl = { \"kernel.sched_fair_server_runtime_ns\" = 0 }\n");
+    assert!(ran_ms(&sim, "fair") < 1.0);
+    // With CONFIG_RT_GROUP_SCHED 6.12 throttles RT as well.
+    let sim = rt_hog_and_fair("6.12", "rt_group_sched = true\n");
+    assert!(sim.w.m.kt.k.sched.rt_throttle_events >= 2);
+}
+
+#[test]
+fn a_fair_task_served_in_the_background_never_needs_the_server() {
+    // RT uses half the CPU; the fair hog gets the rest without the server.
+    let tasks = format!(
+        "[[task]]\nname = \"rt\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 50\nprogram = [{{ loop = {{ count = 0, body = \
+         [{{ timer = \"10ms\" }}, {{ run = \"5ms\" }}] }} }}]\n[[task]]\nname = \"fair\"\n{HOG}"
+    );
+    let sim = run("6.12", 1, &tasks, 3000);
+    let fair = ran_ms(&sim, "fair");
+    assert!((1450.0..=1510.0).contains(&fair), "the fair task ran {fair} ms of 3000");
+    assert_eq!(sim.w.m.kt.k.sched.rqs[0].dl.fs.picks, 0, "the server was never picked");
+}
+
+#[test]
+fn the_fair_servers_hold_their_share_of_the_deadline_bandwidth_from_6_12() {
+    // 0.92 of one CPU: within 0.95 on 6.1, beyond 0.95 - 0.05 on 6.12.
+    let t = dl_hog("dl", 1, "92ms", "100ms");
+    crate::scenario::load(&scenario("6.1", 1, &t, 10), "t.toml", &[]).expect("6.1 admits 0.92");
+    assert!(load_err("6.12", 1, &t).contains("EBUSY"));
+}

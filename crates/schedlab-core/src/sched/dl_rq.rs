@@ -4,7 +4,32 @@
 use std::collections::BTreeSet;
 
 use crate::sched::pelt;
-use crate::sched::task::TaskId;
+use crate::sched::task::{DlEntity, TaskId};
+
+/// The fair server's key in the dl_rq tree, where the tasks' ids are.
+pub const FAIR_SERVER: TaskId = TaskId::MAX;
+
+/// rq->fair_server (6.12+): a deadline entity that runs the fair class
+/// (sched/dl_server.rs).
+#[derive(Debug, Clone, Default)]
+pub struct FairServer {
+    /// Its reservation, budget, deadline, throttle and timer, as a task's.
+    pub dl: DlEntity,
+    /// dl_server_active: started (a fair task came), not yet stopped.
+    pub active: bool,
+    /// dl_defer_armed: waiting for the zero-laxity time (deadline -
+    /// runtime) before it may run.
+    pub defer_armed: bool,
+    /// dl_defer_running: the starvation it waited for came; it now runs
+    /// as an ordinary deadline entity, period after period.
+    pub defer_running: bool,
+    /// The idle task's exec_start: idle time counts as the fair class's
+    /// service (dl_server_update_idle_time).
+    pub idle_start: u64,
+    /// Times it ran the fair class (was picked), and times it stopped.
+    pub picks: u64,
+    pub stops: u64,
+}
 
 /// struct dl_rq, reduced: the queued deadline entities by deadline (the
 /// running one included, as the kernel keeps it in the tree), and the
@@ -24,6 +49,8 @@ pub struct DlRq {
     /// rq->avg_dl: PELT utilisation of deadline tasks on this CPU, which
     /// scale_rt_capacity takes off the capacity the fair balancer sees.
     pub avg_dl: pelt::SchedAvg,
+    /// rq->fair_server.
+    pub fs: FairServer,
 }
 
 impl DlRq {

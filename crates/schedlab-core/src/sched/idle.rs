@@ -37,6 +37,10 @@ impl SchedEnv {
     pub fn set_next_task_idle(&mut self, cpu: usize) {
         self.sched.rqs[cpu].stats.sched_goidle += 1;
         self.sched.rqs[cpu].idle_stamp = Some(self.now);
+        if self.cfg.mech.fair_server {
+            // The idle task's exec_start, for dl_server_update_idle_time().
+            self.sched.rqs[cpu].dl.fs.idle_start = self.now;
+        }
         self.update_idle_core(cpu);
         self.cpuidle_enter(cpu, true);
     }

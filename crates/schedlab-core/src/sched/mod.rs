@@ -10,6 +10,7 @@ pub mod cputime;
 pub mod deadline;
 pub mod delays;
 pub mod dl_rq;
+pub mod dl_server;
 pub mod env;
 pub mod fair;
 pub mod fork;

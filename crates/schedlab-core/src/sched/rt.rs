@@ -130,9 +130,12 @@ impl SchedEnv {
     }
 
     /// rt_runtime in ns, or None for RUNTIME_INF (sched_rt_runtime_us = -1).
+    /// From 6.12 only CONFIG_RT_GROUP_SCHED throttles (the fair server
+    /// replaced the default bandwidth control).
     pub fn rt_runtime_ns(&self) -> Option<u64> {
         let us = self.cfg.sysctl.sched_rt_runtime_us;
-        (us >= 0).then(|| us as u64 * 1000)
+        let bandwidth = !self.cfg.mech.fair_server || self.cfg.rt_group_sched;
+        (us >= 0 && bandwidth).then(|| us as u64 * 1000)
     }
 
     pub fn rt_period_ns(&self) -> u64 {

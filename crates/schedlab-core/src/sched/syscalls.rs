@@ -3,11 +3,17 @@
 //! sched_setaffinity() of the running task, as schedlab's real-kernel
 //! runner's threads set their attributes before its start gate
 //! (workload/start.rs), and as rt-migrate-test's rotating thread pins
-//! itself (workload/interp.rs).
+//! itself (workload/interp.rs); and what sched_setattr() refuses of a
+//! SCHED_DEADLINE reservation (__checkparam_dl, sched_dl_overflow),
+//! checked when the scenario loads.
 
 use crate::cpumask::CpuMask;
+use crate::error::{Result, SimError};
+use crate::kernel::KernelConfig;
 use crate::prio::{load_weight, Policy};
+use crate::program::{Op, TaskGroup};
 use crate::sched::class::{SchedClass, ENQUEUE_HEAD};
+use crate::sched::deadline::{setparam_dl, to_ratio, BW_UNIT, DL_SCALE};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::sd_flags::SD_BALANCE_EXEC;
@@ -145,4 +151,129 @@ impl SchedEnv {
         self.sched.distribute_cpu_mask_prev[cpu] = next;
         next
     }
+}
+
+// ------------------------------------------- sched_setattr(SCHED_DEADLINE)
+
+/// sysctl_sched_dl_period_min / _max (us): 100 us and 2^22 us (~4.2 s).
+pub const DL_PERIOD_MIN_US: u64 = 100;
+pub const DL_PERIOD_MAX_US: u64 = 1 << 22;
+
+/// __checkparam_dl(): None if sched_setattr() takes the parameters, else
+/// the rule they break (the syscall's EINVAL). `period_limits`: the
+/// sysctl bounds on the period (mech `dl_period_limits`).
+pub fn checkparam_dl(a: &DlAttr, period_limits: bool) -> Option<&'static str> {
+    if a.deadline == 0 {
+        return Some("sched_deadline must not be 0");
+    }
+    if a.runtime < 1 << DL_SCALE {
+        return Some("sched_runtime must be at least 1024 ns (2^DL_SCALE)");
+    }
+    if a.deadline & 1 << 63 != 0 || a.period & 1 << 63 != 0 {
+        return Some("sched_deadline and sched_period must be below 2^63 ns");
+    }
+    let period = if a.period == 0 { a.deadline } else { a.period };
+    if period < a.deadline || a.deadline < a.runtime {
+        return Some("sched_runtime <= sched_deadline <= sched_period must hold");
+    }
+    if period_limits && !(DL_PERIOD_MIN_US * 1000..=DL_PERIOD_MAX_US * 1000).contains(&period) {
+        return Some("the period must be within sched_deadline_period_min_us (100) and _max_us (4194304)");
+    }
+    None
+}
+
+/// What sched_setattr() makes of the scenario's SCHED_DEADLINE groups on
+/// this kernel, checked at load with its errors: the policy exists
+/// (3.14+); each group's parameters pass __checkparam_dl (EINVAL); the
+/// task may run on the whole root domain (EPERM: a deadline task's
+/// affinity cannot be narrowed); it does not fork (sched_fork()'s EAGAIN);
+/// it is started by the scenario, so that admission sees it; and the sum
+/// of the bandwidths fits the root domain's share, sched_rt_runtime_us
+/// over sched_rt_period_us of each CPU, less the fair servers' (6.12+)
+/// (sched_dl_overflow()'s EBUSY).
+/// `groups[i]` is `[[task]]` `i`.
+pub(crate) fn check_dl_groups(groups: &[TaskGroup], file: &str, kernel: &KernelConfig, nr_cpus: usize) -> Result<()> {
+    let mut total: u128 = 0;
+    let mut first = None;
+    for (i, g) in groups.iter().enumerate().filter(|(_, g)| g.policy.is_dl() && !g.kthread) {
+        let k = |s: &str| format!("task[{i}].{s}");
+        if !kernel.mech.sched_deadline {
+            return Err(SimError::bad_value(
+                file,
+                &k("policy"),
+                format!("SCHED_DEADLINE on Linux {}", kernel.version),
+                "SCHED_DEADLINE on 3.14 or later",
+            ));
+        }
+        if let Some(why) = checkparam_dl(&g.dl, kernel.mech.dl_period_limits) {
+            return Err(SimError::bad_value(
+                file,
+                &k("sched_runtime"),
+                format!(
+                    "runtime {} ns, deadline {} ns, period {} ns: {why} (sched_setattr() fails with EINVAL)",
+                    g.dl.runtime, g.dl.deadline, g.dl.period
+                ),
+                "parameters __checkparam_dl() accepts",
+            ));
+        }
+        if g.cpus.weight() != nr_cpus {
+            return Err(SimError::bad_value(
+                file,
+                &k("cpus"),
+                "a SCHED_DEADLINE task on part of the machine (sched_setattr() fails with EPERM)",
+                "no `cpus` for SCHED_DEADLINE tasks: their affinity must be the whole root domain",
+            ));
+        }
+        if g.program.ops.iter().any(|op| matches!(op, Op::Fork(_))) {
+            return Err(SimError::bad_value(
+                file,
+                &k("program"),
+                "a fork op in a SCHED_DEADLINE task (fork() fails with EAGAIN)",
+                "SCHED_DEADLINE tasks that do not fork",
+            ));
+        }
+        if g.count == 0 {
+            return Err(SimError::bad_value(
+                file,
+                &k("count"),
+                "a SCHED_DEADLINE group started only by fork ops",
+                "count >= 1: admission control is checked for the tasks the scenario starts",
+            ));
+        }
+        total += setparam_dl(&g.dl).dl_bw as u128 * g.count as u128;
+        first.get_or_insert(i);
+    }
+    let Some(first) = first else { return Ok(()) };
+    // dl_b->bw: to_ratio(global_rt_period, global_rt_runtime), -1 (no
+    // limit) with sched_rt_runtime_us = -1; __dl_overflow() compares
+    // cap_scale(bw, capacity) with the total (every CPU at 1024 here).
+    let rt_runtime = kernel.sysctl.sched_rt_runtime_us;
+    if rt_runtime < 0 {
+        return Ok(());
+    }
+    let bw = to_ratio(kernel.sysctl.sched_rt_period_us, rt_runtime as u64) as u128;
+    let cap = bw * nr_cpus as u128;
+    // From 6.12 each CPU's fair server holds its share of it.
+    let t = &kernel.sysctl;
+    let fair = if kernel.mech.fair_server {
+        to_ratio(t.sched_fair_server_period_ns, t.sched_fair_server_runtime_ns) as u128 * nr_cpus as u128
+    } else {
+        0
+    };
+    let cap = cap.saturating_sub(fair);
+    if total > cap {
+        return Err(SimError::bad_value(
+            file,
+            &format!("task[{first}].sched_runtime"),
+            format!(
+                "the SCHED_DEADLINE tasks ask for {:.3} CPUs (the sum of runtime / period) where the root domain \
+                 admits {:.3} (sched_rt_runtime_us / sched_rt_period_us of {nr_cpus} CPUs): sched_setattr() \
+                 fails with EBUSY",
+                total as f64 / BW_UNIT as f64,
+                cap as f64 / BW_UNIT as f64
+            ),
+            "deadline tasks whose bandwidths fit the root domain",
+        ));
+    }
+    Ok(())
 }

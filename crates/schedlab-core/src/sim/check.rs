@@ -58,6 +58,9 @@ impl Sim {
                 }
             }
             for &(deadline, _, tid) in rq.dl.root.iter() {
+                if tid == crate::sched::dl_rq::FAIR_SERVER {
+                    continue;
+                }
                 seen[tid] += 1;
                 let t = &self.w.m.kt.k.sched.tasks[tid];
                 let d = t.dl.as_deref();
@@ -191,7 +194,9 @@ impl Sim {
         // The lowest priority any unthrottled CPU runs (larger = lower).
         let mut lowest: Option<(i32, usize)> = None;
         for rq in &self.w.m.kt.k.sched.rqs {
-            if rq.rt.rt_throttled {
+            // A throttled rt_rq, or a CPU whose fair server runs (6.12+:
+            // the fair task it picked runs at deadline priority).
+            if rq.rt.rt_throttled || rq.dl.fs.dl.on_dl_rq {
                 continue;
             }
             let pr = self.w.m.kt.k.sched.curr_prio(rq.cpu);
@@ -201,7 +206,7 @@ impl Sim {
         }
         let Some((low, low_cpu)) = lowest else { return Ok(()) };
         for rq in &self.w.m.kt.k.sched.rqs {
-            if rq.rt.rt_throttled {
+            if rq.rt.rt_throttled || rq.dl.fs.dl.on_dl_rq {
                 continue;
             }
             for t in rq.rt.active.iter() {

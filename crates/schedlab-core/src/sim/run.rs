@@ -308,6 +308,7 @@ impl Sim {
             Ev::NohzKick(cpu) => self.w.m.kt.k.nohz_idle_balance(cpu),
             Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
             Ev::DlTimer(tid) => self.w.m.kt.k.dl_task_timer(tid),
+            Ev::DlServerTimer(cpu) => self.w.m.kt.k.dl_server_timer(cpu),
             Ev::RtoPushIpi(cpu) => self.w.m.kt.k.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.w.m.kt.blk_done(req),
             Ev::IrqDone(cpu, action) => {

@@ -40,6 +40,11 @@ impl SchedClassOps for FairSchedClass {
             return;
         }
         sim.enqueue_task_fair(cpu, p, flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
+        if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].cfs.h_nr_running == 1 {
+            // The first fair task here starts the fair server (6.12).
+            let was_idle = sim.sched.rqs[cpu].nr_running == 1;
+            sim.fair_server_enqueue(cpu, was_idle);
+        }
     }
 
     fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) -> bool {
@@ -122,5 +127,8 @@ impl SchedClassOps for FairSchedClass {
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
         sim.update_curr_fair(cpu, curr, delta);
+        if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
+            sim.dl_server_update(cpu, delta);
+        }
     }
 }
