@@ -29,6 +29,7 @@ EXPERIMENTS = [
     "gitsource-invariance",
     "dirty-throttle",
     "workingset-transition",
+    "fair-server-osnoise",
 ]
 
 #: Bands the model is known to miss, with the reason (also in the closing

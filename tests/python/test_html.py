@@ -33,6 +33,7 @@ EXPERIMENTS = (
     "gitsource-invariance",
     "dirty-throttle",
     "workingset-transition",
+    "fair-server-osnoise",
 )
 
 

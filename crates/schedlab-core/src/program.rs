@@ -224,7 +224,9 @@ pub struct TaskGroup {
     /// SCHED_DEADLINE's runtime, deadline and period (zero otherwise).
     pub dl: crate::prio::DlAttr,
     pub cpus: CpuMask,
-    pub start: u64,
+    /// The start delay (a duration or a distribution, drawn once per task
+    /// from its own random stream).
+    pub start: crate::engine::rng::Dist,
     pub kthread: bool,
     /// The share of its run ops' work that does not speed up with the
     /// CPU's frequency (waiting on memory), 1/1024ths (`memory_bound`).

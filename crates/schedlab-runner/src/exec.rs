@@ -387,15 +387,18 @@ impl Shared {
             }
         }
         let t0 = *lock(&self.t0);
-        if !forked && g.start > 0 {
-            let at = t0 + g.start;
+        let mut rng = Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx));
+        // The start delay comes first from the task's stream, as in the
+        // simulation.
+        let delay = g.start.sample(&mut rng);
+        if !forked && delay > 0 {
+            let at = t0 + delay;
             while sys::now() < at && !self.stopped() {
                 sys::sleep_until(at);
             }
         }
         let start = sys::now();
         lock(&self.slots)[slot].start_ns = Some(start.saturating_sub(t0));
-        let mut rng = Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx));
         let mut delays = Vec::new();
         let mut carry = RunCarry::default();
         let mut writer = self.scratch.as_deref().map(|d| Writer::new(d, format!("{}-{}", std::process::id(), slot)));

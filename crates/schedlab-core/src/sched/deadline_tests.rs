@@ -192,3 +192,28 @@ fn the_fair_servers_hold_their_share_of_the_deadline_bandwidth_from_6_12() {
     crate::scenario::load(&scenario("6.1", 1, &t, 10), "t.toml", &[]).expect("6.1 admits 0.92");
     assert!(load_err("6.12", 1, &t).contains("EBUSY"));
 }
+
+#[test]
+fn a_start_drawn_from_a_distribution_is_drawn_once_per_task_and_seed() {
+    let tasks = format!("[[task]]\nname = \"f\"\ncount = 4\nstart = {{ uniform = [\"0ms\", \"4ms\"] }}\n{HOG}");
+    let starts = |seed| {
+        let sc = crate::scenario::load(&scenario("6.12", 1, &tasks, 10), "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, seed, true, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        sim.w
+            .m
+            .kt
+            .k
+            .sched
+            .tasks
+            .iter()
+            .filter(|t| t.comm.starts_with('f'))
+            .map(|t| t.stats.start_ns)
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (starts(1), starts(2));
+    assert!(a.iter().chain(&b).all(|&s| s < 4_000_000), "{a:?} {b:?}");
+    assert!(a.windows(2).any(|w| w[0] != w[1]), "the tasks draw their own: {a:?}");
+    assert_ne!(a, b, "another seed draws again");
+    assert_eq!(a, starts(1), "the same seed draws the same");
+}

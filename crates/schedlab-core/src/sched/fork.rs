@@ -10,6 +10,13 @@ use crate::sched::env::SchedEnv;
 use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 
 impl SchedEnv {
+    /// Start the allocated task `tid` after `start` (drawn from its own
+    /// stream).
+    pub fn schedule_start(&mut self, tid: TaskId, start: crate::engine::rng::Dist) {
+        let at = start.sample(&mut self.sched.tasks[tid].rng);
+        self.q.schedule(crate::engine::Instant(at), crate::engine::event::Ev::Start(tid));
+    }
+
     /// Allocate a task (not yet runnable).
     pub fn alloc_task(&mut self, group: usize, template: Option<usize>, g: &TaskGroup, idx: usize) -> TaskId {
         let tid = self.sched.tasks.len();

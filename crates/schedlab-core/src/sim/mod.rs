@@ -221,7 +221,7 @@ impl Sim {
         for (gi, g) in sc.groups.iter().enumerate().filter(|_| sc.measure.start == StartProtocol::Fork) {
             for i in 0..g.count {
                 let tid = sim.w.m.kt.k.alloc_task(gi, Some(gi), g, i);
-                sim.w.m.kt.k.q.schedule(Instant(g.start), Ev::Start(tid));
+                sim.w.m.kt.k.schedule_start(tid, g.start);
                 if tid.is_multiple_of(heap::CHECK_EVERY as usize) {
                     sim.check_heap()?;
                 }

@@ -34,7 +34,8 @@ pub(crate) struct RawTask {
     pub(crate) sched_deadline: Option<String>,
     pub(crate) sched_period: Option<String>,
     pub(crate) cpus: Option<toml::Value>,
-    pub(crate) start: Option<String>,
+    /// A duration, or a distribution drawn once per task.
+    pub(crate) start: Option<toml::Value>,
     pub(crate) kthread: Option<bool>,
     /// The share of the run ops' work bound by memory (0..1): it does not
     /// speed up with the CPU's frequency.
@@ -243,7 +244,12 @@ pub(crate) fn compile_tasks(
             None => CpuMask::full(nr_cpus),
             Some(v) => parse_cpus_at(v, file, &k("cpus"), nr_cpus)?,
         };
-        let start = t.start.as_deref().map(|s| duration_at(s, file, &k("start"))).transpose()?.unwrap_or(0);
+        let start = t
+            .start
+            .as_ref()
+            .map(|v| crate::units::dist_at(v, file, &k("start")))
+            .transpose()?
+            .unwrap_or(Dist::Const(0));
         let memory_bound = memory_bound_at(t.memory_bound, file, &k("memory_bound"))?;
         let mut ops = Vec::new();
         let mut ctx = ProgCtx {
@@ -472,7 +478,7 @@ fn compile_rt_migrate_test(
         rt_priority: cfg.prio + nr_tasks as u32,
         dl: Default::default(),
         cpus: cpus.clone(),
-        start: 0,
+        start: Dist::Const(0),
         kthread: false,
         memory_bound: 0,
         memory_traffic: 0,
@@ -502,7 +508,7 @@ fn compile_rt_migrate_test(
             rt_priority: cfg.prio + i as u32,
             dl: Default::default(),
             cpus: cpus.clone(),
-            start: 0,
+            start: Dist::Const(0),
             kthread: false,
             memory_bound: 0,
             memory_traffic: 0,

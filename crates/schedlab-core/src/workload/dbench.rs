@@ -278,7 +278,7 @@ pub(crate) fn compile_dbench(
     // places them (with the parent running, the first goes to the idlest
     // node of a NUMA machine); the parent then prints its progress once a
     // second.
-    groups.push(task("dbench", 0, 0, Program { ops }));
+    groups.push(task("dbench", 0, Dist::Const(0), Program { ops }));
     let mut main = vec![Op::Fork(group); clients as usize];
     main.extend([
         Op::LoopStart { count: 0, end: main.len() + 3 },
@@ -286,7 +286,7 @@ pub(crate) fn compile_dbench(
         Op::Run(Dist::Const(10_000)),
         Op::LoopEnd { start: main.len() },
     ]);
-    groups.push(task("dbench-main", 1, start, Program { ops: main }));
+    groups.push(task("dbench-main", 1, Dist::Const(start), Program { ops: main }));
     Ok(DbenchConfig { clients: clients as usize, fs, disk, loadfile_cpu_ns, group, bytes_per_pass })
 }
 

@@ -94,7 +94,7 @@ impl WorkloadFloor {
             rt_priority: 0,
             dl: Default::default(),
             cpus: CpuMask::full(nr),
-            start: 0,
+            start: Dist::Const(0),
             kthread: false,
             memory_bound: 0,
             memory_traffic: 0,
@@ -233,8 +233,8 @@ impl WorkloadFloor {
 fn gated(g: &TaskGroup, gi: usize, ready: usize, gate: usize, start: u64) -> Program {
     let mut ops = if start > 0 { vec![Op::Sys(start)] } else { Vec::new() };
     ops.extend([Op::SetAttr(gi), Op::Signal(ready), Op::StartGate(gate)]);
-    if g.start > 0 {
-        ops.push(Op::Sleep(Dist::Const(g.start)));
+    if g.start != Dist::Const(0) {
+        ops.push(Op::Sleep(g.start));
     }
     let k = ops.len();
     ops.extend(g.program.ops.iter().map(|op| match *op {
