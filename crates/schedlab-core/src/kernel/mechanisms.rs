@@ -342,6 +342,13 @@ pub struct Mechanisms {
     /// bandwidth control is left to CONFIG_RT_GROUP_SCHED ("sched/rt:
     /// Remove default bandwidth control"; read in 6.12.117).
     pub fair_server: bool,
+    /// A deadline runqueue is overloaded (in rd->dlo_mask: it pushes and
+    /// is pulled from) while it has a pushable task, 6.7 (5fe7765997b1
+    /// "sched/deadline: Make dl_rq->pushable_dl_tasks update drive
+    /// dl_rq->overloaded"); before, while it has two or more deadline
+    /// entities one of which may migrate, and push_dl_task() does nothing
+    /// otherwise [deadline.c @4.16, @6.1, @6.12].
+    pub dl_overload_pushable: bool,
 
     // -------------------------------------------------- kernel threads
     /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
@@ -525,6 +532,7 @@ impl Mechanisms {
             dl_constrained_throttle: at(4, 11),
             dl_revised_wakeup: at(4, 13),
             fair_server: at(6, 12),
+            dl_overload_pushable: at(6, 7),
             cmwq: at26(36),
             kthreadd_nice_minus_5: at26(22) && !at26(32),
             pagevec_size: if at(6, 12) {

@@ -138,6 +138,9 @@ impl SchedEnv {
     /// push_dl_task(rq): send the earliest waiting task where it would run
     /// at once. Returns true if a task moved.
     pub(crate) fn push_dl_task(&mut self, cpu: usize) -> bool {
+        if !self.cfg.mech.dl_overload_pushable && !self.sched.rqs[cpu].dl.overloaded {
+            return false; // before 6.7 an rq pushes only while overloaded
+        }
         let Some(&(deadline, _, p)) = self.sched.rqs[cpu].dl.pushable.first() else { return false };
         if let Some(curr) = self.sched.rqs[cpu].curr {
             let c = &self.sched.tasks[curr];

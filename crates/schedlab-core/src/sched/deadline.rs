@@ -407,6 +407,39 @@ impl SchedEnv {
         }
         self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         self.add_nr_running(cpu);
+        if self.sched.tasks[tid].nr_cpus_allowed > 1 {
+            self.sched.rqs[cpu].dl.dl_nr_migratory += 1;
+        }
+        self.update_dl_migration(cpu);
+    }
+
+    /// update_dl_migration() (before 6.7): a runqueue is overloaded, in
+    /// rd->dlo_mask, while it has two or more deadline entities, one of
+    /// which may migrate (the running one counts). From 6.7 ("sched/deadline:
+    /// Make dl_rq->pushable_dl_tasks update drive dl_rq->overloaded",
+    /// 5fe7765997b1) the pushable tree decides.
+    fn update_dl_migration(&mut self, cpu: usize) {
+        if self.cfg.mech.dl_overload_pushable {
+            return;
+        }
+        let dl = &self.sched.rqs[cpu].dl;
+        self.set_dl_overload(cpu, dl.dl_nr_migratory > 0 && dl.dl_nr_running > 1);
+    }
+
+    /// dl_set_overload() / dl_clear_overload().
+    fn set_dl_overload(&mut self, cpu: usize, over: bool) {
+        let dl = &mut self.sched.rqs[cpu].dl;
+        if over == dl.overloaded {
+            return;
+        }
+        dl.overloaded = over;
+        if over {
+            self.sched.rd.dlo_mask.set(cpu);
+            self.sched.rd.dlo_count += 1;
+        } else {
+            self.sched.rd.dlo_mask.clear(cpu);
+            self.sched.rd.dlo_count -= 1;
+        }
     }
 
     /// __dequeue_dl_entity() with dec_dl_tasks().
@@ -427,6 +460,10 @@ impl SchedEnv {
         }
         self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         self.sub_nr_running(cpu);
+        if self.sched.tasks[tid].nr_cpus_allowed > 1 {
+            self.sched.rqs[cpu].dl.dl_nr_migratory -= 1;
+        }
+        self.update_dl_migration(cpu);
     }
 
     pub(crate) fn enqueue_pushable_dl_task(&mut self, cpu: usize, tid: TaskId) {
@@ -438,10 +475,8 @@ impl SchedEnv {
         d.pushable_seq = Some(seq);
         let key = (d.deadline, seq, tid);
         self.sched.rqs[cpu].dl.pushable.insert(key);
-        if !self.sched.rqs[cpu].dl.overloaded {
-            self.sched.rqs[cpu].dl.overloaded = true;
-            self.sched.rd.dlo_mask.set(cpu);
-            self.sched.rd.dlo_count += 1;
+        if self.cfg.mech.dl_overload_pushable {
+            self.set_dl_overload(cpu, true);
         }
     }
 
@@ -451,10 +486,8 @@ impl SchedEnv {
         let key = (d.deadline, seq, tid);
         let dl = &mut self.sched.rqs[cpu].dl;
         dl.pushable.remove(&key);
-        if dl.pushable.is_empty() && dl.overloaded {
-            dl.overloaded = false;
-            self.sched.rd.dlo_mask.clear(cpu);
-            self.sched.rd.dlo_count -= 1;
+        if self.cfg.mech.dl_overload_pushable && dl.pushable.is_empty() {
+            self.set_dl_overload(cpu, false);
         }
     }
 

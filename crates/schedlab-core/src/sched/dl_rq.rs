@@ -46,6 +46,8 @@ pub struct DlRq {
     pub pushable: BTreeSet<(u64, u64, TaskId)>,
     /// dl_rq->overloaded: in rd->dlo_mask.
     pub overloaded: bool,
+    /// dl_nr_migratory (before 6.7): queued tasks that may migrate.
+    pub dl_nr_migratory: u32,
     /// rq->avg_dl: PELT utilisation of deadline tasks on this CPU, which
     /// scale_rt_capacity takes off the capacity the fair balancer sees.
     pub avg_dl: pelt::SchedAvg,
