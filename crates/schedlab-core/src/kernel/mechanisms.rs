@@ -349,6 +349,11 @@ pub struct Mechanisms {
     /// entities one of which may migrate, and push_dl_task() does nothing
     /// otherwise [deadline.c @4.16, @6.1, @6.12].
     pub dl_overload_pushable: bool,
+    /// The same for the RT class (612f769edd06 "sched/rt: Make
+    /// rt_rq->pushable_tasks updates drive rto_mask", 6.7): an rt_rq is
+    /// overloaded while it has a pushable task; before, while it has two
+    /// or more RT tasks one of which may migrate [rt.c @6.1, @6.12].
+    pub rt_overload_pushable: bool,
 
     // -------------------------------------------------- kernel threads
     /// Concurrency-managed workqueues (2.6.36): per-CPU "kworker/N:M" at
@@ -533,6 +538,7 @@ impl Mechanisms {
             dl_revised_wakeup: at(4, 13),
             fair_server: at(6, 12),
             dl_overload_pushable: at(6, 7),
+            rt_overload_pushable: at(6, 7),
             cmwq: at26(36),
             kthreadd_nice_minus_5: at26(22) && !at26(32),
             pagevec_size: if at(6, 12) {

@@ -572,6 +572,10 @@ impl SchedEnv {
 
     /// The throttle of update_curr_dl_se(): off the tree until the
     /// replenishment timer (at once if the next period has begun).
+    ///
+    /// Deviation: the kernel's throttled task stays TASK_ON_RQ_QUEUED, so
+    /// PSI counts it as runnable; here it leaves the runqueue's counts,
+    /// which PSI reads.
     fn dl_throttle_curr(&mut self, cpu: usize, curr: TaskId) {
         self.dle_mut(curr).dl_throttled = true;
         self.sched.dl_stats.throttles += 1;

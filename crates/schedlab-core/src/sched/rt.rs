@@ -151,12 +151,26 @@ impl SchedEnv {
         let changed = highest != rt.highest_prio;
         rt.highest_prio = highest;
         let over = rt.rt_nr_running > 1 && rt.rt_nr_migratory > 0;
-        let was = rt.overloaded;
-        rt.overloaded = over;
         if changed && self.cfg.mech.rt_push_pull() {
             self.sched.rd.cpupri.set(cpu, highest as i32);
         }
-        if over != was && self.cfg.mech.rt_push_pull() {
+        if !self.cfg.mech.rt_overload_pushable {
+            self.set_rt_overload(cpu, over);
+        }
+    }
+
+    /// rt_set_overload() / rt_clear_overload(): the runqueue enters or
+    /// leaves rd->rto_mask. Before 6.7 it is overloaded while it has two or
+    /// more RT tasks, one of which may migrate (update_rt_migration); from
+    /// 6.7 (612f769edd06 "sched/rt: Make rt_rq->pushable_tasks updates drive
+    /// rto_mask") while it has a pushable task.
+    fn set_rt_overload(&mut self, cpu: usize, over: bool) {
+        let rt = &mut self.sched.rqs[cpu].rt;
+        if over == rt.overloaded {
+            return;
+        }
+        rt.overloaded = over;
+        if self.cfg.mech.rt_push_pull() {
             if over {
                 self.sched.rd.rto_mask.set(cpu);
                 self.sched.rd.rto_count += 1;
@@ -175,12 +189,18 @@ impl SchedEnv {
         let prio = self.rt_prio(tid);
         self.sched.tasks[tid].rt.pushable_seq = Some(seq);
         self.sched.rqs[cpu].rt.pushable.insert((prio, seq, tid));
+        if self.cfg.mech.rt_overload_pushable {
+            self.set_rt_overload(cpu, true);
+        }
     }
 
     fn dequeue_pushable_task(&mut self, cpu: usize, tid: TaskId) {
         if let Some(seq) = self.sched.tasks[tid].rt.pushable_seq.take() {
             let prio = self.rt_prio(tid);
             self.sched.rqs[cpu].rt.pushable.remove(&(prio, seq, tid));
+            if self.cfg.mech.rt_overload_pushable && self.sched.rqs[cpu].rt.pushable.is_empty() {
+                self.set_rt_overload(cpu, false);
+            }
         }
     }
 

@@ -192,6 +192,11 @@ pub fn checkparam_dl(a: &DlAttr, period_limits: bool) -> Option<&'static str> {
 /// over sched_rt_period_us of each CPU, less the fair servers' (6.12+)
 /// (sched_dl_overflow()'s EBUSY).
 /// `groups[i]` is `[[task]]` `i`.
+///
+/// Deviation: the kernel checks at each sched_setattr() against the
+/// bandwidth admitted so far (and releases a task's at its 0-lag time);
+/// the model checks every deadline task the scenario starts at once, at
+/// load, which is the same sum for tasks that all live to the end.
 pub(crate) fn check_dl_groups(groups: &[TaskGroup], file: &str, kernel: &KernelConfig, nr_cpus: usize) -> Result<()> {
     let mut total: u128 = 0;
     let mut first = None;
