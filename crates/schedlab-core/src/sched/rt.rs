@@ -7,11 +7,13 @@
 //! * SCHED_FIFO runs until it blocks, yields or a higher priority preempts it;
 //!   SCHED_RR also loses the CPU to an equal priority when its timeslice
 //!   (`kernel.sched_rr_timeslice_ms`, counted in ticks) runs out.
-//! * Throttling (2.6.25+): each rq accumulates `rt_time`; beyond
-//!   `sched_rt_runtime_us` in a `sched_rt_period_us` period the rt_rq is
-//!   throttled and the lower classes run until the period timer replenishes.
+//! * Throttling (2.6.25+; from 6.12 only with CONFIG_RT_GROUP_SCHED): each
+//!   rq accumulates `rt_time`; beyond `sched_rt_runtime_us` in a
+//!   `sched_rt_period_us` period the rt_rq is throttled and the lower
+//!   classes run until the period timer replenishes.
 //! * Push/pull (2.6.25+, Rostedt/Haskins): an rq with two or more RT tasks,
-//!   one of which may migrate, is "overloaded" (rto_mask); its waiting tasks
+//!   one of which may migrate (from 6.7: with a pushable task), is
+//!   "overloaded" (rto_mask); its waiting tasks
 //!   are pushed to the lowest-priority CPU cpupri finds (after a wakeup that
 //!   does not preempt, and after a switch to an RT task); an rq that lowers
 //!   its priority pulls the best waiting task from the overloaded rqs.
