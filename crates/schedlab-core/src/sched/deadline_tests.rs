@@ -217,3 +217,18 @@ fn a_start_drawn_from_a_distribution_is_drawn_once_per_task_and_seed() {
     assert_ne!(a, b, "another seed draws again");
     assert_eq!(a, starts(1), "the same seed draws the same");
 }
+
+#[test]
+fn a_lone_deadline_task_is_pushed_at_replenishment_only_from_6_7() {
+    // dl-cbs: at each replenishment the hog is queued beside a fair hog and
+    // another CPU has no deadline task. 6.7+ pushes it there (the pushable
+    // tree makes the rq overloaded); before, an rq with one deadline entity
+    // is not overloaded and push_dl_task() does nothing.
+    let tasks = format!("{}[[task]]\nname = \"fair\"\ncount = 2\n{HOG}", dl_hog("dl", 1, "10ms", "100ms"));
+    let migrations = |v: &str| {
+        let sim = run(v, 2, &tasks, 1000);
+        sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm == "dl").expect("dl").stats.nr_migrations
+    };
+    assert_eq!(migrations("6.1"), 0);
+    assert!(migrations("6.12") >= 9, "pushed at every replenishment on 6.12");
+}
