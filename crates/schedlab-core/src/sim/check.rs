@@ -150,7 +150,8 @@ impl Sim {
     /// with an unrestricted affinity waits while a CPU runs something of
     /// lower priority, unless a task with a restricted affinity waits ahead
     /// of it on its runqueue (the case the seed leaves uncovered). Throttled runqueues are exempt on both sides (their
-    /// RT tasks may not run, and the kernel does not push them away).
+    /// RT tasks may not run, and the kernel does not push them away), and so
+    /// are runqueues with deadline entities (the fair server included).
     ///
     /// With RT_PUSH_IPI the pull is an IPI chain, so a violation may last
     /// one push round: (CPUs + 1) IPI deliveries without an RT task moving;
@@ -206,7 +207,10 @@ impl Sim {
         }
         let Some((low, low_cpu)) = lowest else { return Ok(()) };
         for rq in &self.w.m.kt.k.sched.rqs {
-            if rq.rt.rt_throttled || rq.dl.fs.dl.on_dl_rq {
+            // RT tasks behind a deadline entity wait for a higher class,
+            // which RT push/pull leaves alone (it pushes on RT's own
+            // switches and wakeups).
+            if rq.rt.rt_throttled || rq.dl.dl_nr_running > 0 {
                 continue;
             }
             for t in rq.rt.active.iter() {
