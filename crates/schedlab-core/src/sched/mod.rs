@@ -22,6 +22,7 @@ pub mod psi;
 pub mod psi_group;
 pub mod rt;
 pub mod rt_legacy;
+pub mod rt_push_ipi;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h
 pub mod sched;
 pub mod sd_build;
