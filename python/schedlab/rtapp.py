@@ -248,6 +248,8 @@ def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str |
                 f"{', '.join(TARGET_POLICIES[target])} (--target head for SCHED_BATCH/IDLE)",
             )  # fmt: skip
         task: dict[str, Any] = {"instance": int(t.get("count", 1)), "policy": pol}
+        if t.get("sched_flags"):
+            raise _nm(source, f"{where}.sched_flags", "rt-app sets SCHED_DEADLINE without sched_flags (no reclaiming)")
         if pol == "SCHED_DEADLINE":
             # rt-app's dl-period defaults to dl-runtime, schedlab's
             # sched_period to the deadline: all three are written.

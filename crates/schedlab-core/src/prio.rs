@@ -100,7 +100,15 @@ pub struct DlAttr {
     pub runtime: u64,
     pub deadline: u64,
     pub period: u64,
+    /// sched_flags: SCHED_FLAG_RECLAIM, SCHED_FLAG_DL_OVERRUN.
+    pub flags: u64,
 }
+
+/// sched_attr.sched_flags (include/uapi/linux/sched.h): GRUB reclaiming
+/// (4.13).
+pub const SCHED_FLAG_RECLAIM: u64 = 0x02;
+/// SIGXCPU on a runtime overrun (4.16).
+pub const SCHED_FLAG_DL_OVERRUN: u64 = 0x04;
 
 pub const NICE_0_LOAD: u64 = 1024;
 pub const NICE_0_SHIFT: u32 = 10;

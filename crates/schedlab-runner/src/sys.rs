@@ -111,7 +111,7 @@ pub fn set_deadline(tid: i32, dl: &schedlab_core::sched::task::DlAttr) -> io::Re
     let attr = SchedAttr {
         size: std::mem::size_of::<SchedAttr>() as u32,
         sched_policy: SCHED_DEADLINE as u32,
-        sched_flags: 0,
+        sched_flags: dl.flags,
         sched_nice: 0,
         sched_priority: 0,
         sched_runtime: dl.runtime,

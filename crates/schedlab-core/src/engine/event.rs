@@ -37,6 +37,10 @@ pub enum Ev {
     /// A CPU's fair server timer: its zero-laxity time or its next period
     /// (dl_server_timer).
     DlServerTimer(usize),
+    /// A deadline task's 0-lag time (its inactive timer, GRUB).
+    DlInactiveTimer(TaskId),
+    /// The fair server's 0-lag time on this CPU.
+    DlServerInactiveTimer(usize),
     /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
     RtoPushIpi(usize),
     /// A block device finished a request (block/blk_mq.rs).

@@ -336,6 +336,21 @@ pub struct Mechanisms {
     /// CBS wakeup rule, 4.13: "sched/deadline: Use the revised wakeup rule
     /// for suspending constrained dl tasks"); before, a new instance.
     pub dl_revised_wakeup: bool,
+    /// GRUB (4.13, Luca Abeni's series: "sched/deadline: Implement GRUB
+    /// accounting" .. "Reclaim bandwidth not used by dl tasks"): each
+    /// runqueue's active (running_bw) and total (this_bw) deadline
+    /// bandwidth, the inactive timer that drops a blocked task's bandwidth
+    /// at its 0-lag time, and SCHED_FLAG_RECLAIM, whose tasks' budgets
+    /// deplete at the rate of the active bandwidth, not of time.
+    pub dl_grub: bool,
+    /// GRUB's equation with Umax applied to both terms (6.5, 6a9d623aad89
+    /// "sched/deadline: Fix bandwidth reclaim equation in GRUB"): a lone
+    /// reclaiming task reaches Umax (95 %) whatever its own bandwidth;
+    /// before, 1 - Uextra, less for smaller reservations.
+    pub dl_grub_max_bw: bool,
+    /// SCHED_FLAG_DL_OVERRUN (4.16, "sched/deadline: Add
+    /// SCHED_FLAG_DL_OVERRUN"): SIGXCPU when a task overruns its runtime.
+    pub dl_overrun: bool,
     /// The fair server (6.12, "sched/fair: Fair server interface" and the
     /// dl_server series with its deferred form): a deadline entity per CPU
     /// that runs the fair class for 50 ms a second when it is starved; RT
@@ -536,6 +551,9 @@ impl Mechanisms {
             dl_cpupri_higher: at(5, 11),
             dl_constrained_throttle: at(4, 11),
             dl_revised_wakeup: at(4, 13),
+            dl_grub: at(4, 13),
+            dl_grub_max_bw: at(6, 5),
+            dl_overrun: at(4, 16),
             fair_server: at(6, 12),
             dl_overload_pushable: at(6, 7),
             rt_overload_pushable: at(6, 7),

@@ -129,7 +129,7 @@ impl SchedEnv {
     /// Move a queued, not running deadline task (deactivate, set_task_cpu,
     /// activate). `exec_cpu` runs the move.
     pub(crate) fn move_queued_task_dl(&mut self, p: TaskId, src: usize, dst: usize, exec_cpu: usize) {
-        self.dequeue_task_dl(src, p);
+        self.dequeue_task_dl(src, p, 0);
         self.set_task_cpu(p, dst, exec_cpu);
         self.enqueue_task_dl(dst, p, 0);
         self.sched.dl_stats.migrations += 1;

@@ -40,9 +40,10 @@
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
+use crate::prio::{SCHED_FLAG_DL_OVERRUN, SCHED_FLAG_RECLAIM};
 use crate::sched::class::{
-    DlSchedClass, Pick, SchedClassOps, WakeSource, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_REPLENISH, ENQUEUE_WAKEUP,
-    WF_TTWU,
+    DlSchedClass, Pick, SchedClassOps, WakeSource, DEQUEUE_SLEEP, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_REPLENISH,
+    ENQUEUE_WAKEUP, WF_TTWU,
 };
 use crate::sched::dl_rq::FAIR_SERVER;
 use crate::sched::env::SchedEnv;
@@ -74,6 +75,7 @@ pub fn setparam_dl(a: &DlAttr) -> DlEntity {
         dl_period: period,
         dl_bw: to_ratio(period, a.runtime),
         dl_density: to_ratio(a.deadline, a.runtime),
+        flags: a.flags,
         ..DlEntity::default()
     }
 }
@@ -138,8 +140,8 @@ impl SchedClassOps for DlSchedClass {
     }
 
     #[inline(never)] // deadline-only: keep it out of the fair hot path
-    fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, _flags: u32) -> bool {
-        sim.dequeue_task_dl(cpu, p);
+    fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) -> bool {
+        sim.dequeue_task_dl(cpu, p, flags);
         true
     }
 
@@ -213,8 +215,13 @@ impl SchedClassOps for DlSchedClass {
     }
 
     #[inline(never)] // deadline-only: keep it out of the fair hot path
-    fn task_fork(sim: &mut SchedEnv, _p: TaskId, _parent_cpu: usize) {
+    fn task_fork(sim: &mut SchedEnv, p: TaskId, _parent_cpu: usize) {
         sim.sched.dl_nr_tasks += 1;
+        if sim.cfg.mech.dl_grub {
+            // sched_setattr()'s admission: the root domain's total_bw.
+            let bw = sim.dle(p).dl_bw;
+            sim.dl_bw_add(bw);
+        }
     }
 
     #[inline(never)] // deadline-only: keep it out of the fair hot path
@@ -224,11 +231,19 @@ impl SchedClassOps for DlSchedClass {
 
     /// task_dead_dl(): the replenishment timer goes with the task.
     #[inline(never)] // deadline-only: keep it out of the fair hot path
-    fn task_dead(sim: &mut SchedEnv, _cpu: usize, p: TaskId) {
+    fn task_dead(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         sim.sched.dl_nr_tasks -= 1;
         if let Some(key) = sim.dle_mut(p).timer.take() {
             sim.q.cancel(key);
         }
+        if sim.cfg.mech.dl_grub {
+            sim.dl_grub_task_dead(cpu, p);
+        }
+    }
+
+    #[inline(never)] // deadline-only: keep it out of the fair hot path
+    fn migrate_task_rq(sim: &mut SchedEnv, p: TaskId, old: usize, _new: usize) {
+        sim.migrate_task_rq_dl(p, old);
     }
 
     #[inline(never)] // deadline-only: keep it out of the fair hot path
@@ -511,10 +526,22 @@ impl SchedEnv {
         if !self.dle(tid).dl_throttled && !implicit && self.cfg.mech.dl_constrained_throttle {
             self.dl_check_constrained_dl(tid);
         }
+        let grub = self.cfg.mech.dl_grub;
+        if grub && (flags & (ENQUEUE_INITIAL | ENQUEUE_HEAD) != 0 || flags == 0) {
+            // ENQUEUE_RESTORE or a queued task's migration.
+            self.dl_grub_attach(cpu, tid);
+        }
         if self.dle(tid).dl_throttled && flags & ENQUEUE_REPLENISH == 0 {
+            if grub && flags & ENQUEUE_WAKEUP != 0 {
+                // A throttled task is active all the same.
+                self.task_contending(cpu, tid);
+            }
             return;
         }
         if flags & ENQUEUE_WAKEUP != 0 {
+            if grub {
+                self.task_contending(cpu, tid);
+            }
             self.update_dl_entity(tid);
         } else if flags & ENQUEUE_REPLENISH != 0 {
             self.replenish_dl_entity(tid);
@@ -531,14 +558,21 @@ impl SchedEnv {
         }
     }
 
-    /// dequeue_task_dl(): off the tree (and the pushable tree). A blocking
-    /// task's bandwidth stays active until its 0-lag time in the kernel
-    /// (task_non_contending): not modelled (GRUB).
-    pub fn dequeue_task_dl(&mut self, cpu: usize, tid: TaskId) {
+    /// dequeue_task_dl(): off the tree (and the pushable tree). A task
+    /// that moves takes its bandwidth along; one that blocks stays active
+    /// until its 0-lag time (task_non_contending, GRUB).
+    pub fn dequeue_task_dl(&mut self, cpu: usize, tid: TaskId, flags: u32) {
         self.update_curr(cpu);
         self.dequeue_dl_entity_tree(cpu, tid);
         if !self.dle(tid).dl_throttled {
             self.dequeue_pushable_dl_task(cpu, tid);
+        }
+        if self.cfg.mech.dl_grub {
+            if flags & DEQUEUE_SLEEP != 0 {
+                self.task_non_contending(cpu, tid);
+            } else {
+                self.dl_grub_detach(cpu, tid);
+            }
         }
     }
 
@@ -557,14 +591,25 @@ impl SchedEnv {
         let (avg, age) = crate::sched::sched::sched_avg_update(rq.rt_avg, rq.rt_age_stamp, self.now);
         rq.rt_avg = avg + delta;
         rq.rt_age_stamp = age;
-        let mut scaled = delta;
-        if self.cpufreq.invariant {
-            scaled = (scaled * self.cpufreq.freq_scale(cpu)) >> 10;
-        }
-        scaled = (scaled * self.sched.cpu_scale[cpu]) >> 10;
+        let (flags, dl_bw) = (self.dle(curr).flags, self.dle(curr).dl_bw);
+        let scaled = if flags & SCHED_FLAG_RECLAIM != 0 {
+            // GRUB-PA: a reclaiming task is charged by the active
+            // bandwidth, not scaled by frequency and capacity.
+            self.grub_reclaim(cpu, delta, dl_bw)
+        } else {
+            let mut scaled = delta;
+            if self.cpufreq.invariant {
+                scaled = (scaled * self.cpufreq.freq_scale(cpu)) >> 10;
+            }
+            (scaled * self.sched.cpu_scale[cpu]) >> 10
+        };
         let d = self.dle_mut(curr);
         d.runtime -= scaled as i64;
         if d.runtime <= 0 || d.dl_yielded {
+            if d.runtime <= 0 && flags & SCHED_FLAG_DL_OVERRUN != 0 {
+                // dl_overrun: SIGXCPU at the task's next tick.
+                self.sched.dl_stats.overruns += 1;
+            }
             self.dl_throttle_curr(cpu, curr);
         }
         self.dl_rt_time_account(cpu, delta);

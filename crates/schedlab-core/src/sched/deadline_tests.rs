@@ -232,3 +232,67 @@ fn a_lone_deadline_task_is_pushed_at_replenishment_only_from_6_7() {
     assert_eq!(migrations("6.1"), 0);
     assert!(migrations("6.12") >= 9, "pushed at every replenishment on 6.12");
 }
+
+fn reclaiming(name: &str, runtime: &str, period: &str) -> String {
+    dl_hog(name, 1, runtime, period) + "sched_flags = [\"SCHED_FLAG_RECLAIM\"]\n"
+}
+
+/// The measurements of 6a9d623aad89 ("sched/deadline: Fix bandwidth
+/// reclaim equation in GRUB"), one CPU, Umax 95 %: before it a lone
+/// reclaiming 7 ms / 10 ms task ran 93.3 % and a 1 ms / 100 ms one 16.7 %;
+/// after it, both 95 %; two together (1/10 and 1/100) 62.5 % + 6.3 %, then
+/// 86.6 % + 8.7 %.
+#[test]
+fn grub_reclaims_what_the_equation_of_each_version_gives() {
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str, &'a str)>, [f64; 2], [f64; 2]);
+    let cases: [Case; 3] = [
+        ("run1", vec![("a", "7ms", "10ms")], [93.33, 0.0], [95.17, 0.0]),
+        ("run2", vec![("a", "1ms", "100ms")], [16.67, 0.0], [95.2, 0.0]),
+        ("run3", vec![("a", "1ms", "10ms"), ("b", "1ms", "100ms")], [62.5, 6.25], [86.5, 8.65]),
+    ];
+    for (case, tasks, before, after) in cases {
+        let toml: String = tasks.iter().map(|(n, r, p)| reclaiming(n, r, p)).collect();
+        for (version, want) in [("6.4", before), ("6.5", after)] {
+            let sim = run(version, 1, &toml, 2000);
+            for (i, (n, _, _)) in tasks.iter().enumerate() {
+                let got = ran_ms(&sim, n) / 20.0;
+                assert!((got - want[i]).abs() < 1.0, "{case} on {version}: {n} ran {got:.2} %, want {}", want[i]);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_task_without_the_flag_keeps_to_its_reservation_and_grub_counts_the_blocked_until_their_0_lag_time() {
+    // A reclaiming hog beside a periodic task that blocks early in each
+    // period: the periodic task's bandwidth stays active until its 0-lag
+    // time, so the hog reclaims less than Umax less the periodic task's run.
+    let periodic = "[[task]]\nname = \"p\"\npolicy = \"SCHED_DEADLINE\"\nsched_runtime = \"4ms\"\n\
+                    sched_deadline = \"10ms\"\nsched_period = \"10ms\"\n\
+                    program = [{ loop = { count = 0, body = [{ run = \"1ms\" }, { sleep = \"9ms\" }] } }]\n";
+    let toml = format!("{}{periodic}", reclaiming("a", "2ms", "10ms"));
+    let sim = run("6.12", 1, &toml, 2000);
+    let (a, p) = (ran_ms(&sim, "a") / 20.0, ran_ms(&sim, "p") / 20.0);
+    assert!((8.0..=10.5).contains(&p), "the periodic task ran {p:.1} %");
+    assert!(a > 40.0 && a + p < 95.5, "the reclaiming task ran {a:.1} %");
+    let plain = dl_hog("a", 1, "2ms", "10ms") + periodic;
+    let sim = run("6.12", 1, &plain, 2000);
+    let a = ran_ms(&sim, "a") / 20.0;
+    assert!((19.0..=21.5).contains(&a), "without SCHED_FLAG_RECLAIM it ran {a:.1} %");
+}
+
+#[test]
+fn sched_flags_are_refused_before_their_kernel() {
+    let e = load_err("4.12", 1, &reclaiming("a", "1ms", "10ms"));
+    assert!(e.contains("SCHED_FLAG_RECLAIM on 4.13 or later"), "{e}");
+    let overrun = dl_hog("a", 1, "1ms", "10ms") + "sched_flags = [\"SCHED_FLAG_DL_OVERRUN\"]\n";
+    let e = load_err("4.15", 1, &overrun);
+    assert!(e.contains("4.16 or later"), "{e}");
+    let e = load_err("6.1", 1, &(dl_hog("a", 1, "1ms", "10ms") + "sched_flags = [\"SCHED_FLAG_SUGOV\"]\n"));
+    assert!(e.contains("task[0].sched_flags[0]"), "{e}");
+    let e = load_err("6.1", 1, &format!("[[task]]\nname = \"f\"\nsched_flags = [\"SCHED_FLAG_RECLAIM\"]\n{HOG}"));
+    assert!(e.contains("only with policy"), "{e}");
+    let sim = run("6.1", 1, &overrun, 200);
+    let (overruns, throttles) = (sim.w.m.kt.k.sched.dl_stats.overruns, sim.w.m.kt.k.sched.dl_stats.throttles);
+    assert!(overruns >= 8 && overruns == throttles, "an overrun at each throttle: {overruns} of {throttles}");
+}

@@ -53,6 +53,17 @@ pub struct DlRq {
     pub avg_dl: pelt::SchedAvg,
     /// rq->fair_server.
     pub fs: FairServer,
+    /// GRUB (4.13+, sched/dl_grub.rs), all << BW_SHIFT. running_bw: the
+    /// active bandwidth (entities queued, throttled, or blocked before
+    /// their 0-lag time); this_bw: every deadline entity of this runqueue,
+    /// blocked ones too; extra_bw: this CPU's share of the root domain's
+    /// unreserved bandwidth; max_bw: Umax; bw_ratio: 1 / Umax <<
+    /// RATIO_SHIFT.
+    pub running_bw: u64,
+    pub this_bw: u64,
+    pub extra_bw: u64,
+    pub max_bw: u64,
+    pub bw_ratio: u64,
 }
 
 impl DlRq {
@@ -76,4 +87,6 @@ pub struct DlStats {
     pub throttles: u64,
     /// Tasks moved by deadline push/pull.
     pub migrations: u64,
+    /// Runtime overruns of SCHED_FLAG_DL_OVERRUN tasks (each a SIGXCPU).
+    pub overruns: u64,
 }

@@ -81,7 +81,10 @@ impl SchedEnv {
             return;
         }
         fs.active = true;
-        // enqueue_dl_entity(ENQUEUE_WAKEUP) -> update_dl_entity().
+        // enqueue_dl_entity(ENQUEUE_WAKEUP): task_contending(), then
+        // update_dl_entity().
+        self.fs_contending(cpu);
+        let fs = &mut self.sched.rqs[cpu].dl.fs;
         if fs.dl.deadline < now || fs.dl.overflow(now) {
             fs.defer_running = false;
             fs.dl.new_period(now);
@@ -170,6 +173,8 @@ impl SchedEnv {
     /// dl_server_stop(): picked with no fair task to run.
     fn dl_server_stop(&mut self, cpu: usize) {
         self.fs_dequeue_tree(cpu);
+        // dequeue_dl_entity(DEQUEUE_SLEEP) -> task_non_contending().
+        self.fs_non_contending(cpu);
         self.fs_cancel_timer(cpu);
         let fs = &mut self.sched.rqs[cpu].dl.fs;
         fs.defer_armed = false;

@@ -9,6 +9,7 @@ pub mod cpustat;
 pub mod cputime;
 pub mod deadline;
 pub mod delays;
+pub mod dl_grub;
 pub mod dl_rq;
 pub mod dl_server;
 pub mod env;

@@ -10,7 +10,7 @@
 use crate::cpumask::CpuMask;
 use crate::error::{Result, SimError};
 use crate::kernel::KernelConfig;
-use crate::prio::{load_weight, Policy};
+use crate::prio::{load_weight, Policy, SCHED_FLAG_DL_OVERRUN, SCHED_FLAG_RECLAIM};
 use crate::program::{Op, TaskGroup};
 use crate::sched::class::{SchedClass, ENQUEUE_HEAD};
 use crate::sched::deadline::{setparam_dl, to_ratio, BW_UNIT, DL_SCALE};
@@ -37,7 +37,8 @@ impl SchedEnv {
         let same_dl = !policy.is_dl()
             || t.dl.as_deref().is_some_and(|d| {
                 let n = crate::sched::deadline::setparam_dl(&dl);
-                (d.dl_runtime, d.dl_deadline, d.dl_period) == (n.dl_runtime, n.dl_deadline, n.dl_period)
+                (d.dl_runtime, d.dl_deadline, d.dl_period, d.flags)
+                    == (n.dl_runtime, n.dl_deadline, n.dl_period, n.flags)
             });
         if (t.policy, t.nice, t.rt_priority) == (policy, nice, rt_priority) && same_dl {
             return;
@@ -51,17 +52,20 @@ impl SchedEnv {
             load_weight(policy, nice, self.cfg.mech.weight_idleprio, !self.cfg.mech.rt_push_pull());
         let was_rt = self.sched.tasks[tid].policy.is_rt();
         let was_dl = self.sched.tasks[tid].policy.is_dl();
-        let t = &mut self.sched.tasks[tid];
         if policy.is_dl() {
             // __setparam_dl(); its first instance is set up as it is queued
             // back (ENQUEUE_RESTORE with a deadline in the past).
-            let old = t.dl.take();
+            let old = self.sched.tasks[tid].dl.take();
             let mut e = crate::sched::deadline::setparam_dl(&dl);
+            if self.cfg.mech.dl_grub {
+                self.dl_grub_setattr(old.as_deref(), was_dl, e.dl_bw);
+            }
             if let Some(o) = old {
                 e.deadline = o.deadline;
             }
-            t.dl = Some(Box::new(e));
+            self.sched.tasks[tid].dl = Some(Box::new(e));
         }
+        let t = &mut self.sched.tasks[tid];
         (t.policy, t.nice, t.rt_priority, t.weight, t.inv_weight) = (policy, nice, rt_priority, weight, inv_weight);
         let new_class = t.sched_class();
         if old_class == SchedClass::Fair && new_class != SchedClass::Fair && t.se.attached {
@@ -84,7 +88,12 @@ impl SchedEnv {
         }
         match (was_dl, policy.is_dl()) {
             (false, true) => self.sched.dl_nr_tasks += 1,
-            (true, false) => self.sched.dl_nr_tasks -= 1,
+            (true, false) => {
+                self.sched.dl_nr_tasks -= 1;
+                if self.cfg.mech.dl_grub {
+                    self.switched_from_dl(tid);
+                }
+            }
             _ => {}
         }
         new_class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
@@ -220,6 +229,19 @@ pub(crate) fn check_dl_groups(groups: &[TaskGroup], file: &str, kernel: &KernelC
                 ),
                 "parameters __checkparam_dl() accepts",
             ));
+        }
+        for (flag, name, on, since) in [
+            (SCHED_FLAG_RECLAIM, "SCHED_FLAG_RECLAIM", kernel.mech.dl_grub, "4.13"),
+            (SCHED_FLAG_DL_OVERRUN, "SCHED_FLAG_DL_OVERRUN", kernel.mech.dl_overrun, "4.16"),
+        ] {
+            if g.dl.flags & flag != 0 && !on {
+                return Err(SimError::bad_value(
+                    file,
+                    &k("sched_flags"),
+                    format!("{name} on Linux {} (sched_setattr() fails with EINVAL)", kernel.version),
+                    format!("{name} on {since} or later"),
+                ));
+            }
         }
         if g.cpus.weight() != nr_cpus {
             return Err(SimError::bad_value(

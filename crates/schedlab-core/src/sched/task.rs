@@ -94,6 +94,16 @@ pub struct DlEntity {
     pub pushable_seq: Option<u64>,
     /// dl_timer: the replenishment timer's event while armed.
     pub timer: Option<crate::engine::queue::EventKey>,
+    /// flags: sched_attr's SCHED_FLAG_RECLAIM / SCHED_FLAG_DL_OVERRUN.
+    pub flags: u64,
+    /// dl_non_contending (GRUB, 4.13): blocked before its 0-lag time, its
+    /// bandwidth still counts in running_bw until the inactive timer.
+    pub dl_non_contending: bool,
+    /// inactive_timer: the 0-lag timer's event while armed.
+    pub inactive_timer: Option<crate::engine::queue::EventKey>,
+    /// The last wakeup moved it (ENQUEUE_MIGRATED): task_contending() adds
+    /// its bandwidth to the new runqueue's this_bw.
+    pub wake_migrated: bool,
 }
 
 /// What a ktask worker is doing.

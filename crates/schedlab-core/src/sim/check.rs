@@ -118,6 +118,9 @@ impl Sim {
                 });
             }
         }
+        if let Some(message) = self.w.m.kt.k.check_dl_bw() {
+            return Err(SimError::Invariant { message });
+        }
         let idle = self.w.m.kt.k.sched.rqs.iter().filter(|rq| rq.curr.is_none()).count() as u64;
         let total: u64 = self.w.m.kt.k.sched.rqs.iter().map(|rq| rq.nr_running as u64).sum();
         if idle != self.w.m.kt.k.sched.wasted.nr_idle_cpus || total != self.w.m.kt.k.sched.wasted.total_nr_running {

@@ -211,6 +211,7 @@ impl Sim {
             progress: None,
             rt_inv_since: std::cell::Cell::new(None),
         };
+        sim.w.m.kt.k.init_dl_bw();
         sim.w.m.kt.create_housekeeping();
         sim.w.m.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks, or the runner's main thread that will.
@@ -227,9 +228,8 @@ impl Sim {
                 }
             }
         }
-        // mpstat: a baseline snapshot when the warm-up ends (at 0 the
-        // recorder starts from zeros), then one per interval; a sample that
-        // falls on the end of the run is taken by the End handler.
+        // mpstat: a baseline snapshot when the warm-up ends (at 0 the recorder starts from zeros),
+        // then one per interval; a sample that falls on the end of the run is the End handler's.
         let first = if sc.measure.warmup > 0 { sc.measure.warmup } else { sc.measure.interval };
         if first < end_ns {
             sim.w.m.kt.k.q.schedule(Instant(first), Ev::Sample);

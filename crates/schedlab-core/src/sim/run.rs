@@ -309,6 +309,8 @@ impl Sim {
             Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
             Ev::DlTimer(tid) => self.w.m.kt.k.dl_task_timer(tid),
             Ev::DlServerTimer(cpu) => self.w.m.kt.k.dl_server_timer(cpu),
+            Ev::DlInactiveTimer(tid) => self.w.m.kt.k.dl_inactive_timer(tid),
+            Ev::DlServerInactiveTimer(cpu) => self.w.m.kt.k.dl_server_inactive_timer(cpu),
             Ev::RtoPushIpi(cpu) => self.w.m.kt.k.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.w.m.kt.blk_done(req),
             Ev::IrqDone(cpu, action) => {

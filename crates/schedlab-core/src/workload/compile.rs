@@ -12,7 +12,7 @@ use crate::kernel::workqueue::WorkqueueDef;
 use crate::kernel::Costs;
 use crate::machine::Machine;
 use crate::mm::ReadOp;
-use crate::prio::{is_nice, nice_range, Policy, MAX_RT_PRIORITY};
+use crate::prio::{is_nice, nice_range, Policy, MAX_RT_PRIORITY, SCHED_FLAG_DL_OVERRUN, SCHED_FLAG_RECLAIM};
 use crate::program::RtmtOp;
 use crate::sched::task::DlAttr;
 use crate::units::{duration_at, DURATION_ACCEPTED};
@@ -33,6 +33,9 @@ pub(crate) struct RawTask {
     pub(crate) sched_runtime: Option<String>,
     pub(crate) sched_deadline: Option<String>,
     pub(crate) sched_period: Option<String>,
+    /// sched_attr.sched_flags by name: "SCHED_FLAG_RECLAIM",
+    /// "SCHED_FLAG_DL_OVERRUN".
+    pub(crate) sched_flags: Option<Vec<String>>,
     pub(crate) cpus: Option<toml::Value>,
     /// A duration, or a distribution drawn once per task.
     pub(crate) start: Option<toml::Value>,
@@ -127,12 +130,13 @@ fn dl_attr_at(t: &RawTask, policy: Policy, file: &str, k: &dyn Fn(&str) -> Strin
     let keys =
         [("sched_runtime", &t.sched_runtime), ("sched_deadline", &t.sched_deadline), ("sched_period", &t.sched_period)];
     if !policy.is_dl() {
-        if let Some((key, _)) = keys.iter().find(|(_, v)| v.is_some()) {
+        let given = keys.iter().find(|(_, v)| v.is_some()).map(|(key, _)| *key);
+        if let Some(key) = given.or(t.sched_flags.as_ref().map(|_| "sched_flags")) {
             return Err(SimError::bad_value(
                 file,
                 &k(key),
                 format!("{key} for {}", policy.name()),
-                "sched_runtime, sched_deadline and sched_period only with policy = \"SCHED_DEADLINE\"",
+                "sched_runtime, sched_deadline, sched_period and sched_flags only with policy = \"SCHED_DEADLINE\"",
             ));
         }
         return Ok(DlAttr::default());
@@ -154,7 +158,22 @@ fn dl_attr_at(t: &RawTask, policy: Policy, file: &str, k: &dyn Fn(&str) -> Strin
             None => {}
         }
     }
-    Ok(DlAttr { runtime: v[0], deadline: v[1], period: v[2] })
+    let mut flags = 0;
+    for (i, name) in t.sched_flags.iter().flatten().enumerate() {
+        flags |= match name.as_str() {
+            "SCHED_FLAG_RECLAIM" => SCHED_FLAG_RECLAIM,
+            "SCHED_FLAG_DL_OVERRUN" => SCHED_FLAG_DL_OVERRUN,
+            other => {
+                return Err(SimError::bad_value(
+                    file,
+                    &k(&format!("sched_flags[{i}]")),
+                    format!("\"{other}\""),
+                    "\"SCHED_FLAG_RECLAIM\" (GRUB reclaiming, 4.13+), \"SCHED_FLAG_DL_OVERRUN\" (SIGXCPU on overrun, 4.16+)",
+                ))
+            }
+        };
+    }
+    Ok(DlAttr { runtime: v[0], deadline: v[1], period: v[2], flags })
 }
 
 /// The `[[task]]` groups and `[rt_migrate_test]` of a scenario; ops name
