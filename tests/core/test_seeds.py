@@ -30,6 +30,7 @@ EXPERIMENTS = [
     "dirty-throttle",
     "workingset-transition",
     "fair-server-osnoise",
+    "grub-reclaim",
 ]
 
 #: Bands the model is known to miss, with the reason (also in the closing

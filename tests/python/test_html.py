@@ -34,6 +34,7 @@ EXPERIMENTS = (
     "dirty-throttle",
     "workingset-transition",
     "fair-server-osnoise",
+    "grub-reclaim",
 )
 
 

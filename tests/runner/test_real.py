@@ -312,3 +312,74 @@ def test_a_calibration_report_is_checked(tmp_path: Path) -> None:
     assert calibrate.cost_overrides({"fork": 5}) == [("kernel.costs.fork", '"5ns"')]
     with pytest.raises(SchedlabError, match="--costs default"):
         kept_calibration(str(tmp_path))
+
+
+# sched_setattr(SCHED_DEADLINE) on this kernel against the model's admission
+# (sched/syscalls.rs check_dl_groups): each case is a 2-CPU scenario whose
+# deadline group the kernel admits or refuses with an errno.
+def _dl_case(name: str, extra: str, runtime: str = "5ms", deadline: str = "10ms", count: int = 1) -> str:
+    return f"""\
+name = "{name}"
+{MACHINE2}
+[measure]
+duration = "50ms"
+[[task]]
+name = "dl"
+count = {count}
+policy = "SCHED_DEADLINE"
+sched_runtime = "{runtime}"
+sched_deadline = "{deadline}"
+sched_period = "{deadline}"
+{extra}
+program = [{{ loop = {{ count = 0, body = [{{ run = "1ms" }}] }} }}]
+"""
+
+
+DL_ADMISSION = {
+    "fits": _dl_case("fits", "", count=2),
+    "over the root domain (1.92 CPUs of 1.9)": _dl_case("over", "", "9600us", count=2),
+    "over once the fair servers hold theirs (1.84 CPUs; 6.12+)": _dl_case("servers", "", "9200us", count=2),
+    "deadline below runtime": _dl_case("order", "", "5ms", "4ms"),
+    "period below sched_deadline_period_min_us": _dl_case("short", "", "20us", "50us"),
+    "runtime below 1024 ns": _dl_case("tiny", "", "1000ns", "1ms"),
+    "affinity narrower than the root domain": _dl_case("pinned", 'cpus = "0"'),
+    "SCHED_FLAG_RECLAIM": _dl_case("reclaim", 'sched_flags = ["SCHED_FLAG_RECLAIM"]'),
+    "SCHED_FLAG_DL_OVERRUN": _dl_case("overrun", 'sched_flags = ["SCHED_FLAG_DL_OVERRUN"]'),
+}
+_ERRNO = {"os error 1)": "EPERM", "os error 16)": "EBUSY", "os error 22)": "EINVAL"}
+SIGXCPU = 24
+
+
+def _host_dl_sets() -> list[tuple[str, str]]:
+    from schedlab.validation.runners import host_series
+
+    sysctl = Path("/proc/sys/kernel")
+    sets = [("kernel.version", json.dumps(host_series()))]
+    for key in ("sched_rt_runtime_us", "sched_rt_period_us"):
+        sets.append((f'kernel.sysctl."kernel.{key}"', (sysctl / key).read_text().strip()))
+    return sets
+
+
+def test_deadline_admission_refuses_what_this_kernel_refuses(runner: list[str], tmp_path: Path) -> None:
+    from schedlab import native
+
+    if os.cpu_count() != 2:
+        pytest.skip("a deadline task's affinity must be the whole root domain: needs a 2-CPU host")
+    sets = _host_dl_sets()
+    verdicts = {}
+    for case, text in DL_ADMISSION.items():
+        r = _run(runner, _write(tmp_path, text))
+        real_v = "ok" if r.returncode == 0 else next((e for k, e in _ERRNO.items() if k in r.stderr), r.stderr)
+        if r.returncode in (-SIGXCPU, 128 + SIGXCPU):
+            real_v = "SIGXCPU"  # admitted, then killed at its first overrun
+        if case == "fits" and real_v == "EPERM":
+            pytest.skip(f"SCHED_DEADLINE not permitted here: {r.stderr.strip()}")
+        try:
+            native.run(text, "t.toml", 1, sets, False)
+            sim_v = "ok"
+        except SchedlabError as e:
+            sim_v = next((n for n in ("EPERM", "EBUSY", "EINVAL", "SIGXCPU") if n in str(e)), str(e))
+        verdicts[case] = (sim_v, real_v)
+    differ = {c: v for c, v in verdicts.items() if v[0] != v[1]}
+    assert not differ, differ
+    assert {r for _, r in verdicts.values()} >= {"ok", "EBUSY", "EINVAL", "EPERM", "SIGXCPU"}, verdicts

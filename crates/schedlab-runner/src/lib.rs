@@ -188,8 +188,8 @@ fn proc_stat() -> Result<BTreeMap<usize, CpuJiffies>, Fail> {
 fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let text = std::fs::read_to_string(&args.scenario)
         .map_err(|e| Fail::Refused(format!("[SL001] {}: cannot read: {e}", args.scenario)))?;
-    let sc =
-        scenario::load(&text, &args.scenario, &args.sets).map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
+    let sc = scenario::load_real(&text, &args.scenario, &args.sets)
+        .map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
     let allowed = sys::allowed_cpus().map_err(|e| Fail::Host(format!("sched_getaffinity: {e}")))?;
     plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(e.to_string()))?;
     let host_cpus: Vec<usize> = allowed[..sc.machine.nr_cpus()].to_vec();

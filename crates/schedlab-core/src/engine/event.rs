@@ -41,6 +41,8 @@ pub enum Ev {
     DlInactiveTimer(TaskId),
     /// The fair server's 0-lag time on this CPU.
     DlServerInactiveTimer(usize),
+    /// A SCHED_FLAG_DL_OVERRUN task overran its runtime: SIGXCPU.
+    DlOverrun(TaskId),
     /// RT_PUSH_IPI: the push irq_work runs on this CPU (rto_push_irq_work_func).
     RtoPushIpi(usize),
     /// A block device finished a request (block/blk_mq.rs).

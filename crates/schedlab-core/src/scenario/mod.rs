@@ -383,15 +383,26 @@ pub fn load_as(text: &str, file: &str, format: Format, overrides: &[(String, Str
     validate(tree(text, file, format, overrides)?, file)
 }
 
+/// As [`load`], for the real-kernel runner: what sched_setattr() would
+/// refuse of the SCHED_DEADLINE groups is left to the kernel to refuse
+/// (`check_dl_groups` is the simulator's prediction of its answer).
+pub fn load_real(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario> {
+    validate_as(tree(text, file, Format::Toml, overrides)?, file, false)
+}
+
 /// Validate a scenario's tree (see [`tree`]).
 pub fn validate(root: toml::Table, file: &str) -> Result<Scenario> {
+    validate_as(root, file, true)
+}
+
+fn validate_as(root: toml::Table, file: &str, setattr_checks: bool) -> Result<Scenario> {
     require_tables(&root, file)?;
     let de = toml::Value::Table(root);
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| serde_error(e, file))?;
-    compile(raw, file)
+    compile(raw, file, setattr_checks)
 }
 
-fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
+fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenario> {
     let Some(mspec) = raw.machine else {
         return Err(SimError::MissingKey { at: loc(file, "machine") });
     };
@@ -451,7 +462,9 @@ fn compile(raw: RawScenario, file: &str) -> Result<Scenario> {
         &channels,
         &kernel.costs,
     )?;
-    crate::sched::syscalls::check_dl_groups(&ct.groups, file, &kernel, machine.nr_cpus())?;
+    if setattr_checks {
+        crate::sched::syscalls::check_dl_groups(&ct.groups, file, &kernel, machine.nr_cpus())?;
+    }
     let dbench = match &raw.dbench {
         Some(d) => {
             let tables = (&mut ct.work_programs, &mut ct.io_ops, &mut ct.queue_works);

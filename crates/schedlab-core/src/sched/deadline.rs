@@ -30,13 +30,12 @@
 //! HRTICK / HRTICK_DL false), so a task overruns its budget by up to a
 //! tick and pays it back in its next instance, as on the real kernels.
 //!
-//! Deviation: GRUB's active utilisation (running_bw, this_bw, the inactive
-//! timer of 4.13) is not modelled: SCHED_FLAG_RECLAIM is not accepted, a
-//! task's bandwidth leaves the root domain when it exits (not at its 0-lag
-//! time), and schedutil sees deadline tasks through their utilisation
-//! (avg_dl) only, not through running_bw's frequency floor. Priority
-//! inheritance (dl boosting) and the SUGOV special entity are not
-//! modelled. The replenishment timer's interrupt costs nothing.
+//! GRUB (4.13+: the runqueues' active and total bandwidth, the inactive
+//! timer, SCHED_FLAG_RECLAIM) is sched/dl_grub.rs.
+//!
+//! Deviation: priority inheritance (dl boosting) and the SUGOV special
+//! entity are not modelled. The replenishment timer's interrupt costs
+//! nothing.
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
@@ -607,8 +606,9 @@ impl SchedEnv {
         d.runtime -= scaled as i64;
         if d.runtime <= 0 || d.dl_yielded {
             if d.runtime <= 0 && flags & SCHED_FLAG_DL_OVERRUN != 0 {
-                // dl_overrun: SIGXCPU at the task's next tick.
+                // dl_overrun: SIGXCPU from the task's next tick.
                 self.sched.dl_stats.overruns += 1;
+                self.q.schedule(Instant(self.now), Ev::DlOverrun(curr));
             }
             self.dl_throttle_curr(cpu, curr);
         }

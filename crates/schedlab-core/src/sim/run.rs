@@ -289,6 +289,25 @@ impl Sim {
         !self.w.m.kt.k.sched.tasks.iter().any(|t| t.state == TaskState::New)
     }
 
+    /// SIGXCPU for a SCHED_FLAG_DL_OVERRUN task's overrun: the signal's
+    /// default action kills the process, and signal handlers are not
+    /// modelled, so the run ends as the real workload does.
+    fn sigxcpu(&mut self, tid: TaskId) {
+        let t = &self.w.m.kt.k.sched.tasks[tid];
+        self.w.m.fatal = Some(SimError::NotModelled {
+            at: crate::error::Location {
+                file: self.w.m.source.to_string(),
+                key: format!("task[{}].sched_flags", t.group),
+            },
+            what: format!(
+                "{} overran its runtime at {}: the kernel sends SIGXCPU (SCHED_FLAG_DL_OVERRUN), whose default \
+                 action kills the process (a handler is not modelled)",
+                t.comm,
+                format_duration(self.w.m.kt.k.now)
+            ),
+        });
+    }
+
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::Start(tid) => self.w.m.kt.k.wake_up_new_task(tid, None),
@@ -311,6 +330,7 @@ impl Sim {
             Ev::DlServerTimer(cpu) => self.w.m.kt.k.dl_server_timer(cpu),
             Ev::DlInactiveTimer(tid) => self.w.m.kt.k.dl_inactive_timer(tid),
             Ev::DlServerInactiveTimer(cpu) => self.w.m.kt.k.dl_server_inactive_timer(cpu),
+            Ev::DlOverrun(tid) => self.sigxcpu(tid),
             Ev::RtoPushIpi(cpu) => self.w.m.kt.k.rto_push_irq_work_func(cpu),
             Ev::BlkDone(req) => self.w.m.kt.blk_done(req),
             Ev::IrqDone(cpu, action) => {
