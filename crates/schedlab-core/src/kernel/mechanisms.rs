@@ -351,6 +351,16 @@ pub struct Mechanisms {
     /// SCHED_FLAG_DL_OVERRUN (4.16, "sched/deadline: Add
     /// SCHED_FLAG_DL_OVERRUN"): SIGXCPU when a task overruns its runtime.
     pub dl_overrun: bool,
+    /// The fair servers' bandwidth leaks out of extra_bw at boot (6.12 ..
+    /// 6.16): each server is applied at its CPU's first fair enqueue while
+    /// the CPUs are still coming up, then again as sched_init_smp()
+    /// attaches each runqueue to the root domain (__dl_server_attach_root),
+    /// and dl_clear_root_domain() never resets extra_bw. Fixed in 6.17 by
+    /// 9f239df55546 "sched/deadline: Initialize dl_servers after SMP" and
+    /// fcc9276c4d33 "sched/deadline: Reset extra_bw to max_bw when
+    /// clearing root domains" (6.15.y, 6.16.y stable) [deadline.c,
+    /// topology.c @6.12.117].
+    pub dl_server_boot_leak: bool,
     /// The fair server (6.12, "sched/fair: Fair server interface" and the
     /// dl_server series with its deferred form): a deadline entity per CPU
     /// that runs the fair class for 50 ms a second when it is starved; RT
@@ -554,6 +564,7 @@ impl Mechanisms {
             dl_grub: at(4, 13),
             dl_grub_max_bw: at(6, 5),
             dl_overrun: at(4, 16),
+            dl_server_boot_leak: at(6, 12) && !at(6, 17),
             fair_server: at(6, 12),
             dl_overload_pushable: at(6, 7),
             rt_overload_pushable: at(6, 7),

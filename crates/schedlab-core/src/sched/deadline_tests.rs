@@ -300,3 +300,17 @@ fn sched_flags_are_refused_before_their_kernel() {
     assert!(e.contains("task[0].sched_flags") && e.contains("SIGXCPU"), "{e}");
     assert_eq!(sim.w.m.kt.k.sched.dl_stats.overruns, 1);
 }
+
+#[test]
+fn the_fair_servers_leak_out_of_extra_bw_at_boot_until_6_17() {
+    // 996147 = Umax (950000 / 1000000 << 20); a server's 52428 comes off
+    // once per CPU from 6.17, and on 6.12 as its boot deducted it: CPU 0
+    // three and a half times, CPU 1 half.
+    let extra = |version: &str| -> Vec<u64> {
+        let sim = run(version, 2, "", 1);
+        sim.w.m.kt.k.sched.rqs.iter().map(|rq| rq.dl.extra_bw).collect()
+    };
+    assert_eq!(extra("6.18"), vec![996147 - 52428; 2]);
+    assert_eq!(extra("6.12"), vec![996147 - 3 * 52428 - 26214, 996147 - 26214]);
+    assert_eq!(extra("6.6"), vec![996147; 2]);
+}

@@ -22,12 +22,16 @@
 //!   this_bw and the root domain's total from boot, and in running_bw
 //!   while it is started.
 //!
-//! Deviation: the model counts the fair servers' bandwidth as after boot,
-//! every CPU's server applied once (the kernel applies each at its CPU's
-//! first fair enqueue, with the CPUs active at that time, and a root
-//! domain rebuild can drop it from total_bw before 6.15). schedutil does
-//! not see running_bw (its frequency floor for deadline tasks, 4.16+): it
-//! sees deadline tasks through avg_dl.
+//! - **Boot** leaves the fair servers' bandwidth in extra_bw: once each,
+//!   evenly, from 6.17; on 6.12 .. 6.16 as that boot's order of events
+//!   deducted it, several times over and most from the lowest CPUs
+//!   (`dl_server_boot_leak`).
+//!
+//! Deviation: the boot of 6.12 .. 6.16 is taken as one root domain built
+//! over every CPU after each CPU's server started while it was not yet
+//! active; CPU hotplug and later root-domain rebuilds (cpusets) are not
+//! modelled. schedutil does not see running_bw (its frequency floor for
+//! deadline tasks, 4.16+): it sees deadline tasks through avg_dl.
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
@@ -95,11 +99,37 @@ impl SchedEnv {
             (rq.dl.bw_ratio, rq.dl.max_bw, rq.dl.extra_bw) = (bw_ratio, max_bw, max_bw);
         }
         let fs_bw = self.fair_server_bw();
-        if fs_bw > 0 {
-            for cpu in 0..self.sched.rqs.len() {
-                self.sched.rqs[cpu].dl.add_rq_bw(fs_bw);
+        if fs_bw == 0 {
+            return;
+        }
+        let nr = self.sched.rqs.len();
+        for cpu in 0..nr {
+            self.sched.rqs[cpu].dl.add_rq_bw(fs_bw);
+        }
+        if !self.cfg.mech.dl_server_boot_leak {
+            // As after 6.17's boot: each server applied once over every CPU.
+            for _ in 0..nr {
                 self.dl_bw_add(fs_bw);
             }
+            return;
+        }
+        // 6.12 .. 6.16. CPU k's server is applied at its first fair
+        // enqueue, in bring-up before CPU k is active: dl_bw_cpus() counts
+        // CPUs 0..k-1 (CPU 0 alone for the boot CPU), whose extra_bw gives
+        // up bw / that count. Then sched_init_smp() attaches each runqueue
+        // j to the new root domain, whose span is CPUs 0..j by then, and
+        // __dl_server_attach_root() adds the server again.
+        let leak = |rqs: &mut [crate::sched::sched::Rq], cpus: usize| {
+            let share = (fs_bw as i32 / cpus as i32) as u64;
+            for rq in &mut rqs[..cpus] {
+                rq.dl.extra_bw = rq.dl.extra_bw.wrapping_sub(share);
+            }
+        };
+        for k in 0..nr {
+            leak(&mut self.sched.rqs, k.max(1));
+        }
+        for j in 0..nr {
+            leak(&mut self.sched.rqs, j + 1);
         }
     }
 
