@@ -306,11 +306,16 @@ fn the_fair_servers_leak_out_of_extra_bw_at_boot_until_6_17() {
     // 996147 = Umax (950000 / 1000000 << 20); a server's 52428 comes off
     // once per CPU from 6.17, and on 6.12 as its boot deducted it: CPU 0
     // three and a half times, CPU 1 half.
-    let extra = |version: &str| -> Vec<u64> {
-        let sim = run(version, 2, "", 1);
-        sim.w.m.kt.k.sched.rqs.iter().map(|rq| rq.dl.extra_bw).collect()
-    };
+    let extra = |version: &str| extra_on(version, 2);
+    // Three CPUs: starts (CPU 0: 1/1, CPU 1: 1/1 to CPU 0, CPU 2: 1/2 to
+    // CPUs 0-1), then attachments (1/1, 1/2, 1/3 to CPUs 0..j).
+    assert_eq!(extra_on("6.12", 3), vec![996147 - 227188, 996147 - 69904, 996147 - 17476]);
     assert_eq!(extra("6.18"), vec![996147 - 52428; 2]);
     assert_eq!(extra("6.12"), vec![996147 - 3 * 52428 - 26214, 996147 - 26214]);
     assert_eq!(extra("6.6"), vec![996147; 2]);
+}
+
+fn extra_on(version: &str, cpus: u32) -> Vec<u64> {
+    let sim = run(version, cpus, "", 1);
+    sim.w.m.kt.k.sched.rqs.iter().map(|rq| rq.dl.extra_bw).collect()
 }

@@ -107,9 +107,11 @@ impl SchedEnv {
             self.sched.rqs[cpu].dl.add_rq_bw(fs_bw);
         }
         if !self.cfg.mech.dl_server_boot_leak {
-            // As after 6.17's boot: each server applied once over every CPU.
-            for _ in 0..nr {
-                self.dl_bw_add(fs_bw);
+            // As after 6.17's boot: each server applied once over every CPU
+            // (nr times dl_bw_add()'s share, at once: O(nr), not O(nr^2)).
+            let share = (fs_bw as i32 / nr as i32) as u64;
+            for rq in &mut self.sched.rqs {
+                rq.dl.extra_bw = rq.dl.extra_bw.wrapping_sub(share.wrapping_mul(nr as u64));
             }
             return;
         }
@@ -118,18 +120,20 @@ impl SchedEnv {
         // CPUs 0..k-1 (CPU 0 alone for the boot CPU), whose extra_bw gives
         // up bw / that count. Then sched_init_smp() attaches each runqueue
         // j to the new root domain, whose span is CPUs 0..j by then, and
-        // __dl_server_attach_root() adds the server again.
-        let leak = |rqs: &mut [crate::sched::sched::Rq], cpus: usize| {
-            let share = (fs_bw as i32 / cpus as i32) as u64;
-            for rq in &mut rqs[..cpus] {
-                rq.dl.extra_bw = rq.dl.extra_bw.wrapping_sub(share);
+        // __dl_server_attach_root() adds the server again. CPU i thus
+        // gives up share(k) for each later CPU k's start (and CPU 0 its
+        // own, share(1)), and share(j + 1) for each attachment j >= i:
+        // suffix sums, from the last CPU down.
+        let share = |cpus: usize| (fs_bw as i32 / cpus as i32) as u64;
+        let (mut starts, mut attaches) = (0u64, 0u64);
+        for i in (0..nr).rev() {
+            attaches = attaches.wrapping_add(share(i + 1));
+            let own = if i == 0 { share(1) } else { 0 };
+            let rq = &mut self.sched.rqs[i];
+            rq.dl.extra_bw = rq.dl.extra_bw.wrapping_sub(starts.wrapping_add(attaches).wrapping_add(own));
+            if i > 0 {
+                starts = starts.wrapping_add(share(i));
             }
-        };
-        for k in 0..nr {
-            leak(&mut self.sched.rqs, k.max(1));
-        }
-        for j in 0..nr {
-            leak(&mut self.sched.rqs, j + 1);
         }
     }
 
