@@ -34,10 +34,11 @@
 //! deadline tasks, 4.16+): it sees deadline tasks through avg_dl.
 
 use crate::engine::event::Ev;
+use crate::engine::queue::EventKey;
 use crate::engine::Instant;
 use crate::sched::deadline::{to_ratio, BW_SHIFT, BW_UNIT};
 use crate::sched::env::SchedEnv;
-use crate::sched::task::{TaskId, TaskState};
+use crate::sched::task::{DlEntity, TaskId, TaskState};
 
 /// RATIO_SHIFT: bw_ratio's fixed point (8 fractional bits).
 pub const RATIO_SHIFT: u32 = 8;
@@ -51,22 +52,38 @@ impl crate::sched::dl_rq::DlRq {
     /// __sub_running_bw(): an underflow is clamped to 0 (with a warning
     /// in the kernel).
     fn sub_running_bw(&mut self, bw: u64) {
-        let old = self.running_bw;
-        self.running_bw = old.wrapping_sub(bw);
-        if self.running_bw > old {
-            self.running_bw = 0;
-        }
+        self.running_bw = self.running_bw.saturating_sub(bw);
     }
 
     fn add_rq_bw(&mut self, bw: u64) {
         self.this_bw = self.this_bw.wrapping_add(bw);
     }
 
+    /// __sub_rq_bw(): clamped as well.
     fn sub_rq_bw(&mut self, bw: u64) {
-        let old = self.this_bw;
-        self.this_bw = old.wrapping_sub(bw);
-        if self.this_bw > old {
-            self.this_bw = 0;
+        self.this_bw = self.this_bw.saturating_sub(bw);
+    }
+}
+
+/// What task_non_contending() reads of an entity.
+struct Lag {
+    deadline: u64,
+    runtime: i64,
+    dl_runtime: u64,
+    dl_period: u64,
+    dl_bw: u64,
+    armed: bool,
+}
+
+impl DlEntity {
+    fn lag(&self) -> Lag {
+        Lag {
+            deadline: self.deadline,
+            runtime: self.runtime,
+            dl_runtime: self.dl_runtime,
+            dl_period: self.dl_period,
+            dl_bw: self.dl_bw,
+            armed: self.inactive_timer.is_some(),
         }
     }
 }
@@ -203,21 +220,28 @@ impl SchedEnv {
     /// time its bandwidth leaves running_bw at once; else the inactive
     /// timer takes it off then.
     pub(crate) fn task_non_contending(&mut self, cpu: usize, tid: TaskId) {
-        let now = self.now;
         let d = self.dle(tid);
         if d.dl_runtime == 0 {
             return;
         }
-        let zerolag = zerolag_delta(d.deadline, d.runtime, d.dl_runtime, d.dl_period, now);
-        if zerolag < 0 || d.inactive_timer.is_some() {
-            let bw = d.dl_bw;
-            self.sched.rqs[cpu].dl.sub_running_bw(bw);
-            return;
+        if let Some(key) = self.arm_inactive_timer(cpu, d.lag(), Ev::DlInactiveTimer(tid)) {
+            let d = self.dle_mut(tid);
+            d.dl_non_contending = true;
+            d.inactive_timer = Some(key);
         }
-        let key = self.q.schedule(Instant(now + zerolag as u64), Ev::DlInactiveTimer(tid));
-        let d = self.dle_mut(tid);
-        d.dl_non_contending = true;
-        d.inactive_timer = Some(key);
+    }
+
+    /// task_non_contending()'s test for a task or the fair server (`lag`:
+    /// its deadline, runtime, dl_runtime, dl_period, bandwidth and whether
+    /// its inactive timer is armed): the timer's key if the 0-lag time is
+    /// ahead, else None, its bandwidth off running_bw now.
+    fn arm_inactive_timer(&mut self, cpu: usize, lag: Lag, ev: Ev) -> Option<EventKey> {
+        let zerolag = zerolag_delta(lag.deadline, lag.runtime, lag.dl_runtime, lag.dl_period, self.now);
+        if zerolag < 0 || lag.armed {
+            self.sched.rqs[cpu].dl.sub_running_bw(lag.dl_bw);
+            return None;
+        }
+        Some(self.q.schedule(Instant(self.now + zerolag as u64), ev))
     }
 
     /// inactive_task_timer(): the 0-lag time of a task that blocked, left
@@ -355,18 +379,12 @@ impl SchedEnv {
         if !self.cfg.mech.dl_grub {
             return;
         }
-        let now = self.now;
-        let d = &self.sched.rqs[cpu].dl.fs.dl;
-        let zerolag = zerolag_delta(d.deadline, d.runtime, d.dl_runtime, d.dl_period, now);
-        if zerolag < 0 || d.inactive_timer.is_some() {
-            let bw = d.dl_bw;
-            self.sched.rqs[cpu].dl.sub_running_bw(bw);
-            return;
+        let lag = self.sched.rqs[cpu].dl.fs.dl.lag();
+        if let Some(key) = self.arm_inactive_timer(cpu, lag, Ev::DlServerInactiveTimer(cpu)) {
+            let d = &mut self.sched.rqs[cpu].dl.fs.dl;
+            d.dl_non_contending = true;
+            d.inactive_timer = Some(key);
         }
-        let key = self.q.schedule(Instant(now + zerolag as u64), Ev::DlServerInactiveTimer(cpu));
-        let d = &mut self.sched.rqs[cpu].dl.fs.dl;
-        d.dl_non_contending = true;
-        d.inactive_timer = Some(key);
     }
 
     /// inactive_task_timer() of the fair server.
