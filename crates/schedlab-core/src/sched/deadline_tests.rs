@@ -319,3 +319,27 @@ fn extra_on(version: &str, cpus: u32) -> Vec<u64> {
     let sim = run(version, cpus, "", 1);
     sim.w.m.kt.k.sched.rqs.iter().map(|rq| rq.dl.extra_bw).collect()
 }
+
+#[test]
+fn grub_bookkeeping_holds_through_wakeup_migrations_pushes_and_exits() {
+    // Reclaiming and plain periodic tasks that block and wake on four CPUs
+    // (wakeup migrations, pushes, the inactive timer), some exiting early,
+    // beside fair hogs (the fair server from 6.12): the checker sums every
+    // runqueue's entities against this_bw and running_bw as it runs.
+    let periodic = |name: &str, flags: &str, runs: u32| {
+        format!(
+            "[[task]]\nname = \"{name}\"\ncount = 3\npolicy = \"SCHED_DEADLINE\"\nsched_runtime = \"2ms\"\n\
+             sched_deadline = \"8ms\"\nsched_period = \"10ms\"\n{flags}\
+             program = [{{ loop = {{ count = {runs}, body = [{{ run = \"1500us\" }}, {{ sleep = \"7ms\" }}] }} }}]\n"
+        )
+    };
+    let tasks = periodic("r", "sched_flags = [\"SCHED_FLAG_RECLAIM\"]\n", 0)
+        + &periodic("p", "", 40)
+        + &dl_hog("h", 1, "3ms", "10ms")
+        + "sched_flags = [\"SCHED_FLAG_RECLAIM\"]\n"
+        + &format!("[[task]]\nname = \"fair\"\ncount = 3\n{HOG}");
+    for version in ["4.16", "6.1", "6.12", "6.18"] {
+        let sim = run(version, 4, &tasks, 1500);
+        assert!(ran_ms(&sim, "r") > 0.0 && ran_ms(&sim, "fair") > 0.0, "{version}");
+    }
+}
