@@ -7,7 +7,7 @@ use crate::engine::rng::Rng;
 use crate::prio::load_weight;
 use crate::program::TaskGroup;
 use crate::sched::env::SchedEnv;
-use crate::sched::task::{RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
+use crate::sched::task::{LoadWeight, RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 
 impl SchedEnv {
     /// Start the allocated task `tid` after `start` (drawn from its own
@@ -39,14 +39,12 @@ impl SchedEnv {
             policy: g.policy,
             nice: g.nice,
             rt_priority: g.rt_priority,
-            weight,
-            inv_weight,
             kthread: g.kthread,
             nr_cpus_allowed: g.cpus.weight(),
             cpus: g.cpus.clone(),
             state: TaskState::New,
             cpu: g.cpus.first().unwrap_or(0),
-            se: SchedEntity::default(),
+            se: SchedEntity { load: LoadWeight { weight, inv_weight }, ..SchedEntity::default() },
             rt: RtEntity::default(),
             dl: g.policy.is_dl().then(|| Box::new(crate::sched::deadline::setparam_dl(&g.dl))),
             pc: 0,

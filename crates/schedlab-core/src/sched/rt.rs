@@ -226,7 +226,7 @@ impl SchedEnv {
         self.update_curr(cpu);
         let prio = self.rt_prio(tid);
         let migratory = self.sched.tasks[tid].nr_cpus_allowed > 1;
-        let weight = self.sched.tasks[tid].weight as u64;
+        let weight = self.sched.tasks[tid].se.load.weight as u64;
         let rt = &mut self.sched.rqs[cpu].rt;
         rt.active.enqueue(prio, tid, head);
         rt.load_weight += weight;
@@ -251,7 +251,7 @@ impl SchedEnv {
         let prio = self.rt_prio(tid);
         let migratory = self.sched.tasks[tid].nr_cpus_allowed > 1;
         self.dequeue_pushable_task(cpu, tid);
-        let weight = self.sched.tasks[tid].weight as u64;
+        let weight = self.sched.tasks[tid].se.load.weight as u64;
         let rt = &mut self.sched.rqs[cpu].rt;
         rt.load_weight -= weight;
         let removed = rt.active.dequeue(prio, tid);

@@ -66,7 +66,8 @@ impl SchedEnv {
             self.sched.tasks[tid].dl = Some(Box::new(e));
         }
         let t = &mut self.sched.tasks[tid];
-        (t.policy, t.nice, t.rt_priority, t.weight, t.inv_weight) = (policy, nice, rt_priority, weight, inv_weight);
+        (t.policy, t.nice, t.rt_priority) = (policy, nice, rt_priority);
+        t.se.load = crate::sched::task::LoadWeight { weight, inv_weight };
         let new_class = t.sched_class();
         if old_class == SchedClass::Fair && new_class != SchedClass::Fair && t.se.attached {
             let se_avg = t.se.avg;

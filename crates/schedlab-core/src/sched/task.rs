@@ -27,6 +27,10 @@ pub enum TaskState {
 /// struct sched_entity (fair class).
 #[derive(Debug, Clone, Default)]
 pub struct SchedEntity {
+    /// se->load: the entity's weight and its inverse (2^32 / weight), as
+    /// set_load_weight() gives a task (a group entity's will come from its
+    /// group's shares).
+    pub load: LoadWeight,
     pub vruntime: u64,
     /// EEVDF virtual deadline.
     pub deadline: u64,
@@ -51,6 +55,13 @@ pub struct SchedEntity {
     /// EEVDF PLACE_REL_DEADLINE (6.12): a migration dequeue left `deadline`
     /// relative to vruntime; place_entity() makes it absolute again.
     pub rel_deadline: bool,
+}
+
+/// struct load_weight: a weight and its inverse for calc_delta().
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadWeight {
+    pub weight: u32,
+    pub inv_weight: u32,
 }
 
 /// struct sched_rt_entity, reduced.
@@ -236,8 +247,6 @@ pub struct Task {
     pub nice: i32,
     /// sched_param.sched_priority: 1..99 for SCHED_FIFO/RR, 0 otherwise.
     pub rt_priority: u32,
-    pub weight: u32,
-    pub inv_weight: u32,
     pub kthread: bool,
     pub cpus: CpuMask,
     pub nr_cpus_allowed: usize,

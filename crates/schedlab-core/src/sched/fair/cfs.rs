@@ -27,10 +27,11 @@ impl SchedEnv {
         let nr = cfs.nr_running as u64 + u64::from(!on_rq);
         let mut load = cfs.load_weight;
         if !on_rq {
-            load += se.weight as u64;
+            load += se.se.load.weight as u64;
         }
         let period = self.sched_period(nr);
-        let mut slice = if load == 0 { period } else { (period as u128 * se.weight as u128 / load as u128) as u64 };
+        let mut slice =
+            if load == 0 { period } else { (period as u128 * se.se.load.weight as u128 / load as u128) as u64 };
         if self.cfg.features.on(Feature::BASE_SLICE) {
             slice = slice.max(self.tun.sched_min_granularity);
         }

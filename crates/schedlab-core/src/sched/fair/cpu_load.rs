@@ -60,7 +60,7 @@ impl SchedEnv {
         if self.cfg.mech.cpu_load_from_pelt {
             self.sched.tasks[p].se.avg.load_avg.max(1)
         } else {
-            self.sched.tasks[p].weight as u64
+            self.sched.tasks[p].se.load.weight as u64
         }
     }
 

@@ -47,7 +47,7 @@ impl SchedEnv {
         let cfs = &self.sched.rqs[cpu].cfs;
         let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
         if let Some(c) = self.curr_on_rq(cpu) {
-            let w = self.sched.tasks[c].weight as i128;
+            let w = self.sched.tasks[c].se.load.weight as i128;
             avg += self.entity_key(cpu, c) * w;
             load += w;
         }
@@ -74,7 +74,7 @@ impl SchedEnv {
     }
 
     pub(crate) fn avg_add(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.sched.tasks[tid].weight as i128;
+        let w = self.sched.tasks[tid].se.load.weight as i128;
         let k = self.entity_key(cpu, tid);
         let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.avg_vruntime += k * w;
@@ -82,7 +82,7 @@ impl SchedEnv {
     }
 
     pub(crate) fn avg_sub(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.sched.tasks[tid].weight as i128;
+        let w = self.sched.tasks[tid].se.load.weight as i128;
         let k = self.entity_key(cpu, tid);
         let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.avg_vruntime -= k * w;
@@ -208,10 +208,10 @@ impl SchedEnv {
             lag = self.sched.tasks[tid].se.vlag as i128;
             let mut load = cfs.avg_load;
             if let Some(c) = self.curr_on_rq(cpu) {
-                load += self.sched.tasks[c].weight as i128;
+                load += self.sched.tasks[c].se.load.weight as i128;
             }
             if load > 0 {
-                lag = lag * (load + self.sched.tasks[tid].weight as i128) / load;
+                lag = lag * (load + self.sched.tasks[tid].se.load.weight as i128) / load;
             }
         }
         if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {

@@ -16,7 +16,7 @@ impl SchedEnv {
     #[inline]
     pub(crate) fn vdelta(&self, delta: u64, tid: TaskId) -> u64 {
         let t = &self.sched.tasks[tid];
-        calc_delta_fair(delta, t.weight, t.inv_weight)
+        calc_delta_fair(delta, t.se.load.weight, t.se.load.inv_weight)
     }
 
     #[inline]
@@ -163,7 +163,14 @@ impl SchedEnv {
             let task = &mut self.sched.tasks[t];
             if task.se.attached {
                 let runnable = task.se.on_rq && !(delayed_out && task.se.sched_delayed);
-                pelt::update_se(&mut task.se.avg, now, task.weight as u64, task.se.on_rq, runnable, running == Some(t));
+                pelt::update_se(
+                    &mut task.se.avg,
+                    now,
+                    task.se.load.weight as u64,
+                    task.se.on_rq,
+                    runnable,
+                    running == Some(t),
+                );
             }
         }
         let cfs = &mut self.sched.rqs[cpu].cfs;
@@ -178,7 +185,7 @@ impl SchedEnv {
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
         if !self.sched.tasks[tid].se.attached {
             self.update_load_avg(cpu, None);
-            let w = self.sched.tasks[tid].weight as u64;
+            let w = self.sched.tasks[tid].se.load.weight as u64;
             let cfs_avg = &mut self.sched.rqs[cpu].cfs.avg;
             pelt::attach_entity(cfs_avg, &mut self.sched.tasks[tid].se.avg, w);
             self.sched.tasks[tid].se.attached = true;
@@ -190,7 +197,7 @@ impl SchedEnv {
         }
         let is_curr = self.sched.rqs[cpu].curr == Some(tid);
         let t = &self.sched.tasks[tid];
-        let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
+        let (w, v, idle, delayed) = (t.se.load.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         let seq = self.sched.next_list_seq();
         let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.load_weight += w;
@@ -263,7 +270,7 @@ impl SchedEnv {
         }
         let is_curr = self.sched.rqs[cpu].cfs.curr == Some(tid);
         let t = &self.sched.tasks[tid];
-        let (w, v, idle, delayed) = (t.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
+        let (w, v, idle, delayed) = (t.se.load.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         if is_curr {
             self.sched.rqs[cpu].cfs.curr = None;
         } else {
@@ -322,7 +329,7 @@ impl SchedEnv {
         }
         if self.sched.tasks[tid].se.attached {
             self.update_load_avg(old, Some(tid));
-            let w = self.sched.tasks[tid].weight as u64;
+            let w = self.sched.tasks[tid].se.load.weight as u64;
             let se_avg = self.sched.tasks[tid].se.avg;
             pelt::detach_entity(&mut self.sched.rqs[old].cfs.avg, &se_avg, w);
             self.sched.tasks[tid].se.attached = false;

@@ -97,7 +97,7 @@ impl SchedClassOps for FairSchedClass {
     /// new task starts fully loaded, with half the CPU's spare capacity as
     /// its utilisation (weight-scaled since 6.10).
     fn post_init(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
-        let w = sim.sched.tasks[p].weight as u64;
+        let w = sim.sched.tasks[p].se.load.weight as u64;
         pelt::init_entity(&mut sim.sched.tasks[p].se.avg, w);
         sim.update_load_avg(cpu, None);
         let util_weight = if sim.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
@@ -114,7 +114,7 @@ impl SchedClassOps for FairSchedClass {
     /// utilisation leave the cfs_rq at once instead of decaying.
     fn task_dead(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         if sim.sched.tasks[p].se.attached {
-            let w = sim.sched.tasks[p].weight as u64;
+            let w = sim.sched.tasks[p].se.load.weight as u64;
             let se_avg = sim.sched.tasks[p].se.avg;
             pelt::detach_entity(&mut sim.sched.rqs[cpu].cfs.avg, &se_avg, w);
             sim.sched.tasks[p].se.attached = false;
