@@ -290,8 +290,12 @@ impl Sim {
     }
 
     /// SIGXCPU for a SCHED_FLAG_DL_OVERRUN task's overrun: the signal's
-    /// default action kills the process, and signal handlers are not
-    /// modelled, so the run ends as the real workload does.
+    /// default action kills the process, so the run ends as the real
+    /// workload does.
+    ///
+    /// Deviation: a handler for SIGXCPU is not modelled, and the signal is
+    /// taken at the overrun, where the kernel sends it from the task's next
+    /// tick (check_dl_overrun in posix-cpu-timers).
     fn sigxcpu(&mut self, tid: TaskId) {
         let t = &self.w.m.kt.k.sched.tasks[tid];
         self.w.m.fatal = Some(SimError::NotModelled {
