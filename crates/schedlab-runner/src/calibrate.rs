@@ -159,13 +159,6 @@ fn unix_costs() -> Result<[Figure; 2], String> {
     pair(("unix_send", "unix_recv"), fds, &[7u8; 100], UNIX_OPS)
 }
 
-fn futex(word: &AtomicU32, op: libc::c_int, val: u32) {
-    // SAFETY: word is a live, aligned u32; a null timeout waits without one.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, std::ptr::null::<libc::timespec>());
-    }
-}
-
 /// One side of the ping-pong: `rounds` times, wait for `me`'s turn on
 /// `turn`, then hand it to the other and wake it. (CPU time, switches).
 fn ping_pong(turn: &AtomicU32, me: u32, rounds: u64) -> (u64, u64) {
@@ -176,10 +169,10 @@ fn ping_pong(turn: &AtomicU32, me: u32, rounds: u64) -> (u64, u64) {
             if v == me {
                 break;
             }
-            futex(turn, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, v);
+            sys::futex(turn, libc::FUTEX_WAIT, v);
         }
         turn.store(1 - me, Ordering::Release);
-        futex(turn, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+        sys::futex(turn, libc::FUTEX_WAKE, 1);
     }
     (sys::thread_cpu() - t, sys::thread_switches() - s)
 }
@@ -199,7 +192,7 @@ fn switch_cost(cpu: usize) -> Result<Figure, String> {
             }));
         }
         turn.store(0, Ordering::Release);
-        futex(&turn, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 2);
+        sys::futex(&turn, libc::FUTEX_WAKE, 2);
         let (mut cpu_ns, mut switches) = (0, 0);
         for h in hs {
             let (c, s) = h.join().map_err(|_| "a ping-pong thread panicked".to_string())?;
@@ -246,7 +239,7 @@ fn remote_wakeup(cpu: usize, other: usize, idle_exit_ns: u64, switch_ns: u64) ->
             while last != REMOTE_WAKEUPS as u32 {
                 let v = s2.load(Ordering::Acquire);
                 if v == last || v == u32::MAX {
-                    futex(&s2, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, v);
+                    sys::futex(&s2, libc::FUTEX_WAIT, v);
                     continue;
                 }
                 if v == last + 1 {
@@ -266,7 +259,7 @@ fn remote_wakeup(cpu: usize, other: usize, idle_exit_ns: u64, switch_ns: u64) ->
             }
             stamp.store(sys::now(), Ordering::Release);
             seq.store(i as u32, Ordering::Release);
-            futex(&seq, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, 1);
+            sys::futex(&seq, libc::FUTEX_WAKE, 1);
         }
         let mut lat = h.join().map_err(|_| "the remote wakee panicked".to_string())?;
         if lat.is_empty() {

@@ -4,7 +4,7 @@
 //! clock_nanosleep returns EINTR), spinning threads check the flag.
 
 use crate::write::Writer;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -211,7 +211,6 @@ struct Event {
 struct Gate {
     ready: usize,
     errors: Vec<String>,
-    open: bool,
 }
 
 pub struct Shared {
@@ -228,7 +227,10 @@ pub struct Shared {
     barriers: Vec<Barrier>,
     events: Vec<Event>,
     park: (Mutex<()>, Condvar),
+    /// The threads' readiness, which only the main thread waits for.
     gate: (Mutex<Gate>, Condvar),
+    /// 1 once the start gate is open (a futex word).
+    gate_open: AtomicU32,
     pub slots: Mutex<Vec<Slot>>,
     handles: Mutex<Vec<JoinHandle<()>>>,
     /// Errors of threads started after the gate (forks), fatal for the run.
@@ -267,6 +269,7 @@ impl Shared {
                 .collect(),
             park: (Mutex::new(()), Condvar::new()),
             gate: (Mutex::new(Gate::default()), Condvar::new()),
+            gate_open: AtomicU32::new(0),
             slots: Mutex::new(Vec::new()),
             handles: Mutex::new(Vec::new()),
             late_errors: Mutex::new(Vec::new()),
@@ -370,17 +373,21 @@ impl Shared {
                 return;
             }
         } else {
-            let (m, cv) = &self.gate;
-            let mut gate = lock(m);
-            gate.ready += 1;
-            if let Err(e) = setup {
-                gate.errors.push(e);
+            {
+                let (m, cv) = &self.gate;
+                let mut gate = lock(m);
+                gate.ready += 1;
+                if let Err(e) = setup {
+                    gate.errors.push(e);
+                }
+                // Only the main thread waits on this condition: one wakeup
+                // per thread that is ready, as the simulator's "start ready"
+                // event. (A notify_all here woke every thread already at the
+                // gate each time another became ready, n^2/2 wakeups that
+                // scattered the threads over the CPUs before time 0.)
+                cv.notify_one();
             }
-            cv.notify_all();
-            while !gate.open {
-                gate = cv.wait(gate).unwrap_or_else(|e| e.into_inner());
-            }
-            drop(gate);
+            self.wait_gate();
             if self.stopped() {
                 lock(&self.slots)[slot].finished = true;
                 return;
@@ -608,12 +615,25 @@ impl Shared {
         gate.errors.clone()
     }
 
+    /// Sleep until the start gate opens: a futex on `gate_open`, so that
+    /// the opening wakes every thread from the main thread's CPU and none
+    /// has a lock to take again on its way out (the simulator's start
+    /// barrier, released by the main thread).
+    fn wait_gate(&self) {
+        while self.gate_open.load(Ordering::Acquire) == 0 {
+            sys::futex(&self.gate_open, libc::FUTEX_WAIT, 0);
+        }
+    }
+
+    fn release_gate(&self) {
+        self.gate_open.store(1, Ordering::Release);
+        sys::futex(&self.gate_open, libc::FUTEX_WAKE, i32::MAX as u32);
+    }
+
     /// Open the start gate: time 0 is `t0`.
     pub fn open_gate(&self, t0: u64) {
         *lock(&self.t0) = t0;
-        let (m, cv) = &self.gate;
-        lock(m).open = true;
-        cv.notify_all();
+        self.release_gate();
     }
 
     /// Wait until no thread is live or `deadline` (CLOCK_MONOTONIC) passes.
@@ -636,11 +656,7 @@ impl Shared {
     /// Stop every thread and join them all.
     pub fn stop_and_join(&self) {
         self.stop.store(true, Ordering::SeqCst);
-        {
-            let (m, cv) = &self.gate;
-            lock(m).open = true;
-            cv.notify_all();
-        }
+        self.release_gate();
         loop {
             for b in &self.barriers {
                 let _g = lock(&b.state);

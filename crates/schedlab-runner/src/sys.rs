@@ -47,6 +47,20 @@ pub fn sleep_until(at: u64) -> bool {
     r == 0
 }
 
+/// FUTEX_WAIT_PRIVATE / FUTEX_WAKE_PRIVATE on `word` (no timeout).
+pub fn futex(word: &std::sync::atomic::AtomicU32, op: libc::c_int, val: u32) {
+    // SAFETY: word is a live, aligned u32; a null timeout waits without one.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op | libc::FUTEX_PRIVATE_FLAG,
+            val,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
 pub fn sched_yield() {
     // SAFETY: no arguments.
     unsafe { libc::sched_yield() };
