@@ -15,7 +15,7 @@ use crate::sched::cpupri::CpuPri;
 use crate::sched::cpustat::CpuTime;
 pub use crate::sched::dl_rq::DlRq;
 use crate::sched::pelt::{self, SchedAvg};
-use crate::sched::task::{Task, TaskId};
+use crate::sched::task::{SeId, Task, TaskId};
 
 // ------------------------------------------------------------------- rq
 
@@ -261,7 +261,7 @@ pub fn sched_avg_update(normal_avg: u64, age_stamp: u64, now: u64) -> (u64, u64)
 pub const MIN_VRUNTIME_START: u64 = 1 << 52;
 
 /// The cfs_rq's timeline (the kernel's rbtree of entities by vruntime): a
-/// sorted vector of (vruntime, task). Insert and erase are O(n) memmoves
+/// sorted vector of (vruntime, entity). Insert and erase are O(n) memmoves
 /// instead of the rbtree's O(log n), but a runqueue rarely holds more than a
 /// handful of entities and the contiguous layout beats a tree there
 /// (callgrind, smp64-mixed 2 s: 302.9M -> 295.8M instructions against the
@@ -269,7 +269,7 @@ pub const MIN_VRUNTIME_START: u64 = 1 << 52;
 /// Leftmost is O(1); iteration is in (vruntime, id) order.
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
-    v: Vec<(u64, TaskId)>,
+    v: Vec<(u64, SeId)>,
 }
 
 impl Timeline {
@@ -278,7 +278,7 @@ impl Timeline {
     }
 
     #[inline]
-    pub fn insert(&mut self, key: (u64, TaskId)) -> bool {
+    pub fn insert(&mut self, key: (u64, SeId)) -> bool {
         match self.v.binary_search(&key) {
             Ok(_) => false,
             Err(i) => {
@@ -289,7 +289,7 @@ impl Timeline {
     }
 
     #[inline]
-    pub fn remove(&mut self, key: &(u64, TaskId)) -> bool {
+    pub fn remove(&mut self, key: &(u64, SeId)) -> bool {
         match self.v.binary_search(key) {
             Ok(i) => {
                 self.v.remove(i);
@@ -300,12 +300,12 @@ impl Timeline {
     }
 
     #[inline]
-    pub fn first(&self) -> Option<&(u64, TaskId)> {
+    pub fn first(&self) -> Option<&(u64, SeId)> {
         self.v.first()
     }
 
     #[inline]
-    pub fn iter(&self) -> std::slice::Iter<'_, (u64, TaskId)> {
+    pub fn iter(&self) -> std::slice::Iter<'_, (u64, SeId)> {
         self.v.iter()
     }
 
@@ -327,7 +327,7 @@ impl Timeline {
 #[derive(Debug, Clone)]
 pub struct CfsRq {
     pub tasks_timeline: Timeline,
-    pub curr: Option<TaskId>,
+    pub curr: Option<SeId>,
     pub nr_running: u32,
     /// h_nr_running (h_nr_queued from 6.13): queued tasks, sched_delayed
     /// ones included.
@@ -343,9 +343,9 @@ pub struct CfsRq {
     pub avg_vruntime: i128,
     /// EEVDF: Σ w_i over the tree (curr excluded).
     pub avg_load: i128,
-    pub next: Option<TaskId>,
-    pub last: Option<TaskId>,
-    pub skip: Option<TaskId>,
+    pub next: Option<SeId>,
+    pub last: Option<SeId>,
+    pub skip: Option<SeId>,
     pub avg: SchedAvg,
 }
 
@@ -369,7 +369,7 @@ impl CfsRq {
         }
     }
 
-    pub fn leftmost(&self) -> Option<(u64, TaskId)> {
+    pub fn leftmost(&self) -> Option<(u64, SeId)> {
         self.tasks_timeline.first().copied()
     }
 }

@@ -24,6 +24,44 @@ pub enum TaskState {
     Dead,
 }
 
+/// Which sched_entity: the fair class's entity code takes an `SeId` where
+/// the kernel takes a `struct sched_entity *`. A task's entity has the
+/// task's id; a task group's entity on one CPU (issue 39) will be numbered
+/// from `SeId::GROUP` up, so that no group id can be taken for a task's.
+/// Ordered by the raw id, so the timeline's ties break as by task id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SeId(usize);
+
+impl SeId {
+    /// The first group entity's id.
+    pub const GROUP: usize = 1 << (usize::BITS - 1);
+
+    /// A task's entity (&p->se).
+    #[inline]
+    pub const fn task(t: TaskId) -> SeId {
+        SeId(t)
+    }
+
+    /// task_of(): the task whose entity this is (entity_is_task()), or None
+    /// for a group's.
+    #[inline]
+    pub const fn task_of(self) -> Option<TaskId> {
+        if self.0 & Self::GROUP == 0 {
+            Some(self.0)
+        } else {
+            None
+        }
+    }
+
+    /// task_of() where only tasks' entities exist: no task group has an
+    /// entity until issue 39's hierarchy, so every SeId is a task's.
+    #[inline]
+    pub fn tid(self) -> TaskId {
+        debug_assert!(self.0 & Self::GROUP == 0, "a group entity where a task's was expected");
+        self.0
+    }
+}
+
 /// struct sched_entity (fair class).
 #[derive(Debug, Clone, Default)]
 pub struct SchedEntity {

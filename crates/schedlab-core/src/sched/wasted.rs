@@ -35,7 +35,8 @@ impl Wasted {
             // (until 2026-11-25 each idle CPU walked every queue).
             let mut union = CpuMask::new(rqs.len());
             for rq in rqs {
-                for &(_, t) in rq.cfs.tasks_timeline.iter() {
+                for &(_, se) in rq.cfs.tasks_timeline.iter() {
+                    let t = se.tid();
                     if !tasks[t].se.sched_delayed {
                         union.or_assign(&tasks[t].cpus);
                     }

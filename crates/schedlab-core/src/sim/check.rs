@@ -32,7 +32,8 @@ impl Sim {
                     });
                 }
             }
-            for &(_, tid) in rq.cfs.tasks_timeline.iter() {
+            for &(_, se) in rq.cfs.tasks_timeline.iter() {
+                let tid = se.tid();
                 seen[tid] += 1;
                 if self.w.m.kt.k.sched.tasks[tid].cpu != rq.cpu {
                     return Err(SimError::Invariant {
@@ -44,7 +45,7 @@ impl Sim {
                 }
             }
             if let Some(c) = rq.cfs.curr {
-                seen[c] += 1;
+                seen[c.tid()] += 1;
             }
             for tid in rq.rt.active.iter() {
                 seen[tid] += 1;
@@ -91,8 +92,12 @@ impl Sim {
                     ),
                 });
             }
-            let delayed =
-                rq.cfs.tasks_timeline.iter().filter(|&&(_, t)| self.w.m.kt.k.sched.tasks[t].se.sched_delayed).count();
+            let delayed = rq
+                .cfs
+                .tasks_timeline
+                .iter()
+                .filter(|&&(_, t)| self.w.m.kt.k.sched.tasks[t.tid()].se.sched_delayed)
+                .count();
             if delayed != rq.cfs.h_nr_delayed as usize {
                 return Err(SimError::Invariant {
                     message: format!(

@@ -7,7 +7,7 @@
 
 use crate::kernel::features::Feature;
 use crate::sched::env::SchedEnv;
-use crate::sched::task::TaskId;
+use crate::sched::task::SeId;
 
 impl SchedEnv {
     /// __sched_period().
@@ -20,18 +20,18 @@ impl SchedEnv {
     }
 
     /// sched_slice(): period * w / W (W counting the entity if not queued).
-    pub fn sched_slice(&self, cpu: usize, tid: TaskId) -> u64 {
+    pub fn sched_slice(&self, cpu: usize, se: SeId) -> u64 {
         let cfs = &self.sched.rqs[cpu].cfs;
-        let se = &self.sched.tasks[tid];
-        let on_rq = se.se.on_rq;
+        let se = self.se(se);
+        let on_rq = se.on_rq;
         let nr = cfs.nr_running as u64 + u64::from(!on_rq);
         let mut load = cfs.load_weight;
         if !on_rq {
-            load += se.se.load.weight as u64;
+            load += se.load.weight as u64;
         }
         let period = self.sched_period(nr);
         let mut slice =
-            if load == 0 { period } else { (period as u128 * se.se.load.weight as u128 / load as u128) as u64 };
+            if load == 0 { period } else { (period as u128 * se.load.weight as u128 / load as u128) as u64 };
         if self.cfg.features.on(Feature::BASE_SLICE) {
             slice = slice.max(self.tun.sched_min_granularity);
         }
@@ -39,14 +39,14 @@ impl SchedEnv {
     }
 
     /// wakeup_gran(): the wakeup granularity in the wakee's virtual time.
-    pub(crate) fn wakeup_gran(&self, tid: TaskId) -> u64 {
-        self.vdelta(self.tun.sched_wakeup_granularity, tid)
+    pub(crate) fn wakeup_gran(&self, se: SeId) -> u64 {
+        self.vdelta(self.tun.sched_wakeup_granularity, se)
     }
 
     /// wakeup_preempt_entity(curr, se): -1 if se is not ahead of curr, 1 if
     /// it is more than a wakeup granularity ahead, else 0.
-    pub(crate) fn wakeup_preempt_entity(&self, curr: TaskId, se: TaskId) -> i32 {
-        let vdiff = self.sched.tasks[curr].se.vruntime as i128 - self.sched.tasks[se].se.vruntime as i128;
+    pub(crate) fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
+        let vdiff = self.se(curr).vruntime as i128 - self.se(se).vruntime as i128;
         if vdiff <= 0 {
             return -1;
         }
@@ -59,12 +59,12 @@ impl SchedEnv {
 
     /// pick_next_entity(cfs_rq, curr) of 2.6.35 .. 6.5, with the skip, last
     /// and next buddies.
-    pub(crate) fn pick_next_entity_cfs(&self, cpu: usize) -> Option<TaskId> {
+    pub(crate) fn pick_next_entity_cfs(&self, cpu: usize) -> Option<SeId> {
         let cfs = &self.sched.rqs[cpu].cfs;
         let curr = self.curr_on_rq(cpu);
         let mut left = cfs.leftmost().map(|(_, t)| t);
         if let Some(c) = curr {
-            if left.is_none_or(|l| self.sched.tasks[c].se.vruntime < self.sched.tasks[l].se.vruntime) {
+            if left.is_none_or(|l| self.se(c).vruntime < self.se(l).vruntime) {
                 left = Some(c);
             }
         }
@@ -76,7 +76,7 @@ impl SchedEnv {
             } else {
                 let mut s = cfs.tasks_timeline.iter().nth(1).map(|&(_, t)| t);
                 if let Some(c) = curr {
-                    if s.is_none_or(|x| self.sched.tasks[c].se.vruntime < self.sched.tasks[x].se.vruntime) {
+                    if s.is_none_or(|x| self.se(c).vruntime < self.se(x).vruntime) {
                         s = Some(c);
                     }
                 }
@@ -89,12 +89,12 @@ impl SchedEnv {
             }
         }
         if let Some(l) = cfs.last {
-            if self.sched.tasks[l].se.on_rq && self.wakeup_preempt_entity(l, left) < 1 {
+            if self.se(l).on_rq && self.wakeup_preempt_entity(l, left) < 1 {
                 se = l;
             }
         }
         if let Some(n) = cfs.next {
-            if self.sched.tasks[n].se.on_rq && self.wakeup_preempt_entity(n, left) < 1 {
+            if self.se(n).on_rq && self.wakeup_preempt_entity(n, left) < 1 {
                 se = n;
             }
         }
@@ -103,9 +103,9 @@ impl SchedEnv {
 
     /// check_preempt_tick() (CFS).
     #[inline]
-    pub(crate) fn check_preempt_tick(&mut self, cpu: usize, curr: TaskId) {
+    pub(crate) fn check_preempt_tick(&mut self, cpu: usize, curr: SeId) {
         let ideal = self.sched_slice(cpu, curr);
-        let se = &self.sched.tasks[curr].se;
+        let se = self.se(curr);
         let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if delta_exec > ideal {
             self.resched_curr(cpu);
@@ -119,7 +119,7 @@ impl SchedEnv {
             return;
         }
         let Some((lv, _)) = self.sched.rqs[cpu].cfs.leftmost() else { return };
-        let delta = self.sched.tasks[curr].se.vruntime as i128 - lv as i128;
+        let delta = self.se(curr).vruntime as i128 - lv as i128;
         if delta < 0 {
             return;
         }
@@ -131,7 +131,7 @@ impl SchedEnv {
     /// place_entity() of CFS: a new task at min_vruntime (+ one vslice with
     /// START_DEBIT); a waking one no further back than min_vruntime minus
     /// the sleeper credit (NEW_/GENTLE_FAIR_SLEEPERS).
-    pub(crate) fn place_entity_cfs(&mut self, cpu: usize, tid: TaskId, initial: bool) {
+    pub(crate) fn place_entity_cfs(&mut self, cpu: usize, se: SeId, initial: bool) {
         let cfs = &self.sched.rqs[cpu].cfs;
         let mut vruntime = cfs.min_vruntime;
         if initial {
@@ -142,15 +142,15 @@ impl SchedEnv {
             // START_DEBIT vslice), which is where the max lands
             // whenever the parent is not far ahead.
             if self.cfg.features.on(Feature::START_DEBIT) {
-                let s = self.sched_slice(cpu, tid);
-                vruntime += self.vdelta(s, tid);
+                let s = self.sched_slice(cpu, se);
+                vruntime += self.vdelta(s, se);
             }
-            self.sched.tasks[tid].se.vruntime = vruntime;
+            self.se_mut(se).vruntime = vruntime;
             return;
         }
         let f = &self.cfg.features;
         let mut thresh = self.tun.sched_latency;
-        if self.sched.tasks[tid].is_idle_policy() && self.cfg.mech.idle_sleeper_credit_min_granularity {
+        if self.se_is_idle(se) && self.cfg.mech.idle_sleeper_credit_min_granularity {
             thresh = self.tun.sched_min_granularity;
         }
         if f.on(Feature::GENTLE_FAIR_SLEEPERS) {
@@ -159,21 +159,21 @@ impl SchedEnv {
         if f.on(Feature::GENTLE_FAIR_SLEEPERS) || f.on(Feature::NEW_FAIR_SLEEPERS) {
             vruntime = vruntime.saturating_sub(thresh);
         }
-        let se = &mut self.sched.tasks[tid].se;
+        let se = self.se_mut(se);
         se.vruntime = se.vruntime.max(vruntime);
     }
 
     /// check_preempt_wakeup() of CFS: set the next buddy (NEXT_BUDDY), and
     /// preempt if the wakee is more than wakeup_granularity behind curr in
     /// virtual time (then curr is the last buddy, LAST_BUDDY).
-    pub(crate) fn check_preempt_wakeup_cfs(&mut self, cpu: usize, curr: TaskId, p: TaskId) {
+    pub(crate) fn check_preempt_wakeup_cfs(&mut self, cpu: usize, curr: SeId, p: SeId) {
         let scale = self.sched.rqs[cpu].cfs.nr_running as u64 >= self.tun.sched_nr_latency;
         if self.cfg.features.on(Feature::NEXT_BUDDY) && scale {
             self.sched.rqs[cpu].cfs.next = Some(p);
         }
         if self.wakeup_preempt_entity(curr, p) == 1 {
             self.resched_curr(cpu);
-            if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.sched.tasks[curr].se.on_rq {
+            if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.se(curr).on_rq {
                 self.sched.rqs[cpu].cfs.last = Some(curr);
             }
         }

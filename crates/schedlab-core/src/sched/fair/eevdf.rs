@@ -35,11 +35,11 @@
 use crate::kernel::features::Feature;
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP, WF_FORK};
 use crate::sched::env::SchedEnv;
-use crate::sched::task::TaskId;
+use crate::sched::task::{SeId, TaskId};
 
 impl SchedEnv {
-    pub(crate) fn entity_key(&self, cpu: usize, tid: TaskId) -> i128 {
-        self.sched.tasks[tid].se.vruntime as i128 - self.sched.rqs[cpu].cfs.min_vruntime as i128
+    pub(crate) fn entity_key(&self, cpu: usize, se: SeId) -> i128 {
+        self.se(se).vruntime as i128 - self.sched.rqs[cpu].cfs.min_vruntime as i128
     }
 
     /// (Σ w_i key_i, Σ w_i) with curr included, as avg_vruntime() builds them.
@@ -47,7 +47,7 @@ impl SchedEnv {
         let cfs = &self.sched.rqs[cpu].cfs;
         let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
         if let Some(c) = self.curr_on_rq(cpu) {
-            let w = self.sched.tasks[c].se.load.weight as i128;
+            let w = self.se(c).load.weight as i128;
             avg += self.entity_key(cpu, c) * w;
             load += w;
         }
@@ -68,22 +68,22 @@ impl SchedEnv {
     }
 
     /// entity_eligible(): Σ w_j (v_j - v0) >= (v_i - v0) Σ w_j.
-    pub(crate) fn entity_eligible(&self, cpu: usize, tid: TaskId) -> bool {
+    pub(crate) fn entity_eligible(&self, cpu: usize, se: SeId) -> bool {
         let (avg, load) = self.avg_sums(cpu);
-        avg >= self.entity_key(cpu, tid) * load
+        avg >= self.entity_key(cpu, se) * load
     }
 
-    pub(crate) fn avg_add(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.sched.tasks[tid].se.load.weight as i128;
-        let k = self.entity_key(cpu, tid);
+    pub(crate) fn avg_add(&mut self, cpu: usize, se: SeId) {
+        let w = self.se(se).load.weight as i128;
+        let k = self.entity_key(cpu, se);
         let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.avg_vruntime += k * w;
         cfs.avg_load += w;
     }
 
-    pub(crate) fn avg_sub(&mut self, cpu: usize, tid: TaskId) {
-        let w = self.sched.tasks[tid].se.load.weight as i128;
-        let k = self.entity_key(cpu, tid);
+    pub(crate) fn avg_sub(&mut self, cpu: usize, se: SeId) {
+        let w = self.se(se).load.weight as i128;
+        let k = self.entity_key(cpu, se);
         let cfs = &mut self.sched.rqs[cpu].cfs;
         cfs.avg_vruntime -= k * w;
         cfs.avg_load -= w;
@@ -92,39 +92,39 @@ impl SchedEnv {
     /// update_entity_lag(): vlag = V - v, clamped to the virtual time of
     /// max(2 slices, one tick); from 6.18.17 (`lag_clamp_max_slice_plus_tick`)
     /// of the largest slice on the cfs_rq plus one tick.
-    pub(crate) fn update_entity_lag(&mut self, cpu: usize, tid: TaskId) {
+    pub(crate) fn update_entity_lag(&mut self, cpu: usize, se: SeId) {
         let v = self.avg_vruntime(cpu) as i128;
-        let se = &self.sched.tasks[tid].se;
-        let lag = v - se.vruntime as i128;
+        let e = self.se(se);
+        let lag = v - e.vruntime as i128;
         let span = if self.cfg.mech.lag_clamp_max_slice_plus_tick {
             // cfs_rq_max_slice() + TICK_NSEC. Deviation: every task has the
             // base slice (no custom slices), so the largest slice queued is
             // this entity's own, which is on the cfs_rq.
-            se.slice + self.cfg.tick_ns
+            e.slice + self.cfg.tick_ns
         } else {
-            (2 * se.slice).max(self.cfg.tick_ns)
+            (2 * e.slice).max(self.cfg.tick_ns)
         };
-        let limit = self.vdelta(span, tid) as i128;
-        self.sched.tasks[tid].se.vlag = lag.clamp(-limit, limit) as i64;
+        let limit = self.vdelta(span, se) as i128;
+        self.se_mut(se).vlag = lag.clamp(-limit, limit) as i64;
     }
 
     /// update_deadline(): once vruntime passes the deadline, issue a new
     /// request of base_slice. Returns true when a new request was issued.
-    pub(crate) fn update_deadline(&mut self, tid: TaskId) -> bool {
-        let se = &self.sched.tasks[tid].se;
-        if se.vruntime < se.deadline {
+    pub(crate) fn update_deadline(&mut self, se: SeId) -> bool {
+        let e = self.se(se);
+        if e.vruntime < e.deadline {
             return false;
         }
         let slice = self.tun.sched_base_slice;
-        let vs = self.vdelta(slice, tid);
-        let se = &mut self.sched.tasks[tid].se;
-        se.slice = slice;
-        se.deadline = se.vruntime + vs;
+        let vs = self.vdelta(slice, se);
+        let e = self.se_mut(se);
+        e.slice = slice;
+        e.deadline = e.vruntime + vs;
         true
     }
 
     /// pick_eevdf().
-    pub(crate) fn pick_eevdf(&self, cpu: usize) -> Option<TaskId> {
+    pub(crate) fn pick_eevdf(&self, cpu: usize) -> Option<SeId> {
         let cfs = &self.sched.rqs[cpu].cfs;
         let mut curr = self.curr_on_rq(cpu);
         let left = cfs.leftmost().map(|(_, t)| t);
@@ -138,32 +138,32 @@ impl SchedEnv {
         }
         if self.cfg.features.on(Feature::NEXT_BUDDY) {
             if let Some(n) = cfs.next {
-                if self.sched.tasks[n].se.on_rq && self.entity_eligible(cpu, n) {
+                if self.se(n).on_rq && self.entity_eligible(cpu, n) {
                     return Some(n);
                 }
             }
         }
         if self.cfg.features.on(Feature::RUN_TO_PARITY) {
             if let Some(c) = curr {
-                let se = &self.sched.tasks[c].se;
-                if se.vlag == se.deadline as i64 {
+                let e = self.se(c);
+                if e.vlag == e.deadline as i64 {
                     return Some(c);
                 }
             }
         }
         let (avg, load) = self.avg_sums(cpu);
         let v0 = cfs.min_vruntime as i128;
-        let mut best: Option<TaskId> = None;
+        let mut best: Option<SeId> = None;
         for &(v, t) in cfs.tasks_timeline.iter() {
             if avg < (v as i128 - v0) * load {
                 break; // the rest are ineligible
             }
-            if best.is_none_or(|b| self.sched.tasks[t].se.deadline < self.sched.tasks[b].se.deadline) {
+            if best.is_none_or(|b| self.se(t).deadline < self.se(b).deadline) {
                 best = Some(t);
             }
         }
         if let Some(c) = curr {
-            if best.is_none_or(|b| self.sched.tasks[c].se.deadline < self.sched.tasks[b].se.deadline) {
+            if best.is_none_or(|b| self.se(c).deadline < self.se(b).deadline) {
                 best = Some(c);
             }
         }
@@ -185,10 +185,10 @@ impl SchedEnv {
         }
         loop {
             match self.pick_eevdf(cpu) {
-                Some(n) if n == p => return self.resched_curr(cpu),
+                Some(n) if n == SeId::task(p) => return self.resched_curr(cpu),
                 // curr, asleep with its switch pending, is left to schedule().
-                Some(n) if self.sched.tasks[n].se.sched_delayed && self.sched.rqs[cpu].curr != Some(n) => {
-                    self.dequeue_delayed(cpu, n);
+                Some(n) if self.se(n).sched_delayed && self.sched.rqs[cpu].curr != Some(n.tid()) => {
+                    self.dequeue_delayed(cpu, n.tid());
                 }
                 _ => return,
             }
@@ -198,27 +198,27 @@ impl SchedEnv {
     /// place_entity() of EEVDF: at V minus the saved lag, inflated by the
     /// load the entity joins (PLACE_LAG); a new deadline one vslice away
     /// (half for a new task with PLACE_DEADLINE_INITIAL).
-    pub(crate) fn place_entity_eevdf(&mut self, cpu: usize, tid: TaskId, initial: bool) {
+    pub(crate) fn place_entity_eevdf(&mut self, cpu: usize, se: SeId, initial: bool) {
         let slice = self.tun.sched_base_slice;
-        let mut vslice = self.vdelta(slice, tid);
+        let mut vslice = self.vdelta(slice, se);
         let v = self.avg_vruntime(cpu) as i128;
         let mut lag: i128 = 0;
         let cfs = &self.sched.rqs[cpu].cfs;
         if self.cfg.features.on(Feature::PLACE_LAG) && cfs.nr_running > 0 && !initial {
-            lag = self.sched.tasks[tid].se.vlag as i128;
+            lag = self.se(se).vlag as i128;
             let mut load = cfs.avg_load;
             if let Some(c) = self.curr_on_rq(cpu) {
-                load += self.sched.tasks[c].se.load.weight as i128;
+                load += self.se(c).load.weight as i128;
             }
             if load > 0 {
-                lag = lag * (load + self.sched.tasks[tid].se.load.weight as i128) / load;
+                lag = lag * (load + self.se(se).load.weight as i128) / load;
             }
         }
         if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {
             vslice /= 2;
         }
         let rel = self.cfg.features.on(Feature::PLACE_REL_DEADLINE);
-        let se = &mut self.sched.tasks[tid].se;
+        let se = self.se_mut(se);
         se.slice = slice;
         se.vruntime = (v - lag).max(0) as u64;
         if rel && se.rel_deadline {
@@ -263,30 +263,31 @@ impl SchedEnv {
     /// still queued (ttwu_runnable). It keeps its place unless DELAY_ZERO
     /// finds it eligible by now: then it is placed again at zero lag.
     pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, tid: TaskId) {
-        debug_assert!(self.sched.tasks[tid].se.sched_delayed && self.sched.tasks[tid].se.on_rq);
+        let se = SeId::task(tid);
+        debug_assert!(self.se(se).sched_delayed && self.se(se).on_rq);
         if self.cfg.features.on(Feature::DELAY_ZERO) {
-            self.update_entity_lag(cpu, tid);
-            if self.sched.tasks[tid].se.vlag > 0 {
-                let is_curr = self.sched.rqs[cpu].cfs.curr == Some(tid);
+            self.update_entity_lag(cpu, se);
+            if self.se(se).vlag > 0 {
+                let is_curr = self.sched.rqs[cpu].cfs.curr == Some(se);
                 self.sched.rqs[cpu].cfs.nr_running -= 1;
                 if !is_curr {
-                    self.avg_sub(cpu, tid);
-                    let v = self.sched.tasks[tid].se.vruntime;
-                    let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+                    self.avg_sub(cpu, se);
+                    let v = self.se(se).vruntime;
+                    let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
                     debug_assert!(removed, "delayed task was not in the tree");
                 }
-                self.sched.tasks[tid].se.vlag = 0;
-                self.place_entity_eevdf(cpu, tid, false);
+                self.se_mut(se).vlag = 0;
+                self.place_entity_eevdf(cpu, se, false);
                 if !is_curr {
-                    let v = self.sched.tasks[tid].se.vruntime;
-                    self.sched.rqs[cpu].cfs.tasks_timeline.insert((v, tid));
-                    self.avg_add(cpu, tid);
+                    let v = self.se(se).vruntime;
+                    self.sched.rqs[cpu].cfs.tasks_timeline.insert((v, se));
+                    self.avg_add(cpu, se);
                 }
                 self.sched.rqs[cpu].cfs.nr_running += 1;
                 self.update_min_vruntime(cpu);
             }
         }
-        self.update_load_avg(cpu, Some(tid));
+        self.update_load_avg(cpu, Some(se));
         // clear_delayed(): runnable again.
         self.sched.tasks[tid].se.sched_delayed = false;
         self.sched.rqs[cpu].cfs.h_nr_delayed -= 1;

@@ -1,7 +1,7 @@
 //! DELAY_DEQUEUE (6.12): a task that sleeps while ineligible stays queued
 //! until a pick reaches it, and a wakeup requeues it where it is.
 
-use crate::sched::task::{TaskId, TaskState};
+use crate::sched::task::{SeId, TaskId, TaskState};
 use crate::sim::Sim;
 use crate::trace::Trace;
 
@@ -26,7 +26,7 @@ fn ineligible_curr(sim: &mut Sim) -> TaskId {
     for _ in 0..100 {
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.w.m.kt.k.entity_eligible(0, c) {
+        if !sim.w.m.kt.k.entity_eligible(0, SeId::task(c)) {
             return c;
         }
         sim.end_ns += 50_000;
@@ -45,7 +45,7 @@ fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_is() {
     assert!(t.se.sched_delayed && t.se.on_rq && t.state == TaskState::Blocked);
     assert_eq!((rq.nr_running, rq.cfs.h_nr_running, rq.cfs.h_nr_delayed), (3, 3, 1));
     assert_ne!(rq.curr, Some(c), "a delayed task is not picked to run");
-    assert!(rq.cfs.tasks_timeline.iter().any(|&(_, t)| t == c), "it waits in the tree");
+    assert!(rq.cfs.tasks_timeline.iter().any(|&(_, t)| t == SeId::task(c)), "it waits in the tree");
     // Allowed everywhere now, with CPU 1 idle: a wakeup of a delayed task
     // does not choose a CPU (ttwu_runnable), and it keeps its negative lag.
     sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);

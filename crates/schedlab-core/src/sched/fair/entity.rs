@@ -10,31 +10,48 @@ use crate::prio::{calc_delta_fair, Policy};
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
-use crate::sched::task::{TaskId, TaskState};
+use crate::sched::task::{SchedEntity, SeId, TaskId, TaskState};
 
 impl SchedEnv {
+    /// The entity `id` names (a task's, &p->se).
     #[inline]
-    pub(crate) fn vdelta(&self, delta: u64, tid: TaskId) -> u64 {
-        let t = &self.sched.tasks[tid];
-        calc_delta_fair(delta, t.se.load.weight, t.se.load.inv_weight)
+    pub(crate) fn se(&self, id: SeId) -> &SchedEntity {
+        &self.sched.tasks[id.tid()].se
     }
 
     #[inline]
-    pub(crate) fn curr_on_rq(&self, cpu: usize) -> Option<TaskId> {
-        self.sched.rqs[cpu].cfs.curr.filter(|&c| self.sched.tasks[c].se.on_rq)
+    pub(crate) fn se_mut(&mut self, id: SeId) -> &mut SchedEntity {
+        &mut self.sched.tasks[id.tid()].se
     }
 
-    /// The fair part of update_curr().
-    pub fn update_curr_fair(&mut self, cpu: usize, tid: TaskId, delta: u64) {
-        let dv = self.vdelta(delta, tid);
-        self.sched.tasks[tid].se.vruntime += dv;
+    /// se_is_idle(): a SCHED_IDLE task's entity.
+    #[inline]
+    pub(crate) fn se_is_idle(&self, id: SeId) -> bool {
+        self.sched.tasks[id.tid()].is_idle_policy()
+    }
+
+    #[inline]
+    pub(crate) fn vdelta(&self, delta: u64, se: SeId) -> u64 {
+        let se = self.se(se);
+        calc_delta_fair(delta, se.load.weight, se.load.inv_weight)
+    }
+
+    #[inline]
+    pub(crate) fn curr_on_rq(&self, cpu: usize) -> Option<SeId> {
+        self.sched.rqs[cpu].cfs.curr.filter(|&c| self.se(c).on_rq)
+    }
+
+    /// The fair part of update_curr(): `se` is cfs_rq->curr.
+    pub fn update_curr_fair(&mut self, cpu: usize, se: SeId, delta: u64) {
+        let dv = self.vdelta(delta, se);
+        self.se_mut(se).vruntime += dv;
         if self.cfg.mech.fair == FairEra::Eevdf
-            && self.sched.tasks[tid].se.on_rq
-            && self.update_deadline(tid)
+            && self.se(se).on_rq
+            && self.update_deadline(se)
             && self.sched.rqs[cpu].cfs.nr_running > 1
         {
             // 6.6 update_deadline: the request is used up -> reschedule.
-            self.clear_buddies(cpu, tid);
+            self.clear_buddies(cpu, se);
             self.resched_curr(cpu);
         }
         self.update_min_vruntime(cpu);
@@ -46,7 +63,7 @@ impl SchedEnv {
         let mut v = cfs.min_vruntime;
         let curr = self.curr_on_rq(cpu);
         if let Some(c) = curr {
-            v = self.sched.tasks[c].se.vruntime;
+            v = self.se(c).vruntime;
         }
         if let Some((lv, _)) = cfs.leftmost() {
             v = if curr.is_some() { v.min(lv) } else { lv };
@@ -59,15 +76,15 @@ impl SchedEnv {
         }
     }
 
-    pub fn clear_buddies(&mut self, cpu: usize, tid: TaskId) {
+    pub fn clear_buddies(&mut self, cpu: usize, se: SeId) {
         let cfs = &mut self.sched.rqs[cpu].cfs;
-        if cfs.next == Some(tid) {
+        if cfs.next == Some(se) {
             cfs.next = None;
         }
-        if cfs.last == Some(tid) {
+        if cfs.last == Some(se) {
             cfs.last = None;
         }
-        if cfs.skip == Some(tid) {
+        if cfs.skip == Some(se) {
             cfs.skip = None;
         }
     }
@@ -75,10 +92,10 @@ impl SchedEnv {
     // --------------------------------------------------- class operations
 
     /// place_entity() for the era (fair/cfs.rs, fair/eevdf.rs).
-    fn place_entity(&mut self, cpu: usize, tid: TaskId, initial: bool) {
+    fn place_entity(&mut self, cpu: usize, se: SeId, initial: bool) {
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.place_entity_cfs(cpu, tid, initial),
-            FairEra::Eevdf => self.place_entity_eevdf(cpu, tid, initial),
+            FairEra::Cfs => self.place_entity_cfs(cpu, se, initial),
+            FairEra::Eevdf => self.place_entity_eevdf(cpu, se, initial),
         }
     }
 
@@ -94,13 +111,13 @@ impl SchedEnv {
                 return None;
             }
             let se = match self.cfg.mech.fair {
-                FairEra::Cfs => return self.pick_next_entity_cfs(cpu),
+                FairEra::Cfs => return self.pick_next_entity_cfs(cpu).map(SeId::tid),
                 FairEra::Eevdf => self.pick_eevdf(cpu)?,
             };
-            if !self.sched.tasks[se].se.sched_delayed {
-                return Some(se);
+            if !self.se(se).sched_delayed {
+                return Some(se.tid());
             }
-            self.dequeue_delayed(cpu, se);
+            self.dequeue_delayed(cpu, se.tid());
         }
     }
 
@@ -109,33 +126,35 @@ impl SchedEnv {
     /// (sched_info_depart() requeues only a task still running).
     #[inline]
     pub fn put_prev_task_fair(&mut self, cpu: usize, tid: TaskId) {
-        self.update_load_avg(cpu, Some(tid));
-        let v = self.sched.tasks[tid].se.vruntime;
+        let se = SeId::task(tid);
+        self.update_load_avg(cpu, Some(se));
+        let v = self.se(se).vruntime;
         let cfs = &mut self.sched.rqs[cpu].cfs;
-        debug_assert_eq!(cfs.curr, Some(tid));
+        debug_assert_eq!(cfs.curr, Some(se));
         cfs.curr = None;
-        cfs.tasks_timeline.insert((v, tid));
+        cfs.tasks_timeline.insert((v, se));
         if self.cfg.mech.fair == FairEra::Eevdf {
-            self.avg_add(cpu, tid);
+            self.avg_add(cpu, se);
         }
-        if !self.sched.tasks[tid].se.sched_delayed {
+        if !self.se(se).sched_delayed {
             self.sched.tasks[tid].stats.wait_start = Some(self.now);
         }
     }
 
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
     pub fn set_next_entity(&mut self, cpu: usize, tid: TaskId) {
-        self.clear_buddies(cpu, tid);
-        let v = self.sched.tasks[tid].se.vruntime;
-        if self.sched.rqs[cpu].cfs.curr != Some(tid) {
+        let se = SeId::task(tid);
+        self.clear_buddies(cpu, se);
+        let v = self.se(se).vruntime;
+        if self.sched.rqs[cpu].cfs.curr != Some(se) {
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_sub(cpu, tid);
+                self.avg_sub(cpu, se);
             }
-            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "picked task was not in the tree");
-            self.sched.rqs[cpu].cfs.curr = Some(tid);
+            self.sched.rqs[cpu].cfs.curr = Some(se);
         }
-        self.update_load_avg(cpu, Some(tid));
+        self.update_load_avg(cpu, Some(se));
         // A CPU still leaving its idle state or in an interrupt handler
         // (Rq::busy_until) runs the task from then on.
         let now = self.now.max(self.sched.rqs[cpu].busy_until);
@@ -154,23 +173,16 @@ impl SchedEnv {
 
     /// PELT: update the entity (if any) and the cfs_rq to now
     /// (update_load_avg without the group parts).
-    pub fn update_load_avg(&mut self, cpu: usize, tid: Option<TaskId>) {
+    pub fn update_load_avg(&mut self, cpu: usize, se: Option<SeId>) {
         let now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
         let running = self.sched.rqs[cpu].cfs.curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
-        if let Some(t) = tid {
-            let task = &mut self.sched.tasks[t];
-            if task.se.attached {
-                let runnable = task.se.on_rq && !(delayed_out && task.se.sched_delayed);
-                pelt::update_se(
-                    &mut task.se.avg,
-                    now,
-                    task.se.load.weight as u64,
-                    task.se.on_rq,
-                    runnable,
-                    running == Some(t),
-                );
+        if let Some(id) = se {
+            let se = self.se_mut(id);
+            if se.attached {
+                let runnable = se.on_rq && !(delayed_out && se.sched_delayed);
+                pelt::update_se(&mut se.avg, now, se.load.weight as u64, se.on_rq, runnable, running == Some(id));
             }
         }
         let cfs = &mut self.sched.rqs[cpu].cfs;
@@ -180,6 +192,7 @@ impl SchedEnv {
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
     pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
+        let se = SeId::task(tid);
         self.update_curr(cpu);
         self.sched.tasks[tid].se.norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
@@ -190,10 +203,10 @@ impl SchedEnv {
             pelt::attach_entity(cfs_avg, &mut self.sched.tasks[tid].se.avg, w);
             self.sched.tasks[tid].se.attached = true;
         } else {
-            self.update_load_avg(cpu, Some(tid));
+            self.update_load_avg(cpu, Some(se));
         }
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
-            self.place_entity(cpu, tid, initial);
+            self.place_entity(cpu, se, initial);
         }
         let is_curr = self.sched.rqs[cpu].curr == Some(tid);
         let t = &self.sched.tasks[tid];
@@ -213,11 +226,11 @@ impl SchedEnv {
         }
         if is_curr {
             // ttwu of a task that has not switched out yet: it is curr again.
-            cfs.curr = Some(tid);
+            cfs.curr = Some(se);
         } else {
-            cfs.tasks_timeline.insert((v, tid));
+            cfs.tasks_timeline.insert((v, se));
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_add(cpu, tid);
+                self.avg_add(cpu, se);
             }
             // A migrating task keeps the wait it began on its old runqueue
             // (__update_stats_wait_end/_start with task_on_rq_migrating).
@@ -237,6 +250,7 @@ impl SchedEnv {
     /// DELAY_DEQUEUE keeps a sleeping, ineligible task queued (6.12
     /// dequeue_entity()); DEQUEUE_DELAYED completes such a dequeue.
     pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
+        let se = SeId::task(tid);
         let sleep = flags & DEQUEUE_SLEEP != 0;
         let finish_delayed = flags & DEQUEUE_DELAYED != 0;
         self.update_curr(cpu);
@@ -244,10 +258,10 @@ impl SchedEnv {
             && !finish_delayed
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::DELAY_DEQUEUE)
-            && !self.entity_eligible(cpu, tid)
+            && !self.entity_eligible(cpu, se)
         {
-            self.clear_buddies(cpu, tid);
-            self.update_load_avg(cpu, Some(tid));
+            self.clear_buddies(cpu, se);
+            self.update_load_avg(cpu, Some(se));
             self.set_delayed(cpu, tid);
             return false;
         }
@@ -258,26 +272,26 @@ impl SchedEnv {
             // back, and before update_min_vruntime() discounts it.
             self.sched.tasks[tid].se.norm_min_vruntime = Some(self.sched.rqs[cpu].cfs.min_vruntime);
         }
-        self.update_load_avg(cpu, Some(tid));
-        self.clear_buddies(cpu, tid);
+        self.update_load_avg(cpu, Some(se));
+        self.clear_buddies(cpu, se);
         if self.cfg.mech.fair == FairEra::Eevdf {
-            self.update_entity_lag(cpu, tid);
+            self.update_entity_lag(cpu, se);
             if !sleep && self.cfg.features.on(Feature::PLACE_REL_DEADLINE) {
-                let se = &mut self.sched.tasks[tid].se;
+                let se = self.se_mut(se);
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);
                 se.rel_deadline = true;
             }
         }
-        let is_curr = self.sched.rqs[cpu].cfs.curr == Some(tid);
+        let is_curr = self.sched.rqs[cpu].cfs.curr == Some(se);
         let t = &self.sched.tasks[tid];
         let (w, v, idle, delayed) = (t.se.load.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
         if is_curr {
             self.sched.rqs[cpu].cfs.curr = None;
         } else {
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_sub(cpu, tid);
+                self.avg_sub(cpu, se);
             }
-            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, tid));
+            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "dequeued task was not in the tree");
         }
         let cfs = &mut self.sched.rqs[cpu].cfs;
@@ -328,7 +342,7 @@ impl SchedEnv {
             self.sched.tasks[tid].se.vruntime = (self.sched.rqs[new].cfs.min_vruntime as i128 + rel).max(0) as u64;
         }
         if self.sched.tasks[tid].se.attached {
-            self.update_load_avg(old, Some(tid));
+            self.update_load_avg(old, Some(SeId::task(tid)));
             let w = self.sched.tasks[tid].se.load.weight as u64;
             let se_avg = self.sched.tasks[tid].se.avg;
             pelt::detach_entity(&mut self.sched.rqs[old].cfs.avg, &se_avg, w);
@@ -342,9 +356,9 @@ impl SchedEnv {
         if self.sched.tasks[curr].state != TaskState::Runnable {
             return;
         }
-        self.update_load_avg(cpu, Some(curr));
+        self.update_load_avg(cpu, Some(SeId::task(curr)));
         if self.cfg.mech.fair == FairEra::Cfs && self.sched.rqs[cpu].cfs.nr_running > 1 {
-            self.check_preempt_tick(cpu, curr);
+            self.check_preempt_tick(cpu, SeId::task(curr));
         }
     }
 
@@ -365,13 +379,13 @@ impl SchedEnv {
         }
         self.update_curr(cpu);
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.check_preempt_wakeup_cfs(cpu, curr, p),
+            FairEra::Cfs => self.check_preempt_wakeup_cfs(cpu, SeId::task(curr), SeId::task(p)),
             FairEra::Eevdf if self.cfg.mech.fork_wakeup_no_preempt => {
                 self.check_preempt_wakeup_eevdf(cpu, p, wake_flags); // eevdf.rs
             }
             FairEra::Eevdf => {
                 // Preempt if the wakee is what EEVDF would pick now.
-                if self.pick_eevdf(cpu) == Some(p) {
+                if self.pick_eevdf(cpu) == Some(SeId::task(p)) {
                     self.resched_curr(cpu);
                 }
             }
@@ -384,21 +398,22 @@ impl SchedEnv {
         if self.sched.rqs[cpu].cfs.nr_running <= 1 {
             return;
         }
-        self.clear_buddies(cpu, tid);
+        let se = SeId::task(tid);
+        self.clear_buddies(cpu, se);
         self.update_curr(cpu);
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.sched.rqs[cpu].cfs.skip = Some(tid),
+            FairEra::Cfs => self.sched.rqs[cpu].cfs.skip = Some(se),
             FairEra::Eevdf if self.cfg.mech.yield_forfeits_vruntime => {
                 // 6.12.63+: forfeit the rest of the request, if eligible.
-                if self.entity_eligible(cpu, tid) {
-                    let se = &mut self.sched.tasks[tid].se;
-                    se.vruntime = se.deadline;
-                    self.update_deadline(tid);
+                if self.entity_eligible(cpu, se) {
+                    let e = self.se_mut(se);
+                    e.vruntime = e.deadline;
+                    self.update_deadline(se);
                 }
             }
             FairEra::Eevdf => {
-                let vs = self.vdelta(self.sched.tasks[tid].se.slice, tid);
-                self.sched.tasks[tid].se.deadline += vs;
+                let vs = self.vdelta(self.se(se).slice, se);
+                self.se_mut(se).deadline += vs;
             }
         }
     }
@@ -427,13 +442,13 @@ mod tests {
     /// it lands from CPU 1's min_vruntime (vruntime - min_vruntime).
     fn pull_leftmost(sim: &mut Sim) -> i128 {
         sim.w.m.kt.k.update_curr(0);
-        let curr = sim.w.m.kt.k.sched.rqs[0].cfs.curr.expect("a hog runs");
+        let curr = sim.w.m.kt.k.sched.rqs[0].cfs.curr.expect("a hog runs").tid();
         let mut queued = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
         let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
         // The leftmost holds min_vruntime back: curr and the next one are
         // to its right (the state in which the two rules differ).
         assert!(sim.w.m.kt.k.sched.tasks[curr].se.vruntime > left && next > left);
-        let l = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("queued").1;
+        let l = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("queued").1.tid();
         let before = sim.w.m.kt.k.sched.rqs[1].cfs.min_vruntime;
         sim.w.m.kt.k.move_queued_task(l, 0, 1, 1);
         sim.w.m.kt.k.sched.tasks[l].se.vruntime as i128 - before as i128

@@ -6,7 +6,7 @@
 use crate::sched::class::{WF_FORK, WF_TTWU};
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
 use crate::sched::sched::CpuIdleType;
-use crate::sched::task::TaskId;
+use crate::sched::task::{SeId, TaskId};
 use crate::sim::Sim;
 use crate::trace::Trace;
 
@@ -35,7 +35,7 @@ fn delayed_on_cpu0(sim: &mut Sim) -> TaskId {
     for _ in 0..200 {
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.w.m.kt.k.entity_eligible(0, c) {
+        if !sim.w.m.kt.k.entity_eligible(0, SeId::task(c)) {
             sim.block(c);
             sim.flush_resched();
             assert!(sim.w.m.kt.k.sched.tasks[c].se.sched_delayed);
@@ -132,8 +132,8 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
     for _ in 0..400 {
         sim.w.m.kt.k.update_curr(0);
         let curr = sim.w.m.kt.k.sched.rqs[0].curr;
-        let queued: Vec<TaskId> = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).collect();
-        if let Some(&t) = queued.iter().find(|&&t| Some(t) != curr && !sim.w.m.kt.k.entity_eligible(0, t)) {
+        let queued: Vec<TaskId> = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t.tid()).collect();
+        if let Some(&t) = queued.iter().find(|&&t| Some(t) != curr && !sim.w.m.kt.k.entity_eligible(0, SeId::task(t))) {
             found = Some(t);
             break;
         }
@@ -167,7 +167,7 @@ fn the_lag_clamp_is_the_largest_slice_plus_a_tick_from_6_18_17() {
         let mut sim = hogs(version, 2, 0, 20_000);
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        let q = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("a waiter").1;
+        let q = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("a waiter").1.tid();
         assert_eq!(
             (sim.w.m.kt.k.sched.tasks[c].se.slice, sim.w.m.kt.k.sched.tasks[q].se.slice),
             (1_400_000, 1_400_000)
@@ -175,8 +175,8 @@ fn the_lag_clamp_is_the_largest_slice_plus_a_tick_from_6_18_17() {
         // curr 1 s ahead: V moves half as far, so curr lags far behind
         // and the waiter far ahead; both lags are clamped.
         sim.w.m.kt.k.sched.tasks[c].se.vruntime += 1_000_000_000;
-        sim.w.m.kt.k.update_entity_lag(0, c);
-        sim.w.m.kt.k.update_entity_lag(0, q);
+        sim.w.m.kt.k.update_entity_lag(0, SeId::task(c));
+        sim.w.m.kt.k.update_entity_lag(0, SeId::task(q));
         assert_eq!(
             (sim.w.m.kt.k.sched.tasks[c].se.vlag, sim.w.m.kt.k.sched.tasks[q].se.vlag),
             (-clamp, clamp),
@@ -231,17 +231,23 @@ fn the_wakeup_pick_completes_a_delayed_dequeue_from_6_18_33() {
         sim.w.m.kt.k.cfg.features.apply("NO_RUN_TO_PARITY", sim.w.m.kt.k.cfg.version).expect("a feature");
         let d = delayed_on_cpu0(&mut sim);
         let v = sim.w.m.kt.k.sched.tasks[d].se.vruntime;
-        sim.w.m.kt.k.avg_sub(0, d);
-        assert!(sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.remove(&(v, d)));
+        let ds = SeId::task(d);
+        sim.w.m.kt.k.avg_sub(0, ds);
+        assert!(sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.remove(&(v, ds)));
         let v = sim.w.m.kt.k.avg_vruntime(0);
         sim.w.m.kt.k.sched.tasks[d].se.vruntime = v;
         sim.w.m.kt.k.sched.tasks[d].se.deadline = 0;
-        sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.insert((v, d));
-        sim.w.m.kt.k.avg_add(0, d);
-        assert_eq!(sim.w.m.kt.k.pick_eevdf(0), Some(d));
+        sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.insert((v, ds));
+        sim.w.m.kt.k.avg_add(0, ds);
+        assert_eq!(sim.w.m.kt.k.pick_eevdf(0), Some(ds));
         let curr = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        let p =
-            sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t).find(|&t| t != d).expect("a waiter");
+        let p = sim.w.m.kt.k.sched.rqs[0]
+            .cfs
+            .tasks_timeline
+            .iter()
+            .map(|&(_, t)| t.tid())
+            .find(|&t| t != d)
+            .expect("a waiter");
         // A wakeup check for the other waiting hog (as if it had just woken).
         sim.w.m.kt.k.check_preempt_wakeup_fair(0, curr, p, WF_TTWU);
         let t = &sim.w.m.kt.k.sched.tasks[d];

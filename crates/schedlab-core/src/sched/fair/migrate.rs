@@ -9,7 +9,7 @@ use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_SHARE_CPUCAPACITY;
-use crate::sched::task::TaskId;
+use crate::sched::task::{SeId, TaskId};
 
 impl SchedEnv {
     /// task_hot().
@@ -24,7 +24,7 @@ impl SchedEnv {
         let src = &self.sched.rqs[env.src_cpu].cfs;
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
             && self.sched.rqs[env.dst_cpu].nr_running > 0
-            && (src.next == Some(p) || src.last == Some(p))
+            && (src.next == Some(SeId::task(p)) || src.last == Some(SeId::task(p)))
         {
             return true;
         }
@@ -86,13 +86,14 @@ impl SchedEnv {
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::PLACE_LAG)
             && self.sched.rqs[env.dst_cpu].cfs.nr_running > 0
-            && !self.entity_eligible(env.src_cpu, p)
+            && !self.entity_eligible(env.src_cpu, SeId::task(p))
     }
 
     /// The source's cfs_tasks list from the tail (least recently run first).
     pub(super) fn cfs_tasks_tail_first(&self, cpu: usize) -> Vec<TaskId> {
         let rq = &self.sched.rqs[cpu];
-        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
+        let mut v: Vec<TaskId> =
+            rq.cfs.tasks_timeline.iter().map(|&(_, t)| t.tid()).chain(rq.cfs.curr.map(SeId::tid)).collect();
         v.sort_by_key(|&t| self.sched.tasks[t].list_seq);
         v
     }

@@ -8,7 +8,7 @@ use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance_avg::Pass;
 use crate::sched::fair::sd_lb_stats::SCHED_LOAD_SCALE_FUZZ;
 use crate::sched::sched::CpuIdleType;
-use crate::sched::task::TaskId;
+use crate::sched::task::{SeId, TaskId};
 
 impl SchedEnv {
     /// The source's cfs_rq->tasks list from its head. 2.6.35 list_add()s at
@@ -17,7 +17,8 @@ impl SchedEnv {
     /// (the 6.x cfs_tasks rule), so recently run tasks come first too.
     pub(super) fn cfs_tasks_head_first(&self, cpu: usize) -> Vec<TaskId> {
         let rq = &self.sched.rqs[cpu];
-        let mut v: Vec<TaskId> = rq.cfs.tasks_timeline.iter().map(|&(_, t)| t).chain(rq.cfs.curr).collect();
+        let mut v: Vec<TaskId> =
+            rq.cfs.tasks_timeline.iter().map(|&(_, t)| t.tid()).chain(rq.cfs.curr.map(SeId::tid)).collect();
         v.sort_by_key(|&t| std::cmp::Reverse(self.sched.tasks[t].list_seq));
         v
     }
@@ -39,7 +40,7 @@ impl SchedEnv {
         let cfs = &self.sched.rqs[src].cfs;
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
             && self.sched.rqs[dst].nr_running > 0
-            && (cfs.next == Some(p) || cfs.last == Some(p))
+            && (cfs.next == Some(SeId::task(p)) || cfs.last == Some(SeId::task(p)))
         {
             return true;
         }

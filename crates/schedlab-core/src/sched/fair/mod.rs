@@ -126,7 +126,7 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
-        sim.update_curr_fair(cpu, curr, delta);
+        sim.update_curr_fair(cpu, crate::sched::task::SeId::task(curr), delta);
         if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
             sim.dl_server_update(cpu, delta);
         }
