@@ -320,6 +320,32 @@ impl Timeline {
     }
 }
 
+/// Which cfs_rq: a CPU's root one (rq->cfs, `Rq.cfs`), or a task group's
+/// on one CPU (issue 39), numbered from `CfsRqId::GROUP` up. The fair
+/// class's entity code takes a `CfsRqId` where the kernel takes a
+/// `struct cfs_rq *`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CfsRqId(usize);
+
+impl CfsRqId {
+    /// The first group cfs_rq's id.
+    pub const GROUP: usize = 1 << (usize::BITS - 1);
+
+    /// &cpu_rq(cpu)->cfs.
+    #[inline]
+    pub const fn root(cpu: usize) -> CfsRqId {
+        CfsRqId(cpu)
+    }
+
+    /// The CPU whose root cfs_rq this is. No task group has a cfs_rq until
+    /// issue 39's hierarchy, so every CfsRqId is a root's.
+    #[inline]
+    pub fn root_cpu(self) -> usize {
+        debug_assert!(self.0 & Self::GROUP == 0, "a group cfs_rq where a root was expected");
+        self.0
+    }
+}
+
 /// struct cfs_rq.
 ///
 /// `tasks_timeline` is the rbtree: entities ordered by (vruntime, id); the

@@ -15,6 +15,7 @@
 use crate::kernel::features::Feature;
 use crate::sched::class::SchedClass;
 use crate::sched::env::SchedEnv;
+use crate::sched::sched::CfsRqId;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_LLC};
 use crate::sched::task::{TaskId, TaskState};
@@ -160,7 +161,7 @@ impl SchedEnv {
                 // it; the kernel does that in update_blocked_averages (newidle,
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).
                 // Deviation: done here, at read time.
-                self.update_load_avg(i, None);
+                self.update_load_avg(CfsRqId::root(i), None);
             }
             if let Some(v) = self.lb_view(env, i) {
                 s.group_load += v.load;

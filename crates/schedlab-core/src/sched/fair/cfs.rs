@@ -7,6 +7,7 @@
 
 use crate::kernel::features::Feature;
 use crate::sched::env::SchedEnv;
+use crate::sched::sched::CfsRqId;
 use crate::sched::task::SeId;
 
 impl SchedEnv {
@@ -20,8 +21,8 @@ impl SchedEnv {
     }
 
     /// sched_slice(): period * w / W (W counting the entity if not queued).
-    pub fn sched_slice(&self, cpu: usize, se: SeId) -> u64 {
-        let cfs = &self.sched.rqs[cpu].cfs;
+    pub fn sched_slice(&self, cfs_rq: CfsRqId, se: SeId) -> u64 {
+        let cfs = self.cfs_rq(cfs_rq);
         let se = self.se(se);
         let on_rq = se.on_rq;
         let nr = cfs.nr_running as u64 + u64::from(!on_rq);
@@ -59,9 +60,9 @@ impl SchedEnv {
 
     /// pick_next_entity(cfs_rq, curr) of 2.6.35 .. 6.5, with the skip, last
     /// and next buddies.
-    pub(crate) fn pick_next_entity_cfs(&self, cpu: usize) -> Option<SeId> {
-        let cfs = &self.sched.rqs[cpu].cfs;
-        let curr = self.curr_on_rq(cpu);
+    pub(crate) fn pick_next_entity_cfs(&self, cfs_rq: CfsRqId) -> Option<SeId> {
+        let cfs = self.cfs_rq(cfs_rq);
+        let curr = self.curr_on_rq(cfs_rq);
         let mut left = cfs.leftmost().map(|(_, t)| t);
         if let Some(c) = curr {
             if left.is_none_or(|l| self.se(c).vruntime < self.se(l).vruntime) {
@@ -103,13 +104,13 @@ impl SchedEnv {
 
     /// check_preempt_tick() (CFS).
     #[inline]
-    pub(crate) fn check_preempt_tick(&mut self, cpu: usize, curr: SeId) {
-        let ideal = self.sched_slice(cpu, curr);
+    pub(crate) fn check_preempt_tick(&mut self, cfs_rq: CfsRqId, curr: SeId) {
+        let ideal = self.sched_slice(cfs_rq, curr);
         let se = self.se(curr);
         let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if delta_exec > ideal {
-            self.resched_curr(cpu);
-            self.clear_buddies(cpu, curr);
+            self.resched_curr(self.rq_of(cfs_rq));
+            self.clear_buddies(cfs_rq, curr);
             return;
         }
         if !self.cfg.mech.check_preempt_tick_vdiff {
@@ -118,21 +119,21 @@ impl SchedEnv {
         if delta_exec < self.tun.sched_min_granularity {
             return;
         }
-        let Some((lv, _)) = self.sched.rqs[cpu].cfs.leftmost() else { return };
+        let Some((lv, _)) = self.cfs_rq(cfs_rq).leftmost() else { return };
         let delta = self.se(curr).vruntime as i128 - lv as i128;
         if delta < 0 {
             return;
         }
         if delta > ideal as i128 {
-            self.resched_curr(cpu);
+            self.resched_curr(self.rq_of(cfs_rq));
         }
     }
 
     /// place_entity() of CFS: a new task at min_vruntime (+ one vslice with
     /// START_DEBIT); a waking one no further back than min_vruntime minus
     /// the sleeper credit (NEW_/GENTLE_FAIR_SLEEPERS).
-    pub(crate) fn place_entity_cfs(&mut self, cpu: usize, se: SeId, initial: bool) {
-        let cfs = &self.sched.rqs[cpu].cfs;
+    pub(crate) fn place_entity_cfs(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
+        let cfs = self.cfs_rq(cfs_rq);
         let mut vruntime = cfs.min_vruntime;
         if initial {
             // Deviation: task_fork_fair starts the child at the
@@ -142,7 +143,7 @@ impl SchedEnv {
             // START_DEBIT vslice), which is where the max lands
             // whenever the parent is not far ahead.
             if self.cfg.features.on(Feature::START_DEBIT) {
-                let s = self.sched_slice(cpu, se);
+                let s = self.sched_slice(cfs_rq, se);
                 vruntime += self.vdelta(s, se);
             }
             self.se_mut(se).vruntime = vruntime;
@@ -166,15 +167,15 @@ impl SchedEnv {
     /// check_preempt_wakeup() of CFS: set the next buddy (NEXT_BUDDY), and
     /// preempt if the wakee is more than wakeup_granularity behind curr in
     /// virtual time (then curr is the last buddy, LAST_BUDDY).
-    pub(crate) fn check_preempt_wakeup_cfs(&mut self, cpu: usize, curr: SeId, p: SeId) {
-        let scale = self.sched.rqs[cpu].cfs.nr_running as u64 >= self.tun.sched_nr_latency;
+    pub(crate) fn check_preempt_wakeup_cfs(&mut self, cfs_rq: CfsRqId, curr: SeId, p: SeId) {
+        let scale = self.cfs_rq(cfs_rq).nr_running as u64 >= self.tun.sched_nr_latency;
         if self.cfg.features.on(Feature::NEXT_BUDDY) && scale {
-            self.sched.rqs[cpu].cfs.next = Some(p);
+            self.cfs_rq_mut(cfs_rq).next = Some(p);
         }
         if self.wakeup_preempt_entity(curr, p) == 1 {
-            self.resched_curr(cpu);
+            self.resched_curr(self.rq_of(cfs_rq));
             if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.se(curr).on_rq {
-                self.sched.rqs[cpu].cfs.last = Some(curr);
+                self.cfs_rq_mut(cfs_rq).last = Some(curr);
             }
         }
     }

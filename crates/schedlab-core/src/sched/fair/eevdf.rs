@@ -35,28 +35,29 @@
 use crate::kernel::features::Feature;
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP, WF_FORK};
 use crate::sched::env::SchedEnv;
+use crate::sched::sched::CfsRqId;
 use crate::sched::task::{SeId, TaskId};
 
 impl SchedEnv {
-    pub(crate) fn entity_key(&self, cpu: usize, se: SeId) -> i128 {
-        self.se(se).vruntime as i128 - self.sched.rqs[cpu].cfs.min_vruntime as i128
+    pub(crate) fn entity_key(&self, cfs_rq: CfsRqId, se: SeId) -> i128 {
+        self.se(se).vruntime as i128 - self.cfs_rq(cfs_rq).min_vruntime as i128
     }
 
     /// (Σ w_i key_i, Σ w_i) with curr included, as avg_vruntime() builds them.
-    pub(crate) fn avg_sums(&self, cpu: usize) -> (i128, i128) {
-        let cfs = &self.sched.rqs[cpu].cfs;
+    pub(crate) fn avg_sums(&self, cfs_rq: CfsRqId) -> (i128, i128) {
+        let cfs = self.cfs_rq(cfs_rq);
         let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
-        if let Some(c) = self.curr_on_rq(cpu) {
+        if let Some(c) = self.curr_on_rq(cfs_rq) {
             let w = self.se(c).load.weight as i128;
-            avg += self.entity_key(cpu, c) * w;
+            avg += self.entity_key(cfs_rq, c) * w;
             load += w;
         }
         (avg, load)
     }
 
     /// avg_vruntime(): V, rounded toward -inf so an entity at V is eligible.
-    pub fn avg_vruntime(&self, cpu: usize) -> u64 {
-        let (avg, load) = self.avg_sums(cpu);
+    pub fn avg_vruntime(&self, cfs_rq: CfsRqId) -> u64 {
+        let (avg, load) = self.avg_sums(cfs_rq);
         let mut a = avg;
         if load > 0 {
             if a < 0 {
@@ -64,27 +65,27 @@ impl SchedEnv {
             }
             a /= load;
         }
-        (self.sched.rqs[cpu].cfs.min_vruntime as i128 + a) as u64
+        (self.cfs_rq(cfs_rq).min_vruntime as i128 + a) as u64
     }
 
     /// entity_eligible(): Σ w_j (v_j - v0) >= (v_i - v0) Σ w_j.
-    pub(crate) fn entity_eligible(&self, cpu: usize, se: SeId) -> bool {
-        let (avg, load) = self.avg_sums(cpu);
-        avg >= self.entity_key(cpu, se) * load
+    pub(crate) fn entity_eligible(&self, cfs_rq: CfsRqId, se: SeId) -> bool {
+        let (avg, load) = self.avg_sums(cfs_rq);
+        avg >= self.entity_key(cfs_rq, se) * load
     }
 
-    pub(crate) fn avg_add(&mut self, cpu: usize, se: SeId) {
+    pub(crate) fn avg_add(&mut self, cfs_rq: CfsRqId, se: SeId) {
         let w = self.se(se).load.weight as i128;
-        let k = self.entity_key(cpu, se);
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let k = self.entity_key(cfs_rq, se);
+        let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.avg_vruntime += k * w;
         cfs.avg_load += w;
     }
 
-    pub(crate) fn avg_sub(&mut self, cpu: usize, se: SeId) {
+    pub(crate) fn avg_sub(&mut self, cfs_rq: CfsRqId, se: SeId) {
         let w = self.se(se).load.weight as i128;
-        let k = self.entity_key(cpu, se);
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let k = self.entity_key(cfs_rq, se);
+        let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.avg_vruntime -= k * w;
         cfs.avg_load -= w;
     }
@@ -92,8 +93,8 @@ impl SchedEnv {
     /// update_entity_lag(): vlag = V - v, clamped to the virtual time of
     /// max(2 slices, one tick); from 6.18.17 (`lag_clamp_max_slice_plus_tick`)
     /// of the largest slice on the cfs_rq plus one tick.
-    pub(crate) fn update_entity_lag(&mut self, cpu: usize, se: SeId) {
-        let v = self.avg_vruntime(cpu) as i128;
+    pub(crate) fn update_entity_lag(&mut self, cfs_rq: CfsRqId, se: SeId) {
+        let v = self.avg_vruntime(cfs_rq) as i128;
         let e = self.se(se);
         let lag = v - e.vruntime as i128;
         let span = if self.cfg.mech.lag_clamp_max_slice_plus_tick {
@@ -124,21 +125,21 @@ impl SchedEnv {
     }
 
     /// pick_eevdf().
-    pub(crate) fn pick_eevdf(&self, cpu: usize) -> Option<SeId> {
-        let cfs = &self.sched.rqs[cpu].cfs;
-        let mut curr = self.curr_on_rq(cpu);
+    pub(crate) fn pick_eevdf(&self, cfs_rq: CfsRqId) -> Option<SeId> {
+        let cfs = self.cfs_rq(cfs_rq);
+        let mut curr = self.curr_on_rq(cfs_rq);
         let left = cfs.leftmost().map(|(_, t)| t);
         if cfs.nr_running == 1 {
             return curr.or(left);
         }
         if let Some(c) = curr {
-            if !self.entity_eligible(cpu, c) {
+            if !self.entity_eligible(cfs_rq, c) {
                 curr = None;
             }
         }
         if self.cfg.features.on(Feature::NEXT_BUDDY) {
             if let Some(n) = cfs.next {
-                if self.se(n).on_rq && self.entity_eligible(cpu, n) {
+                if self.se(n).on_rq && self.entity_eligible(cfs_rq, n) {
                     return Some(n);
                 }
             }
@@ -151,7 +152,7 @@ impl SchedEnv {
                 }
             }
         }
-        let (avg, load) = self.avg_sums(cpu);
+        let (avg, load) = self.avg_sums(cfs_rq);
         let v0 = cfs.min_vruntime as i128;
         let mut best: Option<SeId> = None;
         for &(v, t) in cfs.tasks_timeline.iter() {
@@ -168,7 +169,7 @@ impl SchedEnv {
             }
         }
         // "EEVDF scheduling fail, picking leftmost" (a rounding corner case).
-        best.or(left).or(self.curr_on_rq(cpu))
+        best.or(left).or(self.curr_on_rq(cfs_rq))
     }
 
     /// check_preempt_wakeup_fair()'s EEVDF part from 6.18.33
@@ -184,7 +185,7 @@ impl SchedEnv {
             return;
         }
         loop {
-            match self.pick_eevdf(cpu) {
+            match self.pick_eevdf(CfsRqId::root(cpu)) {
                 Some(n) if n == SeId::task(p) => return self.resched_curr(cpu),
                 // curr, asleep with its switch pending, is left to schedule().
                 Some(n) if self.se(n).sched_delayed && self.sched.rqs[cpu].curr != Some(n.tid()) => {
@@ -198,16 +199,16 @@ impl SchedEnv {
     /// place_entity() of EEVDF: at V minus the saved lag, inflated by the
     /// load the entity joins (PLACE_LAG); a new deadline one vslice away
     /// (half for a new task with PLACE_DEADLINE_INITIAL).
-    pub(crate) fn place_entity_eevdf(&mut self, cpu: usize, se: SeId, initial: bool) {
+    pub(crate) fn place_entity_eevdf(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
         let slice = self.tun.sched_base_slice;
         let mut vslice = self.vdelta(slice, se);
-        let v = self.avg_vruntime(cpu) as i128;
+        let v = self.avg_vruntime(cfs_rq) as i128;
         let mut lag: i128 = 0;
-        let cfs = &self.sched.rqs[cpu].cfs;
+        let cfs = self.cfs_rq(cfs_rq);
         if self.cfg.features.on(Feature::PLACE_LAG) && cfs.nr_running > 0 && !initial {
             lag = self.se(se).vlag as i128;
             let mut load = cfs.avg_load;
-            if let Some(c) = self.curr_on_rq(cpu) {
+            if let Some(c) = self.curr_on_rq(cfs_rq) {
                 load += self.se(c).load.weight as i128;
             }
             if load > 0 {
@@ -263,31 +264,32 @@ impl SchedEnv {
     /// still queued (ttwu_runnable). It keeps its place unless DELAY_ZERO
     /// finds it eligible by now: then it is placed again at zero lag.
     pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, tid: TaskId) {
+        let cfs_rq = CfsRqId::root(cpu);
         let se = SeId::task(tid);
         debug_assert!(self.se(se).sched_delayed && self.se(se).on_rq);
         if self.cfg.features.on(Feature::DELAY_ZERO) {
-            self.update_entity_lag(cpu, se);
+            self.update_entity_lag(cfs_rq, se);
             if self.se(se).vlag > 0 {
                 let is_curr = self.sched.rqs[cpu].cfs.curr == Some(se);
                 self.sched.rqs[cpu].cfs.nr_running -= 1;
                 if !is_curr {
-                    self.avg_sub(cpu, se);
+                    self.avg_sub(cfs_rq, se);
                     let v = self.se(se).vruntime;
                     let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
                     debug_assert!(removed, "delayed task was not in the tree");
                 }
                 self.se_mut(se).vlag = 0;
-                self.place_entity_eevdf(cpu, se, false);
+                self.place_entity_eevdf(cfs_rq, se, false);
                 if !is_curr {
                     let v = self.se(se).vruntime;
                     self.sched.rqs[cpu].cfs.tasks_timeline.insert((v, se));
-                    self.avg_add(cpu, se);
+                    self.avg_add(cfs_rq, se);
                 }
                 self.sched.rqs[cpu].cfs.nr_running += 1;
-                self.update_min_vruntime(cpu);
+                self.update_min_vruntime(cfs_rq);
             }
         }
-        self.update_load_avg(cpu, Some(se));
+        self.update_load_avg(cfs_rq, Some(se));
         // clear_delayed(): runnable again.
         self.sched.tasks[tid].se.sched_delayed = false;
         self.sched.rqs[cpu].cfs.h_nr_delayed -= 1;

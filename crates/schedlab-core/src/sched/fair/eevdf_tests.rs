@@ -1,6 +1,7 @@
 //! DELAY_DEQUEUE (6.12): a task that sleeps while ineligible stays queued
 //! until a pick reaches it, and a wakeup requeues it where it is.
 
+use crate::sched::sched::CfsRqId;
 use crate::sched::task::{SeId, TaskId, TaskState};
 use crate::sim::Sim;
 use crate::trace::Trace;
@@ -26,7 +27,7 @@ fn ineligible_curr(sim: &mut Sim) -> TaskId {
     for _ in 0..100 {
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.w.m.kt.k.entity_eligible(0, SeId::task(c)) {
+        if !sim.w.m.kt.k.entity_eligible(CfsRqId::root(0), SeId::task(c)) {
             return c;
         }
         sim.end_ns += 50_000;

@@ -10,6 +10,7 @@ use crate::prio::{calc_delta_fair, Policy};
 use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
+use crate::sched::sched::{CfsRq, CfsRqId};
 use crate::sched::task::{SchedEntity, SeId, TaskId, TaskState};
 
 impl SchedEnv {
@@ -30,6 +31,23 @@ impl SchedEnv {
         self.sched.tasks[id.tid()].is_idle_policy()
     }
 
+    /// The cfs_rq `id` names.
+    #[inline]
+    pub(crate) fn cfs_rq(&self, id: CfsRqId) -> &CfsRq {
+        &self.sched.rqs[id.root_cpu()].cfs
+    }
+
+    #[inline]
+    pub(crate) fn cfs_rq_mut(&mut self, id: CfsRqId) -> &mut CfsRq {
+        &mut self.sched.rqs[id.root_cpu()].cfs
+    }
+
+    /// rq_of(): the CPU of a cfs_rq.
+    #[inline]
+    pub(crate) fn rq_of(&self, id: CfsRqId) -> usize {
+        id.root_cpu()
+    }
+
     #[inline]
     pub(crate) fn vdelta(&self, delta: u64, se: SeId) -> u64 {
         let se = self.se(se);
@@ -37,38 +55,38 @@ impl SchedEnv {
     }
 
     #[inline]
-    pub(crate) fn curr_on_rq(&self, cpu: usize) -> Option<SeId> {
-        self.sched.rqs[cpu].cfs.curr.filter(|&c| self.se(c).on_rq)
+    pub(crate) fn curr_on_rq(&self, cfs_rq: CfsRqId) -> Option<SeId> {
+        self.cfs_rq(cfs_rq).curr.filter(|&c| self.se(c).on_rq)
     }
 
     /// The fair part of update_curr(): `se` is cfs_rq->curr.
-    pub fn update_curr_fair(&mut self, cpu: usize, se: SeId, delta: u64) {
+    pub fn update_curr_fair(&mut self, cfs_rq: CfsRqId, se: SeId, delta: u64) {
         let dv = self.vdelta(delta, se);
         self.se_mut(se).vruntime += dv;
         if self.cfg.mech.fair == FairEra::Eevdf
             && self.se(se).on_rq
             && self.update_deadline(se)
-            && self.sched.rqs[cpu].cfs.nr_running > 1
+            && self.cfs_rq(cfs_rq).nr_running > 1
         {
             // 6.6 update_deadline: the request is used up -> reschedule.
-            self.clear_buddies(cpu, se);
-            self.resched_curr(cpu);
+            self.clear_buddies(cfs_rq, se);
+            self.resched_curr(self.rq_of(cfs_rq));
         }
-        self.update_min_vruntime(cpu);
+        self.update_min_vruntime(cfs_rq);
     }
 
     /// update_min_vruntime(): monotonic, max(old, min(curr, leftmost)).
-    pub fn update_min_vruntime(&mut self, cpu: usize) {
-        let cfs = &self.sched.rqs[cpu].cfs;
+    pub fn update_min_vruntime(&mut self, cfs_rq: CfsRqId) {
+        let cfs = self.cfs_rq(cfs_rq);
         let mut v = cfs.min_vruntime;
-        let curr = self.curr_on_rq(cpu);
+        let curr = self.curr_on_rq(cfs_rq);
         if let Some(c) = curr {
             v = self.se(c).vruntime;
         }
         if let Some((lv, _)) = cfs.leftmost() {
             v = if curr.is_some() { v.min(lv) } else { lv };
         }
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let cfs = self.cfs_rq_mut(cfs_rq);
         if v > cfs.min_vruntime {
             // avg_vruntime_update: keys are relative to min_vruntime.
             cfs.avg_vruntime -= cfs.avg_load * (v - cfs.min_vruntime) as i128;
@@ -76,8 +94,8 @@ impl SchedEnv {
         }
     }
 
-    pub fn clear_buddies(&mut self, cpu: usize, se: SeId) {
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+    pub fn clear_buddies(&mut self, cfs_rq: CfsRqId, se: SeId) {
+        let cfs = self.cfs_rq_mut(cfs_rq);
         if cfs.next == Some(se) {
             cfs.next = None;
         }
@@ -92,10 +110,10 @@ impl SchedEnv {
     // --------------------------------------------------- class operations
 
     /// place_entity() for the era (fair/cfs.rs, fair/eevdf.rs).
-    fn place_entity(&mut self, cpu: usize, se: SeId, initial: bool) {
+    fn place_entity(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.place_entity_cfs(cpu, se, initial),
-            FairEra::Eevdf => self.place_entity_eevdf(cpu, se, initial),
+            FairEra::Cfs => self.place_entity_cfs(cfs_rq, se, initial),
+            FairEra::Eevdf => self.place_entity_eevdf(cfs_rq, se, initial),
         }
     }
 
@@ -106,13 +124,14 @@ impl SchedEnv {
     /// (pick_task_fair's `goto again`).
     #[inline] // into pick_next_task(), the class walk
     pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+        let cfs_rq = CfsRqId::root(cpu);
         loop {
             if self.sched.rqs[cpu].cfs.nr_running == 0 {
                 return None;
             }
             let se = match self.cfg.mech.fair {
-                FairEra::Cfs => return self.pick_next_entity_cfs(cpu).map(SeId::tid),
-                FairEra::Eevdf => self.pick_eevdf(cpu)?,
+                FairEra::Cfs => return self.pick_next_entity_cfs(cfs_rq).map(SeId::tid),
+                FairEra::Eevdf => self.pick_eevdf(cfs_rq)?,
             };
             if !self.se(se).sched_delayed {
                 return Some(se.tid());
@@ -126,15 +145,16 @@ impl SchedEnv {
     /// (sched_info_depart() requeues only a task still running).
     #[inline]
     pub fn put_prev_task_fair(&mut self, cpu: usize, tid: TaskId) {
+        let cfs_rq = CfsRqId::root(cpu);
         let se = SeId::task(tid);
-        self.update_load_avg(cpu, Some(se));
+        self.update_load_avg(cfs_rq, Some(se));
         let v = self.se(se).vruntime;
         let cfs = &mut self.sched.rqs[cpu].cfs;
         debug_assert_eq!(cfs.curr, Some(se));
         cfs.curr = None;
         cfs.tasks_timeline.insert((v, se));
         if self.cfg.mech.fair == FairEra::Eevdf {
-            self.avg_add(cpu, se);
+            self.avg_add(cfs_rq, se);
         }
         if !self.se(se).sched_delayed {
             self.sched.tasks[tid].stats.wait_start = Some(self.now);
@@ -143,18 +163,19 @@ impl SchedEnv {
 
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
     pub fn set_next_entity(&mut self, cpu: usize, tid: TaskId) {
+        let cfs_rq = CfsRqId::root(cpu);
         let se = SeId::task(tid);
-        self.clear_buddies(cpu, se);
+        self.clear_buddies(cfs_rq, se);
         let v = self.se(se).vruntime;
         if self.sched.rqs[cpu].cfs.curr != Some(se) {
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_sub(cpu, se);
+                self.avg_sub(cfs_rq, se);
             }
             let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "picked task was not in the tree");
             self.sched.rqs[cpu].cfs.curr = Some(se);
         }
-        self.update_load_avg(cpu, Some(se));
+        self.update_load_avg(cfs_rq, Some(se));
         // A CPU still leaving its idle state or in an interrupt handler
         // (Rq::busy_until) runs the task from then on.
         let now = self.now.max(self.sched.rqs[cpu].busy_until);
@@ -173,9 +194,9 @@ impl SchedEnv {
 
     /// PELT: update the entity (if any) and the cfs_rq to now
     /// (update_load_avg without the group parts).
-    pub fn update_load_avg(&mut self, cpu: usize, se: Option<SeId>) {
-        let now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
-        let running = self.sched.rqs[cpu].cfs.curr;
+    pub fn update_load_avg(&mut self, cfs_rq: CfsRqId, se: Option<SeId>) {
+        let now = self.rq_clock_pelt(self.rq_of(cfs_rq)); // sched/cpufreq.rs
+        let running = self.cfs_rq(cfs_rq).curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
         if let Some(id) = se {
@@ -185,28 +206,29 @@ impl SchedEnv {
                 pelt::update_se(&mut se.avg, now, se.load.weight as u64, se.on_rq, runnable, running == Some(id));
             }
         }
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let cfs = self.cfs_rq_mut(cfs_rq);
         let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
         pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
     }
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
     pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
+        let cfs_rq = CfsRqId::root(cpu);
         let se = SeId::task(tid);
         self.update_curr(cpu);
         self.sched.tasks[tid].se.norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
         if !self.sched.tasks[tid].se.attached {
-            self.update_load_avg(cpu, None);
+            self.update_load_avg(cfs_rq, None);
             let w = self.sched.tasks[tid].se.load.weight as u64;
             let cfs_avg = &mut self.sched.rqs[cpu].cfs.avg;
             pelt::attach_entity(cfs_avg, &mut self.sched.tasks[tid].se.avg, w);
             self.sched.tasks[tid].se.attached = true;
         } else {
-            self.update_load_avg(cpu, Some(se));
+            self.update_load_avg(cfs_rq, Some(se));
         }
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
-            self.place_entity(cpu, se, initial);
+            self.place_entity(cfs_rq, se, initial);
         }
         let is_curr = self.sched.rqs[cpu].curr == Some(tid);
         let t = &self.sched.tasks[tid];
@@ -230,7 +252,7 @@ impl SchedEnv {
         } else {
             cfs.tasks_timeline.insert((v, se));
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_add(cpu, se);
+                self.avg_add(cfs_rq, se);
             }
             // A migrating task keeps the wait it began on its old runqueue
             // (__update_stats_wait_end/_start with task_on_rq_migrating).
@@ -243,13 +265,14 @@ impl SchedEnv {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         }
         self.add_nr_running(cpu);
-        self.update_min_vruntime(cpu);
+        self.update_min_vruntime(cfs_rq);
     }
 
     /// dequeue_task_fair() with the kernel's flags. Returns false when
     /// DELAY_DEQUEUE keeps a sleeping, ineligible task queued (6.12
     /// dequeue_entity()); DEQUEUE_DELAYED completes such a dequeue.
     pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
+        let cfs_rq = CfsRqId::root(cpu);
         let se = SeId::task(tid);
         let sleep = flags & DEQUEUE_SLEEP != 0;
         let finish_delayed = flags & DEQUEUE_DELAYED != 0;
@@ -258,10 +281,10 @@ impl SchedEnv {
             && !finish_delayed
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::DELAY_DEQUEUE)
-            && !self.entity_eligible(cpu, se)
+            && !self.entity_eligible(cfs_rq, se)
         {
-            self.clear_buddies(cpu, se);
-            self.update_load_avg(cpu, Some(se));
+            self.clear_buddies(cfs_rq, se);
+            self.update_load_avg(cfs_rq, Some(se));
             self.set_delayed(cpu, tid);
             return false;
         }
@@ -272,10 +295,10 @@ impl SchedEnv {
             // back, and before update_min_vruntime() discounts it.
             self.sched.tasks[tid].se.norm_min_vruntime = Some(self.sched.rqs[cpu].cfs.min_vruntime);
         }
-        self.update_load_avg(cpu, Some(se));
-        self.clear_buddies(cpu, se);
+        self.update_load_avg(cfs_rq, Some(se));
+        self.clear_buddies(cfs_rq, se);
         if self.cfg.mech.fair == FairEra::Eevdf {
-            self.update_entity_lag(cpu, se);
+            self.update_entity_lag(cfs_rq, se);
             if !sleep && self.cfg.features.on(Feature::PLACE_REL_DEADLINE) {
                 let se = self.se_mut(se);
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);
@@ -289,7 +312,7 @@ impl SchedEnv {
             self.sched.rqs[cpu].cfs.curr = None;
         } else {
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_sub(cpu, se);
+                self.avg_sub(cfs_rq, se);
             }
             let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "dequeued task was not in the tree");
@@ -310,7 +333,7 @@ impl SchedEnv {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
-        self.update_min_vruntime(cpu);
+        self.update_min_vruntime(cfs_rq);
         if finish_delayed {
             self.finish_delayed_dequeue_entity(tid);
         }
@@ -342,7 +365,7 @@ impl SchedEnv {
             self.sched.tasks[tid].se.vruntime = (self.sched.rqs[new].cfs.min_vruntime as i128 + rel).max(0) as u64;
         }
         if self.sched.tasks[tid].se.attached {
-            self.update_load_avg(old, Some(SeId::task(tid)));
+            self.update_load_avg(CfsRqId::root(old), Some(SeId::task(tid)));
             let w = self.sched.tasks[tid].se.load.weight as u64;
             let se_avg = self.sched.tasks[tid].se.avg;
             pelt::detach_entity(&mut self.sched.rqs[old].cfs.avg, &se_avg, w);
@@ -353,18 +376,20 @@ impl SchedEnv {
     /// task_tick_fair(): PELT and tick preemption.
     #[inline]
     pub fn task_tick_fair(&mut self, cpu: usize, curr: TaskId) {
+        let cfs_rq = CfsRqId::root(cpu);
         if self.sched.tasks[curr].state != TaskState::Runnable {
             return;
         }
-        self.update_load_avg(cpu, Some(SeId::task(curr)));
+        self.update_load_avg(cfs_rq, Some(SeId::task(curr)));
         if self.cfg.mech.fair == FairEra::Cfs && self.sched.rqs[cpu].cfs.nr_running > 1 {
-            self.check_preempt_tick(cpu, SeId::task(curr));
+            self.check_preempt_tick(cfs_rq, SeId::task(curr));
         }
     }
 
     /// check_preempt_wakeup() / check_preempt_wakeup_fair(), with the
     /// wakeup's WF_* flags.
     pub fn check_preempt_wakeup_fair(&mut self, cpu: usize, curr: TaskId, p: TaskId, wake_flags: u32) {
+        let cfs_rq = CfsRqId::root(cpu);
         if !self.cfg.features.on(Feature::WAKEUP_PREEMPTION) {
             return;
         }
@@ -379,13 +404,13 @@ impl SchedEnv {
         }
         self.update_curr(cpu);
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.check_preempt_wakeup_cfs(cpu, SeId::task(curr), SeId::task(p)),
+            FairEra::Cfs => self.check_preempt_wakeup_cfs(cfs_rq, SeId::task(curr), SeId::task(p)),
             FairEra::Eevdf if self.cfg.mech.fork_wakeup_no_preempt => {
                 self.check_preempt_wakeup_eevdf(cpu, p, wake_flags); // eevdf.rs
             }
             FairEra::Eevdf => {
                 // Preempt if the wakee is what EEVDF would pick now.
-                if self.pick_eevdf(cpu) == Some(SeId::task(p)) {
+                if self.pick_eevdf(cfs_rq) == Some(SeId::task(p)) {
                     self.resched_curr(cpu);
                 }
             }
@@ -395,17 +420,18 @@ impl SchedEnv {
     /// yield_task_fair().
     pub fn yield_task_fair(&mut self, tid: TaskId) {
         let cpu = self.sched.tasks[tid].cpu;
+        let cfs_rq = CfsRqId::root(cpu);
         if self.sched.rqs[cpu].cfs.nr_running <= 1 {
             return;
         }
         let se = SeId::task(tid);
-        self.clear_buddies(cpu, se);
+        self.clear_buddies(cfs_rq, se);
         self.update_curr(cpu);
         match self.cfg.mech.fair {
             FairEra::Cfs => self.sched.rqs[cpu].cfs.skip = Some(se),
             FairEra::Eevdf if self.cfg.mech.yield_forfeits_vruntime => {
                 // 6.12.63+: forfeit the rest of the request, if eligible.
-                if self.entity_eligible(cpu, se) {
+                if self.entity_eligible(cfs_rq, se) {
                     let e = self.se_mut(se);
                     e.vruntime = e.deadline;
                     self.update_deadline(se);

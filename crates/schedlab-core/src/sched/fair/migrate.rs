@@ -7,6 +7,7 @@ use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
+use crate::sched::sched::CfsRqId;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_SHARE_CPUCAPACITY;
 use crate::sched::task::{SeId, TaskId};
@@ -86,7 +87,7 @@ impl SchedEnv {
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::PLACE_LAG)
             && self.sched.rqs[env.dst_cpu].cfs.nr_running > 0
-            && !self.entity_eligible(env.src_cpu, SeId::task(p))
+            && !self.entity_eligible(CfsRqId::root(env.src_cpu), SeId::task(p))
     }
 
     /// The source's cfs_tasks list from the tail (least recently run first).

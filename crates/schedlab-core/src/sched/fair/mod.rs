@@ -31,6 +31,7 @@ use crate::sched::class::{
 };
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
+use crate::sched::sched::CfsRqId;
 use crate::sched::task::TaskId;
 
 impl SchedClassOps for FairSchedClass {
@@ -99,7 +100,7 @@ impl SchedClassOps for FairSchedClass {
     fn post_init(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         let w = sim.sched.tasks[p].se.load.weight as u64;
         pelt::init_entity(&mut sim.sched.tasks[p].se.avg, w);
-        sim.update_load_avg(cpu, None);
+        sim.update_load_avg(CfsRqId::root(cpu), None);
         let util_weight = if sim.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
         let cap = sim.capacity_of(cpu);
         let cfs_avg = sim.sched.rqs[cpu].cfs.avg;
@@ -126,7 +127,7 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
-        sim.update_curr_fair(cpu, crate::sched::task::SeId::task(curr), delta);
+        sim.update_curr_fair(CfsRqId::root(cpu), crate::sched::task::SeId::task(curr), delta);
         if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
             sim.dl_server_update(cpu, delta);
         }
