@@ -155,6 +155,13 @@ pub fn load_weight(policy: Policy, nice: i32, weight_idleprio: (u32, u32), rt_in
     (SCHED_PRIO_TO_WEIGHT[i], SCHED_PRIO_TO_WMULT[i])
 }
 
+/// update_load_set() + __update_inv_weight(): a weight and its inverse,
+/// WMULT_CONST / w (1 for a weight above it, WMULT_CONST for 0).
+pub fn load_weight_of(w: u32) -> (u32, u32) {
+    let inv = if w == 0 { u32::MAX } else { u32::MAX / w };
+    (w, inv.max(1))
+}
+
 /// __calc_delta: delta * weight / lw, using the precomputed inverse weight
 /// (delta * weight * wmult >> 32), as the kernel does to avoid a division.
 /// Done in 128 bits so no precision-saving shifts are needed.

@@ -151,6 +151,7 @@ impl SchedEnv {
             if let Some(op) = self.sched.rqs[cpu].op_key.take() {
                 self.q.cancel(op);
             }
+            self.sched.rqs[cpu].picked = next;
             self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, prev_runnable.is_some());
             if prev_runnable.is_some() {
                 self.sched.tasks[p].stats.nivcsw += 1;

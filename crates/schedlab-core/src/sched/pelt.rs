@@ -459,3 +459,16 @@ pub fn post_init_entity_util_avg(cfs: &SchedAvg, se: &mut SchedAvg, util_weight:
 #[cfg(test)]
 #[path = "pelt_tests.rs"]
 mod tests;
+
+/// reweight_entity()'s PELT part (4.15+): dequeue_load_avg(), the entity's
+/// load_avg again from its load_sum at the new weight, enqueue_load_avg().
+pub fn reweight_load_avg(cfs: &mut SchedAvg, se: &mut SchedAvg, old_weight: u64, new_weight: u64) {
+    let min_divider = PELT_MIN_DIVIDER as u64;
+    sub_positive(&mut cfs.load_avg, se.load_avg);
+    sub_positive(&mut cfs.load_sum, old_weight * se.load_sum);
+    cfs.load_sum = cfs.load_sum.max(cfs.load_avg * min_divider);
+    let divider = get_pelt_divider(se) as u64;
+    se.load_avg = new_weight * se.load_sum / divider;
+    cfs.load_avg += se.load_avg;
+    cfs.load_sum += new_weight * se.load_sum;
+}

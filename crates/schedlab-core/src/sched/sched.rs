@@ -51,6 +51,9 @@ pub struct Rq {
     /// rq->dl (sched/deadline.rs).
     pub dl: Box<DlRq>,
     pub need_resched: bool,
+    /// The task __schedule() picked, while it puts the previous one
+    /// (the fair class walks both to their common cfs_rq).
+    pub picked: Option<TaskId>,
     pub tick_key: Option<EventKey>,
     pub op_key: Option<EventKey>,
     /// When the armed op event fires (valid while op_key is Some).
@@ -335,6 +338,23 @@ impl CfsRqId {
     #[inline]
     pub const fn root(cpu: usize) -> CfsRqId {
         CfsRqId(cpu)
+    }
+
+    #[inline]
+    pub(crate) const fn from_raw(raw: usize) -> CfsRqId {
+        CfsRqId(raw)
+    }
+
+    /// Whether this is a CPU's root cfs_rq.
+    #[inline]
+    pub const fn is_root(self) -> bool {
+        self.0 & Self::GROUP == 0
+    }
+
+    /// The index of a group cfs_rq among `TaskGroups.cfs_rqs`.
+    #[inline]
+    pub fn group_index(self) -> usize {
+        self.0 & !Self::GROUP
     }
 
     /// The CPU whose root cfs_rq this is. No task group has a cfs_rq until
@@ -676,6 +696,9 @@ pub struct Sched {
     pub tasks: Vec<Task>,
     /// Per-CPU runqueues.
     pub rqs: Vec<Rq>,
+    /// The task groups (cgroups' cpu controller), their cfs_rqs and
+    /// entities (sched/fair/group.rs).
+    pub groups: crate::sched::fair::group::TaskGroups,
     /// Each runqueue's idle-scan fields, dense (see `RqIdle`).
     pub rq_idle: Vec<RqIdle>,
     /// max_load_balance_interval (fair.c): HZ × online CPUs / 10 jiffies,

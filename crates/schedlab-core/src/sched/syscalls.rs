@@ -16,7 +16,6 @@ use crate::sched::class::{SchedClass, ENQUEUE_HEAD};
 use crate::sched::deadline::{setparam_dl, to_ratio, BW_UNIT, DL_SCALE};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
-use crate::sched::sched::CfsRqId;
 use crate::sched::sd_flags::SD_BALANCE_EXEC;
 use crate::sched::task::{DlAttr, TaskId};
 
@@ -73,8 +72,10 @@ impl SchedEnv {
         if old_class == SchedClass::Fair && new_class != SchedClass::Fair && t.se.attached {
             let se_avg = t.se.avg;
             t.se.attached = false;
-            self.update_load_avg(CfsRqId::root(cpu), None);
-            pelt::detach_entity(&mut self.sched.rqs[cpu].cfs.avg, &se_avg, weight as u64);
+            let cfs_rq = self.task_cfs_rq_on(tid, cpu);
+            self.update_load_avg(cfs_rq, None);
+            pelt::detach_entity(&mut self.cfs_rq_mut(cfs_rq).avg, &se_avg, weight as u64);
+            self.update_tg_load_avg(cfs_rq);
         }
         match (was_rt, policy.is_rt()) {
             (false, true) => {

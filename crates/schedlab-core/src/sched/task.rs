@@ -53,6 +53,16 @@ impl SeId {
         }
     }
 
+    #[inline]
+    pub(crate) const fn from_raw(raw: usize) -> SeId {
+        SeId(raw)
+    }
+
+    #[inline]
+    pub(crate) const fn raw(self) -> usize {
+        self.0
+    }
+
     /// task_of() where only tasks' entities exist: no task group has an
     /// entity until issue 39's hierarchy, so every SeId is a task's.
     #[inline]
@@ -291,6 +301,8 @@ pub struct Task {
     pub state: TaskState,
     /// task_cpu(p).
     pub cpu: usize,
+    /// The task group it runs in (sched/fair/group.rs; 0: the root).
+    pub tg: usize,
     pub se: SchedEntity,
     pub rt: RtEntity,
     /// The deadline entity, from the first time the task is

@@ -2,6 +2,7 @@
 //! could have run waited on another runqueue.
 
 use crate::cpumask::CpuMask;
+use crate::sched::fair::group::GroupCfsRq;
 use crate::sched::sched::{Rq, RqIdle, Wasted};
 use crate::sched::task::Task;
 
@@ -11,7 +12,15 @@ impl Wasted {
     /// from the runqueues. "Wasted" = a CPU sits idle while a runnable task
     /// allowed on it waits on another runqueue.
     /// O(1) unless a waiting task has a restricted affinity mask.
-    pub(crate) fn account(&mut self, now: u64, warmup: u64, rqs: &[Rq], rq_idle: &[RqIdle], tasks: &[Task]) {
+    pub(crate) fn account(
+        &mut self,
+        now: u64,
+        warmup: u64,
+        rqs: &[Rq],
+        rq_idle: &[RqIdle],
+        tasks: &[Task],
+        group_cfs_rqs: &[GroupCfsRq],
+    ) {
         let w = self;
         let from = w.last.max(warmup);
         if now > from {
@@ -34,13 +43,16 @@ impl Wasted {
             // masks: one pass over the queued tasks, then one over the CPUs
             // (until 2026-11-25 each idle CPU walked every queue).
             let mut union = CpuMask::new(rqs.len());
-            for rq in rqs {
-                for &(_, se) in rq.cfs.tasks_timeline.iter() {
-                    let t = se.tid();
+            // A group cfs_rq's waiting tasks too (its curr, if any, is on
+            // the running task's path).
+            for cfs in rqs.iter().map(|rq| &rq.cfs).chain(group_cfs_rqs.iter().map(|g| &g.cfs)) {
+                for t in cfs.tasks_timeline.iter().filter_map(|&(_, se)| se.task_of()) {
                     if !tasks[t].se.sched_delayed {
                         union.or_assign(&tasks[t].cpus);
                     }
                 }
+            }
+            for rq in rqs {
                 if rq.rt.rt_nr_running > 0 {
                     for t in rq.rt.active.iter() {
                         if rq.curr != Some(t) {

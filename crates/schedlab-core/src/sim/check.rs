@@ -32,8 +32,7 @@ impl Sim {
                     });
                 }
             }
-            for &(_, se) in rq.cfs.tasks_timeline.iter() {
-                let tid = se.tid();
+            for tid in self.w.m.kt.k.rq_cfs_tasks(rq.cpu) {
                 seen[tid] += 1;
                 if self.w.m.kt.k.sched.tasks[tid].cpu != rq.cpu {
                     return Err(SimError::Invariant {
@@ -43,9 +42,6 @@ impl Sim {
                         ),
                     });
                 }
-            }
-            if let Some(c) = rq.cfs.curr {
-                seen[c.tid()] += 1;
             }
             for tid in rq.rt.active.iter() {
                 seen[tid] += 1;
@@ -92,11 +88,14 @@ impl Sim {
                     ),
                 });
             }
-            let delayed = rq
-                .cfs
-                .tasks_timeline
-                .iter()
-                .filter(|&&(_, t)| self.w.m.kt.k.sched.tasks[t.tid()].se.sched_delayed)
+            let delayed = self
+                .w
+                .m
+                .kt
+                .k
+                .rq_cfs_tasks(rq.cpu)
+                .into_iter()
+                .filter(|&t| self.w.m.kt.k.sched.tasks[t].se.sched_delayed)
                 .count();
             if delayed != rq.cfs.h_nr_delayed as usize {
                 return Err(SimError::Invariant {

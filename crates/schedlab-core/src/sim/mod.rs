@@ -133,6 +133,7 @@ impl Sim {
                                 max_load_balance_interval,
                                 cpu_scale,
                                 rqs,
+                                groups: Default::default(),
                                 rd: RootDomain::new(nr),
                                 // Every CPU starts idle and tickless: no LLC has a busy CPU.
                                 nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
@@ -307,6 +308,7 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
             rt: Box::default(),
             dl: Box::default(),
             need_resched: false,
+            picked: None,
             tick_key: None,
             op_key: None,
             op_at: 0,

@@ -180,15 +180,20 @@ impl SchedEnv {
     /// NEXT_BUDDY (a buddy kept while its deadline is earlier; a WF_SYNC
     /// wakee preempting once curr has run migration_cost) is not modelled;
     /// NEXT_BUDDY is off by default, as on every 6.18.y.
-    pub(crate) fn check_preempt_wakeup_eevdf(&mut self, cpu: usize, p: TaskId, wake_flags: u32) {
+    pub(crate) fn check_preempt_wakeup_eevdf(&mut self, cfs_rq: CfsRqId, p: TaskId, pse: SeId, wake_flags: u32) {
         if wake_flags & WF_FORK != 0 || self.sched.tasks[p].se.sched_delayed {
             return;
         }
+        let cpu = self.rq_of(cfs_rq);
         loop {
-            match self.pick_eevdf(CfsRqId::root(cpu)) {
-                Some(n) if n == SeId::task(p) => return self.resched_curr(cpu),
+            match self.pick_eevdf(cfs_rq) {
+                Some(n) if n == pse => return self.resched_curr(cpu),
                 // curr, asleep with its switch pending, is left to schedule().
-                Some(n) if self.se(n).sched_delayed && self.sched.rqs[cpu].curr != Some(n.tid()) => {
+                Some(n)
+                    if n.task_of().is_some()
+                        && self.se(n).sched_delayed
+                        && self.sched.rqs[cpu].curr != Some(n.tid()) =>
+                {
                     self.dequeue_delayed(cpu, n.tid());
                 }
                 _ => return,

@@ -17,35 +17,59 @@ impl SchedEnv {
     /// The entity `id` names (a task's, &p->se).
     #[inline]
     pub(crate) fn se(&self, id: SeId) -> &SchedEntity {
-        &self.sched.tasks[id.tid()].se
+        match id.task_of() {
+            Some(t) => &self.sched.tasks[t].se,
+            None => &self.sched.groups.ses[id.group_index()].se,
+        }
     }
 
     #[inline]
     pub(crate) fn se_mut(&mut self, id: SeId) -> &mut SchedEntity {
-        &mut self.sched.tasks[id.tid()].se
+        match id.task_of() {
+            Some(t) => &mut self.sched.tasks[t].se,
+            None => &mut self.sched.groups.ses[id.group_index()].se,
+        }
     }
 
     /// se_is_idle(): a SCHED_IDLE task's entity.
     #[inline]
     pub(crate) fn se_is_idle(&self, id: SeId) -> bool {
-        self.sched.tasks[id.tid()].is_idle_policy()
+        match id.task_of() {
+            Some(t) => self.sched.tasks[t].is_idle_policy(),
+            None => {
+                let q = self.sched.groups.ses[id.group_index()].my_q;
+                self.sched.groups.tgs[self.sched.groups.cfs_rqs[q.group_index()].tg].idle
+            }
+        }
     }
 
     /// The cfs_rq `id` names.
     #[inline]
     pub(crate) fn cfs_rq(&self, id: CfsRqId) -> &CfsRq {
-        &self.sched.rqs[id.root_cpu()].cfs
+        if id.is_root() {
+            &self.sched.rqs[id.root_cpu()].cfs
+        } else {
+            &self.sched.groups.cfs_rqs[id.group_index()].cfs
+        }
     }
 
     #[inline]
     pub(crate) fn cfs_rq_mut(&mut self, id: CfsRqId) -> &mut CfsRq {
-        &mut self.sched.rqs[id.root_cpu()].cfs
+        if id.is_root() {
+            &mut self.sched.rqs[id.root_cpu()].cfs
+        } else {
+            &mut self.sched.groups.cfs_rqs[id.group_index()].cfs
+        }
     }
 
     /// rq_of(): the CPU of a cfs_rq.
     #[inline]
     pub(crate) fn rq_of(&self, id: CfsRqId) -> usize {
-        id.root_cpu()
+        if id.is_root() {
+            id.root_cpu()
+        } else {
+            self.sched.groups.cfs_rqs[id.group_index()].cpu
+        }
     }
 
     #[inline]
@@ -124,14 +148,22 @@ impl SchedEnv {
     /// (pick_task_fair's `goto again`).
     #[inline] // into pick_next_task(), the class walk
     pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
-        let cfs_rq = CfsRqId::root(cpu);
         loop {
             if self.sched.rqs[cpu].cfs.nr_running == 0 {
                 return None;
             }
-            let se = match self.cfg.mech.fair {
-                FairEra::Cfs => return self.pick_next_entity_cfs(cfs_rq).map(SeId::tid),
-                FairEra::Eevdf => self.pick_eevdf(cfs_rq)?,
+            // Down the tree, one level at a time: each cfs_rq's pick among
+            // its own entities.
+            let mut cfs_rq = CfsRqId::root(cpu);
+            let se = loop {
+                let se = match self.cfg.mech.fair {
+                    FairEra::Cfs => self.pick_next_entity_cfs(cfs_rq)?,
+                    FairEra::Eevdf => self.pick_eevdf(cfs_rq)?,
+                };
+                match self.group_cfs_rq(se) {
+                    Some(q) => cfs_rq = q,
+                    None => break se,
+                }
             };
             if !self.se(se).sched_delayed {
                 return Some(se.tid());
@@ -144,12 +176,12 @@ impl SchedEnv {
     /// A sched_delayed task goes back too, asleep: it does not start a wait
     /// (sched_info_depart() requeues only a task still running).
     #[inline]
-    pub fn put_prev_task_fair(&mut self, cpu: usize, tid: TaskId) {
-        let cfs_rq = CfsRqId::root(cpu);
+    pub fn put_prev_task_fair(&mut self, tid: TaskId) {
         let se = SeId::task(tid);
+        let cfs_rq = self.cfs_rq_of(se);
         self.update_load_avg(cfs_rq, Some(se));
         let v = self.se(se).vruntime;
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let cfs = self.cfs_rq_mut(cfs_rq);
         debug_assert_eq!(cfs.curr, Some(se));
         cfs.curr = None;
         cfs.tasks_timeline.insert((v, se));
@@ -161,19 +193,61 @@ impl SchedEnv {
         }
     }
 
+    /// put_prev_entity() of `prev`'s group entities, from its parent up to
+    /// (not including) the first that is also an ancestor of `next`, the
+    /// task picked to run next: the levels the switch leaves (the walk of
+    /// pick_next_task_fair() to the common cfs_rq).
+    pub fn put_prev_group_entities(&mut self, prev: TaskId, next: Option<TaskId>) {
+        let mut e = self.parent_entity(SeId::task(prev));
+        while let Some(x) = e {
+            if next.is_some_and(|n| self.is_ancestor(x, n)) {
+                return;
+            }
+            let q = self.cfs_rq_of(x);
+            if self.cfs_rq(q).curr == Some(x) {
+                if self.se(x).on_rq {
+                    self.update_load_avg(q, Some(x));
+                    let v = self.se(x).vruntime;
+                    self.cfs_rq_mut(q).tasks_timeline.insert((v, x));
+                    if self.cfg.mech.fair == FairEra::Eevdf {
+                        self.avg_add(q, x);
+                    }
+                }
+                self.cfs_rq_mut(q).curr = None;
+            }
+            e = self.parent_entity(x);
+        }
+    }
+
+    /// Whether the group entity `se` is an ancestor of task `t`'s entity
+    /// (on the task's CPU).
+    fn is_ancestor(&self, se: SeId, t: TaskId) -> bool {
+        if self.sched.tasks[t].sched_class() != crate::sched::class::SchedClass::Fair {
+            return false;
+        }
+        let mut e = self.parent_entity(SeId::task(t));
+        while let Some(x) = e {
+            if x == se {
+                return true;
+            }
+            e = self.parent_entity(x);
+        }
+        false
+    }
+
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
     pub fn set_next_entity(&mut self, cpu: usize, tid: TaskId) {
-        let cfs_rq = CfsRqId::root(cpu);
         let se = SeId::task(tid);
+        let cfs_rq = self.cfs_rq_of(se);
         self.clear_buddies(cfs_rq, se);
         let v = self.se(se).vruntime;
-        if self.sched.rqs[cpu].cfs.curr != Some(se) {
+        if self.cfs_rq(cfs_rq).curr != Some(se) {
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cfs_rq, se);
             }
-            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
+            let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "picked task was not in the tree");
-            self.sched.rqs[cpu].cfs.curr = Some(se);
+            self.cfs_rq_mut(cfs_rq).curr = Some(se);
         }
         self.update_load_avg(cfs_rq, Some(se));
         // A CPU still leaving its idle state or in an interrupt handler
@@ -190,6 +264,34 @@ impl SchedEnv {
         t.list_seq = seq;
         let w = t.stats.picked(now);
         self.sched.rqs[cpu].stats.wait_ns += w;
+        // The group entities above, up to the first that is current already
+        // (an ancestor the previous task shared).
+        let mut e = self.parent_entity(se);
+        while let Some(x) = e {
+            let q = self.cfs_rq_of(x);
+            if self.cfs_rq(q).curr == Some(x) {
+                break;
+            }
+            self.clear_buddies(q, x);
+            if self.se(x).on_rq {
+                if self.cfg.mech.fair == FairEra::Eevdf {
+                    self.avg_sub(q, x);
+                }
+                let v = self.se(x).vruntime;
+                let removed = self.cfs_rq_mut(q).tasks_timeline.remove(&(v, x));
+                debug_assert!(removed, "a picked group entity was not in the tree");
+            }
+            self.cfs_rq_mut(q).curr = Some(x);
+            self.update_load_avg(q, Some(x));
+            let eevdf = self.cfg.mech.fair == FairEra::Eevdf;
+            let g = self.se_mut(x);
+            g.exec_start = now;
+            g.prev_sum_exec_runtime = g.sum_exec_runtime;
+            if eevdf {
+                g.vlag = g.deadline as i64;
+            }
+            e = self.parent_entity(x);
+        }
     }
 
     /// PELT: update the entity (if any) and the cfs_rq to now
@@ -200,100 +302,158 @@ impl SchedEnv {
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
         if let Some(id) = se {
+            // A group entity is runnable while a task below it is (the
+            // kernel's se->runnable_weight is their number, 5.7+).
+            // Deviation: counted as 0 or 1 here, as a task's.
+            let group_runnable = self.group_cfs_rq(id).map(|q| self.cfs_rq(q).h_nr_running > 0);
             let se = self.se_mut(id);
             if se.attached {
-                let runnable = se.on_rq && !(delayed_out && se.sched_delayed);
+                let runnable = group_runnable.unwrap_or(se.on_rq && !(delayed_out && se.sched_delayed));
                 pelt::update_se(&mut se.avg, now, se.load.weight as u64, se.on_rq, runnable, running == Some(id));
             }
         }
         let cfs = self.cfs_rq_mut(cfs_rq);
         let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
-        pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
+        let decayed = pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
+        if decayed && !cfs_rq.is_root() {
+            self.update_tg_load_avg(cfs_rq);
+        }
     }
 
-    /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
-    pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
-        let cfs_rq = CfsRqId::root(cpu);
-        let se = SeId::task(tid);
-        self.update_curr(cpu);
-        self.sched.tasks[tid].se.norm_min_vruntime = None;
+    /// enqueue_entity(): `se` joins `cfs_rq`. `initial`: a new task;
+    /// `wakeup`: ENQUEUE_WAKEUP. `running`: the entity is (or holds) the
+    /// CPU's running task, which has not switched out yet: it is curr
+    /// again, not in the tree.
+    fn enqueue_entity(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool, wakeup: bool, running: bool) {
+        self.se_mut(se).norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
-        if !self.sched.tasks[tid].se.attached {
+        if !self.se(se).attached {
             self.update_load_avg(cfs_rq, None);
-            let w = self.sched.tasks[tid].se.load.weight as u64;
-            let cfs_avg = &mut self.sched.rqs[cpu].cfs.avg;
-            pelt::attach_entity(cfs_avg, &mut self.sched.tasks[tid].se.avg, w);
-            self.sched.tasks[tid].se.attached = true;
+            let w = self.se(se).load.weight as u64;
+            let mut se_avg = self.se(se).avg;
+            pelt::attach_entity(&mut self.cfs_rq_mut(cfs_rq).avg, &mut se_avg, w);
+            let e = self.se_mut(se);
+            e.avg = se_avg;
+            e.attached = true;
+            self.update_tg_load_avg(cfs_rq);
         } else {
             self.update_load_avg(cfs_rq, Some(se));
         }
+        self.update_cfs_group(se);
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
             self.place_entity(cfs_rq, se, initial);
         }
-        let is_curr = self.sched.rqs[cpu].curr == Some(tid);
-        let t = &self.sched.tasks[tid];
-        let (w, v, idle, delayed) = (t.se.load.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
-        let seq = self.sched.next_list_seq();
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let (w, v) = (self.se(se).load.weight as u64, self.se(se).vruntime);
+        let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.load_weight += w;
         cfs.nr_running += 1;
-        cfs.h_nr_running += 1;
-        if idle {
-            cfs.idle_h_nr_running += 1;
-            self.sched.rq_idle[cpu].idle_h_nr_running += 1;
-        }
-        if delayed {
-            // A sched_delayed task the balancer moved stays delayed here.
-            cfs.h_nr_delayed += 1;
-        }
-        if is_curr {
-            // ttwu of a task that has not switched out yet: it is curr again.
+        if running {
             cfs.curr = Some(se);
         } else {
             cfs.tasks_timeline.insert((v, se));
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_add(cfs_rq, se);
             }
+        }
+        self.se_mut(se).on_rq = true;
+        self.update_min_vruntime(cfs_rq);
+    }
+
+    /// The h_nr_* counts of one cfs_rq for a task joining (`n` = 1) or
+    /// leaving (-1) below it; the root's idle count is the runqueue's too.
+    fn account_h_nr(&mut self, cfs_rq: CfsRqId, n: i32, idle: bool, delayed: bool) {
+        let cfs = self.cfs_rq_mut(cfs_rq);
+        cfs.h_nr_running = cfs.h_nr_running.wrapping_add_signed(n);
+        if idle {
+            cfs.idle_h_nr_running = cfs.idle_h_nr_running.wrapping_add_signed(n);
+        }
+        if delayed {
+            cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
+        }
+        if idle && cfs_rq.is_root() {
+            let r = &mut self.sched.rq_idle[cfs_rq.root_cpu()].idle_h_nr_running;
+            *r = r.wrapping_add_signed(n);
+        }
+    }
+
+    /// cfs_rq_is_idle(): a group cfs_rq of an idle group (cpu.idle); from
+    /// there up, its tasks count as idle.
+    fn cfs_rq_is_idle(&self, cfs_rq: CfsRqId) -> bool {
+        !cfs_rq.is_root() && self.sched.groups.tgs[self.sched.groups.cfs_rqs[cfs_rq.group_index()].tg].idle
+    }
+
+    /// Whether `se` is the running task's entity or one of its ancestors.
+    fn entity_is_running(&self, cpu: usize, se: SeId) -> bool {
+        let Some(c) = self.sched.rqs[cpu].curr else { return false };
+        let mut e = Some(SeId::task(c));
+        if se.task_of().is_some() {
+            return e == Some(se);
+        }
+        if self.sched.tasks[c].sched_class() != crate::sched::class::SchedClass::Fair {
+            return false;
+        }
+        while let Some(x) = e {
+            if x == se {
+                return true;
+            }
+            e = self.parent_entity(x);
+        }
+        false
+    }
+
+    /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
+    /// The first pass enqueues each entity up the tree that is not queued
+    /// yet; the second updates the load and weight of the queued ancestors.
+    pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
+        self.update_curr(cpu);
+        let task_se = SeId::task(tid);
+        let t = &self.sched.tasks[tid];
+        let (mut idle, delayed) = (t.is_idle_policy(), t.se.sched_delayed);
+        let seq = self.sched.next_list_seq();
+        let task_running = self.sched.rqs[cpu].curr == Some(tid);
+        let (mut initial, mut wakeup) = (initial, wakeup);
+        let mut se = Some(task_se);
+        while let Some(e) = se {
+            if self.se(e).on_rq {
+                break;
+            }
+            let cfs_rq = self.cfs_rq_of(e);
+            let running = if e == task_se { task_running } else { self.entity_is_running(cpu, e) };
+            self.enqueue_entity(cfs_rq, e, initial, wakeup, running);
+            self.account_h_nr(cfs_rq, 1, idle, delayed);
+            idle |= self.cfs_rq_is_idle(cfs_rq);
+            (initial, wakeup) = (false, true);
+            se = self.parent_entity(e);
+        }
+        while let Some(e) = se {
+            let cfs_rq = self.cfs_rq_of(e);
+            self.update_load_avg(cfs_rq, Some(e));
+            self.update_cfs_group(e);
+            self.account_h_nr(cfs_rq, 1, idle, delayed);
+            idle |= self.cfs_rq_is_idle(cfs_rq);
+            se = self.parent_entity(e);
+        }
+        if !task_running {
             // A migrating task keeps the wait it began on its old runqueue
             // (__update_stats_wait_end/_start with task_on_rq_migrating).
             self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
         }
-        let t = &mut self.sched.tasks[tid];
-        t.se.on_rq = true;
-        t.list_seq = seq;
+        self.sched.tasks[tid].list_seq = seq;
         if !delayed {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         }
         self.add_nr_running(cpu);
-        self.update_min_vruntime(cfs_rq);
     }
 
-    /// dequeue_task_fair() with the kernel's flags. Returns false when
-    /// DELAY_DEQUEUE keeps a sleeping, ineligible task queued (6.12
-    /// dequeue_entity()); DEQUEUE_DELAYED completes such a dequeue.
-    pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
-        let cfs_rq = CfsRqId::root(cpu);
-        let se = SeId::task(tid);
-        let sleep = flags & DEQUEUE_SLEEP != 0;
-        let finish_delayed = flags & DEQUEUE_DELAYED != 0;
-        self.update_curr(cpu);
-        if sleep
-            && !finish_delayed
-            && self.cfg.mech.fair == FairEra::Eevdf
-            && self.cfg.features.on(Feature::DELAY_DEQUEUE)
-            && !self.entity_eligible(cfs_rq, se)
-        {
-            self.clear_buddies(cfs_rq, se);
-            self.update_load_avg(cfs_rq, Some(se));
-            self.set_delayed(cpu, tid);
-            return false;
-        }
+    /// dequeue_entity(): `se` leaves `cfs_rq` (a sleep with DEQUEUE_SLEEP).
+    fn dequeue_entity(&mut self, cfs_rq: CfsRqId, se: SeId, sleep: bool) {
         if !sleep && self.cfg.mech.fair == FairEra::Cfs && self.cfg.mech.cfs_renorm_fixed {
             // dequeue_entity since "sched/fair: Fix min_vruntime tracking"
             // (2016; every modelled version from 4.16 has it): normalize
             // after update_curr(), which counted @se if it held min_vruntime
             // back, and before update_min_vruntime() discounts it.
-            self.sched.tasks[tid].se.norm_min_vruntime = Some(self.sched.rqs[cpu].cfs.min_vruntime);
+            let m = self.cfs_rq(cfs_rq).min_vruntime;
+            self.se_mut(se).norm_min_vruntime = Some(m);
         }
         self.update_load_avg(cfs_rq, Some(se));
         self.clear_buddies(cfs_rq, se);
@@ -305,45 +465,105 @@ impl SchedEnv {
                 se.rel_deadline = true;
             }
         }
-        let is_curr = self.sched.rqs[cpu].cfs.curr == Some(se);
-        let t = &self.sched.tasks[tid];
-        let (w, v, idle, delayed) = (t.se.load.weight as u64, t.se.vruntime, t.is_idle_policy(), t.se.sched_delayed);
+        let is_curr = self.cfs_rq(cfs_rq).curr == Some(se);
+        let (w, v) = (self.se(se).load.weight as u64, self.se(se).vruntime);
         if is_curr {
-            self.sched.rqs[cpu].cfs.curr = None;
+            self.cfs_rq_mut(cfs_rq).curr = None;
         } else {
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cfs_rq, se);
             }
-            let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
-            debug_assert!(removed, "dequeued task was not in the tree");
+            let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
+            debug_assert!(removed, "dequeued entity was not in the tree");
         }
-        let cfs = &mut self.sched.rqs[cpu].cfs;
+        let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.load_weight -= w;
         cfs.nr_running -= 1;
-        cfs.h_nr_running -= 1;
-        if idle {
-            cfs.idle_h_nr_running -= 1;
-            self.sched.rq_idle[cpu].idle_h_nr_running -= 1;
+        self.se_mut(se).on_rq = false;
+        self.update_cfs_group(se);
+        self.update_min_vruntime(cfs_rq);
+    }
+
+    /// dequeue_task_fair() with the kernel's flags. Returns false when
+    /// DELAY_DEQUEUE keeps a sleeping, ineligible task queued (6.12
+    /// dequeue_entity()); DEQUEUE_DELAYED completes such a dequeue.
+    /// Each entity up the tree leaves its cfs_rq until one that keeps some
+    /// weight; with a sleeping task that cfs_rq's entity becomes the next
+    /// buddy of its parent (set_next_buddy). The ancestors above have their
+    /// load and weight updated.
+    /// Deviation: group entities are never delayed (6.12 delays them too).
+    pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
+        let task_se = SeId::task(tid);
+        let cfs_rq = self.cfs_rq_of(task_se);
+        let mut sleep = flags & DEQUEUE_SLEEP != 0;
+        let task_sleep = sleep;
+        let finish_delayed = flags & DEQUEUE_DELAYED != 0;
+        self.update_curr(cpu);
+        if sleep
+            && !finish_delayed
+            && self.cfg.mech.fair == FairEra::Eevdf
+            && self.cfg.features.on(Feature::DELAY_DEQUEUE)
+            && !self.entity_eligible(cfs_rq, task_se)
+        {
+            self.clear_buddies(cfs_rq, task_se);
+            self.update_load_avg(cfs_rq, Some(task_se));
+            self.set_delayed(cpu, tid);
+            return false;
         }
-        if delayed {
-            cfs.h_nr_delayed -= 1;
+        let t = &self.sched.tasks[tid];
+        let (mut idle, delayed) = (t.is_idle_policy(), t.se.sched_delayed);
+        let mut se = Some(task_se);
+        while let Some(e) = se {
+            let cfs_rq = self.cfs_rq_of(e);
+            self.dequeue_entity(cfs_rq, e, sleep);
+            self.account_h_nr(cfs_rq, -1, idle, delayed);
+            idle |= self.cfs_rq_is_idle(cfs_rq);
+            se = self.parent_entity(e);
+            if self.cfs_rq(cfs_rq).load_weight > 0 {
+                if let Some(p) = se.filter(|_| task_sleep) {
+                    self.set_next_buddy(p);
+                }
+                break;
+            }
+            sleep = true;
         }
-        self.sched.tasks[tid].se.on_rq = false;
+        while let Some(e) = se {
+            let cfs_rq = self.cfs_rq_of(e);
+            self.update_load_avg(cfs_rq, Some(e));
+            self.update_cfs_group(e);
+            self.account_h_nr(cfs_rq, -1, idle, delayed);
+            idle |= self.cfs_rq_is_idle(cfs_rq);
+            se = self.parent_entity(e);
+        }
         if !delayed {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
-        self.update_min_vruntime(cfs_rq);
         if finish_delayed {
             self.finish_delayed_dequeue_entity(tid);
         }
         true
     }
 
+    /// set_next_buddy(): `se` and its ancestors become their cfs_rqs' next
+    /// buddies (an idle entity stops the walk).
+    pub(crate) fn set_next_buddy(&mut self, se: SeId) {
+        let mut e = Some(se);
+        while let Some(x) = e {
+            if self.se_is_idle(x) {
+                return;
+            }
+            let q = self.cfs_rq_of(x);
+            self.cfs_rq_mut(q).next = Some(x);
+            e = self.parent_entity(x);
+        }
+    }
+
     /// migrate_task_rq_fair(): the task changes runqueue while not queued.
     /// CFS keeps vruntime relative to min_vruntime across the move; PELT
     /// removes the task's contribution from the old cfs_rq.
     pub fn migrate_task_rq_fair(&mut self, tid: TaskId, old: usize, new: usize) {
+        let old_q = self.task_cfs_rq_on(tid, old);
         if self.cfg.mech.fair == FairEra::Cfs {
             // A queued task was normalized by its dequeue; 2.6.x did that
             // after update_min_vruntime() had already stepped past @se when
@@ -352,9 +572,10 @@ impl SchedEnv {
             // behind the new min_vruntime by the gap to the next one. A
             // sleeping (waking) task is normalized against the old
             // min_vruntime as it is now.
+            let old_min = self.cfs_rq(old_q).min_vruntime;
             let se = &mut self.sched.tasks[tid].se;
             let v = se.vruntime;
-            let base = se.norm_min_vruntime.take().unwrap_or(self.sched.rqs[old].cfs.min_vruntime);
+            let base = se.norm_min_vruntime.take().unwrap_or(old_min);
             let rel = v as i128 - base as i128;
             if self.cfg.mech.cfs_renorm_fixed {
                 // enqueue_entity() renormalizes a migrated task after
@@ -362,34 +583,52 @@ impl SchedEnv {
                 // moment in time"); 2.6.x added the stale min_vruntime first.
                 self.update_curr(new);
             }
-            self.sched.tasks[tid].se.vruntime = (self.sched.rqs[new].cfs.min_vruntime as i128 + rel).max(0) as u64;
+            let new_min = self.cfs_rq(self.task_cfs_rq_on(tid, new)).min_vruntime;
+            self.sched.tasks[tid].se.vruntime = (new_min as i128 + rel).max(0) as u64;
         }
         if self.sched.tasks[tid].se.attached {
-            self.update_load_avg(CfsRqId::root(old), Some(SeId::task(tid)));
+            self.update_load_avg(old_q, Some(SeId::task(tid)));
             let w = self.sched.tasks[tid].se.load.weight as u64;
             let se_avg = self.sched.tasks[tid].se.avg;
-            pelt::detach_entity(&mut self.sched.rqs[old].cfs.avg, &se_avg, w);
+            pelt::detach_entity(&mut self.cfs_rq_mut(old_q).avg, &se_avg, w);
             self.sched.tasks[tid].se.attached = false;
+            self.update_tg_load_avg(old_q);
+        }
+    }
+
+    /// The cfs_rq task `tid` queues on when on `cpu` (its group's there).
+    pub(crate) fn task_cfs_rq_on(&self, tid: TaskId, cpu: usize) -> CfsRqId {
+        let tg = self.sched.tasks[tid].tg;
+        if tg == crate::sched::fair::group::ROOT_TG {
+            CfsRqId::root(cpu)
+        } else {
+            self.sched.groups.tgs[tg].cfs_rq[cpu]
         }
     }
 
     /// task_tick_fair(): PELT and tick preemption.
     #[inline]
     pub fn task_tick_fair(&mut self, cpu: usize, curr: TaskId) {
-        let cfs_rq = CfsRqId::root(cpu);
+        let _ = cpu;
         if self.sched.tasks[curr].state != TaskState::Runnable {
             return;
         }
-        self.update_load_avg(cfs_rq, Some(SeId::task(curr)));
-        if self.cfg.mech.fair == FairEra::Cfs && self.sched.rqs[cpu].cfs.nr_running > 1 {
-            self.check_preempt_tick(cfs_rq, SeId::task(curr));
+        // entity_tick() at every level, from the task up.
+        let mut e = Some(SeId::task(curr));
+        while let Some(se) = e {
+            let cfs_rq = self.cfs_rq_of(se);
+            self.update_load_avg(cfs_rq, Some(se));
+            self.update_cfs_group(se);
+            if self.cfg.mech.fair == FairEra::Cfs && self.cfs_rq(cfs_rq).nr_running > 1 {
+                self.check_preempt_tick(cfs_rq, se);
+            }
+            e = self.parent_entity(se);
         }
     }
 
     /// check_preempt_wakeup() / check_preempt_wakeup_fair(), with the
     /// wakeup's WF_* flags.
     pub fn check_preempt_wakeup_fair(&mut self, cpu: usize, curr: TaskId, p: TaskId, wake_flags: u32) {
-        let cfs_rq = CfsRqId::root(cpu);
         if !self.cfg.features.on(Feature::WAKEUP_PREEMPTION) {
             return;
         }
@@ -403,32 +642,75 @@ impl SchedEnv {
             return; // Batch and idle tasks do not preempt.
         }
         self.update_curr(cpu);
+        let (mut se, mut pse) = (SeId::task(curr), SeId::task(p));
+        if self.sched.groups.any() {
+            // find_matching_se(): the ancestors that share a cfs_rq; an
+            // idle group's entity yields to a non-idle sibling and does not
+            // preempt one (5.15+).
+            (se, pse) = self.find_matching_se(se, pse);
+            let (ci, pi) = (self.se_is_idle(se), self.se_is_idle(pse));
+            if ci && !pi {
+                self.resched_curr(cpu);
+                return;
+            }
+            if ci != pi {
+                return;
+            }
+        }
+        let cfs_rq = self.cfs_rq_of(se);
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.check_preempt_wakeup_cfs(cfs_rq, SeId::task(curr), SeId::task(p)),
+            FairEra::Cfs => self.check_preempt_wakeup_cfs(cfs_rq, se, pse),
             FairEra::Eevdf if self.cfg.mech.fork_wakeup_no_preempt => {
-                self.check_preempt_wakeup_eevdf(cpu, p, wake_flags); // eevdf.rs
+                self.check_preempt_wakeup_eevdf(cfs_rq, p, pse, wake_flags); // eevdf.rs
             }
             FairEra::Eevdf => {
                 // Preempt if the wakee is what EEVDF would pick now.
-                if self.pick_eevdf(cfs_rq) == Some(SeId::task(p)) {
+                if self.pick_eevdf(cfs_rq) == Some(pse) {
                     self.resched_curr(cpu);
                 }
             }
         }
     }
 
+    /// find_matching_se(): walk both entities up to the same depth, then on
+    /// until they are queued on the same cfs_rq.
+    fn find_matching_se(&self, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
+        let (mut d, mut pd) = (self.se_depth(se), self.se_depth(pse));
+        while d > pd {
+            d -= 1;
+            se = self.parent_entity(se).expect("an entity below the root has a parent");
+        }
+        while pd > d {
+            pd -= 1;
+            pse = self.parent_entity(pse).expect("an entity below the root has a parent");
+        }
+        while self.cfs_rq_of(se) != self.cfs_rq_of(pse) {
+            se = self.parent_entity(se).expect("entities on different cfs_rqs have parents");
+            pse = self.parent_entity(pse).expect("entities on different cfs_rqs have parents");
+        }
+        (se, pse)
+    }
+
     /// yield_task_fair().
     pub fn yield_task_fair(&mut self, tid: TaskId) {
         let cpu = self.sched.tasks[tid].cpu;
-        let cfs_rq = CfsRqId::root(cpu);
-        if self.sched.rqs[cpu].cfs.nr_running <= 1 {
+        let se = SeId::task(tid);
+        let cfs_rq = self.cfs_rq_of(se);
+        if self.sched.rqs[cpu].cfs.h_nr_running <= 1 {
             return;
         }
-        let se = SeId::task(tid);
         self.clear_buddies(cfs_rq, se);
         self.update_curr(cpu);
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.sched.rqs[cpu].cfs.skip = Some(se),
+            FairEra::Cfs => {
+                // set_skip_buddy(): at every level.
+                let mut e = Some(se);
+                while let Some(x) = e {
+                    let q = self.cfs_rq_of(x);
+                    self.cfs_rq_mut(q).skip = Some(x);
+                    e = self.parent_entity(x);
+                }
+            }
             FairEra::Eevdf if self.cfg.mech.yield_forfeits_vruntime => {
                 // 6.12.63+: forfeit the rest of the request, if eligible.
                 if self.entity_eligible(cfs_rq, se) {

@@ -92,9 +92,7 @@ impl SchedEnv {
 
     /// The source's cfs_tasks list from the tail (least recently run first).
     pub(super) fn cfs_tasks_tail_first(&self, cpu: usize) -> Vec<TaskId> {
-        let rq = &self.sched.rqs[cpu];
-        let mut v: Vec<TaskId> =
-            rq.cfs.tasks_timeline.iter().map(|&(_, t)| t.tid()).chain(rq.cfs.curr.map(SeId::tid)).collect();
+        let mut v: Vec<TaskId> = self.rq_cfs_tasks(cpu);
         v.sort_by_key(|&t| self.sched.tasks[t].list_seq);
         v
     }

@@ -16,9 +16,7 @@ impl SchedEnv {
     /// schedlab's list position is also refreshed when a task is picked
     /// (the 6.x cfs_tasks rule), so recently run tasks come first too.
     pub(super) fn cfs_tasks_head_first(&self, cpu: usize) -> Vec<TaskId> {
-        let rq = &self.sched.rqs[cpu];
-        let mut v: Vec<TaskId> =
-            rq.cfs.tasks_timeline.iter().map(|&(_, t)| t.tid()).chain(rq.cfs.curr.map(SeId::tid)).collect();
+        let mut v: Vec<TaskId> = self.rq_cfs_tasks(cpu);
         v.sort_by_key(|&t| std::cmp::Reverse(self.sched.tasks[t].list_seq));
         v
     }

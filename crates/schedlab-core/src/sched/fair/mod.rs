@@ -13,6 +13,7 @@ pub mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 pub mod entity;
+pub mod group;
 pub mod lb_snap;
 #[cfg(test)]
 mod linux618_tests;
@@ -31,7 +32,6 @@ use crate::sched::class::{
 };
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
-use crate::sched::sched::CfsRqId;
 use crate::sched::task::TaskId;
 
 impl SchedClassOps for FairSchedClass {
@@ -78,7 +78,11 @@ impl SchedClassOps for FairSchedClass {
     #[inline]
     fn put_prev_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, runnable: bool) {
         if runnable || sim.sched.tasks[p].se.sched_delayed {
-            sim.put_prev_task_fair(cpu, p);
+            sim.put_prev_task_fair(p);
+        }
+        if sim.sched.groups.any() {
+            let next = sim.sched.rqs[cpu].picked;
+            sim.put_prev_group_entities(p, next);
         }
     }
 
@@ -100,10 +104,11 @@ impl SchedClassOps for FairSchedClass {
     fn post_init(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         let w = sim.sched.tasks[p].se.load.weight as u64;
         pelt::init_entity(&mut sim.sched.tasks[p].se.avg, w);
-        sim.update_load_avg(CfsRqId::root(cpu), None);
+        let cfs_rq = sim.task_cfs_rq_on(p, cpu);
+        sim.update_load_avg(cfs_rq, None);
         let util_weight = if sim.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
         let cap = sim.capacity_of(cpu);
-        let cfs_avg = sim.sched.rqs[cpu].cfs.avg;
+        let cfs_avg = sim.cfs_rq(cfs_rq).avg;
         pelt::post_init_entity_util_avg(&cfs_avg, &mut sim.sched.tasks[p].se.avg, util_weight, cap);
     }
 
@@ -117,8 +122,10 @@ impl SchedClassOps for FairSchedClass {
         if sim.sched.tasks[p].se.attached {
             let w = sim.sched.tasks[p].se.load.weight as u64;
             let se_avg = sim.sched.tasks[p].se.avg;
-            pelt::detach_entity(&mut sim.sched.rqs[cpu].cfs.avg, &se_avg, w);
+            let cfs_rq = sim.task_cfs_rq_on(p, cpu);
+            pelt::detach_entity(&mut sim.cfs_rq_mut(cfs_rq).avg, &se_avg, w);
             sim.sched.tasks[p].se.attached = false;
+            sim.update_tg_load_avg(cfs_rq);
         }
     }
 
@@ -127,7 +134,11 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
-        sim.update_curr_fair(CfsRqId::root(cpu), crate::sched::task::SeId::task(curr), delta);
+        let se = crate::sched::task::SeId::task(curr);
+        sim.update_curr_fair(sim.cfs_rq_of(se), se, delta);
+        if sim.sched.groups.any() {
+            sim.update_curr_group_entities(se, delta);
+        }
         if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
             sim.dl_server_update(cpu, delta);
         }

@@ -1,0 +1,365 @@
+//! Models the task-group half of kernel/sched/fair.c
+//! (CONFIG_FAIR_GROUP_SCHED), issue 39 step 3: a task group has a cfs_rq and
+//! a group sched_entity on every CPU; the entity (`my_q` its cfs_rq) is
+//! queued on the parent group's cfs_rq of the same CPU, and the root group's
+//! cfs_rq is the CPU's `rq->cfs` (LINUX-FACTS §11.1).
+//!
+//! A group entity's weight is calc_group_shares() of its cfs_rq (§11.2):
+//! the group's shares times this CPU's part of the group's load, where the
+//! group's load is the sum the CPUs published to tg->load_avg.
+//!
+//! Without a `[[cgroup]]` every task is in the root group, no group entity
+//! exists and every walk up the tree stops at the task's own entity.
+
+use crate::sched::env::SchedEnv;
+use crate::sched::sched::{CfsRq, CfsRqId};
+use crate::sched::task::{LoadWeight, SchedEntity, SeId, TaskId};
+
+/// A task group's index; the root group is 0.
+pub type TgId = usize;
+pub const ROOT_TG: TgId = 0;
+
+/// MIN_SHARES (kernel/sched/sched.h): the smallest group entity weight.
+pub const MIN_SHARES: u64 = 2;
+/// MAX_SHARES: 1 << 18 (cpu.shares' cap; cpu.weight 10000 maps below it).
+pub const MAX_SHARES: u64 = 1 << 18;
+
+/// struct task_group, its fair part.
+#[derive(Debug, Clone)]
+pub struct Tg {
+    /// The cgroup's path ("/" for the root).
+    pub path: String,
+    pub parent: Option<TgId>,
+    /// tg->shares, unscaled (nice 0 = 1024; cpu.weight 100 maps to it).
+    pub shares: u64,
+    /// tg->idle (cpu.idle, 5.15+): its entities weigh WEIGHT_IDLEPRIO and
+    /// its tasks count as idle.
+    pub idle: bool,
+    /// tg->load_avg: the sum of the CPUs' published contributions.
+    pub load_avg: i64,
+    /// Per CPU: the group's cfs_rq (the root's: `CfsRqId::root(cpu)`).
+    pub cfs_rq: Vec<CfsRqId>,
+    /// Per CPU: the group's entity (the root has none).
+    pub se: Vec<Option<SeId>>,
+    pub depth: u32,
+}
+
+/// A group entity: its sched_entity and its place in the tree.
+#[derive(Debug, Clone)]
+pub struct GroupSe {
+    pub se: SchedEntity,
+    /// se->cfs_rq: the parent group's cfs_rq on this CPU, where it queues.
+    pub cfs_rq: CfsRqId,
+    /// se->my_q: the group's own cfs_rq on this CPU.
+    pub my_q: CfsRqId,
+    /// se->parent (None: queued on the root cfs_rq).
+    pub parent: Option<SeId>,
+    /// se->depth: 0 on the root cfs_rq.
+    pub depth: u32,
+}
+
+/// A group's cfs_rq on one CPU.
+#[derive(Debug, Clone)]
+pub struct GroupCfsRq {
+    pub cfs: CfsRq,
+    /// rq_of(cfs_rq).
+    pub cpu: usize,
+    pub tg: TgId,
+    /// The group entity whose my_q this is.
+    pub se: SeId,
+    /// cfs_rq->tg_load_avg_contrib: what this CPU last published to
+    /// tg->load_avg.
+    pub tg_load_avg_contrib: u64,
+}
+
+/// The task groups, their per-CPU cfs_rqs and their entities.
+#[derive(Debug, Clone, Default)]
+pub struct TaskGroups {
+    /// Every group, the root first (empty until a scenario has cgroups).
+    pub tgs: Vec<Tg>,
+    pub cfs_rqs: Vec<GroupCfsRq>,
+    pub ses: Vec<GroupSe>,
+}
+
+impl SeId {
+    /// The `i`-th group entity's id.
+    #[inline]
+    pub const fn group(i: usize) -> SeId {
+        SeId::from_raw(SeId::GROUP | i)
+    }
+
+    /// The index of a group entity among `TaskGroups.ses`.
+    #[inline]
+    pub fn group_index(self) -> usize {
+        debug_assert!(self.task_of().is_none());
+        self.raw() & !SeId::GROUP
+    }
+}
+
+impl CfsRqId {
+    /// The `i`-th group cfs_rq's id.
+    #[inline]
+    pub const fn group(i: usize) -> CfsRqId {
+        CfsRqId::from_raw(CfsRqId::GROUP | i)
+    }
+}
+
+impl TaskGroups {
+    /// Whether any group other than the root exists: every walk up the
+    /// tree is one step without one.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.tgs.len() > 1
+    }
+
+    /// Create the root group for `nr_cpus` CPUs (once, before the first
+    /// child).
+    fn ensure_root(&mut self, nr_cpus: usize) {
+        if self.tgs.is_empty() {
+            self.tgs.push(Tg {
+                path: "/".into(),
+                parent: None,
+                shares: 1024,
+                idle: false,
+                load_avg: 0,
+                cfs_rq: (0..nr_cpus).map(CfsRqId::root).collect(),
+                se: vec![None; nr_cpus],
+                depth: 0,
+            });
+        }
+    }
+
+    /// sched_create_group() + alloc_fair_sched_group() + init_tg_cfs_entry():
+    /// a group under `parent` with a cfs_rq and an entity of weight
+    /// NICE_0_LOAD on every CPU. Returns its id.
+    pub fn create(&mut self, nr_cpus: usize, path: &str, parent: TgId, shares: u64, idle: bool) -> TgId {
+        self.ensure_root(nr_cpus);
+        let id = self.tgs.len();
+        let depth = self.tgs[parent].depth + 1;
+        let mut cfs_rq = Vec::with_capacity(nr_cpus);
+        let mut se = Vec::with_capacity(nr_cpus);
+        for cpu in 0..nr_cpus {
+            let q = CfsRqId::group(self.cfs_rqs.len());
+            let e = SeId::group(self.ses.len());
+            self.cfs_rqs.push(GroupCfsRq { cfs: CfsRq::new(), cpu, tg: id, se: e, tg_load_avg_contrib: 0 });
+            let (weight, inv_weight) = crate::prio::load_weight_of(1024);
+            self.ses.push(GroupSe {
+                se: SchedEntity { load: LoadWeight { weight, inv_weight }, ..SchedEntity::default() },
+                cfs_rq: self.tgs[parent].cfs_rq[cpu],
+                my_q: q,
+                parent: self.tgs[parent].se[cpu],
+                depth: depth - 1,
+            });
+            cfs_rq.push(q);
+            se.push(Some(e));
+        }
+        self.tgs.push(Tg { path: path.into(), parent: Some(parent), shares, idle, load_avg: 0, cfs_rq, se, depth });
+        id
+    }
+}
+
+impl SchedEnv {
+    /// parent_entity().
+    #[inline]
+    pub(crate) fn parent_entity(&self, se: SeId) -> Option<SeId> {
+        match se.task_of() {
+            Some(t) => {
+                let task = &self.sched.tasks[t];
+                if task.tg == ROOT_TG {
+                    None
+                } else {
+                    self.sched.groups.tgs[task.tg].se[task.cpu]
+                }
+            }
+            None => self.sched.groups.ses[se.group_index()].parent,
+        }
+    }
+
+    /// cfs_rq_of(): the cfs_rq an entity queues on (a task's: its group's
+    /// on its CPU).
+    #[inline]
+    pub(crate) fn cfs_rq_of(&self, se: SeId) -> CfsRqId {
+        match se.task_of() {
+            Some(t) => {
+                let task = &self.sched.tasks[t];
+                if task.tg == ROOT_TG {
+                    CfsRqId::root(task.cpu)
+                } else {
+                    self.sched.groups.tgs[task.tg].cfs_rq[task.cpu]
+                }
+            }
+            None => self.sched.groups.ses[se.group_index()].cfs_rq,
+        }
+    }
+
+    /// group_cfs_rq(): a group entity's own cfs_rq (None for a task's).
+    #[inline]
+    pub(crate) fn group_cfs_rq(&self, se: SeId) -> Option<CfsRqId> {
+        match se.task_of() {
+            Some(_) => None,
+            None => Some(self.sched.groups.ses[se.group_index()].my_q),
+        }
+    }
+
+    /// The fair tasks queued on `cpu` (its cfs_rq and every group cfs_rq
+    /// there), running one included: the rq's cfs_tasks list.
+    pub(crate) fn rq_cfs_tasks(&self, cpu: usize) -> Vec<TaskId> {
+        let mut v = Vec::new();
+        let mut push = |cfs: &CfsRq| {
+            v.extend(cfs.tasks_timeline.iter().filter_map(|&(_, e)| e.task_of()));
+            v.extend(cfs.curr.and_then(SeId::task_of));
+        };
+        push(&self.sched.rqs[cpu].cfs);
+        for tg in self.sched.groups.tgs.iter().skip(1) {
+            push(&self.sched.groups.cfs_rqs[tg.cfs_rq[cpu].group_index()].cfs);
+        }
+        v
+    }
+
+    /// se->depth.
+    pub(crate) fn se_depth(&self, se: SeId) -> u32 {
+        match se.task_of() {
+            Some(t) => self.sched.groups.tgs.get(self.sched.tasks[t].tg).map_or(0, |g| g.depth),
+            None => self.sched.groups.ses[se.group_index()].depth,
+        }
+    }
+}
+
+impl SchedEnv {
+    /// calc_group_shares(): the group's shares times this CPU's part of the
+    /// group's load, clamped to [MIN_SHARES, shares], in the kernel's
+    /// scaled units and then scale_load_down() to the entity's weight.
+    pub(crate) fn calc_group_shares(&self, q: CfsRqId) -> u64 {
+        let g = &self.sched.groups.cfs_rqs[q.group_index()];
+        let tg = &self.sched.groups.tgs[g.tg];
+        let tg_shares = tg.shares << 10;
+        let load = g.cfs.load_weight.max(g.cfs.avg.load_avg);
+        let tg_weight = tg.load_avg - g.tg_load_avg_contrib as i64 + load as i64;
+        let mut shares = tg_shares * load;
+        if tg_weight > 0 {
+            shares /= tg_weight as u64;
+        }
+        let shares = shares.clamp(MIN_SHARES, tg_shares);
+        (shares >> 10).max(2)
+    }
+
+    /// update_cfs_group(): a group entity's weight from its cfs_rq.
+    /// Deviation: before 6.7 (eab03c23c2a1) the kernel reweights even when
+    /// the weight is unchanged, which recomputes the entity's load_avg from
+    /// its load_sum; here an unchanged weight is left alone on every version.
+    pub(crate) fn update_cfs_group(&mut self, se: SeId) {
+        let Some(q) = self.group_cfs_rq(se) else { return };
+        let tg = self.sched.groups.cfs_rqs[q.group_index()].tg;
+        let shares = if self.sched.groups.tgs[tg].idle {
+            self.cfg.mech.weight_idleprio.0 as u64
+        } else {
+            self.calc_group_shares(q)
+        };
+        if self.se(se).load.weight as u64 != shares {
+            let cfs_rq = self.cfs_rq_of(se);
+            self.reweight_entity(cfs_rq, se, shares as u32);
+        }
+    }
+
+    /// reweight_entity() as 6.12.117 has it: a queued entity leaves its
+    /// cfs_rq's load and sums at the old weight and comes back at the new
+    /// one. CFS keeps its vruntime. EEVDF (reweight_eevdf, 6.7 .. 6.12)
+    /// keeps its lag and its relative deadline in real time, about V taken
+    /// before it leaves the sums: v' = V - lag(V, v) w / w', d' = V + (d -
+    /// V) w / w' (lag() clamped as entity_lag() clamps it); an entity not
+    /// queued has its saved vlag scaled by w / w'.
+    /// Deviation: 6.6.0 scaled the deadline only, and 6.13 .. 6.18
+    /// (6d71a9c61604) scale the saved lag and place the entity again; the
+    /// model uses 6.7's form for every EEVDF version.
+    pub(crate) fn reweight_entity(&mut self, cfs_rq: CfsRqId, se: SeId, weight: u32) {
+        let eevdf = self.cfg.mech.fair == crate::kernel::FairEra::Eevdf;
+        let on_rq = self.se(se).on_rq;
+        let is_curr = self.cfs_rq(cfs_rq).curr == Some(se);
+        let old = self.se(se).load.weight;
+        let mut avruntime = 0;
+        if on_rq {
+            if eevdf {
+                avruntime = self.avg_vruntime(cfs_rq);
+            }
+            if !is_curr {
+                if eevdf {
+                    self.avg_sub(cfs_rq, se);
+                }
+                let v = self.se(se).vruntime;
+                let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
+                debug_assert!(removed, "a queued group entity was not in the tree");
+            }
+            self.cfs_rq_mut(cfs_rq).load_weight -= old as u64;
+        }
+        if eevdf && on_rq {
+            let v = avruntime as i128;
+            if avruntime != self.se(se).vruntime {
+                let span = (2 * self.se(se).slice).max(self.cfg.tick_ns);
+                let limit = self.vdelta(span, se) as i128;
+                let e = self.se_mut(se);
+                let lag = (v - e.vruntime as i128).clamp(-limit, limit) * old as i128 / weight as i128;
+                e.vruntime = (v - lag).max(0) as u64;
+            }
+            let e = self.se_mut(se);
+            let vslice = (e.deadline as i128 - v) * old as i128 / weight as i128;
+            e.deadline = (v + vslice).max(0) as u64;
+        } else if eevdf {
+            let e = self.se_mut(se);
+            e.vlag = (e.vlag as i128 * old as i128 / weight as i128) as i64;
+        }
+        let (w, inv) = crate::prio::load_weight_of(weight);
+        self.se_mut(se).load = LoadWeight { weight: w, inv_weight: inv };
+        if self.se(se).attached {
+            let mut se_avg = self.se(se).avg;
+            crate::sched::pelt::reweight_load_avg(&mut self.cfs_rq_mut(cfs_rq).avg, &mut se_avg, old as u64, w as u64);
+            self.se_mut(se).avg = se_avg;
+        }
+        if on_rq {
+            self.cfs_rq_mut(cfs_rq).load_weight += w as u64;
+            if !is_curr {
+                let v = self.se(se).vruntime;
+                self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se));
+                if eevdf {
+                    self.avg_add(cfs_rq, se);
+                }
+            }
+        }
+    }
+
+    /// update_curr() of a running task's group entities: each ancestor is
+    /// charged the task's `delta`, in its own virtual time.
+    /// Deviation: the kernel charges each level's curr when that level's
+    /// cfs_rq is next updated (an enqueue, dequeue or tick there); the
+    /// model charges every level at once. The sums are the same; a group
+    /// entity's request can end (and reschedule) earlier than the kernel's
+    /// check of it.
+    pub(crate) fn update_curr_group_entities(&mut self, se: SeId, delta: u64) {
+        let now = self.now;
+        let mut e = self.parent_entity(se);
+        while let Some(x) = e {
+            let g = self.se_mut(x);
+            g.sum_exec_runtime += delta;
+            g.exec_start = now;
+            let q = self.cfs_rq_of(x);
+            self.update_curr_fair(q, x, delta);
+            e = self.parent_entity(x);
+        }
+    }
+
+    /// update_tg_load_avg(): publish this cfs_rq's load_avg to tg->load_avg
+    /// when it moved by more than 1/64 of what was last published.
+    /// Deviation: 6.7's rate limit (once a millisecond, 1528c661c24b) is not
+    /// modelled.
+    pub(crate) fn update_tg_load_avg(&mut self, q: CfsRqId) {
+        if q.is_root() {
+            return;
+        }
+        let g = &mut self.sched.groups.cfs_rqs[q.group_index()];
+        let delta = g.cfs.avg.load_avg as i64 - g.tg_load_avg_contrib as i64;
+        if delta.unsigned_abs() > g.tg_load_avg_contrib / 64 {
+            g.tg_load_avg_contrib = g.cfs.avg.load_avg;
+            let tg = g.tg;
+            self.sched.groups.tgs[tg].load_avg += delta;
+        }
+    }
+}
