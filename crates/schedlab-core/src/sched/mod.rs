@@ -1,5 +1,6 @@
 //! Models kernel/sched/: the core, the scheduling classes and the topology.
 
+pub mod cfs_rq;
 pub mod class;
 pub mod core;
 pub mod cpudeadline;
