@@ -113,11 +113,11 @@ impl Sim {
                     message: format!("CPU {}: rq_idle {:?} differs from its runqueue", rq.cpu, brief),
                 });
             }
-            if rq.nr_running != rq.cfs.nr_running + rq.rt.rt_nr_running + rq.dl.dl_nr_running {
+            if rq.nr_running != rq.cfs.h_nr_running + rq.rt.rt_nr_running + rq.dl.dl_nr_running {
                 return Err(SimError::Invariant {
                     message: format!(
                         "CPU {}: nr_running {} != cfs {} + rt {} + dl {}",
-                        rq.cpu, rq.nr_running, rq.cfs.nr_running, rq.rt.rt_nr_running, rq.dl.dl_nr_running
+                        rq.cpu, rq.nr_running, rq.cfs.h_nr_running, rq.rt.rt_nr_running, rq.dl.dl_nr_running
                     ),
                 });
             }

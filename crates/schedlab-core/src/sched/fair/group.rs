@@ -363,3 +363,50 @@ impl SchedEnv {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::Sim;
+    use crate::trace::Trace;
+
+    /// `a` hogs in one group and `b` in another, of shares `wa` and `wb`,
+    /// on `cpus` CPUs for `ms` milliseconds: each group's share of the
+    /// machine's CPU time.
+    fn two_groups(version: &str, cpus: usize, a: usize, b: usize, wa: u64, wb: u64, ms: u64) -> (f64, f64) {
+        let text = format!(
+            "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n[kernel]\nversion = \"{version}\"\n\
+             vmstat_kworkers = false\n[measure]\nduration = \"{ms}ms\"\n\
+             [[task]]\nname = \"a\"\ncount = {a}\nprogram = [{{ run = \"10s\" }}]\n\
+             [[task]]\nname = \"b\"\ncount = {b}\nprogram = [{{ run = \"10s\" }}]\n"
+        );
+        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+        let k = &mut sim.w.m.kt.k;
+        let nr = k.sched.rqs.len();
+        let ga = k.sched.groups.create(nr, "/a", 0, wa, false);
+        let gb = k.sched.groups.create(nr, "/b", 0, wb, false);
+        for t in k.sched.tasks.iter_mut() {
+            t.tg = match t.comm.as_bytes()[0] {
+                b'a' => ga,
+                b'b' => gb,
+                _ => 0,
+            };
+        }
+        sim.run().expect("run");
+        sim.check_invariants().expect("invariants");
+        let k = &sim.w.m.kt.k;
+        let sum = |c: u8| -> u64 {
+            k.sched.tasks.iter().filter(|t| t.comm.as_bytes()[0] == c).map(|t| t.se.sum_exec_runtime).sum()
+        };
+        let total = (cpus as u64 * ms * 1_000_000) as f64;
+        (sum(b'a') as f64 / total, sum(b'b') as f64 / total)
+    }
+
+    #[test]
+    fn two_groups_split_one_cpu_by_their_weights_whatever_their_task_counts() {
+        for version in ["6.1", "6.12"] {
+            let (a, b) = two_groups(version, 1, 1, 3, 1024, 2048, 3000);
+            assert!((a - 1.0 / 3.0).abs() < 0.01 && (b - 2.0 / 3.0).abs() < 0.01, "{version}: {a} {b}");
+        }
+    }
+}
