@@ -158,7 +158,7 @@ pub fn load_weight(policy: Policy, nice: i32, weight_idleprio: (u32, u32), rt_in
 /// update_load_set() + __update_inv_weight(): a weight and its inverse,
 /// WMULT_CONST / w (1 for a weight above it, WMULT_CONST for 0).
 pub fn load_weight_of(w: u32) -> (u32, u32) {
-    let inv = if w == 0 { u32::MAX } else { u32::MAX / w };
+    let inv = u32::MAX.checked_div(w).unwrap_or(u32::MAX);
     (w, inv.max(1))
 }
 

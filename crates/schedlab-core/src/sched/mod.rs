@@ -33,5 +33,6 @@ pub mod sd_init;
 pub mod stop_task;
 pub mod syscalls;
 pub mod task;
+pub mod task_group;
 pub mod topology;
 pub mod wasted;

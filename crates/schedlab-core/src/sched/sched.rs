@@ -529,7 +529,7 @@ pub struct Sched {
     pub rqs: Vec<Rq>,
     /// The task groups (cgroups' cpu controller), their cfs_rqs and
     /// entities (sched/fair/group.rs).
-    pub groups: crate::sched::fair::group::TaskGroups,
+    pub groups: crate::sched::task_group::TaskGroups,
     /// Each runqueue's idle-scan fields, dense (see `RqIdle`).
     pub rq_idle: Vec<RqIdle>,
     /// max_load_balance_interval (fair.c): HZ × online CPUs / 10 jiffies,

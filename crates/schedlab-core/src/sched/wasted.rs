@@ -2,9 +2,9 @@
 //! could have run waited on another runqueue.
 
 use crate::cpumask::CpuMask;
-use crate::sched::fair::group::GroupCfsRq;
 use crate::sched::sched::{Rq, RqIdle, Wasted};
 use crate::sched::task::Task;
+use crate::sched::task_group::GroupCfsRq;
 
 impl Wasted {
     /// Fold the wasted-CPU rate of the interval that just ended (at `now`;

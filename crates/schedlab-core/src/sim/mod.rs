@@ -94,8 +94,7 @@ impl Sim {
         trace: Trace,
         heap_budget: Option<u64>,
     ) -> Result<Sim, SimError> {
-        let cfg = sc.kernel.clone();
-        let machine = sc.machine.clone();
+        let (cfg, machine) = (sc.kernel.clone(), sc.machine.clone());
         let nr = machine.nr_cpus();
         let topo = build_sched_domains(&machine, &cfg.mech);
         let tun = ScaledTunables::new(&cfg, nr);

@@ -193,48 +193,6 @@ impl SchedEnv {
         }
     }
 
-    /// put_prev_entity() of `prev`'s group entities, from its parent up to
-    /// (not including) the first that is also an ancestor of `next`, the
-    /// task picked to run next: the levels the switch leaves (the walk of
-    /// pick_next_task_fair() to the common cfs_rq).
-    pub fn put_prev_group_entities(&mut self, prev: TaskId, next: Option<TaskId>) {
-        let mut e = self.parent_entity(SeId::task(prev));
-        while let Some(x) = e {
-            if next.is_some_and(|n| self.is_ancestor(x, n)) {
-                return;
-            }
-            let q = self.cfs_rq_of(x);
-            if self.cfs_rq(q).curr == Some(x) {
-                if self.se(x).on_rq {
-                    self.update_load_avg(q, Some(x));
-                    let v = self.se(x).vruntime;
-                    self.cfs_rq_mut(q).tasks_timeline.insert((v, x));
-                    if self.cfg.mech.fair == FairEra::Eevdf {
-                        self.avg_add(q, x);
-                    }
-                }
-                self.cfs_rq_mut(q).curr = None;
-            }
-            e = self.parent_entity(x);
-        }
-    }
-
-    /// Whether the group entity `se` is an ancestor of task `t`'s entity
-    /// (on the task's CPU).
-    fn is_ancestor(&self, se: SeId, t: TaskId) -> bool {
-        if self.sched.tasks[t].sched_class() != crate::sched::class::SchedClass::Fair {
-            return false;
-        }
-        let mut e = self.parent_entity(SeId::task(t));
-        while let Some(x) = e {
-            if x == se {
-                return true;
-            }
-            e = self.parent_entity(x);
-        }
-        false
-    }
-
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
     pub fn set_next_entity(&mut self, cpu: usize, tid: TaskId) {
         let se = SeId::task(tid);
@@ -357,48 +315,6 @@ impl SchedEnv {
         }
         self.se_mut(se).on_rq = true;
         self.update_min_vruntime(cfs_rq);
-    }
-
-    /// The h_nr_* counts of one cfs_rq for a task joining (`n` = 1) or
-    /// leaving (-1) below it; the root's idle count is the runqueue's too.
-    fn account_h_nr(&mut self, cfs_rq: CfsRqId, n: i32, idle: bool, delayed: bool) {
-        let cfs = self.cfs_rq_mut(cfs_rq);
-        cfs.h_nr_running = cfs.h_nr_running.wrapping_add_signed(n);
-        if idle {
-            cfs.idle_h_nr_running = cfs.idle_h_nr_running.wrapping_add_signed(n);
-        }
-        if delayed {
-            cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
-        }
-        if idle && cfs_rq.is_root() {
-            let r = &mut self.sched.rq_idle[cfs_rq.root_cpu()].idle_h_nr_running;
-            *r = r.wrapping_add_signed(n);
-        }
-    }
-
-    /// cfs_rq_is_idle(): a group cfs_rq of an idle group (cpu.idle); from
-    /// there up, its tasks count as idle.
-    fn cfs_rq_is_idle(&self, cfs_rq: CfsRqId) -> bool {
-        !cfs_rq.is_root() && self.sched.groups.tgs[self.sched.groups.cfs_rqs[cfs_rq.group_index()].tg].idle
-    }
-
-    /// Whether `se` is the running task's entity or one of its ancestors.
-    fn entity_is_running(&self, cpu: usize, se: SeId) -> bool {
-        let Some(c) = self.sched.rqs[cpu].curr else { return false };
-        let mut e = Some(SeId::task(c));
-        if se.task_of().is_some() {
-            return e == Some(se);
-        }
-        if self.sched.tasks[c].sched_class() != crate::sched::class::SchedClass::Fair {
-            return false;
-        }
-        while let Some(x) = e {
-            if x == se {
-                return true;
-            }
-            e = self.parent_entity(x);
-        }
-        false
     }
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
@@ -545,20 +461,6 @@ impl SchedEnv {
         true
     }
 
-    /// set_next_buddy(): `se` and its ancestors become their cfs_rqs' next
-    /// buddies (an idle entity stops the walk).
-    pub(crate) fn set_next_buddy(&mut self, se: SeId) {
-        let mut e = Some(se);
-        while let Some(x) = e {
-            if self.se_is_idle(x) {
-                return;
-            }
-            let q = self.cfs_rq_of(x);
-            self.cfs_rq_mut(q).next = Some(x);
-            e = self.parent_entity(x);
-        }
-    }
-
     /// migrate_task_rq_fair(): the task changes runqueue while not queued.
     /// CFS keeps vruntime relative to min_vruntime across the move; PELT
     /// removes the task's contribution from the old cfs_rq.
@@ -593,16 +495,6 @@ impl SchedEnv {
             pelt::detach_entity(&mut self.cfs_rq_mut(old_q).avg, &se_avg, w);
             self.sched.tasks[tid].se.attached = false;
             self.update_tg_load_avg(old_q);
-        }
-    }
-
-    /// The cfs_rq task `tid` queues on when on `cpu` (its group's there).
-    pub(crate) fn task_cfs_rq_on(&self, tid: TaskId, cpu: usize) -> CfsRqId {
-        let tg = self.sched.tasks[tid].tg;
-        if tg == crate::sched::fair::group::ROOT_TG {
-            CfsRqId::root(cpu)
-        } else {
-            self.sched.groups.tgs[tg].cfs_rq[cpu]
         }
     }
 
@@ -670,25 +562,6 @@ impl SchedEnv {
                 }
             }
         }
-    }
-
-    /// find_matching_se(): walk both entities up to the same depth, then on
-    /// until they are queued on the same cfs_rq.
-    fn find_matching_se(&self, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
-        let (mut d, mut pd) = (self.se_depth(se), self.se_depth(pse));
-        while d > pd {
-            d -= 1;
-            se = self.parent_entity(se).expect("an entity below the root has a parent");
-        }
-        while pd > d {
-            pd -= 1;
-            pse = self.parent_entity(pse).expect("an entity below the root has a parent");
-        }
-        while self.cfs_rq_of(se) != self.cfs_rq_of(pse) {
-            se = self.parent_entity(se).expect("entities on different cfs_rqs have parents");
-            pse = self.parent_entity(pse).expect("entities on different cfs_rqs have parents");
-        }
-        (se, pse)
     }
 
     /// yield_task_fair().

@@ -11,152 +11,11 @@
 //! Without a `[[cgroup]]` every task is in the root group, no group entity
 //! exists and every walk up the tree stops at the task's own entity.
 
+use crate::kernel::FairEra;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::{CfsRq, CfsRqId};
-use crate::sched::task::{LoadWeight, SchedEntity, SeId, TaskId};
-
-/// A task group's index; the root group is 0.
-pub type TgId = usize;
-pub const ROOT_TG: TgId = 0;
-
-/// MIN_SHARES (kernel/sched/sched.h): the smallest group entity weight.
-pub const MIN_SHARES: u64 = 2;
-/// MAX_SHARES: 1 << 18 (cpu.shares' cap; cpu.weight 10000 maps below it).
-pub const MAX_SHARES: u64 = 1 << 18;
-
-/// struct task_group, its fair part.
-#[derive(Debug, Clone)]
-pub struct Tg {
-    /// The cgroup's path ("/" for the root).
-    pub path: String,
-    pub parent: Option<TgId>,
-    /// tg->shares, unscaled (nice 0 = 1024; cpu.weight 100 maps to it).
-    pub shares: u64,
-    /// tg->idle (cpu.idle, 5.15+): its entities weigh WEIGHT_IDLEPRIO and
-    /// its tasks count as idle.
-    pub idle: bool,
-    /// tg->load_avg: the sum of the CPUs' published contributions.
-    pub load_avg: i64,
-    /// Per CPU: the group's cfs_rq (the root's: `CfsRqId::root(cpu)`).
-    pub cfs_rq: Vec<CfsRqId>,
-    /// Per CPU: the group's entity (the root has none).
-    pub se: Vec<Option<SeId>>,
-    pub depth: u32,
-}
-
-/// A group entity: its sched_entity and its place in the tree.
-#[derive(Debug, Clone)]
-pub struct GroupSe {
-    pub se: SchedEntity,
-    /// se->cfs_rq: the parent group's cfs_rq on this CPU, where it queues.
-    pub cfs_rq: CfsRqId,
-    /// se->my_q: the group's own cfs_rq on this CPU.
-    pub my_q: CfsRqId,
-    /// se->parent (None: queued on the root cfs_rq).
-    pub parent: Option<SeId>,
-    /// se->depth: 0 on the root cfs_rq.
-    pub depth: u32,
-}
-
-/// A group's cfs_rq on one CPU.
-#[derive(Debug, Clone)]
-pub struct GroupCfsRq {
-    pub cfs: CfsRq,
-    /// rq_of(cfs_rq).
-    pub cpu: usize,
-    pub tg: TgId,
-    /// The group entity whose my_q this is.
-    pub se: SeId,
-    /// cfs_rq->tg_load_avg_contrib: what this CPU last published to
-    /// tg->load_avg.
-    pub tg_load_avg_contrib: u64,
-}
-
-/// The task groups, their per-CPU cfs_rqs and their entities.
-#[derive(Debug, Clone, Default)]
-pub struct TaskGroups {
-    /// Every group, the root first (empty until a scenario has cgroups).
-    pub tgs: Vec<Tg>,
-    pub cfs_rqs: Vec<GroupCfsRq>,
-    pub ses: Vec<GroupSe>,
-}
-
-impl SeId {
-    /// The `i`-th group entity's id.
-    #[inline]
-    pub const fn group(i: usize) -> SeId {
-        SeId::from_raw(SeId::GROUP | i)
-    }
-
-    /// The index of a group entity among `TaskGroups.ses`.
-    #[inline]
-    pub fn group_index(self) -> usize {
-        debug_assert!(self.task_of().is_none());
-        self.raw() & !SeId::GROUP
-    }
-}
-
-impl CfsRqId {
-    /// The `i`-th group cfs_rq's id.
-    #[inline]
-    pub const fn group(i: usize) -> CfsRqId {
-        CfsRqId::from_raw(CfsRqId::GROUP | i)
-    }
-}
-
-impl TaskGroups {
-    /// Whether any group other than the root exists: every walk up the
-    /// tree is one step without one.
-    #[inline]
-    pub fn any(&self) -> bool {
-        self.tgs.len() > 1
-    }
-
-    /// Create the root group for `nr_cpus` CPUs (once, before the first
-    /// child).
-    fn ensure_root(&mut self, nr_cpus: usize) {
-        if self.tgs.is_empty() {
-            self.tgs.push(Tg {
-                path: "/".into(),
-                parent: None,
-                shares: 1024,
-                idle: false,
-                load_avg: 0,
-                cfs_rq: (0..nr_cpus).map(CfsRqId::root).collect(),
-                se: vec![None; nr_cpus],
-                depth: 0,
-            });
-        }
-    }
-
-    /// sched_create_group() + alloc_fair_sched_group() + init_tg_cfs_entry():
-    /// a group under `parent` with a cfs_rq and an entity of weight
-    /// NICE_0_LOAD on every CPU. Returns its id.
-    pub fn create(&mut self, nr_cpus: usize, path: &str, parent: TgId, shares: u64, idle: bool) -> TgId {
-        self.ensure_root(nr_cpus);
-        let id = self.tgs.len();
-        let depth = self.tgs[parent].depth + 1;
-        let mut cfs_rq = Vec::with_capacity(nr_cpus);
-        let mut se = Vec::with_capacity(nr_cpus);
-        for cpu in 0..nr_cpus {
-            let q = CfsRqId::group(self.cfs_rqs.len());
-            let e = SeId::group(self.ses.len());
-            self.cfs_rqs.push(GroupCfsRq { cfs: CfsRq::new(), cpu, tg: id, se: e, tg_load_avg_contrib: 0 });
-            let (weight, inv_weight) = crate::prio::load_weight_of(1024);
-            self.ses.push(GroupSe {
-                se: SchedEntity { load: LoadWeight { weight, inv_weight }, ..SchedEntity::default() },
-                cfs_rq: self.tgs[parent].cfs_rq[cpu],
-                my_q: q,
-                parent: self.tgs[parent].se[cpu],
-                depth: depth - 1,
-            });
-            cfs_rq.push(q);
-            se.push(Some(e));
-        }
-        self.tgs.push(Tg { path: path.into(), parent: Some(parent), shares, idle, load_avg: 0, cfs_rq, se, depth });
-        id
-    }
-}
+use crate::sched::task::{LoadWeight, SeId, TaskId};
+pub use crate::sched::task_group::{GroupCfsRq, GroupSe, TaskGroups, Tg, TgId, MAX_SHARES, MIN_SHARES, ROOT_TG};
 
 impl SchedEnv {
     /// parent_entity().
@@ -360,6 +219,136 @@ impl SchedEnv {
             g.tg_load_avg_contrib = g.cfs.avg.load_avg;
             let tg = g.tg;
             self.sched.groups.tgs[tg].load_avg += delta;
+        }
+    }
+}
+
+/// The walks up the tree of the fair class's task-level paths (sched/fair/entity.rs).
+impl SchedEnv {
+    /// The h_nr_* counts of one cfs_rq for a task joining (`n` = 1) or
+    /// leaving (-1) below it; the root's idle count is the runqueue's too.
+    pub(crate) fn account_h_nr(&mut self, cfs_rq: CfsRqId, n: i32, idle: bool, delayed: bool) {
+        let cfs = self.cfs_rq_mut(cfs_rq);
+        cfs.h_nr_running = cfs.h_nr_running.wrapping_add_signed(n);
+        if idle {
+            cfs.idle_h_nr_running = cfs.idle_h_nr_running.wrapping_add_signed(n);
+        }
+        if delayed {
+            cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
+        }
+        if idle && cfs_rq.is_root() {
+            let r = &mut self.sched.rq_idle[cfs_rq.root_cpu()].idle_h_nr_running;
+            *r = r.wrapping_add_signed(n);
+        }
+    }
+
+    /// cfs_rq_is_idle(): a group cfs_rq of an idle group (cpu.idle); from
+    /// there up, its tasks count as idle.
+    pub(crate) fn cfs_rq_is_idle(&self, cfs_rq: CfsRqId) -> bool {
+        !cfs_rq.is_root() && self.sched.groups.tgs[self.sched.groups.cfs_rqs[cfs_rq.group_index()].tg].idle
+    }
+
+    /// Whether `se` is the running task's entity or one of its ancestors.
+    pub(crate) fn entity_is_running(&self, cpu: usize, se: SeId) -> bool {
+        let Some(c) = self.sched.rqs[cpu].curr else { return false };
+        let mut e = Some(SeId::task(c));
+        if se.task_of().is_some() {
+            return e == Some(se);
+        }
+        if self.sched.tasks[c].sched_class() != crate::sched::class::SchedClass::Fair {
+            return false;
+        }
+        while let Some(x) = e {
+            if x == se {
+                return true;
+            }
+            e = self.parent_entity(x);
+        }
+        false
+    }
+
+    /// set_next_buddy(): `se` and its ancestors become their cfs_rqs' next
+    /// buddies (an idle entity stops the walk).
+    pub(crate) fn set_next_buddy(&mut self, se: SeId) {
+        let mut e = Some(se);
+        while let Some(x) = e {
+            if self.se_is_idle(x) {
+                return;
+            }
+            let q = self.cfs_rq_of(x);
+            self.cfs_rq_mut(q).next = Some(x);
+            e = self.parent_entity(x);
+        }
+    }
+
+    /// put_prev_entity() of `prev`'s group entities, from its parent up to
+    /// (not including) the first that is also an ancestor of `next`, the
+    /// task picked to run next: the levels the switch leaves (the walk of
+    /// pick_next_task_fair() to the common cfs_rq).
+    pub(crate) fn put_prev_group_entities(&mut self, prev: TaskId, next: Option<TaskId>) {
+        let mut e = self.parent_entity(SeId::task(prev));
+        while let Some(x) = e {
+            if next.is_some_and(|n| self.is_ancestor(x, n)) {
+                return;
+            }
+            let q = self.cfs_rq_of(x);
+            if self.cfs_rq(q).curr == Some(x) {
+                if self.se(x).on_rq {
+                    self.update_load_avg(q, Some(x));
+                    let v = self.se(x).vruntime;
+                    self.cfs_rq_mut(q).tasks_timeline.insert((v, x));
+                    if self.cfg.mech.fair == FairEra::Eevdf {
+                        self.avg_add(q, x);
+                    }
+                }
+                self.cfs_rq_mut(q).curr = None;
+            }
+            e = self.parent_entity(x);
+        }
+    }
+
+    /// Whether the group entity `se` is an ancestor of task `t`'s entity
+    /// (on the task's CPU).
+    pub(crate) fn is_ancestor(&self, se: SeId, t: TaskId) -> bool {
+        if self.sched.tasks[t].sched_class() != crate::sched::class::SchedClass::Fair {
+            return false;
+        }
+        let mut e = self.parent_entity(SeId::task(t));
+        while let Some(x) = e {
+            if x == se {
+                return true;
+            }
+            e = self.parent_entity(x);
+        }
+        false
+    }
+
+    /// find_matching_se(): walk both entities up to the same depth, then on
+    /// until they are queued on the same cfs_rq.
+    pub(crate) fn find_matching_se(&self, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
+        let (mut d, mut pd) = (self.se_depth(se), self.se_depth(pse));
+        while d > pd {
+            d -= 1;
+            se = self.parent_entity(se).expect("an entity below the root has a parent");
+        }
+        while pd > d {
+            pd -= 1;
+            pse = self.parent_entity(pse).expect("an entity below the root has a parent");
+        }
+        while self.cfs_rq_of(se) != self.cfs_rq_of(pse) {
+            se = self.parent_entity(se).expect("entities on different cfs_rqs have parents");
+            pse = self.parent_entity(pse).expect("entities on different cfs_rqs have parents");
+        }
+        (se, pse)
+    }
+
+    /// The cfs_rq task `tid` queues on when on `cpu` (its group's there).
+    pub(crate) fn task_cfs_rq_on(&self, tid: TaskId, cpu: usize) -> CfsRqId {
+        let tg = self.sched.tasks[tid].tg;
+        if tg == crate::sched::fair::group::ROOT_TG {
+            CfsRqId::root(cpu)
+        } else {
+            self.sched.groups.tgs[tg].cfs_rq[cpu]
         }
     }
 }
