@@ -73,45 +73,28 @@ impl Timeline {
     }
 }
 
-/// Which cfs_rq: a CPU's root one (rq->cfs, `Rq.cfs`), or a task group's
-/// on one CPU (issue 39), numbered from `CfsRqId::GROUP` up. The fair
-/// class's entity code takes a `CfsRqId` where the kernel takes a
-/// `struct cfs_rq *`.
+/// Which cfs_rq: its index in `Sched.cfs_rqs`, where each CPU's root one
+/// (rq->cfs) sits at the CPU's number and the task groups' (issue 39)
+/// follow. The fair class's entity code takes a `CfsRqId` where the kernel
+/// takes a `struct cfs_rq *`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CfsRqId(usize);
 
 impl CfsRqId {
-    /// The first group cfs_rq's id.
-    pub const GROUP: usize = 1 << (usize::BITS - 1);
-
     /// &cpu_rq(cpu)->cfs.
     #[inline]
     pub const fn root(cpu: usize) -> CfsRqId {
         CfsRqId(cpu)
     }
 
+    /// The cfs_rq at `index` in `Sched.cfs_rqs`.
     #[inline]
-    pub(crate) const fn from_raw(raw: usize) -> CfsRqId {
-        CfsRqId(raw)
+    pub const fn at(index: usize) -> CfsRqId {
+        CfsRqId(index)
     }
 
-    /// Whether this is a CPU's root cfs_rq.
     #[inline]
-    pub const fn is_root(self) -> bool {
-        self.0 & Self::GROUP == 0
-    }
-
-    /// The index of a group cfs_rq among `TaskGroups.cfs_rqs`.
-    #[inline]
-    pub fn group_index(self) -> usize {
-        self.0 & !Self::GROUP
-    }
-
-    /// The CPU whose root cfs_rq this is. No task group has a cfs_rq until
-    /// issue 39's hierarchy, so every CfsRqId is a root's.
-    #[inline]
-    pub fn root_cpu(self) -> usize {
-        debug_assert!(self.0 & Self::GROUP == 0, "a group cfs_rq where a root was expected");
+    pub const fn index(self) -> usize {
         self.0
     }
 }
@@ -122,6 +105,12 @@ impl CfsRqId {
 /// running entity (`curr`) is not in it, as in the kernel (see `Timeline`).
 #[derive(Debug, Clone)]
 pub struct CfsRq {
+    /// rq_of(): the CPU it is on.
+    pub cpu: usize,
+    /// The task group it belongs to (0: the root, rq->cfs).
+    pub tg: usize,
+    /// tg_load_avg_contrib: what it last published to tg->load_avg.
+    pub tg_load_avg_contrib: u64,
     pub tasks_timeline: Timeline,
     pub curr: Option<SeId>,
     pub nr_running: u32,
@@ -148,6 +137,9 @@ pub struct CfsRq {
 impl CfsRq {
     pub fn new() -> Self {
         CfsRq {
+            cpu: 0,
+            tg: 0,
+            tg_load_avg_contrib: 0,
             tasks_timeline: Timeline::new(),
             curr: None,
             nr_running: 0,

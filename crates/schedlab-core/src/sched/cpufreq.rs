@@ -36,8 +36,8 @@ impl SchedEnv {
         // effective_cpu_util(): cfs + rt + dl utilisation. Deviation: the
         // deadline tasks' running_bw floor (cpu_bw_dl) is not modelled
         // (sched/deadline.rs).
-        let util =
-            (rq.cfs.avg.util_avg + rq.rt.avg_rt.util_avg + rq.dl.avg_dl.util_avg).min(self.sched.cpu_scale[cpu]) as u32;
+        let util = (self.sched.cfs_rqs[cpu].avg.util_avg + rq.rt.avg_rt.util_avg + rq.dl.avg_dl.util_avg)
+            .min(self.sched.cpu_scale[cpu]) as u32;
         let u = UpdateUtil {
             now: self.now,
             c0_ns,

@@ -64,7 +64,7 @@ impl SchedClassOps for RtSchedClass {
     #[inline]
     fn pick_next_task(sim: &mut SchedEnv, cpu: usize, _newidle: bool) -> Pick {
         let rq = &sim.sched.rqs[cpu];
-        if rq.nr_running == rq.cfs.nr_running {
+        if rq.nr_running == sim.sched.cfs_rqs[cpu].h_nr_running {
             return Pick::Empty;
         }
         sim.pick_next_task_rt(cpu).map_or(Pick::Empty, Pick::Task)

@@ -44,7 +44,6 @@ pub struct Rq {
     pub curr: Option<TaskId>,
     /// Runnable tasks of every class, including curr.
     pub nr_running: u32,
-    pub cfs: CfsRq,
     /// Boxed: the fair hot path touches only nr_running, and a smaller rq
     /// keeps the balancer's walks over the runqueues cheap.
     pub rt: Box<RtRq>,
@@ -527,6 +526,9 @@ pub struct Sched {
     pub tasks: Vec<Task>,
     /// Per-CPU runqueues.
     pub rqs: Vec<Rq>,
+    /// Every cfs_rq: each CPU's root one at the CPU's index (rq->cfs),
+    /// then the task groups' (CfsRqId is the index).
+    pub cfs_rqs: Vec<CfsRq>,
     /// The task groups (cgroups' cpu controller), their cfs_rqs and
     /// entities (sched/fair/group.rs).
     pub groups: crate::sched::task_group::TaskGroups,

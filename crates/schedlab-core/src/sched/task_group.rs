@@ -48,26 +48,11 @@ pub struct GroupSe {
     pub depth: u32,
 }
 
-/// A group's cfs_rq on one CPU.
-#[derive(Debug, Clone)]
-pub struct GroupCfsRq {
-    pub cfs: CfsRq,
-    /// rq_of(cfs_rq).
-    pub cpu: usize,
-    pub tg: TgId,
-    /// The group entity whose my_q this is.
-    pub se: SeId,
-    /// cfs_rq->tg_load_avg_contrib: what this CPU last published to
-    /// tg->load_avg.
-    pub tg_load_avg_contrib: u64,
-}
-
 /// The task groups, their per-CPU cfs_rqs and their entities.
 #[derive(Debug, Clone, Default)]
 pub struct TaskGroups {
     /// Every group, the root first (empty until a scenario has cgroups).
     pub tgs: Vec<Tg>,
-    pub cfs_rqs: Vec<GroupCfsRq>,
     pub ses: Vec<GroupSe>,
 }
 
@@ -83,14 +68,6 @@ impl SeId {
     pub fn group_index(self) -> usize {
         debug_assert!(self.task_of().is_none());
         self.raw() & !SeId::GROUP
-    }
-}
-
-impl CfsRqId {
-    /// The `i`-th group cfs_rq's id.
-    #[inline]
-    pub const fn group(i: usize) -> CfsRqId {
-        CfsRqId::from_raw(CfsRqId::GROUP | i)
     }
 }
 
@@ -121,17 +98,19 @@ impl TaskGroups {
 
     /// sched_create_group() + alloc_fair_sched_group() + init_tg_cfs_entry():
     /// a group under `parent` with a cfs_rq and an entity of weight
-    /// NICE_0_LOAD on every CPU. Returns its id.
-    pub fn create(&mut self, nr_cpus: usize, path: &str, parent: TgId, shares: u64, idle: bool) -> TgId {
+    /// NICE_0_LOAD on every CPU, its cfs_rqs appended to `cfs_rqs`.
+    /// Returns its id.
+    pub fn create(&mut self, cfs_rqs: &mut Vec<CfsRq>, path: &str, parent: TgId, shares: u64, idle: bool) -> TgId {
+        let nr_cpus = self.tgs.first().map_or(cfs_rqs.len(), |r| r.cfs_rq.len());
         self.ensure_root(nr_cpus);
         let id = self.tgs.len();
         let depth = self.tgs[parent].depth + 1;
         let mut cfs_rq = Vec::with_capacity(nr_cpus);
         let mut se = Vec::with_capacity(nr_cpus);
         for cpu in 0..nr_cpus {
-            let q = CfsRqId::group(self.cfs_rqs.len());
+            let q = CfsRqId::at(cfs_rqs.len());
             let e = SeId::group(self.ses.len());
-            self.cfs_rqs.push(GroupCfsRq { cfs: CfsRq::new(), cpu, tg: id, se: e, tg_load_avg_contrib: 0 });
+            cfs_rqs.push(CfsRq { cpu, tg: id, ..CfsRq::new() });
             let (weight, inv_weight) = crate::prio::load_weight_of(1024);
             self.ses.push(GroupSe {
                 se: SchedEntity { load: LoadWeight { weight, inv_weight }, ..SchedEntity::default() },

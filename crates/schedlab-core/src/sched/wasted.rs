@@ -2,9 +2,8 @@
 //! could have run waited on another runqueue.
 
 use crate::cpumask::CpuMask;
-use crate::sched::sched::{Rq, RqIdle, Wasted};
+use crate::sched::sched::{CfsRq, Rq, RqIdle, Wasted};
 use crate::sched::task::Task;
-use crate::sched::task_group::GroupCfsRq;
 
 impl Wasted {
     /// Fold the wasted-CPU rate of the interval that just ended (at `now`;
@@ -19,7 +18,7 @@ impl Wasted {
         rqs: &[Rq],
         rq_idle: &[RqIdle],
         tasks: &[Task],
-        group_cfs_rqs: &[GroupCfsRq],
+        cfs_rqs: &[CfsRq],
     ) {
         let w = self;
         let from = w.last.max(warmup);
@@ -45,7 +44,7 @@ impl Wasted {
             let mut union = CpuMask::new(rqs.len());
             // A group cfs_rq's waiting tasks too (its curr, if any, is on
             // the running task's path).
-            for cfs in rqs.iter().map(|rq| &rq.cfs).chain(group_cfs_rqs.iter().map(|g| &g.cfs)) {
+            for cfs in cfs_rqs {
                 for t in cfs.tasks_timeline.iter().filter_map(|&(_, se)| se.task_of()) {
                     if !tasks[t].se.sched_delayed {
                         union.or_assign(&tasks[t].cpus);

@@ -97,27 +97,33 @@ impl Sim {
                 .into_iter()
                 .filter(|&t| self.w.m.kt.k.sched.tasks[t].se.sched_delayed)
                 .count();
-            if delayed != rq.cfs.h_nr_delayed as usize {
+            if delayed != self.w.m.kt.k.sched.cfs_rqs[rq.cpu].h_nr_delayed as usize {
                 return Err(SimError::Invariant {
                     message: format!(
                         "CPU {}: {} sched_delayed tasks queued, h_nr_delayed {}",
-                        rq.cpu, delayed, rq.cfs.h_nr_delayed
+                        rq.cpu, delayed, self.w.m.kt.k.sched.cfs_rqs[rq.cpu].h_nr_delayed
                     ),
                 });
             }
             let brief = self.w.m.kt.k.sched.rq_idle[rq.cpu];
             if (brief.nr_running, brief.idle_h_nr_running, brief.has_curr)
-                != (rq.nr_running, rq.cfs.idle_h_nr_running, rq.curr.is_some())
+                != (rq.nr_running, self.w.m.kt.k.sched.cfs_rqs[rq.cpu].idle_h_nr_running, rq.curr.is_some())
             {
                 return Err(SimError::Invariant {
                     message: format!("CPU {}: rq_idle {:?} differs from its runqueue", rq.cpu, brief),
                 });
             }
-            if rq.nr_running != rq.cfs.h_nr_running + rq.rt.rt_nr_running + rq.dl.dl_nr_running {
+            if rq.nr_running
+                != self.w.m.kt.k.sched.cfs_rqs[rq.cpu].h_nr_running + rq.rt.rt_nr_running + rq.dl.dl_nr_running
+            {
                 return Err(SimError::Invariant {
                     message: format!(
                         "CPU {}: nr_running {} != cfs {} + rt {} + dl {}",
-                        rq.cpu, rq.nr_running, rq.cfs.h_nr_running, rq.rt.rt_nr_running, rq.dl.dl_nr_running
+                        rq.cpu,
+                        rq.nr_running,
+                        self.w.m.kt.k.sched.cfs_rqs[rq.cpu].h_nr_running,
+                        rq.rt.rt_nr_running,
+                        rq.dl.dl_nr_running
                     ),
                 });
             }

@@ -95,8 +95,7 @@ impl Sim {
         heap_budget: Option<u64>,
     ) -> Result<Sim, SimError> {
         let (cfg, machine) = (sc.kernel.clone(), sc.machine.clone());
-        let nr = machine.nr_cpus();
-        let topo = build_sched_domains(&machine, &cfg.mech);
+        let (nr, topo) = (machine.nr_cpus(), build_sched_domains(&machine, &cfg.mech));
         let tun = ScaledTunables::new(&cfg, nr);
         let mut rqs = sched_init(&cfg, &topo, seed);
         let cpufreq = new_cpufreq(sc, rqs.len());
@@ -131,6 +130,7 @@ impl Sim {
                                 rq_idle: vec![RqIdle::default(); rqs.len()],
                                 max_load_balance_interval,
                                 cpu_scale,
+                                cfs_rqs: (0..nr).map(|cpu| CfsRq { cpu, ..CfsRq::new() }).collect(),
                                 rqs,
                                 groups: Default::default(),
                                 rd: RootDomain::new(nr),
@@ -303,7 +303,6 @@ fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {
             cpu,
             curr: None,
             nr_running: 0,
-            cfs: CfsRq::new(),
             rt: Box::default(),
             dl: Box::default(),
             need_resched: false,

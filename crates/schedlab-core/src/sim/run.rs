@@ -63,7 +63,7 @@ impl Sim {
                 &self.w.m.kt.k.sched.rqs,
                 &self.w.m.kt.k.sched.rq_idle,
                 &self.w.m.kt.k.sched.tasks,
-                &self.w.m.kt.k.sched.groups.cfs_rqs,
+                &self.w.m.kt.k.sched.cfs_rqs,
             );
             if let Some(e) = self.w.m.fatal.take() {
                 return Err(e);

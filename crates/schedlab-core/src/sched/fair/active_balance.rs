@@ -67,7 +67,7 @@ impl SchedEnv {
     /// active_load_balance_cpu_stop() of the group-type era.
     pub(super) fn active_load_balance_cpu_stop_gt(&mut self, busiest: usize) {
         let Some(target) = self.stopper_enter(busiest) else { return };
-        if self.sched.rqs[busiest].cfs.h_nr_running == 0 {
+        if self.sched.cfs_rqs[busiest].h_nr_running == 0 {
             return;
         }
         let Some(lvl) = self.topo.cpu_domains[target]

@@ -124,7 +124,7 @@ impl SchedEnv {
     /// the sched_delayed ones from 6.14 (h_nr_runnable, `lb_counts_runnable_only`).
     #[inline]
     pub(super) fn lb_h_nr_running(&self, cpu: usize) -> u32 {
-        let cfs = &self.sched.rqs[cpu].cfs;
+        let cfs = &self.sched.cfs_rqs[cpu];
         cfs.h_nr_running - if self.cfg.mech.lb_counts_runnable_only { cfs.h_nr_delayed } else { 0 }
     }
 
@@ -174,7 +174,7 @@ impl SchedEnv {
             }
             s.group_load += self.cpu_load(i);
             s.group_util += self.cpu_util(i);
-            s.group_runnable += self.sched.rqs[i].cfs.avg.runnable_avg;
+            s.group_runnable += self.sched.cfs_rqs[i].avg.runnable_avg;
             let nr = self.sched.rqs[i].nr_running;
             s.sum_nr_running += nr;
             s.sum_h_nr_running += self.lb_h_nr_running(i);

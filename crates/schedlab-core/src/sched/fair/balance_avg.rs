@@ -422,7 +422,7 @@ impl SchedEnv {
         // the classes, RT first).
         let legacy = self.rt_legacy();
         let movable =
-            if legacy { self.sched.rqs[busiest].nr_running } else { self.sched.rqs[busiest].cfs.h_nr_running };
+            if legacy { self.sched.rqs[busiest].nr_running } else { self.sched.cfs_rqs[busiest].h_nr_running };
         if movable == 0 || busiest == target {
             return;
         }

@@ -43,15 +43,15 @@ impl SchedEnv {
     /// Deviation (3.8+): schedlab's PELT load_avg includes blocked load.
     pub fn weighted_cpuload(&self, cpu: usize) -> u64 {
         if self.cfg.mech.cpu_load_from_pelt {
-            self.sched.rqs[cpu].cfs.avg.load_avg
+            self.sched.cfs_rqs[cpu].avg.load_avg
         } else if self.rt_legacy() {
             // 2.6.24: rq->load captures the RT tasks too (rt_legacy.rs).
             // Deviation: 2.6.25 .. 2.6.3x counted them as well; schedlab
             // counts them only in the legacy era, where RT tasks are balanced
             // by this load.
-            self.sched.rqs[cpu].cfs.load_weight + self.sched.rqs[cpu].rt.load_weight
+            self.sched.cfs_rqs[cpu].load_weight + self.sched.rqs[cpu].rt.load_weight
         } else {
-            self.sched.rqs[cpu].cfs.load_weight
+            self.sched.cfs_rqs[cpu].load_weight
         }
     }
 
@@ -208,14 +208,14 @@ pub(crate) mod tests {
     fn source_and_target_load_bias() {
         let mut sim = sim_2635(false);
         assert_eq!(sim.w.m.kt.k.cfg.mech.balancer, BalancerEra::AvgLoad);
-        sim.w.m.kt.k.sched.rqs[5].cfs.load_weight = 1024;
+        sim.w.m.kt.k.sched.cfs_rqs[5].load_weight = 1024;
         sim.w.m.kt.k.sched.rqs[5].cpu_load = [1024, 512, 256, 128, 64];
         // idx 0: the instantaneous load.
         assert_eq!((sim.w.m.kt.k.source_load(5, 0), sim.w.m.kt.k.target_load(5, 0)), (1024, 1024));
         // idx 2 reads cpu_load[1]: a source is underestimated, a target not.
         assert_eq!((sim.w.m.kt.k.source_load(5, 2), sim.w.m.kt.k.target_load(5, 2)), (512, 1024));
         // The load left: the history keeps the target looking busy.
-        sim.w.m.kt.k.sched.rqs[5].cfs.load_weight = 0;
+        sim.w.m.kt.k.sched.cfs_rqs[5].load_weight = 0;
         assert_eq!((sim.w.m.kt.k.source_load(5, 1), sim.w.m.kt.k.target_load(5, 1)), (0, 1024));
         // NO_LB_BIAS: instantaneous everywhere.
         let v = sim.w.m.kt.k.cfg.version;

@@ -242,7 +242,7 @@ impl SchedEnv {
     /// set_delayed(): the sleeping task stays queued, asleep.
     pub(crate) fn set_delayed(&mut self, cpu: usize, tid: TaskId) {
         self.sched.tasks[tid].se.sched_delayed = true;
-        self.sched.rqs[cpu].cfs.h_nr_delayed += 1;
+        self.sched.cfs_rqs[cpu].h_nr_delayed += 1;
         self.sched.wasted.nr_delayed += 1;
         self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
     }
@@ -275,29 +275,29 @@ impl SchedEnv {
         if self.cfg.features.on(Feature::DELAY_ZERO) {
             self.update_entity_lag(cfs_rq, se);
             if self.se(se).vlag > 0 {
-                let is_curr = self.sched.rqs[cpu].cfs.curr == Some(se);
-                self.sched.rqs[cpu].cfs.nr_running -= 1;
+                let is_curr = self.sched.cfs_rqs[cpu].curr == Some(se);
+                self.sched.cfs_rqs[cpu].nr_running -= 1;
                 if !is_curr {
                     self.avg_sub(cfs_rq, se);
                     let v = self.se(se).vruntime;
-                    let removed = self.sched.rqs[cpu].cfs.tasks_timeline.remove(&(v, se));
+                    let removed = self.sched.cfs_rqs[cpu].tasks_timeline.remove(&(v, se));
                     debug_assert!(removed, "delayed task was not in the tree");
                 }
                 self.se_mut(se).vlag = 0;
                 self.place_entity_eevdf(cfs_rq, se, false);
                 if !is_curr {
                     let v = self.se(se).vruntime;
-                    self.sched.rqs[cpu].cfs.tasks_timeline.insert((v, se));
+                    self.sched.cfs_rqs[cpu].tasks_timeline.insert((v, se));
                     self.avg_add(cfs_rq, se);
                 }
-                self.sched.rqs[cpu].cfs.nr_running += 1;
+                self.sched.cfs_rqs[cpu].nr_running += 1;
                 self.update_min_vruntime(cfs_rq);
             }
         }
         self.update_load_avg(cfs_rq, Some(se));
         // clear_delayed(): runnable again.
         self.sched.tasks[tid].se.sched_delayed = false;
-        self.sched.rqs[cpu].cfs.h_nr_delayed -= 1;
+        self.sched.cfs_rqs[cpu].h_nr_delayed -= 1;
         self.sched.wasted.nr_delayed -= 1;
         self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
     }

@@ -44,9 +44,15 @@ fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_is() {
     sim.flush_resched();
     let (t, rq) = (&sim.w.m.kt.k.sched.tasks[c], &sim.w.m.kt.k.sched.rqs[0]);
     assert!(t.se.sched_delayed && t.se.on_rq && t.state == TaskState::Blocked);
-    assert_eq!((rq.nr_running, rq.cfs.h_nr_running, rq.cfs.h_nr_delayed), (3, 3, 1));
+    assert_eq!(
+        (rq.nr_running, sim.w.m.kt.k.sched.cfs_rqs[0].h_nr_running, sim.w.m.kt.k.sched.cfs_rqs[0].h_nr_delayed),
+        (3, 3, 1)
+    );
     assert_ne!(rq.curr, Some(c), "a delayed task is not picked to run");
-    assert!(rq.cfs.tasks_timeline.iter().any(|&(_, t)| t == SeId::task(c)), "it waits in the tree");
+    assert!(
+        sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter().any(|&(_, t)| t == SeId::task(c)),
+        "it waits in the tree"
+    );
     // Allowed everywhere now, with CPU 1 idle: a wakeup of a delayed task
     // does not choose a CPU (ttwu_runnable), and it keeps its negative lag.
     sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
@@ -55,7 +61,7 @@ fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_is() {
     sim.w.m.kt.k.try_to_wake_up(c, 1, false);
     let t = &sim.w.m.kt.k.sched.tasks[c];
     assert!(!t.se.sched_delayed && t.state == TaskState::Runnable);
-    assert_eq!((t.cpu, t.se.vruntime, sim.w.m.kt.k.sched.rqs[0].cfs.h_nr_delayed), (0, v, 0));
+    assert_eq!((t.cpu, t.se.vruntime, sim.w.m.kt.k.sched.cfs_rqs[0].h_nr_delayed), (0, v, 0));
     sim.check_invariants().expect("invariants");
 }
 
@@ -72,7 +78,7 @@ fn the_pick_that_reaches_a_delayed_task_completes_its_dequeue() {
     sim.run().expect("run");
     let (t, rq) = (&sim.w.m.kt.k.sched.tasks[c], &sim.w.m.kt.k.sched.rqs[0]);
     assert!(!t.se.sched_delayed && !t.se.on_rq && t.state == TaskState::Blocked);
-    assert_eq!((rq.nr_running, rq.cfs.h_nr_delayed), (2, 0));
+    assert_eq!((rq.nr_running, sim.w.m.kt.k.sched.cfs_rqs[0].h_nr_delayed), (2, 0));
     // DELAY_ZERO: the lag it leaves with is never positive.
     assert!(t.se.vlag <= 0, "vlag {}", t.se.vlag);
 }

@@ -38,7 +38,7 @@ impl SchedEnv {
             Some(t) => self.sched.tasks[t].is_idle_policy(),
             None => {
                 let q = self.sched.groups.ses[id.group_index()].my_q;
-                self.sched.groups.tgs[self.sched.groups.cfs_rqs[q.group_index()].tg].idle
+                self.sched.groups.tgs[self.cfs_rq(q).tg].idle
             }
         }
     }
@@ -46,30 +46,18 @@ impl SchedEnv {
     /// The cfs_rq `id` names.
     #[inline]
     pub(crate) fn cfs_rq(&self, id: CfsRqId) -> &CfsRq {
-        if id.is_root() {
-            &self.sched.rqs[id.root_cpu()].cfs
-        } else {
-            &self.sched.groups.cfs_rqs[id.group_index()].cfs
-        }
+        &self.sched.cfs_rqs[id.index()]
     }
 
     #[inline]
     pub(crate) fn cfs_rq_mut(&mut self, id: CfsRqId) -> &mut CfsRq {
-        if id.is_root() {
-            &mut self.sched.rqs[id.root_cpu()].cfs
-        } else {
-            &mut self.sched.groups.cfs_rqs[id.group_index()].cfs
-        }
+        &mut self.sched.cfs_rqs[id.index()]
     }
 
     /// rq_of(): the CPU of a cfs_rq.
     #[inline]
     pub(crate) fn rq_of(&self, id: CfsRqId) -> usize {
-        if id.is_root() {
-            id.root_cpu()
-        } else {
-            self.sched.groups.cfs_rqs[id.group_index()].cpu
-        }
+        self.sched.cfs_rqs[id.index()].cpu
     }
 
     #[inline]
@@ -149,7 +137,7 @@ impl SchedEnv {
     #[inline] // into pick_next_task(), the class walk
     pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
         loop {
-            if self.sched.rqs[cpu].cfs.nr_running == 0 {
+            if self.sched.cfs_rqs[cpu].nr_running == 0 {
                 return None;
             }
             // Down the tree, one level at a time: each cfs_rq's pick among
@@ -273,7 +261,7 @@ impl SchedEnv {
         let cfs = self.cfs_rq_mut(cfs_rq);
         let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
         let decayed = pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
-        if decayed && !cfs_rq.is_root() {
+        if decayed && self.cfs_rq(cfs_rq).tg != crate::sched::task_group::ROOT_TG {
             self.update_tg_load_avg(cfs_rq);
         }
     }
@@ -569,7 +557,7 @@ impl SchedEnv {
         let cpu = self.sched.tasks[tid].cpu;
         let se = SeId::task(tid);
         let cfs_rq = self.cfs_rq_of(se);
-        if self.sched.rqs[cpu].cfs.h_nr_running <= 1 {
+        if self.sched.cfs_rqs[cpu].h_nr_running <= 1 {
             return;
         }
         self.clear_buddies(cfs_rq, se);
@@ -623,14 +611,14 @@ mod tests {
     /// it lands from CPU 1's min_vruntime (vruntime - min_vruntime).
     fn pull_leftmost(sim: &mut Sim) -> i128 {
         sim.w.m.kt.k.update_curr(0);
-        let curr = sim.w.m.kt.k.sched.rqs[0].cfs.curr.expect("a hog runs").tid();
-        let mut queued = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(v, _)| v);
+        let curr = sim.w.m.kt.k.sched.cfs_rqs[0].curr.expect("a hog runs").tid();
+        let mut queued = sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter().map(|&(v, _)| v);
         let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
         // The leftmost holds min_vruntime back: curr and the next one are
         // to its right (the state in which the two rules differ).
         assert!(sim.w.m.kt.k.sched.tasks[curr].se.vruntime > left && next > left);
-        let l = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("queued").1.tid();
-        let before = sim.w.m.kt.k.sched.rqs[1].cfs.min_vruntime;
+        let l = sim.w.m.kt.k.sched.cfs_rqs[0].leftmost().expect("queued").1.tid();
+        let before = sim.w.m.kt.k.sched.cfs_rqs[1].min_vruntime;
         sim.w.m.kt.k.move_queued_task(l, 0, 1, 1);
         sim.w.m.kt.k.sched.tasks[l].se.vruntime as i128 - before as i128
     }

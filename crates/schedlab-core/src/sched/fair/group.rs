@@ -15,7 +15,7 @@ use crate::kernel::FairEra;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::{CfsRq, CfsRqId};
 use crate::sched::task::{LoadWeight, SeId, TaskId};
-pub use crate::sched::task_group::{GroupCfsRq, GroupSe, TaskGroups, Tg, TgId, MAX_SHARES, MIN_SHARES, ROOT_TG};
+pub use crate::sched::task_group::{GroupSe, TaskGroups, Tg, TgId, MAX_SHARES, MIN_SHARES, ROOT_TG};
 
 impl SchedEnv {
     /// parent_entity().
@@ -68,9 +68,9 @@ impl SchedEnv {
             v.extend(cfs.tasks_timeline.iter().filter_map(|&(_, e)| e.task_of()));
             v.extend(cfs.curr.and_then(SeId::task_of));
         };
-        push(&self.sched.rqs[cpu].cfs);
+        push(&self.sched.cfs_rqs[cpu]);
         for tg in self.sched.groups.tgs.iter().skip(1) {
-            push(&self.sched.groups.cfs_rqs[tg.cfs_rq[cpu].group_index()].cfs);
+            push(&self.sched.cfs_rqs[tg.cfs_rq[cpu].index()]);
         }
         v
     }
@@ -89,10 +89,10 @@ impl SchedEnv {
     /// group's load, clamped to [MIN_SHARES, shares], in the kernel's
     /// scaled units and then scale_load_down() to the entity's weight.
     pub(crate) fn calc_group_shares(&self, q: CfsRqId) -> u64 {
-        let g = &self.sched.groups.cfs_rqs[q.group_index()];
+        let g = self.cfs_rq(q);
         let tg = &self.sched.groups.tgs[g.tg];
         let tg_shares = tg.shares << 10;
-        let load = g.cfs.load_weight.max(g.cfs.avg.load_avg);
+        let load = g.load_weight.max(g.avg.load_avg);
         let tg_weight = tg.load_avg - g.tg_load_avg_contrib as i64 + load as i64;
         let mut shares = tg_shares * load;
         if tg_weight > 0 {
@@ -108,7 +108,7 @@ impl SchedEnv {
     /// its load_sum; here an unchanged weight is left alone on every version.
     pub(crate) fn update_cfs_group(&mut self, se: SeId) {
         let Some(q) = self.group_cfs_rq(se) else { return };
-        let tg = self.sched.groups.cfs_rqs[q.group_index()].tg;
+        let tg = self.cfs_rq(q).tg;
         let shares = if self.sched.groups.tgs[tg].idle {
             self.cfg.mech.weight_idleprio.0 as u64
         } else {
@@ -210,13 +210,13 @@ impl SchedEnv {
     /// Deviation: 6.7's rate limit (once a millisecond, 1528c661c24b) is not
     /// modelled.
     pub(crate) fn update_tg_load_avg(&mut self, q: CfsRqId) {
-        if q.is_root() {
+        let g = &mut self.sched.cfs_rqs[q.index()];
+        if g.tg == ROOT_TG {
             return;
         }
-        let g = &mut self.sched.groups.cfs_rqs[q.group_index()];
-        let delta = g.cfs.avg.load_avg as i64 - g.tg_load_avg_contrib as i64;
+        let delta = g.avg.load_avg as i64 - g.tg_load_avg_contrib as i64;
         if delta.unsigned_abs() > g.tg_load_avg_contrib / 64 {
-            g.tg_load_avg_contrib = g.cfs.avg.load_avg;
+            g.tg_load_avg_contrib = g.avg.load_avg;
             let tg = g.tg;
             self.sched.groups.tgs[tg].load_avg += delta;
         }
@@ -236,8 +236,9 @@ impl SchedEnv {
         if delayed {
             cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
         }
-        if idle && cfs_rq.is_root() {
-            let r = &mut self.sched.rq_idle[cfs_rq.root_cpu()].idle_h_nr_running;
+        if idle && self.cfs_rq(cfs_rq).tg == ROOT_TG {
+            let cpu = self.cfs_rq(cfs_rq).cpu;
+            let r = &mut self.sched.rq_idle[cpu].idle_h_nr_running;
             *r = r.wrapping_add_signed(n);
         }
     }
@@ -245,7 +246,8 @@ impl SchedEnv {
     /// cfs_rq_is_idle(): a group cfs_rq of an idle group (cpu.idle); from
     /// there up, its tasks count as idle.
     pub(crate) fn cfs_rq_is_idle(&self, cfs_rq: CfsRqId) -> bool {
-        !cfs_rq.is_root() && self.sched.groups.tgs[self.sched.groups.cfs_rqs[cfs_rq.group_index()].tg].idle
+        let tg = self.cfs_rq(cfs_rq).tg;
+        tg != ROOT_TG && self.sched.groups.tgs[tg].idle
     }
 
     /// Whether `se` is the running task's entity or one of its ancestors.
@@ -371,9 +373,8 @@ mod tests {
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
         let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
         let k = &mut sim.w.m.kt.k;
-        let nr = k.sched.rqs.len();
-        let ga = k.sched.groups.create(nr, "/a", 0, wa, false);
-        let gb = k.sched.groups.create(nr, "/b", 0, wb, false);
+        let ga = k.sched.groups.create(&mut k.sched.cfs_rqs, "/a", 0, wa, false);
+        let gb = k.sched.groups.create(&mut k.sched.cfs_rqs, "/b", 0, wb, false);
         for t in k.sched.tasks.iter_mut() {
             t.tg = match t.comm.as_bytes()[0] {
                 b'a' => ga,

@@ -44,7 +44,7 @@ impl SchedEnv {
             by,
             load: self.cpu_load(cpu),
             util: self.cpu_util(cpu),
-            runnable: self.sched.rqs[cpu].cfs.avg.runnable_avg,
+            runnable: self.sched.cfs_rqs[cpu].avg.runnable_avg,
             nr_running: self.sched.rqs[cpu].nr_running,
             h_nr_running: self.lb_h_nr_running(cpu),
             idle: self.idle_cpu(cpu),

@@ -96,7 +96,7 @@ fn a_delayed_task_does_not_make_its_cpu_look_busy_from_6_14() {
         m.lb_llc_spread_tasks = false;
         let d = delayed_on_cpu0(&mut sim);
         assert_eq!(
-            (sim.w.m.kt.k.sched.rqs[0].cfs.h_nr_running, sim.w.m.kt.k.lb_h_nr_running(0)),
+            (sim.w.m.kt.k.sched.cfs_rqs[0].h_nr_running, sim.w.m.kt.k.lb_h_nr_running(0)),
             (2, 2 - counts_runnable as u32)
         );
         let moved = balance_cpu1(&mut sim);
@@ -133,7 +133,7 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
     for _ in 0..400 {
         sim.w.m.kt.k.update_curr(0);
         let curr = sim.w.m.kt.k.sched.rqs[0].curr;
-        let queued: Vec<TaskId> = sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.iter().map(|&(_, t)| t.tid()).collect();
+        let queued: Vec<TaskId> = sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter().map(|&(_, t)| t.tid()).collect();
         if let Some(&t) =
             queued.iter().find(|&&t| Some(t) != curr && !sim.w.m.kt.k.entity_eligible(CfsRqId::root(0), SeId::task(t)))
         {
@@ -170,7 +170,7 @@ fn the_lag_clamp_is_the_largest_slice_plus_a_tick_from_6_18_17() {
         let mut sim = hogs(version, 2, 0, 20_000);
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        let q = sim.w.m.kt.k.sched.rqs[0].cfs.leftmost().expect("a waiter").1.tid();
+        let q = sim.w.m.kt.k.sched.cfs_rqs[0].leftmost().expect("a waiter").1.tid();
         assert_eq!(
             (sim.w.m.kt.k.sched.tasks[c].se.slice, sim.w.m.kt.k.sched.tasks[q].se.slice),
             (1_400_000, 1_400_000)
@@ -236,16 +236,15 @@ fn the_wakeup_pick_completes_a_delayed_dequeue_from_6_18_33() {
         let v = sim.w.m.kt.k.sched.tasks[d].se.vruntime;
         let ds = SeId::task(d);
         sim.w.m.kt.k.avg_sub(CfsRqId::root(0), ds);
-        assert!(sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.remove(&(v, ds)));
+        assert!(sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.remove(&(v, ds)));
         let v = sim.w.m.kt.k.avg_vruntime(CfsRqId::root(0));
         sim.w.m.kt.k.sched.tasks[d].se.vruntime = v;
         sim.w.m.kt.k.sched.tasks[d].se.deadline = 0;
-        sim.w.m.kt.k.sched.rqs[0].cfs.tasks_timeline.insert((v, ds));
+        sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.insert((v, ds));
         sim.w.m.kt.k.avg_add(CfsRqId::root(0), ds);
         assert_eq!(sim.w.m.kt.k.pick_eevdf(CfsRqId::root(0)), Some(ds));
         let curr = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        let p = sim.w.m.kt.k.sched.rqs[0]
-            .cfs
+        let p = sim.w.m.kt.k.sched.cfs_rqs[0]
             .tasks_timeline
             .iter()
             .map(|&(_, t)| t.tid())

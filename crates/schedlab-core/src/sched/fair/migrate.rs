@@ -22,7 +22,7 @@ impl SchedEnv {
         if self.cfg.mech.task_hot_smt_exempt && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
             return false;
         }
-        let src = &self.sched.rqs[env.src_cpu].cfs;
+        let src = &self.sched.cfs_rqs[env.src_cpu];
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
             && self.sched.rqs[env.dst_cpu].nr_running > 0
             && (src.next == Some(SeId::task(p)) || src.last == Some(SeId::task(p)))
@@ -86,7 +86,7 @@ impl SchedEnv {
         self.sched.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed == 0
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::PLACE_LAG)
-            && self.sched.rqs[env.dst_cpu].cfs.nr_running > 0
+            && self.sched.cfs_rqs[env.dst_cpu].nr_running > 0
             && !self.entity_eligible(CfsRqId::root(env.src_cpu), SeId::task(p))
     }
 

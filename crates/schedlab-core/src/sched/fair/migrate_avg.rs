@@ -35,7 +35,7 @@ impl SchedEnv {
         if t.policy.is_rt() {
             return false;
         }
-        let cfs = &self.sched.rqs[src].cfs;
+        let cfs = &self.sched.cfs_rqs[src];
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
             && self.sched.rqs[dst].nr_running > 0
             && (cfs.next == Some(SeId::task(p)) || cfs.last == Some(SeId::task(p)))

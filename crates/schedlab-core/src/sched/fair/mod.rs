@@ -41,7 +41,7 @@ impl SchedClassOps for FairSchedClass {
             return;
         }
         sim.enqueue_task_fair(cpu, p, flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
-        if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].cfs.h_nr_running == 1 {
+        if sim.cfg.mech.fair_server && sim.sched.cfs_rqs[cpu].h_nr_running == 1 {
             // The first fair task here starts the fair server (6.12).
             let was_idle = sim.sched.rqs[cpu].nr_running == 1;
             sim.fair_server_enqueue(cpu, was_idle);

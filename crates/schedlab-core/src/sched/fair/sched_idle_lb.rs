@@ -22,7 +22,7 @@ impl SchedEnv {
     /// schedlab's cfs_rq already counts its SCHED_IDLE tasks at every
     /// enqueue/dequeue (idle_h_nr_running), which is the patch's counter.
     pub(crate) fn idle_nr_running(&self, cpu: usize) -> u64 {
-        self.sched.rqs[cpu].cfs.idle_h_nr_running as u64
+        self.sched.cfs_rqs[cpu].idle_h_nr_running as u64
     }
 
     /// Seed 002 (2/6 adds the SD_IDLE_LOAD_BALANCE domain flag; 6/6 sets it
@@ -131,7 +131,7 @@ mod tests {
     #[test]
     fn idle_load_uses_idle_power() {
         let mut sim = sim_2635(true);
-        sim.w.m.kt.k.sched.rqs[2].cfs.idle_h_nr_running = 2;
+        sim.w.m.kt.k.sched.cfs_rqs[2].idle_h_nr_running = 2;
         assert_eq!(sim.w.m.kt.k.idle_load(2), 6, "2 × WEIGHT_IDLEPRIO at full idle power");
         // The CPU spent its whole recent period on SCHED_NORMAL work.
         sim.w.m.kt.k.now = SCHED_AVG_PERIOD_NS / 2;

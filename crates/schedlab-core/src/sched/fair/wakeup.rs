@@ -18,13 +18,13 @@ impl SchedEnv {
     /// cpu_load(): the cfs_rq's PELT load_avg (5.5+; includes blocked load).
     #[inline]
     pub fn cpu_load(&self, cpu: usize) -> u64 {
-        self.sched.rqs[cpu].cfs.avg.load_avg
+        self.sched.cfs_rqs[cpu].avg.load_avg
     }
 
     /// cpu_util(): util_avg capped at the CPU's capacity.
     #[inline]
     pub fn cpu_util(&self, cpu: usize) -> u64 {
-        self.sched.rqs[cpu].cfs.avg.util_avg.min(self.capacity_of(cpu))
+        self.sched.cfs_rqs[cpu].avg.util_avg.min(self.capacity_of(cpu))
     }
 
     /// capacity_of(): the CPU's capacity less what RT and deadline tasks
@@ -62,7 +62,7 @@ impl SchedEnv {
     }
 
     pub fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {
-        let u = self.sched.rqs[cpu].cfs.avg.util_avg;
+        let u = self.sched.cfs_rqs[cpu].avg.util_avg;
         let u = if self.task_contrib_here(cpu, p) { u.saturating_sub(self.sched.tasks[p].se.avg.util_avg) } else { u };
         u.min(self.capacity_of(cpu))
     }
@@ -119,7 +119,7 @@ impl SchedEnv {
         }
         // 6.12.37+: the waker is alone if only sched_delayed tasks sleep
         // beside it (nr_running - cfs_h_nr_delayed()).
-        let delayed = if self.cfg.mech.sync_ignores_delayed { self.sched.rqs[this].cfs.h_nr_delayed } else { 0 };
+        let delayed = if self.cfg.mech.sync_ignores_delayed { self.sched.cfs_rqs[this].h_nr_delayed } else { 0 };
         if sync && self.sched.rqs[this].nr_running - delayed == 1 {
             return Some(this);
         }
