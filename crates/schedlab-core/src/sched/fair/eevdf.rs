@@ -39,11 +39,13 @@ use crate::sched::sched::CfsRqId;
 use crate::sched::task::{SeId, TaskId};
 
 impl SchedEnv {
+    #[inline(always)]
     pub(crate) fn entity_key(&self, cfs_rq: CfsRqId, se: SeId) -> i128 {
         self.se(se).vruntime as i128 - self.cfs_rq(cfs_rq).min_vruntime as i128
     }
 
     /// (Σ w_i key_i, Σ w_i) with curr included, as avg_vruntime() builds them.
+    #[inline(always)]
     pub(crate) fn avg_sums(&self, cfs_rq: CfsRqId) -> (i128, i128) {
         let cfs = self.cfs_rq(cfs_rq);
         let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
