@@ -186,7 +186,7 @@ impl SchedEnv {
     /// __pick_task_dl()'s server branch: the fair class's pick, or the
     /// server stops.
     pub(crate) fn dl_server_pick(&mut self, cpu: usize) -> Option<TaskId> {
-        match self.pick_next_task_fair(cpu) {
+        match crate::sched::fair::group::by_groups!(self.pick_next_task_fair(cpu)) {
             Some(p) => {
                 self.sched.rqs[cpu].dl.fs.picks += 1;
                 Some(p)

@@ -73,7 +73,7 @@ impl SchedEnv {
             let se_avg = t.se.avg;
             t.se.attached = false;
             let cfs_rq = self.task_cfs_rq_on(tid, cpu);
-            self.update_load_avg(cfs_rq, None);
+            self.update_load_avg::<true>(cfs_rq, None);
             pelt::detach_entity(&mut self.cfs_rq_mut(cfs_rq).avg, &se_avg, weight as u64);
             self.update_tg_load_avg(cfs_rq);
         }

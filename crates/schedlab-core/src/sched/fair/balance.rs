@@ -161,7 +161,7 @@ impl SchedEnv {
                 // it; the kernel does that in update_blocked_averages (newidle,
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).
                 // Deviation: done here, at read time.
-                self.update_load_avg(CfsRqId::root(i), None);
+                self.update_load_avg::<true>(CfsRqId::root(i), None);
             }
             if let Some(v) = self.lb_view(env, i) {
                 s.group_load += v.load;

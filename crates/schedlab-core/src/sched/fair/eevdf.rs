@@ -58,6 +58,7 @@ impl SchedEnv {
     }
 
     /// avg_vruntime(): V, rounded toward -inf so an entity at V is eligible.
+    #[inline]
     pub fn avg_vruntime(&self, cfs_rq: CfsRqId) -> u64 {
         let (avg, load) = self.avg_sums(cfs_rq);
         let mut a = avg;
@@ -113,6 +114,7 @@ impl SchedEnv {
 
     /// update_deadline(): once vruntime passes the deadline, issue a new
     /// request of base_slice. Returns true when a new request was issued.
+    #[inline]
     pub(crate) fn update_deadline(&mut self, se: SeId) -> bool {
         let e = self.se(se);
         if e.vruntime < e.deadline {
@@ -196,7 +198,7 @@ impl SchedEnv {
                         && self.se(n).sched_delayed
                         && self.sched.rqs[cpu].curr != Some(n.tid()) =>
                 {
-                    self.dequeue_delayed(cpu, n.tid());
+                    crate::sched::fair::group::by_groups!(self.dequeue_delayed(cpu, n.tid()));
                 }
                 _ => return,
             }
@@ -262,8 +264,8 @@ impl SchedEnv {
 
     /// The pick reached a sched_delayed task: dequeue_entities(DEQUEUE_SLEEP
     /// | DEQUEUE_DELAYED) completes its sleep, then __block_task().
-    pub(crate) fn dequeue_delayed(&mut self, cpu: usize, tid: TaskId) {
-        self.dequeue_task_fair(cpu, tid, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    pub(crate) fn dequeue_delayed<const G: bool>(&mut self, cpu: usize, tid: TaskId) {
+        self.dequeue_task_fair::<G>(cpu, tid, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
         self.block_task_accounting(cpu, tid);
     }
 
@@ -296,7 +298,7 @@ impl SchedEnv {
                 self.update_min_vruntime(cfs_rq);
             }
         }
-        self.update_load_avg(cfs_rq, Some(se));
+        self.update_load_avg::<true>(cfs_rq, Some(se));
         // clear_delayed(): runnable again.
         self.sched.tasks[tid].se.sched_delayed = false;
         self.sched.cfs_rqs[cpu].h_nr_delayed -= 1;

@@ -17,16 +17,19 @@ impl SchedEnv {
     /// The entity `id` names (a task's, &p->se).
     #[inline]
     pub(crate) fn se(&self, id: SeId) -> &SchedEntity {
-        match id.task_of() {
-            Some(t) => &self.sched.tasks[t].se,
+        // A group entity's id has the top bit set, so it is past the end
+        // of the task table: the bounds check a task's entity has anyway
+        // is the only test (no second branch on the id's kind).
+        match self.sched.tasks.get(id.raw()) {
+            Some(t) => &t.se,
             None => &self.sched.groups.ses[id.group_index()].se,
         }
     }
 
     #[inline]
     pub(crate) fn se_mut(&mut self, id: SeId) -> &mut SchedEntity {
-        match id.task_of() {
-            Some(t) => &mut self.sched.tasks[t].se,
+        match self.sched.tasks.get_mut(id.raw()) {
+            Some(t) => &mut t.se,
             None => &mut self.sched.groups.ses[id.group_index()].se,
         }
     }
@@ -34,8 +37,8 @@ impl SchedEnv {
     /// se_is_idle(): a SCHED_IDLE task's entity.
     #[inline]
     pub(crate) fn se_is_idle(&self, id: SeId) -> bool {
-        match id.task_of() {
-            Some(t) => self.sched.tasks[t].is_idle_policy(),
+        match self.sched.tasks.get(id.raw()) {
+            Some(t) => t.is_idle_policy(),
             None => {
                 let q = self.sched.groups.ses[id.group_index()].my_q;
                 self.sched.groups.tgs[self.cfs_rq(q).tg].idle
@@ -72,6 +75,7 @@ impl SchedEnv {
     }
 
     /// The fair part of update_curr(): `se` is cfs_rq->curr.
+    #[inline]
     pub fn update_curr_fair(&mut self, cfs_rq: CfsRqId, se: SeId, delta: u64) {
         let dv = self.vdelta(delta, se);
         self.se_mut(se).vruntime += dv;
@@ -135,7 +139,7 @@ impl SchedEnv {
     /// its dequeue completes there and the pick starts again
     /// (pick_task_fair's `goto again`).
     #[inline] // into pick_next_task(), the class walk
-    pub fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+    pub fn pick_next_task_fair<const G: bool>(&mut self, cpu: usize) -> Option<TaskId> {
         loop {
             if self.sched.cfs_rqs[cpu].nr_running == 0 {
                 return None;
@@ -148,7 +152,7 @@ impl SchedEnv {
                     FairEra::Cfs => self.pick_next_entity_cfs(cfs_rq)?,
                     FairEra::Eevdf => self.pick_eevdf(cfs_rq)?,
                 };
-                match self.group_cfs_rq(se) {
+                match self.group_cfs_rq(se).filter(|_| G) {
                     Some(q) => cfs_rq = q,
                     None => break se,
                 }
@@ -156,7 +160,7 @@ impl SchedEnv {
             if !self.se(se).sched_delayed {
                 return Some(se.tid());
             }
-            self.dequeue_delayed(cpu, se.tid());
+            self.dequeue_delayed::<G>(cpu, se.tid());
         }
     }
 
@@ -164,10 +168,10 @@ impl SchedEnv {
     /// A sched_delayed task goes back too, asleep: it does not start a wait
     /// (sched_info_depart() requeues only a task still running).
     #[inline]
-    pub fn put_prev_task_fair(&mut self, tid: TaskId) {
+    pub fn put_prev_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId) {
         let se = SeId::task(tid);
-        let cfs_rq = self.cfs_rq_of(se);
-        self.update_load_avg(cfs_rq, Some(se));
+        let cfs_rq = self.cfs_rq_of_on::<G>(se, cpu);
+        self.update_load_avg::<G>(cfs_rq, Some(se));
         let v = self.se(se).vruntime;
         let cfs = self.cfs_rq_mut(cfs_rq);
         debug_assert_eq!(cfs.curr, Some(se));
@@ -182,9 +186,9 @@ impl SchedEnv {
     }
 
     /// set_next_entity(): the picked task leaves the tree and becomes curr.
-    pub fn set_next_entity(&mut self, cpu: usize, tid: TaskId) {
+    pub fn set_next_entity<const G: bool>(&mut self, cpu: usize, tid: TaskId) {
         let se = SeId::task(tid);
-        let cfs_rq = self.cfs_rq_of(se);
+        let cfs_rq = self.cfs_rq_of_on::<G>(se, cpu);
         self.clear_buddies(cfs_rq, se);
         let v = self.se(se).vruntime;
         if self.cfs_rq(cfs_rq).curr != Some(se) {
@@ -195,7 +199,7 @@ impl SchedEnv {
             debug_assert!(removed, "picked task was not in the tree");
             self.cfs_rq_mut(cfs_rq).curr = Some(se);
         }
-        self.update_load_avg(cfs_rq, Some(se));
+        self.update_load_avg::<G>(cfs_rq, Some(se));
         // A CPU still leaving its idle state or in an interrupt handler
         // (Rq::busy_until) runs the task from then on.
         let now = self.now.max(self.sched.rqs[cpu].busy_until);
@@ -212,7 +216,7 @@ impl SchedEnv {
         self.sched.rqs[cpu].stats.wait_ns += w;
         // The group entities above, up to the first that is current already
         // (an ancestor the previous task shared).
-        let mut e = self.parent_entity(se);
+        let mut e = self.parent_of::<G>(se);
         while let Some(x) = e {
             let q = self.cfs_rq_of(x);
             if self.cfs_rq(q).curr == Some(x) {
@@ -228,7 +232,7 @@ impl SchedEnv {
                 debug_assert!(removed, "a picked group entity was not in the tree");
             }
             self.cfs_rq_mut(q).curr = Some(x);
-            self.update_load_avg(q, Some(x));
+            self.update_load_avg::<true>(q, Some(x));
             let eevdf = self.cfg.mech.fair == FairEra::Eevdf;
             let g = self.se_mut(x);
             g.exec_start = now;
@@ -241,8 +245,11 @@ impl SchedEnv {
     }
 
     /// PELT: update the entity (if any) and the cfs_rq to now
-    /// (update_load_avg without the group parts).
-    pub fn update_load_avg(&mut self, cfs_rq: CfsRqId, se: Option<SeId>) {
+    /// (update_load_avg without the propagation of a group's load).
+    /// `G` false promises that no task group exists but the root
+    /// (`TaskGroups::any()`): the group parts compile away. `true` is
+    /// always correct.
+    pub fn update_load_avg<const G: bool>(&mut self, cfs_rq: CfsRqId, se: Option<SeId>) {
         let now = self.rq_clock_pelt(self.rq_of(cfs_rq)); // sched/cpufreq.rs
         let running = self.cfs_rq(cfs_rq).curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
@@ -251,7 +258,7 @@ impl SchedEnv {
             // A group entity is runnable while a task below it is (the
             // kernel's se->runnable_weight is their number, 5.7+).
             // Deviation: counted as 0 or 1 here, as a task's.
-            let group_runnable = self.group_cfs_rq(id).map(|q| self.cfs_rq(q).h_nr_running > 0);
+            let group_runnable = self.group_cfs_rq(id).filter(|_| G).map(|q| self.cfs_rq(q).h_nr_running > 0);
             let se = self.se_mut(id);
             if se.attached {
                 let runnable = group_runnable.unwrap_or(se.on_rq && !(delayed_out && se.sched_delayed));
@@ -261,7 +268,7 @@ impl SchedEnv {
         let cfs = self.cfs_rq_mut(cfs_rq);
         let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
         let decayed = pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
-        if decayed && self.cfs_rq(cfs_rq).tg != crate::sched::task_group::ROOT_TG {
+        if G && decayed && self.cfs_rq(cfs_rq).tg != crate::sched::task_group::ROOT_TG {
             self.update_tg_load_avg(cfs_rq);
         }
     }
@@ -270,22 +277,26 @@ impl SchedEnv {
     /// `wakeup`: ENQUEUE_WAKEUP. `running`: the entity is (or holds) the
     /// CPU's running task, which has not switched out yet: it is curr
     /// again, not in the tree.
-    fn enqueue_entity(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool, wakeup: bool, running: bool) {
+    fn enqueue_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool, wakeup: bool, running: bool) {
         self.se_mut(se).norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
         if !self.se(se).attached {
-            self.update_load_avg(cfs_rq, None);
+            self.update_load_avg::<G>(cfs_rq, None);
             let w = self.se(se).load.weight as u64;
             let mut se_avg = self.se(se).avg;
             pelt::attach_entity(&mut self.cfs_rq_mut(cfs_rq).avg, &mut se_avg, w);
             let e = self.se_mut(se);
             e.avg = se_avg;
             e.attached = true;
-            self.update_tg_load_avg(cfs_rq);
+            if G {
+                self.update_tg_load_avg(cfs_rq);
+            }
         } else {
-            self.update_load_avg(cfs_rq, Some(se));
+            self.update_load_avg::<G>(cfs_rq, Some(se));
         }
-        self.update_cfs_group(se);
+        if G {
+            self.update_cfs_group(se);
+        }
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
             self.place_entity(cfs_rq, se, initial);
         }
@@ -308,7 +319,7 @@ impl SchedEnv {
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
     /// The first pass enqueues each entity up the tree that is not queued
     /// yet; the second updates the load and weight of the queued ancestors.
-    pub fn enqueue_task_fair(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
+    pub fn enqueue_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
         self.update_curr(cpu);
         let task_se = SeId::task(tid);
         let t = &self.sched.tasks[tid];
@@ -321,19 +332,19 @@ impl SchedEnv {
             if self.se(e).on_rq {
                 break;
             }
-            let cfs_rq = self.cfs_rq_of(e);
+            let cfs_rq = self.cfs_rq_of_on::<G>(e, cpu);
             let running = if e == task_se { task_running } else { self.entity_is_running(cpu, e) };
-            self.enqueue_entity(cfs_rq, e, initial, wakeup, running);
-            self.account_h_nr(cfs_rq, 1, idle, delayed);
-            idle |= self.cfs_rq_is_idle(cfs_rq);
+            self.enqueue_entity::<G>(cfs_rq, e, initial, wakeup, running);
+            self.account_h_nr::<G>(cfs_rq, 1, idle, delayed);
+            idle |= G && self.cfs_rq_is_idle(cfs_rq);
             (initial, wakeup) = (false, true);
-            se = self.parent_entity(e);
+            se = self.parent_of::<G>(e);
         }
         while let Some(e) = se {
             let cfs_rq = self.cfs_rq_of(e);
-            self.update_load_avg(cfs_rq, Some(e));
+            self.update_load_avg::<true>(cfs_rq, Some(e));
             self.update_cfs_group(e);
-            self.account_h_nr(cfs_rq, 1, idle, delayed);
+            self.account_h_nr::<true>(cfs_rq, 1, idle, delayed);
             idle |= self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_entity(e);
         }
@@ -350,7 +361,7 @@ impl SchedEnv {
     }
 
     /// dequeue_entity(): `se` leaves `cfs_rq` (a sleep with DEQUEUE_SLEEP).
-    fn dequeue_entity(&mut self, cfs_rq: CfsRqId, se: SeId, sleep: bool) {
+    fn dequeue_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, sleep: bool) {
         if !sleep && self.cfg.mech.fair == FairEra::Cfs && self.cfg.mech.cfs_renorm_fixed {
             // dequeue_entity since "sched/fair: Fix min_vruntime tracking"
             // (2016; every modelled version from 4.16 has it): normalize
@@ -359,7 +370,7 @@ impl SchedEnv {
             let m = self.cfs_rq(cfs_rq).min_vruntime;
             self.se_mut(se).norm_min_vruntime = Some(m);
         }
-        self.update_load_avg(cfs_rq, Some(se));
+        self.update_load_avg::<G>(cfs_rq, Some(se));
         self.clear_buddies(cfs_rq, se);
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.update_entity_lag(cfs_rq, se);
@@ -384,7 +395,9 @@ impl SchedEnv {
         cfs.load_weight -= w;
         cfs.nr_running -= 1;
         self.se_mut(se).on_rq = false;
-        self.update_cfs_group(se);
+        if G {
+            self.update_cfs_group(se);
+        }
         self.update_min_vruntime(cfs_rq);
     }
 
@@ -396,9 +409,9 @@ impl SchedEnv {
     /// buddy of its parent (set_next_buddy). The ancestors above have their
     /// load and weight updated.
     /// Deviation: group entities are never delayed (6.12 delays them too).
-    pub fn dequeue_task_fair(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
+    pub fn dequeue_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
         let task_se = SeId::task(tid);
-        let cfs_rq = self.cfs_rq_of(task_se);
+        let cfs_rq = self.cfs_rq_of_on::<G>(task_se, cpu);
         let mut sleep = flags & DEQUEUE_SLEEP != 0;
         let task_sleep = sleep;
         let finish_delayed = flags & DEQUEUE_DELAYED != 0;
@@ -410,7 +423,7 @@ impl SchedEnv {
             && !self.entity_eligible(cfs_rq, task_se)
         {
             self.clear_buddies(cfs_rq, task_se);
-            self.update_load_avg(cfs_rq, Some(task_se));
+            self.update_load_avg::<G>(cfs_rq, Some(task_se));
             self.set_delayed(cpu, tid);
             return false;
         }
@@ -418,11 +431,11 @@ impl SchedEnv {
         let (mut idle, delayed) = (t.is_idle_policy(), t.se.sched_delayed);
         let mut se = Some(task_se);
         while let Some(e) = se {
-            let cfs_rq = self.cfs_rq_of(e);
-            self.dequeue_entity(cfs_rq, e, sleep);
-            self.account_h_nr(cfs_rq, -1, idle, delayed);
-            idle |= self.cfs_rq_is_idle(cfs_rq);
-            se = self.parent_entity(e);
+            let cfs_rq = self.cfs_rq_of_on::<G>(e, cpu);
+            self.dequeue_entity::<G>(cfs_rq, e, sleep);
+            self.account_h_nr::<G>(cfs_rq, -1, idle, delayed);
+            idle |= G && self.cfs_rq_is_idle(cfs_rq);
+            se = self.parent_of::<G>(e);
             if self.cfs_rq(cfs_rq).load_weight > 0 {
                 if let Some(p) = se.filter(|_| task_sleep) {
                     self.set_next_buddy(p);
@@ -433,9 +446,9 @@ impl SchedEnv {
         }
         while let Some(e) = se {
             let cfs_rq = self.cfs_rq_of(e);
-            self.update_load_avg(cfs_rq, Some(e));
+            self.update_load_avg::<true>(cfs_rq, Some(e));
             self.update_cfs_group(e);
-            self.account_h_nr(cfs_rq, -1, idle, delayed);
+            self.account_h_nr::<true>(cfs_rq, -1, idle, delayed);
             idle |= self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_entity(e);
         }
@@ -477,7 +490,7 @@ impl SchedEnv {
             self.sched.tasks[tid].se.vruntime = (new_min as i128 + rel).max(0) as u64;
         }
         if self.sched.tasks[tid].se.attached {
-            self.update_load_avg(old_q, Some(SeId::task(tid)));
+            self.update_load_avg::<true>(old_q, Some(SeId::task(tid)));
             let w = self.sched.tasks[tid].se.load.weight as u64;
             let se_avg = self.sched.tasks[tid].se.avg;
             pelt::detach_entity(&mut self.cfs_rq_mut(old_q).avg, &se_avg, w);
@@ -488,21 +501,22 @@ impl SchedEnv {
 
     /// task_tick_fair(): PELT and tick preemption.
     #[inline]
-    pub fn task_tick_fair(&mut self, cpu: usize, curr: TaskId) {
-        let _ = cpu;
+    pub fn task_tick_fair<const G: bool>(&mut self, cpu: usize, curr: TaskId) {
         if self.sched.tasks[curr].state != TaskState::Runnable {
             return;
         }
         // entity_tick() at every level, from the task up.
         let mut e = Some(SeId::task(curr));
         while let Some(se) = e {
-            let cfs_rq = self.cfs_rq_of(se);
-            self.update_load_avg(cfs_rq, Some(se));
-            self.update_cfs_group(se);
+            let cfs_rq = self.cfs_rq_of_on::<G>(se, cpu);
+            self.update_load_avg::<G>(cfs_rq, Some(se));
+            if G {
+                self.update_cfs_group(se);
+            }
             if self.cfg.mech.fair == FairEra::Cfs && self.cfs_rq(cfs_rq).nr_running > 1 {
                 self.check_preempt_tick(cfs_rq, se);
             }
-            e = self.parent_entity(se);
+            e = self.parent_of::<G>(se);
         }
     }
 

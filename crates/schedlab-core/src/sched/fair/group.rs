@@ -17,6 +17,19 @@ use crate::sched::sched::{CfsRq, CfsRqId};
 use crate::sched::task::{LoadWeight, SeId, TaskId};
 pub use crate::sched::task_group::{GroupSe, TaskGroups, Tg, TgId, MAX_SHARES, MIN_SHARES, ROOT_TG};
 
+/// `by_groups!(env.f(args))`: `f::<true>` when a task group exists besides
+/// the root, `f::<false>` (its walks up the tree compiled away) when not.
+macro_rules! by_groups {
+    ($env:ident . $f:ident ( $($a:expr),* )) => {
+        if $env.sched.groups.any() {
+            $env.$f::<true>($($a),*)
+        } else {
+            $env.$f::<false>($($a),*)
+        }
+    };
+}
+pub(crate) use by_groups;
+
 impl SchedEnv {
     /// parent_entity().
     #[inline]
@@ -48,6 +61,29 @@ impl SchedEnv {
                 }
             }
             None => self.sched.groups.ses[se.group_index()].cfs_rq,
+        }
+    }
+
+    /// parent_entity() where `G` says whether any task group exists but
+    /// the root (false: none, and no entity has a parent).
+    #[inline(always)]
+    pub(crate) fn parent_of<const G: bool>(&self, se: SeId) -> Option<SeId> {
+        if G {
+            self.parent_entity(se)
+        } else {
+            None
+        }
+    }
+
+    /// cfs_rq_of() of an entity on `cpu`, where `G` says whether any task
+    /// group exists but the root (false: every entity is a task's, queued
+    /// on its CPU's root cfs_rq).
+    #[inline(always)]
+    pub(crate) fn cfs_rq_of_on<const G: bool>(&self, se: SeId, cpu: usize) -> CfsRqId {
+        if G {
+            self.cfs_rq_of(se)
+        } else {
+            CfsRqId::root(cpu)
         }
     }
 
@@ -227,7 +263,7 @@ impl SchedEnv {
 impl SchedEnv {
     /// The h_nr_* counts of one cfs_rq for a task joining (`n` = 1) or
     /// leaving (-1) below it; the root's idle count is the runqueue's too.
-    pub(crate) fn account_h_nr(&mut self, cfs_rq: CfsRqId, n: i32, idle: bool, delayed: bool) {
+    pub(crate) fn account_h_nr<const G: bool>(&mut self, cfs_rq: CfsRqId, n: i32, idle: bool, delayed: bool) {
         let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.h_nr_running = cfs.h_nr_running.wrapping_add_signed(n);
         if idle {
@@ -236,7 +272,7 @@ impl SchedEnv {
         if delayed {
             cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
         }
-        if idle && self.cfs_rq(cfs_rq).tg == ROOT_TG {
+        if idle && (!G || self.cfs_rq(cfs_rq).tg == ROOT_TG) {
             let cpu = self.cfs_rq(cfs_rq).cpu;
             let r = &mut self.sched.rq_idle[cpu].idle_h_nr_running;
             *r = r.wrapping_add_signed(n);
@@ -296,7 +332,7 @@ impl SchedEnv {
             let q = self.cfs_rq_of(x);
             if self.cfs_rq(q).curr == Some(x) {
                 if self.se(x).on_rq {
-                    self.update_load_avg(q, Some(x));
+                    self.update_load_avg::<true>(q, Some(x));
                     let v = self.se(x).vruntime;
                     self.cfs_rq_mut(q).tasks_timeline.insert((v, x));
                     if self.cfg.mech.fair == FairEra::Eevdf {

@@ -31,7 +31,9 @@ use crate::sched::class::{
     FairSchedClass, Pick, SchedClassOps, WakeSource, ENQUEUE_DELAYED, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK,
 };
 use crate::sched::env::SchedEnv;
+use crate::sched::fair::group::by_groups;
 use crate::sched::pelt;
+use crate::sched::sched::CfsRqId;
 use crate::sched::task::TaskId;
 
 impl SchedClassOps for FairSchedClass {
@@ -40,7 +42,8 @@ impl SchedClassOps for FairSchedClass {
             sim.requeue_delayed_entity(cpu, p);
             return;
         }
-        sim.enqueue_task_fair(cpu, p, flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
+        let (initial, wakeup) = (flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
+        by_groups!(sim.enqueue_task_fair(cpu, p, initial, wakeup));
         if sim.cfg.mech.fair_server && sim.sched.cfs_rqs[cpu].h_nr_running == 1 {
             // The first fair task here starts the fair server (6.12).
             let was_idle = sim.sched.rqs[cpu].nr_running == 1;
@@ -49,7 +52,7 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn dequeue_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, flags: u32) -> bool {
-        sim.dequeue_task_fair(cpu, p, flags)
+        by_groups!(sim.dequeue_task_fair(cpu, p, flags))
     }
 
     fn yield_task(sim: &mut SchedEnv, p: TaskId) {
@@ -64,7 +67,7 @@ impl SchedClassOps for FairSchedClass {
     /// queued, a newly idle balance (sched_balance_newidle), and RETRY_TASK
     /// if it pulled anything.
     fn pick_next_task(sim: &mut SchedEnv, cpu: usize, newidle: bool) -> Pick {
-        if let Some(p) = sim.pick_next_task_fair(cpu) {
+        if let Some(p) = by_groups!(sim.pick_next_task_fair(cpu)) {
             return Pick::Task(p);
         }
         if newidle && sim.newidle_balance(cpu) > 0 {
@@ -78,7 +81,7 @@ impl SchedClassOps for FairSchedClass {
     #[inline]
     fn put_prev_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, runnable: bool) {
         if runnable || sim.sched.tasks[p].se.sched_delayed {
-            sim.put_prev_task_fair(p);
+            by_groups!(sim.put_prev_task_fair(cpu, p));
         }
         if sim.sched.groups.any() {
             let next = sim.sched.rqs[cpu].picked;
@@ -87,7 +90,7 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn set_next_task(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
-        sim.set_next_entity(cpu, p);
+        by_groups!(sim.set_next_entity(cpu, p));
     }
 
     fn select_task_rq(sim: &mut SchedEnv, p: TaskId, cpu: usize, wake_flags: u32, src: WakeSource) -> usize {
@@ -105,7 +108,7 @@ impl SchedClassOps for FairSchedClass {
         let w = sim.sched.tasks[p].se.load.weight as u64;
         pelt::init_entity(&mut sim.sched.tasks[p].se.avg, w);
         let cfs_rq = sim.task_cfs_rq_on(p, cpu);
-        sim.update_load_avg(cfs_rq, None);
+        sim.update_load_avg::<true>(cfs_rq, None);
         let util_weight = if sim.cfg.mech.post_init_util_by_weight { w } else { w << 10 };
         let cap = sim.capacity_of(cpu);
         let cfs_avg = sim.cfs_rq(cfs_rq).avg;
@@ -130,13 +133,15 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn task_tick(sim: &mut SchedEnv, cpu: usize, curr: TaskId) {
-        sim.task_tick_fair(cpu, curr);
+        by_groups!(sim.task_tick_fair(cpu, curr));
     }
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
         let se = crate::sched::task::SeId::task(curr);
-        sim.update_curr_fair(sim.cfs_rq_of(se), se, delta);
-        if sim.sched.groups.any() {
+        let groups = sim.sched.groups.any();
+        let cfs_rq = if groups { sim.cfs_rq_of(se) } else { CfsRqId::root(cpu) };
+        sim.update_curr_fair(cfs_rq, se, delta);
+        if groups {
             sim.update_curr_group_entities(se, delta);
         }
         if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
