@@ -300,6 +300,7 @@ pub fn update_load_avg(sa: &mut SchedAvg, load: u64) {
 /// The caller keeps the kernel's rule from fair.c update_load_avg: an entity
 /// whose last_update_time is 0 is not attached (new or migrated) and is not
 /// aged; it is attached with [`attach_entity`] instead.
+#[inline(always)]
 pub fn update_se(sa: &mut SchedAvg, now: u64, weight: u64, on_rq: bool, runnable: bool, running: bool) -> bool {
     if update_load_sum(sa, now, on_rq as u64, runnable as u64, running as u64) {
         update_load_avg(sa, weight);

@@ -250,7 +250,8 @@ impl SchedEnv {
     /// (`TaskGroups::any()`): the group parts compile away. `true` is
     /// always correct.
     pub fn update_load_avg<const G: bool>(&mut self, cfs_rq: CfsRqId, se: Option<SeId>) {
-        let now = self.rq_clock_pelt(self.rq_of(cfs_rq)); // sched/cpufreq.rs
+        let cpu = if G { self.rq_of(cfs_rq) } else { cfs_rq.index() };
+        let now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
         let running = self.cfs_rq(cfs_rq).curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
@@ -537,11 +538,13 @@ impl SchedEnv {
         }
         self.update_curr(cpu);
         let (mut se, mut pse) = (SeId::task(curr), SeId::task(p));
+        let mut cfs_rq = CfsRqId::root(cpu);
         if self.sched.groups.any() {
             // find_matching_se(): the ancestors that share a cfs_rq; an
             // idle group's entity yields to a non-idle sibling and does not
             // preempt one (5.15+).
             (se, pse) = self.find_matching_se(se, pse);
+            cfs_rq = self.cfs_rq_of(se);
             let (ci, pi) = (self.se_is_idle(se), self.se_is_idle(pse));
             if ci && !pi {
                 self.resched_curr(cpu);
@@ -551,7 +554,6 @@ impl SchedEnv {
                 return;
             }
         }
-        let cfs_rq = self.cfs_rq_of(se);
         match self.cfg.mech.fair {
             FairEra::Cfs => self.check_preempt_wakeup_cfs(cfs_rq, se, pse),
             FairEra::Eevdf if self.cfg.mech.fork_wakeup_no_preempt => {
