@@ -341,7 +341,8 @@ impl SchedEnv {
             (initial, wakeup) = (false, true);
             se = self.parent_of::<G>(e);
         }
-        while let Some(e) = se {
+        // (Without groups the task's entity is never queued already.)
+        while let Some(e) = se.filter(|_| G) {
             let cfs_rq = self.cfs_rq_of(e);
             self.update_load_avg::<true>(cfs_rq, Some(e));
             self.update_cfs_group(e);
@@ -445,7 +446,7 @@ impl SchedEnv {
             }
             sleep = true;
         }
-        while let Some(e) = se {
+        while let Some(e) = se.filter(|_| G) {
             let cfs_rq = self.cfs_rq_of(e);
             self.update_load_avg::<true>(cfs_rq, Some(e));
             self.update_cfs_group(e);
