@@ -38,6 +38,19 @@ use crate::sched::env::SchedEnv;
 use crate::sched::sched::CfsRqId;
 use crate::sched::task::{SeId, TaskId};
 
+/// `a / b`, truncated as i128 division truncates, in 64-bit arithmetic
+/// when both fit (one idiv instead of __divti3's long division; the sums
+/// are 128-bit so that they cannot overflow, but their values rarely need
+/// more than 64 bits). `b` is positive.
+#[inline(always)]
+fn div_i128(a: i128, b: i128) -> i128 {
+    debug_assert!(b > 0);
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) => (x / y) as i128,
+        _ => a / b,
+    }
+}
+
 impl SchedEnv {
     #[inline(always)]
     pub(crate) fn entity_key(&self, cfs_rq: CfsRqId, se: SeId) -> i128 {
@@ -66,7 +79,7 @@ impl SchedEnv {
             if a < 0 {
                 a -= load - 1;
             }
-            a /= load;
+            a = div_i128(a, load);
         }
         (self.cfs_rq(cfs_rq).min_vruntime as i128 + a) as u64
     }
@@ -221,7 +234,7 @@ impl SchedEnv {
                 load += self.se(c).load.weight as i128;
             }
             if load > 0 {
-                lag = lag * (load + self.se(se).load.weight as i128) / load;
+                lag = div_i128(lag * (load + self.se(se).load.weight as i128), load);
             }
         }
         if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {
