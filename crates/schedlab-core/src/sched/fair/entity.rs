@@ -34,6 +34,26 @@ impl SchedEnv {
         }
     }
 
+    /// se() where `G` false promises that no task group exists but the
+    /// root: every entity is a task's.
+    #[inline(always)]
+    pub(crate) fn se_g<const G: bool>(&self, id: SeId) -> &SchedEntity {
+        if G {
+            self.se(id)
+        } else {
+            &self.sched.tasks[id.raw()].se
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn se_mut_g<const G: bool>(&mut self, id: SeId) -> &mut SchedEntity {
+        if G {
+            self.se_mut(id)
+        } else {
+            &mut self.sched.tasks[id.raw()].se
+        }
+    }
+
     /// se_is_idle(): a SCHED_IDLE task's entity.
     #[inline]
     pub(crate) fn se_is_idle(&self, id: SeId) -> bool {
@@ -157,7 +177,7 @@ impl SchedEnv {
                     None => break se,
                 }
             };
-            if !self.se(se).sched_delayed {
+            if !self.se_g::<G>(se).sched_delayed {
                 return Some(se.tid());
             }
             self.dequeue_delayed::<G>(cpu, se.tid());
@@ -172,7 +192,7 @@ impl SchedEnv {
         let se = SeId::task(tid);
         let cfs_rq = self.cfs_rq_of_on::<G>(se, cpu);
         self.update_load_avg::<G>(cfs_rq, Some(se));
-        let v = self.se(se).vruntime;
+        let v = self.se_g::<G>(se).vruntime;
         let cfs = self.cfs_rq_mut(cfs_rq);
         debug_assert_eq!(cfs.curr, Some(se));
         cfs.curr = None;
@@ -180,7 +200,7 @@ impl SchedEnv {
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.avg_add(cfs_rq, se);
         }
-        if !self.se(se).sched_delayed {
+        if !self.se_g::<G>(se).sched_delayed {
             self.sched.tasks[tid].stats.wait_start = Some(self.now);
         }
     }
@@ -190,7 +210,7 @@ impl SchedEnv {
         let se = SeId::task(tid);
         let cfs_rq = self.cfs_rq_of_on::<G>(se, cpu);
         self.clear_buddies(cfs_rq, se);
-        let v = self.se(se).vruntime;
+        let v = self.se_g::<G>(se).vruntime;
         if self.cfs_rq(cfs_rq).curr != Some(se) {
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_sub(cfs_rq, se);
@@ -223,18 +243,18 @@ impl SchedEnv {
                 break;
             }
             self.clear_buddies(q, x);
-            if self.se(x).on_rq {
+            if self.se_g::<G>(x).on_rq {
                 if self.cfg.mech.fair == FairEra::Eevdf {
                     self.avg_sub(q, x);
                 }
-                let v = self.se(x).vruntime;
+                let v = self.se_g::<G>(x).vruntime;
                 let removed = self.cfs_rq_mut(q).tasks_timeline.remove(&(v, x));
                 debug_assert!(removed, "a picked group entity was not in the tree");
             }
             self.cfs_rq_mut(q).curr = Some(x);
             self.update_load_avg::<true>(q, Some(x));
             let eevdf = self.cfg.mech.fair == FairEra::Eevdf;
-            let g = self.se_mut(x);
+            let g = self.se_mut_g::<G>(x);
             g.exec_start = now;
             g.prev_sum_exec_runtime = g.sum_exec_runtime;
             if eevdf {
@@ -260,7 +280,7 @@ impl SchedEnv {
             // kernel's se->runnable_weight is their number, 5.7+).
             // Deviation: counted as 0 or 1 here, as a task's.
             let group_runnable = self.group_cfs_rq(id).filter(|_| G).map(|q| self.cfs_rq(q).h_nr_running > 0);
-            let se = self.se_mut(id);
+            let se = self.se_mut_g::<G>(id);
             if se.attached {
                 let runnable = group_runnable.unwrap_or(se.on_rq && !(delayed_out && se.sched_delayed));
                 pelt::update_se(&mut se.avg, now, se.load.weight as u64, se.on_rq, runnable, running == Some(id));
@@ -279,14 +299,14 @@ impl SchedEnv {
     /// CPU's running task, which has not switched out yet: it is curr
     /// again, not in the tree.
     fn enqueue_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool, wakeup: bool, running: bool) {
-        self.se_mut(se).norm_min_vruntime = None;
+        self.se_mut_g::<G>(se).norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
-        if !self.se(se).attached {
+        if !self.se_g::<G>(se).attached {
             self.update_load_avg::<G>(cfs_rq, None);
-            let w = self.se(se).load.weight as u64;
-            let mut se_avg = self.se(se).avg;
+            let w = self.se_g::<G>(se).load.weight as u64;
+            let mut se_avg = self.se_g::<G>(se).avg;
             pelt::attach_entity(&mut self.cfs_rq_mut(cfs_rq).avg, &mut se_avg, w);
-            let e = self.se_mut(se);
+            let e = self.se_mut_g::<G>(se);
             e.avg = se_avg;
             e.attached = true;
             if G {
@@ -301,7 +321,7 @@ impl SchedEnv {
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
             self.place_entity(cfs_rq, se, initial);
         }
-        let (w, v) = (self.se(se).load.weight as u64, self.se(se).vruntime);
+        let (w, v) = (self.se_g::<G>(se).load.weight as u64, self.se_g::<G>(se).vruntime);
         let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.load_weight += w;
         cfs.nr_running += 1;
@@ -313,7 +333,7 @@ impl SchedEnv {
                 self.avg_add(cfs_rq, se);
             }
         }
-        self.se_mut(se).on_rq = true;
+        self.se_mut_g::<G>(se).on_rq = true;
         self.update_min_vruntime(cfs_rq);
     }
 
@@ -330,7 +350,7 @@ impl SchedEnv {
         let (mut initial, mut wakeup) = (initial, wakeup);
         let mut se = Some(task_se);
         while let Some(e) = se {
-            if self.se(e).on_rq {
+            if self.se_g::<G>(e).on_rq {
                 break;
             }
             let cfs_rq = self.cfs_rq_of_on::<G>(e, cpu);

@@ -221,24 +221,13 @@ impl SchedEnv {
         }
     }
 
-    /// update_curr() of a running task's group entities: each ancestor is
-    /// charged the task's `delta`, in its own virtual time.
-    /// Deviation: the kernel charges each level's curr when that level's
-    /// cfs_rq is next updated (an enqueue, dequeue or tick there); the
-    /// model charges every level at once. The sums are the same; a group
-    /// entity's request can end (and reschedule) earlier than the kernel's
-    /// check of it.
-    pub(crate) fn update_curr_group_entities(&mut self, se: SeId, delta: u64) {
+    /// update_curr() of a running task's group entity `se`: what
+    /// update_curr() does besides the virtual time (update_curr_fair).
+    pub(crate) fn charge_group_entity(&mut self, se: SeId, delta: u64) {
         let now = self.now;
-        let mut e = self.parent_entity(se);
-        while let Some(x) = e {
-            let g = self.se_mut(x);
-            g.sum_exec_runtime += delta;
-            g.exec_start = now;
-            let q = self.cfs_rq_of(x);
-            self.update_curr_fair(q, x, delta);
-            e = self.parent_entity(x);
-        }
+        let g = self.se_mut(se);
+        g.sum_exec_runtime += delta;
+        g.exec_start = now;
     }
 
     /// update_tg_load_avg(): publish this cfs_rq's load_avg to tg->load_avg

@@ -137,12 +137,21 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
-        let se = crate::sched::task::SeId::task(curr);
+        // The task's entity, then (with groups) each ancestor, charged the
+        // same `delta` in its own virtual time.
+        // Deviation: the kernel charges each level's curr when that level's
+        // cfs_rq is next updated (an enqueue, dequeue or tick there); the
+        // model charges every level at once. The sums are the same; a group
+        // entity's request can end (and reschedule) earlier than the
+        // kernel's check of it.
+        let mut se = crate::sched::task::SeId::task(curr);
         let groups = sim.sched.groups.any();
-        let cfs_rq = if groups { sim.cfs_rq_of(se) } else { CfsRqId::root(cpu) };
-        sim.update_curr_fair(cfs_rq, se, delta);
-        if groups {
-            sim.update_curr_group_entities(se, delta);
+        let mut cfs_rq = if groups { sim.cfs_rq_of(se) } else { CfsRqId::root(cpu) };
+        loop {
+            sim.update_curr_fair(cfs_rq, se, delta);
+            let Some(parent) = (if groups { sim.parent_entity(se) } else { None }) else { break };
+            sim.charge_group_entity(parent, delta);
+            (se, cfs_rq) = (parent, sim.cfs_rq_of(parent));
         }
         if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
             sim.dl_server_update(cpu, delta);
