@@ -223,6 +223,24 @@ def format_run_report(
             )
         lines += _table(["GROUP", "TASKS", "ELAPSED(s)", "RUNTIME(ms)"], rows)
 
+    cgroups: Sequence[Mapping[str, Any]] = report.get("cgroups") or []
+    if cgroups:
+        # As the cgroup v2 files read: cpu.weight, cpu.idle, cgroup.threads'
+        # count, cpu.stat usage_usec (the descendants' time included).
+        lines += ["", "Cgroups (cpu controller, over the window)"]
+        rows = [
+            [
+                str(c.get("path", "?")),
+                str(c.get("weight", "?")),
+                "1" if c.get("idle") else "0",
+                str(c.get("threads", "?")),
+                str(c.get("usage_usec", "?")),
+                f"{c['cpu_pct']:.2f}" if isinstance(c.get("cpu_pct"), (int, float)) else "-",
+            ]
+            for c in cgroups
+        ]
+        lines += _table(["CGROUP", "CPU.WEIGHT", "CPU.IDLE", "THREADS", "USAGE_USEC", "%CPU"], rows, left=(0,))
+
     wasted = report.get("wasted_cpu_ns")
     if isinstance(wasted, (int, float)):
         nr = (report.get("machine") or {}).get("nr_cpus")

@@ -13,6 +13,7 @@ from typing import Literal, TypedDict, Union
 __all__ = [
     "AllocRow",
     "Calibration",
+    "CgroupRow",
     "CostFigure",
     "CpuIdleRow",
     "CpuSchedstat",
@@ -1426,6 +1427,29 @@ class CpufreqReport(_CpufreqReportKeys, total=False):
     pass
 
 
+class _CgroupRowKeys(TypedDict):
+    """The keys of every CgroupRow."""
+
+    cpu_pct: float | None
+    """usage_usec as a percentage of one CPU over the window (null: no window)."""
+    idle: bool
+    """cpu.idle."""
+    path: str
+    """Its path below the root ("/a/b")."""
+    threads: int
+    """Its own tasks still alive (cgroup.threads' count, not its descendants')."""
+    usage_usec: int
+    """cpu.stat usage_usec over the window: its tasks' and its descendants' CPU time."""
+    weight: int
+    """cpu.weight (cpu.weight.nice's weight reads back as its cpu.weight)."""
+
+
+class CgroupRow(_CgroupRowKeys, total=False):
+    """One cgroup (`[[cgroup]]`), as its cpu controller's files read at the end."""
+
+    pass
+
+
 class _CostFigureKeys(TypedDict):
     """The keys of every CostFigure."""
 
@@ -1514,6 +1538,8 @@ class Report(_ReportKeys, total=False):
     """Real kernel: this machine's values of the cost constants, measured by `schedlab-runner --calibrate` (`schedlab
     calibrate`).
     """
+    cgroups: list[CgroupRow]
+    """Simulation: per `[[cgroup]]` of the scenario (its cpu controller's files); absent without cgroups."""
     cpufreq: CpufreqReport
     """Simulation: the CPUs' frequencies over the window, with a processor (`machine.cpufreq`); absent without one."""
     cpuidle: CpuidleReport

@@ -12,7 +12,7 @@ groups it becomes).
 Out: ``schedlab export-rtapp SCENARIO`` writes the workload as rt-app JSON
 that Debian's rt-app 1.0 runs (always with ``phases``, unique event keys,
 timers ``unique``). It refuses what rt-app cannot express: kernel threads,
-channels, ``[rt_migrate_test]``, ``[dbench]``, memory, ops other than the
+channels, ``[rt_migrate_test]``, ``[dbench]``, memory, ``[[cgroup]]``, ops other than the
 ones above and ``loop``, a loop inside a loop's body, a distribution
 instead of a fixed duration, a timer anchored at its first use, a duration
 that is not whole seconds. The machine and the kernel are not part of an
@@ -219,6 +219,9 @@ def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str |
     for k in ("channel", "rt_migrate_test", "dbench", "memory"):
         if k in doc:
             raise _nm(source, k, f"[{k}] has no rt-app form")
+    if "cgroup" in doc:
+        # rt-app's "taskgroup" puts a task in a cpu cgroup but sets no weight.
+        raise _nm(source, "cgroup", "[[cgroup]] has no rt-app form (rt-app's taskgroup sets no cpu.weight)")
     duration = (doc.get("measure") or {}).get("duration")
     g: dict[str, Any] = {
         "default_policy": "SCHED_OTHER",

@@ -196,11 +196,23 @@ def prop_pinned_plus_one(res: Result) -> None:
     assert 399.0 <= total <= 400.5, f"total {total:.1f} % of 4 CPUs"
 
 
+def prop_cgroup_weights(res: Result) -> None:
+    # cpu.weight 100 and 200 split the two CPUs 1:2 whatever the task
+    # counts (2 and 6 hogs): 66.7 % and 133.3 % of one CPU, within 2 % of
+    # the machine (4 points) until h_load (issue 39 step 4).
+    a, b = res.by_group("a"), res.by_group("b")
+    assert len(a) == 2 and len(b) == 6
+    sa, sb = sum(r.share_pct for r in a), sum(r.share_pct for r in b)
+    assert abs(sa - 200.0 / 3) < 4.0 and abs(sb - 400.0 / 3) < 4.0, f"/a {sa:.1f} %, /b {sb:.1f} % (want 66.7, 133.3)"
+    assert res.idle_pct < 0.5, f"%idle {res.idle_pct}"
+
+
 PROPERTIES: dict[str, Callable[[Result], None]] = {
     "n-hogs-n-cpus": prop_n_hogs_n_cpus,
     "2n-hogs-n-cpus": prop_2n_hogs_n_cpus,
     "mixed-nice-smt": prop_mixed_nice_smt,
     "pinned-plus-one": prop_pinned_plus_one,
+    "cgroup-weights": prop_cgroup_weights,
 }
 
 CASES = [(s, v) for s in PROPERTIES for v in VERSIONS]

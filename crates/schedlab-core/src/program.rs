@@ -235,6 +235,8 @@ pub struct TaskGroup {
     /// (`memory_traffic`): their demand on the node's memory bandwidth
     /// (membw/).
     pub memory_traffic: u32,
+    /// The task group its tasks run in (`task.cgroup`; 0: the root's).
+    pub cgroup: usize,
     pub program: Program,
 }
 

@@ -42,7 +42,7 @@ pub use run::{
 pub use schedstat::{
     CpuSchedstat, DomainSchedstat, LbCounters, MigrationsByDistance, RtInfo, Schedstat, SchedstatTotals,
 };
-pub use task::{percentile, DelayStats, GroupRow, TaskRow, TaskWindow};
+pub use task::{percentile, CgroupRow, DelayStats, GroupRow, TaskRow, TaskWindow};
 
 /// The report of one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -117,6 +117,11 @@ pub struct Report {
     pub kernel_threads: Option<Vec<TaskRow>>,
     /// Per task group of the scenario.
     pub groups: Vec<GroupRow>,
+    /// Simulation: per `[[cgroup]]` of the scenario (its cpu controller's
+    /// files); absent without cgroups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub cgroups: Option<Vec<CgroupRow>>,
     /// Simulation: schedstat-named counters per CPU and per sched domain,
     /// over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -120,6 +120,7 @@ impl KthreadFloor {
             kthread: true,
             memory_bound: 0,
             memory_traffic: 0,
+            cgroup: 0,
             program: Program::default(),
         };
         let comm = match p.cpu {
@@ -169,6 +170,7 @@ impl KthreadFloor {
             kthread: true,
             memory_bound: 0,
             memory_traffic: 0,
+            cgroup: 0,
             program: Program::default(),
         });
         let group = self.progs.group_names.len();

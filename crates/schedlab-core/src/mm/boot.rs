@@ -98,6 +98,7 @@ impl MmFloor {
                     kthread: true,
                     memory_bound: 0,
                     memory_traffic: 0,
+                    cgroup: 0,
                     program: Program { ops: vec![Op::Kswapd(k as u32)] },
                 };
                 let template = self.kt.progs.templates.len();
@@ -170,6 +171,7 @@ impl MmFloor {
                 kthread: true,
                 memory_bound: 0,
                 memory_traffic: 0,
+                cgroup: 0,
                 program: Program { ops: vec![Op::Flusher(w as u32)] },
             };
             let template = self.kt.progs.templates.len();

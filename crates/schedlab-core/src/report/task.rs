@@ -157,6 +157,26 @@ pub struct GroupRow {
     pub cpu_pct: Option<f64>,
 }
 
+/// One cgroup (`[[cgroup]]`), as its cpu controller's files read at the end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CgroupRow {
+    /// Its path below the root ("/a/b").
+    pub path: String,
+    /// cpu.weight (cpu.weight.nice's weight reads back as its cpu.weight).
+    pub weight: u64,
+    /// cpu.idle.
+    pub idle: bool,
+    /// Its own tasks still alive (cgroup.threads' count, not its
+    /// descendants').
+    pub threads: usize,
+    /// cpu.stat usage_usec over the window: its tasks' and its descendants'
+    /// CPU time.
+    pub usage_usec: u64,
+    /// usage_usec as a percentage of one CPU over the window (null: no
+    /// window).
+    pub cpu_pct: Option<f64>,
+}
+
 /// Timer delay statistics over a set of wakeups.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DelayStats {

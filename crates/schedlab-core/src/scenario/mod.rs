@@ -50,6 +50,9 @@ struct RawScenario {
     channel: Vec<toml::Value>,
     /// `[memory]` (kernel/vm.rs).
     memory: Option<crate::kernel::vm::RawMemory>,
+    /// `[[cgroup]]` (workload/cgroup.rs).
+    #[serde(default)]
+    cgroup: Vec<crate::workload::cgroup::RawCgroup>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -104,6 +107,8 @@ pub struct Scenario {
     pub kernel: KernelConfig,
     pub measure: Measure,
     pub groups: Vec<TaskGroup>,
+    /// `[[cgroup]]`s, parents first (workload/cgroup.rs).
+    pub cgroups: Vec<crate::workload::cgroup::CgroupDef>,
     /// Barrier names and their participant counts.
     pub barriers: Vec<(String, usize)>,
     /// wait/signal event names.
@@ -462,6 +467,11 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         &channels,
         &kernel.costs,
     )?;
+    let cgroups = crate::workload::cgroup::compile_cgroups(&raw.cgroup, file, kernel.version)?;
+    for (i, t) in raw.task.iter().enumerate() {
+        let key = format!("task[{i}].cgroup");
+        ct.groups[i].cgroup = crate::workload::cgroup::cgroup_of(t.cgroup.as_deref(), &cgroups, file, &key)?;
+    }
     if setattr_checks {
         crate::sched::syscalls::check_dl_groups(&ct.groups, file, &kernel, machine.nr_cpus())?;
     }
@@ -481,6 +491,7 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         measure,
         notes,
         groups: ct.groups,
+        cgroups,
         barriers: ct.barriers,
         events: ct.events,
         channels,

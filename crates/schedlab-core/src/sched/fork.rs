@@ -44,7 +44,7 @@ impl SchedEnv {
             cpus: g.cpus.clone(),
             state: TaskState::New,
             cpu: g.cpus.first().unwrap_or(0),
-            tg: 0,
+            tg: g.cgroup,
             se: SchedEntity { load: LoadWeight { weight, inv_weight }, ..SchedEntity::default() },
             rt: RtEntity::default(),
             dl: g.policy.is_dl().then(|| Box::new(crate::sched::deadline::setparam_dl(&g.dl))),

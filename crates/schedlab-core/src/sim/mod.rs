@@ -15,6 +15,7 @@
 
 pub mod check;
 pub mod report;
+pub mod report_cgroup;
 pub mod report_mm;
 pub mod run;
 pub mod schedule;
@@ -212,6 +213,7 @@ impl Sim {
             rt_inv_since: std::cell::Cell::new(None),
         };
         sim.w.m.kt.k.init_dl_bw();
+        sim.w.m.kt.k.create_cgroups(&sc.cgroups);
         sim.w.m.kt.create_housekeeping();
         sim.w.m.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks, or the runner's main thread that will.

@@ -190,6 +190,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         ..Default::default()
     };
     kernel_sections(sim, &mut r);
+    r.cgroups = crate::sim::report_cgroup::cgroups(sim, sc);
     r.mm = crate::sim::report_mm::mm_report(sim, &r);
     r
 }

@@ -46,6 +46,8 @@ pub(crate) struct RawTask {
     /// The DRAM traffic of the run ops' work at max_freq ("4.9GB/s"): its
     /// demand on the node's memory bandwidth.
     pub(crate) memory_traffic: Option<String>,
+    /// The cgroup its tasks run in (`[[cgroup]]`'s path; workload/cgroup.rs).
+    pub(crate) cgroup: Option<String>,
     #[serde(default)]
     pub(crate) program: Vec<toml::Value>,
 }
@@ -310,6 +312,7 @@ pub(crate) fn compile_tasks(
             kthread: t.kthread.unwrap_or(false),
             memory_bound,
             memory_traffic: memory_traffic_at(t.memory_traffic.as_deref(), memory_bound, file, &k)?,
+            cgroup: 0, // scenario/mod.rs resolves task.cgroup
             program: Program { ops },
         });
     }
@@ -501,6 +504,7 @@ fn compile_rt_migrate_test(
         kthread: false,
         memory_bound: 0,
         memory_traffic: 0,
+        cgroup: 0,
         program: Program { ops },
     });
     for i in 0..nr_tasks {
@@ -531,6 +535,7 @@ fn compile_rt_migrate_test(
             kthread: false,
             memory_bound: 0,
             memory_traffic: 0,
+            cgroup: 0,
             program: Program { ops },
         });
     }

@@ -272,6 +272,7 @@ pub(crate) fn compile_dbench(
         kthread: false,
         memory_bound: 0,
         memory_traffic: 0,
+        cgroup: 0,
         program,
     };
     // The clients are forked by dbench's main process, so fork balancing

@@ -1,5 +1,6 @@
 //! Task programs and their interpreter state.
 
+pub mod cgroup;
 pub mod channel;
 pub mod compile;
 pub(crate) mod compile_ops;

@@ -98,6 +98,7 @@ impl WorkloadFloor {
             kthread: false,
             memory_bound: 0,
             memory_traffic: 0,
+            cgroup: 0,
             program: Program::default(),
         };
         // The coordinator's SCHED_FIFO 99, set before the gate opens.

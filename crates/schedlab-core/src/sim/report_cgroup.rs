@@ -1,0 +1,50 @@
+//! The report's `cgroups`: what each `[[cgroup]]` got over the window, as
+//! its cgroup v2 files say it (cpu.weight, cpu.idle, cpu.stat's
+//! usage_usec, cgroup.threads), for a scenario with cgroups.
+
+use crate::report::CgroupRow;
+use crate::scenario::Scenario;
+use crate::sched::task::TaskState;
+use crate::sim::report::pct;
+use crate::sim::Sim;
+
+/// sched_weight_to_cgroup(): the shares as cpu.weight reads them back,
+/// DIV_ROUND_CLOSEST_ULL(shares * 100, 1024), within 1..10000.
+fn cpu_weight(shares: u64) -> u64 {
+    ((shares * 100 + 512) / 1024).clamp(1, 10_000)
+}
+
+/// One row per `[[cgroup]]`, in the scenario's order; None without any.
+pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
+    if sc.cgroups.is_empty() {
+        return None;
+    }
+    let k = &sim.w.m.kt.k;
+    let window = sim.end_ns.saturating_sub(sim.stats.rec.warmup.min(sim.end_ns));
+    // Each task group's own tasks' CPU time over the window, and count.
+    let mut own = vec![(0u64, 0usize); sc.cgroups.len() + 1];
+    for (i, t) in k.sched.tasks.iter().enumerate().filter(|(_, t)| t.state != TaskState::New) {
+        let base = sim.stats.task_base.get(i).copied().unwrap_or_default();
+        own[t.tg].0 += sim.task_counters(i).since(&base).runtime_ns;
+        own[t.tg].1 += usize::from(t.state != TaskState::Dead);
+    }
+    // usage_usec counts the descendants too: children come after their
+    // parents, so one pass from the last adds each into its parent.
+    let mut total: Vec<u64> = own.iter().map(|o| o.0).collect();
+    for c in sc.cgroups.iter().rev() {
+        total[c.parent] += total[c.tg];
+    }
+    let rows = sc
+        .cgroups
+        .iter()
+        .map(|c| CgroupRow {
+            path: c.path.clone(),
+            weight: cpu_weight(c.shares),
+            idle: c.idle,
+            threads: own[c.tg].1,
+            usage_usec: total[c.tg] / 1000,
+            cpu_pct: (window > 0).then(|| pct(total[c.tg], window)),
+        })
+        .collect();
+    Some(rows)
+}

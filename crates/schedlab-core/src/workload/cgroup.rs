@@ -1,0 +1,238 @@
+//! `[[cgroup]]`: the scenario's cgroups with the cpu controller (issue 39),
+//! as cgroup v2 names their files, and `task.cgroup`, the cgroup a task
+//! group's tasks run in. Each becomes a task group (sched/task_group.rs)
+//! with a cfs_rq and a group entity on every CPU.
+//!
+//! ```toml
+//! [[cgroup]]
+//! path = "/batch"
+//! "cpu.weight" = 50        # 1..10000, default 100 (shares 1024)
+//!
+//! [[cgroup]]
+//! path = "/batch/low"
+//! "cpu.idle" = 1           # 5.15+: SCHED_IDLE for the whole group
+//!
+//! [[task]]
+//! name = "hog"
+//! cgroup = "/batch/low"
+//! ```
+
+use serde::Deserialize;
+
+use crate::error::{Result, SimError};
+use crate::kernel::version::KernelVersion;
+
+/// `[[cgroup]]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCgroup {
+    path: Option<String>,
+    #[serde(rename = "cpu.weight")]
+    cpu_weight: Option<i64>,
+    #[serde(rename = "cpu.weight.nice")]
+    cpu_weight_nice: Option<i64>,
+    #[serde(rename = "cpu.idle")]
+    cpu_idle: Option<i64>,
+}
+
+/// A cgroup, checked: its task group is `tg` (the root's is 0; the
+/// scenario's are numbered in the order they are listed, parents first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupDef {
+    pub path: String,
+    pub tg: usize,
+    /// The parent's task group (0: the root).
+    pub parent: usize,
+    /// tg->shares, unscaled (cpu.weight 100 = 1024).
+    pub shares: u64,
+    /// cpu.idle.
+    pub idle: bool,
+}
+
+/// The oldest version whose group entity weight the model computes as the
+/// kernel does: calc_group_shares() of 4.15 (cef27403cbe9), the form every
+/// later version keeps. cgroup v2's cpu.weight is 4.15 too (0d5936344f30).
+pub const CGROUPS_SINCE: (u16, u16) = (4, 15);
+/// cpu.idle: "sched: Cgroup SCHED_IDLE support" (304000390f88, 5.15).
+pub const CPU_IDLE_SINCE: (u16, u16) = (5, 15);
+
+/// sched_weight_from_cgroup(): cpu.weight 1..10000 (default 100) as
+/// shares, DIV_ROUND_CLOSEST_ULL(weight * 1024, 100).
+pub fn shares_of_weight(weight: u64) -> u64 {
+    (weight * 1024 + 50) / 100
+}
+
+/// Check the cgroups: absolute paths, each listed once, its parent (if not
+/// the root) listed before it; a weight in the kernel's range; cpu.idle
+/// from 5.15.
+pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVersion) -> Result<Vec<CgroupDef>> {
+    if !raw.is_empty() && !version.at_least(CGROUPS_SINCE.0, CGROUPS_SINCE.1) {
+        return Err(SimError::not_modelled(
+            file,
+            "cgroup",
+            format!(
+                "cgroups on {version}: the model's group entity weight is calc_group_shares() of 4.15 and later \
+                 (choose kernel.version 4.15 or newer)"
+            ),
+        ));
+    }
+    let mut out: Vec<CgroupDef> = Vec::with_capacity(raw.len());
+    for (i, c) in raw.iter().enumerate() {
+        let key = |k: &str| format!("cgroup[{i}].{k}");
+        let Some(path) = c.path.as_deref() else {
+            return Err(SimError::MissingKey { at: crate::error::Location { file: file.into(), key: key("path") } });
+        };
+        let parts: Vec<&str> = path.split('/').collect();
+        if !path.starts_with('/') || path == "/" || parts[1..].iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
+            return Err(SimError::bad_value(
+                file,
+                &key("path"),
+                format!("{path:?}"),
+                "an absolute path below the root, such as \"/a\" or \"/a/b\" (the root, \"/\", is implicit)",
+            ));
+        }
+        if out.iter().any(|d| d.path == path) {
+            return Err(SimError::bad_value(file, &key("path"), format!("{path:?} is listed twice"), "each path once"));
+        }
+        let parent_path = &path[..path.rfind('/').unwrap_or(0)];
+        let parent = if parent_path.is_empty() {
+            0
+        } else {
+            match out.iter().find(|d| d.path == parent_path) {
+                Some(d) => d.tg,
+                None => {
+                    return Err(SimError::bad_value(
+                        file,
+                        &key("path"),
+                        format!("{path:?}: its parent {parent_path:?} is not a [[cgroup]] listed before it"),
+                        "a cgroup's parent listed before it (cgroupfs makes a directory's parent first)",
+                    ))
+                }
+            }
+        };
+        let shares = match (c.cpu_weight, c.cpu_weight_nice) {
+            (Some(_), Some(_)) => {
+                return Err(SimError::bad_value(
+                    file,
+                    &key("cpu.weight.nice"),
+                    "given with cpu.weight (both write the one weight)",
+                    "cpu.weight or cpu.weight.nice",
+                ))
+            }
+            (Some(w), None) if (1..=10_000).contains(&w) => shares_of_weight(w as u64),
+            (Some(w), None) => {
+                return Err(SimError::bad_value(file, &key("cpu.weight"), w.to_string(), "1..10000 (default 100)"))
+            }
+            (None, Some(n)) if crate::prio::is_nice(n) => {
+                // cpu_weight_nice_write_s64(): the weight of a task of that nice.
+                crate::prio::SCHED_PRIO_TO_WEIGHT[(n - crate::prio::MIN_NICE as i64) as usize] as u64
+            }
+            (None, Some(n)) => {
+                return Err(SimError::bad_value(
+                    file,
+                    &key("cpu.weight.nice"),
+                    n.to_string(),
+                    crate::prio::nice_range(),
+                ))
+            }
+            (None, None) => 1024,
+        };
+        let idle = match c.cpu_idle {
+            None | Some(0) => false,
+            Some(1) if version.at_least(CPU_IDLE_SINCE.0, CPU_IDLE_SINCE.1) => true,
+            Some(1) => {
+                return Err(SimError::not_modelled(
+                    file,
+                    &key("cpu.idle"),
+                    format!("cpu.idle on {version}: the kernel has it from 5.15 (304000390f88)"),
+                ))
+            }
+            Some(v) => return Err(SimError::bad_value(file, &key("cpu.idle"), v.to_string(), "0 or 1")),
+        };
+        out.push(CgroupDef { path: path.to_string(), tg: i + 1, parent, shares, idle });
+    }
+    Ok(out)
+}
+
+/// The task group of `task[i].cgroup` (None or "/": the root's, 0).
+pub(crate) fn cgroup_of(path: Option<&str>, cgroups: &[CgroupDef], file: &str, key: &str) -> Result<usize> {
+    match path {
+        None | Some("/") => Ok(0),
+        Some(p) => cgroups.iter().find(|d| d.path == p).map(|d| d.tg).ok_or_else(|| {
+            let listed: Vec<&str> = cgroups.iter().map(|d| d.path.as_str()).collect();
+            SimError::bad_value(
+                file,
+                key,
+                format!("{p:?} is not a [[cgroup]]"),
+                if listed.is_empty() {
+                    "\"/\", or the path of a [[cgroup]] (none is listed)".to_string()
+                } else {
+                    format!("\"/\" or one of {}", listed.join(", "))
+                },
+            )
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn load(text: &str) -> crate::error::Result<crate::scenario::Scenario> {
+        let base = "name = \"c\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"6.12\"\n";
+        crate::scenario::load(&format!("{base}{text}"), "c.toml", &[])
+    }
+
+    #[test]
+    fn weights_and_paths_are_the_kernels() {
+        assert_eq!(super::shares_of_weight(100), 1024);
+        assert_eq!(super::shares_of_weight(1), 10);
+        assert_eq!(super::shares_of_weight(10_000), 102_400);
+        let sc = load(
+            "[[cgroup]]\npath = \"/a\"\n\"cpu.weight\" = 200\n[[cgroup]]\npath = \"/a/b\"\n\"cpu.weight.nice\" = 19\n\
+             [[cgroup]]\npath = \"/c\"\n\"cpu.idle\" = 1\n\
+             [[task]]\nname = \"t\"\ncgroup = \"/a/b\"\nprogram = [{ run = \"1ms\" }]\n",
+        )
+        .expect("scenario");
+        let shares: Vec<(usize, usize, u64, bool)> =
+            sc.cgroups.iter().map(|c| (c.tg, c.parent, c.shares, c.idle)).collect();
+        assert_eq!(shares, vec![(1, 0, 2048, false), (2, 1, 15, false), (3, 0, 1024, true)]);
+        assert_eq!(sc.groups[0].cgroup, 2);
+    }
+
+    #[test]
+    fn bad_cgroups_name_the_key() {
+        let cases = [
+            ("[[cgroup]]\n\"cpu.weight\" = 10\n", "cgroup[0].path: required key is missing"),
+            ("[[cgroup]]\npath = \"a\"\n", "cgroup[0].path: \"a\""),
+            ("[[cgroup]]\npath = \"/a/\"\n", "cgroup[0].path: \"/a/\""),
+            ("[[cgroup]]\npath = \"/a/b\"\n", "its parent \"/a\" is not a [[cgroup]] listed before it"),
+            ("[[cgroup]]\npath = \"/a\"\n[[cgroup]]\npath = \"/a\"\n", "cgroup[1].path: \"/a\" is listed twice"),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.weight\" = 0\n", "cgroup[0].cpu.weight: 0; accepted: 1..10000"),
+            (
+                "[[cgroup]]\npath = \"/a\"\n\"cpu.weight.nice\" = 20\n",
+                "cgroup[0].cpu.weight.nice: 20; accepted: -20..19",
+            ),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.idle\" = 2\n", "cgroup[0].cpu.idle: 2; accepted: 0 or 1"),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.max\" = \"max\"\n", "cgroup[0].cpu.max: unknown key"),
+            (
+                "[[task]]\nname = \"t\"\ncgroup = \"/x\"\nprogram = [{ run = \"1ms\" }]\n",
+                "task[0].cgroup: \"/x\" is not a [[cgroup]]",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = load(text).expect_err(text).to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn versions_without_the_mechanism_refuse_it() {
+        let old =
+            "name = \"c\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"4.14\"\n[[cgroup]]\npath = \"/a\"\n";
+        let e = crate::scenario::load(old, "c.toml", &[]).expect_err("4.14");
+        assert_eq!(e.code(), "SL120", "{e}");
+        let idle = "name = \"c\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"5.10\"\n\
+                    [[cgroup]]\npath = \"/a\"\n\"cpu.idle\" = 1\n";
+        let e = crate::scenario::load(idle, "c.toml", &[]).expect_err("5.10 cpu.idle");
+        assert!(e.to_string().contains("cgroup[0].cpu.idle"), "{e}");
+    }
+}
