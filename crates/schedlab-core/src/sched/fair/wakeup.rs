@@ -67,7 +67,11 @@ impl SchedEnv {
         u.min(self.capacity_of(cpu))
     }
 
-    /// task_h_load() without cgroups: the task's own load_avg.
+    /// task_h_load(): the task's own load_avg.
+    /// Deviation: with cgroups the kernel scales it by the group entities'
+    /// share of each cfs_rq's load up the tree (update_cfs_rq_h_load); the
+    /// model has no h_load yet (issue 39 step 4), so wake_affine and
+    /// detach_tasks weigh a task in a group by its own load.
     #[inline]
     pub fn task_h_load(&self, p: TaskId) -> u64 {
         self.sched.tasks[p].se.avg.load_avg
