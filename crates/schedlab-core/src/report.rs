@@ -277,6 +277,15 @@ pub fn schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Report)).expect("the schema serializes")
 }
 
+/// A share in percent with two decimals, as mpstat prints it.
+pub fn pct(x: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        (x as f64 * 10000.0 / total as f64).round() / 100.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

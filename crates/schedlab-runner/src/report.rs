@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 
 use schedlab_core::prio::{nice_to_prio, rt_priority_to_prio};
+use schedlab_core::report::pct;
 use schedlab_core::report::{
     CpuTimes, DelayStats, GroupRow, HostInfo, KernelInfo, MachineInfo, MeasureInfo, Mpstat, MpstatCpu, MpstatRow,
     MpstatSample, RealInfo, Report, TaskRow,
 };
 use schedlab_core::scenario::Scenario;
-use schedlab_core::sim::report::pct;
 
 use crate::procfs::{CpuJiffies, TaskCounters};
 use crate::{sys, Measured};

@@ -34,6 +34,20 @@ pub struct Tg {
     pub depth: u32,
 }
 
+/// A cgroup, checked: its task group is `tg` (the root's is 0; the
+/// scenario's are numbered in the order they are listed, parents first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupDef {
+    pub path: String,
+    pub tg: usize,
+    /// The parent's task group (0: the root).
+    pub parent: usize,
+    /// tg->shares, unscaled (cpu.weight 100 = 1024).
+    pub shares: u64,
+    /// cpu.idle.
+    pub idle: bool,
+}
+
 /// A group entity: its sched_entity and its place in the tree.
 #[derive(Debug, Clone)]
 pub struct GroupSe {

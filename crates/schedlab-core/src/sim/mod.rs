@@ -218,8 +218,7 @@ impl Sim {
         sim.w.m.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks, or the runner's main thread that will.
         if sc.measure.start == StartProtocol::Runner {
-            let m = &sc.measure;
-            sim.w.runner_start(&sc.groups, (m.warmup, m.duration, m.interval));
+            sim.w.runner_start(&sc.groups, (sc.measure.warmup, sc.measure.duration, sc.measure.interval));
         }
         for (gi, g) in sc.groups.iter().enumerate().filter(|_| sc.measure.start == StartProtocol::Fork) {
             for i in 0..g.count {

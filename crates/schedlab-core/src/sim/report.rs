@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::report::pct;
 use crate::report::LbCounters;
 use crate::report::PackagePower;
 use crate::report::{
@@ -20,15 +21,6 @@ use crate::sched::task::{Task, TaskCounters, TaskId, TaskState, LATENCY_HIST_BUC
 use crate::sched::topology::cpulist;
 use crate::sim::report_mm::round2;
 use crate::sim::Sim;
-
-/// A share in percent with two decimals, as mpstat prints it.
-pub fn pct(x: u64, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        (x as f64 * 10000.0 / total as f64).round() / 100.0
-    }
-}
 
 fn mpstat_row(cpu: MpstatCpu, d: &CpuTime) -> MpstatRow {
     let t = d.total();

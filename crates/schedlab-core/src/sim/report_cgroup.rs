@@ -2,10 +2,10 @@
 //! its cgroup v2 files say it (cpu.weight, cpu.idle, cpu.stat's
 //! usage_usec, cgroup.threads), for a scenario with cgroups.
 
+use crate::report::pct;
 use crate::report::CgroupRow;
 use crate::scenario::Scenario;
 use crate::sched::task::TaskState;
-use crate::sim::report::pct;
 use crate::sim::Sim;
 
 /// sched_weight_to_cgroup(): the shares as cpu.weight reads them back,

@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 use crate::error::{Result, SimError};
 use crate::kernel::version::KernelVersion;
+pub use crate::sched::task_group::CgroupDef;
 
 /// `[[cgroup]]` as written.
 #[derive(Debug, Deserialize)]
@@ -33,20 +34,6 @@ pub(crate) struct RawCgroup {
     cpu_weight_nice: Option<i64>,
     #[serde(rename = "cpu.idle")]
     cpu_idle: Option<i64>,
-}
-
-/// A cgroup, checked: its task group is `tg` (the root's is 0; the
-/// scenario's are numbered in the order they are listed, parents first).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CgroupDef {
-    pub path: String,
-    pub tg: usize,
-    /// The parent's task group (0: the root).
-    pub parent: usize,
-    /// tg->shares, unscaled (cpu.weight 100 = 1024).
-    pub shares: u64,
-    /// cpu.idle.
-    pub idle: bool,
 }
 
 /// The oldest version whose group entity weight the model computes as the

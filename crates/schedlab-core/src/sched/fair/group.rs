@@ -251,7 +251,7 @@ impl SchedEnv {
 impl SchedEnv {
     /// sched_create_group() of each `[[cgroup]]`, parents first: task group
     /// `c.tg` with a cfs_rq and an entity on every CPU.
-    pub fn create_cgroups(&mut self, cgroups: &[crate::workload::cgroup::CgroupDef]) {
+    pub fn create_cgroups(&mut self, cgroups: &[crate::sched::task_group::CgroupDef]) {
         for c in cgroups {
             let tg = self.sched.groups.create(&mut self.sched.cfs_rqs, &c.path, c.parent, c.shares, c.idle);
             debug_assert_eq!(tg, c.tg);
