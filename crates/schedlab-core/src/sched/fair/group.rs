@@ -425,18 +425,18 @@ mod tests {
         format!("[[cgroup]]\npath = \"{path}\"\n{extra}\n")
     }
 
+    /// /a (cpu.weight 100) with `na` hogs and /b (200) with `nb` on `cpus`
+    /// CPUs, 3 s: each task group's share.
+    fn weights_100_200(version: &str, cpus: usize, na: usize, nb: usize) -> Vec<f64> {
+        let (a, b) = (cgroup("/a", "\"cpu.weight\" = 100"), cgroup("/b", "\"cpu.weight\" = 200"));
+        shares(version, cpus, 3000, &format!("{a}{b}{}{}", hogs("a", na, "/a"), hogs("b", nb, "/b")))
+    }
+
     #[test]
     fn two_groups_split_one_cpu_by_their_weights_whatever_their_task_counts() {
         for version in ["6.1", "6.12"] {
             for (na, nb) in [(1, 3), (3, 1), (2, 2)] {
-                let body = format!(
-                    "{}{}{}{}",
-                    cgroup("/a", "\"cpu.weight\" = 100"),
-                    cgroup("/b", "\"cpu.weight\" = 200"),
-                    hogs("a", na, "/a"),
-                    hogs("b", nb, "/b")
-                );
-                let s = shares(version, 1, 3000, &body);
+                let s = weights_100_200(version, 1, na, nb);
                 assert!(
                     (s[1] - 1.0 / 3.0).abs() < 0.01 && (s[2] - 2.0 / 3.0).abs() < 0.01,
                     "{version} {na}/{nb}: {s:?}"
@@ -491,14 +491,7 @@ mod tests {
         // Issue 39 step 4 (h_load, PELT propagation) is to bring both to 1 %.
         for version in ["6.1", "6.12"] {
             for (cpus, na, nb, tol) in [(2, 2, 6, 0.02), (2, 1, 3, 0.02), (4, 4, 4, 0.05)] {
-                let body = format!(
-                    "{}{}{}{}",
-                    cgroup("/a", "\"cpu.weight\" = 100"),
-                    cgroup("/b", "\"cpu.weight\" = 200"),
-                    hogs("a", na, "/a"),
-                    hogs("b", nb, "/b")
-                );
-                let s = shares(version, cpus, 3000, &body);
+                let s = weights_100_200(version, cpus, na, nb);
                 let ok = (s[1] - 1.0 / 3.0).abs() < tol && (s[2] - 2.0 / 3.0).abs() < tol;
                 assert!(ok, "{version} {cpus} CPUs {na}/{nb}: {s:?}");
             }
