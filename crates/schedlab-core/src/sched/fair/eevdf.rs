@@ -259,7 +259,7 @@ impl SchedEnv {
     /// set_delayed(): the sleeping task stays queued, asleep.
     pub(crate) fn set_delayed(&mut self, cpu: usize, tid: TaskId) {
         self.sched.tasks[tid].se.sched_delayed = true;
-        self.sched.cfs_rqs[cpu].h_nr_delayed += 1;
+        self.add_h_nr_delayed(cpu, tid, 1);
         self.sched.wasted.nr_delayed += 1;
         self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
     }
@@ -286,36 +286,48 @@ impl SchedEnv {
     /// still queued (ttwu_runnable). It keeps its place unless DELAY_ZERO
     /// finds it eligible by now: then it is placed again at zero lag.
     pub(crate) fn requeue_delayed_entity(&mut self, cpu: usize, tid: TaskId) {
-        let cfs_rq = CfsRqId::root(cpu);
+        let cfs_rq = self.task_cfs_rq_on(tid, cpu);
         let se = SeId::task(tid);
         debug_assert!(self.se(se).sched_delayed && self.se(se).on_rq);
         if self.cfg.features.on(Feature::DELAY_ZERO) {
             self.update_entity_lag(cfs_rq, se);
             if self.se(se).vlag > 0 {
-                let is_curr = self.sched.cfs_rqs[cpu].curr == Some(se);
-                self.sched.cfs_rqs[cpu].nr_running -= 1;
+                let is_curr = self.cfs_rq(cfs_rq).curr == Some(se);
+                self.cfs_rq_mut(cfs_rq).nr_running -= 1;
                 if !is_curr {
                     self.avg_sub(cfs_rq, se);
                     let v = self.se(se).vruntime;
-                    let removed = self.sched.cfs_rqs[cpu].tasks_timeline.remove(&(v, se));
+                    let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
                     debug_assert!(removed, "delayed task was not in the tree");
                 }
                 self.se_mut(se).vlag = 0;
                 self.place_entity_eevdf(cfs_rq, se, false);
                 if !is_curr {
                     let v = self.se(se).vruntime;
-                    self.sched.cfs_rqs[cpu].tasks_timeline.insert((v, se));
+                    self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se));
                     self.avg_add(cfs_rq, se);
                 }
-                self.sched.cfs_rqs[cpu].nr_running += 1;
+                self.cfs_rq_mut(cfs_rq).nr_running += 1;
                 self.update_min_vruntime(cfs_rq);
             }
         }
         self.update_load_avg::<true>(cfs_rq, Some(se));
         // clear_delayed(): runnable again.
         self.sched.tasks[tid].se.sched_delayed = false;
-        self.sched.cfs_rqs[cpu].h_nr_delayed -= 1;
+        self.add_h_nr_delayed(cpu, tid, -1);
         self.sched.wasted.nr_delayed -= 1;
         self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
+    }
+
+    /// set_delayed() / clear_delayed()'s h_nr_delayed: on the task's cfs_rq
+    /// on `cpu` and every cfs_rq above it.
+    fn add_h_nr_delayed(&mut self, cpu: usize, tid: TaskId, n: i32) {
+        let mut q = Some(self.task_cfs_rq_on(tid, cpu));
+        while let Some(c) = q {
+            let cfs = self.cfs_rq_mut(c);
+            cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
+            let tg = cfs.tg;
+            q = self.sched.groups.tgs.get(tg).and_then(|g| g.se[cpu]).map(|e| self.cfs_rq_of(e));
+        }
     }
 }

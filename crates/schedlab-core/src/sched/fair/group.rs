@@ -483,6 +483,28 @@ mod tests {
     }
 
     #[test]
+    fn sleepers_in_groups_keep_the_runqueues_consistent() {
+        // Sleepers are delayed (6.12's DELAY_DEQUEUE) on their group's
+        // cfs_rq and woken there (requeue_delayed_entity); h_nr_delayed
+        // counts them at every level. The invariant checker runs at every
+        // event (`check = true` in shares()).
+        let mut body = String::new();
+        for i in 0..8 {
+            body += &cgroup(&format!("/g{i}"), &format!("\"cpu.weight\" = {}", 50 + 50 * (i % 3)));
+        }
+        for i in 0..8 {
+            body += &format!(
+                "[[task]]\nname = \"t{i}\"\ncount = 3\ncgroup = \"/g{i}\"\n\
+                 program = [{{ loop = {{ body = [{{ run = \"2ms\" }}, {{ sleep = \"3ms\" }}] }} }}]\n"
+            );
+        }
+        for version in ["6.1", "6.6", "6.12", "6.18"] {
+            let s = shares(version, 4, 500, &body);
+            assert!(s.iter().sum::<f64>() > 0.5, "{version}: {s:?}");
+        }
+    }
+
+    #[test]
     fn two_groups_split_several_cpus_by_their_weights() {
         // Without h_load (the balancer weighs a task by its own load, not
         // its share of its group's) the split is within 2 % of 1:2 on two
