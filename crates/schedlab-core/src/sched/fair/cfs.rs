@@ -21,9 +21,9 @@ impl SchedEnv {
     }
 
     /// sched_slice(): period * w / W (W counting the entity if not queued).
-    pub fn sched_slice(&self, cfs_rq: CfsRqId, se: SeId) -> u64 {
+    pub fn sched_slice<const G: bool>(&self, cfs_rq: CfsRqId, se: SeId) -> u64 {
         let cfs = self.cfs_rq(cfs_rq);
-        let se = self.se(se);
+        let se = self.se_g::<G>(se);
         let on_rq = se.on_rq;
         let nr = cfs.nr_running as u64 + u64::from(!on_rq);
         let mut load = cfs.load_weight;
@@ -40,18 +40,18 @@ impl SchedEnv {
     }
 
     /// wakeup_gran(): the wakeup granularity in the wakee's virtual time.
-    pub(crate) fn wakeup_gran(&self, se: SeId) -> u64 {
-        self.vdelta(self.tun.sched_wakeup_granularity, se)
+    pub(crate) fn wakeup_gran<const G: bool>(&self, se: SeId) -> u64 {
+        self.vdelta::<G>(self.tun.sched_wakeup_granularity, se)
     }
 
     /// wakeup_preempt_entity(curr, se): -1 if se is not ahead of curr, 1 if
     /// it is more than a wakeup granularity ahead, else 0.
-    pub(crate) fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
-        let vdiff = self.se(curr).vruntime as i128 - self.se(se).vruntime as i128;
+    pub(crate) fn wakeup_preempt_entity<const G: bool>(&self, curr: SeId, se: SeId) -> i32 {
+        let vdiff = self.se_g::<G>(curr).vruntime as i128 - self.se_g::<G>(se).vruntime as i128;
         if vdiff <= 0 {
             return -1;
         }
-        if vdiff > self.wakeup_gran(se) as i128 {
+        if vdiff > self.wakeup_gran::<G>(se) as i128 {
             1
         } else {
             0
@@ -60,12 +60,12 @@ impl SchedEnv {
 
     /// pick_next_entity(cfs_rq, curr) of 2.6.35 .. 6.5, with the skip, last
     /// and next buddies.
-    pub(crate) fn pick_next_entity_cfs(&self, cfs_rq: CfsRqId) -> Option<SeId> {
+    pub(crate) fn pick_next_entity_cfs<const G: bool>(&self, cfs_rq: CfsRqId) -> Option<SeId> {
         let cfs = self.cfs_rq(cfs_rq);
-        let curr = self.curr_on_rq(cfs_rq);
+        let curr = self.curr_on_rq::<G>(cfs_rq);
         let mut left = cfs.leftmost().map(|(_, t)| t);
         if let Some(c) = curr {
-            if left.is_none_or(|l| self.se(c).vruntime < self.se(l).vruntime) {
+            if left.is_none_or(|l| self.se_g::<G>(c).vruntime < self.se_g::<G>(l).vruntime) {
                 left = Some(c);
             }
         }
@@ -77,25 +77,25 @@ impl SchedEnv {
             } else {
                 let mut s = cfs.tasks_timeline.iter().nth(1).map(|&(_, t)| t);
                 if let Some(c) = curr {
-                    if s.is_none_or(|x| self.se(c).vruntime < self.se(x).vruntime) {
+                    if s.is_none_or(|x| self.se_g::<G>(c).vruntime < self.se_g::<G>(x).vruntime) {
                         s = Some(c);
                     }
                 }
                 s
             };
             if let Some(s) = second {
-                if self.wakeup_preempt_entity(s, left) < 1 {
+                if self.wakeup_preempt_entity::<G>(s, left) < 1 {
                     se = s;
                 }
             }
         }
         if let Some(l) = cfs.last {
-            if self.se(l).on_rq && self.wakeup_preempt_entity(l, left) < 1 {
+            if self.se_g::<G>(l).on_rq && self.wakeup_preempt_entity::<G>(l, left) < 1 {
                 se = l;
             }
         }
         if let Some(n) = cfs.next {
-            if self.se(n).on_rq && self.wakeup_preempt_entity(n, left) < 1 {
+            if self.se_g::<G>(n).on_rq && self.wakeup_preempt_entity::<G>(n, left) < 1 {
                 se = n;
             }
         }
@@ -104,9 +104,9 @@ impl SchedEnv {
 
     /// check_preempt_tick() (CFS).
     #[inline]
-    pub(crate) fn check_preempt_tick(&mut self, cfs_rq: CfsRqId, curr: SeId) {
-        let ideal = self.sched_slice(cfs_rq, curr);
-        let se = self.se(curr);
+    pub(crate) fn check_preempt_tick<const G: bool>(&mut self, cfs_rq: CfsRqId, curr: SeId) {
+        let ideal = self.sched_slice::<G>(cfs_rq, curr);
+        let se = self.se_g::<G>(curr);
         let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if delta_exec > ideal {
             self.resched_curr(self.rq_of(cfs_rq));
@@ -120,7 +120,7 @@ impl SchedEnv {
             return;
         }
         let Some((lv, _)) = self.cfs_rq(cfs_rq).leftmost() else { return };
-        let delta = self.se(curr).vruntime as i128 - lv as i128;
+        let delta = self.se_g::<G>(curr).vruntime as i128 - lv as i128;
         if delta < 0 {
             return;
         }
@@ -132,7 +132,7 @@ impl SchedEnv {
     /// place_entity() of CFS: a new task at min_vruntime (+ one vslice with
     /// START_DEBIT); a waking one no further back than min_vruntime minus
     /// the sleeper credit (NEW_/GENTLE_FAIR_SLEEPERS).
-    pub(crate) fn place_entity_cfs(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
+    pub(crate) fn place_entity_cfs<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
         let cfs = self.cfs_rq(cfs_rq);
         let mut vruntime = cfs.min_vruntime;
         if initial {
@@ -143,10 +143,10 @@ impl SchedEnv {
             // START_DEBIT vslice), which is where the max lands
             // whenever the parent is not far ahead.
             if self.cfg.features.on(Feature::START_DEBIT) {
-                let s = self.sched_slice(cfs_rq, se);
-                vruntime += self.vdelta(s, se);
+                let s = self.sched_slice::<G>(cfs_rq, se);
+                vruntime += self.vdelta::<G>(s, se);
             }
-            self.se_mut(se).vruntime = vruntime;
+            self.se_mut_g::<G>(se).vruntime = vruntime;
             return;
         }
         let f = &self.cfg.features;
@@ -160,21 +160,21 @@ impl SchedEnv {
         if f.on(Feature::GENTLE_FAIR_SLEEPERS) || f.on(Feature::NEW_FAIR_SLEEPERS) {
             vruntime = vruntime.saturating_sub(thresh);
         }
-        let se = self.se_mut(se);
+        let se = self.se_mut_g::<G>(se);
         se.vruntime = se.vruntime.max(vruntime);
     }
 
     /// check_preempt_wakeup() of CFS: set the next buddy (NEXT_BUDDY), and
     /// preempt if the wakee is more than wakeup_granularity behind curr in
     /// virtual time (then curr is the last buddy, LAST_BUDDY).
-    pub(crate) fn check_preempt_wakeup_cfs(&mut self, cfs_rq: CfsRqId, curr: SeId, p: SeId) {
+    pub(crate) fn check_preempt_wakeup_cfs<const G: bool>(&mut self, cfs_rq: CfsRqId, curr: SeId, p: SeId) {
         let scale = self.cfs_rq(cfs_rq).nr_running as u64 >= self.tun.sched_nr_latency;
         if self.cfg.features.on(Feature::NEXT_BUDDY) && scale {
             self.cfs_rq_mut(cfs_rq).next = Some(p);
         }
-        if self.wakeup_preempt_entity(curr, p) == 1 {
+        if self.wakeup_preempt_entity::<G>(curr, p) == 1 {
             self.resched_curr(self.rq_of(cfs_rq));
-            if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.se(curr).on_rq {
+            if self.cfg.features.on(Feature::LAST_BUDDY) && scale && self.se_g::<G>(curr).on_rq {
                 self.cfs_rq_mut(cfs_rq).last = Some(curr);
             }
         }

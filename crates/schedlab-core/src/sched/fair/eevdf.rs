@@ -53,18 +53,18 @@ fn div_i128(a: i128, b: i128) -> i128 {
 
 impl SchedEnv {
     #[inline(always)]
-    pub(crate) fn entity_key(&self, cfs_rq: CfsRqId, se: SeId) -> i128 {
-        self.se(se).vruntime as i128 - self.cfs_rq(cfs_rq).min_vruntime as i128
+    pub(crate) fn entity_key<const G: bool>(&self, cfs_rq: CfsRqId, se: SeId) -> i128 {
+        self.se_g::<G>(se).vruntime as i128 - self.cfs_rq(cfs_rq).min_vruntime as i128
     }
 
     /// (Σ w_i key_i, Σ w_i) with curr included, as avg_vruntime() builds them.
     #[inline(always)]
-    pub(crate) fn avg_sums(&self, cfs_rq: CfsRqId) -> (i128, i128) {
+    pub(crate) fn avg_sums<const G: bool>(&self, cfs_rq: CfsRqId) -> (i128, i128) {
         let cfs = self.cfs_rq(cfs_rq);
         let (mut avg, mut load) = (cfs.avg_vruntime, cfs.avg_load);
-        if let Some(c) = self.curr_on_rq(cfs_rq) {
-            let w = self.se(c).load.weight as i128;
-            avg += self.entity_key(cfs_rq, c) * w;
+        if let Some(c) = self.curr_on_rq::<G>(cfs_rq) {
+            let w = self.se_g::<G>(c).load.weight as i128;
+            avg += self.entity_key::<G>(cfs_rq, c) * w;
             load += w;
         }
         (avg, load)
@@ -72,8 +72,8 @@ impl SchedEnv {
 
     /// avg_vruntime(): V, rounded toward -inf so an entity at V is eligible.
     #[inline]
-    pub fn avg_vruntime(&self, cfs_rq: CfsRqId) -> u64 {
-        let (avg, load) = self.avg_sums(cfs_rq);
+    pub fn avg_vruntime<const G: bool>(&self, cfs_rq: CfsRqId) -> u64 {
+        let (avg, load) = self.avg_sums::<G>(cfs_rq);
         let mut a = avg;
         if load > 0 {
             if a < 0 {
@@ -85,22 +85,22 @@ impl SchedEnv {
     }
 
     /// entity_eligible(): Σ w_j (v_j - v0) >= (v_i - v0) Σ w_j.
-    pub(crate) fn entity_eligible(&self, cfs_rq: CfsRqId, se: SeId) -> bool {
-        let (avg, load) = self.avg_sums(cfs_rq);
-        avg >= self.entity_key(cfs_rq, se) * load
+    pub(crate) fn entity_eligible<const G: bool>(&self, cfs_rq: CfsRqId, se: SeId) -> bool {
+        let (avg, load) = self.avg_sums::<G>(cfs_rq);
+        avg >= self.entity_key::<G>(cfs_rq, se) * load
     }
 
-    pub(crate) fn avg_add(&mut self, cfs_rq: CfsRqId, se: SeId) {
-        let w = self.se(se).load.weight as i128;
-        let k = self.entity_key(cfs_rq, se);
+    pub(crate) fn avg_add<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId) {
+        let w = self.se_g::<G>(se).load.weight as i128;
+        let k = self.entity_key::<G>(cfs_rq, se);
         let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.avg_vruntime += k * w;
         cfs.avg_load += w;
     }
 
-    pub(crate) fn avg_sub(&mut self, cfs_rq: CfsRqId, se: SeId) {
-        let w = self.se(se).load.weight as i128;
-        let k = self.entity_key(cfs_rq, se);
+    pub(crate) fn avg_sub<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId) {
+        let w = self.se_g::<G>(se).load.weight as i128;
+        let k = self.entity_key::<G>(cfs_rq, se);
         let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.avg_vruntime -= k * w;
         cfs.avg_load -= w;
@@ -109,9 +109,9 @@ impl SchedEnv {
     /// update_entity_lag(): vlag = V - v, clamped to the virtual time of
     /// max(2 slices, one tick); from 6.18.17 (`lag_clamp_max_slice_plus_tick`)
     /// of the largest slice on the cfs_rq plus one tick.
-    pub(crate) fn update_entity_lag(&mut self, cfs_rq: CfsRqId, se: SeId) {
-        let v = self.avg_vruntime(cfs_rq) as i128;
-        let e = self.se(se);
+    pub(crate) fn update_entity_lag<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId) {
+        let v = self.avg_vruntime::<G>(cfs_rq) as i128;
+        let e = self.se_g::<G>(se);
         let lag = v - e.vruntime as i128;
         let span = if self.cfg.mech.lag_clamp_max_slice_plus_tick {
             // cfs_rq_max_slice() + TICK_NSEC. Deviation: every task has the
@@ -121,72 +121,72 @@ impl SchedEnv {
         } else {
             (2 * e.slice).max(self.cfg.tick_ns)
         };
-        let limit = self.vdelta(span, se) as i128;
-        self.se_mut(se).vlag = lag.clamp(-limit, limit) as i64;
+        let limit = self.vdelta::<G>(span, se) as i128;
+        self.se_mut_g::<G>(se).vlag = lag.clamp(-limit, limit) as i64;
     }
 
     /// update_deadline(): once vruntime passes the deadline, issue a new
     /// request of base_slice. Returns true when a new request was issued.
     #[inline]
-    pub(crate) fn update_deadline(&mut self, se: SeId) -> bool {
-        let e = self.se(se);
+    pub(crate) fn update_deadline<const G: bool>(&mut self, se: SeId) -> bool {
+        let e = self.se_g::<G>(se);
         if e.vruntime < e.deadline {
             return false;
         }
         let slice = self.tun.sched_base_slice;
-        let vs = self.vdelta(slice, se);
-        let e = self.se_mut(se);
+        let vs = self.vdelta::<G>(slice, se);
+        let e = self.se_mut_g::<G>(se);
         e.slice = slice;
         e.deadline = e.vruntime + vs;
         true
     }
 
     /// pick_eevdf().
-    pub(crate) fn pick_eevdf(&self, cfs_rq: CfsRqId) -> Option<SeId> {
+    pub(crate) fn pick_eevdf<const G: bool>(&self, cfs_rq: CfsRqId) -> Option<SeId> {
         let cfs = self.cfs_rq(cfs_rq);
-        let mut curr = self.curr_on_rq(cfs_rq);
+        let mut curr = self.curr_on_rq::<G>(cfs_rq);
         let left = cfs.leftmost().map(|(_, t)| t);
         if cfs.nr_running == 1 {
             return curr.or(left);
         }
         if let Some(c) = curr {
-            if !self.entity_eligible(cfs_rq, c) {
+            if !self.entity_eligible::<G>(cfs_rq, c) {
                 curr = None;
             }
         }
         if self.cfg.features.on(Feature::NEXT_BUDDY) {
             if let Some(n) = cfs.next {
-                if self.se(n).on_rq && self.entity_eligible(cfs_rq, n) {
+                if self.se_g::<G>(n).on_rq && self.entity_eligible::<G>(cfs_rq, n) {
                     return Some(n);
                 }
             }
         }
         if self.cfg.features.on(Feature::RUN_TO_PARITY) {
             if let Some(c) = curr {
-                let e = self.se(c);
+                let e = self.se_g::<G>(c);
                 if e.vlag == e.deadline as i64 {
                     return Some(c);
                 }
             }
         }
-        let (avg, load) = self.avg_sums(cfs_rq);
+        let (avg, load) = self.avg_sums::<G>(cfs_rq);
         let v0 = cfs.min_vruntime as i128;
         let mut best: Option<SeId> = None;
         for &(v, t) in cfs.tasks_timeline.iter() {
             if avg < (v as i128 - v0) * load {
                 break; // the rest are ineligible
             }
-            if best.is_none_or(|b| self.se(t).deadline < self.se(b).deadline) {
+            if best.is_none_or(|b| self.se_g::<G>(t).deadline < self.se_g::<G>(b).deadline) {
                 best = Some(t);
             }
         }
         if let Some(c) = curr {
-            if best.is_none_or(|b| self.se(c).deadline < self.se(b).deadline) {
+            if best.is_none_or(|b| self.se_g::<G>(c).deadline < self.se_g::<G>(b).deadline) {
                 best = Some(c);
             }
         }
         // "EEVDF scheduling fail, picking leftmost" (a rounding corner case).
-        best.or(left).or(self.curr_on_rq(cfs_rq))
+        best.or(left).or(self.curr_on_rq::<G>(cfs_rq))
     }
 
     /// check_preempt_wakeup_fair()'s EEVDF part from 6.18.33
@@ -197,18 +197,24 @@ impl SchedEnv {
     /// NEXT_BUDDY (a buddy kept while its deadline is earlier; a WF_SYNC
     /// wakee preempting once curr has run migration_cost) is not modelled;
     /// NEXT_BUDDY is off by default, as on every 6.18.y.
-    pub(crate) fn check_preempt_wakeup_eevdf(&mut self, cfs_rq: CfsRqId, p: TaskId, pse: SeId, wake_flags: u32) {
+    pub(crate) fn check_preempt_wakeup_eevdf<const G: bool>(
+        &mut self,
+        cfs_rq: CfsRqId,
+        p: TaskId,
+        pse: SeId,
+        wake_flags: u32,
+    ) {
         if wake_flags & WF_FORK != 0 || self.sched.tasks[p].se.sched_delayed {
             return;
         }
         let cpu = self.rq_of(cfs_rq);
         loop {
-            match self.pick_eevdf(cfs_rq) {
+            match self.pick_eevdf::<G>(cfs_rq) {
                 Some(n) if n == pse => return self.resched_curr(cpu),
                 // curr, asleep with its switch pending, is left to schedule().
                 Some(n)
                     if n.task_of().is_some()
-                        && self.se(n).sched_delayed
+                        && self.se_g::<G>(n).sched_delayed
                         && self.sched.rqs[cpu].curr != Some(n.tid()) =>
                 {
                     crate::sched::fair::group::by_groups!(self.dequeue_delayed(cpu, n.tid()));
@@ -221,27 +227,27 @@ impl SchedEnv {
     /// place_entity() of EEVDF: at V minus the saved lag, inflated by the
     /// load the entity joins (PLACE_LAG); a new deadline one vslice away
     /// (half for a new task with PLACE_DEADLINE_INITIAL).
-    pub(crate) fn place_entity_eevdf(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
+    pub(crate) fn place_entity_eevdf<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
         let slice = self.tun.sched_base_slice;
-        let mut vslice = self.vdelta(slice, se);
-        let v = self.avg_vruntime(cfs_rq) as i128;
+        let mut vslice = self.vdelta::<G>(slice, se);
+        let v = self.avg_vruntime::<G>(cfs_rq) as i128;
         let mut lag: i128 = 0;
         let cfs = self.cfs_rq(cfs_rq);
         if self.cfg.features.on(Feature::PLACE_LAG) && cfs.nr_running > 0 && !initial {
-            lag = self.se(se).vlag as i128;
+            lag = self.se_g::<G>(se).vlag as i128;
             let mut load = cfs.avg_load;
-            if let Some(c) = self.curr_on_rq(cfs_rq) {
-                load += self.se(c).load.weight as i128;
+            if let Some(c) = self.curr_on_rq::<G>(cfs_rq) {
+                load += self.se_g::<G>(c).load.weight as i128;
             }
             if load > 0 {
-                lag = div_i128(lag * (load + self.se(se).load.weight as i128), load);
+                lag = div_i128(lag * (load + self.se_g::<G>(se).load.weight as i128), load);
             }
         }
         if initial && self.cfg.features.on(Feature::PLACE_DEADLINE_INITIAL) {
             vslice /= 2;
         }
         let rel = self.cfg.features.on(Feature::PLACE_REL_DEADLINE);
-        let se = self.se_mut(se);
+        let se = self.se_mut_g::<G>(se);
         se.slice = slice;
         se.vruntime = (v - lag).max(0) as u64;
         if rel && se.rel_deadline {
@@ -290,25 +296,25 @@ impl SchedEnv {
         let se = SeId::task(tid);
         debug_assert!(self.se(se).sched_delayed && self.se(se).on_rq);
         if self.cfg.features.on(Feature::DELAY_ZERO) {
-            self.update_entity_lag(cfs_rq, se);
+            self.update_entity_lag::<true>(cfs_rq, se);
             if self.se(se).vlag > 0 {
                 let is_curr = self.cfs_rq(cfs_rq).curr == Some(se);
                 self.cfs_rq_mut(cfs_rq).nr_running -= 1;
                 if !is_curr {
-                    self.avg_sub(cfs_rq, se);
+                    self.avg_sub::<true>(cfs_rq, se);
                     let v = self.se(se).vruntime;
                     let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
                     debug_assert!(removed, "delayed task was not in the tree");
                 }
                 self.se_mut(se).vlag = 0;
-                self.place_entity_eevdf(cfs_rq, se, false);
+                self.place_entity_eevdf::<true>(cfs_rq, se, false);
                 if !is_curr {
                     let v = self.se(se).vruntime;
                     self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se));
-                    self.avg_add(cfs_rq, se);
+                    self.avg_add::<true>(cfs_rq, se);
                 }
                 self.cfs_rq_mut(cfs_rq).nr_running += 1;
-                self.update_min_vruntime(cfs_rq);
+                self.update_min_vruntime::<true>(cfs_rq);
             }
         }
         self.update_load_avg::<true>(cfs_rq, Some(se));

@@ -27,7 +27,7 @@ fn ineligible_curr(sim: &mut Sim) -> TaskId {
     for _ in 0..100 {
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.w.m.kt.k.entity_eligible(CfsRqId::root(0), SeId::task(c)) {
+        if !sim.w.m.kt.k.entity_eligible::<true>(CfsRqId::root(0), SeId::task(c)) {
             return c;
         }
         sim.end_ns += 50_000;

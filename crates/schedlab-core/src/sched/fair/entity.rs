@@ -84,40 +84,40 @@ impl SchedEnv {
     }
 
     #[inline]
-    pub(crate) fn vdelta(&self, delta: u64, se: SeId) -> u64 {
-        let se = self.se(se);
+    pub(crate) fn vdelta<const G: bool>(&self, delta: u64, se: SeId) -> u64 {
+        let se = self.se_g::<G>(se);
         calc_delta_fair(delta, se.load.weight, se.load.inv_weight)
     }
 
     #[inline]
-    pub(crate) fn curr_on_rq(&self, cfs_rq: CfsRqId) -> Option<SeId> {
-        self.cfs_rq(cfs_rq).curr.filter(|&c| self.se(c).on_rq)
+    pub(crate) fn curr_on_rq<const G: bool>(&self, cfs_rq: CfsRqId) -> Option<SeId> {
+        self.cfs_rq(cfs_rq).curr.filter(|&c| self.se_g::<G>(c).on_rq)
     }
 
     /// The fair part of update_curr(): `se` is cfs_rq->curr.
     #[inline]
-    pub fn update_curr_fair(&mut self, cfs_rq: CfsRqId, se: SeId, delta: u64) {
-        let dv = self.vdelta(delta, se);
-        self.se_mut(se).vruntime += dv;
+    pub fn update_curr_fair<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, delta: u64) {
+        let dv = self.vdelta::<G>(delta, se);
+        self.se_mut_g::<G>(se).vruntime += dv;
         if self.cfg.mech.fair == FairEra::Eevdf
-            && self.se(se).on_rq
-            && self.update_deadline(se)
+            && self.se_g::<G>(se).on_rq
+            && self.update_deadline::<G>(se)
             && self.cfs_rq(cfs_rq).nr_running > 1
         {
             // 6.6 update_deadline: the request is used up -> reschedule.
             self.clear_buddies(cfs_rq, se);
             self.resched_curr(self.rq_of(cfs_rq));
         }
-        self.update_min_vruntime(cfs_rq);
+        self.update_min_vruntime::<G>(cfs_rq);
     }
 
     /// update_min_vruntime(): monotonic, max(old, min(curr, leftmost)).
-    pub fn update_min_vruntime(&mut self, cfs_rq: CfsRqId) {
+    pub fn update_min_vruntime<const G: bool>(&mut self, cfs_rq: CfsRqId) {
         let cfs = self.cfs_rq(cfs_rq);
         let mut v = cfs.min_vruntime;
-        let curr = self.curr_on_rq(cfs_rq);
+        let curr = self.curr_on_rq::<G>(cfs_rq);
         if let Some(c) = curr {
-            v = self.se(c).vruntime;
+            v = self.se_g::<G>(c).vruntime;
         }
         if let Some((lv, _)) = cfs.leftmost() {
             v = if curr.is_some() { v.min(lv) } else { lv };
@@ -146,10 +146,10 @@ impl SchedEnv {
     // --------------------------------------------------- class operations
 
     /// place_entity() for the era (fair/cfs.rs, fair/eevdf.rs).
-    fn place_entity(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
+    fn place_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool) {
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.place_entity_cfs(cfs_rq, se, initial),
-            FairEra::Eevdf => self.place_entity_eevdf(cfs_rq, se, initial),
+            FairEra::Cfs => self.place_entity_cfs::<G>(cfs_rq, se, initial),
+            FairEra::Eevdf => self.place_entity_eevdf::<G>(cfs_rq, se, initial),
         }
     }
 
@@ -169,8 +169,8 @@ impl SchedEnv {
             let mut cfs_rq = CfsRqId::root(cpu);
             let se = loop {
                 let se = match self.cfg.mech.fair {
-                    FairEra::Cfs => self.pick_next_entity_cfs(cfs_rq)?,
-                    FairEra::Eevdf => self.pick_eevdf(cfs_rq)?,
+                    FairEra::Cfs => self.pick_next_entity_cfs::<G>(cfs_rq)?,
+                    FairEra::Eevdf => self.pick_eevdf::<G>(cfs_rq)?,
                 };
                 match self.group_cfs_rq(se).filter(|_| G) {
                     Some(q) => cfs_rq = q,
@@ -198,7 +198,7 @@ impl SchedEnv {
         cfs.curr = None;
         cfs.tasks_timeline.insert((v, se));
         if self.cfg.mech.fair == FairEra::Eevdf {
-            self.avg_add(cfs_rq, se);
+            self.avg_add::<G>(cfs_rq, se);
         }
         if !self.se_g::<G>(se).sched_delayed {
             self.sched.tasks[tid].stats.wait_start = Some(self.now);
@@ -213,7 +213,7 @@ impl SchedEnv {
         let v = self.se_g::<G>(se).vruntime;
         if self.cfs_rq(cfs_rq).curr != Some(se) {
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_sub(cfs_rq, se);
+                self.avg_sub::<G>(cfs_rq, se);
             }
             let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "picked task was not in the tree");
@@ -245,7 +245,7 @@ impl SchedEnv {
             self.clear_buddies(q, x);
             if self.se_g::<G>(x).on_rq {
                 if self.cfg.mech.fair == FairEra::Eevdf {
-                    self.avg_sub(q, x);
+                    self.avg_sub::<G>(q, x);
                 }
                 let v = self.se_g::<G>(x).vruntime;
                 let removed = self.cfs_rq_mut(q).tasks_timeline.remove(&(v, x));
@@ -319,7 +319,7 @@ impl SchedEnv {
             self.update_cfs_group(se);
         }
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
-            self.place_entity(cfs_rq, se, initial);
+            self.place_entity::<G>(cfs_rq, se, initial);
         }
         let (w, v) = (self.se_g::<G>(se).load.weight as u64, self.se_g::<G>(se).vruntime);
         let cfs = self.cfs_rq_mut(cfs_rq);
@@ -330,11 +330,11 @@ impl SchedEnv {
         } else {
             cfs.tasks_timeline.insert((v, se));
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_add(cfs_rq, se);
+                self.avg_add::<G>(cfs_rq, se);
             }
         }
         self.se_mut_g::<G>(se).on_rq = true;
-        self.update_min_vruntime(cfs_rq);
+        self.update_min_vruntime::<G>(cfs_rq);
     }
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
@@ -390,25 +390,25 @@ impl SchedEnv {
             // after update_curr(), which counted @se if it held min_vruntime
             // back, and before update_min_vruntime() discounts it.
             let m = self.cfs_rq(cfs_rq).min_vruntime;
-            self.se_mut(se).norm_min_vruntime = Some(m);
+            self.se_mut_g::<G>(se).norm_min_vruntime = Some(m);
         }
         self.update_load_avg::<G>(cfs_rq, Some(se));
         self.clear_buddies(cfs_rq, se);
         if self.cfg.mech.fair == FairEra::Eevdf {
-            self.update_entity_lag(cfs_rq, se);
+            self.update_entity_lag::<G>(cfs_rq, se);
             if !sleep && self.cfg.features.on(Feature::PLACE_REL_DEADLINE) {
-                let se = self.se_mut(se);
+                let se = self.se_mut_g::<G>(se);
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);
                 se.rel_deadline = true;
             }
         }
         let is_curr = self.cfs_rq(cfs_rq).curr == Some(se);
-        let (w, v) = (self.se(se).load.weight as u64, self.se(se).vruntime);
+        let (w, v) = (self.se_g::<G>(se).load.weight as u64, self.se_g::<G>(se).vruntime);
         if is_curr {
             self.cfs_rq_mut(cfs_rq).curr = None;
         } else {
             if self.cfg.mech.fair == FairEra::Eevdf {
-                self.avg_sub(cfs_rq, se);
+                self.avg_sub::<G>(cfs_rq, se);
             }
             let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "dequeued entity was not in the tree");
@@ -416,11 +416,11 @@ impl SchedEnv {
         let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.load_weight -= w;
         cfs.nr_running -= 1;
-        self.se_mut(se).on_rq = false;
+        self.se_mut_g::<G>(se).on_rq = false;
         if G {
             self.update_cfs_group(se);
         }
-        self.update_min_vruntime(cfs_rq);
+        self.update_min_vruntime::<G>(cfs_rq);
     }
 
     /// dequeue_task_fair() with the kernel's flags. Returns false when
@@ -442,7 +442,7 @@ impl SchedEnv {
             && !finish_delayed
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::DELAY_DEQUEUE)
-            && !self.entity_eligible(cfs_rq, task_se)
+            && !self.entity_eligible::<G>(cfs_rq, task_se)
         {
             self.clear_buddies(cfs_rq, task_se);
             self.update_load_avg::<G>(cfs_rq, Some(task_se));
@@ -536,7 +536,7 @@ impl SchedEnv {
                 self.update_cfs_group(se);
             }
             if self.cfg.mech.fair == FairEra::Cfs && self.cfs_rq(cfs_rq).nr_running > 1 {
-                self.check_preempt_tick(cfs_rq, se);
+                self.check_preempt_tick::<G>(cfs_rq, se);
             }
             e = self.parent_of::<G>(se);
         }
@@ -576,13 +576,14 @@ impl SchedEnv {
             }
         }
         match self.cfg.mech.fair {
-            FairEra::Cfs => self.check_preempt_wakeup_cfs(cfs_rq, se, pse),
+            FairEra::Cfs => self.check_preempt_wakeup_cfs::<true>(cfs_rq, se, pse),
             FairEra::Eevdf if self.cfg.mech.fork_wakeup_no_preempt => {
-                self.check_preempt_wakeup_eevdf(cfs_rq, p, pse, wake_flags); // eevdf.rs
+                self.check_preempt_wakeup_eevdf::<true>(cfs_rq, p, pse, wake_flags);
+                // eevdf.rs
             }
             FairEra::Eevdf => {
                 // Preempt if the wakee is what EEVDF would pick now.
-                if self.pick_eevdf(cfs_rq) == Some(pse) {
+                if self.pick_eevdf::<true>(cfs_rq) == Some(pse) {
                     self.resched_curr(cpu);
                 }
             }
@@ -611,14 +612,14 @@ impl SchedEnv {
             }
             FairEra::Eevdf if self.cfg.mech.yield_forfeits_vruntime => {
                 // 6.12.63+: forfeit the rest of the request, if eligible.
-                if self.entity_eligible(cfs_rq, se) {
+                if self.entity_eligible::<true>(cfs_rq, se) {
                     let e = self.se_mut(se);
                     e.vruntime = e.deadline;
-                    self.update_deadline(se);
+                    self.update_deadline::<true>(se);
                 }
             }
             FairEra::Eevdf => {
-                let vs = self.vdelta(self.se(se).slice, se);
+                let vs = self.vdelta::<true>(self.se(se).slice, se);
                 self.se_mut(se).deadline += vs;
             }
         }

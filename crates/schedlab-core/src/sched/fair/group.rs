@@ -31,6 +31,26 @@ macro_rules! by_groups {
 pub(crate) use by_groups;
 
 impl SchedEnv {
+    /// The fair class's update_curr(): the task's entity, then (with
+    /// groups) each ancestor, charged the same `delta` in its own virtual
+    /// time.
+    /// Deviation: the kernel charges each level's curr when that level's
+    /// cfs_rq is next updated (an enqueue, dequeue or tick there); the
+    /// model charges every level at once. The sums are the same; a group
+    /// entity's request can end (and reschedule) earlier than the kernel's
+    /// check of it.
+    #[inline(always)]
+    pub(crate) fn update_curr_task_fair<const G: bool>(&mut self, cpu: usize, curr: TaskId, delta: u64) {
+        let mut se = SeId::task(curr);
+        let mut cfs_rq = if G { self.cfs_rq_of(se) } else { CfsRqId::root(cpu) };
+        loop {
+            self.update_curr_fair::<G>(cfs_rq, se, delta);
+            let Some(parent) = (if G { self.parent_entity(se) } else { None }) else { break };
+            self.charge_group_entity(parent, delta);
+            (se, cfs_rq) = (parent, self.cfs_rq_of(parent));
+        }
+    }
+
     /// parent_entity().
     #[inline]
     pub(crate) fn parent_entity(&self, se: SeId) -> Option<SeId> {
@@ -174,11 +194,11 @@ impl SchedEnv {
         let mut avruntime = 0;
         if on_rq {
             if eevdf {
-                avruntime = self.avg_vruntime(cfs_rq);
+                avruntime = self.avg_vruntime::<true>(cfs_rq);
             }
             if !is_curr {
                 if eevdf {
-                    self.avg_sub(cfs_rq, se);
+                    self.avg_sub::<true>(cfs_rq, se);
                 }
                 let v = self.se(se).vruntime;
                 let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
@@ -190,7 +210,7 @@ impl SchedEnv {
             let v = avruntime as i128;
             if avruntime != self.se(se).vruntime {
                 let span = (2 * self.se(se).slice).max(self.cfg.tick_ns);
-                let limit = self.vdelta(span, se) as i128;
+                let limit = self.vdelta::<true>(span, se) as i128;
                 let e = self.se_mut(se);
                 let lag = (v - e.vruntime as i128).clamp(-limit, limit) * old as i128 / weight as i128;
                 e.vruntime = (v - lag).max(0) as u64;
@@ -215,7 +235,7 @@ impl SchedEnv {
                 let v = self.se(se).vruntime;
                 self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se));
                 if eevdf {
-                    self.avg_add(cfs_rq, se);
+                    self.avg_add::<true>(cfs_rq, se);
                 }
             }
         }
@@ -336,7 +356,7 @@ impl SchedEnv {
                     let v = self.se(x).vruntime;
                     self.cfs_rq_mut(q).tasks_timeline.insert((v, x));
                     if self.cfg.mech.fair == FairEra::Eevdf {
-                        self.avg_add(q, x);
+                        self.avg_add::<true>(q, x);
                     }
                 }
                 self.cfs_rq_mut(q).curr = None;

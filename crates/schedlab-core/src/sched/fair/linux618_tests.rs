@@ -36,7 +36,7 @@ fn delayed_on_cpu0(sim: &mut Sim) -> TaskId {
     for _ in 0..200 {
         sim.w.m.kt.k.update_curr(0);
         let c = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
-        if !sim.w.m.kt.k.entity_eligible(CfsRqId::root(0), SeId::task(c)) {
+        if !sim.w.m.kt.k.entity_eligible::<true>(CfsRqId::root(0), SeId::task(c)) {
             sim.block(c);
             sim.flush_resched();
             assert!(sim.w.m.kt.k.sched.tasks[c].se.sched_delayed);
@@ -134,8 +134,9 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
         sim.w.m.kt.k.update_curr(0);
         let curr = sim.w.m.kt.k.sched.rqs[0].curr;
         let queued: Vec<TaskId> = sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter().map(|&(_, t)| t.tid()).collect();
-        if let Some(&t) =
-            queued.iter().find(|&&t| Some(t) != curr && !sim.w.m.kt.k.entity_eligible(CfsRqId::root(0), SeId::task(t)))
+        if let Some(&t) = queued
+            .iter()
+            .find(|&&t| Some(t) != curr && !sim.w.m.kt.k.entity_eligible::<true>(CfsRqId::root(0), SeId::task(t)))
         {
             found = Some(t);
             break;
@@ -178,8 +179,8 @@ fn the_lag_clamp_is_the_largest_slice_plus_a_tick_from_6_18_17() {
         // curr 1 s ahead: V moves half as far, so curr lags far behind
         // and the waiter far ahead; both lags are clamped.
         sim.w.m.kt.k.sched.tasks[c].se.vruntime += 1_000_000_000;
-        sim.w.m.kt.k.update_entity_lag(CfsRqId::root(0), SeId::task(c));
-        sim.w.m.kt.k.update_entity_lag(CfsRqId::root(0), SeId::task(q));
+        sim.w.m.kt.k.update_entity_lag::<true>(CfsRqId::root(0), SeId::task(c));
+        sim.w.m.kt.k.update_entity_lag::<true>(CfsRqId::root(0), SeId::task(q));
         assert_eq!(
             (sim.w.m.kt.k.sched.tasks[c].se.vlag, sim.w.m.kt.k.sched.tasks[q].se.vlag),
             (-clamp, clamp),
@@ -235,14 +236,14 @@ fn the_wakeup_pick_completes_a_delayed_dequeue_from_6_18_33() {
         let d = delayed_on_cpu0(&mut sim);
         let v = sim.w.m.kt.k.sched.tasks[d].se.vruntime;
         let ds = SeId::task(d);
-        sim.w.m.kt.k.avg_sub(CfsRqId::root(0), ds);
+        sim.w.m.kt.k.avg_sub::<true>(CfsRqId::root(0), ds);
         assert!(sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.remove(&(v, ds)));
-        let v = sim.w.m.kt.k.avg_vruntime(CfsRqId::root(0));
+        let v = sim.w.m.kt.k.avg_vruntime::<true>(CfsRqId::root(0));
         sim.w.m.kt.k.sched.tasks[d].se.vruntime = v;
         sim.w.m.kt.k.sched.tasks[d].se.deadline = 0;
         sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.insert((v, ds));
-        sim.w.m.kt.k.avg_add(CfsRqId::root(0), ds);
-        assert_eq!(sim.w.m.kt.k.pick_eevdf(CfsRqId::root(0)), Some(ds));
+        sim.w.m.kt.k.avg_add::<true>(CfsRqId::root(0), ds);
+        assert_eq!(sim.w.m.kt.k.pick_eevdf::<true>(CfsRqId::root(0)), Some(ds));
         let curr = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
         let p = sim.w.m.kt.k.sched.cfs_rqs[0]
             .tasks_timeline

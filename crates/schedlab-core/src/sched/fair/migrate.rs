@@ -87,7 +87,7 @@ impl SchedEnv {
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::PLACE_LAG)
             && self.sched.cfs_rqs[env.dst_cpu].nr_running > 0
-            && !self.entity_eligible(CfsRqId::root(env.src_cpu), SeId::task(p))
+            && !self.entity_eligible::<true>(CfsRqId::root(env.src_cpu), SeId::task(p))
     }
 
     /// The source's cfs_tasks list from the tail (least recently run first).

@@ -33,7 +33,6 @@ use crate::sched::class::{
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::group::by_groups;
 use crate::sched::pelt;
-use crate::sched::sched::CfsRqId;
 use crate::sched::task::TaskId;
 
 impl SchedClassOps for FairSchedClass {
@@ -137,22 +136,7 @@ impl SchedClassOps for FairSchedClass {
     }
 
     fn update_curr(sim: &mut SchedEnv, cpu: usize, curr: TaskId, delta: u64) {
-        // The task's entity, then (with groups) each ancestor, charged the
-        // same `delta` in its own virtual time.
-        // Deviation: the kernel charges each level's curr when that level's
-        // cfs_rq is next updated (an enqueue, dequeue or tick there); the
-        // model charges every level at once. The sums are the same; a group
-        // entity's request can end (and reschedule) earlier than the
-        // kernel's check of it.
-        let mut se = crate::sched::task::SeId::task(curr);
-        let groups = sim.sched.groups.any();
-        let mut cfs_rq = if groups { sim.cfs_rq_of(se) } else { CfsRqId::root(cpu) };
-        loop {
-            sim.update_curr_fair(cfs_rq, se, delta);
-            let Some(parent) = (if groups { sim.parent_entity(se) } else { None }) else { break };
-            sim.charge_group_entity(parent, delta);
-            (se, cfs_rq) = (parent, sim.cfs_rq_of(parent));
-        }
+        by_groups!(sim.update_curr_task_fair(cpu, curr, delta));
         if sim.cfg.mech.fair_server && sim.sched.rqs[cpu].dl.fs.active {
             sim.dl_server_update(cpu, delta);
         }
