@@ -2,6 +2,8 @@
 //! groups, their per-CPU cfs_rqs and entities (issue 39). What the fair
 //! class does with them is sched/fair/group.rs.
 
+use std::cell::RefCell;
+
 use crate::sched::cfs_rq::{CfsRq, CfsRqId};
 use crate::sched::task::{LoadWeight, SchedEntity, SeId};
 
@@ -68,6 +70,26 @@ pub struct TaskGroups {
     /// Every group, the root first (empty until a scenario has cgroups).
     pub tgs: Vec<Tg>,
     pub ses: Vec<GroupSe>,
+    /// Per cfs_rq (indexed as `Sched.cfs_rqs`): h_load, last_h_load_update
+    /// and h_load_next, the cache task_h_load() keeps a jiffy
+    /// (sched/fair/h_load.rs). A cache that reads fill, so it sits in a
+    /// RefCell; empty until the first read with groups.
+    pub h_load: RefCell<Vec<HLoad>>,
+}
+
+/// A cfs_rq's h_load, last_h_load_update (jiffies) and h_load_next.
+#[derive(Debug, Clone, Copy)]
+pub struct HLoad {
+    pub h_load: u64,
+    pub last_update: u64,
+    pub next: Option<SeId>,
+}
+
+impl Default for HLoad {
+    fn default() -> Self {
+        // Never updated: no jiffy matches.
+        HLoad { h_load: 0, last_update: u64::MAX, next: None }
+    }
 }
 
 impl SeId {

@@ -448,8 +448,12 @@ mod tests {
     /// /a (cpu.weight 100) with `na` hogs and /b (200) with `nb` on `cpus`
     /// CPUs, 3 s: each task group's share.
     fn weights_100_200(version: &str, cpus: usize, na: usize, nb: usize) -> Vec<f64> {
+        weights_100_200_for(version, cpus, na, nb, 3000)
+    }
+
+    fn weights_100_200_for(version: &str, cpus: usize, na: usize, nb: usize, ms: u64) -> Vec<f64> {
         let (a, b) = (cgroup("/a", "\"cpu.weight\" = 100"), cgroup("/b", "\"cpu.weight\" = 200"));
-        shares(version, cpus, 3000, &format!("{a}{b}{}{}", hogs("a", na, "/a"), hogs("b", nb, "/b")))
+        shares(version, cpus, ms, &format!("{a}{b}{}{}", hogs("a", na, "/a"), hogs("b", nb, "/b")))
     }
 
     #[test]
@@ -525,18 +529,43 @@ mod tests {
     }
 
     #[test]
-    fn two_groups_split_several_cpus_by_their_weights() {
-        // Without h_load (the balancer weighs a task by its own load, not
-        // its share of its group's) the split is within 2 % of 1:2 on two
-        // CPUs and 4.3 % on four (6.12, 4 + 4 hogs: 0.376 / 0.623), where
-        // which tasks share a CPU decides each group entity's weight there.
-        // Issue 39 step 4 (h_load, PELT propagation) is to bring both to 1 %.
-        for version in ["6.1", "6.12"] {
-            for (cpus, na, nb, tol) in [(2, 2, 6, 0.02), (2, 1, 3, 0.02), (4, 4, 4, 0.05)] {
-                let s = weights_100_200(version, cpus, na, nb);
-                let ok = (s[1] - 1.0 / 3.0).abs() < tol && (s[2] - 2.0 / 3.0).abs() < tol;
-                assert!(ok, "{version} {cpus} CPUs {na}/{nb}: {s:?}");
+    fn two_groups_split_two_cpus_as_this_hosts_kernel_does() {
+        // /a (cpu.shares 1024) and /b (2048) with na and nb hogs on two
+        // CPUs, measured on this project's host (Linux 6.18.44, two vCPUs
+        // under KVM, cgroup v1; 10-20 s after 1 s, 2026-11-27): /a's share
+        // of the CPU time. The balancer weighs each task by task_h_load()
+        // and rotates the hogs a few times a second, as the host's kernel
+        // does (1.5-3 migrations a second each).
+        // Not held: 1/2 (host 0.325-0.338, the model 0.380): there the
+        // model's balances always find /b's hog waiting and move it, never
+        // /a's, where the host moves all three alike.
+        let host = [
+            ((2, 6), 0.3333),
+            ((1, 3), 0.3396),
+            ((2, 2), 0.3342),
+            ((2, 3), 0.3318),
+            ((1, 5), 0.3555),
+            ((3, 1), 0.4995),
+        ];
+        for version in ["6.12", "6.18"] {
+            for ((na, nb), real) in host {
+                let s = weights_100_200_for(version, 2, na, nb, 10_000);
+                let a = s[1] / (s[1] + s[2]);
+                assert!((a - real).abs() < 0.015, "{version} {na}/{nb}: /a {a:.4}, the host {real}");
             }
+        }
+    }
+
+    #[test]
+    fn two_groups_split_several_cpus_by_their_weights() {
+        // The textbook's 1:2 with enough tasks on every CPU (no real
+        // measurement: this host has two CPUs). 6.12 on four CPUs: 4 + 4
+        // hogs 0.342, 2 + 10 0.356; 6.1 on two: 2 + 6 0.334.
+        for (version, cpus, na, nb, tol) in [("6.1", 2, 2, 6, 0.01), ("6.12", 4, 4, 4, 0.03), ("6.12", 4, 2, 10, 0.03)]
+        {
+            let s = weights_100_200_for(version, cpus, na, nb, 10_000);
+            let ok = (s[1] - 1.0 / 3.0).abs() < tol && (s[2] - 2.0 / 3.0).abs() < tol;
+            assert!(ok, "{version} {cpus} CPUs {na}/{nb}: {s:?}");
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod eevdf;
 mod eevdf_tests;
 pub mod entity;
 pub mod group;
+pub mod h_load;
 pub mod lb_snap;
 #[cfg(test)]
 mod linux618_tests;

@@ -51,11 +51,12 @@ impl SchedEnv {
         t.cpu == cpu && t.se.attached
     }
 
-    /// cpu_load_without(): the CPU's load as if p were not there.
-    pub fn cpu_load_without(&self, cpu: usize, p: TaskId) -> u64 {
+    /// cpu_load_without(): the CPU's load as if p were not there; `p_h_load`
+    /// is task_h_load(p), which the caller takes once for all its CPUs.
+    pub fn cpu_load_without(&self, cpu: usize, p: TaskId, p_h_load: u64) -> u64 {
         let l = self.cpu_load(cpu);
         if self.task_contrib_here(cpu, p) {
-            l.saturating_sub(self.sched.tasks[p].se.avg.load_avg)
+            l.saturating_sub(p_h_load)
         } else {
             l
         }
@@ -65,16 +66,6 @@ impl SchedEnv {
         let u = self.sched.cfs_rqs[cpu].avg.util_avg;
         let u = if self.task_contrib_here(cpu, p) { u.saturating_sub(self.sched.tasks[p].se.avg.util_avg) } else { u };
         u.min(self.capacity_of(cpu))
-    }
-
-    /// task_h_load(): the task's own load_avg.
-    /// Deviation: with cgroups the kernel scales it by the group entities'
-    /// share of each cfs_rq's load up the tree (update_cfs_rq_h_load); the
-    /// model has no h_load yet (issue 39 step 4), so wake_affine and
-    /// detach_tasks weigh a task in a group by its own load.
-    #[inline]
-    pub fn task_h_load(&self, p: TaskId) -> u64 {
-        self.sched.tasks[p].se.avg.load_avg
     }
 
     #[inline]
@@ -465,8 +456,9 @@ impl SchedEnv {
     fn sg_wakeup_stats(&self, sd: usize, g: usize, p: TaskId) -> SgStats {
         let grp = &self.topo.groups[g];
         let mut s = SgStats { group_capacity: grp.capacity, group_weight: grp.weight as u32, ..Default::default() };
+        let p_h_load = self.task_h_load(p);
         for &i in &grp.cpus {
-            s.group_load += self.cpu_load_without(i, p);
+            s.group_load += self.cpu_load_without(i, p, p_h_load);
             s.group_util += self.cpu_util_without(i, p);
             let here = self.sched.tasks[p].cpu == i && self.sched.tasks[p].se.on_rq;
             let nr = self.sched.rqs[i].nr_running - u32::from(here);
