@@ -557,6 +557,40 @@ mod tests {
     }
 
     #[test]
+    fn nested_and_idle_groups_on_two_cpus_as_this_hosts_kernel_does() {
+        // Measured on this project's host (6.18.44, two vCPUs, cgroup v1;
+        // 10 s after 1 s, 2026-11-27): each cgroup's part of the CPU time.
+        let nested = format!(
+            "{}{}{}{}{}{}{}",
+            cgroup("/a", ""),
+            cgroup("/a/x", ""),
+            cgroup("/a/y", "\"cpu.weight\" = 300"),
+            cgroup("/b", ""),
+            hogs("x", 2, "/a/x"),
+            hogs("y", 1, "/a/y"),
+            hogs("b", 3, "/b")
+        );
+        // Task groups 1 /a, 2 /a/x, 3 /a/y, 4 /b.
+        let s = shares("6.18", 2, 10_000, &nested);
+        for (tg, real) in [(2, 0.1245), (3, 0.3795), (4, 0.4925)] {
+            assert!((s[tg] - real).abs() < 0.015, "nested: task group {tg}: {s:?}, the host {real}");
+        }
+        // cpu.idle beside one busy hog (the idle group takes the other
+        // CPU) and beside three (it gets almost nothing).
+        for (busy, real_busy, real_idle) in [(1, 0.4980, 0.4965), (3, 0.9905, 0.0045)] {
+            let body = format!(
+                "{}{}{}{}",
+                cgroup("/busy", ""),
+                cgroup("/idle", "\"cpu.idle\" = 1"),
+                hogs("busy", busy, "/busy"),
+                hogs("idle", 2, "/idle")
+            );
+            let s = shares("6.18", 2, 10_000, &body);
+            assert!((s[1] - real_busy).abs() < 0.015 && (s[2] - real_idle).abs() < 0.015, "{busy} busy: {s:?}");
+        }
+    }
+
+    #[test]
     fn two_groups_split_several_cpus_by_their_weights() {
         // The textbook's 1:2 with enough tasks on every CPU (no real
         // measurement: this host has two CPUs). 6.12 on four CPUs: 4 + 4
