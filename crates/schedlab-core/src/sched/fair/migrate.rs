@@ -7,7 +7,6 @@ use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
 use crate::sched::env::SchedEnv;
 use crate::sched::fair::balance::{LbEnv, MigrationType, SCHED_NR_MIGRATE_BREAK};
-use crate::sched::sched::CfsRqId;
 use crate::sched::sched::CpuIdleType;
 use crate::sched::sd_flags::SD_SHARE_CPUCAPACITY;
 use crate::sched::task::{SeId, TaskId};
@@ -81,13 +80,15 @@ impl SchedEnv {
     /// 6.14: while the domain has had no balance failure, a task that is
     /// not eligible where it is stays there if the destination has fair
     /// tasks (task_is_ineligible_on_dst_cpu(): with PLACE_LAG it would take
-    /// its negative lag along and be ineligible there too).
+    /// its negative lag along and be ineligible there too). In a cgroup
+    /// both are its group's cfs_rqs: the destination's (nr_queued) and its
+    /// own (entity_eligible).
     fn task_is_ineligible_on_dst_cpu(&self, p: TaskId, env: &LbEnv) -> bool {
         self.sched.rqs[env.dst_cpu].sd[env.lvl].nr_balance_failed == 0
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::PLACE_LAG)
-            && self.sched.cfs_rqs[env.dst_cpu].nr_running > 0
-            && !self.entity_eligible::<true>(CfsRqId::root(env.src_cpu), SeId::task(p))
+            && self.cfs_rq(self.task_cfs_rq_on(p, env.dst_cpu)).nr_running > 0
+            && !self.entity_eligible::<true>(self.task_cfs_rq_on(p, env.src_cpu), SeId::task(p))
     }
 
     /// The source's cfs_tasks list from the tail (least recently run first).
