@@ -21,7 +21,9 @@ impl SchedEnv {
         if self.cfg.mech.task_hot_smt_exempt && self.topo.domains[env.sd].flags & SD_SHARE_CPUCAPACITY != 0 {
             return false;
         }
-        let src = &self.sched.cfs_rqs[env.src_cpu];
+        // cfs_rq_of(&p->se): in a cgroup, its group's cfs_rq, whose buddies
+        // are the task entities (the root's are group entities).
+        let src = self.cfs_rq(self.task_cfs_rq_on(p, env.src_cpu));
         if self.cfg.features.on(Feature::CACHE_HOT_BUDDY)
             && self.sched.rqs[env.dst_cpu].nr_running > 0
             && (src.next == Some(SeId::task(p)) || src.last == Some(SeId::task(p)))
