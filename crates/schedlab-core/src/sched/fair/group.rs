@@ -469,21 +469,26 @@ mod tests {
         }
     }
 
+    /// /a and /b (weight 100 each); under /a, /a/x (100) with 2 hogs and
+    /// /a/y (300) with 1; /b with 3. Task groups 1 /a, 2 /a/x, 3 /a/y, 4 /b.
+    fn nested_body() -> String {
+        format!(
+            "{}{}{}{}{}{}{}",
+            cgroup("/a", ""),
+            cgroup("/a/x", ""),
+            cgroup("/a/y", "\"cpu.weight\" = 300"),
+            cgroup("/b", ""),
+            hogs("x", 2, "/a/x"),
+            hogs("y", 1, "/a/y"),
+            hogs("b", 3, "/b")
+        )
+    }
+
     #[test]
     fn nested_groups_split_their_parents_share() {
         // /a and /b halve the CPU; /a's children split its half 1:3.
         for version in ["6.1", "6.12"] {
-            let body = format!(
-                "{}{}{}{}{}{}{}",
-                cgroup("/a", ""),
-                cgroup("/a/x", "\"cpu.weight\" = 100"),
-                cgroup("/a/y", "\"cpu.weight\" = 300"),
-                cgroup("/b", ""),
-                hogs("x", 2, "/a/x"),
-                hogs("y", 1, "/a/y"),
-                hogs("b", 3, "/b")
-            );
-            let s = shares(version, 1, 3000, &body);
+            let s = shares(version, 1, 3000, &nested_body());
             let want = [0.0, 0.0, 0.125, 0.375, 0.5];
             for (tg, w) in want.iter().enumerate() {
                 assert!((s[tg] - w).abs() < 0.01, "{version}: task group {tg}: {s:?}");
@@ -560,18 +565,7 @@ mod tests {
     fn nested_and_idle_groups_on_two_cpus_as_this_hosts_kernel_does() {
         // Measured on this project's host (6.18.44, two vCPUs, cgroup v1;
         // 10 s after 1 s, 2026-11-27): each cgroup's part of the CPU time.
-        let nested = format!(
-            "{}{}{}{}{}{}{}",
-            cgroup("/a", ""),
-            cgroup("/a/x", ""),
-            cgroup("/a/y", "\"cpu.weight\" = 300"),
-            cgroup("/b", ""),
-            hogs("x", 2, "/a/x"),
-            hogs("y", 1, "/a/y"),
-            hogs("b", 3, "/b")
-        );
-        // Task groups 1 /a, 2 /a/x, 3 /a/y, 4 /b.
-        let s = shares("6.18", 2, 10_000, &nested);
+        let s = shares("6.18", 2, 10_000, &nested_body());
         for (tg, real) in [(2, 0.1245), (3, 0.3795), (4, 0.4925)] {
             assert!((s[tg] - real).abs() < 0.015, "nested: task group {tg}: {s:?}, the host {real}");
         }
