@@ -239,7 +239,17 @@ def format_run_report(
             ]
             for c in cgroups
         ]
-        lines += _table(["CGROUP", "CPU.WEIGHT", "CPU.IDLE", "THREADS", "USAGE_USEC", "%CPU"], rows, left=(0,))
+        head = ["CGROUP", "CPU.WEIGHT", "CPU.IDLE", "THREADS", "USAGE_USEC", "%CPU"]
+        if any(not str(c.get("max", "max")).startswith("max") for c in cgroups):
+            # cpu.max and cpu.stat's bandwidth counters, with a quota somewhere.
+            head += ["CPU.MAX", "NR_PERIODS", "NR_THROTTLED", "THROTTLED_USEC"]
+            for row, c in zip(rows, cgroups):
+                row += [str(c.get(k, "?")) for k in ("max", "nr_periods", "nr_throttled", "throttled_usec")]
+            if any(c.get("max_burst") for c in cgroups):
+                head += ["CPU.MAX.BURST", "NR_BURSTS", "BURST_USEC"]
+                for row, c in zip(rows, cgroups):
+                    row += [str(c.get(k, "?")) for k in ("max_burst", "nr_bursts", "burst_usec")]
+        lines += _table(head, rows, left=(0,))
 
     wasted = report.get("wasted_cpu_ns")
     if isinstance(wasted, (int, float)):

@@ -1430,14 +1430,30 @@ class CpufreqReport(_CpufreqReportKeys, total=False):
 class _CgroupRowKeys(TypedDict):
     """The keys of every CgroupRow."""
 
+    burst_usec: int
+    """cpu.stat burst_usec over the window (5.16+): runtime used beyond the quota in bursting periods."""
     cpu_pct: float | None
     """usage_usec as a percentage of one CPU over the window (null: no window)."""
     idle: bool
     """cpu.idle."""
+    max: str
+    """cpu.max as it reads: "$MAX $PERIOD" in us ("max 100000": no quota)."""
+    max_burst: int
+    """cpu.max.burst, us."""
+    nr_bursts: int
+    """cpu.stat nr_bursts over the window (5.16+)."""
+    nr_periods: int
+    """cpu.stat nr_periods over the window: periods with the group active."""
+    nr_throttled: int
+    """cpu.stat nr_throttled over the window: periods that ended with a cfs_rq of the group throttled."""
     path: str
     """Its path below the root ("/a/b")."""
     threads: int
     """Its own tasks still alive (cgroup.threads' count, not its descendants')."""
+    throttled_usec: int
+    """cpu.stat throttled_usec over the window: time its cfs_rqs spent throttled, summed over CPUs (counted at each
+    unthrottle).
+    """
     usage_usec: int
     """cpu.stat usage_usec over the window: its tasks' and its descendants' CPU time."""
     weight: int

@@ -32,6 +32,10 @@ pub enum Ev {
     NohzKick(usize),
     /// The RT bandwidth period timer (sched_rt_period_timer).
     RtPeriod,
+    /// A task group's CFS bandwidth period timer (sched_cfs_period_timer).
+    CfsPeriod(u32),
+    /// A task group's CFS bandwidth slack timer (sched_cfs_slack_timer).
+    CfsSlack(u32),
     /// A deadline task's replenishment timer (dl_task_timer).
     DlTimer(TaskId),
     /// A CPU's fair server timer: its zero-laxity time or its next period

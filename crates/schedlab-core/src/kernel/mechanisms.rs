@@ -305,6 +305,22 @@ pub struct Mechanisms {
     /// not in 6.12.y).
     pub lb_eligible_first: bool,
 
+    // ---------------------------------------------------- CFS bandwidth
+    /// A cfs_rq's slice of a group's quota expires with the period it was
+    /// drawn in (runtime_expires, expires_seq); de53fd7aedb1 "sched/fair:
+    /// Fix low cpu usage with high throttling by removing expiration of
+    /// cpu-local slices" (5.4, and 4.19.84 stable) removed it.
+    pub cfs_runtime_expires: bool,
+    /// throttle_cfs_rq() first tries to take runtime from the pool
+    /// (26a8b12747c9 "sched/fair: Fix race between runtime distribution and
+    /// assignment", 5.7).
+    pub cfs_throttle_assign: bool,
+    /// cpu.max.burst: the refill adds the quota to what is left, up to
+    /// quota + burst, and runs even in an idle period (f4183717b370, 5.14).
+    pub cfs_burst: bool,
+    /// cpu.stat's nr_bursts and burst_usec (bcb1704a1ed2, 5.16).
+    pub cfs_burst_stats: bool,
+
     // ------------------------------------------------------------- RT
     /// rto_next_cpu(): the RT_PUSH_IPI chain never takes the CPU it runs
     /// on as its next hop (94894c9c477e "sched/rt: Skip currently executing
@@ -555,6 +571,10 @@ impl Mechanisms {
             lb_counts_runnable_only: at(6, 14),
             lb_skip_delayed: at(6, 14),
             lb_eligible_first: at(6, 14),
+            cfs_runtime_expires: !backport((5, 4), &[(4, 19, 84)]),
+            cfs_throttle_assign: at(5, 7),
+            cfs_burst: at(5, 14),
+            cfs_burst_stats: at(5, 16),
             rto_skip_self: backport((7, 0), &[(6, 12, 75), (6, 18, 14)]),
             sched_deadline: at(3, 14),
             dl_period_limits: at(5, 4),

@@ -175,6 +175,23 @@ pub struct CgroupRow {
     /// usage_usec as a percentage of one CPU over the window (null: no
     /// window).
     pub cpu_pct: Option<f64>,
+    /// cpu.max as it reads: "$MAX $PERIOD" in us ("max 100000": no quota).
+    pub max: String,
+    /// cpu.max.burst, us.
+    pub max_burst: u64,
+    /// cpu.stat nr_periods over the window: periods with the group active.
+    pub nr_periods: u64,
+    /// cpu.stat nr_throttled over the window: periods that ended with a
+    /// cfs_rq of the group throttled.
+    pub nr_throttled: u64,
+    /// cpu.stat throttled_usec over the window: time its cfs_rqs spent
+    /// throttled, summed over CPUs (counted at each unthrottle).
+    pub throttled_usec: u64,
+    /// cpu.stat nr_bursts over the window (5.16+).
+    pub nr_bursts: u64,
+    /// cpu.stat burst_usec over the window (5.16+): runtime used beyond the
+    /// quota in bursting periods.
+    pub burst_usec: u64,
 }
 
 /// Timer delay statistics over a set of wakeups.

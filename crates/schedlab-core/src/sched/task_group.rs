@@ -34,6 +34,63 @@ pub struct Tg {
     /// Per CPU: the group's entity (the root has none).
     pub se: Vec<Option<SeId>>,
     pub depth: u32,
+    /// tg->cfs_bandwidth, for a group with a cpu.max quota (None: "max").
+    pub cfs_b: Option<Box<CfsBandwidth>>,
+}
+
+/// cpu.max and cpu.max.burst as written, in ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BandwidthDef {
+    pub quota: u64,
+    pub period: u64,
+    pub burst: u64,
+}
+
+/// struct cfs_bandwidth (kernel/sched/sched.h): a group's quota per period
+/// and the global pool its cfs_rqs draw slices from (sched/fair/bandwidth.rs).
+#[derive(Debug, Clone, Default)]
+pub struct CfsBandwidth {
+    pub period: u64,
+    pub quota: u64,
+    pub burst: u64,
+    /// cfs_b->runtime: what is left in the pool this period.
+    pub runtime: u64,
+    /// cfs_b->runtime_snap (5.16+): the pool after the last refill.
+    pub runtime_snap: u64,
+    /// cfs_b->idle: no cfs_rq drew from the pool over a whole period.
+    pub idle: bool,
+    /// cfs_b->period_active: the period timer is armed.
+    pub period_active: bool,
+    /// The period timer's expiry (its hrtimer's, on a grid of periods).
+    pub period_expires: u64,
+    /// cfs_b->slack_started: the slack timer is armed.
+    pub slack_started: bool,
+    /// cfs_b->throttled_cfs_rq, in list order.
+    pub throttled_cfs_rq: Vec<CfsRqId>,
+    /// Before 5.4: cfs_b->runtime_expires and expires_seq.
+    pub runtime_expires: u64,
+    pub expires_seq: u64,
+    // cpu.stat
+    pub nr_periods: u64,
+    pub nr_throttled: u64,
+    pub throttled_time: u64,
+    pub nr_burst: u64,
+    pub burst_time: u64,
+}
+
+/// The bandwidth fields of struct cfs_rq (kept beside `Sched.cfs_rqs`,
+/// indexed as it is, so a scenario without cpu.max carries none).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CfsRqBandwidth {
+    pub runtime_enabled: bool,
+    pub runtime_remaining: i64,
+    pub throttled: bool,
+    /// throttle_count: this cfs_rq's throttled ancestors, itself included.
+    pub throttle_count: u32,
+    pub throttled_clock: u64,
+    /// Before 5.4: the expiry of the slice it holds, and its period's seq.
+    pub runtime_expires: u64,
+    pub expires_seq: u64,
 }
 
 /// A cgroup, checked: its task group is `tg` (the root's is 0; the
@@ -48,6 +105,8 @@ pub struct CgroupDef {
     pub shares: u64,
     /// cpu.idle.
     pub idle: bool,
+    /// cpu.max and cpu.max.burst (None: "max", no quota).
+    pub bandwidth: Option<BandwidthDef>,
 }
 
 /// A group entity: its sched_entity and its place in the tree.
@@ -75,6 +134,10 @@ pub struct TaskGroups {
     /// (sched/fair/h_load.rs). A cache that reads fill, so it sits in a
     /// RefCell; empty until the first read with groups.
     pub h_load: RefCell<Vec<HLoad>>,
+    /// cfs_bandwidth_used(): some group has a quota.
+    pub bandwidth_used: bool,
+    /// Per cfs_rq (indexed as `Sched.cfs_rqs`), once bandwidth is used.
+    pub rq_bw: Vec<CfsRqBandwidth>,
 }
 
 /// A cfs_rq's h_load, last_h_load_update (jiffies) and h_load_next.
@@ -108,6 +171,16 @@ impl SeId {
 }
 
 impl TaskGroups {
+    /// cpu.stat's bandwidth counters of group `tg`: nr_periods,
+    /// nr_throttled, throttled_usec and burst_usec in ns, nr_bursts (zeros
+    /// without a quota).
+    pub fn cpu_stat(&self, tg: TgId) -> [u64; 5] {
+        match self.tgs[tg].cfs_b.as_deref() {
+            Some(b) => [b.nr_periods, b.nr_throttled, b.throttled_time, b.burst_time, b.nr_burst],
+            None => [0; 5],
+        }
+    }
+
     /// Whether any group other than the root exists: every walk up the
     /// tree is one step without one.
     #[inline]
@@ -128,6 +201,7 @@ impl TaskGroups {
                 cfs_rq: (0..nr_cpus).map(CfsRqId::root).collect(),
                 se: vec![None; nr_cpus],
                 depth: 0,
+                cfs_b: None,
             });
         }
     }
@@ -158,7 +232,17 @@ impl TaskGroups {
             cfs_rq.push(q);
             se.push(Some(e));
         }
-        self.tgs.push(Tg { path: path.into(), parent: Some(parent), shares, idle, load_avg: 0, cfs_rq, se, depth });
+        self.tgs.push(Tg {
+            path: path.into(),
+            parent: Some(parent),
+            shares,
+            idle,
+            load_avg: 0,
+            cfs_rq,
+            se,
+            depth,
+            cfs_b: None,
+        });
         id
     }
 }

@@ -1,6 +1,7 @@
 //! The report's `cgroups`: what each `[[cgroup]]` got over the window, as
-//! its cgroup v2 files say it (cpu.weight, cpu.idle, cpu.stat's
-//! usage_usec, cgroup.threads), for a scenario with cgroups.
+//! its cgroup v2 files say it (cpu.weight, cpu.idle, cpu.max, cpu.stat's
+//! usage_usec and bandwidth counters, cgroup.threads), for a scenario with
+//! cgroups.
 
 use crate::report::pct;
 use crate::report::CgroupRow;
@@ -37,13 +38,30 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
     let rows = sc
         .cgroups
         .iter()
-        .map(|c| CgroupRow {
-            path: c.path.clone(),
-            weight: cpu_weight(c.shares),
-            idle: c.idle,
-            threads: own[c.tg].1,
-            usage_usec: total[c.tg] / 1000,
-            cpu_pct: (window > 0).then(|| pct(total[c.tg], window)),
+        .map(|c| {
+            // cpu.stat's bandwidth counters over the window.
+            let base = sim.stats.kernel_base.as_ref().and_then(|b| b.cpu_stat.get(c.tg).copied()).unwrap_or_default();
+            let now = k.sched.groups.cpu_stat(c.tg);
+            let d: Vec<u64> = now.iter().zip(base).map(|(n, b)| n - b).collect();
+            let (max, max_burst) = match c.bandwidth {
+                Some(b) => (format!("{} {}", b.quota / 1000, b.period / 1000), b.burst / 1000),
+                None => (format!("max {}", crate::workload::cgroup::DEFAULT_CFS_PERIOD_US), 0),
+            };
+            CgroupRow {
+                path: c.path.clone(),
+                weight: cpu_weight(c.shares),
+                idle: c.idle,
+                threads: own[c.tg].1,
+                usage_usec: total[c.tg] / 1000,
+                cpu_pct: (window > 0).then(|| pct(total[c.tg], window)),
+                max,
+                max_burst,
+                nr_periods: d[0],
+                nr_throttled: d[1],
+                throttled_usec: d[2] / 1000,
+                burst_usec: d[3] / 1000,
+                nr_bursts: d[4],
+            }
         })
         .collect();
     Some(rows)

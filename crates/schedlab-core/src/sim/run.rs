@@ -331,6 +331,8 @@ impl Sim {
             Ev::ActiveBalance(cpu) => self.w.m.kt.k.active_load_balance_cpu_stop(cpu),
             Ev::NohzKick(cpu) => self.w.m.kt.k.nohz_idle_balance(cpu),
             Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
+            Ev::CfsPeriod(tg) => self.w.m.kt.k.sched_cfs_period_timer(tg as usize),
+            Ev::CfsSlack(tg) => self.w.m.kt.k.sched_cfs_slack_timer(tg as usize),
             Ev::DlTimer(tid) => self.w.m.kt.k.dl_task_timer(tid),
             Ev::DlServerTimer(cpu) => self.w.m.kt.k.dl_server_timer(cpu),
             Ev::DlInactiveTimer(tid) => self.w.m.kt.k.dl_inactive_timer(tid),
@@ -378,6 +380,9 @@ impl Sim {
                 membw: self.w.m.kt.k.membw_counters(),
                 psi: self.w.m.kt.k.psi.read(self.w.m.kt.k.now, self.w.m.kt.k.cfg.tick_ns).total,
                 wb: self.w.m.mm.wbs.iter().map(|w| (w.dirtied, w.written)).collect(),
+                cpu_stat: (0..self.w.m.kt.k.sched.groups.tgs.len())
+                    .map(|g| self.w.m.kt.k.sched.groups.cpu_stat(g))
+                    .collect(),
             });
         }
         if self.w.m.mm.enabled && self.w.m.kt.k.now > self.stats.rec.warmup {

@@ -129,4 +129,6 @@ pub struct KernelBase {
     pub psi: [u64; 6],
     /// Per writeback device: pages dirtied and written (mm/page_writeback.rs).
     pub wb: Vec<(u64, u64)>,
+    /// Per task group: cpu.stat's bandwidth counters (TaskGroups::cpu_stat).
+    pub cpu_stat: Vec<[u64; 5]>,
 }

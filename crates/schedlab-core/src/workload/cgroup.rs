@@ -12,6 +12,11 @@
 //! path = "/batch/low"
 //! "cpu.idle" = 1           # 5.15+: SCHED_IDLE for the whole group
 //!
+//! [[cgroup]]
+//! path = "/capped"
+//! "cpu.max" = "50000 100000"   # quota and period in us ("max": none)
+//! "cpu.max.burst" = 20000      # 5.14+: us the pool may carry over
+//!
 //! [[task]]
 //! name = "hog"
 //! cgroup = "/batch/low"
@@ -21,7 +26,7 @@ use serde::Deserialize;
 
 use crate::error::{Result, SimError};
 use crate::kernel::version::KernelVersion;
-pub use crate::sched::task_group::CgroupDef;
+pub use crate::sched::task_group::{BandwidthDef, CgroupDef};
 
 /// `[[cgroup]]` as written.
 #[derive(Debug, Deserialize)]
@@ -34,6 +39,10 @@ pub(crate) struct RawCgroup {
     cpu_weight_nice: Option<i64>,
     #[serde(rename = "cpu.idle")]
     cpu_idle: Option<i64>,
+    #[serde(rename = "cpu.max")]
+    cpu_max: Option<String>,
+    #[serde(rename = "cpu.max.burst")]
+    cpu_max_burst: Option<i64>,
 }
 
 /// The oldest version whose group entity weight the model computes as the
@@ -42,6 +51,74 @@ pub(crate) struct RawCgroup {
 pub const CGROUPS_SINCE: (u16, u16) = (4, 15);
 /// cpu.idle: "sched: Cgroup SCHED_IDLE support" (304000390f88, 5.15).
 pub const CPU_IDLE_SINCE: (u16, u16) = (5, 15);
+
+/// cpu.max.burst: "sched/fair: Introduce the burstable CFS controller"
+/// (f4183717b370, 5.14).
+pub const CPU_MAX_BURST_SINCE: (u16, u16) = (5, 14);
+/// default_cfs_period(): 100 ms.
+pub const DEFAULT_CFS_PERIOD_US: u64 = 100_000;
+/// min_cfs_quota_period (1 ms) and max_cfs_quota_period (1 s), in us.
+const MIN_CFS_QUOTA_PERIOD_US: u64 = 1_000;
+const MAX_CFS_QUOTA_PERIOD_US: u64 = 1_000_000;
+/// max_cfs_runtime: MAX_BW (2^44 - 1) us.
+const MAX_CFS_RUNTIME_US: u64 = (1 << 44) - 1;
+
+/// cpu_max_write() and tg_set_cfs_bandwidth()'s checks: "max" or a quota,
+/// then an optional period, in us; a quota of at least 1 ms; a period of
+/// 1 ms .. 1 s; a burst no larger than the quota. None: no quota.
+fn bandwidth_of(
+    c: &RawCgroup,
+    file: &str,
+    key: &dyn Fn(&str) -> String,
+    version: KernelVersion,
+) -> Result<Option<BandwidthDef>> {
+    let burst = match c.cpu_max_burst {
+        None => 0,
+        Some(_) if !version.at_least(CPU_MAX_BURST_SINCE.0, CPU_MAX_BURST_SINCE.1) => {
+            return Err(SimError::not_modelled(
+                file,
+                &key("cpu.max.burst"),
+                format!("cpu.max.burst on {version}: the kernel has it from 5.14 (f4183717b370)"),
+            ))
+        }
+        Some(b) if (0..=MAX_CFS_RUNTIME_US as i64).contains(&b) => b as u64,
+        Some(b) => {
+            return Err(SimError::bad_value(file, &key("cpu.max.burst"), b.to_string(), "0..2^44-1 us (default 0)"))
+        }
+    };
+    let Some(text) = c.cpu_max.as_deref() else {
+        return Ok(None);
+    };
+    let accepted = "\"$MAX $PERIOD\" in us: $MAX \"max\" or 1000.., $PERIOD 1000..1000000 (default 100000)";
+    let bad = |why: String| SimError::bad_value(file, &key("cpu.max"), why, accepted);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() || words.len() > 2 {
+        return Err(bad(format!("{text:?}")));
+    }
+    let period = match words.get(1) {
+        None => DEFAULT_CFS_PERIOD_US,
+        Some(w) => match w.parse::<u64>() {
+            Ok(p) if (MIN_CFS_QUOTA_PERIOD_US..=MAX_CFS_QUOTA_PERIOD_US).contains(&p) => p,
+            _ => return Err(bad(format!("{text:?}: period {w}"))),
+        },
+    };
+    if words[0] == "max" {
+        return Ok(None);
+    }
+    let quota = match words[0].parse::<u64>() {
+        Ok(q) if (MIN_CFS_QUOTA_PERIOD_US..=MAX_CFS_RUNTIME_US).contains(&q) => q,
+        _ => return Err(bad(format!("{text:?}: quota {}", words[0]))),
+    };
+    if burst > quota || burst + quota > MAX_CFS_RUNTIME_US {
+        return Err(SimError::bad_value(
+            file,
+            &key("cpu.max.burst"),
+            burst.to_string(),
+            format!("at most the quota ({quota} us)"),
+        ));
+    }
+    Ok(Some(BandwidthDef { quota: quota * 1000, period: period * 1000, burst: burst * 1000 }))
+}
 
 /// sched_weight_from_cgroup(): cpu.weight 1..10000 (default 100) as
 /// shares, DIV_ROUND_CLOSEST_ULL(weight * 1024, 100).
@@ -136,7 +213,8 @@ pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVers
             }
             Some(v) => return Err(SimError::bad_value(file, &key("cpu.idle"), v.to_string(), "0 or 1")),
         };
-        out.push(CgroupDef { path: path.to_string(), tg: i + 1, parent, shares, idle });
+        let bandwidth = bandwidth_of(c, file, &key, version)?;
+        out.push(CgroupDef { path: path.to_string(), tg: i + 1, parent, shares, idle, bandwidth });
     }
     Ok(out)
 }
@@ -199,7 +277,14 @@ mod tests {
                 "cgroup[0].cpu.weight.nice: 20; accepted: -20..19",
             ),
             ("[[cgroup]]\npath = \"/a\"\n\"cpu.idle\" = 2\n", "cgroup[0].cpu.idle: 2; accepted: 0 or 1"),
-            ("[[cgroup]]\npath = \"/a\"\n\"cpu.max\" = \"max\"\n", "cgroup[0].cpu.max: unknown key"),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.max\" = \"500\"\n", "cgroup[0].cpu.max: \"500\": quota 500"),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.max\" = \"max 10\"\n", "cgroup[0].cpu.max: \"max 10\": period 10"),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.max\" = \"1 2 3\"\n", "cgroup[0].cpu.max: \"1 2 3\""),
+            (
+                "[[cgroup]]\npath = \"/a\"\n\"cpu.max\" = \"5000\"\n\"cpu.max.burst\" = 6000\n",
+                "cgroup[0].cpu.max.burst: 6000; accepted: at most the quota (5000 us)",
+            ),
+            ("[[cgroup]]\npath = \"/a\"\n\"cpu.stat\" = 1\n", "cgroup[0].cpu.stat: unknown key"),
             (
                 "[[task]]\nname = \"t\"\ncgroup = \"/x\"\nprogram = [{ run = \"1ms\" }]\n",
                 "task[0].cgroup: \"/x\" is not a [[cgroup]]",

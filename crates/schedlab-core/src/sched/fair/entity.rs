@@ -168,15 +168,20 @@ impl SchedEnv {
             // its own entities.
             let mut cfs_rq = CfsRqId::root(cpu);
             let se = loop {
+                if G && self.sched.groups.bandwidth_used && self.check_cfs_rq_runtime(cfs_rq) {
+                    // Throttled on the way down (fair/bandwidth.rs): again.
+                    break None;
+                }
                 let se = match self.cfg.mech.fair {
                     FairEra::Cfs => self.pick_next_entity_cfs::<G>(cfs_rq)?,
                     FairEra::Eevdf => self.pick_eevdf::<G>(cfs_rq)?,
                 };
                 match self.group_cfs_rq(se).filter(|_| G) {
                     Some(q) => cfs_rq = q,
-                    None => break se,
+                    None => break Some(se),
                 }
             };
+            let Some(se) = se else { continue };
             if !self.se_g::<G>(se).sched_delayed {
                 return Some(se.tid());
             }
@@ -298,7 +303,14 @@ impl SchedEnv {
     /// `wakeup`: ENQUEUE_WAKEUP. `running`: the entity is (or holds) the
     /// CPU's running task, which has not switched out yet: it is curr
     /// again, not in the tree.
-    fn enqueue_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, initial: bool, wakeup: bool, running: bool) {
+    pub(crate) fn enqueue_entity<const G: bool>(
+        &mut self,
+        cfs_rq: CfsRqId,
+        se: SeId,
+        initial: bool,
+        wakeup: bool,
+        running: bool,
+    ) {
         self.se_mut_g::<G>(se).norm_min_vruntime = None;
         // PELT: bring the cfs_rq up to date, then attach or update the entity.
         if !self.se_g::<G>(se).attached {
@@ -335,12 +347,18 @@ impl SchedEnv {
         }
         self.se_mut_g::<G>(se).on_rq = true;
         self.update_min_vruntime::<G>(cfs_rq);
+        if G && self.sched.groups.bandwidth_used && self.cfs_rq(cfs_rq).nr_running == 1 {
+            self.check_enqueue_throttle(cfs_rq); // fair/bandwidth.rs
+        }
     }
 
     /// enqueue_task_fair(). `initial`: a new task; `wakeup`: ENQUEUE_WAKEUP.
     /// The first pass enqueues each entity up the tree that is not queued
     /// yet; the second updates the load and weight of the queued ancestors.
-    pub fn enqueue_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) {
+    /// Both stop at a throttled cfs_rq (fair/bandwidth.rs): the task then
+    /// waits there and the runqueue does not count it. Returns whether it
+    /// counts.
+    pub fn enqueue_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) -> bool {
         self.update_curr(cpu);
         let task_se = SeId::task(tid);
         let t = &self.sched.tasks[tid];
@@ -360,6 +378,9 @@ impl SchedEnv {
             idle |= G && self.cfs_rq_is_idle(cfs_rq);
             (initial, wakeup) = (false, true);
             se = self.parent_of::<G>(e);
+            if G && self.cfs_rq_throttled(cfs_rq) {
+                return self.enqueue_throttled(tid, task_running, seq);
+            }
         }
         // (Without groups the task's entity is never queued already.)
         while let Some(e) = se.filter(|_| G) {
@@ -369,6 +390,9 @@ impl SchedEnv {
             self.account_h_nr::<true>(cfs_rq, 1, idle, delayed);
             idle |= self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_entity(e);
+            if self.cfs_rq_throttled(cfs_rq) {
+                return self.enqueue_throttled(tid, task_running, seq);
+            }
         }
         if !task_running {
             // A migrating task keeps the wait it began on its old runqueue
@@ -380,10 +404,22 @@ impl SchedEnv {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), true);
         }
         self.add_nr_running(cpu);
+        true
+    }
+
+    /// The end of an enqueue that stopped at a throttled cfs_rq
+    /// (enqueue_throttle): the task waits, uncounted by the runqueue.
+    #[cold]
+    fn enqueue_throttled(&mut self, tid: TaskId, task_running: bool, seq: u64) -> bool {
+        if !task_running {
+            self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
+        }
+        self.sched.tasks[tid].list_seq = seq;
+        false
     }
 
     /// dequeue_entity(): `se` leaves `cfs_rq` (a sleep with DEQUEUE_SLEEP).
-    fn dequeue_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, sleep: bool) {
+    pub(crate) fn dequeue_entity<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, sleep: bool) {
         if !sleep && self.cfg.mech.fair == FairEra::Cfs && self.cfg.mech.cfs_renorm_fixed {
             // dequeue_entity since "sched/fair: Fix min_vruntime tracking"
             // (2016; every modelled version from 4.16 has it): normalize
@@ -419,6 +455,9 @@ impl SchedEnv {
         self.se_mut_g::<G>(se).on_rq = false;
         if G {
             self.update_cfs_group(se);
+            if self.sched.groups.bandwidth_used {
+                self.return_cfs_rq_runtime(cfs_rq); // fair/bandwidth.rs
+            }
         }
         self.update_min_vruntime::<G>(cfs_rq);
     }
@@ -458,6 +497,9 @@ impl SchedEnv {
             self.account_h_nr::<G>(cfs_rq, -1, idle, delayed);
             idle |= G && self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_of::<G>(e);
+            if G && self.cfs_rq_throttled(cfs_rq) {
+                return self.dequeue_throttled(tid, finish_delayed);
+            }
             if self.cfs_rq(cfs_rq).load_weight > 0 {
                 if let Some(p) = se.filter(|_| task_sleep) {
                     self.set_next_buddy(p);
@@ -473,11 +515,24 @@ impl SchedEnv {
             self.account_h_nr::<true>(cfs_rq, -1, idle, delayed);
             idle |= self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_entity(e);
+            if self.cfs_rq_throttled(cfs_rq) {
+                return self.dequeue_throttled(tid, finish_delayed);
+            }
         }
         if !delayed {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
+        if finish_delayed {
+            self.finish_delayed_dequeue_entity(tid);
+        }
+        true
+    }
+
+    /// The end of a dequeue that stopped at a throttled cfs_rq
+    /// (dequeue_throttle): the runqueue did not count the task.
+    #[cold]
+    fn dequeue_throttled(&mut self, tid: TaskId, finish_delayed: bool) -> bool {
         if finish_delayed {
             self.finish_delayed_dequeue_entity(tid);
         }
@@ -556,6 +611,9 @@ impl SchedEnv {
         }
         if self.sched.tasks[p].policy != Policy::Normal {
             return; // Batch and idle tasks do not preempt.
+        }
+        if self.sched.groups.bandwidth_used && self.throttled_hierarchy(self.cfs_rq_of(SeId::task(p))) {
+            return; // Queued on a throttled cfs_rq (fair/bandwidth.rs).
         }
         self.update_curr(cpu);
         let (mut se, mut pse) = (SeId::task(curr), SeId::task(p));

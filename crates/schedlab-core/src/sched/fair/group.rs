@@ -45,6 +45,9 @@ impl SchedEnv {
         let mut cfs_rq = if G { self.cfs_rq_of(se) } else { CfsRqId::root(cpu) };
         loop {
             self.update_curr_fair::<G>(cfs_rq, se, delta);
+            if G && self.sched.groups.bandwidth_used {
+                self.account_cfs_rq_runtime(cfs_rq, delta); // fair/bandwidth.rs
+            }
             let Some(parent) = (if G { self.parent_entity(se) } else { None }) else { break };
             self.charge_group_entity(parent, delta);
             (se, cfs_rq) = (parent, self.cfs_rq_of(parent));
@@ -270,11 +273,16 @@ impl SchedEnv {
 
 impl SchedEnv {
     /// sched_create_group() of each `[[cgroup]]`, parents first: task group
-    /// `c.tg` with a cfs_rq and an entity on every CPU.
+    /// `c.tg` with a cfs_rq and an entity on every CPU; then cpu.max.
     pub fn create_cgroups(&mut self, cgroups: &[crate::sched::task_group::CgroupDef]) {
         for c in cgroups {
             let tg = self.sched.groups.create(&mut self.sched.cfs_rqs, &c.path, c.parent, c.shares, c.idle);
             debug_assert_eq!(tg, c.tg);
+        }
+        for c in cgroups {
+            if let Some(def) = c.bandwidth {
+                self.init_cfs_bandwidth(c.tg, def); // fair/bandwidth.rs
+            }
         }
     }
 }

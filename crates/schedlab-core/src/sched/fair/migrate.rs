@@ -40,6 +40,9 @@ impl SchedEnv {
     /// can_migrate_task(). The 6.14 refusals come first, before the
     /// affinity test, so they leave LBF_ALL_PINNED set.
     pub(super) fn can_migrate_task(&self, p: TaskId, env: &mut LbEnv, active: bool) -> bool {
+        if self.sched.groups.bandwidth_used && self.throttled_lb_pair(p, env.src_cpu, env.dst_cpu) {
+            return false;
+        }
         let t = &self.sched.tasks[p];
         // 6.14: a sched_delayed task moves only to even out load. Active
         // balance's lb_env leaves migration_type at 0, migrate_load.

@@ -115,7 +115,10 @@ impl SchedEnv {
                 if !self.pass_accepts(pass, p) {
                     continue;
                 }
-                let w = self.lb_task_load(p);
+                // 3.8+ detach_tasks() weighs a task by task_h_load(): its
+                // part of the root's load (its load_avg without cgroups).
+                let w =
+                    if self.cfg.mech.cpu_load_from_pelt { self.task_h_load(p).max(1) } else { self.lb_task_load(p) };
                 let skip_for_load = (w >> 1) as i64 > rem + fuzz;
                 let keep_for_prio = generic && self.sched.tasks[p].prio() < this_best_prio;
                 if (skip_for_load && !keep_for_prio)

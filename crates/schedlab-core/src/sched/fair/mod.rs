@@ -7,6 +7,9 @@ pub mod balance_2625;
 pub mod balance_avg;
 #[cfg(test)]
 mod balance_tests;
+pub mod bandwidth;
+#[cfg(test)]
+mod bandwidth_tests;
 pub mod cfs;
 pub mod cpu_load;
 pub mod eevdf;
@@ -43,8 +46,8 @@ impl SchedClassOps for FairSchedClass {
             return;
         }
         let (initial, wakeup) = (flags & ENQUEUE_INITIAL != 0, flags & ENQUEUE_WAKEUP != 0);
-        by_groups!(sim.enqueue_task_fair(cpu, p, initial, wakeup));
-        if sim.cfg.mech.fair_server && sim.sched.cfs_rqs[cpu].h_nr_running == 1 {
+        let counted = by_groups!(sim.enqueue_task_fair(cpu, p, initial, wakeup));
+        if sim.cfg.mech.fair_server && counted && sim.sched.cfs_rqs[cpu].h_nr_running == 1 {
             // The first fair task here starts the fair server (6.12).
             let was_idle = sim.sched.rqs[cpu].nr_running == 1;
             sim.fair_server_enqueue(cpu, was_idle);

@@ -1,0 +1,532 @@
+//! Models CFS bandwidth control of kernel/sched/fair.c
+//! (CONFIG_CFS_BANDWIDTH), issue 39 step 2: a group's `cpu.max` quota per
+//! period is a global pool (struct cfs_bandwidth); each of its cfs_rqs
+//! draws 5 ms slices from it as its tasks run (assign_cfs_rq_runtime). A
+//! cfs_rq that cannot draw more is throttled: its group entity leaves the
+//! parent's cfs_rq, and with it every task below, until the period timer
+//! refills the pool and distributes runtime to the throttled cfs_rqs in
+//! the order they were throttled. A cfs_rq whose last entity leaves gives
+//! back what it holds beyond 1 ms; when the pool then holds more than a
+//! slice and some cfs_rq is throttled, the slack timer distributes it 5 ms
+//! later.
+//!
+//! By version: before 5.4 a slice expires with the period it was drawn in
+//! (runtime_expires, expires_seq; de53fd7aedb1 removed it); from 5.7
+//! throttle_cfs_rq() tries the pool once more first; from 5.14 the refill
+//! adds the quota to what is left, up to quota + cpu.max.burst; from 5.16
+//! cpu.stat counts bursts.
+//!
+//! Deviation: a throttled cfs_rq's PELT clock keeps running (the kernel
+//! stops it, throttled_clock_pelt), so a throttled group's load decays.
+//! Deviation: distribute_cfs_runtime() unthrottles remote cfs_rqs at once;
+//! 6.3+ does it by an IPI to their CPUs (async unthrottle, 8ad075c2eb1f).
+//! Deviation: 6.18 throttles task by task as each returns to user space
+//! (e1fad12dcb66, the task based throttle model); the model throttles the whole
+//! hierarchy when the cfs_rq is throttled, as 6.17 and earlier do, for
+//! every version.
+//! Deviation: sched_cfs_bandwidth_slice_us is fixed at its default, 5 ms.
+
+use crate::engine::event::Ev;
+use crate::engine::Instant;
+use crate::sched::cfs_rq::CfsRqId;
+use crate::sched::env::SchedEnv;
+use crate::sched::task::{SeId, TaskId};
+use crate::sched::task_group::{BandwidthDef, CfsBandwidth, CfsRqBandwidth, TgId};
+
+/// sysctl_sched_cfs_bandwidth_slice: 5 ms.
+pub const CFS_BANDWIDTH_SLICE: u64 = 5_000_000;
+/// min_cfs_rq_runtime: what a cfs_rq keeps of its slice when it empties.
+const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
+/// min_bandwidth_expiration: no slack distribution this close to a refill.
+const MIN_BANDWIDTH_EXPIRATION: u64 = 2_000_000;
+/// cfs_bandwidth_slack_period: the slack timer's delay.
+const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5_000_000;
+
+impl SchedEnv {
+    fn cfs_b(&self, tg: TgId) -> &CfsBandwidth {
+        self.sched.groups.tgs[tg].cfs_b.as_deref().expect("a group with a quota")
+    }
+
+    fn cfs_b_mut(&mut self, tg: TgId) -> &mut CfsBandwidth {
+        self.sched.groups.tgs[tg].cfs_b.as_deref_mut().expect("a group with a quota")
+    }
+
+    #[inline]
+    pub(crate) fn rq_bw(&self, q: CfsRqId) -> &CfsRqBandwidth {
+        &self.sched.groups.rq_bw[q.index()]
+    }
+
+    fn rq_bw_mut(&mut self, q: CfsRqId) -> &mut CfsRqBandwidth {
+        &mut self.sched.groups.rq_bw[q.index()]
+    }
+
+    /// cfs_rq_throttled().
+    #[inline]
+    pub(crate) fn cfs_rq_throttled(&self, q: CfsRqId) -> bool {
+        self.sched.groups.bandwidth_used && self.rq_bw(q).throttled
+    }
+
+    /// throttled_hierarchy(): the cfs_rq or an ancestor is throttled.
+    #[inline]
+    pub(crate) fn throttled_hierarchy(&self, q: CfsRqId) -> bool {
+        self.sched.groups.bandwidth_used && self.rq_bw(q).throttle_count > 0
+    }
+
+    /// throttled_lb_pair(): the task's group is throttled on either CPU.
+    pub(crate) fn throttled_lb_pair(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        self.throttled_hierarchy(self.task_cfs_rq_on(p, src)) || self.throttled_hierarchy(self.task_cfs_rq_on(p, dst))
+    }
+
+    /// tg_set_cfs_bandwidth() of each group with a quota, once its cfs_rqs
+    /// exist: runtime_enabled on every CPU, the pool full, the period timer
+    /// started.
+    pub(crate) fn init_cfs_bandwidth(&mut self, tg: TgId, def: BandwidthDef) {
+        let groups = &mut self.sched.groups;
+        groups.bandwidth_used = true;
+        groups.rq_bw.resize(self.sched.cfs_rqs.len(), CfsRqBandwidth::default());
+        for &q in &groups.tgs[tg].cfs_rq {
+            groups.rq_bw[q.index()] = CfsRqBandwidth { runtime_enabled: true, ..CfsRqBandwidth::default() };
+        }
+        groups.tgs[tg].cfs_b = Some(Box::new(CfsBandwidth {
+            period: def.period,
+            quota: def.quota,
+            burst: def.burst,
+            ..CfsBandwidth::default()
+        }));
+        self.refill_cfs_bandwidth_runtime(tg);
+        self.start_cfs_bandwidth(tg);
+    }
+
+    /// __refill_cfs_bandwidth_runtime(): the pool for a new period.
+    fn refill_cfs_bandwidth_runtime(&mut self, tg: TgId) {
+        let m = &self.cfg.mech;
+        let (now, burst, burst_stats, expires) = (self.now, m.cfs_burst, m.cfs_burst_stats, m.cfs_runtime_expires);
+        let b = self.cfs_b_mut(tg);
+        if burst {
+            b.runtime += b.quota;
+            if burst_stats && b.runtime_snap > b.runtime {
+                b.burst_time += b.runtime_snap - b.runtime;
+                b.nr_burst += 1;
+            }
+            b.runtime = b.runtime.min(b.quota + b.burst);
+            b.runtime_snap = b.runtime;
+        } else {
+            b.runtime = b.quota;
+        }
+        if expires {
+            b.runtime_expires = now + b.period;
+            b.expires_seq += 1;
+        }
+    }
+
+    /// start_cfs_bandwidth(): arm the period timer if it is not; its
+    /// expiries stay on a grid of whole periods (hrtimer_forward_now).
+    fn start_cfs_bandwidth(&mut self, tg: TgId) {
+        let now = self.now;
+        let b = self.cfs_b_mut(tg);
+        if b.period_active {
+            return;
+        }
+        b.period_active = true;
+        b.period_expires = (now / b.period + 1) * b.period;
+        let at = b.period_expires;
+        self.q.schedule(Instant(at), Ev::CfsPeriod(tg as u32));
+    }
+
+    /// sched_cfs_period_timer() -> do_sched_cfs_period_timer(): count the
+    /// period, refill, and hand the pool to the throttled cfs_rqs; stop
+    /// after a period in which nothing drew from the pool.
+    pub fn sched_cfs_period_timer(&mut self, tg: TgId) {
+        let burst_era = self.cfg.mech.cfs_burst;
+        let b = self.cfs_b_mut(tg);
+        let throttled = !b.throttled_cfs_rq.is_empty();
+        b.nr_periods += 1;
+        let idle = b.idle;
+        if burst_era {
+            // 5.14+: the burst pool refills even in an idle period.
+            self.refill_cfs_bandwidth_runtime(tg);
+        }
+        let deactivate = if idle && !throttled {
+            true
+        } else {
+            if !burst_era {
+                self.refill_cfs_bandwidth_runtime(tg);
+            }
+            if throttled {
+                self.cfs_b_mut(tg).nr_throttled += 1;
+                self.distribute_cfs_runtime(tg);
+            }
+            // An idle period: nothing drew from the pool until the next.
+            self.cfs_b_mut(tg).idle = !throttled;
+            false
+        };
+        let b = self.cfs_b_mut(tg);
+        if deactivate {
+            b.period_active = false;
+        } else {
+            b.period_expires += b.period;
+            let at = b.period_expires;
+            self.q.schedule(Instant(at), Ev::CfsPeriod(tg as u32));
+        }
+    }
+
+    /// runtime_refresh_within(): the period timer fires (or is not armed)
+    /// within `min_expire`.
+    fn runtime_refresh_within(&self, tg: TgId, min_expire: u64) -> bool {
+        let b = self.cfs_b(tg);
+        !b.period_active || b.period_expires.saturating_sub(self.now) < min_expire
+    }
+
+    /// do_sched_cfs_slack_timer(): distribute the pool returned by idle
+    /// cfs_rqs, unless a refill is about to.
+    pub fn sched_cfs_slack_timer(&mut self, tg: TgId) {
+        self.cfs_b_mut(tg).slack_started = false;
+        if self.runtime_refresh_within(tg, MIN_BANDWIDTH_EXPIRATION) {
+            return;
+        }
+        if self.cfs_b(tg).runtime > CFS_BANDWIDTH_SLICE {
+            self.distribute_cfs_runtime(tg);
+        }
+    }
+
+    /// distribute_cfs_runtime(): each throttled cfs_rq, in the order they
+    /// were throttled, gets what brings it to 1 ns of runtime, and is
+    /// unthrottled, until the pool is empty.
+    fn distribute_cfs_runtime(&mut self, tg: TgId) {
+        let list = self.cfs_b(tg).throttled_cfs_rq.clone();
+        let expires_era = self.cfg.mech.cfs_runtime_expires;
+        for q in list {
+            if !self.rq_bw(q).throttled {
+                continue;
+            }
+            let want = (-self.rq_bw(q).runtime_remaining + 1).max(0) as u64;
+            let b = self.cfs_b_mut(tg);
+            let give = want.min(b.runtime);
+            b.runtime -= give;
+            let (left, expires, seq) = (b.runtime, b.runtime_expires, b.expires_seq);
+            let bw = self.rq_bw_mut(q);
+            bw.runtime_remaining += give as i64;
+            if expires_era {
+                bw.runtime_expires = expires;
+                bw.expires_seq = seq;
+            }
+            if bw.runtime_remaining > 0 {
+                self.unthrottle_cfs_rq(q);
+            }
+            if left == 0 {
+                break;
+            }
+        }
+    }
+
+    /// account_cfs_rq_runtime(): `delta` ns ran below `q`; when its slice
+    /// is used up it draws another, and reschedules its running task if
+    /// the pool is empty (the pick then throttles it).
+    #[inline]
+    pub(crate) fn account_cfs_rq_runtime(&mut self, q: CfsRqId, delta: u64) {
+        if !self.rq_bw(q).runtime_enabled {
+            return;
+        }
+        let bw = self.rq_bw_mut(q);
+        bw.runtime_remaining -= delta as i64;
+        if self.cfg.mech.cfs_runtime_expires {
+            self.expire_cfs_rq_runtime(q);
+        }
+        let bw = self.rq_bw(q);
+        if bw.runtime_remaining > 0 || bw.throttled {
+            return;
+        }
+        if !self.assign_cfs_rq_runtime(q, CFS_BANDWIDTH_SLICE) && self.cfs_rq(q).curr.is_some() {
+            self.resched_curr(self.cfs_rq(q).cpu);
+        }
+    }
+
+    /// Before 5.4, expire_cfs_rq_runtime(): past its expiry a slice drawn
+    /// in an earlier period is void; one of this period (the local clock
+    /// ran ahead) gets a tick more.
+    fn expire_cfs_rq_runtime(&mut self, q: CfsRqId) {
+        let now = self.now;
+        let tick = self.cfg.tick_ns;
+        let tg = self.cfs_rq(q).tg;
+        let seq = self.cfs_b(tg).expires_seq;
+        let bw = self.rq_bw_mut(q);
+        if now < bw.runtime_expires || bw.runtime_remaining < 0 {
+            return;
+        }
+        if bw.expires_seq == seq {
+            bw.runtime_expires += tick;
+        } else {
+            bw.runtime_remaining = 0;
+        }
+    }
+
+    /// __assign_cfs_rq_runtime(): draw up to `target` - runtime_remaining
+    /// from the pool (starting the period timer); whether runtime is left.
+    fn assign_cfs_rq_runtime(&mut self, q: CfsRqId, target: u64) -> bool {
+        let tg = self.cfs_rq(q).tg;
+        let min_amount = (target as i64 - self.rq_bw(q).runtime_remaining).max(0) as u64;
+        self.start_cfs_bandwidth(tg);
+        let b = self.cfs_b_mut(tg);
+        let mut amount = 0;
+        if b.runtime > 0 {
+            amount = b.runtime.min(min_amount);
+            b.runtime -= amount;
+            b.idle = false;
+        }
+        let (expires, seq) = (b.runtime_expires, b.expires_seq);
+        let expires_era = self.cfg.mech.cfs_runtime_expires;
+        let bw = self.rq_bw_mut(q);
+        bw.runtime_remaining += amount as i64;
+        if expires_era && bw.expires_seq != seq {
+            bw.expires_seq = seq;
+            bw.runtime_expires = expires;
+        }
+        bw.runtime_remaining > 0
+    }
+
+    /// check_cfs_rq_runtime(): throttle a cfs_rq out of runtime; whether it
+    /// is throttled (pick_task_fair() then starts its walk again).
+    #[inline]
+    pub(crate) fn check_cfs_rq_runtime(&mut self, q: CfsRqId) -> bool {
+        let bw = self.rq_bw(q);
+        if !bw.runtime_enabled || bw.runtime_remaining > 0 {
+            return false;
+        }
+        if bw.throttled {
+            return true;
+        }
+        self.throttle_cfs_rq(q)
+    }
+
+    /// check_enqueue_throttle(): a cfs_rq whose first entity was just
+    /// queued (and that is not running) draws runtime, or is throttled.
+    pub(crate) fn check_enqueue_throttle(&mut self, q: CfsRqId) {
+        let bw = *self.rq_bw(q);
+        if !bw.runtime_enabled || bw.throttled || self.cfs_rq(q).curr.is_some() {
+            return;
+        }
+        self.account_cfs_rq_runtime(q, 0);
+        if self.rq_bw(q).runtime_remaining <= 0 {
+            self.throttle_cfs_rq(q);
+        }
+    }
+
+    /// return_cfs_rq_runtime(): a cfs_rq whose last entity left gives the
+    /// pool what it holds beyond min_cfs_rq_runtime (before 5.4, only a
+    /// slice of the current period), and arms the slack timer when the
+    /// pool then holds more than a slice and some cfs_rq is throttled.
+    pub(crate) fn return_cfs_rq_runtime(&mut self, q: CfsRqId) {
+        let bw = *self.rq_bw(q);
+        if !bw.runtime_enabled || self.cfs_rq(q).nr_running > 0 {
+            return;
+        }
+        let slack = bw.runtime_remaining - MIN_CFS_RQ_RUNTIME;
+        if slack <= 0 {
+            return;
+        }
+        let tg = self.cfs_rq(q).tg;
+        let expires_era = self.cfg.mech.cfs_runtime_expires;
+        let b = self.cfs_b_mut(tg);
+        if !expires_era || bw.runtime_expires == b.runtime_expires {
+            b.runtime += slack as u64;
+            if b.runtime > CFS_BANDWIDTH_SLICE && !b.throttled_cfs_rq.is_empty() {
+                self.start_cfs_slack_bandwidth(tg);
+            }
+        }
+        self.rq_bw_mut(q).runtime_remaining -= slack;
+    }
+
+    /// start_cfs_slack_bandwidth(): arm the slack timer, unless a refill
+    /// comes first or it is armed already.
+    /// Deviation: before 5.3 (66567fcbaeca) an armed slack timer was pushed
+    /// on; the model never pushes it.
+    fn start_cfs_slack_bandwidth(&mut self, tg: TgId) {
+        if self.runtime_refresh_within(tg, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION) {
+            return;
+        }
+        let b = self.cfs_b_mut(tg);
+        if b.slack_started {
+            return;
+        }
+        b.slack_started = true;
+        let at = self.now + CFS_BANDWIDTH_SLACK_PERIOD;
+        self.q.schedule(Instant(at), Ev::CfsSlack(tg as u32));
+    }
+
+    /// The group cfs_rqs on `q`'s CPU at and below `q` (walk_tg_tree_from).
+    fn cfs_rqs_below(&self, q: CfsRqId) -> Vec<CfsRqId> {
+        let (tg0, cpu) = (self.cfs_rq(q).tg, self.cfs_rq(q).cpu);
+        let tgs = &self.sched.groups.tgs;
+        // Children come after their parents: one pass marks the subtree.
+        let mut inside = vec![false; tgs.len()];
+        inside[tg0] = true;
+        let mut out = vec![q];
+        for (i, g) in tgs.iter().enumerate().skip(tg0 + 1) {
+            if g.parent.is_some_and(|p| inside[p]) {
+                inside[i] = true;
+                out.push(g.cfs_rq[cpu]);
+            }
+        }
+        out
+    }
+
+    /// The tasks queued at and below `q` that enqueue_task_fair() counted
+    /// as runnable (sched_delayed ones are not).
+    fn tasks_below(&self, q: CfsRqId) -> Vec<TaskId> {
+        let mut v = Vec::new();
+        for c in self.cfs_rqs_below(q) {
+            let cfs = self.cfs_rq(c);
+            v.extend(cfs.tasks_timeline.iter().filter_map(|&(_, e)| e.task_of()));
+            v.extend(cfs.curr.and_then(SeId::task_of));
+        }
+        v.retain(|&t| !self.sched.tasks[t].se.sched_delayed);
+        v
+    }
+
+    /// The h_nr_* counts of cfs_rq `q` moved by whole subtrees (throttle
+    /// and unthrottle); the root's idle count is the runqueue's too.
+    fn add_h_nr(&mut self, q: CfsRqId, n: i32, idle: i32, delayed: i32) {
+        let cfs = self.cfs_rq_mut(q);
+        cfs.h_nr_running = cfs.h_nr_running.wrapping_add_signed(n);
+        cfs.idle_h_nr_running = cfs.idle_h_nr_running.wrapping_add_signed(idle);
+        cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(delayed);
+        if q.index() < self.sched.rqs.len() {
+            let r = &mut self.sched.rq_idle[q.index()].idle_h_nr_running;
+            *r = r.wrapping_add_signed(idle);
+        }
+    }
+
+    /// throttle_cfs_rq(): unless the pool still has runtime (5.7+), `q`
+    /// joins the throttled list, its subtree counts one more throttled
+    /// ancestor, and its group entity leaves the parent (and each ancestor
+    /// left empty, its own) with every task below. Whether it throttled.
+    fn throttle_cfs_rq(&mut self, q: CfsRqId) -> bool {
+        let (tg, cpu) = (self.cfs_rq(q).tg, self.cfs_rq(q).cpu);
+        if self.cfg.mech.cfs_throttle_assign && self.assign_cfs_rq_runtime(q, 1) {
+            return false;
+        }
+        self.cfs_b_mut(tg).throttled_cfs_rq.push(q);
+        for c in self.cfs_rqs_below(q) {
+            self.rq_bw_mut(c).throttle_count += 1;
+        }
+        let cfs = self.cfs_rq(q);
+        let (n, mut idle, delayed) = (cfs.h_nr_running as i32, cfs.idle_h_nr_running as i32, cfs.h_nr_delayed as i32);
+        let tasks = self.tasks_below(q);
+        let mut se = self.sched.groups.tgs[tg].se[cpu];
+        let mut reached_root = true;
+        while let Some(e) = se {
+            if !self.se(e).on_rq {
+                reached_root = false;
+                break;
+            }
+            let parent_q = self.cfs_rq_of(e);
+            self.dequeue_entity::<true>(parent_q, e, true);
+            if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
+                idle = n;
+            }
+            self.add_h_nr(parent_q, -n, -idle, -delayed);
+            se = self.parent_entity(e);
+            if self.cfs_rq(parent_q).load_weight > 0 {
+                break;
+            }
+        }
+        if reached_root {
+            while let Some(e) = se {
+                let parent_q = self.cfs_rq_of(e);
+                self.update_load_avg::<true>(parent_q, Some(e));
+                self.update_cfs_group(e);
+                if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
+                    idle = n;
+                }
+                self.add_h_nr(parent_q, -n, -idle, -delayed);
+                se = self.parent_entity(e);
+            }
+            for _ in 0..n {
+                self.sub_nr_running(cpu);
+            }
+            for t in tasks {
+                self.sched.wasted.track(self.sched.tasks[t].nr_cpus_allowed, self.sched.rqs.len(), false);
+            }
+        }
+        let now = self.now;
+        let bw = self.rq_bw_mut(q);
+        bw.throttled = true;
+        bw.throttled_clock = now;
+        true
+    }
+
+    /// unthrottle_cfs_rq(): the reverse of throttle_cfs_rq(); the time
+    /// throttled counts into cpu.stat's throttled_usec, and an idle CPU
+    /// with work again reschedules.
+    fn unthrottle_cfs_rq(&mut self, q: CfsRqId) {
+        let (tg, cpu) = (self.cfs_rq(q).tg, self.cfs_rq(q).cpu);
+        let now = self.now;
+        let since = self.rq_bw(q).throttled_clock;
+        self.rq_bw_mut(q).throttled = false;
+        let b = self.cfs_b_mut(tg);
+        b.throttled_time += now - since;
+        b.throttled_cfs_rq.retain(|&x| x != q);
+        for c in self.cfs_rqs_below(q) {
+            self.rq_bw_mut(c).throttle_count -= 1;
+        }
+        if self.cfs_rq(q).load_weight == 0 {
+            return;
+        }
+        let cfs = self.cfs_rq(q);
+        let (n, mut idle, delayed) = (cfs.h_nr_running as i32, cfs.idle_h_nr_running as i32, cfs.h_nr_delayed as i32);
+        let root_before = self.sched.cfs_rqs[cpu].h_nr_running;
+        let mut se = self.sched.groups.tgs[tg].se[cpu];
+        let mut reached_root = true;
+        while let Some(e) = se {
+            if self.se(e).on_rq {
+                break;
+            }
+            let parent_q = self.cfs_rq_of(e);
+            self.enqueue_entity::<true>(parent_q, e, false, true, false);
+            if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
+                idle = n;
+            }
+            self.add_h_nr(parent_q, n, idle, delayed);
+            se = self.parent_entity(e);
+            if self.rq_bw_throttled(parent_q) {
+                reached_root = false;
+                se = None;
+            }
+        }
+        while let Some(e) = se {
+            let parent_q = self.cfs_rq_of(e);
+            self.update_load_avg::<true>(parent_q, Some(e));
+            self.update_cfs_group(e);
+            if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
+                idle = n;
+            }
+            self.add_h_nr(parent_q, n, idle, delayed);
+            se = self.parent_entity(e);
+            if self.rq_bw_throttled(parent_q) {
+                reached_root = false;
+                break;
+            }
+        }
+        if reached_root {
+            for _ in 0..n {
+                self.add_nr_running(cpu);
+            }
+            for t in self.tasks_below(q) {
+                self.sched.wasted.track(self.sched.tasks[t].nr_cpus_allowed, self.sched.rqs.len(), true);
+            }
+            if self.cfg.mech.fair_server && root_before == 0 && self.sched.cfs_rqs[cpu].h_nr_running > 0 {
+                let was_idle = self.sched.rqs[cpu].nr_running == n as u32;
+                self.fair_server_enqueue(cpu, was_idle);
+            }
+        }
+        if self.sched.rqs[cpu].curr.is_none() && self.sched.cfs_rqs[cpu].nr_running > 0 {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// cfs_rq_throttled() of a cfs_rq that may be the root (never throttled).
+    #[inline]
+    fn rq_bw_throttled(&self, q: CfsRqId) -> bool {
+        self.sched.groups.rq_bw.get(q.index()).is_some_and(|b| b.throttled)
+    }
+}

@@ -1,0 +1,99 @@
+//! CFS bandwidth (fair/bandwidth.rs) against what cpu.max promises and the
+//! kernel's cpu.stat counts.
+
+use crate::sim::Sim;
+use crate::trace::Trace;
+
+/// Run `body` on `cpus` CPUs for `ms` of `version`, checked.
+fn run(version: &str, cpus: usize, ms: u64, body: &str) -> Sim {
+    let text = format!(
+        "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n[kernel]\nversion = \"{version}\"\n\
+         vmstat_kworkers = false\n[measure]\nduration = \"{ms}ms\"\ncheck = true\n{body}"
+    );
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim
+}
+
+fn hogs(name: &str, n: usize, cgroup: &str) -> String {
+    format!("[[task]]\nname = \"{name}\"\ncount = {n}\ncgroup = \"{cgroup}\"\nprogram = [{{ run = \"100s\" }}]\n")
+}
+
+/// Each task group's CPU time, in CPUs (1.0: one CPU the whole run).
+fn cpus_used(sim: &Sim, ms: u64) -> Vec<f64> {
+    let k = &sim.w.m.kt.k;
+    let mut by_tg = vec![0u64; k.sched.groups.tgs.len().max(1)];
+    for t in &k.sched.tasks {
+        by_tg[t.tg] += t.se.sum_exec_runtime;
+    }
+    by_tg.iter().map(|&ns| ns as f64 / (ms * 1_000_000) as f64).collect()
+}
+
+#[test]
+fn a_quota_caps_the_group_at_quota_over_period() {
+    // Half a CPU for one hog; two CPUs for four hogs on four.
+    for version in ["4.19", "5.4", "6.1", "6.12", "6.18"] {
+        let body = format!("[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"50000 100000\"\n{}", hogs("h", 1, "/c"));
+        let sim = run(version, 2, 2000, &body);
+        let used = cpus_used(&sim, 2000)[1];
+        assert!((used - 0.5).abs() < 0.01, "{version}: one hog at 50000/100000 used {used:.4} CPUs");
+        let b = sim.w.m.kt.k.sched.groups.tgs[1].cfs_b.as_deref().expect("cfs_b");
+        // The timer at 2 s may come after the end.
+        assert!((19..=20).contains(&b.nr_periods), "{version}: periods {}", b.nr_periods);
+        assert!((19..=20).contains(&b.nr_throttled), "{version}: throttled {}", b.nr_throttled);
+        // Throttled about half of each period.
+        let thr = b.throttled_time as f64 / 2e9;
+        assert!((thr - 0.5).abs() < 0.05, "{version}: throttled {thr:.3} of the run");
+
+        let body = format!("[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"200000 100000\"\n{}", hogs("h", 4, "/c"));
+        let used = cpus_used(&run(version, 4, 2000, &body), 2000)[1];
+        assert!((used - 2.0).abs() < 0.02, "{version}: four hogs at 200000/100000 used {used:.4} CPUs");
+    }
+}
+
+#[test]
+fn an_uncapped_sibling_takes_what_the_quota_leaves() {
+    let body = format!(
+        "[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"50000 100000\"\n[[cgroup]]\npath = \"/f\"\n{}{}",
+        hogs("c", 2, "/c"),
+        hogs("f", 2, "/f")
+    );
+    // Not before 5.5: the avg_load balancer weighs a CPU by its PELT
+    // load_avg, which keeps a throttled group's load as blocked load (the
+    // kernel's runnable_load_avg drops it), so the idle CPU sees no
+    // imbalance and does not pull (weighted_cpuload's Deviation).
+    for version in ["5.5", "6.1", "6.12", "6.18"] {
+        let used = cpus_used(&run(version, 2, 2000, &body), 2000);
+        assert!((used[1] - 0.5).abs() < 0.01, "{version}: /c used {:.4}", used[1]);
+        assert!((used[2] - 1.5).abs() < 0.02, "{version}: /f used {:.4}", used[2]);
+    }
+}
+
+#[test]
+fn a_parents_quota_caps_its_children() {
+    let body = format!(
+        "[[cgroup]]\npath = \"/p\"\n\"cpu.max\" = \"100000 100000\"\n[[cgroup]]\npath = \"/p/a\"\n\
+         [[cgroup]]\npath = \"/p/b\"\n\"cpu.weight\" = 300\n{}{}",
+        hogs("a", 2, "/p/a"),
+        hogs("b", 2, "/p/b")
+    );
+    // One CPU, so that the weights below /p decide (on CPUs of their own
+    // the hogs share the quota by who draws first).
+    let body = body.replace("100000 100000", "50000 100000");
+    let used = cpus_used(&run("6.12", 1, 2000, &body), 2000);
+    let (a, b) = (used[2], used[3]);
+    assert!((a + b - 0.5).abs() < 0.01, "the parent's quota: {:.4}", a + b);
+    assert!((b / (a + b) - 0.75).abs() < 0.05, "the weights below it: /p/b got {:.3}", b / (a + b));
+}
+
+#[test]
+fn an_idle_period_stops_the_timer_and_a_sleeper_is_never_throttled() {
+    // 2 ms of work every 10 ms is 20 % of a CPU, under a 50 % quota.
+    let body = "[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"50000 100000\"\n[[task]]\nname = \"s\"\ncgroup = \"/c\"\n\
+                program = [{ loop = { count = 1000, body = [{ run = \"2ms\" }, { sleep = \"8ms\" }] } }]\n";
+    let sim = run("6.12", 2, 1000, body);
+    let b = sim.w.m.kt.k.sched.groups.tgs[1].cfs_b.as_deref().expect("cfs_b");
+    assert_eq!(b.nr_throttled, 0);
+    assert!(b.nr_periods >= 9, "periods {}", b.nr_periods);
+}
