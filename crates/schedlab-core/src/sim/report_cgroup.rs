@@ -15,6 +15,14 @@ fn cpu_weight(shares: u64) -> u64 {
     ((shares * 100 + 512) / 1024).clamp(1, 10_000)
 }
 
+/// cpu.stat's bandwidth counters of task group `tg` over the window
+/// (TaskGroups::cpu_stat's order).
+pub(crate) fn cpu_stat_window(sim: &Sim, tg: usize) -> [u64; 5] {
+    let base = sim.stats.kernel_base.as_ref().and_then(|b| b.cpu_stat.get(tg).copied()).unwrap_or_default();
+    let now = sim.w.m.kt.k.sched.groups.cpu_stat(tg);
+    std::array::from_fn(|i| now[i] - base[i])
+}
+
 /// One row per `[[cgroup]]`, in the scenario's order; None without any.
 pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
     if sc.cgroups.is_empty() {
@@ -39,10 +47,7 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
         .cgroups
         .iter()
         .map(|c| {
-            // cpu.stat's bandwidth counters over the window.
-            let base = sim.stats.kernel_base.as_ref().and_then(|b| b.cpu_stat.get(c.tg).copied()).unwrap_or_default();
-            let now = k.sched.groups.cpu_stat(c.tg);
-            let d: Vec<u64> = now.iter().zip(base).map(|(n, b)| n - b).collect();
+            let d = cpu_stat_window(sim, c.tg);
             let (max, max_burst) = match c.bandwidth {
                 Some(b) => (format!("{} {}", b.quota / 1000, b.period / 1000), b.burst / 1000),
                 None => (format!("max {}", crate::workload::cgroup::DEFAULT_CFS_PERIOD_US), 0),

@@ -97,3 +97,57 @@ fn an_idle_period_stops_the_timer_and_a_sleeper_is_never_throttled() {
     assert_eq!(b.nr_throttled, 0);
     assert!(b.nr_periods >= 9, "periods {}", b.nr_periods);
 }
+
+/// The cpu.cfs_quota_us cases measured on this project's host (6.18, two
+/// vCPUs; validation/cgroup-v1-host/README.md, tolerances written before
+/// the host's run): each group's part of the two CPUs over 10 s after 1 s,
+/// and nr_throttled.
+#[test]
+fn quota_cases_agree_with_this_hosts_6_18() {
+    let c = |quota: u64, more: &str| format!("[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"{quota} 100000\"\n{more}");
+    let slow = "[[task]]\nname = \"slow\"\ncgroup = \"/c\"\ncpus = \"1\"\n\
+                program = [{ loop = { count = 0, body = [{ run = \"5us\" }, { sleep = \"10ms\" }] } }]\n";
+    let fast = "[[task]]\nname = \"fast\"\ncgroup = \"/c\"\ncpus = \"0\"\nprogram = [{ run = \"100s\" }]\n";
+    let cases: [(&str, String, &[f64], f64); 4] = [
+        ("quota-1hog", c(50_000, &hogs("c", 1, "/c")), &[0.2500], 0.01),
+        (
+            "quota-2-free-2",
+            c(50_000, &format!("[[cgroup]]\npath = \"/f\"\n{}{}", hogs("c", 2, "/c"), hogs("f", 2, "/f"))),
+            &[0.2505, 0.7455],
+            0.01,
+        ),
+        ("quota-4hogs-150", c(150_000, &hogs("c", 4, "/c")), &[0.7495], 0.01),
+        ("quota-fib", c(10_000, &format!("{fast}{slow}")), &[0.0490], 0.005),
+    ];
+    for (name, body, host, tol) in cases {
+        let sim = run_window("6.18", 2, 1000, 10_000, &body);
+        let k = &sim.w.m.kt.k;
+        for (i, &h) in host.iter().enumerate() {
+            let tg = i + 1;
+            let ns: u64 = k
+                .sched
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.tg == tg)
+                .map(|(j, _)| sim.task_counters(j).since(&sim.stats.task_base[j]).runtime_ns)
+                .sum();
+            let share = ns as f64 / 2e10;
+            assert!((share - h).abs() <= tol, "{name}: cgroup {tg} {share:.4} against the host's {h:.4}");
+        }
+        let [_, thr, ..] = crate::sim::report_cgroup::cpu_stat_window(&sim, 1);
+        assert!((90..=110).contains(&thr), "{name}: nr_throttled {thr} against the host's 100");
+    }
+}
+
+/// Like `run`, with a warm-up of `warm` ms before `ms` ms of window.
+fn run_window(version: &str, cpus: usize, warm: u64, ms: u64, body: &str) -> Sim {
+    let text = format!(
+        "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n[kernel]\nversion = \"{version}\"\n\
+         [measure]\nwarmup = \"{warm}ms\"\nduration = \"{ms}ms\"\ncheck = true\n{body}"
+    );
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim
+}
