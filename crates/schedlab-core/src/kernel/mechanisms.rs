@@ -310,6 +310,10 @@ pub struct Mechanisms {
     /// drawn in (runtime_expires, expires_seq); de53fd7aedb1 "sched/fair:
     /// Fix low cpu usage with high throttling by removing expiration of
     /// cpu-local slices" (5.4, and 4.19.84 stable) removed it.
+    /// Deviation: 4.15 .. 4.17 are given 4.18's expires_seq test
+    /// (512ac999d275 "sched/fair: Fix bandwidth timer clock drift
+    /// condition"), which made slices expire as meant; before it they
+    /// rarely did.
     pub cfs_runtime_expires: bool,
     /// throttle_cfs_rq() first tries to take runtime from the pool
     /// (26a8b12747c9 "sched/fair: Fix race between runtime distribution and
