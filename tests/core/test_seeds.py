@@ -40,10 +40,11 @@ EXPERIMENTS = [
 KNOWN_OUT = {
     "fibtest-slice-expiry": {
         "64 CPUs, affected: 88 ms of the 500 ms quota": (
-            "233 ms at HZ 250, the model's default (98 ms at HZ 1000; the source does not give HZ): each period "
-            "the refill unthrottles every throttled cfs_rq with 1 ns, the 58 slow CPUs drain the pool within "
-            "microseconds and strand 1 ms each, and the fast thread asks again only at its next tick; the real "
-            "slow threads' wakes drift apart, the model's stay locked to the period's grid"
+            "233 ms at HZ 250, the model's default; 98 ms at HZ 1000 (variant before-hz1000), which the source "
+            "does not give. Each period's refill first repays the fast thread's overrun and unthrottles every "
+            "throttled cfs_rq with 1 ns; the slow threads, released together, take 1 ms each of what is left "
+            "within microseconds, so the fast thread gets about one tick a period (it runs from its unthrottle "
+            "to its next tick)"
         ),
         "64 CPUs, affected: throttled in 58 periods": (
             "49: the model's window is 5.0 s, 49 period boundaries; runfibtest's delta spans the whole process, "
@@ -54,8 +55,9 @@ KNOWN_OUT = {
             "60 us a period, so about 20 ms of the 5 s quota is still held at the end"
         ),
         "8 CPUs, affected: 380 ms": (
-            "233 ms: as on 64 CPUs, the 7 slow CPUs released together at each refill take the pool before the "
-            "fast thread's next tick"
+            "233 ms at HZ 250 (290 at HZ 1000): as on 64 CPUs, the 7 slow threads, throttled at the end of a "
+            "period and released together by the refill, take the pool before the fast thread's next tick; "
+            "whether the real ones drift apart (their wakes are not locked to the refill) is not known"
         ),
     },
     "sched-idle": {
