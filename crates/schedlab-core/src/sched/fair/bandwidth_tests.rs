@@ -151,3 +151,30 @@ fn run_window(version: &str, cpus: usize, warm: u64, ms: u64, body: &str) -> Sim
     sim.run().expect("run");
     sim
 }
+
+/// cpu.max.burst (5.14+): a task running 30 ms in every ~203 ms (15 % of
+/// a CPU) under a 20 ms / 100 ms quota is throttled when a run falls in one
+/// period; a 20 ms burst lets the pool carry the unused quota over, and
+/// cpu.stat counts the periods that used it (5.16+).
+#[test]
+fn a_burst_carries_unused_quota_over() {
+    let body = |burst: u64| {
+        format!(
+            "[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"20000 100000\"\n\"cpu.max.burst\" = {burst}\n\
+             [[task]]\nname = \"t\"\ncgroup = \"/c\"\ncpus = \"0\"\n\
+             program = [{{ loop = {{ count = 0, body = [{{ run = \"30ms\" }}, {{ sleep = \"173ms\" }}] }} }}]\n"
+        )
+    };
+    let stat = |burst: u64, version: &str| {
+        let sim = run_window(version, 2, 1000, 10_000, &body(burst));
+        crate::sim::report_cgroup::cpu_stat_window(&sim, 1)
+    };
+    let [_, thr, _, _, bursts] = stat(0, "6.18");
+    assert!(thr >= 5 && bursts == 0, "without a burst: {thr} throttled, {bursts} bursts");
+    let [_, thr, _, burst_ns, bursts] = stat(20_000, "6.18");
+    assert_eq!(thr, 0, "with a burst nothing is throttled");
+    assert!(bursts >= 40 && burst_ns > 300_000_000, "{bursts} bursts, {burst_ns} ns");
+    // 5.14 .. 5.15: the burst, without its statistics.
+    let [_, thr, _, _, bursts] = stat(20_000, "5.15");
+    assert_eq!((thr, bursts), (0, 0));
+}
