@@ -396,6 +396,17 @@ impl SchedEnv {
         }
     }
 
+    /// One level of the walk up from a throttled (`sign` -1) or
+    /// unthrottled (+1) cfs_rq: the cfs_rq `e` queues on gains or loses the
+    /// subtree's `n` tasks, all of them idle from an idle group up.
+    fn carry_h_nr(&mut self, e: SeId, sign: i32, n: i32, idle: &mut i32, delayed: i32) {
+        if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
+            *idle = n;
+        }
+        let q = self.cfs_rq_of(e);
+        self.add_h_nr(q, sign * n, sign * *idle, sign * delayed);
+    }
+
     /// throttle_cfs_rq(): unless the pool still has runtime (5.7+), `q`
     /// joins the throttled list, its subtree counts one more throttled
     /// ancestor, and its group entity leaves the parent (and each ancestor
@@ -421,10 +432,7 @@ impl SchedEnv {
             }
             let parent_q = self.cfs_rq_of(e);
             self.dequeue_entity::<true>(parent_q, e, true);
-            if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
-                idle = n;
-            }
-            self.add_h_nr(parent_q, -n, -idle, -delayed);
+            self.carry_h_nr(e, -1, n, &mut idle, delayed);
             se = self.parent_entity(e);
             if self.cfs_rq(parent_q).load_weight > 0 {
                 break;
@@ -435,10 +443,7 @@ impl SchedEnv {
                 let parent_q = self.cfs_rq_of(e);
                 self.update_load_avg::<true>(parent_q, Some(e));
                 self.update_cfs_group(e);
-                if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
-                    idle = n;
-                }
-                self.add_h_nr(parent_q, -n, -idle, -delayed);
+                self.carry_h_nr(e, -1, n, &mut idle, delayed);
                 se = self.parent_entity(e);
             }
             for _ in 0..n {
@@ -483,10 +488,7 @@ impl SchedEnv {
             }
             let parent_q = self.cfs_rq_of(e);
             self.enqueue_entity::<true>(parent_q, e, false, true, false);
-            if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
-                idle = n;
-            }
-            self.add_h_nr(parent_q, n, idle, delayed);
+            self.carry_h_nr(e, 1, n, &mut idle, delayed);
             se = self.parent_entity(e);
             if self.rq_bw_throttled(parent_q) {
                 reached_root = false;
@@ -497,10 +499,7 @@ impl SchedEnv {
             let parent_q = self.cfs_rq_of(e);
             self.update_load_avg::<true>(parent_q, Some(e));
             self.update_cfs_group(e);
-            if self.group_cfs_rq(e).is_some_and(|g| self.cfs_rq_is_idle(g)) {
-                idle = n;
-            }
-            self.add_h_nr(parent_q, n, idle, delayed);
+            self.carry_h_nr(e, 1, n, &mut idle, delayed);
             se = self.parent_entity(e);
             if self.rq_bw_throttled(parent_q) {
                 reached_root = false;
