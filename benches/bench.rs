@@ -122,6 +122,7 @@ const BENCHES: &[Bench] = &[
         overrides: &[("kernel.version", "\"6.6\"")],
     },
     Bench { name: "smp256-mixed/cfs", file: "scenarios/bench/smp256-mixed.toml", overrides: &[] },
+    Bench { name: "cgroups-1000/smp256", file: "gen:cgroups-1000", overrides: &[] },
     Bench {
         name: "smp256-mixed/eevdf",
         file: "scenarios/bench/smp256-mixed.toml",
@@ -211,9 +212,38 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Issue 39's scale case, generated: 256 CPUs (smp256) on 6.12, 1,000
+/// cgroups of 10 tasks each (10,000 tasks; cpu.weight 50, 100 or 200), every
+/// tenth group capped at two CPUs (cpu.max "200000 100000"). Each task runs
+/// ~2 ms and sleeps ~20 ms (exponential): about 3.5 times more demand than
+/// CPUs. 2 simulated seconds.
+fn cgroups_1000() -> String {
+    let mut t = String::from(
+        "name = \"cgroups-1000\"\n[machine]\npreset = \"smp256\"\n[kernel]\nversion = \"6.12\"\n\
+         [measure]\nduration = \"2s\"\n",
+    );
+    for i in 0..1000 {
+        t += &format!("[[cgroup]]\npath = \"/g{i}\"\n\"cpu.weight\" = {}\n", [50, 100, 200][i % 3]);
+        if i % 10 == 0 {
+            t += "\"cpu.max\" = \"200000 100000\"\n";
+        }
+    }
+    for i in 0..1000 {
+        t += &format!(
+            "[[task]]\nname = \"t{i}\"\ncount = 10\ncgroup = \"/g{i}\"\n\
+             program = [{{ loop = {{ count = 0, body = [{{ run = {{ exp = \"2ms\" }} }}, {{ sleep = {{ exp = \"20ms\" }} }}] }} }}]\n"
+        );
+    }
+    t
+}
+
 fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
     let path = repo_root().join(b.file);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = if b.file == "gen:cgroups-1000" {
+        cgroups_1000()
+    } else {
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?
+    };
     let mut overrides: Vec<(String, String)> =
         b.overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     if quick {
