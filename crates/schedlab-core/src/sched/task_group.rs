@@ -88,6 +88,11 @@ pub struct CfsRqBandwidth {
     /// throttle_count: this cfs_rq's throttled ancestors, itself included.
     pub throttle_count: u32,
     pub throttled_clock: u64,
+    /// throttled_clock_pelt: rq_clock_pelt() when its hierarchy was
+    /// throttled; throttled_clock_pelt_time: the PELT time spent throttled
+    /// (cfs_rq_clock_pelt() leaves it out).
+    pub throttled_clock_pelt: u64,
+    pub throttled_clock_pelt_time: u64,
     /// Before 5.4: the expiry of the slice it holds, and its period's seq.
     pub runtime_expires: u64,
     pub expires_seq: u64,

@@ -16,8 +16,8 @@
 //! adds the quota to what is left, up to quota + cpu.max.burst; from 5.16
 //! cpu.stat counts bursts.
 //!
-//! Deviation: a throttled cfs_rq's PELT clock keeps running (the kernel
-//! stops it, throttled_clock_pelt), so a throttled group's load decays.
+//! A throttled hierarchy's PELT clock stops (cfs_rq_clock_pelt()): its
+//! cfs_rqs' and tasks' averages neither decay nor grow while throttled.
 //! Deviation: distribute_cfs_runtime() unthrottles remote cfs_rqs at once;
 //! 6.3+ does it by an IPI to their CPUs (async unthrottle, 8ad075c2eb1f).
 //! Deviation: 6.18 throttles task by task as each returns to user space
@@ -70,6 +70,18 @@ impl SchedEnv {
     #[inline]
     pub(crate) fn throttled_hierarchy(&self, q: CfsRqId) -> bool {
         self.sched.groups.bandwidth_used && self.rq_bw(q).throttle_count > 0
+    }
+
+    /// cfs_rq_clock_pelt(): `q`'s PELT clock, `pelt_now` (its CPU's
+    /// rq_clock_pelt()) less the time its hierarchy spent throttled, and
+    /// stopped while it is.
+    #[inline]
+    pub(crate) fn cfs_rq_clock_pelt(&self, q: CfsRqId, pelt_now: u64) -> u64 {
+        match self.sched.groups.rq_bw.get(q.index()) {
+            Some(b) if b.throttle_count > 0 => b.throttled_clock_pelt - b.throttled_clock_pelt_time,
+            Some(b) => pelt_now - b.throttled_clock_pelt_time,
+            None => pelt_now,
+        }
     }
 
     /// throttled_lb_pair(): the task's group is throttled on either CPU.
@@ -417,8 +429,14 @@ impl SchedEnv {
             return false;
         }
         self.cfs_b_mut(tg).throttled_cfs_rq.push(q);
+        // tg_throttle_down(): each cfs_rq below stops its PELT clock.
+        let pelt_now = self.rq_clock_pelt(cpu);
         for c in self.cfs_rqs_below(q) {
-            self.rq_bw_mut(c).throttle_count += 1;
+            let bw = self.rq_bw_mut(c);
+            if bw.throttle_count == 0 {
+                bw.throttled_clock_pelt = pelt_now;
+            }
+            bw.throttle_count += 1;
         }
         let cfs = self.cfs_rq(q);
         let (n, mut idle, delayed) = (cfs.h_nr_running as i32, cfs.idle_h_nr_running as i32, cfs.h_nr_delayed as i32);
@@ -471,8 +489,14 @@ impl SchedEnv {
         let b = self.cfs_b_mut(tg);
         b.throttled_time += now - since;
         b.throttled_cfs_rq.retain(|&x| x != q);
+        // tg_unthrottle_up(): the clocks go on, less the time stopped.
+        let pelt_now = self.rq_clock_pelt(cpu);
         for c in self.cfs_rqs_below(q) {
-            self.rq_bw_mut(c).throttle_count -= 1;
+            let bw = self.rq_bw_mut(c);
+            bw.throttle_count -= 1;
+            if bw.throttle_count == 0 {
+                bw.throttled_clock_pelt_time += pelt_now - bw.throttled_clock_pelt;
+            }
         }
         if self.cfs_rq(q).load_weight == 0 {
             return;

@@ -276,7 +276,10 @@ impl SchedEnv {
     /// always correct.
     pub fn update_load_avg<const G: bool>(&mut self, cfs_rq: CfsRqId, se: Option<SeId>) {
         let cpu = if G { self.rq_of(cfs_rq) } else { cfs_rq.index() };
-        let now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
+        let mut now = self.rq_clock_pelt(cpu); // sched/cpufreq.rs
+        if G && self.sched.groups.bandwidth_used {
+            now = self.cfs_rq_clock_pelt(cfs_rq, now); // fair/bandwidth.rs
+        }
         let running = self.cfs_rq(cfs_rq).curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
