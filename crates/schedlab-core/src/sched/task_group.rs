@@ -112,6 +112,10 @@ pub struct CgroupDef {
     pub idle: bool,
     /// cpu.max and cpu.max.burst (None: "max", no quota).
     pub bandwidth: Option<BandwidthDef>,
+    /// cpu.max's period and cpu.max.burst as they read back, us (kept
+    /// without a quota too).
+    pub max_period_us: u64,
+    pub max_burst_us: u64,
 }
 
 /// A group entity: its sched_entity and its place in the tree.

@@ -48,9 +48,9 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
         .iter()
         .map(|c| {
             let d = cpu_stat_window(sim, c.tg);
-            let (max, max_burst) = match c.bandwidth {
-                Some(b) => (format!("{} {}", b.quota / 1000, b.period / 1000), b.burst / 1000),
-                None => (format!("max {}", crate::workload::cgroup::DEFAULT_CFS_PERIOD_US), 0),
+            let max = match c.bandwidth {
+                Some(b) => format!("{} {}", b.quota / 1000, c.max_period_us),
+                None => format!("max {}", c.max_period_us),
             };
             CgroupRow {
                 path: c.path.clone(),
@@ -60,7 +60,7 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
                 usage_usec: total[c.tg] / 1000,
                 cpu_pct: (window > 0).then(|| pct(total[c.tg], window)),
                 max,
-                max_burst,
+                max_burst: c.max_burst_us,
                 nr_periods: d[0],
                 nr_throttled: d[1],
                 throttled_usec: d[2] / 1000,

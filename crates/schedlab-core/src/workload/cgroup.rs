@@ -65,13 +65,15 @@ const MAX_CFS_RUNTIME_US: u64 = (1 << 44) - 1;
 
 /// cpu_max_write() and tg_set_cfs_bandwidth()'s checks: "max" or a quota,
 /// then an optional period, in us; a quota of at least 1 ms; a period of
-/// 1 ms .. 1 s; a burst no larger than the quota. None: no quota.
+/// 1 ms .. 1 s; a burst no larger than the quota. None: no quota. Also
+/// the period and burst as cpu.max and cpu.max.burst read back (without a
+/// quota the kernel keeps them, to no effect).
 fn bandwidth_of(
     c: &RawCgroup,
     file: &str,
     key: &dyn Fn(&str) -> String,
     version: KernelVersion,
-) -> Result<Option<BandwidthDef>> {
+) -> Result<(Option<BandwidthDef>, u64, u64)> {
     let burst = match c.cpu_max_burst {
         None => 0,
         Some(_) if !version.at_least(CPU_MAX_BURST_SINCE.0, CPU_MAX_BURST_SINCE.1) => {
@@ -87,7 +89,7 @@ fn bandwidth_of(
         }
     };
     let Some(text) = c.cpu_max.as_deref() else {
-        return Ok(None);
+        return Ok((None, DEFAULT_CFS_PERIOD_US, burst));
     };
     let accepted = "\"$MAX $PERIOD\" in us: $MAX \"max\" or 1000.., $PERIOD 1000..1000000 (default 100000)";
     let bad = |why: String| SimError::bad_value(file, &key("cpu.max"), why, accepted);
@@ -103,7 +105,7 @@ fn bandwidth_of(
         },
     };
     if words[0] == "max" {
-        return Ok(None);
+        return Ok((None, period, burst));
     }
     let quota = match words[0].parse::<u64>() {
         Ok(q) if (MIN_CFS_QUOTA_PERIOD_US..=MAX_CFS_RUNTIME_US).contains(&q) => q,
@@ -117,7 +119,7 @@ fn bandwidth_of(
             format!("at most the quota ({quota} us)"),
         ));
     }
-    Ok(Some(BandwidthDef { quota: quota * 1000, period: period * 1000, burst: burst * 1000 }))
+    Ok((Some(BandwidthDef { quota: quota * 1000, period: period * 1000, burst: burst * 1000 }), period, burst))
 }
 
 /// sched_weight_from_cgroup(): cpu.weight 1..10000 (default 100) as
@@ -213,8 +215,17 @@ pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVers
             }
             Some(v) => return Err(SimError::bad_value(file, &key("cpu.idle"), v.to_string(), "0 or 1")),
         };
-        let bandwidth = bandwidth_of(c, file, &key, version)?;
-        out.push(CgroupDef { path: path.to_string(), tg: i + 1, parent, shares, idle, bandwidth });
+        let (bandwidth, max_period_us, max_burst_us) = bandwidth_of(c, file, &key, version)?;
+        out.push(CgroupDef {
+            path: path.to_string(),
+            tg: i + 1,
+            parent,
+            shares,
+            idle,
+            bandwidth,
+            max_period_us,
+            max_burst_us,
+        });
     }
     Ok(out)
 }
@@ -261,6 +272,20 @@ mod tests {
             sc.cgroups.iter().map(|c| (c.tg, c.parent, c.shares, c.idle)).collect();
         assert_eq!(shares, vec![(1, 0, 2048, false), (2, 1, 15, false), (3, 0, 1024, true)]);
         assert_eq!(sc.groups[0].cgroup, 2);
+    }
+
+    #[test]
+    fn cpu_max_reads_back_as_written() {
+        let sc = load(
+            "[[cgroup]]\npath = \"/q\"\n\"cpu.max\" = \"25000\"\n\"cpu.max.burst\" = 5000\n\
+             [[cgroup]]\npath = \"/m\"\n\"cpu.max\" = \"max 50000\"\n\"cpu.max.burst\" = 7000\n",
+        )
+        .expect("scenario");
+        let q = &sc.cgroups[0];
+        let b = q.bandwidth.expect("a quota");
+        assert_eq!((b.quota, b.period, b.burst), (25_000_000, 100_000_000, 5_000_000));
+        let m = &sc.cgroups[1];
+        assert_eq!((m.bandwidth, m.max_period_us, m.max_burst_us), (None, 50_000, 7_000));
     }
 
     #[test]
