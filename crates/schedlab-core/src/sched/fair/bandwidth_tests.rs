@@ -4,8 +4,9 @@
 use crate::sim::Sim;
 use crate::trace::Trace;
 
-/// Run `body` on `cpus` CPUs for `ms` of `version`, checked.
-fn run(version: &str, cpus: usize, ms: u64, body: &str) -> Sim {
+/// Run `body` (a scenario's `[[cgroup]]`s and `[[task]]`s) on `cpus` CPUs
+/// for `ms` of `version`, checked.
+pub(super) fn run(version: &str, cpus: usize, ms: u64, body: &str) -> Sim {
     let text = format!(
         "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n[kernel]\nversion = \"{version}\"\n\
          vmstat_kworkers = false\n[measure]\nduration = \"{ms}ms\"\ncheck = true\n{body}"

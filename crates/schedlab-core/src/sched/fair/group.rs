@@ -421,22 +421,14 @@ impl SchedEnv {
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::Sim;
-    use crate::trace::Trace;
 
     /// Run `body` (the scenario's `[[cgroup]]`s and `[[task]]`s) on `cpus`
     /// CPUs for `ms` milliseconds of `version`; each task group's share of
     /// the machine's CPU time (index: the task group; 0 the root's).
     fn shares(version: &str, cpus: usize, ms: u64, body: &str) -> Vec<f64> {
-        let text = format!(
-            "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n[kernel]\nversion = \"{version}\"\n\
-             vmstat_kworkers = false\n[measure]\nduration = \"{ms}ms\"\ncheck = true\n{body}"
-        );
-        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
-        let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
-        sim.run().expect("run");
+        let sim = crate::sched::fair::bandwidth_tests::run(version, cpus, ms, body);
         let k = &sim.w.m.kt.k;
-        let mut by_tg = vec![0u64; sc.cgroups.len() + 1];
+        let mut by_tg = vec![0u64; k.sched.groups.tgs.len().max(1)];
         for t in &k.sched.tasks {
             by_tg[t.tg] += t.se.sum_exec_runtime;
         }
