@@ -236,6 +236,14 @@ class ReportView:
                 return g
         raise MetricError(f"group {name!r}", [str(g.get("name")) for g in rows])
 
+    def cgroup_row(self, path: str) -> Mapping[str, Any]:
+        """The ``[[cgroup]]``'s row (``cpu_pct``, cpu.stat's counters)."""
+        rows = [c for c in self.doc.get("cgroups") or [] if isinstance(c, Mapping)]
+        for c in rows:
+            if c.get("path") == path:
+                return c
+        raise MetricError(f"cgroup {path!r}", [str(c.get("path")) for c in rows])
+
     # ---------------------------------------------------------------- CPUs (mpstat)
 
     def mpstat_average(self) -> list[Mapping[str, Any]]:

@@ -89,6 +89,38 @@ cpus = "1"
 program = [{{ loop = {{ count = 0, body = [{{ run = "10ms" }}] }} }}]
 """
 
+CGROUPS = f"""\
+name = "cgroups"
+{MACHINE2}
+[measure]
+warmup = "100ms"
+duration = "600ms"
+[[cgroup]]
+path = "/a"
+"cpu.weight" = 100
+[[cgroup]]
+path = "/b"
+"cpu.weight.nice" = -5
+[[cgroup]]
+path = "/b/capped"
+"cpu.max" = "10000 50000"
+[[task]]
+name = "a"
+cgroup = "/a"
+cpus = "1"
+program = [{{ run = "1h" }}]
+[[task]]
+name = "b"
+cgroup = "/b"
+cpus = "1"
+program = [{{ run = "1h" }}]
+[[task]]
+name = "capped"
+cgroup = "/b/capped"
+cpus = "0"
+program = [{{ run = "1h" }}]
+"""
+
 
 @pytest.fixture(scope="module")
 def runner() -> list[str]:
@@ -383,3 +415,45 @@ def test_deadline_admission_refuses_what_this_kernel_refuses(runner: list[str], 
     differ = {c: v for c, v in verdicts.items() if v[0] != v[1]}
     assert not differ, differ
     assert {r for _, r in verdicts.values()} >= {"ok", "EBUSY", "EINVAL", "EPERM", "SIGXCPU"}, verdicts
+
+
+def _cpu_hierarchy() -> Path | None:
+    """Where this machine's cpu controller is mounted (v1 or v2), if at all."""
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        pre, _, post = line.partition(" - ")
+        fields = post.split()
+        if fields and fields[0] in ("cgroup", "cgroup2"):
+            mnt = Path(pre.split()[4])
+            if fields[0] == "cgroup" and "cpu" in fields[2].split(","):
+                return mnt
+            if fields[0] == "cgroup2" and "cpu" in (mnt / "cgroup.controllers").read_text().split():
+                return mnt
+    return None
+
+
+def test_cgroups_are_made_weighted_capped_and_removed(runner: list[str], tmp_path: Path) -> None:
+    mnt = _cpu_hierarchy()
+    if os.geteuid() != 0 or mnt is None:
+        pytest.skip("making cgroups needs root and a mounted cpu controller")
+    r = _run(runner, _write(tmp_path, CGROUPS))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rows = {c["path"]: c for c in doc["cgroups"]}
+    assert list(rows) == ["/a", "/b", "/b/capped"]
+    # cpu.weight.nice -5 is the weight 3121 (cpu.weight 305): /a's hog and
+    # /b's share CPU 1 about 1:3.
+    assert rows["/b"]["weight"] == 305
+    t = _tasks(doc)
+    share = t["b"]["runtime_ns"] / (t["a"]["runtime_ns"] + t["b"]["runtime_ns"])
+    assert 0.65 < share < 0.85, share
+    # 10 ms per 50 ms: the capped hog alone on CPU 0 gets about a fifth of
+    # it, and throttles in every period of the window.
+    capped = rows["/b/capped"]
+    assert capped["max"] == "10000 50000"
+    assert 12 < capped["cpu_pct"] < 28, capped
+    assert capped["nr_periods"] >= 10 and capped["nr_throttled"] >= 10, capped
+    assert capped["throttled_usec"] > 200_000, capped
+    # /b's usage counts its child's.
+    assert rows["/b"]["usage_usec"] >= rows["/b/capped"]["usage_usec"] + t["b"]["runtime_ns"] // 1000 - 1000
+    # Nothing left behind.
+    assert not list(mnt.glob("schedlab-*"))

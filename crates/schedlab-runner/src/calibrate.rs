@@ -393,7 +393,7 @@ fn fork_exit_costs(cpu: usize) -> Result<[Figure; 3], String> {
     let sc = scenario::load(FORK_SCENARIO, "<calibrate>", &[]).map_err(|e| format!("[{}] {e}", e.code()))?;
     let (mut forks, mut exits, mut starts) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
-        let shared = Shared::new(&sc, vec![cpu], 1, 1, None);
+        let shared = Shared::new(&sc, vec![cpu], 1, 1, None, None);
         let (p0, t0) = (process_cpu(), sys::thread_cpu());
         let mut in_fork = 0;
         for _ in 0..FORKS {

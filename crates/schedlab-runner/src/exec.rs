@@ -239,6 +239,8 @@ pub struct Shared {
     /// The `write` ops' sizes (by their index) and where they write.
     write_bytes: Vec<Option<u64>>,
     scratch: Option<std::path::PathBuf>,
+    /// The scenario's cgroups (removed when the last reference goes).
+    pub cgroups: Option<crate::cgroup::Cgroups>,
 }
 
 impl Shared {
@@ -248,6 +250,7 @@ impl Shared {
         seed: u64,
         chunk_iters: u64,
         scratch: Option<std::path::PathBuf>,
+        cgroups: Option<crate::cgroup::Cgroups>,
     ) -> Arc<Shared> {
         Arc::new(Shared {
             stop: AtomicBool::new(false),
@@ -276,6 +279,7 @@ impl Shared {
             done: (Mutex::new(0), Condvar::new()),
             write_bytes: sc.read_ops.iter().map(|o| o.write.then_some(o.bytes)).collect(),
             scratch,
+            cgroups,
         })
     }
 
@@ -321,6 +325,9 @@ impl Shared {
     }
 
     fn setup(&self, g: &TaskGroup, tid: i32) -> Result<(), String> {
+        if let Some(cg) = &self.cgroups {
+            cg.attach(g.cgroup, tid)?;
+        }
         let cpus: Vec<usize> = g.cpus.iter().map(|c| self.host_cpus[c]).collect();
         sys::set_affinity(tid, &cpus).map_err(|e| format!("sched_setaffinity({cpus:?}): {e}"))?;
         if g.policy.is_dl() {
@@ -763,7 +770,7 @@ mod tests {
     fn run_uses_about_its_cpu_time() {
         let text = "name = \"m\"\n[machine]\nsockets = 1\ncores_per_socket = 1\n[[task]]\nname = \"a\"\nprogram = [{ run = \"1ms\" }]\n";
         let sc = schedlab_core::scenario::load(text, "m.toml", &[]).expect("valid");
-        let sh = Shared::new(&sc, vec![0], 1, calibrate(), None);
+        let sh = Shared::new(&sc, vec![0], 1, calibrate(), None, None);
         let c0 = sys::thread_cpu();
         sh.run_cpu(3_000_000, &mut RunCarry::default());
         let used = sys::thread_cpu() - c0;

@@ -7,6 +7,7 @@
 //! on this host (a syscall was refused, e.g. EPERM for SCHED_FIFO).
 
 mod calibrate;
+mod cgroup;
 mod exec;
 mod plan;
 mod procfs;
@@ -160,6 +161,10 @@ pub struct Measured {
     /// The disk held to its bandwidth (enforce = true): its name and
     /// bytes per second.
     pub enforced: Option<(String, u64)>,
+    /// Per task group (0: the root's, zeros): cpu.stat's bandwidth counters
+    /// over the window (cgroup::Cgroups::read_stats' order); empty without
+    /// cgroups.
+    pub cpu_stat: Vec<[u64; 5]>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -255,7 +260,10 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     sys::install_wake_handler().map_err(|e| Fail::Host(format!("sigaction: {e}")))?;
 
     let chunk_iters = exec::calibrate();
-    let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters, scratch);
+    let cgroups = cgroup::Cgroups::create(&sc).map_err(|e| Fail::Host(format!("cgroups: {e}")))?;
+    let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters, scratch, cgroups);
+    let read_cpu_stat = || shared.cgroups.as_ref().map(|c| c.read_stats()).unwrap_or_default();
+    let mut cpu_stat_base = Vec::new();
     let mut n = 0;
     let spawn_cpu = sys::thread_cpu();
     for (gi, g) in sc.groups.iter().enumerate() {
@@ -297,6 +305,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     if warm == 0 {
         read_base(&mut base);
         stat_base = proc_stat()?;
+        cpu_stat_base = read_cpu_stat();
         psi_base = psi.then(procfs::read_pressure).flatten();
         dirty_base = if writes { Some(read_dirty()?) } else { None };
     }
@@ -307,6 +316,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         }
         read_base(&mut base);
         stat_base = proc_stat()?;
+        cpu_stat_base = read_cpu_stat();
         psi_base = psi.then(procfs::read_pressure).flatten();
         dirty_base = if writes { Some(read_dirty()?) } else { None };
     }
@@ -341,6 +351,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     }
     let end = read_all(&shared);
     let stat_end = proc_stat()?;
+    let cpu_stat_end = read_cpu_stat();
     let psi_end = psi.then(procfs::read_pressure).flatten();
     // /proc/vmstat's nr_dirty_threshold is the reader's own: an RT task's
     // is a quarter higher (domain_dirty_limits). The window is over: read
@@ -377,6 +388,11 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         spawn_ns: spawn_cpu,
         dirty: dirty_base.zip(dirty_end).map(|(b, e)| (b, dirty_samples, e)),
         enforced: enforced.first().cloned(),
+        cpu_stat: cpu_stat_base
+            .into_iter()
+            .zip(cpu_stat_end)
+            .map(|(b, e)| std::array::from_fn(|i| e[i] - b[i]))
+            .collect(),
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

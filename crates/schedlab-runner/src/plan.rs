@@ -97,15 +97,6 @@ pub fn check(sc: &Scenario, host_cpus: usize) -> Result<(), Refusal> {
             ),
         });
     }
-    if !sc.cgroups.is_empty() {
-        return Err(Refusal {
-            code: "SL120",
-            message: format!(
-                "{file}: cgroup: the real-kernel runner does not create cgroups yet (its tasks would all run in \
-                 its own cgroup, unlike the simulation's); accepted: a scenario without [[cgroup]]"
-            ),
-        });
-    }
     if sc.rt_migrate_test.is_some() {
         return Err(Refusal {
             code: "SL120",

@@ -123,6 +123,8 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
     let mut groups: Vec<GroupAcc> = vec![(0, None, true, None, 0); sc.groups.len()];
     let mut migrations = 0u64;
     let mut switches = 0u64;
+    // Each task group's own threads' CPU time over the window, and those alive.
+    let mut cg_own = vec![(0u64, 0usize); sc.cgroups.len() + 1];
     for (i, s) in m.slots.iter().enumerate() {
         if s.tid == 0 {
             continue;
@@ -179,7 +181,15 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         e.2 &= s.exit_ns.is_some();
         e.3 = e.3.max(s.exit_ns);
         e.4 += d.cpu_ns;
+        let o = &mut cg_own[g.cgroup];
+        o.0 += d.cpu_ns;
+        o.1 += usize::from(s.exit_ns.is_none());
     }
+    let cgroups = (!sc.cgroups.is_empty()).then(|| {
+        schedlab_core::sim::report_cgroup::cgroup_rows(&sc.cgroups, &cg_own, we.saturating_sub(ws), |tg| {
+            m.cpu_stat.get(tg).copied().unwrap_or_default()
+        })
+    });
     let groups = sc
         .groups
         .iter()
@@ -249,6 +259,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         timer_delay: DelayStats::of(&timer_delays),
         pressure: pressure(m),
         mm: writeback(m),
+        cgroups,
         ..Default::default()
     }
 }

@@ -15,7 +15,7 @@ from typing import Any
 
 from schedlab.calibrate import check_calibration, cost_overrides, run_local, table_of
 from schedlab.errors import ScenarioError, UsageError
-from schedlab.metrics import MetricError, TaskWindow, parse_cpulist
+from schedlab.metrics import MetricError, TaskWindow, is_number, parse_cpulist
 from schedlab.overrides import Override
 from schedlab.report import write_json
 from schedlab.validation.runners import (
@@ -110,6 +110,18 @@ def compute(spec: MetricSpec, side: Side) -> float | None:
         return rep.sleep_avg_us(select())
     if m == "dirty_pct":
         return rep.dirty_pct()
+    if m in ("cgroup_share", "throttled", "bursts"):
+        row = rep.cgroup_row(str(spec.cgroup))
+        v = {
+            k: float(row[k]) if is_number(row.get(k)) else None
+            for k in ("cpu_pct", "nr_periods", "nr_throttled", "nr_bursts")
+        }
+        if m == "cgroup_share":
+            return v["cpu_pct"]
+        if m == "throttled":
+            # None when the group never ran a period (no quota, or no work).
+            return 100.0 * (v["nr_throttled"] or 0.0) / v["nr_periods"] if v["nr_periods"] else None
+        return rep.per_s(v["nr_bursts"])
     if m == "migrations":
         return rep.per_s(rep.migrations(select()))
     if m == "migrations_max":

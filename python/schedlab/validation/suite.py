@@ -74,6 +74,11 @@ METRIC_UNITS: dict[str, str] = {
     # and the writers' mean sleep (balance_dirty_pages' pauses).
     "dirty_pct": "points",
     "sleep_avg": "us",
+    # A [[cgroup]] (cgroup = PATH): its CPU time with its descendants', the
+    # periods it was throttled in out of those it ran in, its bursts a second.
+    "cgroup_share": "points",
+    "throttled": "points",
+    "bursts": "/s",
 }
 
 
@@ -135,6 +140,7 @@ class MetricSpec:
     tol: Tolerance
     task: str | None = None
     group: str | None = None
+    cgroup: str | None = None  # a [[cgroup]]'s path (the cgroup metrics)
     cpu: str | None = None  # "all" or a CPU number
     cpus: str | None = None
     sets: tuple[str, ...] = ()
@@ -155,6 +161,8 @@ class MetricSpec:
             parts.append(self.task)
         if self.group is not None:
             parts.append(f"group {self.group}")
+        if self.cgroup is not None:
+            parts.append(f"cgroup {self.cgroup}")
         if self.cpu is not None:
             parts.append("all" if self.cpu == "all" else f"cpu {self.cpu}")
         if self.cpus is not None:
@@ -193,6 +201,7 @@ def _metric_spec(m: dict[str, Any]) -> MetricSpec:
         tol=_tolerance(m["tol"]),
         task=m["task"],
         group=m["group"],
+        cgroup=m["cgroup"],
         cpu=m["cpu"],
         cpus=m["cpus"],
         sets=tuple(m["sets"]),

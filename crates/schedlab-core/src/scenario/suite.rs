@@ -27,7 +27,8 @@ pub const SUITE_KEYS: &[&str] = &["name", "seed"];
 /// The keys of a `[[scenario]]`.
 pub const ENTRY_KEYS: &[&str] = &["name", "file", "why", "control", "sim_set", "metrics", "tool"];
 /// The keys of a metric.
-pub const METRIC_KEYS: &[&str] = &["metric", "tol", "task", "group", "cpu", "cpus", "sets", "thread", "oracle"];
+pub const METRIC_KEYS: &[&str] =
+    &["metric", "tol", "task", "group", "cgroup", "cpu", "cpus", "sets", "thread", "oracle"];
 /// Who judges a row (`oracle`): the real-timing oracle (`validate
 /// --local`, this machine's own kernel under KVM), the QEMU guests, or
 /// either.
@@ -71,7 +72,16 @@ pub const METRIC_UNITS: &[(&str, &str)] = &[
     // the writers' sleeps.
     ("dirty_pct", "points"),
     ("sleep_avg", "us"),
+    // A `[[cgroup]]` (cgroup = PATH), from the report's `cgroups`: its CPU
+    // time with its descendants' (cpu.stat usage_usec), the periods it was
+    // throttled in out of those it ran in (nr_throttled / nr_periods), and
+    // its bursts a second (nr_bursts).
+    ("cgroup_share", "points"),
+    ("throttled", "points"),
+    ("bursts", "/s"),
 ];
+/// The metrics of a cgroup, which take `cgroup = PATH` and no other selector.
+pub const CGROUP_METRICS: &[&str] = &["cgroup_share", "throttled", "bursts"];
 /// The metrics of an entry that runs a real tool, and only of such an entry.
 pub const TOOL_METRICS: &[&str] = &["tool_time", "latency_avg", "latency_max"];
 /// What a tolerance may be, in a message.
@@ -113,6 +123,8 @@ pub struct MetricSpec {
     pub tol: Tolerance,
     pub task: Option<String>,
     pub group: Option<String>,
+    /// A `[[cgroup]]`'s path (the cgroup metrics).
+    pub cgroup: Option<String>,
     pub cpu: Option<String>,
     pub cpus: Option<String>,
     pub sets: Vec<String>,
@@ -356,6 +368,7 @@ fn metric_spec(c: &Checker<'_>, raw: &V, at: &str) -> Result<MetricSpec> {
     };
     let task = selector(c, m, "task", at, "a task's comm")?;
     let group = selector(c, m, "group", at, "a group's name")?;
+    let cgroup = selector(c, m, "cgroup", at, "a [[cgroup]]'s path")?;
     let thread = match get(m, "thread") {
         None => None,
         Some(V::Int(n)) if *n >= 0 => Some(*n),
@@ -367,7 +380,7 @@ fn metric_spec(c: &Checker<'_>, raw: &V, at: &str) -> Result<MetricSpec> {
         Some(V::Str(o)) if ORACLES.contains(&o.as_str()) => ORACLES.iter().copied().find(|x| x == o).unwrap_or("any"),
         Some(v) => return Err(c.bad(&format!("{at}.oracle"), c.shown(v), "\"local\", \"qemu\" or \"any\"")),
     };
-    let spec = MetricSpec { metric, tol, task, group, cpu, cpus, sets, thread, oracle };
+    let spec = MetricSpec { metric, tol, task, group, cgroup, cpu, cpus, sets, thread, oracle };
     let (takes, accepted) = selectors(&spec);
     if !takes {
         return Err(c.bad(at, format!("{} does not take these selectors", spec.metric), accepted));
@@ -396,6 +409,13 @@ fn selectors(s: &MetricSpec) -> (bool, &'static str) {
     let (task, group) = (s.task.is_some(), s.group.is_some());
     let one_of_task_group = "task = COMM or group = NAME (one of them)";
     let narrowed = "task = COMM, group = NAME, or neither (every task)";
+    if CGROUP_METRICS.contains(&s.metric.as_str()) {
+        let only = !task && !group && s.cpu.is_none() && s.cpus.is_none() && s.sets.is_empty() && s.thread.is_none();
+        return (only && s.cgroup.is_some(), "cgroup = PATH (a [[cgroup]]'s path), and no other selector");
+    }
+    if s.cgroup.is_some() {
+        return (false, "no cgroup = PATH (only cgroup_share, throttled and bursts take it)");
+    }
     match s.metric.as_str() {
         "share" | "wait" => (task != group, one_of_task_group),
         "share_min" | "share_max" | "wait_min" | "wait_max" | "migrations_max" => (group, "group = NAME"),

@@ -142,6 +142,10 @@ fn metric_errors_name_the_metric() {
         ("{ metric = \"share_min\", task = \"a\", tol = \"±3 points\" }", "SL102", "accepted: group = NAME"),
         ("{ metric = \"latency_max\", thread = -1, tol = \"±3 us\" }", "SL102", "metrics[0].thread: -1"),
         ("{ metric = \"tool_time\", tol = \"±3 %\" }", "SL102", "metric tool_time needs the entry's `tool`"),
+        ("{ metric = \"throttled\", tol = \"±3 points\" }", "SL102", "accepted: cgroup = PATH"),
+        ("{ metric = \"bursts\", cgroup = \"/a\", task = \"x\", tol = \"±1/s\" }", "SL102", "no other selector"),
+        ("{ metric = \"share\", task = \"x\", cgroup = \"/a\", tol = \"±1 points\" }", "SL102", "only cgroup_share"),
+        ("{ metric = \"cgroup_share\", cgroup = \"/a\", tol = \"±1/s\" }", "SL102", "which is in points"),
     ];
     for (m, code, what) in cases {
         let (c, msg) = metric_err(m);

@@ -108,6 +108,9 @@ pub struct CgroupDef {
     pub parent: usize,
     /// tg->shares, unscaled (cpu.weight 100 = 1024).
     pub shares: u64,
+    /// cpu.weight.nice as written (None: cpu.weight, or the default), so
+    /// that the real-kernel runner writes the file the scenario named.
+    pub weight_nice: Option<i64>,
     /// cpu.idle.
     pub idle: bool,
     /// cpu.max and cpu.max.burst (None: "max", no quota).

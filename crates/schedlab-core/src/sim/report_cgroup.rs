@@ -3,17 +3,10 @@
 //! usage_usec and bandwidth counters, cgroup.threads), for a scenario with
 //! cgroups.
 
-use crate::report::pct;
 use crate::report::CgroupRow;
 use crate::scenario::Scenario;
 use crate::sched::task::TaskState;
 use crate::sim::Sim;
-
-/// sched_weight_to_cgroup(): the shares as cpu.weight reads them back,
-/// DIV_ROUND_CLOSEST_ULL(shares * 100, 1024), within 1..10000.
-fn cpu_weight(shares: u64) -> u64 {
-    ((shares * 100 + 512) / 1024).clamp(1, 10_000)
-}
 
 /// cpu.stat's bandwidth counters of task group `tg` over the window
 /// (TaskGroups::cpu_stat's order).
@@ -37,28 +30,42 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
         own[t.tg].0 += sim.task_counters(i).since(&base).runtime_ns;
         own[t.tg].1 += usize::from(t.state != TaskState::Dead);
     }
+    Some(cgroup_rows(&sc.cgroups, &own, window, |tg| cpu_stat_window(sim, tg)))
+}
+
+/// The report's `cgroups`, one row per `[[cgroup]]` in the scenario's
+/// order, from what the simulator or the real-kernel runner measured over
+/// a window of `window` ns: `own[tg]`, each task group's own tasks' CPU
+/// time (ns) and its live tasks; `stat(tg)`, cpu.stat's bandwidth counters
+/// over the window as [nr_periods, nr_throttled, throttled ns, burst ns,
+/// nr_bursts].
+pub fn cgroup_rows(
+    cgroups: &[crate::workload::cgroup::CgroupDef],
+    own: &[(u64, usize)],
+    window: u64,
+    stat: impl Fn(usize) -> [u64; 5],
+) -> Vec<CgroupRow> {
     // usage_usec counts the descendants too: children come after their
     // parents, so one pass from the last adds each into its parent.
     let mut total: Vec<u64> = own.iter().map(|o| o.0).collect();
-    for c in sc.cgroups.iter().rev() {
+    for c in cgroups.iter().rev() {
         total[c.parent] += total[c.tg];
     }
-    let rows = sc
-        .cgroups
+    cgroups
         .iter()
         .map(|c| {
-            let d = cpu_stat_window(sim, c.tg);
+            let d = stat(c.tg);
             let max = match c.bandwidth {
                 Some(b) => format!("{} {}", b.quota / 1000, c.max_period_us),
                 None => format!("max {}", c.max_period_us),
             };
             CgroupRow {
                 path: c.path.clone(),
-                weight: cpu_weight(c.shares),
+                weight: crate::workload::cgroup::cpu_weight_of_shares(c.shares),
                 idle: c.idle,
                 threads: own[c.tg].1,
                 usage_usec: total[c.tg] / 1000,
-                cpu_pct: (window > 0).then(|| pct(total[c.tg], window)),
+                cpu_pct: (window > 0).then(|| crate::report::pct(total[c.tg], window)),
                 max,
                 max_burst: c.max_burst_us,
                 nr_periods: d[0],
@@ -68,6 +75,5 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
                 nr_bursts: d[4],
             }
         })
-        .collect();
-    Some(rows)
+        .collect()
 }

@@ -131,6 +131,12 @@ pub fn shares_of_weight(weight: u64) -> u64 {
 /// Check the cgroups: absolute paths, each listed once, its parent (if not
 /// the root) listed before it; a weight in the kernel's range; cpu.idle
 /// from 5.15.
+/// sched_weight_to_cgroup(): shares as cpu.weight reads them back,
+/// DIV_ROUND_CLOSEST_ULL(shares * 100, 1024), within 1..10000.
+pub fn cpu_weight_of_shares(shares: u64) -> u64 {
+    ((shares * 100 + 512) / 1024).clamp(1, 10_000)
+}
+
 pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVersion) -> Result<Vec<CgroupDef>> {
     if !raw.is_empty() && !version.at_least(CGROUPS_SINCE.0, CGROUPS_SINCE.1) {
         return Err(SimError::not_modelled(
@@ -221,6 +227,7 @@ pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVers
             tg: i + 1,
             parent,
             shares,
+            weight_nice: c.cpu_weight_nice,
             idle,
             bandwidth,
             max_period_us,
