@@ -273,6 +273,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     d.add_argument("--budget", metavar="DURATION", help="stop starting guest boots after this much wall time (30m, 2h)")
     d.add_argument("--no-shrink", action="store_true", help="do not shrink the disagreements")
     d.add_argument(
+        "--groups",
+        action="store_true",
+        help="put each case's tasks in cgroups drawn for it (weights, nesting, cpu.idle, cpu.max); the runner makes them",
+    )
+    d.add_argument(
         "--sim-only",
         action="store_true",
         help="no guest: generate the cases and audit the simulator's wasted CPU alone (a table on stdout)",

@@ -124,7 +124,7 @@ def cmd_difftest(args: argparse.Namespace) -> int:
         raise UsageError("SL001", "difftest: --out DIR is required (the campaign directory); accepted: --out DIR, "
                          "or --sim-only")  # fmt: skip
     budget_s = _budget(args.budget)  # a bad --budget is an error before any boot or calibration
-    camp = Campaign.open(args.out, args.kernel, "local" if local else "qemu")
+    camp = Campaign.open(args.out, args.kernel, "local" if local else "qemu", bool(getattr(args, "groups", False)))
     if not local:
         from schedlab.kernels import ORACLE_SIM_SETS
 

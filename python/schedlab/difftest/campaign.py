@@ -117,7 +117,7 @@ class Campaign:
     doc: dict[str, Any]
 
     @classmethod
-    def open(cls, directory: str | Path, kernel: str, oracle: str = "qemu") -> Campaign:
+    def open(cls, directory: str | Path, kernel: str, oracle: str = "qemu", groups: bool = False) -> Campaign:
         d = Path(directory)
         p = d / FILE
         if p.is_file():
@@ -137,6 +137,9 @@ class Campaign:
                     f"{p}: written by generator {doc.get('generator')}, this is {GENERATOR_VERSION}; "
                     "accepted: a new --out directory",
                 )
+            if bool(doc.get("groups")) != groups:
+                was = "with" if doc.get("groups") else "without"
+                raise UsageError("SL001", f"{p}: a campaign {was} --groups; accepted: the same, or a new --out")
             return cls(d, doc)
         try:
             d.mkdir(parents=True, exist_ok=True)
@@ -146,6 +149,7 @@ class Campaign:
             "kernel": kernel,
             "oracle": oracle,
             "generator": GENERATOR_VERSION,
+            **({"groups": True} if groups else {}),
             "tolerances": {k: v.text for k, v in TOLERANCES.items()},
             "waste_threshold_pct": WASTE_THRESHOLD_PCT,
             "costs": None,
@@ -410,7 +414,7 @@ def run_campaign(
         if seed in done:
             seed += 1
             continue
-        batch = generate_batch(seed, machine=machine)
+        batch = generate_batch(seed, machine=machine, groups=bool(camp.doc.get("groups")))
         t0 = time.monotonic()
         progress(f"batch {seed}: {describe(batch.cases[0]).split(':')[0]}, {len(batch.cases)} cases ...")
         for case, v, err, version, _, _ in evaluate(list(batch.cases), real, kernel, costs, camp):

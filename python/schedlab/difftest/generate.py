@@ -22,7 +22,13 @@ What the generator draws from, and why:
 * nice levels -5 to 19 and the policies SCHED_NORMAL, SCHED_BATCH,
   SCHED_IDLE and SCHED_FIFO (FIFO only for sleepers that run at most half
   of the time, so that no RT task takes a CPU whole);
-* affinity: unpinned, one CPU, or a contiguous range.
+* affinity: unpinned, one CPU, or a contiguous range;
+* with ``groups`` (``difftest --groups``): one to three cgroups (a quarter
+  of them nested in an earlier one) of cpu.weight 25 to 400, an eighth
+  with cpu.idle, a fifth with a cpu.max of 20 % to 150 % of a CPU per
+  100 ms, and each non-RT task in one of them three times in four. The
+  groups come from a stream of their own (the batch's seed and the case's
+  index), so a case's machine and tasks are those drawn without them.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ __all__ = [
     "MAX_CPUS",
     "Batch",
     "Case",
+    "CgroupSpec",
     "TaskSpec",
     "case_toml",
     "generate_batch",
@@ -75,6 +82,19 @@ class TaskSpec:
     run_us: int | tuple[int, int] = 0
     sleep_us: int | tuple[int, int] = 0
     partner: str | None = None
+    #: The ``[[cgroup]]`` path it runs in (None: the root).
+    cgroup: str | None = None
+
+
+@dataclass(frozen=True)
+class CgroupSpec:
+    """One generated ``[[cgroup]]``: ``max_pct`` is cpu.max's quota in % of
+    a CPU per 100 ms period (None: "max")."""
+
+    path: str
+    weight: int = 100
+    idle: bool = False
+    max_pct: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +107,7 @@ class Case:
     tasks: tuple[TaskSpec, ...]
     #: What the shrinker did to get here from the generated case ("" for a generated one).
     origin: str = ""
+    cgroups: tuple[CgroupSpec, ...] = ()
 
     @property
     def text(self) -> str:
@@ -201,18 +222,42 @@ def _tasks(rng: random.Random, nr: int) -> tuple[TaskSpec, ...]:
     return tuple(out)
 
 
+def _cgroups(rng: random.Random, tasks: tuple[TaskSpec, ...]) -> tuple[tuple[CgroupSpec, ...], tuple[TaskSpec, ...]]:
+    """Cgroups for a case, and its tasks placed in them (RT tasks stay in
+    the root: a kernel with RT group scheduling gives a new cgroup no RT
+    runtime)."""
+    specs: list[CgroupSpec] = []
+    for k in range(rng.randint(1, 3)):
+        parent = specs[rng.randrange(len(specs))].path if specs and rng.random() < 0.25 else ""
+        max_pct = rng.choice([20, 50, 100, 150]) if rng.random() < 0.2 else None
+        idle = rng.random() < 0.12
+        specs.append(CgroupSpec(f"{parent}/g{k}", rng.choice([25, 50, 100, 100, 200, 400]), idle, max_pct))
+    placed = tuple(
+        replace(t, cgroup=rng.choice(specs).path) if t.policy != "SCHED_FIFO" and rng.random() < 0.75 else t
+        for t in tasks
+    )
+    return tuple(specs), placed
+
+
 def generate_batch(
-    seed: int, cases: int = CASES_PER_BATCH, machine: tuple[tuple[str, int], ...] | None = None
+    seed: int, cases: int = CASES_PER_BATCH, machine: tuple[tuple[str, int], ...] | None = None, groups: bool = False
 ) -> Batch:
     """Batch ``seed``: its machine and ``cases`` workloads. Deterministic in
     the seed and ``GENERATOR_VERSION``. ``machine``: this machine instead
     of the drawn one (``difftest --local``: the host's own), the workloads
-    drawn for it."""
+    drawn for it. ``groups``: each case's tasks in cgroups drawn for it."""
     rng = random.Random(f"schedlab-difftest-{GENERATOR_VERSION}-{seed}")
     drawn = _machine(rng)
     machine = drawn if machine is None else machine
     nr = machine_cpus(dict(machine))
-    return Batch(seed, machine, tuple(Case(seed, i, machine, _tasks(rng, nr)) for i in range(cases)))
+    out = []
+    for i in range(cases):
+        case = Case(seed, i, machine, _tasks(rng, nr))
+        if groups:
+            cg, tasks = _cgroups(random.Random(f"schedlab-difftest-groups-{GENERATOR_VERSION}-{seed}-{i}"), case.tasks)
+            case = replace(case, tasks=tasks, cgroups=cg)
+        out.append(case)
+    return Batch(seed, machine, tuple(out))
 
 
 # ---------------------------------------------------------------- the scenario text
@@ -263,6 +308,14 @@ def case_toml(case: Case) -> str:
         f'interval = "{INTERVAL}"',
         "samples = true",
     ]
+    for c in case.cgroups:
+        lines += ["", "[[cgroup]]", f'path = "{c.path}"']
+        if c.weight != 100:
+            lines.append(f'"cpu.weight" = {c.weight}')
+        if c.idle:
+            lines.append('"cpu.idle" = 1')
+        if c.max_pct is not None:
+            lines.append(f'"cpu.max" = "{c.max_pct * 1000} 100000"')
     for t in case.tasks:
         lines += ["", "[[task]]", f'name = "{t.name}"']
         if t.policy != "SCHED_NORMAL":
@@ -273,6 +326,8 @@ def case_toml(case: Case) -> str:
             lines.append(f"nice = {t.nice}")
         if t.cpus is not None:
             lines.append(f"cpus = {toml_literal(t.cpus)}")
+        if t.cgroup is not None:
+            lines.append(f'cgroup = "{t.cgroup}"')
         lines.append(f"program = {_program(t)}")
     return "\n".join(lines) + "\n"
 
@@ -294,8 +349,17 @@ def describe(case: Case) -> str:
             s += f" n{t.nice}"
         if t.cpus is not None:
             s += f" @{t.cpus}"
+        if t.cgroup is not None:
+            s += f" in {t.cgroup}"
         parts.append(s)
-    return f"{mach} ({case.nr_cpus} CPUs): " + ", ".join(parts)
+    groups = ""
+    if case.cgroups:
+        shown = []
+        for c in case.cgroups:
+            attrs = [f"w{c.weight}"] + (["idle"] if c.idle else []) + ([f"max {c.max_pct}%"] if c.max_pct else [])
+            shown.append(f"{c.path} {' '.join(attrs)}")
+        groups = "; cgroups " + ", ".join(shown)
+    return f"{mach} ({case.nr_cpus} CPUs): " + ", ".join(parts) + groups
 
 
 def case_from_dict(d: dict[str, Any]) -> Case:
@@ -308,7 +372,8 @@ def case_from_dict(d: dict[str, Any]) -> Case:
                 t[k] = tuple(t[k])
         tasks.append(TaskSpec(**t))
     machine = tuple((str(k), int(v)) for k, v in d["machine"])
-    return Case(int(d["batch_seed"]), int(d["index"]), machine, tuple(tasks), str(d.get("origin", "")))
+    cgroups = tuple(CgroupSpec(**c) for c in d.get("cgroups") or ())
+    return Case(int(d["batch_seed"]), int(d["index"]), machine, tuple(tasks), str(d.get("origin", "")), cgroups)
 
 
 def case_to_dict(case: Case) -> dict[str, Any]:
@@ -317,5 +382,9 @@ def case_to_dict(case: Case) -> dict[str, Any]:
         "index": case.index,
         "origin": case.origin,
         "machine": [list(kv) for kv in case.machine],
-        "tasks": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in t.__dict__.items()} for t in case.tasks],
+        "tasks": [
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in t.__dict__.items() if k != "cgroup" or v}
+            for t in case.tasks
+        ],
+        **({"cgroups": [dict(c.__dict__) for c in case.cgroups]} if case.cgroups else {}),
     }

@@ -1,7 +1,7 @@
 """Judging a generated case: the rows every case is compared on, with the
 tolerances fixed here (not per case), and the wasted-CPU audit.
 
-Rows: each task's CPU share, the CPUs' %idle ranked (``idle rank 1`` is the
+Rows: each task's CPU share (with --groups each cgroup's too), the CPUs' %idle ranked (``idle rank 1`` is the
 most idle CPU on each side, whichever CPU that is: the first campaign's
 first batch put one light task on CPU 0 in the simulator and on CPU 1 in
 the guest, two "off" rows for the same behaviour), the migrations and the
@@ -54,6 +54,9 @@ TOLERANCES = {
     "idle": parse_tolerance("±8 points"),
     "migrations": parse_tolerance("±50 % or ±10/s"),
     "switches": parse_tolerance("±30 % or ±50/s"),
+    # --groups (written 2026-11-28, before the first campaign with groups):
+    # a cgroup's CPU time with its descendants', held as a task's share is.
+    "cgroup_share": parse_tolerance("±6 points or ±20 %"),
 }
 #: A side "wastes" when its estimate is above this share of the machine's CPU time.
 WASTE_THRESHOLD_PCT = 3.0
@@ -124,9 +127,10 @@ def _r(x: float | None) -> float | None:
 
 
 def specs(case: Case) -> list[MetricSpec]:
-    """The rows of ``case`` but the idle ranks: one share per task, the
-    migrations and the switches of all tasks."""
+    """The rows of ``case`` but the idle ranks: one share per task (and per
+    cgroup), the migrations and the switches of all tasks."""
     out = [MetricSpec("share", TOLERANCES["share"], group=t.name) for t in case.tasks]
+    out += [MetricSpec("cgroup_share", TOLERANCES["cgroup_share"], cgroup=c.path) for c in case.cgroups]
     out += [MetricSpec("migrations", TOLERANCES["migrations"]), MetricSpec("switches", TOLERANCES["switches"])]
     return out
 

@@ -67,9 +67,31 @@ def test_generator_covers_what_the_issue_lists() -> None:
 
 
 def test_case_round_trips_through_the_campaign_file() -> None:
-    for c in generate_batch(3).cases:
+    for c in [*generate_batch(3).cases, *generate_batch(3, groups=True).cases]:
         back = case_from_dict(json.loads(json.dumps(case_to_dict(c))))
         assert back == c and back.text == c.text
+
+
+def test_groups_keep_the_cases_tasks_and_are_valid_scenarios() -> None:
+    """--groups draws cgroups from a stream of their own: the machine and the
+    tasks are those drawn without them; every case is a valid scenario on
+    the oldest oracle kernel, RT tasks stay in the root, and the draws cover
+    weights, nesting, cpu.idle and cpu.max."""
+    cases = []
+    for seed in range(1, 31):
+        plain, grouped = generate_batch(seed), generate_batch(seed, groups=True)
+        assert grouped.machine == plain.machine
+        for p, g in zip(plain.cases, grouped.cases):
+            assert [replace(t, cgroup=None) for t in g.tasks] == list(p.tasks)
+            assert 1 <= len(g.cgroups) <= 3
+            assert all(t.cgroup is None for t in g.tasks if t.policy == "SCHED_FIFO")
+            native.check(g.text, g.name, [])
+            cases.append(g)
+    cgroups = [c for case in cases for c in case.cgroups]
+    assert any(c.path.count("/") == 2 for c in cgroups)
+    assert any(c.idle for c in cgroups) and any(c.max_pct for c in cgroups)
+    assert len({c.weight for c in cgroups}) >= 4
+    assert any(t.cgroup is None for case in cases for t in case.tasks)
 
 
 def _case(
