@@ -275,7 +275,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     d.add_argument(
         "--groups",
         action="store_true",
-        help="put each case's tasks in cgroups drawn for it (weights, nesting, cpu.idle, cpu.max); the runner makes them",
+        help="put each case's tasks in cgroups drawn for it (weights, nesting, cpu.idle, cpu.max)",
     )
     d.add_argument(
         "--sim-only",
