@@ -568,3 +568,22 @@ def test_the_simulator_repeats_over_seeds() -> None:
 def test_cli_repeat_must_be_positive(run_cli: RunCli) -> None:
     r = run_cli("validate", "--repeat", "0", "--real-from", "validation/real/6.1", "--only", "nice-pinned")
     assert r.returncode == 2 and "[SL001]" in r.stderr and "--repeat 0" in r.stderr
+
+
+def test_kept_cgroup_reports_judge_the_group_metrics(run_cli: RunCli, tmp_path: Path) -> None:
+    """The 6.12 guest's kept reports of the nesting and burst scenarios
+    (the runner made their cgroups): cgroup_share, throttled and bursts are
+    measured on both sides and agree, and the burst's control is caught."""
+    out = tmp_path / "r.json"
+    r = run_cli(
+        "validate", "--kernel", "6.12", "--real-from", "bundled", "--quiet", "--json", str(out),
+        "--only", "cg-nested", "cg-burst", "control-cg-burst",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    rows = {(x["scenario"], x["metric"]): x for x in doc["results"]}
+    assert rows[("cg-nested", "cgroup_share cgroup /p/y")]["verdict"] == "ok"
+    assert abs(rows[("cg-nested", "cgroup_share cgroup /p/y")]["real"] - 75.0) < 2
+    burst = rows[("cg-burst", "bursts cgroup /bursty")]
+    assert burst["verdict"] == "ok" and burst["real"] > 3
+    assert rows[("control-cg-burst", "bursts cgroup /bursty")]["verdict"].startswith("off")

@@ -59,6 +59,11 @@ impl SchedEnv {
     /// stopper (idle for the model) until schedule() runs.
     pub fn stopper_preempt_curr(&mut self, cpu: usize, p: TaskId) {
         self.sched.account_cpu(cpu, self.now);
+        // The next task is the stopper, of no fair level: p's group
+        // entities are all put. (`picked` was the last switch's; with it,
+        // a group entity stayed current here after p moved away, and the
+        // next pick lost it: difftest --groups, a run gone idle for good.)
+        self.sched.rqs[cpu].picked = None;
         self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, true);
         self.cpufreq_busy_changed(cpu, false); // sched/cpufreq.rs
         self.sched.rqs[cpu].curr = None;

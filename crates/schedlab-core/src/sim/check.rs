@@ -96,6 +96,9 @@ impl Sim {
                 .rq_cfs_tasks(rq.cpu)
                 .into_iter()
                 .filter(|&t| self.w.m.kt.k.sched.tasks[t].se.sched_delayed)
+                // Below a throttled cfs_rq a task is not in the root's
+                // counts (throttle_cfs_rq took them off).
+                .filter(|&t| !self.w.m.kt.k.throttled_hierarchy(self.w.m.kt.k.task_cfs_rq_on(t, rq.cpu)))
                 .count();
             if delayed != self.w.m.kt.k.sched.cfs_rqs[rq.cpu].h_nr_delayed as usize {
                 return Err(SimError::Invariant {

@@ -347,12 +347,17 @@ impl SchedEnv {
         }
     }
 
-    /// put_prev_entity() of `prev`'s group entities, from its parent up to
-    /// (not including) the first that is also an ancestor of `next`, the
-    /// task picked to run next: the levels the switch leaves (the walk of
-    /// pick_next_task_fair() to the common cfs_rq).
-    pub(crate) fn put_prev_group_entities(&mut self, prev: TaskId, next: Option<TaskId>) {
-        let mut e = self.parent_entity(SeId::task(prev));
+    /// put_prev_entity() of `prev`'s group entities on `cpu`, from its
+    /// parent up to (not including) the first that is also an ancestor of
+    /// `next`, the task picked to run next: the levels the switch leaves
+    /// (the walk of pick_next_task_fair() to the common cfs_rq). On `cpu`,
+    /// not on prev's CPU: a running task moved away before this switch
+    /// (an affinity change) left its group entities current here, and
+    /// walking its new CPU's left them so, lost to this CPU's picks (found
+    /// by `difftest --groups`: a run where both CPUs went idle for good).
+    pub(crate) fn put_prev_group_entities(&mut self, cpu: usize, prev: TaskId, next: Option<TaskId>) {
+        let tg = self.sched.tasks[prev].tg;
+        let mut e = if tg == ROOT_TG { None } else { self.sched.groups.tgs[tg].se[cpu] };
         while let Some(x) = e {
             if next.is_some_and(|n| self.is_ancestor(x, n)) {
                 return;

@@ -88,7 +88,7 @@ impl SchedClassOps for FairSchedClass {
         }
         if sim.sched.groups.any() {
             let next = sim.sched.rqs[cpu].picked;
-            sim.put_prev_group_entities(p, next);
+            sim.put_prev_group_entities(cpu, p, next);
         }
     }
 
