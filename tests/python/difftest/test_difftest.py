@@ -324,8 +324,16 @@ def test_groups_case_that_stalled_the_simulator_runs() -> None:
     the run (44 events in 2 s). Its tasks must run, and the runqueues stay
     consistent (the invariant checker)."""
     text = (Path(__file__).parent / "cases" / "dt10.0-stopper-groups.toml").read_text()
-    ns = {"halt_poll": "1ms", "wakeup_ipi": "26445ns", "timer_irq_delay": "16221ns", "context_switch": "2189ns",
-          "proc_read_task": "89194ns", "proc_read_stat": "46161ns", "thread_start": "88677ns", "fork": "50199ns"}  # fmt: skip
+    ns = {
+        "halt_poll": "1ms",
+        "wakeup_ipi": "26445ns",
+        "timer_irq_delay": "16221ns",
+        "context_switch": "2189ns",
+        "proc_read_task": "89194ns",
+        "proc_read_stat": "46161ns",
+        "thread_start": "88677ns",
+        "fork": "50199ns",
+    }
     costs = [("measure.start", '"runner"'), ("kernel.preempt", '"none"')]
     costs += [(f"kernel.costs.{k}", f'"{v}"') for k, v in ns.items()]
     # The campaign's kernel (this host's 6.18). Not under the checker: with
