@@ -132,6 +132,14 @@ pub struct CfsRq {
     pub last: Option<SeId>,
     pub skip: Option<SeId>,
     pub avg: SchedAvg,
+    /// propagate / prop_runnable_sum: unweighted runnable time that tasks
+    /// attached to (> 0) or detached from (< 0) this group cfs_rq brought,
+    /// not yet folded into its entity (add_tg_cfs_propagate).
+    pub propagate: bool,
+    pub prop_runnable_sum: i64,
+    /// The group entity's se->runnable_weight (5.7+): this cfs_rq's
+    /// runnable tasks when it was last refreshed (se_update_runnable).
+    pub se_runnable_weight: u32,
 }
 
 impl CfsRq {
@@ -154,6 +162,9 @@ impl CfsRq {
             last: None,
             skip: None,
             avg: SchedAvg::default(),
+            propagate: false,
+            prop_runnable_sum: 0,
+            se_runnable_weight: 0,
         }
     }
 

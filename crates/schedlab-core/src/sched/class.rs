@@ -77,6 +77,11 @@ pub const ENQUEUE_HEAD: u32 = 0x10;
 pub const ENQUEUE_REPLENISH: u32 = 0x20;
 /// ENQUEUE_INITIAL: a new task (wake_up_new_task).
 pub const ENQUEUE_INITIAL: u32 = 0x80;
+/// DEQUEUE_MIGRATING: the task moves to another runqueue while queued
+/// (move_queued_task; the kernel marks it TASK_ON_RQ_MIGRATING, and has
+/// passed this flag too since 6.12), so fair's dequeue detaches its load
+/// (DO_DETACH).
+pub const DEQUEUE_MIGRATING: u32 = 0x100;
 /// DEQUEUE_DELAYED: finish the dequeue of a sched_delayed task (6.12).
 pub const DEQUEUE_DELAYED: u32 = 0x200;
 /// ENQUEUE_DELAYED: a sched_delayed task is woken where it is still queued

@@ -529,7 +529,7 @@ impl SchedEnv {
     /// `exec_cpu` runs the move: the pulling CPU, or the source's stopper.
     pub fn move_queued_task(&mut self, tid: TaskId, src: usize, dst: usize, exec_cpu: usize) {
         let class = self.sched.tasks[tid].sched_class();
-        class.dequeue_task(self, src, tid, 0);
+        class.dequeue_task(self, src, tid, crate::sched::class::DEQUEUE_MIGRATING);
         self.set_task_cpu(tid, dst, exec_cpu);
         class.enqueue_task(self, dst, tid, 0);
         self.wakeup_preempt(dst, tid, 0);

@@ -51,10 +51,10 @@
 //! machine without `machine.cpufreq`).
 //! Deviation: no capacity invariance (the model's CPUs are symmetric) and
 //! no lost_idle_time.
-//! Throttled time (cfs_rq_clock_pelt under CFS bandwidth), util_est, the
-//! rt/dl/irq/thermal signals (which reuse [`update_load_sum`]) and the
-//! task-group propagation (add_tg_cfs_propagate, update_tg_cfs_*) are not in
-//! this file.
+//! Throttled time (cfs_rq_clock_pelt under CFS bandwidth), util_est and the
+//! rt/dl/irq/thermal signals (which reuse [`update_load_sum`]) are not in
+//! this file; the task-group propagation's arithmetic (update_tg_cfs_*) is,
+//! its bookkeeping (add_tg_cfs_propagate) is in fair/entity.rs.
 //!
 //! Complexity: every function here is O(1).
 
@@ -302,7 +302,15 @@ pub fn update_load_avg(sa: &mut SchedAvg, load: u64) {
 /// aged; it is attached with [`attach_entity`] instead.
 #[inline(always)]
 pub fn update_se(sa: &mut SchedAvg, now: u64, weight: u64, on_rq: bool, runnable: bool, running: bool) -> bool {
-    if update_load_sum(sa, now, on_rq as u64, runnable as u64, running as u64) {
+    update_se_runnable(sa, now, weight, on_rq, runnable as u64, running)
+}
+
+/// __update_load_avg_se with se_runnable() as a count: a group entity's is
+/// its runnable_weight, the runnable tasks below it (5.7+), so its
+/// runnable_avg reaches their number × 1024.
+#[inline(always)]
+pub fn update_se_runnable(sa: &mut SchedAvg, now: u64, weight: u64, on_rq: bool, runnable: u64, running: bool) -> bool {
+    if update_load_sum(sa, now, on_rq as u64, runnable, running as u64) {
         update_load_avg(sa, weight);
         true
     } else {
@@ -455,6 +463,87 @@ pub fn post_init_entity_util_avg(cfs: &SchedAvg, se: &mut SchedAvg, util_weight:
         }
     }
     se.runnable_avg = se.util_avg;
+}
+
+/// add_positive: `*x += delta`, clamped at 0 (the kernel's add_positive
+/// on an unsigned field).
+fn add_positive(x: &mut u64, delta: i64) {
+    *x = (*x as i64).saturating_add(delta).max(0) as u64;
+}
+
+/// update_tg_cfs_util (4.15+): a group entity's utilisation is its group
+/// cfs_rq's, copied when a task joined or left the group below it; the
+/// parent `cfs` takes the difference. `cfs`'s divider serves the entity too.
+pub fn update_tg_cfs_util(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg) {
+    let delta_avg = gcfs.util_avg as i64 - se.util_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let divider = get_pelt_divider(cfs) as u64;
+    se.util_avg = gcfs.util_avg;
+    let new_sum = (se.util_avg * divider) as u32;
+    let delta_sum = new_sum as i64 - se.util_sum as i64;
+    se.util_sum = new_sum;
+    add_positive(&mut cfs.util_avg, delta_avg);
+    let mut util_sum = cfs.util_sum as u64;
+    add_positive(&mut util_sum, delta_sum);
+    cfs.util_sum = (util_sum as u32).max((cfs.util_avg * PELT_MIN_DIVIDER as u64) as u32);
+}
+
+/// update_tg_cfs_runnable (5.7+): as [`update_tg_cfs_util`] for runnable_avg.
+pub fn update_tg_cfs_runnable(cfs: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg) {
+    let delta_avg = gcfs.runnable_avg as i64 - se.runnable_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let divider = get_pelt_divider(cfs) as u64;
+    se.runnable_avg = gcfs.runnable_avg;
+    let new_sum = se.runnable_avg * divider;
+    let delta_sum = new_sum as i64 - se.runnable_sum as i64;
+    se.runnable_sum = new_sum;
+    add_positive(&mut cfs.runnable_avg, delta_avg);
+    add_positive(&mut cfs.runnable_sum, delta_sum);
+    cfs.runnable_sum = cfs.runnable_sum.max(cfs.runnable_avg * PELT_MIN_DIVIDER as u64);
+}
+
+/// update_tg_cfs_load (5.1+ form): fold `runnable_sum`, the unweighted
+/// runnable time that joined (> 0) or left (< 0) the group cfs_rq `gcfs`
+/// below, into its entity `se` of weight `se_weight`, and the difference
+/// into the parent `cfs`. Joining adds to the entity's load_sum, clipped at
+/// the divider (a task that was runnable all along makes the entity fully
+/// runnable at once); leaving assumes every task below was equally
+/// runnable (gcfs's load_sum over its queued weight `gcfs_weight`), without
+/// raising the entity's. Either way the entity is at least as runnable as
+/// it ran.
+pub fn update_tg_cfs_load(
+    cfs: &mut SchedAvg,
+    se: &mut SchedAvg,
+    gcfs: &SchedAvg,
+    gcfs_weight: u64,
+    runnable_sum: i64,
+    se_weight: u64,
+) {
+    let divider = get_pelt_divider(cfs) as i64;
+    let mut runnable_sum = if runnable_sum >= 0 {
+        (runnable_sum + se.load_sum as i64).min(divider)
+    } else {
+        let load_sum = gcfs.load_sum.checked_div(gcfs_weight).unwrap_or(0);
+        se.load_sum.min(load_sum) as i64
+    };
+    let running_sum = (se.util_sum >> SCHED_CAPACITY_SHIFT) as i64;
+    runnable_sum = runnable_sum.max(running_sum);
+    let load_sum = se_weight as i64 * runnable_sum;
+    let load_avg = load_sum / divider;
+    let delta_avg = load_avg - se.load_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let delta_sum = load_sum - se_weight as i64 * se.load_sum as i64;
+    se.load_sum = runnable_sum as u64;
+    se.load_avg = load_avg as u64;
+    add_positive(&mut cfs.load_avg, delta_avg);
+    add_positive(&mut cfs.load_sum, delta_sum);
+    cfs.load_sum = cfs.load_sum.max(cfs.load_avg * PELT_MIN_DIVIDER as u64);
 }
 
 #[cfg(test)]

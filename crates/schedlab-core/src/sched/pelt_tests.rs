@@ -482,3 +482,31 @@ fn post_init_util_halves_the_spare_capacity() {
     post_init_entity_util_avg(&full, &mut c, NICE_0, SCHED_CAPACITY_SCALE);
     assert_eq!(c.util_avg, 0);
 }
+
+#[test]
+fn a_runnable_task_joining_a_group_loads_its_entity_fully_at_once() {
+    // A group entity of weight 683 whose group was empty for a while:
+    // its load_sum decayed to a fifth of the divider.
+    let divider = PELT_MIN_DIVIDER as u64;
+    let mut se = SchedAvg { load_sum: divider / 5, ..SchedAvg::default() };
+    se.load_avg = 683 * se.load_sum / divider;
+    let mut parent = SchedAvg { load_avg: 1024 + se.load_avg, ..SchedAvg::default() };
+    parent.load_sum = parent.load_avg * divider;
+    let gcfs = SchedAvg { load_sum: 1024 * divider, load_avg: 1024, ..SchedAvg::default() };
+    // A hog that was runnable all along joins: runnable_sum = its load_sum.
+    update_tg_cfs_load(&mut parent, &mut se, &gcfs, 1024, divider as i64, 683);
+    assert_eq!(se.load_sum, divider, "clipped at the divider");
+    assert_eq!(se.load_avg, 683);
+    assert_eq!(parent.load_avg, 1024 + 683);
+
+    // It leaves again with two like it still queued: each task is taken
+    // as equally runnable, so the entity stays fully loaded.
+    let gcfs2 = SchedAvg { load_sum: 2048 * divider, load_avg: 2048, ..SchedAvg::default() };
+    update_tg_cfs_load(&mut parent, &mut se, &gcfs2, 2048, -(divider as i64), 683);
+    assert_eq!(se.load_avg, 683);
+    // The last one leaves: an empty group's entity has no load.
+    let empty = SchedAvg::default();
+    update_tg_cfs_load(&mut parent, &mut se, &empty, 0, -(divider as i64), 683);
+    assert_eq!((se.load_sum, se.load_avg), (0, 0));
+    assert_eq!(parent.load_avg, 1024);
+}

@@ -7,7 +7,7 @@
 use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
 use crate::prio::{calc_delta_fair, Policy};
-use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_SLEEP};
+use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_MIGRATING, DEQUEUE_SLEEP};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::sched::{CfsRq, CfsRqId};
@@ -283,23 +283,80 @@ impl SchedEnv {
         let running = self.cfs_rq(cfs_rq).curr;
         // 6.12.7+: a sched_delayed task loads its cfs_rq but is not runnable.
         let delayed_out = self.cfg.mech.delayed_not_runnable;
+        // A group entity's runnable count is its se->runnable_weight (5.7+).
+        let group_q = se.and_then(|id| if G { self.group_cfs_rq(id) } else { None });
         if let Some(id) = se {
-            // A group entity is runnable while a task below it is (the
-            // kernel's se->runnable_weight is their number, 5.7+).
-            // Deviation: counted as 0 or 1 here, as a task's.
-            let group_runnable = self.group_cfs_rq(id).filter(|_| G).map(|q| self.cfs_rq(q).h_nr_running > 0);
+            let group_runnable = group_q.map(|q| self.cfs_rq(q).se_runnable_weight as u64);
             let se = self.se_mut_g::<G>(id);
             if se.attached {
-                let runnable = group_runnable.unwrap_or(se.on_rq && !(delayed_out && se.sched_delayed));
-                pelt::update_se(&mut se.avg, now, se.load.weight as u64, se.on_rq, runnable, running == Some(id));
+                let runnable = group_runnable.unwrap_or((se.on_rq && !(delayed_out && se.sched_delayed)) as u64);
+                pelt::update_se_runnable(
+                    &mut se.avg,
+                    now,
+                    se.load.weight as u64,
+                    se.on_rq,
+                    runnable,
+                    running == Some(id),
+                );
             }
         }
         let cfs = self.cfs_rq_mut(cfs_rq);
         let h_nr_runnable = cfs.h_nr_running - if delayed_out { cfs.h_nr_delayed } else { 0 };
-        let decayed = pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
+        let mut decayed =
+            pelt::update_cfs_rq(&mut cfs.avg, now, cfs.load_weight, h_nr_runnable as u64, running.is_some());
+        if let (Some(id), Some(q)) = (se, group_q) {
+            decayed |= self.propagate_entity_load_avg(cfs_rq, id, q);
+            // se_update_runnable(), which the kernel calls after the
+            // update_load_avg() of enqueue and dequeue.
+            // Deviation: refreshed after every update of a group entity, so
+            // also at the tick and at a pick; the count differs from the
+            // kernel's only after a throttle or a delayed dequeue changed it
+            // between two enqueues.
+            let g = self.cfs_rq_mut(q);
+            g.se_runnable_weight = g.h_nr_running - if delayed_out { g.h_nr_delayed } else { 0 };
+        }
         if G && decayed && self.cfs_rq(cfs_rq).tg != crate::sched::task_group::ROOT_TG {
             self.update_tg_load_avg(cfs_rq);
         }
+    }
+
+    /// add_tg_cfs_propagate(): unweighted runnable time joined (> 0) or
+    /// left (< 0) the group cfs_rq `q`, for its entity to take up at its next
+    /// update (the root's cfs_rq has no entity: nothing to do).
+    pub(crate) fn add_tg_cfs_propagate(&mut self, q: CfsRqId, runnable_sum: i64) {
+        let g = self.cfs_rq_mut(q);
+        if g.tg != crate::sched::task_group::ROOT_TG {
+            g.propagate = true;
+            g.prop_runnable_sum += runnable_sum;
+        }
+    }
+
+    /// propagate_entity_load_avg() of group entity `se` on `cfs_rq`, whose
+    /// own cfs_rq is `q`: what tasks brought to or took from `q` since the
+    /// last update reaches the entity and, through `cfs_rq`, the level above
+    /// at once, instead of through the entity's own decay (a hog pulled into
+    /// an empty group makes its entity fully loaded, not a thirty-second
+    /// part of it a millisecond). Returns whether anything changed.
+    fn propagate_entity_load_avg(&mut self, cfs_rq: CfsRqId, se: SeId, q: CfsRqId) -> bool {
+        if !self.cfs_rq(q).propagate {
+            return false;
+        }
+        let (gavg, gweight, prop) = {
+            let g = self.cfs_rq_mut(q);
+            g.propagate = false;
+            (g.avg, g.load_weight, std::mem::take(&mut g.prop_runnable_sum))
+        };
+        self.add_tg_cfs_propagate(cfs_rq, prop);
+        let mut se_avg = self.se(se).avg;
+        let se_weight = self.se(se).load.weight as u64;
+        let cfs = &mut self.cfs_rq_mut(cfs_rq).avg;
+        pelt::update_tg_cfs_util(cfs, &mut se_avg, &gavg);
+        pelt::update_tg_cfs_runnable(cfs, &mut se_avg, &gavg);
+        if prop != 0 {
+            pelt::update_tg_cfs_load(cfs, &mut se_avg, &gavg, gweight, prop, se_weight);
+        }
+        self.se_mut(se).avg = se_avg;
+        true
     }
 
     /// enqueue_entity(): `se` joins `cfs_rq`. `initial`: a new task;
@@ -325,6 +382,7 @@ impl SchedEnv {
             e.avg = se_avg;
             e.attached = true;
             if G {
+                self.add_tg_cfs_propagate(cfs_rq, se_avg.load_sum as i64);
                 self.update_tg_load_avg(cfs_rq);
             }
         } else {
@@ -497,6 +555,11 @@ impl SchedEnv {
         while let Some(e) = se {
             let cfs_rq = self.cfs_rq_of_on::<G>(e, cpu);
             self.dequeue_entity::<G>(cfs_rq, e, sleep);
+            if e == task_se && flags & DEQUEUE_MIGRATING != 0 && self.sched.tasks[tid].se.attached {
+                // update_load_avg(DO_DETACH) in dequeue_entity(): the load
+                // leaves before the levels above are reweighted.
+                self.detach_task_load_avg(cfs_rq, tid);
+            }
             self.account_h_nr::<G>(cfs_rq, -1, idle, delayed);
             idle |= G && self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_of::<G>(e);
@@ -570,13 +633,26 @@ impl SchedEnv {
             self.sched.tasks[tid].se.vruntime = (new_min as i128 + rel).max(0) as u64;
         }
         if self.sched.tasks[tid].se.attached {
+            // A task that was not queued (a wakeup's migration); a queued
+            // one was detached by its dequeue (DEQUEUE_MIGRATING).
+            // Deviation: the kernel's remove_entity_load_avg() leaves its
+            // load on the old cfs_rq until that one's next update
+            // (removed.*, propagating -runnable_avg × divider >> 10); here
+            // it leaves at once, as a pulled task's does (-load_sum).
             self.update_load_avg::<true>(old_q, Some(SeId::task(tid)));
-            let w = self.sched.tasks[tid].se.load.weight as u64;
-            let se_avg = self.sched.tasks[tid].se.avg;
-            pelt::detach_entity(&mut self.cfs_rq_mut(old_q).avg, &se_avg, w);
-            self.sched.tasks[tid].se.attached = false;
-            self.update_tg_load_avg(old_q);
+            self.detach_task_load_avg(old_q, tid);
         }
+    }
+
+    /// detach_entity_load_avg() of task `tid` from `q`, brought up to date
+    /// by the caller, then update_tg_load_avg().
+    pub(crate) fn detach_task_load_avg(&mut self, q: CfsRqId, tid: TaskId) {
+        let w = self.sched.tasks[tid].se.load.weight as u64;
+        let se_avg = self.sched.tasks[tid].se.avg;
+        pelt::detach_entity(&mut self.cfs_rq_mut(q).avg, &se_avg, w);
+        self.sched.tasks[tid].se.attached = false;
+        self.add_tg_cfs_propagate(q, -(se_avg.load_sum as i64));
+        self.update_tg_load_avg(q);
     }
 
     /// task_tick_fair(): PELT and tick preemption.

@@ -126,12 +126,8 @@ impl SchedClassOps for FairSchedClass {
     /// utilisation leave the cfs_rq at once instead of decaying.
     fn task_dead(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         if sim.sched.tasks[p].se.attached {
-            let w = sim.sched.tasks[p].se.load.weight as u64;
-            let se_avg = sim.sched.tasks[p].se.avg;
             let cfs_rq = sim.task_cfs_rq_on(p, cpu);
-            pelt::detach_entity(&mut sim.cfs_rq_mut(cfs_rq).avg, &se_avg, w);
-            sim.sched.tasks[p].se.attached = false;
-            sim.update_tg_load_avg(cfs_rq);
+            sim.detach_task_load_avg(cfs_rq, p);
         }
     }
 
