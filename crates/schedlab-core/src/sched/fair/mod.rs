@@ -21,6 +21,7 @@ pub mod h_load;
 pub mod lb_snap;
 #[cfg(test)]
 mod linux618_tests;
+pub mod load_avg;
 pub mod migrate;
 pub mod migrate_avg;
 pub mod newidle;
