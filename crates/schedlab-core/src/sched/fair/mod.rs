@@ -125,6 +125,10 @@ impl SchedClassOps for FairSchedClass {
 
     /// task_dead_fair() -> remove_entity_load_avg(): the dead task's load and
     /// utilisation leave the cfs_rq at once instead of decaying.
+    /// Deviation: the kernel parks them in cfs_rq->removed until that
+    /// cfs_rq's next update, and a group then propagates
+    /// -(removed runnable_avg × divider) >> 10; here they leave at once and
+    /// the group propagates the task's -load_sum (detach_task_load_avg).
     fn task_dead(sim: &mut SchedEnv, cpu: usize, p: TaskId) {
         if sim.sched.tasks[p].se.attached {
             let cfs_rq = sim.task_cfs_rq_on(p, cpu);
