@@ -40,7 +40,8 @@ pub enum Flavor {
 /// The cgroups of one run, removed again when dropped.
 pub struct Cgroups {
     pub flavor: Flavor,
-    /// By task group (0: the runner's own cgroup, where root tasks stay).
+    /// By task group (0: the runner's own cgroup, where root tasks stay;
+    /// an autogroup's is empty).
     dirs: Vec<PathBuf>,
 }
 
@@ -135,7 +136,8 @@ fn mount_cgroup2(at: &Path) -> Result<(), String> {
 impl Cgroups {
     /// Make the scenario's cgroups (None: it has none).
     pub fn create(sc: &Scenario) -> Result<Option<Cgroups>, String> {
-        if sc.cgroups.is_empty() {
+        // The sessions' autogroups are the kernel's own (autogroup.rs), not cgroupfs directories.
+        if sc.cgroups.iter().all(|c| c.autogroup.is_some()) {
             return Ok(None);
         }
         let h = CpuHierarchy::find()?;
@@ -161,6 +163,10 @@ impl Cgroups {
         let mut me = Cgroups { flavor: h.flavor, dirs: vec![h.base.clone()] };
         let prefix = format!("schedlab-{}-", std::process::id());
         for c in &sc.cgroups {
+            if c.autogroup.is_some() {
+                me.dirs.push(PathBuf::new());
+                continue;
+            }
             let mut parts = c.path.trim_start_matches('/').rsplit('/');
             let name = parts.next().unwrap_or_default();
             let dir = match c.parent {
@@ -225,7 +231,7 @@ impl Cgroups {
     /// Put thread `tid` in task group `tg`'s cgroup (0: it stays where the
     /// runner is).
     pub fn attach(&self, tg: usize, tid: i32) -> Result<(), String> {
-        if tg == 0 {
+        if tg == 0 || self.dirs[tg].as_os_str().is_empty() {
             return Ok(());
         }
         let file = match self.flavor {
@@ -243,7 +249,7 @@ impl Cgroups {
             .iter()
             .enumerate()
             .map(|(tg, d)| {
-                if tg == 0 {
+                if tg == 0 || d.as_os_str().is_empty() {
                     [0; 5]
                 } else {
                     parse_cpu_stat(&fs::read_to_string(d.join("cpu.stat")).unwrap_or_default())
@@ -279,7 +285,7 @@ impl Drop for Cgroups {
     /// exited by now; one still leaving its cgroup makes rmdir EBUSY for a
     /// moment, so each is tried a few times.
     fn drop(&mut self) {
-        for d in self.dirs.iter().skip(1).rev() {
+        for d in self.dirs.iter().skip(1).rev().filter(|d| !d.as_os_str().is_empty()) {
             for attempt in 0..50 {
                 match fs::remove_dir(d) {
                     Err(e) if e.raw_os_error() == Some(libc::EBUSY) && attempt < 49 => {

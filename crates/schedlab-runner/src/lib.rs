@@ -6,6 +6,7 @@
 //! with no real counterpart (refused before anything runs); 3 the run failed
 //! on this host (a syscall was refused, e.g. EPERM for SCHED_FIFO).
 
+mod autogroup;
 mod calibrate;
 mod cgroup;
 mod exec;
@@ -197,6 +198,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         .map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
     let allowed = sys::allowed_cpus().map_err(|e| Fail::Host(format!("sched_getaffinity: {e}")))?;
     plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(e.to_string()))?;
+    let session = autogroup::session_tg(&sc).map_err(|e| Fail::Refused(e.to_string()))?;
     let host_cpus: Vec<usize> = allowed[..sc.machine.nr_cpus()].to_vec();
     let writes = sc.read_ops.iter().any(|o| o.write);
     let scratch = match (&args.scratch, writes) {
@@ -264,9 +266,24 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters, scratch, cgroups);
     let read_cpu_stat = || shared.cgroups.as_ref().map(|c| c.read_stats()).unwrap_or_default();
     let mut cpu_stat_base = Vec::new();
+    // The session (setsid) and the autogroup sysctl, put back when the run ends.
+    let nice = |tg: usize| {
+        let name = sc.cgroups[tg - 1].autogroup.as_deref();
+        sc.sessions.iter().find(|(n, _)| Some(n.as_str()) == name).map_or(0, |s| s.1)
+    };
+    let mut ag = autogroup::Autogroup::start(session.map(|tg| (tg, nice(tg)))).map_err(|e| {
+        shared.stop_and_join();
+        Fail::Host(format!("autogroup: {e}"))
+    })?;
     let mut n = 0;
     let spawn_cpu = sys::thread_cpu();
     for (gi, g) in sc.groups.iter().enumerate() {
+        if g.count > 0 {
+            if let Err(e) = ag.set(Some(g.cgroup) == session) {
+                shared.stop_and_join();
+                return Err(Fail::Host(format!("autogroup: {e}")));
+            }
+        }
         for _ in 0..g.count {
             if let Err(e) = shared.spawn(gi, false) {
                 shared.stop_and_join();
@@ -276,6 +293,12 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         }
     }
     let spawn_cpu = (n > 0).then(|| (sys::thread_cpu() - spawn_cpu) / n as u64);
+    // Threads forked during the run: into the session's autogroup if there
+    // is one (session_tg refused forks of root tasks then), else the root.
+    if let Err(e) = ag.set(session.is_some()) {
+        shared.stop_and_join();
+        return Err(Fail::Host(format!("autogroup: {e}")));
+    }
     let errors = shared.wait_ready(n);
     if !errors.is_empty() {
         shared.stop_and_join();

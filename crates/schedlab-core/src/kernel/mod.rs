@@ -38,6 +38,10 @@ pub struct Tunables {
     /// sched/fair_server/cpuN/runtime and period, set for every CPU).
     pub sched_fair_server_runtime_ns: u64,
     pub sched_fair_server_period_ns: u64,
+    /// Autogroup (2.6.38+, CONFIG_SCHED_AUTOGROUP=y as Debian, Ubuntu and
+    /// Fedora build it): 1 puts a session's root-cgroup tasks in its
+    /// autogroup (workload/cgroup.rs, `[[session]]`).
+    pub sched_autogroup_enabled: u64,
 }
 
 impl Tunables {
@@ -73,6 +77,9 @@ impl Tunables {
             // dl_server_start(): 50 ms every second.
             sched_fair_server_runtime_ns: 50 * ms,
             sched_fair_server_period_ns: 1000 * ms,
+            // sysctl_sched_autogroup_enabled = 1 (kernel/sched/autogroup.c),
+            // 0 with the noautogroup boot parameter.
+            sched_autogroup_enabled: u64::from(v.at_least_26(38)),
         }
     }
 
@@ -90,6 +97,7 @@ impl Tunables {
         "kernel.sched_rr_timeslice_ms",
         "kernel.sched_fair_server_runtime_ns",
         "kernel.sched_fair_server_period_ns",
+        "kernel.sched_autogroup_enabled",
     ];
 
     /// Set one sysctl by name, refusing what kernel `v` (with `mech`'s
@@ -154,6 +162,7 @@ impl Tunables {
             "kernel.sched_fair_server_period_ns" => {
                 self.sched_fair_server_period_ns = range(100_000, (1 << 22) * 1000, "100000 .. 4194304000 (ns)")?
             }
+            "kernel.sched_autogroup_enabled" => self.sched_autogroup_enabled = range(0, 1, "0 or 1")?,
             _ => return Err(SysctlError::Unknown),
         }
         Ok(())
@@ -198,6 +207,8 @@ impl Tunables {
             "kernel.sched_fair_server_runtime_ns" | "kernel.sched_fair_server_period_ns" if !mech.fair_server => {
                 Some("from 6.12 (the fair server)")
             }
+            // "sched: automated per session task groups" (5091faa449ee, 2.6.38).
+            "kernel.sched_autogroup_enabled" if !v.at_least_26(38) => Some("from 2.6.38 (autogroup)"),
             _ => None,
         }
     }
@@ -222,6 +233,7 @@ impl Tunables {
         m.insert("kernel.sched_rr_timeslice_ms", self.sched_rr_timeslice_ms as i64);
         m.insert("kernel.sched_fair_server_runtime_ns", self.sched_fair_server_runtime_ns as i64);
         m.insert("kernel.sched_fair_server_period_ns", self.sched_fair_server_period_ns as i64);
+        m.insert("kernel.sched_autogroup_enabled", self.sched_autogroup_enabled as i64);
         m
     }
 }

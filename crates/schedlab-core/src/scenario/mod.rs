@@ -53,6 +53,9 @@ struct RawScenario {
     /// `[[cgroup]]` (workload/cgroup.rs).
     #[serde(default)]
     cgroup: Vec<crate::workload::cgroup::RawCgroup>,
+    /// `[[session]]`: setsid() sessions, each with its autogroup (workload/cgroup.rs).
+    #[serde(default)]
+    session: Vec<crate::workload::cgroup::RawSession>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,8 +110,11 @@ pub struct Scenario {
     pub kernel: KernelConfig,
     pub measure: Measure,
     pub groups: Vec<TaskGroup>,
-    /// `[[cgroup]]`s, parents first (workload/cgroup.rs).
+    /// `[[cgroup]]`s, parents first, then the sessions' autogroups
+    /// (workload/cgroup.rs).
     pub cgroups: Vec<crate::workload::cgroup::CgroupDef>,
+    /// `[[session]]`s: (name, autogroup nice).
+    pub sessions: Vec<(String, i64)>,
     /// Barrier names and their participant counts.
     pub barriers: Vec<(String, usize)>,
     /// wait/signal event names.
@@ -467,11 +473,19 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         &channels,
         &kernel.costs,
     )?;
-    let cgroups = crate::workload::cgroup::compile_cgroups(&raw.cgroup, file, kernel.version)?;
+    let mut cgroups = crate::workload::cgroup::compile_cgroups(&raw.cgroup, file, kernel.version)?;
     for (i, t) in raw.task.iter().enumerate() {
         let key = format!("task[{i}].cgroup");
         ct.groups[i].cgroup = crate::workload::cgroup::cgroup_of(t.cgroup.as_deref(), &cgroups, file, &key)?;
     }
+    let sessions = crate::workload::cgroup::compile_sessions(
+        &raw.session,
+        &raw.task,
+        &mut ct.groups,
+        &mut cgroups,
+        file,
+        &kernel,
+    )?;
     if setattr_checks {
         crate::sched::syscalls::check_dl_groups(&ct.groups, file, &kernel, machine.nr_cpus())?;
     }
@@ -492,6 +506,7 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         notes,
         groups: ct.groups,
         cgroups,
+        sessions,
         barriers: ct.barriers,
         events: ct.events,
         channels,

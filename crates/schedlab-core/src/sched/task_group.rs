@@ -119,6 +119,9 @@ pub struct CgroupDef {
     /// without a quota too).
     pub max_period_us: u64,
     pub max_burst_us: u64,
+    /// An autogroup (kernel/sched/autogroup.c), not a cgroup: the session
+    /// whose root-cgroup tasks it holds (`[[session]]`, workload/cgroup.rs).
+    pub autogroup: Option<String>,
 }
 
 /// A group entity: its sched_entity and its place in the tree.

@@ -102,6 +102,9 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         .as_map()
         .into_iter()
         .filter(|(k, _)| has.contains(k))
+        // Autogroup's switch only where the scenario has sessions: reports
+        // without one keep the sysctls they had before autogroup was modelled.
+        .filter(|(k, _)| *k != "kernel.sched_autogroup_enabled" || !sc.sessions.is_empty())
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let mech = &sim.w.m.kt.k.cfg.mech;

@@ -232,9 +232,129 @@ pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVers
             bandwidth,
             max_period_us,
             max_burst_us,
+            autogroup: None,
         });
     }
     Ok(out)
+}
+
+/// `[[session]]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSession {
+    name: Option<String>,
+    /// The autogroup's nice, as `echo N > /proc/PID/autogroup` sets it.
+    nice: Option<i64>,
+}
+
+/// Autogroups on the model's group scheduling, which starts at 4.15.
+pub const AUTOGROUP_SINCE: (u16, u16) = CGROUPS_SINCE;
+
+/// The sessions (`[[session]]`, `task.session`) and their autogroups.
+///
+/// A session is what setsid() starts; with `kernel.sched_autogroup_enabled`
+/// (2.6.38+) setsid() gives it an autogroup (sched_autogroup_create_attach):
+/// a task group below the root whose shares are the weight of the
+/// autogroup's nice (proc_sched_autogroup_set_nice), and a task whose cgroup
+/// is the root runs in its session's autogroup instead
+/// (autogroup_task_group, task_wants_autogroup). Tasks in another cgroup
+/// stay there. Tasks without a session are init's: autogroup_default, the
+/// root. Each autogroup becomes a CgroupDef after the cgroups, with the
+/// path "/autogroup-NAME". Deviation: the kernel names it by a global
+/// sequence number (/autogroup-186); the model by its session, as the
+/// real-kernel runner reports it too.
+pub(crate) fn compile_sessions(
+    raw: &[RawSession],
+    tasks: &[crate::workload::compile::RawTask],
+    groups: &mut [crate::workload::TaskGroup],
+    cgroups: &mut Vec<CgroupDef>,
+    file: &str,
+    kernel: &crate::kernel::KernelConfig,
+) -> Result<Vec<(String, i64)>> {
+    let mut sessions: Vec<(String, i64)> = Vec::with_capacity(raw.len());
+    for (i, r) in raw.iter().enumerate() {
+        let key = |k: &str| format!("session[{i}].{k}");
+        let Some(name) = r.name.as_deref() else {
+            return Err(SimError::MissingKey { at: crate::error::Location { file: file.into(), key: key("name") } });
+        };
+        if name.is_empty() || name.contains(['/', ' ']) {
+            return Err(SimError::bad_value(file, &key("name"), format!("{name:?}"), "a name without '/' or spaces"));
+        }
+        if sessions.iter().any(|(n, _)| n == name) {
+            return Err(SimError::bad_value(file, &key("name"), format!("{name:?} is listed twice"), "each name once"));
+        }
+        let nice = r.nice.unwrap_or(0);
+        if !crate::prio::is_nice(nice) {
+            return Err(SimError::bad_value(file, &key("nice"), nice.to_string(), crate::prio::nice_range()));
+        }
+        sessions.push((name.to_string(), nice));
+    }
+    let enabled = kernel.sysctl.sched_autogroup_enabled == 1;
+    let mut tg_of: Vec<Option<usize>> = vec![None; sessions.len()];
+    for (i, t) in tasks.iter().enumerate() {
+        let Some(name) = t.session.as_deref() else { continue };
+        let key = format!("task[{i}].session");
+        let Some(s) = sessions.iter().position(|(n, _)| n == name) else {
+            let listed: Vec<&str> = sessions.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(SimError::bad_value(
+                file,
+                &key,
+                format!("{name:?} is not a [[session]]"),
+                if listed.is_empty() {
+                    "the name of a [[session]] (none is listed)".to_string()
+                } else {
+                    format!("one of {}", listed.join(", "))
+                },
+            ));
+        };
+        // task_wants_autogroup(): only a task whose cgroup is the root.
+        if !enabled || groups[i].cgroup != 0 {
+            continue;
+        }
+        if !kernel.version.at_least(AUTOGROUP_SINCE.0, AUTOGROUP_SINCE.1) {
+            return Err(SimError::not_modelled(
+                file,
+                &key,
+                format!(
+                    "autogroup on {}: the model's group scheduling starts at 4.15 (choose kernel.version 4.15 or \
+                     newer, or kernel.sysctl.\"kernel.sched_autogroup_enabled\" = 0)",
+                    kernel.version
+                ),
+            ));
+        }
+        let tg = match tg_of[s] {
+            Some(tg) => tg,
+            None => {
+                let (name, nice) = &sessions[s];
+                let path = format!("/autogroup-{name}");
+                if cgroups.iter().any(|c| c.path == path) {
+                    return Err(SimError::bad_value(
+                        file,
+                        &key,
+                        format!("session {name:?}'s autogroup would be {path:?}, a [[cgroup]]'s path"),
+                        "a session name whose \"/autogroup-NAME\" no [[cgroup]] has",
+                    ));
+                }
+                let tg = cgroups.len() + 1;
+                cgroups.push(CgroupDef {
+                    path,
+                    tg,
+                    parent: 0,
+                    shares: crate::prio::SCHED_PRIO_TO_WEIGHT[(*nice - crate::prio::MIN_NICE as i64) as usize] as u64,
+                    weight_nice: None,
+                    idle: false,
+                    bandwidth: None,
+                    max_period_us: DEFAULT_CFS_PERIOD_US,
+                    max_burst_us: 0,
+                    autogroup: Some(name.clone()),
+                });
+                tg_of[s] = Some(tg);
+                tg
+            }
+        };
+        groups[i].cgroup = tg;
+    }
+    Ok(sessions)
 }
 
 /// The task group of `task[i].cgroup` (None or "/": the root's, 0).

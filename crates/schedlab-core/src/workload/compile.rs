@@ -48,6 +48,8 @@ pub(crate) struct RawTask {
     pub(crate) memory_traffic: Option<String>,
     /// The cgroup its tasks run in (`[[cgroup]]`'s path; workload/cgroup.rs).
     pub(crate) cgroup: Option<String>,
+    /// The `[[session]]` its tasks run in (setsid(); their autogroup).
+    pub(crate) session: Option<String>,
     #[serde(default)]
     pub(crate) program: Vec<toml::Value>,
 }

@@ -1,0 +1,126 @@
+//! Sessions and autogroups on the real kernel (kernel/sched/autogroup.c).
+//!
+//! The kernel gives a root-cgroup task its session's autogroup when the
+//! task is forked or moved (autogroup_task_group() at sched_cgroup_fork()
+//! and sched_move_task()), if `kernel.sched_autogroup_enabled` is 1 at
+//! that moment; the autogroup lives in the signal_struct, so all threads of
+//! a process share one. The runner's tasks are threads of one process, so
+//! it can give them two placements: the root task group (threads created
+//! while the sysctl is 0) and one session's autogroup (the runner calls
+//! setsid(), which makes a fresh autogroup, and creates that session's
+//! threads while the sysctl is 1). The sysctl is put back when the run ends.
+//!
+//! Without a `[[session]]` the runner's root tasks still need the sysctl at
+//! 0: started from a login shell on a machine with autogroup (this
+//! project's host, `/proc/self/autogroup` "/autogroup-186"), they would
+//! otherwise run in the shell's autogroup, a group entity of their own,
+//! where the scenario (and the simulation) has them at the root.
+
+use std::fs;
+
+use schedlab_core::scenario::Scenario;
+use schedlab_core::workload::Op;
+
+use crate::plan::{op_paths, Refusal};
+
+const SYSCTL: &str = "/proc/sys/kernel/sched_autogroup_enabled";
+
+/// The task group of the scenario's one autogroup, if it has one; refuses
+/// what the runner cannot place: two sessions with root-cgroup tasks, and a
+/// fork op that would put a root task in the session's autogroup.
+pub fn session_tg(sc: &Scenario) -> Result<Option<usize>, Refusal> {
+    let file = &sc.source;
+    let autogroups: Vec<_> = sc.cgroups.iter().filter(|c| c.autogroup.is_some()).collect();
+    if autogroups.len() > 1 {
+        let names: Vec<&str> = autogroups.iter().filter_map(|c| c.autogroup.as_deref()).collect();
+        return Err(Refusal {
+            code: "SL120",
+            message: format!(
+                "{file}: session: the root-cgroup tasks of {} sessions ({}) each need an autogroup, and the \
+                 real-kernel runner's tasks are threads of one process, which is in one session; accepted: the \
+                 root-cgroup tasks of at most one [[session]] (put the others in a [[cgroup]] of the same weight)",
+                names.len(),
+                names.join(", ")
+            ),
+        });
+    }
+    let Some(tg) = autogroups.first().map(|c| c.tg) else { return Ok(None) };
+    for (gi, g) in sc.groups.iter().enumerate() {
+        for (op, path) in g.program.ops.iter().zip(op_paths(gi, &g.program.ops)) {
+            if let Op::Fork(child) = op {
+                if sc.groups[*child].cgroup == 0 {
+                    return Err(Refusal {
+                        code: "SL120",
+                        message: format!(
+                            "{file}: {path}: forks task {:?}, a root task, in a run with a session's autogroup: \
+                             the runner's threads forked during the run inherit the session's autogroup; \
+                             accepted: forks of tasks in the session or in a [[cgroup]]",
+                            sc.groups[*child].name
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Some(tg))
+}
+
+/// The sysctl as the run found it, put back on drop.
+pub struct Autogroup {
+    saved: Option<String>,
+    now: Option<bool>,
+}
+
+impl Autogroup {
+    /// Take over the sysctl for the run; with a session, start it (setsid)
+    /// and set its autogroup's nice. A kernel without autogroup has no
+    /// sysctl: nothing to do, unless the scenario has a session.
+    pub fn start(session: Option<(usize, i64)>) -> Result<Autogroup, String> {
+        let saved = fs::read_to_string(SYSCTL).ok().map(|s| s.trim().to_string());
+        let mut me = Autogroup { saved, now: None };
+        if me.saved.is_none() {
+            return match session {
+                None => Ok(me),
+                Some(_) => Err(format!(
+                    "{SYSCTL}: not found: this kernel has no autogroup (CONFIG_SCHED_AUTOGROUP), so a session's \
+                     tasks cannot have one"
+                )),
+            };
+        }
+        if let Some((_, nice)) = session {
+            // SAFETY: setsid() takes no arguments and touches only this process.
+            if unsafe { libc::setsid() } < 0 {
+                return Err(format!(
+                    "setsid(): {} (the runner must not be a process group leader to start a session)",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            if nice != 0 {
+                fs::write("/proc/self/autogroup", nice.to_string())
+                    .map_err(|e| format!("/proc/self/autogroup = {nice}: {e}"))?;
+            }
+        }
+        me.set(false)?;
+        Ok(me)
+    }
+
+    /// Threads created from now on go to the session's autogroup (true)
+    /// or the root task group (false).
+    pub fn set(&mut self, on: bool) -> Result<(), String> {
+        if self.saved.is_none() || self.now == Some(on) {
+            return Ok(());
+        }
+        let v = if on { "1" } else { "0" };
+        fs::write(SYSCTL, v).map_err(|e| format!("{SYSCTL} = {v}: {e} (setting it needs root)"))?;
+        self.now = Some(on);
+        Ok(())
+    }
+}
+
+impl Drop for Autogroup {
+    fn drop(&mut self) {
+        if let (Some(v), Some(_)) = (&self.saved, self.now) {
+            let _ = fs::write(SYSCTL, v);
+        }
+    }
+}
