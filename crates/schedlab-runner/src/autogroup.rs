@@ -124,3 +124,46 @@ impl Drop for Autogroup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::session_tg;
+
+    fn scenario(extra: &str) -> schedlab_core::scenario::Scenario {
+        let text = format!(
+            "name = \"s\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"6.12\"\n\
+             [[session]]\nname = \"a\"\n[[session]]\nname = \"b\"\n{extra}"
+        );
+        schedlab_core::scenario::load(&text, "s.toml", &[]).expect("valid")
+    }
+
+    #[test]
+    fn one_session_runs_two_are_refused() {
+        let one = scenario(
+            "[[task]]\nname = \"x\"\nsession = \"a\"\nprogram = [{ run = \"1ms\" }]\n\
+             [[task]]\nname = \"r\"\nprogram = [{ run = \"1ms\" }]\n",
+        );
+        assert_eq!(
+            session_tg(&one).expect("one session").map(|tg| one.cgroups[tg - 1].path.clone()),
+            Some("/autogroup-a".into())
+        );
+        let two = scenario(
+            "[[task]]\nname = \"x\"\nsession = \"a\"\nprogram = [{ run = \"1ms\" }]\n\
+             [[task]]\nname = \"y\"\nsession = \"b\"\nprogram = [{ run = \"1ms\" }]\n",
+        );
+        let e = session_tg(&two).expect_err("two sessions").to_string();
+        assert!(e.starts_with("[SL120] s.toml: session: the root-cgroup tasks of 2 sessions (a, b)"), "{e}");
+        let none = scenario("[[task]]\nname = \"r\"\nprogram = [{ run = \"1ms\" }]\n");
+        assert_eq!(session_tg(&none).expect("no session"), None);
+    }
+
+    #[test]
+    fn a_root_task_forked_beside_a_session_is_refused() {
+        let sc = scenario(
+            "[[task]]\nname = \"x\"\nsession = \"a\"\nprogram = [{ fork = \"c\" }, { run = \"1ms\" }]\n\
+             [[task]]\nname = \"c\"\ncount = 0\nprogram = [{ run = \"1ms\" }, { exit = true }]\n",
+        );
+        let e = session_tg(&sc).expect_err("root fork").to_string();
+        assert!(e.contains("task[0].program[0].fork: forks task \"c\", a root task"), "{e}");
+    }
+}

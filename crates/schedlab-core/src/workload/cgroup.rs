@@ -449,6 +449,66 @@ mod tests {
     }
 
     #[test]
+    fn a_sessions_root_tasks_run_in_its_autogroup() {
+        let sc = load(
+            "[[cgroup]]\npath = \"/c\"\n[[session]]\nname = \"s\"\nnice = 5\n[[session]]\nname = \"idle\"\n\
+             [[task]]\nname = \"a\"\nsession = \"s\"\nprogram = [{ run = \"1ms\" }]\n\
+             [[task]]\nname = \"b\"\nsession = \"s\"\ncgroup = \"/c\"\nprogram = [{ run = \"1ms\" }]\n\
+             [[task]]\nname = \"r\"\nprogram = [{ run = \"1ms\" }]\n",
+        )
+        .expect("scenario");
+        // One autogroup (the unused session has none), nice 5's weight, after the cgroups.
+        let ag: Vec<(String, usize, u64, Option<&str>)> =
+            sc.cgroups.iter().map(|c| (c.path.clone(), c.tg, c.shares, c.autogroup.as_deref())).collect();
+        assert_eq!(ag, vec![("/c".into(), 1, 1024, None), ("/autogroup-s".into(), 2, 335, Some("s"))]);
+        // task_wants_autogroup(): a task in a cgroup stays there; one without a session is init's.
+        let tgs: Vec<usize> = sc.groups.iter().map(|g| g.cgroup).collect();
+        assert_eq!(tgs, vec![2, 1, 0]);
+        let off = load(
+            "[kernel.sysctl]\n\"kernel.sched_autogroup_enabled\" = 0\n[[session]]\nname = \"s\"\n\
+             [[task]]\nname = \"a\"\nsession = \"s\"\nprogram = [{ run = \"1ms\" }]\n",
+        )
+        .expect("scenario");
+        assert!(off.cgroups.is_empty() && off.groups[0].cgroup == 0);
+    }
+
+    #[test]
+    fn bad_sessions_name_the_key() {
+        let task = "[[task]]\nname = \"t\"\nsession = \"s\"\nprogram = [{ run = \"1ms\" }]\n";
+        let cases = [
+            ("[[session]]\nnice = 1\n".to_string(), "session[0].name: required key is missing"),
+            ("[[session]]\nname = \"a/b\"\n".to_string(), "session[0].name: \"a/b\""),
+            (
+                "[[session]]\nname = \"s\"\n[[session]]\nname = \"s\"\n".to_string(),
+                "session[1].name: \"s\" is listed twice",
+            ),
+            ("[[session]]\nname = \"s\"\nnice = 20\n".to_string(), "session[0].nice: 20; accepted: -20..19"),
+            (
+                task.to_string(),
+                "task[0].session: \"s\" is not a [[session]]; accepted: the name of a [[session]] (none is listed)",
+            ),
+            (
+                format!("[[cgroup]]\npath = \"/autogroup-s\"\n[[session]]\nname = \"s\"\n{task}"),
+                "would be \"/autogroup-s\", a [[cgroup]]'s path",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = load(&text).expect_err(&text).to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+        let old = format!(
+            "name = \"c\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"4.14\"\n[[session]]\nname = \"s\"\n{task}"
+        );
+        let e = crate::scenario::load(&old, "c.toml", &[]).expect_err("4.14");
+        assert_eq!(e.code(), "SL120", "{e}");
+        assert!(e.to_string().contains("task[0].session: not modelled by schedlab: autogroup on 4.14"), "{e}");
+        // Before 2.6.38 there is no autogroup: a session changes nothing.
+        let none = old.replace("4.14", "2.6.36");
+        let sc = crate::scenario::load(&none, "c.toml", &[]).expect("2.6.36");
+        assert!(sc.cgroups.is_empty());
+    }
+
+    #[test]
     fn versions_without_the_mechanism_refuse_it() {
         let old =
             "name = \"c\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"4.14\"\n[[cgroup]]\npath = \"/a\"\n";
