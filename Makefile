@@ -48,7 +48,7 @@ demo: build
 # schedlab-python is a cdylib linked against libpython only at import time, so
 # its test harness cannot link: the Rust tests live in schedlab-core.
 test: build oracle-setup test-tools
-	$(CARGO) test -p schedlab-core -p schedlab-runner --release
+	$(CARGO) test -p schedlab-core -p schedlab-runner --profile unit
 	$(CARGO) build -p schedlab-runner --release
 	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -n 2 --dist worksteal -m 'not alone' tests
 	SCHEDLAB_REQUIRE_TOOLS=1 $(BIN)/pytest -q -m alone tests
