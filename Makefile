@@ -2,7 +2,7 @@
 #   make demo   virtualenv + native build + `schedlab reproduce ktask-nice`
 #   make test   the QEMU oracle (once), Rust unit tests + the pytest suite,
 #               one validation scenario under QEMU, the wheel installed and
-#               used outside the checkout, 90 s of fuzzing, and the
+#               used outside the checkout, 60 s of fuzzing, and the
 #               instruction-count guard on the engine's speed (what .ci/run runs)
 # Needs only Rust (cargo) and Python >= 3.9 with venv; everything else comes
 # from PyPI into .venv, and (make oracle-setup) from the system's Debian/Ubuntu
@@ -56,17 +56,17 @@ test: build oracle-setup test-tools
 	$(BIN)/python scripts/wheel-smoke --wheel-dir target/wheels
 	$(MAKE) -j2 fuzz-quick bench-check
 
-# 22 s of each fuzz target, beside bench-check in `make test`: the fuzzing
+# 15 s of each fuzz target, beside bench-check in `make test`: the fuzzing
 # is bounded by wall time and cachegrind counts instructions, so neither's
 # verdict moves with the other's load, and the CI run is shorter by the
 # smaller of the two.
 fuzz-quick:
-	$(MAKE) fuzz FUZZ_SECONDS=22
+	$(MAKE) fuzz FUZZ_SECONDS=15
 
 # Coverage-guided fuzzing (scripts/fuzz, libFuzzer on the stable toolchain):
 # the scenario parser and compiler, the rt-app JSON reader, the sweep spec, then the whole
 # run path, FUZZ_SECONDS each; a crash fails with the input in target/fuzz/artifacts/. `make test`
-# runs 22 s of each (88 s in all); a unit slower than FUZZ_TIMEOUT seconds is a failure
+# runs 15 s of each (60 s in all); a unit slower than FUZZ_TIMEOUT seconds is a failure
 # (the slowest seen in a 90-minute campaign: 102 s, in the instrumented build).
 FUZZ_SECONDS ?= 300
 FUZZ_TIMEOUT ?= 300
