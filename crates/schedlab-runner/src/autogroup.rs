@@ -67,49 +67,84 @@ pub fn session_tg(sc: &Scenario) -> Result<Option<usize>, Refusal> {
 
 /// The sysctl as the run found it, put back on drop.
 pub struct Autogroup {
+    /// flock()ed for the run: runners on one kernel take the sysctl in
+    /// turn, so one cannot save the 0 another wrote and put it back last
+    /// (two runners at once under pytest -n 2 left it at 0 that way).
+    _lock: Option<fs::File>,
     saved: Option<String>,
+    /// What the runner last wrote (None: it leaves the sysctl alone).
     now: Option<bool>,
 }
 
 impl Autogroup {
-    /// Take over the sysctl for the run; with a session, start it (setsid)
-    /// and set its autogroup's nice. A kernel without autogroup has no
-    /// sysctl: nothing to do, unless the scenario has a session.
-    pub fn start(session: Option<(usize, i64)>) -> Result<Autogroup, String> {
+    /// Take over the sysctl for the run; with a session (its autogroup's
+    /// nice), start it (setsid) and set the nice. Without one the sysctl is
+    /// touched only if it matters: it is 1 and the runner is in an
+    /// autogroup (/proc/self/autogroup names one; init's prints nothing).
+    /// Unable to set it then (not root), the run goes on with its root
+    /// tasks in that autogroup, and says so on stderr. A kernel without
+    /// autogroup has no sysctl: nothing to do, unless there is a session.
+    pub fn start(session_nice: Option<i64>) -> Result<Autogroup, String> {
+        let lock = Self::lock();
         let saved = fs::read_to_string(SYSCTL).ok().map(|s| s.trim().to_string());
-        let mut me = Autogroup { saved, now: None };
+        let mut me = Autogroup { _lock: lock, saved, now: None };
+        let Some(nice) = session_nice else {
+            let mine = fs::read_to_string("/proc/self/autogroup").unwrap_or_default();
+            if me.saved.as_deref() == Some("1") && !mine.trim().is_empty() {
+                if let Err(e) = me.write(false) {
+                    eprintln!(
+                        "schedlab-runner: warning: the root tasks run in this process's autogroup ({}), not at \
+                         the root as the scenario has them: {e}",
+                        mine.trim()
+                    );
+                }
+            }
+            return Ok(me);
+        };
         if me.saved.is_none() {
-            return match session {
-                None => Ok(me),
-                Some(_) => Err(format!(
-                    "{SYSCTL}: not found: this kernel has no autogroup (CONFIG_SCHED_AUTOGROUP), so a session's \
-                     tasks cannot have one"
-                )),
-            };
+            return Err(format!(
+                "{SYSCTL}: not found: this kernel has no autogroup (CONFIG_SCHED_AUTOGROUP), so a session's tasks \
+                 cannot have one"
+            ));
         }
-        if let Some((_, nice)) = session {
-            // SAFETY: setsid() takes no arguments and touches only this process.
-            if unsafe { libc::setsid() } < 0 {
-                return Err(format!(
-                    "setsid(): {} (the runner must not be a process group leader to start a session)",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            if nice != 0 {
-                fs::write("/proc/self/autogroup", nice.to_string())
-                    .map_err(|e| format!("/proc/self/autogroup = {nice}: {e}"))?;
-            }
+        // SAFETY: setsid() takes no arguments and touches only this process.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(format!(
+                "setsid(): {} (the runner must not be a process group leader to start a session)",
+                std::io::Error::last_os_error()
+            ));
         }
-        me.set(false)?;
+        if nice != 0 {
+            fs::write("/proc/self/autogroup", nice.to_string())
+                .map_err(|e| format!("/proc/self/autogroup = {nice}: {e}"))?;
+        }
+        me.write(false)?;
         Ok(me)
     }
 
     /// Threads created from now on go to the session's autogroup (true)
     /// or the root task group (false).
+    /// A no-op when start() left the sysctl alone.
     pub fn set(&mut self, on: bool) -> Result<(), String> {
-        if self.saved.is_none() || self.now == Some(on) {
+        if self.now.is_none() || self.now == Some(on) {
             return Ok(());
         }
+        self.write(on)
+    }
+
+    /// An exclusive flock on /run/lock/schedlab-autogroup (else the temp
+    /// dir's), held until drop; None if neither can be opened.
+    fn lock() -> Option<fs::File> {
+        let name = "schedlab-autogroup.lock";
+        let f = [std::path::PathBuf::from("/run/lock"), std::env::temp_dir()]
+            .iter()
+            .find_map(|d| fs::OpenOptions::new().create(true).append(true).open(d.join(name)).ok())?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid open descriptor, owned by `f` for the call.
+        (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0).then_some(f)
+    }
+
+    fn write(&mut self, on: bool) -> Result<(), String> {
         let v = if on { "1" } else { "0" };
         fs::write(SYSCTL, v).map_err(|e| format!("{SYSCTL} = {v}: {e} (setting it needs root)"))?;
         self.now = Some(on);

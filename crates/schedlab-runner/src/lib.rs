@@ -271,7 +271,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
         let name = sc.cgroups[tg - 1].autogroup.as_deref();
         sc.sessions.iter().find(|(n, _)| Some(n.as_str()) == name).map_or(0, |s| s.1)
     };
-    let mut ag = autogroup::Autogroup::start(session.map(|tg| (tg, nice(tg)))).map_err(|e| {
+    let mut ag = autogroup::Autogroup::start(session.map(nice)).map_err(|e| {
         shared.stop_and_join();
         Fail::Host(format!("autogroup: {e}"))
     })?;
