@@ -86,7 +86,16 @@ impl Autogroup {
     /// autogroup has no sysctl: nothing to do, unless there is a session.
     pub fn start(session_nice: Option<i64>) -> Result<Autogroup, String> {
         let lock = Self::lock();
-        let saved = fs::read_to_string(SYSCTL).ok().map(|s| s.trim().to_string());
+        // A runner killed mid-run left its note of the value it found: that
+        // value, not the 0 it wrote, is the one to put back.
+        let saved = fs::read_to_string(SYSCTL).ok().map(|s| s.trim().to_string()).map(|now| {
+            let note = fs::read_to_string(Self::note()).unwrap_or_default();
+            if note.trim() == "0" || note.trim() == "1" {
+                note.trim().to_string()
+            } else {
+                now
+            }
+        });
         let mut me = Autogroup { _lock: lock, saved, now: None };
         let Some(nice) = session_nice else {
             let mine = fs::read_to_string("/proc/self/autogroup").unwrap_or_default();
@@ -144,7 +153,18 @@ impl Autogroup {
         (unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0).then_some(f)
     }
 
+    /// Where a run notes the value it found while it holds the sysctl.
+    fn note() -> std::path::PathBuf {
+        let run = std::path::Path::new("/run/lock");
+        if run.is_dir() { run.to_path_buf() } else { std::env::temp_dir() }.join("schedlab-autogroup.saved")
+    }
+
     fn write(&mut self, on: bool) -> Result<(), String> {
+        if self.now.is_none() {
+            if let Some(v) = &self.saved {
+                let _ = fs::write(Self::note(), v);
+            }
+        }
         let v = if on { "1" } else { "0" };
         fs::write(SYSCTL, v).map_err(|e| format!("{SYSCTL} = {v}: {e} (setting it needs root)"))?;
         self.now = Some(on);
@@ -155,7 +175,9 @@ impl Autogroup {
 impl Drop for Autogroup {
     fn drop(&mut self) {
         if let (Some(v), Some(_)) = (&self.saved, self.now) {
-            let _ = fs::write(SYSCTL, v);
+            if fs::write(SYSCTL, v).is_ok() {
+                let _ = fs::remove_file(Self::note());
+            }
         }
     }
 }
