@@ -160,6 +160,7 @@ impl Cgroups {
             // once (it is exempt from the no-internal-process rule).
             write(&h.base.join("cgroup.subtree_control"), "+cpu")?;
         }
+        remove_stale(&h.base);
         let mut me = Cgroups { flavor: h.flavor, dirs: vec![h.base.clone()] };
         let prefix = format!("schedlab-{}-", std::process::id());
         for c in &sc.cgroups {
@@ -278,6 +279,37 @@ pub fn parse_cpu_stat(text: &str) -> [u64; 5] {
         }
     }
     out
+}
+
+/// Remove the cgroups a killed runner left behind: `schedlab-PID-*` whose
+/// PID is gone. A run killed before its Drop leaves them (empty once its
+/// threads are gone), and they would pile up in the runner's cgroup.
+fn remove_stale(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("schedlab-")).and_then(|n| n.split('-').next())
+        else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            remove_tree(&e.path());
+        }
+    }
+}
+
+/// rmdir a cgroup directory and the cgroups below it, deepest first.
+fn remove_tree(dir: &Path) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path());
+            }
+        }
+    }
+    if let Err(e) = fs::remove_dir(dir) {
+        eprintln!("schedlab-runner: stale cgroup {}: {e}", dir.display());
+    }
 }
 
 impl Drop for Cgroups {
