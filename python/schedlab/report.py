@@ -240,6 +240,11 @@ def format_run_report(
             for c in cgroups
         ]
         head = ["CGROUP", "CPU.WEIGHT", "CPU.IDLE", "THREADS", "USAGE_USEC", "%CPU"]
+        if any("cpus_effective" in c for c in cgroups):
+            # cpuset.cpus.effective, where the scenario sets a cpuset.cpus.
+            head.append("CPUSET.CPUS.EFFECTIVE")
+            for row, c in zip(rows, cgroups):
+                row.append(str(c.get("cpus_effective", "?")))
         if any(not str(c.get("max", "max")).startswith("max") for c in cgroups):
             # cpu.max and cpu.stat's bandwidth counters, with a quota somewhere.
             head += ["CPU.MAX", "NR_PERIODS", "NR_THROTTLED", "THROTTLED_USEC"]

@@ -1434,6 +1434,8 @@ class _CgroupRowKeys(TypedDict):
     """cpu.stat burst_usec over the window (5.16+): runtime used beyond the quota in bursting periods."""
     cpu_pct: float | None
     """usage_usec as a percentage of one CPU over the window (null: no window)."""
+    cpus_effective: str | None
+    """cpuset.cpus.effective, a CPU list, where the scenario sets a cpuset.cpus (absent otherwise)."""
     idle: bool
     """cpu.idle."""
     max: str

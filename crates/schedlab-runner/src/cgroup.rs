@@ -19,6 +19,14 @@
 //! | cpu.idle        | cpu.idle         | cpu.idle (5.15+)                  |
 //! | cpu.max         | cpu.max          | cpu.cfs_period_us, cfs_quota_us   |
 //! | cpu.max.burst   | cpu.max.burst    | cpu.cfs_burst_us                  |
+//! | cpuset.cpus     | cpuset.cpus      | cpuset.cpus (the effective CPUs)  |
+//!
+//! cpuset.cpus is written as the scenario has it on v2, whose kernel then
+//! computes cpuset.cpus.effective itself (the report reads it back); v1's
+//! cpuset is a hierarchy of its own, where the same tree is made with each
+//! cgroup's effective CPUs (v1 wants a non-empty subset of the parent's)
+//! and the parent's cpuset.mems. Scenario CPUs are the host CPUs the run
+//! was given (`host_cpus`), both ways.
 //!
 //! The group's CPU time is its threads' own (their utime + stime over the
 //! window, as the report's tasks); cpu.stat gives the bandwidth counters.
@@ -27,6 +35,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use schedlab_core::cpumask::CpuMask;
 use schedlab_core::scenario::Scenario;
 use schedlab_core::sched::task_group::CgroupDef;
 
@@ -43,6 +52,11 @@ pub struct Cgroups {
     /// By task group (0: the runner's own cgroup, where root tasks stay;
     /// an autogroup's is empty).
     dirs: Vec<PathBuf>,
+    /// With a cpuset.cpus in the scenario, each task group's cpuset
+    /// directory (v2: its dir; v1: the same tree in the cpuset hierarchy).
+    cpuset_dirs: Vec<PathBuf>,
+    /// Scenario CPU -> host CPU.
+    host_cpus: Vec<usize>,
 }
 
 /// A mounted cgroup filesystem with the cpu controller: its flavor and
@@ -135,7 +149,7 @@ fn mount_cgroup2(at: &Path) -> Result<(), String> {
 
 impl Cgroups {
     /// Make the scenario's cgroups (None: it has none).
-    pub fn create(sc: &Scenario) -> Result<Option<Cgroups>, String> {
+    pub fn create(sc: &Scenario, host_cpus: &[usize]) -> Result<Option<Cgroups>, String> {
         // The sessions' autogroups are the kernel's own (autogroup.rs), not cgroupfs directories.
         if sc.cgroups.iter().all(|c| c.autogroup.is_some()) {
             return Ok(None);
@@ -160,8 +174,25 @@ impl Cgroups {
             // once (it is exempt from the no-internal-process rule).
             write(&h.base.join("cgroup.subtree_control"), "+cpu")?;
         }
+        let cpuset = sc.cgroups.iter().any(|c| c.cpuset_cpus.is_some());
+        let cpuset_base = match (cpuset, h.flavor) {
+            (false, _) => None,
+            (true, Flavor::V2) => {
+                write(&h.base.join("cgroup.subtree_control"), "+cpuset")?;
+                Some(h.base.clone())
+            }
+            (true, Flavor::V1) => Some(v1_cpuset_base()?),
+        };
         remove_stale(&h.base);
-        let mut me = Cgroups { flavor: h.flavor, dirs: vec![h.base.clone()] };
+        if let Some(b) = cpuset_base.as_ref().filter(|b| **b != h.base) {
+            remove_stale(b);
+        }
+        let mut me = Cgroups {
+            flavor: h.flavor,
+            dirs: vec![h.base.clone()],
+            cpuset_dirs: cpuset_base.iter().cloned().collect(),
+            host_cpus: host_cpus.to_vec(),
+        };
         let prefix = format!("schedlab-{}-", std::process::id());
         for c in &sc.cgroups {
             if c.autogroup.is_some() {
@@ -177,8 +208,74 @@ impl Cgroups {
             fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
             me.dirs.push(dir);
             me.configure(c)?;
+            if let Some(base) = &cpuset_base {
+                let dir = match (h.flavor, c.parent) {
+                    (Flavor::V2, _) => me.dirs[c.tg].clone(),
+                    (Flavor::V1, 0) => base.join(format!("{prefix}{name}")),
+                    (Flavor::V1, p) => me.cpuset_dirs[p].join(name),
+                };
+                if h.flavor == Flavor::V1 {
+                    fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+                }
+                me.cpuset_dirs.push(dir);
+                me.configure_cpuset(c)?;
+            }
         }
         Ok(Some(me))
+    }
+
+    /// Scenario CPUs as a host CPU list.
+    fn host_list(&self, cpus: &CpuMask) -> String {
+        let host: Vec<usize> = cpus.iter().map(|c| self.host_cpus[c]).collect();
+        schedlab_core::sched::topology::cpulist(&host)
+    }
+
+    fn configure_cpuset(&self, c: &CgroupDef) -> Result<(), String> {
+        let dir = &self.cpuset_dirs[c.tg];
+        let ctx = |e: String| format!("cgroup {}: {e}", c.path);
+        match self.flavor {
+            Flavor::V2 => {
+                if c.parent != 0 {
+                    write(&self.cpuset_dirs[c.parent].join("cgroup.subtree_control"), "+cpuset").map_err(ctx)?;
+                }
+                if let Some(cpus) = &c.cpuset_cpus {
+                    write(&dir.join("cpuset.cpus"), &self.host_list(cpus)).map_err(ctx)?;
+                }
+            }
+            Flavor::V1 => {
+                let parent = &self.cpuset_dirs[c.parent];
+                let mems = fs::read_to_string(parent.join("cpuset.mems"))
+                    .map_err(|e| ctx(format!("{}: {e}", parent.join("cpuset.mems").display())))?;
+                write(&dir.join("cpuset.mems"), mems.trim()).map_err(ctx)?;
+                let all = CpuMask::full(self.host_cpus.len());
+                write(&dir.join("cpuset.cpus"), &self.host_list(c.cpus_effective.as_ref().unwrap_or(&all)))
+                    .map_err(ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each task group's cpuset.cpus.effective as scenario CPUs (None: the
+    /// root's, or no cpuset in the scenario); a host CPU outside the run's
+    /// shows as itself plus the machine's CPU count, so that it cannot pass
+    /// for one of them.
+    pub fn read_cpus_effective(&self) -> Vec<Option<String>> {
+        let file = match self.flavor {
+            Flavor::V2 => "cpuset.cpus.effective",
+            Flavor::V1 => "cpuset.effective_cpus",
+        };
+        let n = self.host_cpus.len();
+        (0..self.dirs.len())
+            .map(|tg| {
+                let d = self.cpuset_dirs.get(tg).filter(|_| tg > 0)?;
+                let text = fs::read_to_string(d.join(file)).ok()?;
+                let host = CpuMask::parse_list(text.trim(), schedlab_core::machine::MAX_CPUS).ok()?;
+                let mut cpus: Vec<usize> =
+                    host.iter().map(|h| self.host_cpus.iter().position(|&x| x == h).unwrap_or(n + h)).collect();
+                cpus.sort_unstable();
+                Some(schedlab_core::sched::topology::cpulist(&cpus))
+            })
+            .collect()
     }
 
     fn configure(&self, c: &CgroupDef) -> Result<(), String> {
@@ -239,7 +336,11 @@ impl Cgroups {
             Flavor::V2 => "cgroup.threads",
             Flavor::V1 => "tasks",
         };
-        write(&self.dirs[tg].join(file), &tid.to_string())
+        write(&self.dirs[tg].join(file), &tid.to_string())?;
+        match self.cpuset_dirs.get(tg) {
+            Some(d) if self.flavor == Flavor::V1 => write(&d.join("tasks"), &tid.to_string()),
+            _ => Ok(()),
+        }
     }
 
     /// cpu.stat's bandwidth counters of every task group (0: zeros), in
@@ -281,6 +382,26 @@ pub fn parse_cpu_stat(text: &str) -> [u64; 5] {
     out
 }
 
+/// The runner's cgroup in v1's cpuset hierarchy.
+fn v1_cpuset_base() -> Result<PathBuf, String> {
+    let mounts = cgroup_mounts().map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+    let Some((mnt, ..)) = mounts.iter().find(|(_, t, o)| t == "cgroup" && o.split(',').any(|c| c == "cpuset")) else {
+        return Err(
+            "cpuset.cpus: no cgroup v1 hierarchy with the cpuset controller is mounted beside the cpu one".into()
+        );
+    };
+    let text = fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+    let own = text
+        .lines()
+        .find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, ctrls, path) = (f.next()?, f.next()?, f.next()?);
+            ctrls.split(',').any(|c| c == "cpuset").then(|| path.to_string())
+        })
+        .ok_or("/proc/self/cgroup: no line for the v1 cpuset hierarchy")?;
+    Ok(mnt.join(own.trim_start_matches('/')))
+}
+
 /// Remove the cgroups a killed runner left behind: `schedlab-PID-*` whose
 /// PID is gone. A run killed before its Drop leaves them (empty once its
 /// threads are gone), and they would pile up in the runner's cgroup.
@@ -317,7 +438,9 @@ impl Drop for Cgroups {
     /// exited by now; one still leaving its cgroup makes rmdir EBUSY for a
     /// moment, so each is tried a few times.
     fn drop(&mut self) {
-        for d in self.dirs.iter().skip(1).rev().filter(|d| !d.as_os_str().is_empty()) {
+        let v1_cpuset = if self.flavor == Flavor::V1 { &self.cpuset_dirs[..] } else { &[] };
+        let dirs = self.dirs.iter().skip(1).rev().chain(v1_cpuset.iter().skip(1).rev());
+        for d in dirs.filter(|d| !d.as_os_str().is_empty()) {
             for attempt in 0..50 {
                 match fs::remove_dir(d) {
                     Err(e) if e.raw_os_error() == Some(libc::EBUSY) && attempt < 49 => {

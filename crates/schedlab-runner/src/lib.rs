@@ -166,6 +166,9 @@ pub struct Measured {
     /// over the window (cgroup::Cgroups::read_stats' order); empty without
     /// cgroups.
     pub cpu_stat: Vec<[u64; 5]>,
+    /// Per task group: cpuset.cpus.effective in scenario CPUs, read at the
+    /// end (None: no cpuset in the scenario, or the root's).
+    pub cpus_effective: Vec<Option<String>>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -262,7 +265,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     sys::install_wake_handler().map_err(|e| Fail::Host(format!("sigaction: {e}")))?;
 
     let chunk_iters = exec::calibrate();
-    let cgroups = cgroup::Cgroups::create(&sc).map_err(|e| Fail::Host(format!("cgroups: {e}")))?;
+    let cgroups = cgroup::Cgroups::create(&sc, &host_cpus).map_err(|e| Fail::Host(format!("cgroups: {e}")))?;
     let shared = Shared::new(&sc, host_cpus.clone(), args.seed, chunk_iters, scratch, cgroups);
     let read_cpu_stat = || shared.cgroups.as_ref().map(|c| c.read_stats()).unwrap_or_default();
     let mut cpu_stat_base = Vec::new();
@@ -375,6 +378,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let end = read_all(&shared);
     let stat_end = proc_stat()?;
     let cpu_stat_end = read_cpu_stat();
+    let cpus_effective = shared.cgroups.as_ref().map(|c| c.read_cpus_effective()).unwrap_or_default();
     let psi_end = psi.then(procfs::read_pressure).flatten();
     // /proc/vmstat's nr_dirty_threshold is the reader's own: an RT task's
     // is a quarter higher (domain_dirty_limits). The window is over: read
@@ -416,6 +420,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
             .zip(cpu_stat_end)
             .map(|(b, e)| std::array::from_fn(|i| e[i] - b[i]))
             .collect(),
+        cpus_effective,
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

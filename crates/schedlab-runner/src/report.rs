@@ -186,9 +186,18 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         o.1 += usize::from(s.exit_ns.is_none());
     }
     let cgroups = (!sc.cgroups.is_empty()).then(|| {
-        schedlab_core::sim::report_cgroup::cgroup_rows(&sc.cgroups, &cg_own, we.saturating_sub(ws), |tg| {
-            m.cpu_stat.get(tg).copied().unwrap_or_default()
-        })
+        let mut rows =
+            schedlab_core::sim::report_cgroup::cgroup_rows(&sc.cgroups, &cg_own, we.saturating_sub(ws), |tg| {
+                m.cpu_stat.get(tg).copied().unwrap_or_default()
+            });
+        if sc.cgroups.iter().any(|c| c.cpuset_cpus.is_some()) {
+            // As the kernel reads it back; the root's (every CPU) where it has none.
+            let all = schedlab_core::sched::topology::cpulist(&(0..sc.machine.nr_cpus()).collect::<Vec<_>>());
+            for (row, c) in rows.iter_mut().zip(&sc.cgroups) {
+                row.cpus_effective = Some(m.cpus_effective.get(c.tg).cloned().flatten().unwrap_or_else(|| all.clone()));
+            }
+        }
+        rows
     });
     let groups = sc
         .groups

@@ -192,6 +192,10 @@ pub struct CgroupRow {
     /// cpu.stat burst_usec over the window (5.16+): runtime used beyond the
     /// quota in bursting periods.
     pub burst_usec: u64,
+    /// cpuset.cpus.effective, a CPU list, where the scenario sets a
+    /// cpuset.cpus (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_effective: Option<String>,
 }
 
 /// Timer delay statistics over a set of wakeups.

@@ -473,10 +473,19 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         &channels,
         &kernel.costs,
     )?;
-    let mut cgroups = crate::workload::cgroup::compile_cgroups(&raw.cgroup, file, kernel.version)?;
+    let mut cgroups = crate::workload::cgroup::compile_cgroups(&raw.cgroup, file, kernel.version, machine.nr_cpus())?;
     for (i, t) in raw.task.iter().enumerate() {
         let key = format!("task[{i}].cgroup");
-        ct.groups[i].cgroup = crate::workload::cgroup::cgroup_of(t.cgroup.as_deref(), &cgroups, file, &key)?;
+        let tg = crate::workload::cgroup::cgroup_of(t.cgroup.as_deref(), &cgroups, file, &key)?;
+        ct.groups[i].cgroup = tg;
+        if tg > 0 {
+            let g = &mut ct.groups[i];
+            let key = format!("task[{i}].cpus");
+            let cg = &cgroups[tg - 1];
+            if let Some(cpus) = crate::workload::cgroup::cpus_in_cgroup(&g.cpus, cg, file, &key)? {
+                g.cpus = cpus;
+            }
+        }
     }
     let sessions = crate::workload::cgroup::compile_sessions(
         &raw.session,

@@ -122,6 +122,12 @@ pub struct CgroupDef {
     /// An autogroup (kernel/sched/autogroup.c), not a cgroup: the session
     /// whose root-cgroup tasks it holds (`[[session]]`, workload/cgroup.rs).
     pub autogroup: Option<String>,
+    /// cpuset.cpus as written (None: empty, the parent's CPUs).
+    pub cpuset_cpus: Option<crate::cpumask::CpuMask>,
+    /// cpuset.cpus.effective (None: every CPU, the root's): cpuset.cpus
+    /// and the parent's effective CPUs, or the parent's where they share
+    /// none (workload/cgroup.rs).
+    pub cpus_effective: Option<crate::cpumask::CpuMask>,
 }
 
 /// A group entity: its sched_entity and its place in the tree.

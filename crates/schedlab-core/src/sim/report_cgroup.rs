@@ -30,7 +30,14 @@ pub(crate) fn cgroups(sim: &Sim, sc: &Scenario) -> Option<Vec<CgroupRow>> {
         own[t.tg].0 += sim.task_counters(i).since(&base).runtime_ns;
         own[t.tg].1 += usize::from(t.state != TaskState::Dead);
     }
-    Some(cgroup_rows(&sc.cgroups, &own, window, |tg| cpu_stat_window(sim, tg)))
+    let mut rows = cgroup_rows(&sc.cgroups, &own, window, |tg| cpu_stat_window(sim, tg));
+    if sc.cgroups.iter().any(|c| c.cpuset_cpus.is_some()) {
+        let all = crate::cpumask::CpuMask::full(k.sched.rqs.len());
+        for (row, c) in rows.iter_mut().zip(&sc.cgroups) {
+            row.cpus_effective = Some(c.cpus_effective.as_ref().unwrap_or(&all).to_list_string());
+        }
+    }
+    Some(rows)
 }
 
 /// The report's `cgroups`, one row per `[[cgroup]]` in the scenario's
@@ -73,6 +80,7 @@ pub fn cgroup_rows(
                 throttled_usec: d[2] / 1000,
                 burst_usec: d[3] / 1000,
                 nr_bursts: d[4],
+                cpus_effective: None,
             }
         })
         .collect()

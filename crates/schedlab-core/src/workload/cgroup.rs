@@ -16,6 +16,7 @@
 //! path = "/capped"
 //! "cpu.max" = "50000 100000"   # quota and period in us ("max": none)
 //! "cpu.max.burst" = 20000      # 5.14+: us the pool may carry over
+//! "cpuset.cpus" = "0-1"        # the CPUs its tasks may run on
 //!
 //! [[task]]
 //! name = "hog"
@@ -24,6 +25,7 @@
 
 use serde::Deserialize;
 
+use crate::cpumask::CpuMask;
 use crate::error::{Result, SimError};
 use crate::kernel::version::KernelVersion;
 pub use crate::sched::task_group::{BandwidthDef, CgroupDef};
@@ -43,6 +45,13 @@ pub(crate) struct RawCgroup {
     cpu_max: Option<String>,
     #[serde(rename = "cpu.max.burst")]
     cpu_max_burst: Option<i64>,
+    #[serde(rename = "cpuset.cpus")]
+    cpuset_cpus: Option<String>,
+    /// Named so that they are refused as not modelled, not as unknown.
+    #[serde(rename = "cpuset.cpus.partition")]
+    cpuset_cpus_partition: Option<String>,
+    #[serde(rename = "cpuset.mems")]
+    cpuset_mems: Option<String>,
 }
 
 /// The oldest version whose group entity weight the model computes as the
@@ -137,7 +146,12 @@ pub fn cpu_weight_of_shares(shares: u64) -> u64 {
     ((shares * 100 + 512) / 1024).clamp(1, 10_000)
 }
 
-pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVersion) -> Result<Vec<CgroupDef>> {
+pub(crate) fn compile_cgroups(
+    raw: &[RawCgroup],
+    file: &str,
+    version: KernelVersion,
+    nr_cpus: usize,
+) -> Result<Vec<CgroupDef>> {
     if !raw.is_empty() && !version.at_least(CGROUPS_SINCE.0, CGROUPS_SINCE.1) {
         return Err(SimError::not_modelled(
             file,
@@ -222,6 +236,7 @@ pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVers
             Some(v) => return Err(SimError::bad_value(file, &key("cpu.idle"), v.to_string(), "0 or 1")),
         };
         let (bandwidth, max_period_us, max_burst_us) = bandwidth_of(c, file, &key, version)?;
+        let (cpuset_cpus, cpus_effective) = cpuset_of(c, parent.checked_sub(1).map(|p| &out[p]), file, &key, nr_cpus)?;
         out.push(CgroupDef {
             path: path.to_string(),
             tg: i + 1,
@@ -233,9 +248,98 @@ pub(crate) fn compile_cgroups(raw: &[RawCgroup], file: &str, version: KernelVers
             max_period_us,
             max_burst_us,
             autogroup: None,
+            cpuset_cpus,
+            cpus_effective,
         });
     }
     Ok(out)
+}
+
+/// cpuset.cpus (cgroup v2's cpuset, kernel/cgroup/cpuset.c) and the
+/// effective CPUs it gives: update_cpumask() takes a list of online CPUs
+/// (empty: none of its own); compute_effective_cpumask() intersects it with
+/// the parent's effective CPUs, and where that leaves none (or the file is
+/// empty) the cgroup inherits the parent's (update_cpumasks_hier(),
+/// cpuset_css_online()). Partitions (cpuset.cpus.partition "root" and
+/// "isolated", which rebuild the sched domains) and cpuset.mems are not
+/// modelled and are refused. v1's cpuset gives the same effective CPUs
+/// when each cgroup's cpus are a subset of its parent's, as v1 requires.
+fn cpuset_of(
+    c: &RawCgroup,
+    parent: Option<&CgroupDef>,
+    file: &str,
+    key: &dyn Fn(&str) -> String,
+    nr_cpus: usize,
+) -> Result<(Option<CpuMask>, Option<CpuMask>)> {
+    match c.cpuset_cpus_partition.as_deref() {
+        None | Some("member") => {}
+        Some(p @ ("root" | "isolated")) => {
+            return Err(SimError::not_modelled(
+                file,
+                &key("cpuset.cpus.partition"),
+                format!(
+                    "a {p:?} partition: it takes its CPUs from its parent and builds sched domains of its own{} \
+                     (rebuild_sched_domains); the model's sched domains span the whole machine (accepted: \
+                     \"member\"; restrict the tasks' CPUs with cpuset.cpus)",
+                    if p == "isolated" { " (none, for an isolated one)" } else { "" }
+                ),
+            ))
+        }
+        Some(p) => {
+            return Err(SimError::bad_value(
+                file,
+                &key("cpuset.cpus.partition"),
+                format!("{p:?}"),
+                "\"member\", \"root\" or \"isolated\"",
+            ))
+        }
+    }
+    if c.cpuset_mems.is_some() {
+        return Err(SimError::not_modelled(
+            file,
+            &key("cpuset.mems"),
+            "cpuset.mems: the model allocates a task's memory on its CPU's node, with no per-cgroup node mask"
+                .to_string(),
+        ));
+    }
+    let parent_eff = parent.and_then(|p| p.cpus_effective.clone());
+    let Some(text) = c.cpuset_cpus.as_deref() else { return Ok((None, parent_eff)) };
+    let accepted = || format!("CPUs 0-{} as \"0-3,6\" (\"\": none of its own)", nr_cpus - 1);
+    if text.trim().is_empty() {
+        return Ok((None, parent_eff));
+    }
+    let mask = CpuMask::parse_list(text, nr_cpus)
+        .map_err(|m| SimError::topology(file, &key("cpuset.cpus"), format!("{text:?}: {m}"), accepted()))?;
+    let eff = match &parent_eff {
+        Some(p) if !mask.intersects(p) => parent_eff.clone(),
+        Some(p) => Some(mask.and(p)),
+        None => Some(mask.clone()),
+    };
+    // Every CPU is the root's effective set: say None, as for the root.
+    let eff = eff.filter(|e| e.weight() < nr_cpus);
+    Ok((Some(mask), eff))
+}
+
+/// A task's CPUs in its cgroup: sched_setaffinity() after the cgroup is
+/// joined takes the CPUs asked for that the cpuset allows
+/// (__sched_setaffinity(): cpuset_cpus_allowed() and the mask), and
+/// fails with EINVAL where they share none.
+pub(crate) fn cpus_in_cgroup(cpus: &CpuMask, cg: &CgroupDef, file: &str, key: &str) -> Result<Option<CpuMask>> {
+    let Some(eff) = &cg.cpus_effective else { return Ok(None) };
+    if !cpus.intersects(eff) {
+        return Err(SimError::bad_value(
+            file,
+            key,
+            format!(
+                "{} shares no CPU with cgroup {}'s cpuset.cpus.effective {} (sched_setaffinity fails with EINVAL)",
+                cpus.to_list_string(),
+                cg.path,
+                eff.to_list_string()
+            ),
+            format!("CPUs with at least one of {}, or no cpus (all of them)", eff.to_list_string()),
+        ));
+    }
+    Ok(Some(cpus.and(eff)))
 }
 
 /// `[[session]]` as written.
@@ -347,6 +451,8 @@ pub(crate) fn compile_sessions(
                     max_period_us: DEFAULT_CFS_PERIOD_US,
                     max_burst_us: 0,
                     autogroup: Some(name.clone()),
+                    cpuset_cpus: None,
+                    cpus_effective: None,
                 });
                 tg_of[s] = Some(tg);
                 tg
@@ -506,6 +612,58 @@ mod tests {
         let none = old.replace("4.14", "2.6.36");
         let sc = crate::scenario::load(&none, "c.toml", &[]).expect("2.6.36");
         assert!(sc.cgroups.is_empty());
+    }
+
+    #[test]
+    fn cpuset_cpus_is_intersected_down_the_tree_and_with_the_tasks_cpus() {
+        let sc = load(
+            "[[cgroup]]\npath = \"/a\"\n\"cpuset.cpus\" = \"0-1\"\n\
+             [[cgroup]]\npath = \"/a/b\"\n\"cpuset.cpus\" = \"1-3\"\n\
+             [[cgroup]]\npath = \"/a/c\"\n\"cpuset.cpus\" = \"2-3\"\n\
+             [[cgroup]]\npath = \"/a/e\"\n\
+             [[cgroup]]\npath = \"/f\"\n\"cpuset.cpus\" = \"0-3\"\n\
+             [[task]]\nname = \"t\"\ncgroup = \"/a/b\"\nprogram = [{ run = \"1ms\" }]\n\
+             [[task]]\nname = \"u\"\ncgroup = \"/a\"\ncpus = \"1-2\"\nprogram = [{ run = \"1ms\" }]\n\
+             [[task]]\nname = \"v\"\ncgroup = \"/f\"\ncpus = \"3\"\nprogram = [{ run = \"1ms\" }]\n",
+        )
+        .expect("scenario");
+        let eff: Vec<Option<String>> =
+            sc.cgroups.iter().map(|c| c.cpus_effective.as_ref().map(|m| m.to_list_string())).collect();
+        // compute_effective_cpumask(): 1-3 within 0-1 is 1; 2-3 shares none, so
+        // /a/c inherits 0-1, as /a/e (no cpuset.cpus of its own) does; every
+        // CPU is the root's (None).
+        let want = [Some("0-1"), Some("1"), Some("0-1"), Some("0-1"), None];
+        assert_eq!(eff, want.map(|w| w.map(String::from)));
+        let cpus: Vec<String> = sc.groups.iter().map(|g| g.cpus.to_list_string()).collect();
+        assert_eq!(cpus, ["1", "1", "3"]);
+        // sched_setaffinity() with no CPU of the cpuset: EINVAL.
+        let e = load(
+            "[[cgroup]]\npath = \"/a\"\n\"cpuset.cpus\" = \"0\"\n\
+             [[task]]\nname = \"t\"\ncgroup = \"/a\"\ncpus = \"2-3\"\nprogram = [{ run = \"1ms\" }]\n",
+        )
+        .expect_err("disjoint");
+        assert!(
+            e.to_string().contains("task[0].cpus: 2-3 shares no CPU with cgroup /a's cpuset.cpus.effective 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn cpusets_not_modelled_are_refused() {
+        let cases = [
+            ("\"cpuset.cpus\" = \"4\"", "SL110", "cgroup[0].cpuset.cpus: \"4\": CPU 4 is outside the machine"),
+            ("\"cpuset.cpus.partition\" = \"isolated\"", "SL120", "cgroup[0].cpuset.cpus.partition"),
+            ("\"cpuset.cpus.partition\" = \"root\"", "SL120", "builds sched domains of its own"),
+            ("\"cpuset.cpus.partition\" = \"x\"", "SL102", "accepted: \"member\", \"root\" or \"isolated\""),
+            ("\"cpuset.mems\" = \"0\"", "SL120", "cgroup[0].cpuset.mems"),
+        ];
+        for (line, code, want) in cases {
+            let e = load(&format!("[[cgroup]]\npath = \"/a\"\n{line}\n")).expect_err(line);
+            assert!(e.to_string().contains(want), "{line}: {e}");
+            assert_eq!(e.code(), code, "{line}: {e}");
+        }
+        let member = load("[[cgroup]]\npath = \"/a\"\n\"cpuset.cpus.partition\" = \"member\"\n").expect("member");
+        assert!(member.cgroups[0].cpus_effective.is_none());
     }
 
     #[test]
