@@ -416,6 +416,31 @@ def test_deadline_admission_refuses_what_this_kernel_refuses(runner: list[str], 
     assert not differ, differ
     assert {r for _, r in verdicts.values()} >= {"ok", "EBUSY", "EINVAL", "EPERM", "SIGXCPU"}, verdicts
 
+CPUSET = f"""\
+name = "cpuset"
+{MACHINE2}
+[measure]
+warmup = "100ms"
+duration = "500ms"
+[[cgroup]]
+path = "/p"
+"cpuset.cpus" = "0"
+[[cgroup]]
+path = "/p/q"
+"cpuset.cpus" = "1"
+[[cgroup]]
+path = "/f"
+[[task]]
+name = "p"
+count = 2
+cgroup = "/p/q"
+program = [{{ run = "1h" }}]
+[[task]]
+name = "f"
+cgroup = "/f"
+program = [{{ run = "1h" }}]
+"""
+
 
 def _cpu_hierarchy() -> Path | None:
     """Where this machine's cpu controller is mounted (v1 or v2), if at all."""
@@ -457,3 +482,28 @@ def test_cgroups_are_made_weighted_capped_and_removed(runner: list[str], tmp_pat
     assert rows["/b"]["usage_usec"] >= rows["/b/capped"]["usage_usec"] + t["b"]["runtime_ns"] // 1000 - 1000
     # Nothing left behind.
     assert not list(mnt.glob("schedlab-*"))
+
+
+def test_cpusets_hold_their_tasks_and_are_removed(runner: list[str], tmp_path: Path) -> None:
+    mnt = _cpu_hierarchy()
+    if os.geteuid() != 0 or mnt is None:
+        pytest.skip("making cgroups needs root and a mounted cpu controller")
+    if mnt.name == "cpu" and not (mnt.parent / "cpuset" / "cpuset.cpus").exists():
+        pytest.skip("cgroup v1 without a cpuset hierarchy beside the cpu one")
+    r = _run(runner, _write(tmp_path, CPUSET))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    # As the kernel reads them back: /p/q's 1 shares nothing with /p's 0, so
+    # it runs on /p's (v2 computes that; on v1 the runner writes it).
+    eff = {c["path"]: c.get("cpus_effective") for c in doc["cgroups"]}
+    assert eff == {"/p": "0", "/p/q": "0", "/f": "0-1"}, eff
+    # /p/q's two hogs may run on CPU 0 only (their cpus within the
+    # cpuset), share it and never leave it.
+    t = _tasks(doc)
+    assert [t[c]["cpus_allowed"] for c in ("p-0", "p-1", "f")] == ["0", "0", "0-1"]
+    pq = t["p-0"]["runtime_ns"] + t["p-1"]["runtime_ns"]
+    window = doc["measure"]["end_ns"] - doc["measure"]["start_ns"]
+    assert pq < 1.05 * window, (pq, window)
+    assert t["p-0"]["nr_migrations"] in (0, None) and t["p-1"]["nr_migrations"] in (0, None)
+    for h in {mnt, mnt.parent / "cpuset"}:
+        assert not list(h.glob("schedlab-*")), h
