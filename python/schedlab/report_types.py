@@ -1119,6 +1119,10 @@ class KernelInfo(_KernelInfoKeys, total=False):
     """Simulation: every sched_feature the version has, by its debugfs name, and whether it was on."""
     hz: int
     """Simulation: CONFIG_HZ."""
+    isolcpus: str
+    """The isolcpus= boot parameter's CPUs (`kernel.isolcpus`), a CPU list; absent without it. Real:
+    /sys/devices/system/cpu/isolated.
+    """
     scaled: ScaledInfo
     """Simulation: the latency tunables as the kernel ran with them (after the boot-time CPU-count scaling)."""
     scenario_version: str

@@ -416,6 +416,7 @@ def test_deadline_admission_refuses_what_this_kernel_refuses(runner: list[str], 
     assert not differ, differ
     assert {r for _, r in verdicts.values()} >= {"ok", "EBUSY", "EINVAL", "EPERM", "SIGXCPU"}, verdicts
 
+
 CPUSET = f"""\
 name = "cpuset"
 {MACHINE2}

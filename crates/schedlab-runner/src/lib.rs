@@ -10,6 +10,7 @@ mod autogroup;
 mod calibrate;
 mod cgroup;
 mod exec;
+mod isolcpus;
 mod plan;
 mod procfs;
 mod report;
@@ -169,6 +170,8 @@ pub struct Measured {
     /// Per task group: cpuset.cpus.effective in scenario CPUs, read at the
     /// end (None: no cpuset in the scenario, or the root's).
     pub cpus_effective: Vec<Option<String>>,
+    /// The kernel's isolated CPUs among the run's (scenario CPUs).
+    pub isolcpus: Option<String>,
 }
 
 fn read_all(shared: &Shared) -> Vec<Option<TaskCounters>> {
@@ -200,9 +203,19 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     let sc = scenario::load_real(&text, &args.scenario, &args.sets)
         .map_err(|e| Fail::Refused(format!("[{}] {e}", e.code())))?;
     let allowed = sys::allowed_cpus().map_err(|e| Fail::Host(format!("sched_getaffinity: {e}")))?;
+    let allowed = isolcpus::widen(&sc, allowed).map_err(|e| Fail::Host(format!("isolcpus: {e}")))?;
     plan::check(&sc, allowed.len()).map_err(|e| Fail::Refused(e.to_string()))?;
     let session = autogroup::session_tg(&sc).map_err(|e| Fail::Refused(e.to_string()))?;
     let host_cpus: Vec<usize> = allowed[..sc.machine.nr_cpus()].to_vec();
+    let host_iso = isolcpus::host_isolated();
+    isolcpus::check(&sc, &host_cpus, &host_iso).map_err(|e| Fail::Refused(format!("[SL110] {e}")))?;
+    if sc.isolcpus.is_some() {
+        // Back to init's CPUs: the main thread (and the threads it clones,
+        // before they set their own) keeps off the isolated ones, as start.rs
+        // has the simulated runner do.
+        let housekeeping: Vec<usize> = allowed.iter().copied().filter(|c| !host_iso.contains(c)).collect();
+        sys::set_affinity(0, &housekeeping).map_err(|e| Fail::Host(format!("sched_setaffinity: {e}")))?;
+    }
     let writes = sc.read_ops.iter().any(|o| o.write);
     let scratch = match (&args.scratch, writes) {
         (Some(d), true) => {
@@ -397,6 +410,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
     base.resize(slots.len(), None);
     let mut end = end;
     end.resize(slots.len(), None);
+    let isolcpus_row = isolcpus::report(&host_cpus, &host_iso);
     let m = Measured {
         slots,
         base,
@@ -421,6 +435,7 @@ fn run(args: &Args) -> Result<serde_json::Value, Fail> {
             .map(|(b, e)| std::array::from_fn(|i| e[i] - b[i]))
             .collect(),
         cpus_effective,
+        isolcpus: isolcpus_row,
     };
     drop(shared);
     Ok(report::build(&sc, &m, args.seed).to_value())

@@ -238,6 +238,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         kernel: KernelInfo {
             version: u.release,
             scenario_version: Some(sc.kernel.version.to_string()),
+            isolcpus: m.isolcpus.clone(),
             ..Default::default()
         },
         machine: MachineInfo {

@@ -298,8 +298,17 @@ def run_in_guest(
     orc = oracle or find_oracle()
     files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": resolved.encode()}
     program = ["/schedlab/runner", "--serial", "/schedlab/scenario.toml", *extra_args]
-    res = boot(layout, kernel, program, files, shift=shift, timeout=timeout, oracle=orc, keep=keep)
+    append = _boot_parameters(native.scenario_tree(text, source, overrides))
+    res = boot(layout, kernel, program, files, shift=shift, timeout=timeout, append=append, oracle=orc, keep=keep)
     return _runner_doc(res, "report", kernel, shift, orc)
+
+
+def _boot_parameters(tree: str) -> str:
+    """The kernel command line a scenario (its tree as JSON) asks for:
+    ``isolcpus=`` from ``kernel.isolcpus`` (a boot parameter, which the
+    runner checks in /sys/devices/system/cpu/isolated but cannot set)."""
+    iso = json.loads(tree).get("kernel", {}).get("isolcpus")
+    return f"isolcpus={iso}" if isinstance(iso, str) else ""
 
 
 CASE_MARKER = "=== SCHEDLAB-CASE"

@@ -49,6 +49,8 @@ pub(crate) struct RawKernel {
     pub(crate) freq_invariance: Option<bool>,
     /// Pressure stall information (the psi= boot parameter), 4.20+.
     pub(crate) psi: Option<bool>,
+    /// The isolcpus= boot parameter (scenario/isolcpus.rs).
+    pub(crate) isolcpus: Option<String>,
     pub(crate) balancer: Option<String>,
     /// Workqueues beyond the system ones (alloc_workqueue()).
     #[serde(default)]

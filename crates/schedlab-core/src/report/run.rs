@@ -45,6 +45,11 @@ pub struct KernelInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(transform = absent_when_none)]
     pub scaled: Option<ScaledInfo>,
+    /// The isolcpus= boot parameter's CPUs (`kernel.isolcpus`), a CPU list;
+    /// absent without it. Real: /sys/devices/system/cpu/isolated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = absent_when_none)]
+    pub isolcpus: Option<String>,
 }
 
 /// The fair class's latency tunables after boot-time scaling, in ns.

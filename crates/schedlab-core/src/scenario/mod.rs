@@ -13,6 +13,7 @@ pub mod describe;
 pub mod doc;
 pub mod experiment;
 pub mod experiment_table;
+mod isolcpus;
 pub mod json;
 pub mod overrides;
 pub mod rtapp;
@@ -115,6 +116,8 @@ pub struct Scenario {
     pub cgroups: Vec<crate::workload::cgroup::CgroupDef>,
     /// `[[session]]`s: (name, autogroup nice).
     pub sessions: Vec<(String, i64)>,
+    /// `kernel.isolcpus`: the CPUs on the NULL domain (scenario/isolcpus.rs).
+    pub isolcpus: Option<crate::cpumask::CpuMask>,
     /// Barrier names and their participant counts.
     pub barriers: Vec<(String, usize)>,
     /// wait/signal event names.
@@ -473,6 +476,11 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         &channels,
         &kernel.costs,
     )?;
+    let isolcpus = isolcpus::parse_isolcpus(raw.kernel.isolcpus.as_deref(), file, machine.nr_cpus())?;
+    if let Some(iso) = &isolcpus {
+        let given: Vec<bool> = raw.task.iter().map(|t| t.cpus.is_some()).collect();
+        isolcpus::apply_isolcpus(&mut ct.groups, &given, iso, file)?;
+    }
     let mut cgroups = crate::workload::cgroup::compile_cgroups(&raw.cgroup, file, kernel.version, machine.nr_cpus())?;
     for (i, t) in raw.task.iter().enumerate() {
         let key = format!("task[{i}].cgroup");
@@ -505,6 +513,10 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         }
         None => None,
     };
+    if let Some(iso) = &isolcpus {
+        // dbench's and rt-migrate-test's groups, after the [[task]]s.
+        isolcpus::apply_isolcpus(&mut ct.groups, &vec![true; raw.task.len()], iso, file)?;
+    }
     Ok(Scenario {
         name: raw.name.unwrap_or_else(|| file.rsplit('/').next().unwrap_or(file).trim_end_matches(".toml").to_string()),
         description: raw.description.unwrap_or_default(),
@@ -515,6 +527,7 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
         notes,
         groups: ct.groups,
         cgroups,
+        isolcpus,
         sessions,
         barriers: ct.barriers,
         events: ct.events,

@@ -56,6 +56,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::cpumask::CpuMask;
 use crate::kernel::{Mechanisms, SdInit as Era};
 use crate::machine::Machine;
 use crate::sched::sd_flags::*;
@@ -245,6 +246,13 @@ struct Builder<'a> {
     m: &'a Machine,
     era: Era,
     levels: Vec<Level>,
+    /// Per level and span: the weight of the topology mask it came from
+    /// (tl->mask(cpu)), which sd_init() sizes the intervals by; the span
+    /// itself is that mask within the cpu_map.
+    mask_weight: Vec<Vec<usize>>,
+    /// CPUs in the cpu_map (every CPU but the isolated ones).
+    nr_map: usize,
+    isolated: Option<&'a CpuMask>,
     raws: Vec<RawDomain>,
     groups: Vec<SchedGroupTopo>,
     group_index: BTreeMap<(usize, GroupSrc), usize>,
@@ -282,7 +290,9 @@ impl Builder<'_> {
         let cpus: Vec<usize> = match src {
             GroupSrc::Child(rid) => self.span_of(rid).to_vec(),
             GroupSrc::Cpu(c) => vec![c],
-            GroupSrc::Node(n) => self.m.node_cpus[n].clone(),
+            GroupSrc::Node(n) => {
+                self.m.node_cpus[n].iter().copied().filter(|&c| !self.isolated.is_some_and(|i| i.test(c))).collect()
+            }
             GroupSrc::Span(sid) => self.levels[li].spans[sid].clone(),
         };
         let capacity = cpus.iter().map(|&c| u64::from(self.m.cpus[c].capacity)).sum();
@@ -328,7 +338,8 @@ impl Builder<'_> {
     fn new_domain(&mut self, li: usize, span_id: usize, groups: Vec<usize>) -> usize {
         let level = &self.levels[li];
         let weight = level.spans[span_id].len();
-        let p = level_params(self.era, level.kind, weight, level.numa_distance, self.m.nr_cpus());
+        let sd_weight = self.mask_weight[li][span_id];
+        let p = level_params(self.era, level.kind, sd_weight, level.numa_distance, self.m.nr_cpus());
         self.raws.push(RawDomain { level: li, span_id, weight, p, groups, imb_numa_nr: 0 });
         self.raws.len() - 1
     }
@@ -338,7 +349,7 @@ impl Builder<'_> {
     /// parallel to it, its own group in each.
     fn attach_levels(&mut self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
         let b = self;
-        let (n, era) = (b.m.nr_cpus(), b.era);
+        let (n, era, nr_map) = (b.m.nr_cpus(), b.era, b.nr_map);
         let mut chains: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut cur: Vec<Option<usize>> = vec![None; n];
@@ -402,7 +413,7 @@ impl Builder<'_> {
                 local[c].push(own);
                 next[c] = Some(rid);
                 // 4.16+: stop once a domain spans the whole cpu_map.
-                if !era.is_26() && b.raws[rid].weight == n {
+                if !era.is_26() && b.raws[rid].weight == nr_map {
                     alive[c] = false;
                 }
             }
@@ -579,16 +590,63 @@ impl Builder<'_> {
     }
 }
 
+/// The levels within the cpu_map (build_sched_domain(): the span is
+/// tl->mask(cpu) & cpu_map): every span without the `isolated` CPUs, spans
+/// left alike merged, and no span for an isolated CPU. Also each span's
+/// topology mask weight.
+fn within_cpu_map(levels: Vec<Level>, isolated: Option<&CpuMask>) -> (Vec<Level>, Vec<Vec<usize>>) {
+    let Some(iso) = isolated else {
+        let w = levels.iter().map(|l| l.spans.iter().map(Vec::len).collect()).collect();
+        return (levels, w);
+    };
+    let mut weights = Vec::with_capacity(levels.len());
+    let levels = levels
+        .into_iter()
+        .map(|l| {
+            let mut index: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
+            let (mut spans, mut w) = (Vec::new(), Vec::new());
+            let remap: Vec<Option<usize>> = l
+                .spans
+                .iter()
+                .map(|span| {
+                    let kept: Vec<usize> = span.iter().copied().filter(|&c| !iso.test(c)).collect();
+                    if kept.is_empty() {
+                        return None;
+                    }
+                    let next = spans.len();
+                    let id = *index.entry(kept.clone()).or_insert(next);
+                    if id == next {
+                        spans.push(kept);
+                        w.push(span.len());
+                    }
+                    Some(id)
+                })
+                .collect();
+            let cpu_span =
+                l.cpu_span.iter().enumerate().map(|(c, s)| s.filter(|_| !iso.test(c)).and_then(|s| remap[s])).collect();
+            weights.push(w);
+            Level { spans, cpu_span, ..l }
+        })
+        .collect();
+    (levels, weights)
+}
+
 /// Build the sched domains and groups of machine `m` as kernel `v` would at
-/// boot (all CPUs online, one root domain, no isolcpus).
-pub fn build_sched_domains(m: &Machine, mech: &Mechanisms) -> SchedTopology {
+/// boot (all CPUs online, one root domain): over every CPU but the
+/// `isolated` ones (isolcpus=, HK_TYPE_DOMAIN: sched_init_domains() builds
+/// over the housekeeping CPUs and attaches the others to the NULL domain,
+/// so they have no domain at all).
+pub fn build_sched_domains(m: &Machine, mech: &Mechanisms, isolated: Option<&CpuMask>) -> SchedTopology {
     let era = mech.sd_init;
     let n = m.nr_cpus();
-    let levels = topology_levels(m, era, mech.sd_pkg_named_pkg);
+    let (levels, mask_weight) = within_cpu_map(topology_levels(m, era, mech.sd_pkg_named_pkg), isolated);
     let mut b = Builder {
         m,
         era,
         levels,
+        mask_weight,
+        nr_map: n - isolated.map_or(0, CpuMask::weight),
+        isolated,
         raws: Vec::new(),
         groups: Vec::new(),
         group_index: BTreeMap::new(),
@@ -610,6 +668,7 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms) -> SchedTopology {
         sd_llc_size: vec![1; n],
         sd_llc_id: (0..n).collect(),
         sd_numa: vec![None; n],
+        isolated: isolated.cloned().unwrap_or_else(|| CpuMask::new(n)),
     };
     // update_top_cache_domain [kernel/sched/topology.c @4.16, @6.1].
     for c in 0..n {

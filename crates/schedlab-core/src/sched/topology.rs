@@ -89,6 +89,9 @@ pub struct SchedTopology {
     pub sd_llc_id: Vec<usize>,
     /// Per CPU: the lowest SD_NUMA domain (None on 2.6.x, which has no SD_NUMA).
     pub sd_numa: Vec<Option<usize>>,
+    /// The CPUs isolcpus= left out of the domains (HK_TYPE_DOMAIN), on the
+    /// NULL domain: no balancing, no NOHZ idle balancing (on_null_domain()).
+    pub isolated: crate::cpumask::CpuMask,
 }
 
 impl SchedTopology {

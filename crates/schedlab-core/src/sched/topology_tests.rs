@@ -13,7 +13,7 @@ fn kv(s: &str) -> KernelVersion {
 
 fn topo(preset: &str, v: &str) -> (Machine, SchedTopology) {
     let m = Machine::preset(preset).unwrap();
-    let t = build_sched_domains(&m, &Mechanisms::of(kv(v)));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv(v)), None);
     check_invariants(&m, &t);
     (m, t)
 }
@@ -323,12 +323,12 @@ fn numa_in_package_skips_pkg() {
         ..Default::default()
     };
     let m = Machine::build(&spec, "t").unwrap();
-    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.12")));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.12")), None);
     check_invariants(&m, &t);
     assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("NUMA", 8, 2)]);
     assert_eq!(dom(&t, 0, 1).numa_distance, 11);
     // Two nodes per LLC-less split on 2.6.35: CPU = node, NODE = both.
-    let t = build_sched_domains(&m, &Mechanisms::of(kv("2.6.35")));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("2.6.35")), None);
     check_invariants(&m, &t);
     assert_eq!(shape(&t, 0), vec![("MC", 4, 4), ("NODE", 8, 2)]);
 }
@@ -344,7 +344,7 @@ fn asymmetric_ring_builds_overlapping_groups() {
         ..Default::default()
     };
     let m = Machine::build(&spec, "t").unwrap();
-    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.1")));
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.1")), None);
     let spans = |c: usize| -> Vec<Vec<usize>> { t.cpu_domains[c].iter().map(|&d| t.domains[d].span.clone()).collect() };
     // NUMA-1: 0-1,3 for node 0; NUMA-2: 0-3.
     assert_eq!(spans(0), vec![vec![0, 1, 3], vec![0, 1, 2, 3]]);
@@ -383,7 +383,7 @@ fn helpers() {
 
 fn spec_topo(spec: crate::machine::MachineSpec, v: &str) -> SchedTopology {
     let m = Machine::build(&spec, "<test>").unwrap();
-    build_sched_domains(&m, &Mechanisms::of(kv(v)))
+    build_sched_domains(&m, &Mechanisms::of(kv(v)), None)
 }
 
 #[test]
@@ -421,4 +421,30 @@ fn imb_numa_nr_follows_llcs_and_numa_spans() {
     let t = spec_topo(spec, "6.1");
     let top = *t.cpu_domains[0].last().unwrap();
     assert_eq!((t.domains[top].flags & SD_NUMA != 0, t.domains[top].imb_numa_nr), (true, 2));
+}
+
+#[test]
+fn isolated_cpus_are_on_the_null_domain_and_out_of_every_span() {
+    // Two packages of four cores; isolcpus=2-3,6.
+    let spec = crate::machine::MachineSpec { sockets: Some(2), cores_per_socket: Some(4), ..Default::default() };
+    let m = Machine::build(&spec, "t").unwrap();
+    let iso = crate::cpumask::CpuMask::from_cpus(8, &[2, 3, 6]);
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.12")), Some(&iso));
+    check_invariants(&m, &t);
+    for c in [2, 3, 6] {
+        assert!(t.cpu_domains[c].is_empty() && t.sd_llc[c].is_none(), "cpu {c}");
+        assert_eq!((t.sd_llc_size[c], t.sd_llc_id[c]), (1, c));
+    }
+    // build_sched_domain(): tl->mask(cpu) & cpu_map, so CPU 0's LLC is 0-1
+    // and the machine level the five housekeeping CPUs; sd_init() sizes the
+    // intervals by the topology mask (4 and 8 CPUs), not by the span.
+    let spans: Vec<Vec<usize>> = t.cpu_domains[0].iter().map(|&d| t.domains[d].span.clone()).collect();
+    assert_eq!(spans, vec![vec![0, 1], vec![0, 1, 4, 5, 7]]);
+    assert_eq!((dom(&t, 0, 0).min_interval_ms, dom(&t, 0, 1).min_interval_ms), (4, 8));
+    assert_eq!(t.sd_llc_size[4], 3);
+    assert_eq!(t.isolated.to_list_string(), "2-3,6");
+    // Without isolation nothing changes.
+    let plain = build_sched_domains(&m, &Mechanisms::of(kv("6.12")), None);
+    assert_eq!(shape(&plain, 2), vec![("MC", 4, 4), ("PKG", 8, 2)]);
+    assert!(plain.isolated.is_empty());
 }

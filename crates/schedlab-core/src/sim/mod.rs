@@ -96,7 +96,7 @@ impl Sim {
         heap_budget: Option<u64>,
     ) -> Result<Sim, SimError> {
         let (cfg, machine) = (sc.kernel.clone(), sc.machine.clone());
-        let (nr, topo) = (machine.nr_cpus(), build_sched_domains(&machine, &cfg.mech));
+        let (nr, topo) = (machine.nr_cpus(), build_sched_domains(&machine, &cfg.mech, sc.isolcpus.as_ref()));
         let tun = ScaledTunables::new(&cfg, nr);
         let mut rqs = sched_init(&cfg, &topo, seed);
         let cpufreq = new_cpufreq(sc, rqs.len());
@@ -135,8 +135,17 @@ impl Sim {
                                 rqs,
                                 groups: Default::default(),
                                 rd: RootDomain::new(nr),
-                                // Every CPU starts idle and tickless: no LLC has a busy CPU.
-                                nohz: Nohz { idle_cpus: CpuMask::full(nr), next_balance: 0, load_balancer: None },
+                                // Every CPU starts idle and tickless (but an isolated one,
+                                // which never joins): no LLC has a busy CPU.
+                                nohz: Nohz {
+                                    idle_cpus: {
+                                        let mut m = CpuMask::full(nr);
+                                        sc.isolcpus.iter().flat_map(|i| i.iter()).for_each(|c| m.clear(c));
+                                        m
+                                    },
+                                    next_balance: 0,
+                                    load_balancer: None,
+                                },
                                 sds: vec![
                                     SchedDomainShared {
                                         nr_busy_cpus: 0,

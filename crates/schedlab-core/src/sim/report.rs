@@ -126,6 +126,7 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
                 sched_wakeup_granularity_ns: sim.w.m.kt.k.tun.sched_wakeup_granularity,
                 sched_base_slice_ns: sim.w.m.kt.k.tun.sched_base_slice,
             }),
+            isolcpus: sc.isolcpus.as_ref().map(|m| m.to_list_string()),
             ..Default::default()
         },
         machine: MachineInfo {

@@ -93,7 +93,12 @@ impl WorkloadFloor {
             nice: 0,
             rt_priority: 0,
             dl: Default::default(),
-            cpus: CpuMask::full(nr),
+            // init's CPUs: every CPU but isolcpus' (sched_init_smp()).
+            cpus: {
+                let mut m = CpuMask::full(nr);
+                self.m.kt.k.topo.isolated.iter().for_each(|c| m.clear(c));
+                m
+            },
             start: Dist::Const(0),
             kthread: false,
             memory_bound: 0,

@@ -17,6 +17,10 @@ impl SchedEnv {
     /// SCHED_SOFTIRQ is raised (a balance is due), and nohz_balancer_kick().
     /// The caller runs the softirq (`run_rebalance_domains`) afterwards.
     pub(crate) fn trigger_load_balance_kick(&mut self, cpu: usize) -> bool {
+        // on_null_domain(): an isolated CPU does not balance, nor kick.
+        if self.topo.isolated.test(cpu) {
+            return false;
+        }
         if self.avg_load_era() && self.trigger_load_balance_avg(cpu) {
             return false; // 2.6.x NOHZ owner model (balance_avg.rs)
         }
@@ -76,7 +80,8 @@ impl SchedEnv {
     }
 
     pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
-        if self.sched.rqs[cpu].nohz_idle || !self.idle_cpu(cpu) {
+        // "If we're a completely isolated CPU, we don't play" (on_null_domain()).
+        if self.sched.rqs[cpu].nohz_idle || !self.idle_cpu(cpu) || self.topo.isolated.test(cpu) {
             return;
         }
         self.sched.rqs[cpu].nohz_idle = true;
