@@ -303,11 +303,11 @@ def run_in_guest(
     return _runner_doc(res, "report", kernel, shift, orc)
 
 
-def _boot_parameters(tree: str) -> str:
-    """The kernel command line a scenario (its tree as JSON) asks for:
+def _boot_parameters(tree: Mapping[str, Any]) -> str:
+    """The kernel command line a scenario (its tree) asks for:
     ``isolcpus=`` from ``kernel.isolcpus`` (a boot parameter, which the
     runner checks in /sys/devices/system/cpu/isolated but cannot set)."""
-    iso = json.loads(tree).get("kernel", {}).get("isolcpus")
+    iso = (tree.get("kernel") or {}).get("isolcpus")
     return f"isolcpus={iso}" if isinstance(iso, str) else ""
 
 
