@@ -435,3 +435,15 @@ def test_cli_qemu_args(run_cli: RunCli) -> None:
     assert (same.returncode, same.stdout) == (0, r.stdout)
     bad = run_cli("qemu", "args", "nope")
     assert bad.returncode == 2 and "[SL110]" in bad.stderr and "unknown preset" in bad.stderr
+
+
+def test_a_scenarios_isolcpus_goes_on_the_guests_command_line() -> None:
+    """isolcpus= is a boot parameter: the oracle boots the guest with the
+    scenario's, and nothing more when it has none."""
+    from schedlab.qemu.guest import _boot_parameters
+
+    text = (REPO / "validation" / "isolcpus.toml").read_text()
+    assert _boot_parameters(native.scenario_tree(text, "isolcpus.toml", [])) == "isolcpus=2-3"
+    text = (REPO / "validation" / "nice-pinned.toml").read_text()
+    assert _boot_parameters(native.scenario_tree(text, "nice-pinned.toml", [])) == ""
+    assert _boot_parameters({"kernel": {"isolcpus": "domain,1"}}) == "isolcpus=domain,1"

@@ -223,6 +223,16 @@ pub struct Nohz {
     pub load_balancer: Option<usize>,
 }
 
+impl Nohz {
+    /// At boot every CPU is idle and tickless, but an isolated one, which
+    /// never joins (on_null_domain()).
+    pub fn at_boot(nr: usize, isolated: Option<&CpuMask>) -> Nohz {
+        let mut idle_cpus = CpuMask::full(nr);
+        isolated.iter().flat_map(|i| i.iter()).for_each(|c| idle_cpus.clear(c));
+        Nohz { idle_cpus, next_balance: 0, load_balancer: None }
+    }
+}
+
 /// struct sched_domain_shared: per LLC (indexed by sd_llc_id).
 #[derive(Debug, Clone)]
 pub struct SchedDomainShared {

@@ -22,7 +22,6 @@ pub mod schedule;
 
 use crate::block::Block;
 use crate::cpufreq::CpuFreq;
-use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::heap;
 use crate::engine::queue::EventQueue;
@@ -135,17 +134,8 @@ impl Sim {
                                 rqs,
                                 groups: Default::default(),
                                 rd: RootDomain::new(nr),
-                                // Every CPU starts idle and tickless (but an isolated one,
-                                // which never joins): no LLC has a busy CPU.
-                                nohz: Nohz {
-                                    idle_cpus: {
-                                        let mut m = CpuMask::full(nr);
-                                        sc.isolcpus.iter().flat_map(|i| i.iter()).for_each(|c| m.clear(c));
-                                        m
-                                    },
-                                    next_balance: 0,
-                                    load_balancer: None,
-                                },
+                                // Every CPU starts idle and tickless: no LLC has a busy CPU.
+                                nohz: Nohz::at_boot(nr, sc.isolcpus.as_ref()),
                                 sds: vec![
                                     SchedDomainShared {
                                         nr_busy_cpus: 0,
