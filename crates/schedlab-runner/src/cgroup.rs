@@ -88,20 +88,24 @@ fn cgroup_mounts() -> io::Result<Vec<(PathBuf, String, String)>> {
 }
 
 /// The runner's own cgroup in a hierarchy (/proc/self/cgroup): v2's "0::"
-/// line, or v1's line whose controllers include cpu.
-fn own_path(flavor: Flavor) -> Result<String, String> {
+/// line (`controller` None), or the v1 line whose controllers include
+/// `controller`.
+fn own_path(controller: Option<&str>) -> Result<String, String> {
     let text = fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
     text.lines()
         .find_map(|l| {
             let mut f = l.splitn(3, ':');
             let (id, ctrls, path) = (f.next()?, f.next()?, f.next()?);
-            let hit = match flavor {
-                Flavor::V2 => id == "0" && ctrls.is_empty(),
-                Flavor::V1 => ctrls.split(',').any(|c| c == "cpu"),
+            let hit = match controller {
+                None => id == "0" && ctrls.is_empty(),
+                Some(c) => ctrls.split(',').any(|x| x == c),
             };
             hit.then(|| path.to_string())
         })
-        .ok_or_else(|| format!("/proc/self/cgroup: no line for the {flavor:?} cpu hierarchy"))
+        .ok_or_else(|| match controller {
+            None => "/proc/self/cgroup: no line for cgroup v2".to_string(),
+            Some(c) => format!("/proc/self/cgroup: no line for the v1 {c} hierarchy"),
+        })
 }
 
 impl CpuHierarchy {
@@ -129,7 +133,7 @@ impl CpuHierarchy {
                     .into())
             }
         };
-        let own = own_path(flavor)?;
+        let own = own_path(if flavor == Flavor::V1 { Some("cpu") } else { None })?;
         Ok(CpuHierarchy { flavor, base: mnt.join(own.trim_start_matches('/')) })
     }
 }
@@ -390,15 +394,7 @@ fn v1_cpuset_base() -> Result<PathBuf, String> {
             "cpuset.cpus: no cgroup v1 hierarchy with the cpuset controller is mounted beside the cpu one".into()
         );
     };
-    let text = fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
-    let own = text
-        .lines()
-        .find_map(|l| {
-            let mut f = l.splitn(3, ':');
-            let (_, ctrls, path) = (f.next()?, f.next()?, f.next()?);
-            ctrls.split(',').any(|c| c == "cpuset").then(|| path.to_string())
-        })
-        .ok_or("/proc/self/cgroup: no line for the v1 cpuset hierarchy")?;
+    let own = own_path(Some("cpuset"))?;
     Ok(mnt.join(own.trim_start_matches('/')))
 }
 
