@@ -153,4 +153,25 @@ mod tests {
             assert_eq!(e.code(), code, "{kernel}: {e}");
         }
     }
+
+    #[test]
+    fn nothing_balances_the_isolated_cpus() {
+        // Four hogs allowed on the isolated pair all start on one CPU (the
+        // fork's fallback: no domain spans them) and stay there; the free
+        // hogs keep to CPUs 0-1 and move between them.
+        let text = "name = \"i\"\n[machine]\npreset = \"4cpu\"\n[kernel]\nversion = \"6.12\"\nisolcpus = \"2-3\"\n\
+                    [measure]\nduration = \"1s\"\n\
+                    [[task]]\nname = \"iso\"\ncount = 4\ncpus = \"2-3\"\nprogram = [{ run = \"1h\" }]\n\
+                    [[task]]\nname = \"free\"\ncount = 3\nprogram = [{ run = \"1h\" }]\n";
+        let opts = crate::RunOptions { seed: 1, check: true, ..Default::default() };
+        let r = crate::run_text(text, "i.toml", &[], &opts).expect("runs");
+        let idle: Vec<f64> = r.mpstat.average.iter().skip(1).map(|row| row.idle).collect();
+        assert!(idle[0] < 1.0 && idle[1] < 1.0, "{idle:?}");
+        // The pair's CPUs: one busy, one idle, whatever the start.
+        assert!((idle[2] + idle[3] - 100.0).abs() < 1.0, "{idle:?}");
+        for t in r.tasks.iter().filter(|t| t.group == "iso") {
+            assert_eq!(t.nr_migrations, Some(0), "{}", t.comm);
+        }
+        assert_eq!(r.kernel.isolcpus.as_deref(), Some("2-3"));
+    }
 }
