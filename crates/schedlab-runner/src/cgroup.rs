@@ -200,7 +200,11 @@ impl Cgroups {
         let prefix = format!("schedlab-{}-", std::process::id());
         for c in &sc.cgroups {
             if c.autogroup.is_some() {
+                // Kept by task group in both lists: an autogroup has no directory.
                 me.dirs.push(PathBuf::new());
+                if cpuset_base.is_some() {
+                    me.cpuset_dirs.push(PathBuf::new());
+                }
                 continue;
             }
             let mut parts = c.path.trim_start_matches('/').rsplit('/');
@@ -271,7 +275,7 @@ impl Cgroups {
         let n = self.host_cpus.len();
         (0..self.dirs.len())
             .map(|tg| {
-                let d = self.cpuset_dirs.get(tg).filter(|_| tg > 0)?;
+                let d = self.cpuset_dirs.get(tg).filter(|d| tg > 0 && !d.as_os_str().is_empty())?;
                 let text = fs::read_to_string(d.join(file)).ok()?;
                 let host = CpuMask::parse_list(text.trim(), schedlab_core::machine::MAX_CPUS).ok()?;
                 let mut cpus: Vec<usize> =
@@ -342,7 +346,9 @@ impl Cgroups {
         };
         write(&self.dirs[tg].join(file), &tid.to_string())?;
         match self.cpuset_dirs.get(tg) {
-            Some(d) if self.flavor == Flavor::V1 => write(&d.join("tasks"), &tid.to_string()),
+            Some(d) if self.flavor == Flavor::V1 && !d.as_os_str().is_empty() => {
+                write(&d.join("tasks"), &tid.to_string())
+            }
             _ => Ok(()),
         }
     }
