@@ -222,9 +222,13 @@ impl SchedEnv {
             }
             let removed = self.cfs_rq_mut(cfs_rq).tasks_timeline.remove(&(v, se));
             debug_assert!(removed, "picked task was not in the tree");
+            // PELT before it becomes curr, as the kernel's set_next_entity()
+            // orders it: the time it waited in the tree is not running time.
+            self.update_load_avg::<G>(cfs_rq, Some(se));
             self.cfs_rq_mut(cfs_rq).curr = Some(se);
+        } else {
+            self.update_load_avg::<G>(cfs_rq, Some(se));
         }
-        self.update_load_avg::<G>(cfs_rq, Some(se));
         // A CPU still leaving its idle state or in an interrupt handler
         // (Rq::busy_until) runs the task from then on.
         let now = self.now.max(self.sched.rqs[cpu].busy_until);
@@ -256,8 +260,8 @@ impl SchedEnv {
                 let removed = self.cfs_rq_mut(q).tasks_timeline.remove(&(v, x));
                 debug_assert!(removed, "a picked group entity was not in the tree");
             }
-            self.cfs_rq_mut(q).curr = Some(x);
             self.update_load_avg::<true>(q, Some(x));
+            self.cfs_rq_mut(q).curr = Some(x);
             let eevdf = self.cfg.mech.fair == FairEra::Eevdf;
             let g = self.se_mut_g::<G>(x);
             g.exec_start = now;
@@ -707,5 +711,27 @@ mod tests {
         // it held back, it arrives at (not behind) the new min_vruntime.
         let mut new = idle_hogs("6.1", 56_500);
         assert_eq!(pull_leftmost(&mut new), 0);
+    }
+
+    /// Two nice-0 hogs pinned to one CPU for 400 ms: each runs half the
+    /// time, so each one's util_avg settles near 512. PELT counts a task as
+    /// running only from its pick (set_next_entity() updates it before it
+    /// becomes cfs_rq->curr); were the wait in the tree counted as running,
+    /// both would read near 1024.
+    #[test]
+    fn waiting_in_the_tree_is_not_running_time() {
+        let text = "name = \"t\"\n[machine]\npreset = \"4x4\"\n[kernel]\nversion = \"6.1\"\nvmstat_kworkers = false\n\
+                    [measure]\nduration = \"400ms\"\n\
+                    [[task]]\nname = \"hog\"\ncount = 2\ncpus = [0]\nprogram = [{ run = \"1s\" }]\n";
+        let sc = crate::scenario::load(text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        let k = &sim.w.m.kt.k;
+        let hogs: Vec<_> = (0..k.sched.tasks.len()).filter(|&t| k.sched.tasks[t].cpu == 0 && k.sched.tasks[t].se.attached).collect();
+        let utils: Vec<u64> = hogs.iter().map(|&t| k.sched.tasks[t].se.avg.util_avg).collect();
+        assert_eq!(utils.len(), 2, "two hogs on CPU 0: {utils:?}");
+        for u in utils {
+            assert!((400..=640).contains(&u), "a hog at half a CPU has util_avg {u}, not about 512");
+        }
     }
 }
