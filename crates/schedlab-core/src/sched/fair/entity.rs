@@ -727,7 +727,8 @@ mod tests {
         let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
         sim.run().expect("run");
         let k = &sim.w.m.kt.k;
-        let hogs: Vec<_> = (0..k.sched.tasks.len()).filter(|&t| k.sched.tasks[t].cpu == 0 && k.sched.tasks[t].se.attached).collect();
+        let hogs: Vec<_> =
+            (0..k.sched.tasks.len()).filter(|&t| k.sched.tasks[t].cpu == 0 && k.sched.tasks[t].se.attached).collect();
         let utils: Vec<u64> = hogs.iter().map(|&t| k.sched.tasks[t].se.avg.util_avg).collect();
         assert_eq!(utils.len(), 2, "two hogs on CPU 0: {utils:?}");
         for u in utils {
