@@ -141,6 +141,10 @@ pub struct Mechanisms {
     /// check_preempt_tick() also preempts once curr is a whole slice of
     /// vruntime ahead of the leftmost (2.6.35; 2.6.25 had the slice test only).
     pub check_preempt_tick_vdiff: bool,
+    /// sched_slice(): a SCHED_IDLE entity among non-idle ones has a floor
+    /// of sysctl_sched_idle_min_granularity (0.75 ms, unscaled), not
+    /// min_granularity, under BASE_SLICE (5.15, 51ce83ed523b).
+    pub sched_idle_min_granularity: bool,
     /// place_entity(): a waking SCHED_IDLE task gets min_granularity, not
     /// sched_latency, as its sleeper credit (6.1).
     pub idle_sleeper_credit_min_granularity: bool,
@@ -539,6 +543,7 @@ impl Mechanisms {
             sched_idle_cpu: at(5, 4),
             cfs_renorm_fixed: at(4, 16),
             check_preempt_tick_vdiff: at26(35),
+            sched_idle_min_granularity: at(5, 15),
             idle_sleeper_credit_min_granularity: at(6, 1),
             lb_sched_c_2625: !at26(26),
             sd_load_balance_flag: !at(5, 8),

@@ -10,6 +10,9 @@ use crate::sched::env::SchedEnv;
 use crate::sched::sched::CfsRqId;
 use crate::sched::task::SeId;
 
+/// sysctl_sched_idle_min_granularity (5.15): not scaled by the CPU count.
+const SCHED_IDLE_MIN_GRANULARITY: u64 = 750_000;
+
 impl SchedEnv {
     /// __sched_period().
     pub(crate) fn sched_period(&self, nr: u64) -> u64 {
@@ -20,23 +23,49 @@ impl SchedEnv {
         }
     }
 
-    /// sched_slice(): period * w / W (W counting the entity if not queued).
+    /// sched_slice(): the period times w / W at every level from the
+    /// entity up to the root (for_each_sched_entity), W counting an entity
+    /// that is not queued. With ALT_PERIOD (5.13 .. 6.5) the period is that
+    /// of the whole runqueue's tasks (rq->cfs.h_nr_running), not of the
+    /// entity's own cfs_rq; with BASE_SLICE it is at least min_granularity.
     pub fn sched_slice<const G: bool>(&self, cfs_rq: CfsRqId, se: SeId) -> u64 {
-        let cfs = self.cfs_rq(cfs_rq);
-        let se = self.se_g::<G>(se);
-        let on_rq = se.on_rq;
-        let nr = cfs.nr_running as u64 + u64::from(!on_rq);
-        let mut load = cfs.load_weight;
-        if !on_rq {
-            load += se.load.weight as u64;
+        let on_rq = self.se_g::<G>(se).on_rq;
+        let nr_running = if self.cfg.features.on(Feature::ALT_PERIOD) {
+            let cpu = if G { self.rq_of(cfs_rq) } else { cfs_rq.index() };
+            self.sched.cfs_rqs[cpu].h_nr_running
+        } else {
+            self.cfs_rq(cfs_rq).nr_running
+        };
+        let mut slice = self.sched_period(nr_running as u64 + u64::from(!on_rq));
+        let (mut level, mut q) = (Some(se), cfs_rq);
+        while let Some(x) = level {
+            let e = self.se_g::<G>(x);
+            let w = e.load.weight as u64;
+            let load = self.cfs_rq(q).load_weight + if e.on_rq { 0 } else { w };
+            if load != 0 {
+                slice = (slice as u128 * w as u128 / load as u128) as u64;
+            }
+            level = self.parent_of::<G>(x);
+            if let Some(p) = level {
+                q = self.cfs_rq_of(p);
+            }
         }
-        let period = self.sched_period(nr);
-        let mut slice =
-            if load == 0 { period } else { (period as u128 * se.load.weight as u128 / load as u128) as u64 };
         if self.cfg.features.on(Feature::BASE_SLICE) {
-            slice = slice.max(self.tun.sched_min_granularity);
+            let idle_floor =
+                self.cfg.mech.sched_idle_min_granularity && self.se_is_idle(se) && !self.sched_idle_cfs_rq::<G>(cfs_rq);
+            slice = slice.max(if idle_floor { SCHED_IDLE_MIN_GRANULARITY } else { self.tun.sched_min_granularity });
         }
         slice
+    }
+
+    /// sched_idle_cfs_rq(): every entity queued on `cfs_rq` is idle.
+    /// Deviation: the kernel keeps cfs_rq->idle_nr_running; the model counts
+    /// the entities here, which only a SCHED_IDLE entity's slice asks for.
+    fn sched_idle_cfs_rq<const G: bool>(&self, cfs_rq: CfsRqId) -> bool {
+        let cfs = self.cfs_rq(cfs_rq);
+        cfs.nr_running > 0
+            && cfs.curr.is_none_or(|c| !self.se_g::<G>(c).on_rq || self.se_is_idle(c))
+            && cfs.tasks_timeline.iter().all(|&(_, e)| self.se_is_idle(e))
     }
 
     /// wakeup_gran(): the wakeup granularity in the wakee's virtual time.
@@ -178,5 +207,67 @@ impl SchedEnv {
                 self.cfs_rq_mut(cfs_rq).last = Some(curr);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::task::SeId;
+    use crate::sim::Sim;
+    use crate::trace::Trace;
+
+    /// A cgroup of two hogs beside a root hog, all on CPU 0 of a two-CPU
+    /// 6.1: a grouped hog's slice is the runqueue's period (ALT_PERIOD: of
+    /// its three tasks, 12 ms) times its share of the group times the group
+    /// entity's share of the root (about 3 ms), as sched_slice() walks
+    /// for_each_sched_entity; its own cfs_rq alone would give 6 ms.
+    #[test]
+    fn a_grouped_task_slices_through_every_level() {
+        let text = "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"6.1\"\nvmstat_kworkers = false\n\
+                    [measure]\nduration = \"300ms\"\n[[cgroup]]\npath = \"/g\"\n\
+                    [[task]]\nname = \"g\"\ncount = 2\ncgroup = \"/g\"\ncpus = [0]\nprogram = [{ run = \"1s\" }]\n\
+                    [[task]]\nname = \"r\"\ncpus = [0]\nprogram = [{ run = \"1s\" }]\n";
+        let sc = crate::scenario::load(text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        let k = &sim.w.m.kt.k;
+        let g = (0..k.sched.tasks.len())
+            .find(|&t| k.sched.tasks[t].comm.starts_with("g") && k.sched.tasks[t].se.on_rq)
+            .expect("a grouped hog");
+        let se = SeId::task(g);
+        let q = k.cfs_rq_of(se);
+        let gse = k.parent_entity(se).expect("in a group");
+        let root = k.cfs_rq_of(gse);
+        assert_eq!(k.cfs_rq(root).nr_running, 2, "the group entity and the root hog");
+        let period = k.sched_period(3) as u128;
+        let w = |e: SeId| k.se(e).load.weight as u128;
+        let want = period * w(se) / k.cfs_rq(q).load_weight as u128 * w(gse) / k.cfs_rq(root).load_weight as u128;
+        let got = k.sched_slice::<true>(q, se) as u128;
+        assert!(got.abs_diff(want) <= 1, "slice {got} ns, want {want} ns");
+        assert!(got < k.sched_slice::<true>(root, gse) as u128, "below the group entity's own slice");
+    }
+
+    /// A SCHED_IDLE hog beside a nice-0 one on CPU 0 of a two-CPU machine:
+    /// its slice's floor is sysctl_sched_idle_min_granularity (0.75 ms)
+    /// from 5.15, min_granularity (0.75 ms scaled by 2 CPUs) on 5.13.
+    #[test]
+    fn an_idle_entity_among_normal_ones_has_the_idle_floor() {
+        let slice = |version: &str| {
+            let text = format!(
+                "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"{version}\"\nvmstat_kworkers = false\n\
+                 [measure]\nduration = \"100ms\"\n\
+                 [[task]]\nname = \"i\"\npolicy = \"SCHED_IDLE\"\ncpus = [0]\nprogram = [{{ run = \"1s\" }}]\n\
+                 [[task]]\nname = \"n\"\ncpus = [0]\nprogram = [{{ run = \"1s\" }}]\n"
+            );
+            let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+            let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
+            sim.run().expect("run");
+            let k = &sim.w.m.kt.k;
+            let i = (0..k.sched.tasks.len()).find(|&t| k.sched.tasks[t].comm == "i").expect("the idle hog");
+            let se = SeId::task(i);
+            k.sched_slice::<false>(k.cfs_rq_of(se), se)
+        };
+        assert_eq!(slice("6.1"), 750_000);
+        assert_eq!(slice("5.13"), 1_500_000);
     }
 }
