@@ -92,9 +92,9 @@ sched_features! {
     WA_BIAS => |v| (v >= kv(4, 16)).then_some(true);
     /// Utilisation estimation (5.x+); not modelled beyond its name.
     UTIL_EST => |v| (v >= kv(5, 5)).then_some(true);
-    /// 6.1: the CFS period from the root h_nr_running.
+    /// 5.13-6.5: sched_slice()'s period from the runqueue's h_nr_running, not the entity's cfs_rq's.
     ALT_PERIOD => |v| between(v, kv(5, 13), Some(kv(6, 6))).then_some(true);
-    /// 6.1: clamp the slice to at least min_granularity.
+    /// 5.13-6.5: a slice of at least min_granularity (a SCHED_IDLE entity among others: 0.75 ms, 5.15+).
     BASE_SLICE => |v| between(v, kv(5, 13), Some(kv(6, 6))).then_some(true);
     /// 6.12: cancel RUN_TO_PARITY for a wakee with a shorter slice.
     PREEMPT_SHORT => |v| (v >= kv(6, 12)).then_some(true);
