@@ -145,6 +145,18 @@ const BENCHES: &[Bench] = &[
             ("task.sleeper.count", "5000"),
         ],
     },
+    // Issue 42's machine: two AMD EPYC 9965 (768 CPUs, 24 LLCs of 32) with
+    // 10,000 tasks on 6.12.
+    Bench {
+        name: "turin768-mixed/eevdf",
+        file: "scenarios/bench/smp256-mixed.toml",
+        overrides: &[
+            ("kernel.version", "\"6.12\""),
+            ("machine.preset", "\"turin768\""),
+            ("task.hog.count", "5000"),
+            ("task.sleeper.count", "5000"),
+        ],
+    },
     // The fixed cost of a run on a large machine (boot, domains, report).
     Bench {
         name: "one-task/smp1024",

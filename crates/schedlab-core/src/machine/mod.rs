@@ -144,6 +144,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("smp64", "64 CPUs: 2 sockets x 16 cores x 2 threads, 2 nodes, SLIT 10/21 (benchmarks)"),
     ("smp256", "256 CPUs: 4 sockets x 32 cores x 2 threads, 4 nodes, SLIT 10/21 (benchmarks)"),
     ("smp1024", "1024 CPUs: 16 sockets x 32 cores x 2 threads, 16 nodes in groups of 4, SLIT 10/21/31 (benchmarks)"),
+    (
+        "turin768",
+        "768 CPUs: 2 sockets of AMD EPYC 9965 (192 Zen 5c cores x 2 threads), one LLC per 16-core CCD, 2 nodes (NPS1), SLIT 10/32",
+    ),
 ];
 
 /// The layout a preset stands for.
@@ -184,6 +188,12 @@ fn preset_layout(name: &str) -> Option<PresetLayout> {
         "smp64" => (2, 16, 2, 2, 1, "256GiB"),
         "smp256" => (4, 32, 2, 4, 1, "1TiB"),
         "smp1024" => (16, 32, 2, 16, 1, "4TiB"),
+        // AMD EPYC 9965 (Turin dense, 5th generation EPYC, 2024): 192
+        // Zen 5c cores in twelve CCDs of 16 cores, each CCD one CCX with a
+        // 32 MB L3 all 16 share (die shots, tomshw.it 2025-04-22; 384 MB L3
+        // in all on AMD's product page). Two sockets in NPS1, a node each;
+        // 24 x 64 GiB DIMMs (12 channels a socket).
+        "turin768" => (2, 192, 2, 2, 12, "1536GiB"),
         _ => return None,
     };
     let distance = if name == "smp1024" {
@@ -205,6 +215,12 @@ fn preset_layout(name: &str) -> Option<PresetLayout> {
                 })
                 .collect(),
         )
+    } else if name == "turin768" {
+        // Deviation: the ACPI SLIT of a two-socket EPYC in NPS1 as
+        // Linux reads it on Genoa and Turin boards (10 local, 32 remote) is
+        // what their firmware commonly reports; no table of this exact
+        // machine is cited.
+        Some(vec![vec![LOCAL_DISTANCE, 32], vec![32, LOCAL_DISTANCE]])
     } else {
         None
     };
@@ -717,6 +733,7 @@ mod tests {
             ("smp64", 64, 2, 32, 2, 2, 2, 32),
             ("smp256", 256, 4, 128, 4, 4, 2, 64),
             ("smp1024", 1024, 16, 512, 16, 16, 2, 64),
+            ("turin768", 768, 2, 384, 24, 2, 2, 32),
         ];
         assert_eq!(table.len(), PRESETS.len());
         for &(name, cpus, pkgs, cores, llcs, nodes, threads, llc_size) in table {
