@@ -20,6 +20,7 @@
 //! take a task are never called; `set_next_task_idle` and the pick's
 //! `Pick::Idle` stand for what the kernel does with rq->idle.
 
+use crate::prio::Policy;
 use crate::sched::env::SchedEnv;
 use crate::sched::task::{Task, TaskId};
 
@@ -51,17 +52,26 @@ pub struct FairSchedClass;
 /// idle_sched_class: sched/idle.rs.
 pub struct IdleSchedClass;
 
-impl Task {
-    /// p->sched_class.
-    #[inline]
-    pub fn sched_class(&self) -> SchedClass {
-        if self.policy.is_dl() {
+impl SchedClass {
+    /// __setscheduler_class() (6.12; inline in __setscheduler_prio before):
+    /// the class a task of `policy` runs in. (The model has no priority
+    /// inheritance, so the policy alone decides.)
+    pub fn of_policy(policy: Policy) -> SchedClass {
+        if policy.is_dl() {
             SchedClass::Dl
-        } else if self.policy.is_rt() {
+        } else if policy.is_rt() {
             SchedClass::Rt
         } else {
             SchedClass::Fair
         }
+    }
+}
+
+impl Task {
+    /// p->sched_class.
+    #[inline(always)]
+    pub fn sched_class(&self) -> SchedClass {
+        self.class
     }
 }
 
@@ -206,6 +216,11 @@ macro_rules! dispatch {
             $(
                 #[inline]
                 pub fn $name(self, sim: &mut SchedEnv $(, $arg: $ty)*) $(-> $ret)? {
+                    // The fair class first: nearly every call is for it, and a
+                    // compare is cheaper than the jump table.
+                    if self == SchedClass::Fair {
+                        return <FairSchedClass as SchedClassOps>::$name(sim $(, $arg)*);
+                    }
                     match self {
                         SchedClass::Stop => <StopSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Dl => <DlSchedClass as SchedClassOps>::$name(sim $(, $arg)*),

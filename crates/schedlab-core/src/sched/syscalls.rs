@@ -67,6 +67,7 @@ impl SchedEnv {
         }
         let t = &mut self.sched.tasks[tid];
         (t.policy, t.nice, t.rt_priority) = (policy, nice, rt_priority);
+        t.class = SchedClass::of_policy(policy);
         t.se.load = crate::sched::task::LoadWeight { weight, inv_weight };
         let new_class = t.sched_class();
         if old_class == SchedClass::Fair && new_class != SchedClass::Fair && t.se.attached {

@@ -2,6 +2,7 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::Rng;
+use crate::sched::class::SchedClass;
 use crate::sched::pelt::SchedAvg;
 
 pub use crate::prio::DlAttr;
@@ -291,7 +292,13 @@ pub struct Task {
     /// Index of the program template it runs (a scenario group), or None for
     /// a ktask helper.
     pub template: Option<usize>,
+    /// Set only through `sched_fork` and `sched_setattr` (both also set
+    /// `class`).
     pub policy: Policy,
+    /// p->sched_class: the class `policy` maps to (`setscheduler_class`),
+    /// kept beside it as the kernel keeps the pointer, so the hot path reads
+    /// a byte instead of testing the policy twice.
+    pub class: SchedClass,
     pub nice: i32,
     /// sched_param.sched_priority: 1..99 for SCHED_FIFO/RR, 0 otherwise.
     pub rt_priority: u32,

@@ -13,6 +13,18 @@ use crate::sched::task::SeId;
 /// sysctl_sched_idle_min_granularity (5.15): not scaled by the CPU count.
 const SCHED_IDLE_MIN_GRANULARITY: u64 = 750_000;
 
+/// `a * b / c` as the kernel's 64-bit products of a slice and a weight
+/// would be if they could not overflow: in 64-bit arithmetic when the
+/// product fits (one div), in 128 bits when not (the same quotient; a call
+/// to __udivti3).
+#[inline]
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(x) => x / c,
+        None => (a as u128 * b as u128 / c as u128) as u64,
+    }
+}
+
 impl SchedEnv {
     /// __sched_period().
     pub(crate) fn sched_period(&self, nr: u64) -> u64 {
@@ -43,7 +55,7 @@ impl SchedEnv {
             let w = e.load.weight as u64;
             let load = self.cfs_rq(q).load_weight + if e.on_rq { 0 } else { w };
             if load != 0 {
-                slice = (slice as u128 * w as u128 / load as u128) as u64;
+                slice = mul_div(slice, w, load);
             }
             level = self.parent_of::<G>(x);
             if let Some(p) = level {
