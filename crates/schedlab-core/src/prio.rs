@@ -44,6 +44,42 @@ pub const fn rt_priority_to_prio(rt_priority: u32) -> i32 {
     MAX_RT_PRIO as i32 - 1 - rt_priority as i32
 }
 
+/// The scheduling classes in pick order (kernel/sched/sched.h:
+/// for_each_class walks stop -> dl -> rt -> fair -> idle). Defined once
+/// here, beside the policies, so that a task carries its class
+/// (p->sched_class) without importing the class table, sched/class.rs,
+/// which re-exports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SchedClass {
+    Stop,
+    Dl,
+    Rt,
+    Fair,
+    Idle,
+}
+
+impl SchedClass {
+    /// for_each_class(): the highest class first.
+    pub const ORDER: [SchedClass; 5] =
+        [SchedClass::Stop, SchedClass::Dl, SchedClass::Rt, SchedClass::Fair, SchedClass::Idle];
+}
+
+impl SchedClass {
+    /// __setscheduler_class() (6.12; inline in __setscheduler_prio before):
+    /// the class a task of `policy` runs in. (The model has no priority
+    /// inheritance, so the policy alone decides.)
+    #[inline(always)]
+    pub fn of_policy(policy: Policy) -> SchedClass {
+        if policy.is_dl() {
+            SchedClass::Dl
+        } else if policy.is_rt() {
+            SchedClass::Rt
+        } else {
+            SchedClass::Fair
+        }
+    }
+}
+
 /// Scheduling policy (include/uapi/linux/sched.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {

@@ -20,26 +20,10 @@
 //! take a task are never called; `set_next_task_idle` and the pick's
 //! `Pick::Idle` stand for what the kernel does with rq->idle.
 
-use crate::prio::Policy;
 use crate::sched::env::SchedEnv;
 use crate::sched::task::{Task, TaskId};
 
-/// The scheduling classes in pick order (kernel/sched/sched.h:
-/// for_each_class walks stop -> dl -> rt -> fair -> idle). Defined once here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum SchedClass {
-    Stop,
-    Dl,
-    Rt,
-    Fair,
-    Idle,
-}
-
-impl SchedClass {
-    /// for_each_class(): the highest class first.
-    pub const ORDER: [SchedClass; 5] =
-        [SchedClass::Stop, SchedClass::Dl, SchedClass::Rt, SchedClass::Fair, SchedClass::Idle];
-}
+pub use crate::prio::SchedClass;
 
 /// stop_sched_class: `impl SchedClassOps` in sched/stop_task.rs.
 pub struct StopSchedClass;
@@ -51,21 +35,6 @@ pub struct RtSchedClass;
 pub struct FairSchedClass;
 /// idle_sched_class: sched/idle.rs.
 pub struct IdleSchedClass;
-
-impl SchedClass {
-    /// __setscheduler_class() (6.12; inline in __setscheduler_prio before):
-    /// the class a task of `policy` runs in. (The model has no priority
-    /// inheritance, so the policy alone decides.)
-    pub fn of_policy(policy: Policy) -> SchedClass {
-        if policy.is_dl() {
-            SchedClass::Dl
-        } else if policy.is_rt() {
-            SchedClass::Rt
-        } else {
-            SchedClass::Fair
-        }
-    }
-}
 
 impl Task {
     /// p->sched_class.

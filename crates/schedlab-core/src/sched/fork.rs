@@ -6,7 +6,6 @@
 use crate::engine::rng::Rng;
 use crate::prio::load_weight;
 use crate::program::TaskGroup;
-use crate::sched::class::SchedClass;
 use crate::sched::env::SchedEnv;
 use crate::sched::task::{LoadWeight, RtEntity, SchedEntity, Task, TaskId, TaskState, TaskStats};
 
@@ -38,7 +37,7 @@ impl SchedEnv {
             idx: idx as u32,
             template,
             policy: g.policy,
-            class: SchedClass::of_policy(g.policy),
+            class: crate::prio::SchedClass::of_policy(g.policy),
             nice: g.nice,
             rt_priority: g.rt_priority,
             kthread: g.kthread,

@@ -2,11 +2,10 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::Rng;
-use crate::sched::class::SchedClass;
 use crate::sched::pelt::SchedAvg;
 
 pub use crate::prio::DlAttr;
-use crate::prio::{nice_to_prio, rt_priority_to_prio, Policy};
+use crate::prio::{nice_to_prio, rt_priority_to_prio, Policy, SchedClass};
 /// The per-task counters a measurement window takes deltas of: the
 /// report's `TaskWindow` (its "window": the same names as the task's totals).
 pub use crate::report::TaskWindow as TaskCounters;
@@ -292,12 +291,12 @@ pub struct Task {
     /// Index of the program template it runs (a scenario group), or None for
     /// a ktask helper.
     pub template: Option<usize>,
-    /// Set only through `sched_fork` and `sched_setattr` (both also set
-    /// `class`).
+    /// Set only by `sched_fork` and `sched_setattr`, which set `class`
+    /// with it.
     pub policy: Policy,
-    /// p->sched_class: the class `policy` maps to (`setscheduler_class`),
-    /// kept beside it as the kernel keeps the pointer, so the hot path reads
-    /// a byte instead of testing the policy twice.
+    /// p->sched_class: the class `policy` maps to
+    /// (`SchedClass::of_policy`), kept beside it as the kernel keeps the
+    /// pointer.
     pub class: SchedClass,
     pub nice: i32,
     /// sched_param.sched_priority: 1..99 for SCHED_FIFO/RR, 0 otherwise.
