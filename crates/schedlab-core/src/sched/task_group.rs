@@ -159,6 +159,14 @@ pub struct TaskGroups {
     pub bandwidth_used: bool,
     /// Per cfs_rq (indexed as `Sched.cfs_rqs`), once bandwidth is used.
     pub rq_bw: Vec<CfsRqBandwidth>,
+    /// Per CPU, rq->leaf_cfs_rq_list: the task groups whose cfs_rq on that
+    /// CPU is not fully decayed, children before parents (descending ids:
+    /// a child is created after its parent). The root's is not listed; it
+    /// is always updated (sched/fair/blocked.rs).
+    pub leaf: Vec<Vec<TgId>>,
+    /// Per CPU, rq->last_blocked_load_update_tick (jiffies; u64::MAX:
+    /// never).
+    pub blocked_tick: Vec<u64>,
 }
 
 /// A cfs_rq's h_load, last_h_load_update (jiffies) and h_load_next.
@@ -234,6 +242,8 @@ impl TaskGroups {
     pub fn create(&mut self, cfs_rqs: &mut Vec<CfsRq>, path: &str, parent: TgId, shares: u64, idle: bool) -> TgId {
         let nr_cpus = self.tgs.first().map_or(cfs_rqs.len(), |r| r.cfs_rq.len());
         self.ensure_root(nr_cpus);
+        self.leaf.resize(nr_cpus, Vec::new());
+        self.blocked_tick.resize(nr_cpus, u64::MAX);
         let id = self.tgs.len();
         let depth = self.tgs[parent].depth + 1;
         let mut cfs_rq = Vec::with_capacity(nr_cpus);

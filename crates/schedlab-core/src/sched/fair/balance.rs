@@ -160,7 +160,9 @@ impl SchedEnv {
                 // An idle CPU's blocked load decays only when someone updates
                 // it; the kernel does that in update_blocked_averages (newidle,
                 // NOHZ_STATS_KICK, and the tick of a CPU running RT).
-                // Deviation: done here, at read time.
+                // Deviation: done here, at read time (with groups, the
+                // group cfs_rqs too, once a jiffy: fair/blocked.rs).
+                self.update_nohz_stats(i);
                 self.update_load_avg::<true>(CfsRqId::root(i), None);
             }
             if let Some(v) = self.lb_view(env, i) {

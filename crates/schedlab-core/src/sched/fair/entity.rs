@@ -322,8 +322,12 @@ impl SchedEnv {
         }
         self.se_mut_g::<G>(se).on_rq = true;
         self.update_min_vruntime::<G>(cfs_rq);
-        if G && self.sched.groups.bandwidth_used && self.cfs_rq(cfs_rq).nr_running == 1 {
-            self.check_enqueue_throttle(cfs_rq); // fair/bandwidth.rs
+        if G && self.cfs_rq(cfs_rq).nr_running == 1 {
+            if self.sched.groups.bandwidth_used {
+                self.check_enqueue_throttle(cfs_rq); // fair/bandwidth.rs
+            }
+            let (cpu, tg) = (self.cfs_rq(cfs_rq).cpu, self.cfs_rq(cfs_rq).tg);
+            self.list_add_leaf_cfs_rq(cpu, tg); // fair/blocked.rs
         }
     }
 

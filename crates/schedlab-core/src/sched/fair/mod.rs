@@ -10,6 +10,7 @@ mod balance_tests;
 pub mod bandwidth;
 #[cfg(test)]
 mod bandwidth_tests;
+pub mod blocked;
 pub mod cfs;
 pub mod cpu_load;
 pub mod eevdf;

@@ -40,6 +40,7 @@ impl SchedEnv {
         if self.sched.rqs[cpu].avg_idle < guard || self.sched.rd.nr_overloaded == 0 {
             self.update_next_balance(cpu, 0, &mut next_balance);
         } else {
+            self.update_blocked_averages(cpu); // fair/blocked.rs (with groups)
             pulled = self.newidle_balance_domains(cpu, &mut next_balance);
         }
         let rq = &mut self.sched.rqs[cpu];

@@ -32,6 +32,9 @@ impl SchedEnv {
     /// SCHED_SOFTIRQ on a busy CPU: rebalance_domains().
     pub(crate) fn run_rebalance_domains(&mut self, cpu: usize) {
         let idle = if self.idle_cpu(cpu) { CpuIdleType::Idle } else { CpuIdleType::NotIdle };
+        if !self.avg_load_era() {
+            self.update_blocked_averages(cpu); // fair/blocked.rs (with groups)
+        }
         self.rebalance_domains(cpu, idle);
     }
 
@@ -69,6 +72,7 @@ impl SchedEnv {
             if !self.idle_cpu(c) {
                 continue;
             }
+            self.update_nohz_stats(c); // fair/blocked.rs (with groups)
             if self.now >= self.sched.rqs[c].next_balance {
                 self.sched.lb_exec = (c != ilb).then_some(ilb);
                 self.rebalance_domains(c, CpuIdleType::Idle);
