@@ -503,6 +503,8 @@ def test_type_errors_speak_toml(
         ("6.1", "kernel.sched_min_granularity_ns", 2000000000, "100000 .. 1000000000"),
         ("6.1", "kernel.sched_child_runs_first", 2, "0 or 1"),
         ("6.1", "kernel.sched_rt_runtime_us", -2, "-1 (no limit)"),
+        ("6.1", "kernel.sched_cfs_bandwidth_slice_us", 0, "1 .. 2147483647"),
+        ("2.6.35", "kernel.sched_cfs_bandwidth_slice_us", 5000, "from 3.2"),
     ],
 )
 def test_sysctls_the_kernel_would_refuse(

@@ -31,6 +31,9 @@ pub struct Tunables {
     /// Fedora build it): 1 puts a session's root-cgroup tasks in its
     /// autogroup (workload/cgroup.rs, `[[session]]`).
     pub sched_autogroup_enabled: u64,
+    /// CFS bandwidth (3.2+): the runtime a cfs_rq draws from its group's
+    /// quota at a time, us (sched/fair/bandwidth.rs).
+    pub sched_cfs_bandwidth_slice_us: u64,
 }
 
 impl Tunables {
@@ -69,6 +72,8 @@ impl Tunables {
             // sysctl_sched_autogroup_enabled = 1 (kernel/sched/autogroup.c),
             // 0 with the noautogroup boot parameter.
             sched_autogroup_enabled: u64::from(v.at_least_26(38)),
+            // sysctl_sched_cfs_bandwidth_slice = 5000UL (kernel/sched/fair.c).
+            sched_cfs_bandwidth_slice_us: 5000,
         }
     }
 
@@ -87,6 +92,7 @@ impl Tunables {
         "kernel.sched_fair_server_runtime_ns",
         "kernel.sched_fair_server_period_ns",
         "kernel.sched_autogroup_enabled",
+        "kernel.sched_cfs_bandwidth_slice_us",
     ];
 
     /// Set one sysctl by name, refusing what kernel `v` (with `mech`'s
@@ -152,6 +158,10 @@ impl Tunables {
                 self.sched_fair_server_period_ns = range(100_000, (1 << 22) * 1000, "100000 .. 4194304000 (ns)")?
             }
             "kernel.sched_autogroup_enabled" => self.sched_autogroup_enabled = range(0, 1, "0 or 1")?,
+            // proc_dointvec_minmax with extra1 = SYSCTL_ONE: an int of 1 or more.
+            "kernel.sched_cfs_bandwidth_slice_us" => {
+                self.sched_cfs_bandwidth_slice_us = range(1, i32::MAX as i64, "1 .. 2147483647 (us)")?
+            }
             _ => return Err(SysctlError::Unknown),
         }
         Ok(())
@@ -198,6 +208,8 @@ impl Tunables {
             }
             // "sched: automated per session task groups" (5091faa449ee, 2.6.38).
             "kernel.sched_autogroup_enabled" if !v.at_least_26(38) => Some("from 2.6.38 (autogroup)"),
+            // CFS bandwidth control (ec12cb7f31e2, 3.2).
+            "kernel.sched_cfs_bandwidth_slice_us" if !v.at_least(3, 2) => Some("from 3.2 (CFS bandwidth control)"),
             _ => None,
         }
     }
@@ -223,6 +235,7 @@ impl Tunables {
         m.insert("kernel.sched_fair_server_runtime_ns", self.sched_fair_server_runtime_ns as i64);
         m.insert("kernel.sched_fair_server_period_ns", self.sched_fair_server_period_ns as i64);
         m.insert("kernel.sched_autogroup_enabled", self.sched_autogroup_enabled as i64);
+        m.insert("kernel.sched_cfs_bandwidth_slice_us", self.sched_cfs_bandwidth_slice_us as i64);
         m
     }
 }

@@ -105,6 +105,10 @@ pub fn build(sim: &Sim, sc: &Scenario) -> Report {
         // Autogroup's switch only where the scenario has sessions: reports
         // without one keep the sysctls they had before autogroup was modelled.
         .filter(|(k, _)| *k != "kernel.sched_autogroup_enabled" || !sc.sessions.is_empty())
+        // The bandwidth slice likewise only where a cgroup has a quota.
+        .filter(|(k, _)| {
+            *k != "kernel.sched_cfs_bandwidth_slice_us" || sc.cgroups.iter().any(|c| c.bandwidth.is_some())
+        })
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let mech = &sim.w.m.kt.k.cfg.mech;

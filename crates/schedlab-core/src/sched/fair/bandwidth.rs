@@ -24,7 +24,7 @@
 //! (e1fad12dcb66, the task based throttle model); the model throttles the whole
 //! hierarchy when the cfs_rq is throttled, as 6.17 and earlier do, for
 //! every version.
-//! Deviation: sched_cfs_bandwidth_slice_us is fixed at its default, 5 ms.
+//! The slice is the sysctl kernel.sched_cfs_bandwidth_slice_us (5 ms).
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
@@ -33,8 +33,6 @@ use crate::sched::env::SchedEnv;
 use crate::sched::task::{SeId, TaskId};
 use crate::sched::task_group::{BandwidthDef, CfsBandwidth, CfsRqBandwidth, TgId};
 
-/// sysctl_sched_cfs_bandwidth_slice: 5 ms.
-pub const CFS_BANDWIDTH_SLICE: u64 = 5_000_000;
 /// min_cfs_rq_runtime: what a cfs_rq keeps of its slice when it empties.
 const MIN_CFS_RQ_RUNTIME: i64 = 1_000_000;
 /// min_bandwidth_expiration: no slack distribution this close to a refill.
@@ -43,6 +41,13 @@ const MIN_BANDWIDTH_EXPIRATION: u64 = 2_000_000;
 const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5_000_000;
 
 impl SchedEnv {
+    /// sched_cfs_bandwidth_slice(): what a cfs_rq draws from its group's
+    /// pool at a time, sysctl_sched_cfs_bandwidth_slice us (5,000).
+    #[inline]
+    fn sched_cfs_bandwidth_slice(&self) -> u64 {
+        self.cfg.sysctl.sched_cfs_bandwidth_slice_us * 1000
+    }
+
     fn cfs_b(&self, tg: TgId) -> &CfsBandwidth {
         self.sched.groups.tgs[tg].cfs_b.as_deref().expect("a group with a quota")
     }
@@ -196,7 +201,7 @@ impl SchedEnv {
         if self.runtime_refresh_within(tg, MIN_BANDWIDTH_EXPIRATION) {
             return;
         }
-        if self.cfs_b(tg).runtime > CFS_BANDWIDTH_SLICE {
+        if self.cfs_b(tg).runtime > self.sched_cfs_bandwidth_slice() {
             self.distribute_cfs_runtime(tg);
         }
     }
@@ -248,7 +253,7 @@ impl SchedEnv {
         if bw.runtime_remaining > 0 || bw.throttled {
             return;
         }
-        if !self.assign_cfs_rq_runtime(q, CFS_BANDWIDTH_SLICE) && self.cfs_rq(q).curr.is_some() {
+        if !self.assign_cfs_rq_runtime(q, self.sched_cfs_bandwidth_slice()) && self.cfs_rq(q).curr.is_some() {
             self.resched_curr(self.cfs_rq(q).cpu);
         }
     }
@@ -338,10 +343,11 @@ impl SchedEnv {
         }
         let tg = self.cfs_rq(q).tg;
         let expires_era = self.cfg.mech.cfs_runtime_expires;
+        let slice = self.sched_cfs_bandwidth_slice();
         let b = self.cfs_b_mut(tg);
         if !expires_era || bw.runtime_expires == b.runtime_expires {
             b.runtime += slack as u64;
-            if b.runtime > CFS_BANDWIDTH_SLICE && !b.throttled_cfs_rq.is_empty() {
+            if b.runtime > slice && !b.throttled_cfs_rq.is_empty() {
                 self.start_cfs_slack_bandwidth(tg);
             }
         }

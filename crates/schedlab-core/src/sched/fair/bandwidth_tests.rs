@@ -181,3 +181,22 @@ fn a_burst_carries_unused_quota_over() {
     let [_, thr, _, _, bursts] = stat(20_000, "5.15");
     assert_eq!((thr, bursts), (0, 0));
 }
+
+/// kernel.sched_cfs_bandwidth_slice_us: a quota of 20 ms a period over four
+/// hogs on four CPUs is four 5 ms slices by default, so every hog runs in
+/// the first period; with a 20 ms slice the first cfs_rq to ask takes the
+/// whole pool and the other three are throttled until the refill.
+#[test]
+fn the_bandwidth_slice_sysctl_sets_what_a_cpu_draws_at_a_time() {
+    for (slice_us, ran) in [(5000, 4), (20000, 1)] {
+        let body = format!(
+            "[kernel.sysctl]\n\"kernel.sched_cfs_bandwidth_slice_us\" = {slice_us}\n\
+             [[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"20000 100000\"\n{}",
+            hogs("h", 4, "/c")
+        );
+        let sim = run("6.1", 4, 90, &body);
+        let k = &sim.w.m.kt.k;
+        let n = k.sched.tasks.iter().filter(|t| t.tg == 1 && t.se.sum_exec_runtime > 0).count();
+        assert_eq!(n, ran, "slice {slice_us} us: {n} hogs ran in the first period");
+    }
+}
