@@ -36,6 +36,9 @@ pub enum Ev {
     CfsPeriod(u32),
     /// A task group's CFS bandwidth slack timer (sched_cfs_slack_timer).
     CfsSlack(u32),
+    /// A CPU takes the IPI of an asynchronous unthrottle
+    /// (__cfsb_csd_unthrottle, 6.3+).
+    CfsbCsd(u32),
     /// A deadline task's replenishment timer (dl_task_timer).
     DlTimer(TaskId),
     /// A CPU's fair server timer: its zero-laxity time or its next period

@@ -328,6 +328,11 @@ pub struct Mechanisms {
     pub cfs_burst: bool,
     /// cpu.stat's nr_bursts and burst_usec (bcb1704a1ed2, 5.16).
     pub cfs_burst_stats: bool,
+    /// distribute_cfs_runtime() unthrottles the cfs_rqs of other CPUs by
+    /// an IPI to each (unthrottle_cfs_rq_async, __cfsb_csd_unthrottle;
+    /// 8ad075c2eb1f "sched: Async unthrottling for cfs bandwidth", 6.3);
+    /// before, the timer's CPU unthrottles every one itself.
+    pub cfs_async_unthrottle: bool,
 
     // ------------------------------------------------------------- RT
     /// rto_next_cpu(): the RT_PUSH_IPI chain never takes the CPU it runs
@@ -584,6 +589,7 @@ impl Mechanisms {
             cfs_throttle_assign: at(5, 7),
             cfs_burst: at(5, 14),
             cfs_burst_stats: at(5, 16),
+            cfs_async_unthrottle: at(6, 3),
             rto_skip_self: backport((7, 0), &[(6, 12, 75), (6, 18, 14)]),
             sched_deadline: at(3, 14),
             dl_period_limits: at(5, 4),

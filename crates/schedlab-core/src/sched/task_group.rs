@@ -61,10 +61,15 @@ pub struct CfsBandwidth {
     pub idle: bool,
     /// cfs_b->period_active: the period timer is armed.
     pub period_active: bool,
+    /// The CPU the period timer runs on: the one that armed it
+    /// (HRTIMER_MODE_ABS_PINNED), until it stops after an idle period.
+    pub timer_cpu: usize,
     /// The period timer's expiry (its hrtimer's, on a grid of periods).
     pub period_expires: u64,
     /// cfs_b->slack_started: the slack timer is armed.
     pub slack_started: bool,
+    /// The CPU the slack timer runs on (the armer's).
+    pub slack_cpu: usize,
     /// cfs_b->throttled_cfs_rq, in list order.
     pub throttled_cfs_rq: Vec<CfsRqId>,
     /// Before 5.4: cfs_b->runtime_expires and expires_seq.
@@ -93,6 +98,9 @@ pub struct CfsRqBandwidth {
     /// (cfs_rq_clock_pelt() leaves it out).
     pub throttled_clock_pelt: u64,
     pub throttled_clock_pelt_time: u64,
+    /// On its CPU's rq->cfsb_csd_list: an asynchronous unthrottle is on
+    /// its way (6.3+; !list_empty(&cfs_rq->throttled_csd_list)).
+    pub csd_queued: bool,
     /// Before 5.4: the expiry of the slice it holds, and its period's seq.
     pub runtime_expires: u64,
     pub expires_seq: u64,
@@ -164,6 +172,9 @@ pub struct TaskGroups {
     /// a child is created after its parent). The root's is not listed; it
     /// is always updated (sched/fair/blocked.rs).
     pub leaf: Vec<Vec<TgId>>,
+    /// Per CPU, rq->cfsb_csd_list: the cfs_rqs an IPI on its way will
+    /// unthrottle (6.3+; sized once bandwidth is used).
+    pub cfsb_csd_list: Vec<Vec<CfsRqId>>,
     /// Per CPU, rq->last_blocked_load_update_tick (jiffies; u64::MAX:
     /// never).
     pub blocked_tick: Vec<u64>,

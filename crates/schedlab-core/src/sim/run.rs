@@ -333,6 +333,7 @@ impl Sim {
             Ev::RtPeriod => self.w.m.kt.k.sched_rt_period_timer(),
             Ev::CfsPeriod(tg) => self.w.m.kt.k.sched_cfs_period_timer(tg as usize),
             Ev::CfsSlack(tg) => self.w.m.kt.k.sched_cfs_slack_timer(tg as usize),
+            Ev::CfsbCsd(cpu) => self.w.m.kt.k.cfsb_csd_unthrottle(cpu as usize),
             Ev::DlTimer(tid) => self.w.m.kt.k.dl_task_timer(tid),
             Ev::DlServerTimer(cpu) => self.w.m.kt.k.dl_server_timer(cpu),
             Ev::DlInactiveTimer(tid) => self.w.m.kt.k.dl_inactive_timer(tid),

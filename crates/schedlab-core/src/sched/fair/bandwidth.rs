@@ -18,8 +18,14 @@
 //!
 //! A throttled hierarchy's PELT clock stops (cfs_rq_clock_pelt()): its
 //! cfs_rqs' and tasks' averages neither decay nor grow while throttled.
-//! Deviation: distribute_cfs_runtime() unthrottles remote cfs_rqs at once;
-//! 6.3+ does it by an IPI to their CPUs (async unthrottle, 8ad075c2eb1f).
+//! From 6.3 (8ad075c2eb1f) distribute_cfs_runtime() hands a remote
+//! cfs_rq its runtime and leaves the unthrottle to an IPI to that CPU
+//! (`wakeup_ipi` later); the timer's own CPU's cfs_rq is unthrottled at the
+//! end of the walk. The period timer runs on the CPU that armed it.
+//! Deviation: a quota written at the start arms the timer on CPU 0 (the
+//! kernel's is the writer's CPU), and the slack timer runs on the CPU of
+//! the cfs_rq that armed it (the kernel's unpinned hrtimer may move to a
+//! busy CPU).
 //! Deviation: 6.18 throttles task by task as each returns to user space
 //! (e1fad12dcb66, the task based throttle model); the model throttles the whole
 //! hierarchy when the cfs_rq is throttled, as 6.17 and earlier do, for
@@ -110,8 +116,10 @@ impl SchedEnv {
             burst: def.burst,
             ..CfsBandwidth::default()
         }));
+        let nr_cpus = groups.tgs[tg].cfs_rq.len();
+        groups.cfsb_csd_list.resize(nr_cpus, Vec::new());
         self.refill_cfs_bandwidth_runtime(tg);
-        self.start_cfs_bandwidth(tg);
+        self.start_cfs_bandwidth(tg, 0);
     }
 
     /// __refill_cfs_bandwidth_runtime(): the pool for a new period.
@@ -138,13 +146,14 @@ impl SchedEnv {
 
     /// start_cfs_bandwidth(): arm the period timer if it is not; its
     /// expiries stay on a grid of whole periods (hrtimer_forward_now).
-    fn start_cfs_bandwidth(&mut self, tg: TgId) {
+    fn start_cfs_bandwidth(&mut self, tg: TgId, cpu: usize) {
         let now = self.now;
         let b = self.cfs_b_mut(tg);
         if b.period_active {
             return;
         }
         b.period_active = true;
+        b.timer_cpu = cpu;
         b.period_expires = (now / b.period + 1) * b.period;
         let at = b.period_expires;
         self.q.schedule(Instant(at), Ev::CfsPeriod(tg as u32));
@@ -171,7 +180,8 @@ impl SchedEnv {
             }
             if throttled {
                 self.cfs_b_mut(tg).nr_throttled += 1;
-                self.distribute_cfs_runtime(tg);
+                let cpu = self.cfs_b(tg).timer_cpu;
+                self.distribute_cfs_runtime(tg, cpu);
             }
             // An idle period: nothing drew from the pool until the next.
             self.cfs_b_mut(tg).idle = !throttled;
@@ -202,18 +212,21 @@ impl SchedEnv {
             return;
         }
         if self.cfs_b(tg).runtime > self.sched_cfs_bandwidth_slice() {
-            self.distribute_cfs_runtime(tg);
+            let cpu = self.cfs_b(tg).slack_cpu;
+            self.distribute_cfs_runtime(tg, cpu);
         }
     }
 
     /// distribute_cfs_runtime(): each throttled cfs_rq, in the order they
     /// were throttled, gets what brings it to 1 ns of runtime, and is
     /// unthrottled, until the pool is empty.
-    fn distribute_cfs_runtime(&mut self, tg: TgId) {
+    fn distribute_cfs_runtime(&mut self, tg: TgId, this_cpu: usize) {
         let list = self.cfs_b(tg).throttled_cfs_rq.clone();
         let expires_era = self.cfg.mech.cfs_runtime_expires;
+        let asynchronous = self.cfg.mech.cfs_async_unthrottle;
+        let mut local = None;
         for q in list {
-            if !self.rq_bw(q).throttled {
+            if !self.rq_bw(q).throttled || self.rq_bw(q).csd_queued {
                 continue;
             }
             let want = (-self.rq_bw(q).runtime_remaining + 1).max(0) as u64;
@@ -228,10 +241,44 @@ impl SchedEnv {
                 bw.expires_seq = seq;
             }
             if bw.runtime_remaining > 0 {
-                self.unthrottle_cfs_rq(q);
+                let cpu = self.cfs_rq(q).cpu;
+                if !asynchronous {
+                    self.unthrottle_cfs_rq(q);
+                } else if cpu != this_cpu {
+                    self.unthrottle_cfs_rq_async(q, cpu);
+                } else {
+                    local = Some(q);
+                }
             }
             if left == 0 {
                 break;
+            }
+        }
+        if let Some(q) = local.filter(|&q| self.rq_bw(q).throttled) {
+            self.unthrottle_cfs_rq(q);
+        }
+    }
+
+    /// unthrottle_cfs_rq_async() (6.3+): queue `q` on its CPU's
+    /// cfsb_csd_list and, if the list was empty, send that CPU the IPI.
+    fn unthrottle_cfs_rq_async(&mut self, q: CfsRqId, cpu: usize) {
+        self.rq_bw_mut(q).csd_queued = true;
+        let list = &mut self.sched.groups.cfsb_csd_list[cpu];
+        list.push(q);
+        if list.len() == 1 {
+            let at = self.now + self.cfg.costs.wakeup_ipi_ns;
+            self.q.schedule(Instant(at), Ev::CfsbCsd(cpu as u32));
+        }
+    }
+
+    /// __cfsb_csd_unthrottle(): the IPI arrives on `cpu`; every cfs_rq on
+    /// its list that is still throttled is unthrottled.
+    pub fn cfsb_csd_unthrottle(&mut self, cpu: usize) {
+        let list = std::mem::take(&mut self.sched.groups.cfsb_csd_list[cpu]);
+        for q in list {
+            self.rq_bw_mut(q).csd_queued = false;
+            if self.rq_bw(q).throttled {
+                self.unthrottle_cfs_rq(q);
             }
         }
     }
@@ -282,7 +329,7 @@ impl SchedEnv {
     fn assign_cfs_rq_runtime(&mut self, q: CfsRqId, target: u64) -> bool {
         let tg = self.cfs_rq(q).tg;
         let min_amount = (target as i64 - self.rq_bw(q).runtime_remaining).max(0) as u64;
-        self.start_cfs_bandwidth(tg);
+        self.start_cfs_bandwidth(tg, self.cfs_rq(q).cpu);
         let b = self.cfs_b_mut(tg);
         let mut amount = 0;
         if b.runtime > 0 {
@@ -348,7 +395,7 @@ impl SchedEnv {
         if !expires_era || bw.runtime_expires == b.runtime_expires {
             b.runtime += slack as u64;
             if b.runtime > slice && !b.throttled_cfs_rq.is_empty() {
-                self.start_cfs_slack_bandwidth(tg);
+                self.start_cfs_slack_bandwidth(tg, self.cfs_rq(q).cpu);
             }
         }
         self.rq_bw_mut(q).runtime_remaining -= slack;
@@ -358,7 +405,7 @@ impl SchedEnv {
     /// comes first or it is armed already.
     /// Deviation: before 5.3 (66567fcbaeca) an armed slack timer was pushed
     /// on; the model never pushes it.
-    fn start_cfs_slack_bandwidth(&mut self, tg: TgId) {
+    fn start_cfs_slack_bandwidth(&mut self, tg: TgId, cpu: usize) {
         if self.runtime_refresh_within(tg, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION) {
             return;
         }
@@ -367,6 +414,7 @@ impl SchedEnv {
             return;
         }
         b.slack_started = true;
+        b.slack_cpu = cpu;
         let at = self.now + CFS_BANDWIDTH_SLACK_PERIOD;
         self.q.schedule(Instant(at), Ev::CfsSlack(tg as u32));
     }
