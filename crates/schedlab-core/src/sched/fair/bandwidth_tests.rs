@@ -1,6 +1,7 @@
 //! CFS bandwidth (fair/bandwidth.rs) against what cpu.max promises and the
 //! kernel's cpu.stat counts.
 
+use crate::sched::sched::CpuIdleType;
 use crate::sim::Sim;
 use crate::trace::Trace;
 
@@ -236,5 +237,30 @@ fn an_async_unthrottle_waits_for_the_ipi_on_the_remote_cpu() {
     assert!(
         (extra - (n_async as i64 - 1) * ipi).abs() <= ipi,
         "async {t_async} ns, sync {t_sync} ns over {n_async} periods"
+    );
+}
+
+/// nohz.next_balance after an idle balance: the kernel moves it only to an
+/// idle CPU's next_balance (update_next_balance), never to the walk's
+/// 60 s start value. With a capped group throttled on CPU 1 every period
+/// beside a free hog and the capped group's other hog on CPU 0, CPU 1 is
+/// tickless idle most of each period, and CPU 0's ticks (two runnable
+/// tasks) kick it to balance a few times a period (58 in 2 s). Until 2026-11-28 the
+/// model set nohz.next_balance a minute ahead after one walk and CPU 1 was
+/// idle-balanced once in 2 s.
+#[test]
+fn an_idle_cpu_is_kicked_to_balance_again_after_an_idle_balance() {
+    let body = "[[cgroup]]\npath = \"/capped\"\n\"cpu.max\" = \"50000 100000\"\n[[cgroup]]\npath = \"/free\"\n\
+                [[task]]\nname = \"capped\"\ncount = 2\ncgroup = \"/capped\"\nprogram = [{ run = \"1h\" }]\n\
+                [[task]]\nname = \"free\"\ncgroup = \"/free\"\nprogram = [{ run = \"1h\" }]\n";
+    let sim = run("6.12", 2, 2000, body);
+    let k = &sim.w.m.kt.k;
+    let idle_balances: u64 = (0..2).map(|c| k.sched.rqs[c].sd[0].stats.lb_count[CpuIdleType::Idle as usize]).sum();
+    assert!(idle_balances >= 30, "{idle_balances} idle balances in 2 s");
+    assert!(
+        k.sched.nohz.next_balance < k.now + 1_000_000_000,
+        "nohz.next_balance {} at {}",
+        k.sched.nohz.next_balance,
+        k.now
     );
 }

@@ -58,16 +58,23 @@ impl SchedEnv {
     }
 
     /// nohz_idle_balance(): the kicked idle CPU balances for every tickless
-    /// idle CPU whose next_balance is due, then for itself.
+    /// idle CPU whose next_balance is due, then for itself. nohz.next_balance
+    /// becomes the earliest next_balance of the CPUs it went through; it is
+    /// left alone when none was (update_next_balance) or when the walk
+    /// stopped because this CPU got work (the abort), as the kernel leaves
+    /// it. Until 2026-11-28 the model set it in both cases to the walk's
+    /// start value, 60 s ahead, and no busy CPU kicked an idle balancer
+    /// again for a minute.
     pub fn nohz_idle_balance(&mut self, ilb: usize) {
         if self.avg_load_era() && self.nohz_owner_model() {
             return self.nohz_ilb_nominated_avg(ilb); // balance_avg.rs
         }
         let cpus: Vec<usize> = self.sched.nohz.idle_cpus.iter().collect();
         let mut next = self.now + 60 * self.cfg.hz as u64 * self.cfg.tick_ns;
+        let mut update_next_balance = false;
         for c in cpus.iter().copied().filter(|&c| c != ilb).chain(std::iter::once(ilb)) {
             if !self.idle_cpu(ilb) {
-                break; // need_resched: this CPU got work; abort.
+                return; // need_resched: this CPU got work; abort.
             }
             if !self.idle_cpu(c) {
                 continue;
@@ -78,9 +85,14 @@ impl SchedEnv {
                 self.rebalance_domains(c, CpuIdleType::Idle);
                 self.sched.lb_exec = None;
             }
-            next = next.min(self.sched.rqs[c].next_balance);
+            if self.sched.rqs[c].next_balance < next {
+                next = self.sched.rqs[c].next_balance;
+                update_next_balance = true;
+            }
         }
-        self.sched.nohz.next_balance = next;
+        if update_next_balance {
+            self.sched.nohz.next_balance = next;
+        }
     }
 
     pub fn nohz_balance_enter_idle(&mut self, cpu: usize) {
