@@ -150,6 +150,10 @@ impl SchedEnv {
         if let Some(p) = prev {
             if let Some(op) = self.sched.rqs[cpu].op_key.take() {
                 self.q.cancel(op);
+                // Its op ends now: an OpDone of this instant not yet run is owed.
+                if self.sched.rqs[cpu].op_at <= self.now {
+                    self.sched.tasks[p].op_done_owed = true;
+                }
             }
             self.sched.rqs[cpu].picked = next;
             self.sched.tasks[p].sched_class().put_prev_task(self, cpu, p, prev_runnable.is_some());

@@ -59,6 +59,7 @@ impl SchedEnv {
             runtime_end: None,
             cs_debt: 0,
             need_advance: true,
+            op_done_owed: false,
             wake_pending: None,
             timer_next: None,
             ktask: None,

@@ -32,8 +32,9 @@ impl SchedEnv {
             let rq = &self.sched.rqs[cpu];
             let speed = crate::cpufreq::task_speed(rq.cpu_speed, t.memory_bound, rq.mem_stall);
             from + t.cs_debt + crate::cpufreq::wall_for(t.work_left, speed)
-        } else if t.need_advance || from > self.now {
-            // Its next op (or the end of the one an interrupt held up).
+        } else if t.need_advance || t.op_done_owed || from > self.now {
+            // Its next op (or the end of the one an interrupt held up, or
+            // of the one whose end came with the switch that took it off).
             from
         } else {
             if let Some(k) = self.sched.rqs[cpu].op_key.take() {
@@ -53,3 +54,7 @@ impl SchedEnv {
         self.sched.rqs[cpu].op_key = Some(self.q.schedule(Instant(at), Ev::OpDone(cpu)));
     }
 }
+
+#[cfg(test)]
+#[path = "op_timer_tests.rs"]
+mod tests;

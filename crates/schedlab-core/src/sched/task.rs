@@ -338,6 +338,10 @@ pub struct Task {
     pub cs_debt: u64,
     /// The program must be advanced when the task next runs.
     pub need_advance: bool,
+    /// Its op's completion fell due at the instant it was switched out (the
+    /// OpDone event was cancelled with the switch): the op is done when it
+    /// next runs, whether or not a context switch cost delays that.
+    pub op_done_owed: bool,
     pub timer_next: Option<u64>,
     /// A wakeup that came while the task, blocked, was still on its CPU
     /// (p->on_cpu: its schedule() not done yet): (waker CPU, from a task).

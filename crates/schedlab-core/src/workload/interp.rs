@@ -340,6 +340,7 @@ impl WorkloadFloor {
     pub(crate) fn op_done(&mut self, cpu: usize) {
         self.m.kt.k.sched.rqs[cpu].op_key = None;
         let Some(tid) = self.m.kt.k.sched.rqs[cpu].curr else { return };
+        self.m.kt.k.sched.tasks[tid].op_done_owed = false;
         self.m.kt.k.update_curr(cpu);
         let t = &self.m.kt.k.sched.tasks[tid];
         if t.se.exec_start > self.m.kt.k.now {
