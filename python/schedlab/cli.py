@@ -331,6 +331,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "or a positive integer of ns per loop",
     )
 
+    im = sub.add_parser(
+        "import",
+        help="a captured trace (ftrace text, trace.dat, perf.data, perf script) as a scenario that replays it",
+    )
+    im.add_argument("trace", help="the trace file")
+    im.add_argument("--out", "-o", metavar="FILE", help="write the scenario here (default stdout)")
+    im.add_argument(
+        "--kernel",
+        metavar="VERSION",
+        help="the replay's kernel.version (default: the release a `schedlab capture` trace names, else 6.18)",
+    )
+    im.add_argument("--machine", metavar="PRESET", help="a machine preset (default: one socket of the trace's CPUs)")
+    im.add_argument(
+        "--mode",
+        choices=("exact",),
+        default="exact",
+        help="exact: the recorded bursts and blocks (`model`, fitted distributions, is not built yet)",
+    )
+    im.add_argument("--no-kthreads", action="store_true", help="leave the trace's kernel threads out of the replay")
+    im.add_argument(
+        "--host", action="store_true", help="recorded on this machine: take its preemption model and cpuidle driver"
+    )
+    im.add_argument("--check", action="store_true", help="simulate the replay and compare it with the trace")
+    im.add_argument("--seed", type=int, default=1, help="the replay's seed for --check (default 1)")
+    im.add_argument("--json", metavar="FILE", help="--check's rows as JSON")
+    im.add_argument("--quiet", "-q", action="store_true", help="no summary, no table")
+
+    cp = sub.add_parser(
+        "capture", help="record the sched and interrupt tracepoints `schedlab import` reads (tracefs; needs root)"
+    )
+    cp.add_argument("--out", "-o", required=True, metavar="FILE", help="the trace (ftrace text)")
+    cp.add_argument("--duration", type=float, metavar="SECONDS", help="record the whole machine this long")
+    cp.add_argument("--buffer-kb", type=int, default=65536, metavar="KIB", help="ring buffer per CPU (default 65536)")
+    cp.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="record while COMMAND [ARGS...] runs")
+
     pl = sub.add_parser(
         "plot",
         help="pictures (matplotlib): a run report's CPU heat map and wakeup CDF, a trace's timeline, "
@@ -728,6 +763,18 @@ def _cmd_abtest(args: argparse.Namespace) -> int:
     return abtest.cmd_abtest(args)
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    from schedlab import traceimport
+
+    return traceimport.cmd_import(args)
+
+
+def _cmd_capture(args: argparse.Namespace) -> int:
+    from schedlab import traceimport
+
+    return traceimport.cmd_capture(args)
+
+
 def _cmd_plot(args: argparse.Namespace) -> int:
     from schedlab import plot
 
@@ -750,5 +797,7 @@ _COMMANDS = {
     "sweep": _cmd_sweep,
     "abtest": _cmd_abtest,
     "export-rtapp": _cmd_export_rtapp,
+    "import": _cmd_import,
+    "capture": _cmd_capture,
     "qemu": _cmd_qemu,
 }

@@ -17,6 +17,8 @@ SL102    ScenarioError         a key whose value is not acceptable
 SL103    ScenarioError         a required key is missing
 SL110    TopologyError         unknown preset, bad layout, affinity off-machine
 SL120    NotModelledError      something schedlab does not model (yet)
+SL130    TraceError            a trace to import is malformed or lacks the
+                               events the import needs
 SL200    InvariantError        the simulation reached a forbidden state
 SL210    ResourceError         the run's heap passed its budget
                                (``SCHEDLAB_MEMORY_LIMIT``)
@@ -38,6 +40,7 @@ __all__ = [
     "ScenarioError",
     "SchedlabError",
     "TopologyError",
+    "TraceError",
     "UsageError",
 ]
 
@@ -102,3 +105,8 @@ class HostError(SchedlabError):
 
 class InternalError(SchedlabError):
     """A schedlab bug, reported instead of a panic, or a missing native module (SL900)."""
+
+
+class TraceError(SchedlabError):
+    """A trace given to ``schedlab import`` is malformed or lacks the events
+    the import needs (SL130); the message names them and how to record them."""

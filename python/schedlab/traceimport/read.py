@@ -1,0 +1,358 @@
+"""Reading a captured trace into one time-ordered list of scheduler events.
+
+Four inputs, told apart by their first bytes:
+
+* ftrace text: the kernel's ``trace`` file, ``trace-cmd report`` (with or
+  without its ``-l`` flags column) and ``schedlab run --trace``;
+* ``perf script`` text of a ``perf sched record`` (``comm tid [cpu] time:
+  sched:sched_switch: ...``);
+* a ``perf.data`` file (``PERFILE2``), read through ``perf script``;
+* a ``trace.dat`` (trace-cmd's binary), read through ``trace-cmd report``.
+
+Perfetto protobuf traces are refused for now with a clear error. Only the
+events the replay uses are kept: the sched tracepoints, the interrupt
+brackets (irq, softirq, hrtimer expiry) and hrtimer_start.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import TraceError, UsageError
+
+__all__ = ["Event", "Trace", "read_trace"]
+
+#: Events the replay reads; everything else in a trace is skipped.
+KEPT = frozenset(
+    {
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "sched_migrate_task",
+        "sched_process_fork",
+        "sched_process_exec",
+        "sched_process_exit",
+        "irq_handler_entry",
+        "irq_handler_exit",
+        "softirq_entry",
+        "softirq_exit",
+        "hrtimer_expire_entry",
+        "hrtimer_expire_exit",
+        "hrtimer_start",
+        "hrtimer_cancel",
+    }
+)
+
+# The kernel's trace file and trace-cmd report: "comm-pid [cpu] flags ts: event: body";
+# the (tgid) column and the five-character flags column are optional.
+_FTRACE = re.compile(
+    r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+(?:(?P<flags>[^\s:]{4,6})\s+)?"
+    r"(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<body>.*)$"
+)
+# perf script: "comm pid[/tid] [cpu] ts: sched:sched_switch: body" (comm right-aligned, may hold spaces).
+_PERF = re.compile(
+    r"^\s*(?P<comm>.+?)\s+(?:\d+/)?(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>\d+\.\d+):\s+"
+    r"(?:\d+\s+)?(?:\w+:)?(?P<event>\w+):\s?(?P<body>.*)$"
+)
+
+_SWITCH = re.compile(
+    r"prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>-?\d+) prev_prio=(?P<ppr>-?\d+) prev_state=(?P<ps>\S+)"
+    r" ==> next_comm=(?P<nc>.*?) next_pid=(?P<np>-?\d+) next_prio=(?P<npr>-?\d+)"
+)
+_WAKE = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+)(?: success=\d+)?(?: target_cpu=(?P<t>\d+))?")
+_MIGRATE = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+) orig_cpu=(?P<o>\d+) dest_cpu=(?P<d>\d+)")
+_FORK = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) child_comm=(?P<cc>.*?) child_pid=(?P<cp>\d+)")
+_EXEC = re.compile(r"filename=(?P<f>\S*) pid=(?P<p>\d+)")
+_EXIT = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+)")
+_HRTIMER = re.compile(
+    r"hrtimer=(?P<h>\S+)(?: function=(?P<f>\S+))?(?: expires=(?P<e>\d+))?(?: softexpires=(?P<s>\d+))?"
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One tracepoint hit: ``ts`` in ns from the trace's clock, the CPU and
+    the task (pid, comm) in whose context it ran, the ftrace flags column if
+    the trace has one, and the event's own fields."""
+
+    ts: int
+    cpu: int
+    pid: int
+    comm: str
+    flags: str | None
+    name: str
+    f: dict[str, Any]
+
+
+@dataclass
+class Trace:
+    """A trace's events in time order, with what the reader learnt of it."""
+
+    source: str
+    kind: str  # "ftrace", "perf", "perf.data", "trace.dat"
+    events: list[Event]
+    nr_cpus: int
+    names: set[str] = field(default_factory=set)  # events present
+    skipped: int = 0  # lines that were not a kept event
+    lost_switches: int = 0  # sched_switch events put in where the trace lost one (_repair)
+    lost_tasks: set[str] = field(default_factory=set)
+    meta: dict[str, str] = field(default_factory=dict)  # `schedlab capture`'s machine lines
+    task_attrs: dict[int, dict[str, str]] = field(default_factory=dict)  # its tasks' policy, nice, CPUs
+
+
+def _ns(ts: str) -> int:
+    sec, _, frac = ts.partition(".")
+    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def _fields(name: str, body: str) -> dict[str, Any] | None:
+    """The fields of event ``name`` from its printed body; None when the body
+    does not have the kernel's layout."""
+    if name == "sched_switch":
+        m = _SWITCH.search(body)
+        if m is None:
+            return None
+        return {
+            "prev_comm": m["pc"],
+            "prev_pid": int(m["pp"]),
+            "prev_prio": int(m["ppr"]),
+            "prev_state": m["ps"],
+            "next_comm": m["nc"],
+            "next_pid": int(m["np"]),
+            "next_prio": int(m["npr"]),
+        }
+    if name in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
+        m = _WAKE.search(body)
+        if m is None:
+            return None
+        return {"comm": m["c"], "pid": int(m["p"]), "prio": int(m["pr"]), "target_cpu": int(m["t"] or -1)}
+    if name == "sched_migrate_task":
+        m = _MIGRATE.search(body)
+        if m is None:
+            return None
+        return {
+            "comm": m["c"],
+            "pid": int(m["p"]),
+            "prio": int(m["pr"]),
+            "orig_cpu": int(m["o"]),
+            "dest_cpu": int(m["d"]),
+        }
+    if name == "sched_process_fork":
+        m = _FORK.search(body)
+        if m is None:
+            return None
+        return {"comm": m["c"], "pid": int(m["p"]), "child_comm": m["cc"], "child_pid": int(m["cp"])}
+    if name == "sched_process_exec":
+        m = _EXEC.search(body)
+        return None if m is None else {"filename": m["f"], "pid": int(m["p"])}
+    if name == "sched_process_exit":
+        m = _EXIT.search(body)
+        return None if m is None else {"comm": m["c"], "pid": int(m["p"]), "prio": int(m["pr"])}
+    if name.startswith("hrtimer_"):
+        m = _HRTIMER.search(body)
+        if m is None:
+            return None
+        return {
+            "hrtimer": m["h"],
+            "function": m["f"] or "",
+            "expires": int(m["e"] or 0),
+            "softexpires": int(m["s"] or 0),
+        }
+    return {}  # irq and softirq brackets: only their CPU and time matter
+
+
+def _parse_lines(
+    lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]
+) -> tuple[str, list[Event], set[str], int]:
+    events: list[Event] = []
+    names: set[str] = set()
+    kind = ""
+    skipped = 0
+    for lineno, line in enumerate(lines, 1):
+        if line.startswith("# schedlab-capture: "):
+            body = line[len("# schedlab-capture: ") :]
+            if body.startswith("task "):
+                kv = dict(w.split("=", 1) for w in body.split()[1:] if "=" in w)
+                if kv.get("pid", "").isdigit():
+                    tasks[int(kv["pid"])] = kv
+            else:
+                key, _, val = body.partition("=")
+                meta[key.strip()] = val.strip()
+            continue
+        if not line.strip() or line.startswith(("#", "version =", "cpus=", "CPU ")):
+            continue
+        m = None
+        if kind in ("", "ftrace"):
+            m = _FTRACE.match(line)
+            if m is not None:
+                kind = "ftrace"
+        if m is None and kind in ("", "perf"):
+            m = _PERF.match(line)
+            if m is not None:
+                kind = "perf"
+        if m is None:
+            skipped += 1
+            continue
+        name = m["event"]
+        if name not in KEPT:
+            skipped += 1
+            continue
+        body = m["body"]
+        f = _fields(name, body)
+        if f is None:
+            raise TraceError(
+                "SL130",
+                f"{source}:{lineno}: a {name} event without the kernel's fields: {body[:120]!r}; "
+                "accepted: the kernel's print format of the event (its format file)",
+            )
+        flags = m.groupdict().get("flags")
+        events.append(Event(_ns(m["ts"]), int(m["cpu"]), int(m["pid"]), m["comm"].strip(), flags, name, f))
+        names.add(name)
+    return kind, events, names, skipped
+
+
+def _tool_lines(cmd: list[str], tool: str, package: str, source: str) -> Iterator[str]:
+    if shutil.which(cmd[0]) is None:
+        raise TraceError(
+            "SL130",
+            f"{source}: a {tool} file needs `{cmd[0]}` to read it, and it is not installed; "
+            f"accepted: install {package}, or give the text it prints (`{' '.join(cmd)} > trace.txt`)",
+        )
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise TraceError("SL130", f"{source}: `{' '.join(cmd)}` failed (exit {proc.returncode}): {tail[0]}")
+    return iter(proc.stdout.splitlines())
+
+
+def read_trace(path: str | Path) -> Trace:
+    """The trace at ``path``, whatever its format (module docstring).
+    Raises ``UsageError`` (SL001) for a missing file and ``TraceError``
+    (SL130) for one that is not a trace this reads."""
+    p = Path(path)
+    source = str(path)
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(16)
+    except OSError as e:
+        raise UsageError("SL001", f"{source}: cannot read the trace: {e.strerror or e}") from None
+    if head.startswith(b"PERFILE2"):
+        cmd = ["perf", "script", "--ns", "-i", source, "-F", "comm,tid,cpu,time,event,trace"]
+        lines: Iterable[str] = _tool_lines(cmd, "perf.data", "perf (Debian: linux-perf)", source)
+        kind_hint = "perf.data"
+    elif head.startswith(b"\x17\x08\x44tracing"):
+        lines = _tool_lines(["trace-cmd", "report", "-l", "-i", source], "trace.dat", "trace-cmd", source)
+        kind_hint = "trace.dat"
+    elif _looks_protobuf(head):
+        raise TraceError(
+            "SL130",
+            f"{source}: a Perfetto protobuf trace is not read yet; accepted: ftrace text, trace-cmd's "
+            "trace.dat, perf.data or `perf script` text (record with `schedlab capture`)",
+        )
+    else:
+        try:
+            data = p.read_bytes()
+        except OSError as e:
+            raise UsageError("SL001", f"{source}: cannot read the trace: {e.strerror or e}") from None
+        if head.startswith(b"\x1f\x8b"):  # gzip: a kept trace (trace.txt.gz)
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as e:
+                raise TraceError("SL130", f"{source}: a damaged gzip file: {e}") from None
+        text = data.decode(errors="replace")
+        lines = text.splitlines()
+        kind_hint = ""
+    meta: dict[str, str] = {}
+    tasks: dict[int, dict[str, str]] = {}
+    kind, events, names, skipped = _parse_lines(lines, source, meta, tasks)
+    if not events:
+        raise TraceError(
+            "SL130",
+            f"{source}: no scheduler events found; accepted: ftrace text (the kernel's trace file, "
+            "trace-cmd report, schedlab run --trace), perf script text, perf.data or trace.dat "
+            "with at least sched:sched_switch and sched:sched_waking (or sched_wakeup)",
+        )
+    events.sort(key=lambda e: e.ts)  # stable: a CPU's own order is kept for equal times
+    nr_cpus = 1 + max(max(e.cpu for e in events), *(_targets(events)))
+    if meta.get("nr_cpus", "").isdigit():
+        nr_cpus = max(nr_cpus, int(meta["nr_cpus"]))
+    trace = Trace(source, kind_hint or kind, events, nr_cpus, names, skipped, meta=meta, task_attrs=tasks)
+    _repair(trace)
+    return trace
+
+
+def _repair(trace: Trace) -> None:
+    """Put back the context switches a trace lost. A CPU runs the task its
+    last sched_switch switched in until the next one; a sched_switch from
+    another task, or an event in a task's context on a CPU running the idle
+    task, means the switch between them was lost (a full ring buffer; perf
+    not seeing the events of a task it may not trace; this machine's 6.18
+    loses about half its switches from the idle task, to perf and ftrace
+    alike). A sched_switch (prev_state "S": its state is unknown) is put in
+    at that event. A task running on a CPU when the trace begins is switched
+    in at the trace's first instant (from the idle task, prev_state "R"), so
+    that every reader sees the same runs."""
+    cur: dict[int, tuple[int, str]] = {}
+    out: list[Event] = []
+    t0 = trace.events[0].ts
+    for e in trace.events:
+        c = cur.get(e.cpu)
+        if c is None:
+            # The CPU's first event: the task in whose context it ran (or the
+            # one its first switch switches out) was running from the start.
+            first = (int(e.f["prev_pid"]), str(e.f["prev_comm"])) if e.name == "sched_switch" else (e.pid, e.comm)
+            if first[0] > 0:
+                f0 = {
+                    "prev_comm": f"swapper/{e.cpu}",
+                    "prev_pid": 0,
+                    "prev_prio": -2,
+                    "prev_state": "R",
+                    "next_comm": first[1],
+                    "next_pid": first[0],
+                    "next_prio": -2,
+                }
+                out.append(Event(t0, e.cpu, 0, f"swapper/{e.cpu}", None, "sched_switch", f0))
+            cur[e.cpu] = c = first
+        # A switch from another task than the current one, or an event in a
+        # task's context on an idle CPU (this machine's kernel loses some
+        # switches from the idle task, to perf and to ftrace alike).
+        if c is not None and e.pid != c[0] and (e.name == "sched_switch" or (c[0] == 0 and e.pid > 0)):
+            trace.lost_switches += 1
+            trace.lost_tasks.add(c[1])
+            f = {
+                "prev_comm": c[1],
+                "prev_pid": c[0],
+                "prev_prio": -2,
+                "prev_state": "S",
+                "next_comm": e.comm,
+                "next_pid": e.pid,
+                "next_prio": -2,
+            }
+            out.append(Event(e.ts, e.cpu, c[0], c[1], None, "sched_switch", f))
+            cur[e.cpu] = (e.pid, e.comm)
+        out.append(e)
+        if e.name == "sched_switch":
+            cur[e.cpu] = (int(e.f["next_pid"]), str(e.f["next_comm"]))
+    trace.events = out
+
+
+def _targets(events: list[Event]) -> list[int]:
+    out = [0]
+    for e in events:
+        t = e.f.get("target_cpu", -1) if e.name.startswith("sched_wak") else e.f.get("dest_cpu", -1)
+        if isinstance(t, int) and t >= 0:
+            out.append(t)
+    return out
+
+
+def _looks_protobuf(head: bytes) -> bool:
+    """A Perfetto trace starts with a length-delimited TracePacket (field 1, wire type 2: 0x0a)."""
+    return head[:1] == b"\x0a" and any(b < 9 or 13 < b < 32 or b > 126 for b in head[1:])
