@@ -23,8 +23,8 @@ DATA = Path(__file__).resolve().parent / "data"
 HACKBENCH = DATA / "hackbench-6.18-host.txt.gz"
 
 
-def _line(comm: str, pid: int, cpu: int, us: int, event: str, body: str) -> str:
-    return f"{comm:>16}-{pid:<7} [{cpu:03d}] d..2. {us // 1_000_000:5d}.{us % 1_000_000:06d}: {event}: {body}"
+def _line(comm: str, pid: int, cpu: int, us: int, event: str, body: str, flags: str = "d..2.") -> str:
+    return f"{comm:>16}-{pid:<7} [{cpu:03d}] {flags} {us // 1_000_000:5d}.{us % 1_000_000:06d}: {event}: {body}"
 
 
 def _switch(cpu: int, us: int, prev: tuple[str, int], state: str, nxt: tuple[str, int]) -> str:
@@ -136,9 +136,9 @@ def test_who_woke_whom_decides_wait_and_signal_or_sleep(tmp_path: Path) -> None:
             "c", 12, 0, 350, "hrtimer_start", "hrtimer=ffff1 function=hrtimer_wakeup expires=0 softexpires=0 mode=REL"
         ),
         _switch(0, 400, c, "S", a),
-        _line("b", 11, 1, 900, "hrtimer_expire_entry", "hrtimer=ffff1 function=hrtimer_wakeup now=0"),
-        _line("b", 11, 1, 901, "sched_waking", "comm=c pid=12 prio=120 target_cpu=000"),
-        _line("b", 11, 1, 902, "hrtimer_expire_exit", "hrtimer=ffff1"),
+        _line("b", 11, 1, 900, "hrtimer_expire_entry", "hrtimer=ffff1 function=hrtimer_wakeup now=0", "d.h1."),
+        _line("b", 11, 1, 901, "sched_waking", "comm=c pid=12 prio=120 target_cpu=000", "d.h2."),
+        _line("b", 11, 1, 902, "hrtimer_expire_exit", "hrtimer=ffff1", "d.h1."),
         _switch(0, 1000, a, "R", c),
     ]
     imp = import_trace(_write(tmp_path, lines), kernel="6.12")
@@ -148,6 +148,42 @@ def test_who_woke_whom_decides_wait_and_signal_or_sleep(tmp_path: Path) -> None:
     assert ops["b.11"][0] == ("run", 300_000)
     assert ops["c.12"][:2] == [("run", 300_000), ("sleep", 501_000)]  # the interrupt woke it, not b
     assert imp.replay.wakeups == {"signal": 1, "irq": 1}
+
+
+def test_without_a_flags_column_the_interrupt_brackets_decide(tmp_path: Path) -> None:
+    """perf script prints no flags: a wakeup between hrtimer_expire_entry and
+    _exit on the CPU is an interrupt's, whoever runs there."""
+
+    def perf(comm: str, pid: int, cpu: int, us: int, event: str, body: str) -> str:
+        return f"{comm:>16} {pid:6d} [{cpu:03d}] {us // 1_000_000:5d}.{us % 1_000_000:06d}: sched:{event}: {body}"
+
+    lines = [
+        perf(
+            "a",
+            10,
+            0,
+            0,
+            "sched_switch",
+            "prev_comm=a prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=b next_pid=11 next_prio=120",
+        ),
+        perf("b", 11, 0, 500, "hrtimer_expire_entry", "hrtimer=0x1 function=hrtimer_wakeup now=1"),
+        perf("b", 11, 0, 501, "sched_waking", "comm=a pid=10 prio=120 target_cpu=000"),
+        perf("b", 11, 0, 502, "hrtimer_expire_exit", "hrtimer=0x1"),
+        perf(
+            "b",
+            11,
+            0,
+            600,
+            "sched_switch",
+            "prev_comm=b prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=a next_pid=10 next_prio=120",
+        ),
+    ]
+    p = tmp_path / "perf.txt"
+    p.write_text("\n".join(lines) + "\n")
+    imp = import_trace(p, kernel="6.12")
+    assert imp.trace.kind == "perf"
+    assert imp.replay.wakeups == {"irq": 1}
+    assert ("sleep", 501_000) in next(t.ops for t in imp.replay.tasks if t.uid == "a.10")
 
 
 def test_a_switch_the_trace_lost_is_put_back(tmp_path: Path) -> None:

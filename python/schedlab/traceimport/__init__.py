@@ -213,9 +213,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     imp = import_trace(
         args.trace, kernel=args.kernel, machine=args.machine, kthreads=not args.no_kthreads, host=args.host
     )
-    from schedlab import native
-
-    native.check(imp.text, args.out or "<import>", [])  # the simulator accepts what it wrote
     if args.out:
         write_text(args.out, imp.text, flag="--out")
     if not args.quiet:

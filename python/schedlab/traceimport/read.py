@@ -16,14 +16,17 @@ brackets (irq, softirq, hrtimer expiry) and hrtimer_start.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from schedlab.errors import TraceError, UsageError
 
@@ -59,7 +62,7 @@ _FTRACE = re.compile(
 )
 # perf script: "comm pid[/tid] [cpu] ts: sched:sched_switch: body" (comm right-aligned, may hold spaces).
 _PERF = re.compile(
-    r"^\s*(?P<comm>.+?)\s+(?:\d+/)?(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<ts>\d+\.\d+):\s+"
+    r"^\s*(?P<comm>.+?)\s+(?:\d+/)?(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<flags>(?!))?(?P<ts>\d+\.\d+):\s+"
     r"(?:\d+\s+)?(?:\w+:)?(?P<event>\w+):\s?(?P<body>.*)$"
 )
 
@@ -77,11 +80,11 @@ _HRTIMER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One tracepoint hit: ``ts`` in ns from the trace's clock, the CPU and
     the task (pid, comm) in whose context it ran, the ftrace flags column if
-    the trace has one, and the event's own fields."""
+    the trace has one, and the event's own fields. (A tuple: a trace of a
+    million events is held in memory.)"""
 
     ts: int
     cpu: int
@@ -108,16 +111,20 @@ class Trace:
     task_attrs: dict[int, dict[str, str]] = field(default_factory=dict)  # its tasks' policy, nice, CPUs
 
 
+_SCALE: list[int] = [int(10 ** (9 - n)) for n in range(10)]
+
+
 def _ns(ts: str) -> int:
-    sec, _, frac = ts.partition(".")
-    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+    """Seconds with 6 (ftrace) or 9 (perf --ns) decimals, as integer ns."""
+    dot = ts.index(".")
+    return int(ts[:dot] + ts[dot + 1 : dot + 10]) * _SCALE[min(9, len(ts) - dot - 1)]
 
 
 def _fields(name: str, body: str) -> dict[str, Any] | None:
     """The fields of event ``name`` from its printed body; None when the body
     does not have the kernel's layout."""
     if name == "sched_switch":
-        m = _SWITCH.search(body)
+        m = _SWITCH.match(body)
         if m is None:
             return None
         return {
@@ -130,12 +137,12 @@ def _fields(name: str, body: str) -> dict[str, Any] | None:
             "next_prio": int(m["npr"]),
         }
     if name in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
-        m = _WAKE.search(body)
+        m = _WAKE.match(body)
         if m is None:
             return None
         return {"comm": m["c"], "pid": int(m["p"]), "prio": int(m["pr"]), "target_cpu": int(m["t"] or -1)}
     if name == "sched_migrate_task":
-        m = _MIGRATE.search(body)
+        m = _MIGRATE.match(body)
         if m is None:
             return None
         return {
@@ -146,18 +153,18 @@ def _fields(name: str, body: str) -> dict[str, Any] | None:
             "dest_cpu": int(m["d"]),
         }
     if name == "sched_process_fork":
-        m = _FORK.search(body)
+        m = _FORK.match(body)
         if m is None:
             return None
         return {"comm": m["c"], "pid": int(m["p"]), "child_comm": m["cc"], "child_pid": int(m["cp"])}
     if name == "sched_process_exec":
-        m = _EXEC.search(body)
+        m = _EXEC.match(body)
         return None if m is None else {"filename": m["f"], "pid": int(m["p"])}
     if name == "sched_process_exit":
-        m = _EXIT.search(body)
+        m = _EXIT.match(body)
         return None if m is None else {"comm": m["c"], "pid": int(m["p"]), "prio": int(m["pr"])}
     if name.startswith("hrtimer_"):
-        m = _HRTIMER.search(body)
+        m = _HRTIMER.match(body)
         if m is None:
             return None
         return {
@@ -169,68 +176,121 @@ def _fields(name: str, body: str) -> dict[str, Any] | None:
     return {}  # irq and softirq brackets: only their CPU and time matter
 
 
+_BRACKETS = frozenset(
+    {
+        "irq_handler_entry",
+        "irq_handler_exit",
+        "softirq_entry",
+        "softirq_exit",
+        "hrtimer_expire_entry",
+        "hrtimer_expire_exit",
+    }
+)
+_NO_FIELDS: dict[str, Any] = {}
+
+
 def _parse_lines(
     lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]
 ) -> tuple[str, list[Event], set[str], int]:
     events: list[Event] = []
+    append = events.append
     names: set[str] = set()
     kind = ""
+    pattern = None
     skipped = 0
+    intern = sys.intern
+    new = tuple.__new__  # an Event without NamedTuple's Python-level __new__ (a million of them)
     for lineno, line in enumerate(lines, 1):
-        if line.startswith("# schedlab-capture: "):
-            body = line[len("# schedlab-capture: ") :]
-            if body.startswith("task "):
-                kv = dict(w.split("=", 1) for w in body.split()[1:] if "=" in w)
-                if kv.get("pid", "").isdigit():
-                    tasks[int(kv["pid"])] = kv
+        if line.startswith("#"):
+            if line.startswith("# schedlab-capture: "):
+                _capture_line(line[len("# schedlab-capture: ") :].rstrip("\n"), meta, tasks)
+            continue
+        if pattern is None:
+            if not line.strip() or line.startswith(("version =", "cpus=", "CPU ")):
+                continue
+            if _FTRACE.match(line):
+                kind, pattern = "ftrace", _FTRACE
+            elif _PERF.match(line):
+                kind, pattern = "perf", _PERF
             else:
-                key, _, val = body.partition("=")
-                meta[key.strip()] = val.strip()
-            continue
-        if not line.strip() or line.startswith(("#", "version =", "cpus=", "CPU ")):
-            continue
-        m = None
-        if kind in ("", "ftrace"):
-            m = _FTRACE.match(line)
-            if m is not None:
-                kind = "ftrace"
-        if m is None and kind in ("", "perf"):
-            m = _PERF.match(line)
-            if m is not None:
-                kind = "perf"
+                skipped += 1
+                continue
+        m = pattern.match(line)
         if m is None:
             skipped += 1
             continue
-        name = m["event"]
+        comm, pid, cpu, flags, ts, name, body = m.groups()
         if name not in KEPT:
             skipped += 1
             continue
-        body = m["body"]
-        f = _fields(name, body)
-        if f is None:
+        if name in _BRACKETS:
+            if flags is not None:
+                continue  # the flags column says which context each event ran in
+            fields: dict[str, Any] | None = _NO_FIELDS
+        elif name == "hrtimer_start" and "hrtimer_wakeup" not in body:
+            continue  # only a task's sleep timer tells the replay anything
+        else:
+            fields = _fields(name, body.rstrip("\n"))
+        if fields is None:
             raise TraceError(
                 "SL130",
                 f"{source}:{lineno}: a {name} event without the kernel's fields: {body[:120]!r}; "
                 "accepted: the kernel's print format of the event (its format file)",
             )
-        flags = m.groupdict().get("flags")
-        events.append(Event(_ns(m["ts"]), int(m["cpu"]), int(m["pid"]), m["comm"].strip(), flags, name, f))
+        name = intern(name)
+        append(new(Event, (_ns(ts), int(cpu), int(pid), intern(comm.strip()), flags, name, fields)))
         names.add(name)
     return kind, events, names, skipped
 
 
-def _tool_lines(cmd: list[str], tool: str, package: str, source: str) -> Iterator[str]:
+def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> None:
+    """A ``# schedlab-capture:`` header line: the machine, or one task's attributes."""
+    if body.startswith("task "):
+        kv = dict(w.split("=", 1) for w in body.split()[1:] if "=" in w)
+        if kv.get("pid", "").isdigit():
+            tasks[int(kv["pid"])] = kv
+    else:
+        key, _, val = body.partition("=")
+        meta[key.strip()] = val.strip()
+
+
+@contextlib.contextmanager
+def _tool_lines(cmd: list[str], tool: str, package: str, source: str) -> Iterator[Iterable[str]]:
+    """The lines ``cmd`` prints, as it prints them (a million-event trace is
+    not held twice)."""
     if shutil.which(cmd[0]) is None:
         raise TraceError(
             "SL130",
             f"{source}: a {tool} file needs `{cmd[0]}` to read it, and it is not installed; "
             f"accepted: install {package}, or give the text it prints (`{' '.join(cmd)} > trace.txt`)",
         )
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False)
-    if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        raise TraceError("SL130", f"{source}: `{' '.join(cmd)}` failed (exit {proc.returncode}): {tail[0]}")
-    return iter(proc.stdout.splitlines())
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, errors="replace")
+        assert proc.stdout is not None
+        try:
+            yield proc.stdout
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0:
+            err.seek(0)
+            tail = err.read().strip().splitlines()[-1:] or ["(no output)"]
+            raise TraceError("SL130", f"{source}: `{' '.join(cmd)}` failed (exit {code}): {tail[0]}")
+
+
+@contextlib.contextmanager
+def _file_lines(p: Path, gz: bool, source: str) -> Iterator[Iterable[str]]:
+    try:
+        fh = gzip.open(p, "rt", errors="replace") if gz else p.open(errors="replace")  # noqa: SIM115 (closed below)
+    except OSError as e:
+        raise UsageError("SL001", f"{source}: cannot read the trace: {e.strerror or e}") from None
+    try:
+        with fh:
+            yield fh
+    except (OSError, EOFError) as e:
+        if gz:
+            raise TraceError("SL130", f"{source}: a damaged gzip file: {e}") from None
+        raise UsageError("SL001", f"{source}: cannot read the trace: {e}") from None
 
 
 def read_trace(path: str | Path) -> Trace:
@@ -246,10 +306,10 @@ def read_trace(path: str | Path) -> Trace:
         raise UsageError("SL001", f"{source}: cannot read the trace: {e.strerror or e}") from None
     if head.startswith(b"PERFILE2"):
         cmd = ["perf", "script", "--ns", "-i", source, "-F", "comm,tid,cpu,time,event,trace"]
-        lines: Iterable[str] = _tool_lines(cmd, "perf.data", "perf (Debian: linux-perf)", source)
+        opened = _tool_lines(cmd, "perf.data", "perf (Debian: linux-perf)", source)
         kind_hint = "perf.data"
     elif head.startswith(b"\x17\x08\x44tracing"):
-        lines = _tool_lines(["trace-cmd", "report", "-l", "-i", source], "trace.dat", "trace-cmd", source)
+        opened = _tool_lines(["trace-cmd", "report", "-l", "-i", source], "trace.dat", "trace-cmd", source)
         kind_hint = "trace.dat"
     elif _looks_protobuf(head):
         raise TraceError(
@@ -258,21 +318,12 @@ def read_trace(path: str | Path) -> Trace:
             "trace.dat, perf.data or `perf script` text (record with `schedlab capture`)",
         )
     else:
-        try:
-            data = p.read_bytes()
-        except OSError as e:
-            raise UsageError("SL001", f"{source}: cannot read the trace: {e.strerror or e}") from None
-        if head.startswith(b"\x1f\x8b"):  # gzip: a kept trace (trace.txt.gz)
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError) as e:
-                raise TraceError("SL130", f"{source}: a damaged gzip file: {e}") from None
-        text = data.decode(errors="replace")
-        lines = text.splitlines()
+        opened = _file_lines(p, head.startswith(b"\x1f\x8b"), source)  # gzip: a kept trace.txt.gz
         kind_hint = ""
     meta: dict[str, str] = {}
     tasks: dict[int, dict[str, str]] = {}
-    kind, events, names, skipped = _parse_lines(lines, source, meta, tasks)
+    with opened as lines:
+        kind, events, names, skipped = _parse_lines(lines, source, meta, tasks)
     if not events:
         raise TraceError(
             "SL130",
@@ -280,8 +331,11 @@ def read_trace(path: str | Path) -> Trace:
             "trace-cmd report, schedlab run --trace), perf script text, perf.data or trace.dat "
             "with at least sched:sched_switch and sched:sched_waking (or sched_wakeup)",
         )
-    events.sort(key=lambda e: e.ts)  # stable: a CPU's own order is kept for equal times
-    nr_cpus = 1 + max(max(e.cpu for e in events), *(_targets(events)))
+    # Stable: a CPU's own order is kept for equal times (the kernel's trace
+    # file, trace-cmd and perf already print in time order).
+    if any(events[i].ts > events[i + 1].ts for i in range(len(events) - 1)):
+        events.sort(key=lambda e: e.ts)
+    nr_cpus = 1 + max(max(e.cpu for e in events), max(_targets(events)))
     if meta.get("nr_cpus", "").isdigit():
         nr_cpus = max(nr_cpus, int(meta["nr_cpus"]))
     trace = Trace(source, kind_hint or kind, events, nr_cpus, names, skipped, meta=meta, task_attrs=tasks)
