@@ -68,8 +68,8 @@ def test_trace_cmd_reports_the_same_events_as_the_text(trace_cmd: str, case: str
     assert r.returncode == 0, r.stderr
     text = _per_cpu(txt.read_text().splitlines())
     report = _per_cpu(r.stdout.splitlines())
-    # power:cpu_idle is written only when traced, so not in the run's count.
-    idle = sum(1 for evs in text.values() for *_, ev, _ in evs if ev == "cpu_idle")
+    # power:cpu_idle and sched_waking are written only when traced, so not in the run's count.
+    idle = sum(1 for evs in text.values() for *_, ev, _ in evs if ev in ("cpu_idle", "sched_waking"))
     assert sum(map(len, text.values())) - idle == a["sim"]["trace_events"] > 0
     for cpu in sorted(set(text) | set(report)):
         assert len(text[cpu]) == len(report[cpu]), f"CPU {cpu}: {len(text[cpu])} events in the text, {len(report[cpu])}"

@@ -377,6 +377,10 @@ impl SchedEnv {
             return;
         }
         let prev_cpu = self.sched.tasks[tid].cpu;
+        if self.trace.writes_events() {
+            let who = trace_ctx(&self.sched.rqs[waker_cpu], &self.sched.tasks);
+            self.trace.sched_waking(self.now, waker_cpu, who, !from_task, &self.sched.tasks[tid], prev_cpu);
+        }
         if self.sched.rqs[prev_cpu].curr == Some(tid) {
             // Still on its CPU: its schedule() is pending (p->on_cpu). The
             // kernel waits for on_cpu to clear before it picks a CPU (a

@@ -68,6 +68,7 @@ pub const MM_VMSCAN_DIRECT_RECLAIM_BEGIN: u16 = 310;
 pub const MM_VMSCAN_DIRECT_RECLAIM_END: u16 = 311;
 pub const CPU_FREQUENCY: u16 = 312;
 pub const CPU_IDLE: u16 = 313;
+pub const SCHED_WAKING: u16 = 314;
 
 /// The task states sched_switch's prev_state holds (4.14+ TASK_REPORT
 /// bits) and the preempted bit (TASK_REPORT_MAX).
@@ -104,6 +105,7 @@ pub const FORMATS: &[EventFormat] = &[
                 { 0x01, \"S\" }, { 0x02, \"D\" }, { 0x04, \"T\" }, { 0x08, \"t\" }, { 0x10, \"X\" }, { 0x20, \"Z\" }, { 0x40, \"P\" }, \
                 { 0x80, \"I\" }) : \"R\", REC->prev_state & 0x100 ? \"+\" : \"\", REC->next_comm, REC->next_pid, REC->next_prio",
     },
+    EventFormat { system: "sched", name: "sched_waking", id: SCHED_WAKING, fields: WAKEUP_FIELDS, print: WAKEUP_PRINT },
     EventFormat { system: "sched", name: "sched_wakeup", id: SCHED_WAKEUP, fields: WAKEUP_FIELDS, print: WAKEUP_PRINT },
     EventFormat {
         system: "sched",
