@@ -66,18 +66,40 @@ _PERF = re.compile(
     r"(?:\d+\s+)?(?:\w+:)?(?P<event>\w+):\s?(?P<body>.*)$"
 )
 
+# Each event's print format (the kernel's format file), its groups named as its fields.
 _SWITCH = re.compile(
-    r"prev_comm=(?P<pc>.*?) prev_pid=(?P<pp>-?\d+) prev_prio=(?P<ppr>-?\d+) prev_state=(?P<ps>\S+)"
-    r" ==> next_comm=(?P<nc>.*?) next_pid=(?P<np>-?\d+) next_prio=(?P<npr>-?\d+)"
+    r"prev_comm=(?P<prev_comm>.*?) prev_pid=(?P<prev_pid>-?\d+) prev_prio=(?P<prev_prio>-?\d+)"
+    r" prev_state=(?P<prev_state>\S+) ==> next_comm=(?P<next_comm>.*?) next_pid=(?P<next_pid>-?\d+)"
+    r" next_prio=(?P<next_prio>-?\d+)"
 )
-_WAKE = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+)(?: success=\d+)?(?: target_cpu=(?P<t>\d+))?")
-_MIGRATE = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+) orig_cpu=(?P<o>\d+) dest_cpu=(?P<d>\d+)")
-_FORK = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) child_comm=(?P<cc>.*?) child_pid=(?P<cp>\d+)")
-_EXEC = re.compile(r"filename=(?P<f>\S*) pid=(?P<p>\d+)")
-_EXIT = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>\d+) prio=(?P<pr>-?\d+)")
+_WAKE = re.compile(
+    r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)(?: success=\d+)?(?: target_cpu=(?P<target_cpu>\d+))?"
+)
+_FORMATS = {
+    "sched_switch": _SWITCH,
+    "sched_waking": _WAKE,
+    "sched_wakeup": _WAKE,
+    "sched_wakeup_new": _WAKE,
+    "sched_migrate_task": re.compile(
+        r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)"
+        r" orig_cpu=(?P<orig_cpu>\d+) dest_cpu=(?P<dest_cpu>\d+)"
+    ),
+    "sched_process_fork": re.compile(
+        r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) child_comm=(?P<child_comm>.*?) child_pid=(?P<child_pid>\d+)"
+    ),
+    "sched_process_exec": re.compile(r"filename=(?P<filename>\S*) pid=(?P<pid>\d+)"),
+    "sched_process_exit": re.compile(r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)"),
+}
 _HRTIMER = re.compile(
-    r"hrtimer=(?P<h>\S+)(?: function=(?P<f>\S+))?(?: expires=(?P<e>\d+))?(?: softexpires=(?P<s>\d+))?"
+    r"hrtimer=(?P<hrtimer>\S+)(?: function=(?P<function>\S+))?(?: expires=(?P<expires>\d+))?"
+    r"(?: softexpires=(?P<softexpires>\d+))?"
 )
+_FORMATS.update(
+    {n: _HRTIMER for n in ("hrtimer_start", "hrtimer_cancel", "hrtimer_expire_entry", "hrtimer_expire_exit")}
+)
+#: The fields read as integers, and what a field the event may leave out is.
+_TEXT = frozenset({"prev_comm", "prev_state", "next_comm", "comm", "child_comm", "filename", "hrtimer", "function"})
+_ABSENT: dict[str, Any] = {"target_cpu": -1, "function": "", "expires": 0, "softexpires": 0}
 
 
 class Event(NamedTuple):
@@ -122,58 +144,14 @@ def _ns(ts: str) -> int:
 
 def _fields(name: str, body: str) -> dict[str, Any] | None:
     """The fields of event ``name`` from its printed body; None when the body
-    does not have the kernel's layout."""
-    if name == "sched_switch":
-        m = _SWITCH.match(body)
-        if m is None:
-            return None
-        return {
-            "prev_comm": m["pc"],
-            "prev_pid": int(m["pp"]),
-            "prev_prio": int(m["ppr"]),
-            "prev_state": m["ps"],
-            "next_comm": m["nc"],
-            "next_pid": int(m["np"]),
-            "next_prio": int(m["npr"]),
-        }
-    if name in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
-        m = _WAKE.match(body)
-        if m is None:
-            return None
-        return {"comm": m["c"], "pid": int(m["p"]), "prio": int(m["pr"]), "target_cpu": int(m["t"] or -1)}
-    if name == "sched_migrate_task":
-        m = _MIGRATE.match(body)
-        if m is None:
-            return None
-        return {
-            "comm": m["c"],
-            "pid": int(m["p"]),
-            "prio": int(m["pr"]),
-            "orig_cpu": int(m["o"]),
-            "dest_cpu": int(m["d"]),
-        }
-    if name == "sched_process_fork":
-        m = _FORK.match(body)
-        if m is None:
-            return None
-        return {"comm": m["c"], "pid": int(m["p"]), "child_comm": m["cc"], "child_pid": int(m["cp"])}
-    if name == "sched_process_exec":
-        m = _EXEC.match(body)
-        return None if m is None else {"filename": m["f"], "pid": int(m["p"])}
-    if name == "sched_process_exit":
-        m = _EXIT.match(body)
-        return None if m is None else {"comm": m["c"], "pid": int(m["p"]), "prio": int(m["pr"])}
-    if name.startswith("hrtimer_"):
-        m = _HRTIMER.match(body)
-        if m is None:
-            return None
-        return {
-            "hrtimer": m["h"],
-            "function": m["f"] or "",
-            "expires": int(m["e"] or 0),
-            "softexpires": int(m["s"] or 0),
-        }
-    return {}  # irq and softirq brackets: only their CPU and time matter
+    does not have the kernel's layout (the irq brackets: no fields)."""
+    pattern = _FORMATS.get(name)
+    if pattern is None:
+        return {}
+    m = pattern.match(body)
+    if m is None:
+        return None
+    return {k: _ABSENT[k] if v is None else (v if k in _TEXT else int(v)) for k, v in m.groupdict().items()}
 
 
 _BRACKETS = frozenset(
