@@ -32,26 +32,35 @@ from schedlab.errors import TraceError, UsageError
 
 __all__ = ["Event", "Trace", "read_trace"]
 
-#: Events the replay reads; everything else in a trace is skipped.
-KEPT = frozenset(
+#: The handlers' brackets: a wakeup between them is an interrupt's (read
+#: where a trace has no flags column, as perf's).
+_BRACKETS = frozenset(
     {
-        "sched_switch",
-        "sched_waking",
-        "sched_wakeup",
-        "sched_wakeup_new",
-        "sched_migrate_task",
-        "sched_process_fork",
-        "sched_process_exec",
-        "sched_process_exit",
         "irq_handler_entry",
         "irq_handler_exit",
         "softirq_entry",
         "softirq_exit",
         "hrtimer_expire_entry",
         "hrtimer_expire_exit",
-        "hrtimer_start",
-        "hrtimer_cancel",
     }
+)
+#: Events the replay reads; everything else in a trace is skipped.
+KEPT = (
+    frozenset(
+        {
+            "sched_switch",
+            "sched_waking",
+            "sched_wakeup",
+            "sched_wakeup_new",
+            "sched_migrate_task",
+            "sched_process_fork",
+            "sched_process_exec",
+            "sched_process_exit",
+            "hrtimer_start",
+            "hrtimer_cancel",
+        }
+    )
+    | _BRACKETS
 )
 
 # The kernel's trace file and trace-cmd report: "comm-pid [cpu] flags ts: event: body";
@@ -154,16 +163,6 @@ def _fields(name: str, body: str) -> dict[str, Any] | None:
     return {k: _ABSENT[k] if v is None else (v if k in _TEXT else int(v)) for k, v in m.groupdict().items()}
 
 
-_BRACKETS = frozenset(
-    {
-        "irq_handler_entry",
-        "irq_handler_exit",
-        "softirq_entry",
-        "softirq_exit",
-        "hrtimer_expire_entry",
-        "hrtimer_expire_exit",
-    }
-)
 _NO_FIELDS: dict[str, Any] = {}
 
 
