@@ -21,7 +21,7 @@ from typing import Any
 
 from schedlab.errors import TraceError
 from schedlab.overrides import toml_literal
-from schedlab.traceimport.read import Trace, read_trace
+from schedlab.traceimport.read import Trace, gc_paused, read_trace
 from schedlab.traceimport.replay import Replay, TaskReplay, _policy, build_replay
 
 __all__ = ["Imported", "cmd_import", "import_trace"]
@@ -65,12 +65,29 @@ def _dur(ns: int) -> str:
     return f"{ns}ns"
 
 
-def _op(op: str, arg: Any) -> str:
-    if op in ("run", "sleep"):
-        return f'{{ {op} = "{_dur(int(arg))}" }}'
-    if op in ("wait", "signal", "fork"):
-        return f"{{ {op} = {toml_literal(arg)} }}"
-    return f"{{ {op} = true }}"
+def _ops_text(ops: list[tuple[str, Any]]) -> str:
+    """A program's ops as TOML inline tables, one a line (a million of them:
+    the durations and names written inline, not through a call each)."""
+    out: list[str] = []
+    app = out.append
+    names: dict[str, str] = {}  # a name's TOML literal, made once
+    for op, arg in ops:
+        if op == "run" or op == "sleep":
+            ns = int(arg)
+            if ns % 1000:
+                app(f'{{ {op} = "{ns}ns" }}')
+            elif ns % 1_000_000:
+                app(f'{{ {op} = "{ns // 1000}us" }}')
+            else:
+                app(f'{{ {op} = "{ns // 1_000_000}ms" }}')
+        elif op in ("wait", "signal", "fork"):
+            lit = names.get(arg)
+            if lit is None:
+                lit = names[arg] = toml_literal(arg)
+            app(f"{{ {op} = {lit} }}")
+        else:
+            app(f"{{ {op} = true }}")
+    return ",\n  ".join(out)
 
 
 def _task_toml(t: TaskReplay) -> list[str]:
@@ -95,8 +112,7 @@ def _task_toml(t: TaskReplay) -> list[str]:
         lines.append("kthread = true")
     if t.start_ns and not t.forked:
         lines.append(f'start = "{_dur(t.start_ns)}"')
-    ops = ",\n  ".join(_op(op, arg) for op, arg in t.ops)
-    lines.append(f"program = [\n  {ops},\n]")
+    lines.append(f"program = [\n  {_ops_text(t.ops)},\n]")
     return lines
 
 
@@ -181,7 +197,8 @@ def import_trace(
     cpuidle driver the scenario takes (as ``validate --local`` does).
     Raises ``TraceError`` (SL130) for a trace it cannot read or replay."""
     trace = read_trace(path)
-    replay = build_replay(trace, kthreads=kthreads)
+    with gc_paused():
+        replay = build_replay(trace, kthreads=kthreads)
     if not replay.tasks:
         raise TraceError("SL130", f"{trace.source}: no task to replay (only the idle task and the stopper ran)")
     # A `schedlab capture` trace names its machine; --host takes this one's.

@@ -17,6 +17,7 @@ brackets (irq, softirq, hrtimer expiry) and hrtimer_start.
 from __future__ import annotations
 
 import contextlib
+import gc
 import gzip
 import re
 import shutil
@@ -84,6 +85,7 @@ _SWITCH = re.compile(
 _WAKE = re.compile(
     r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)(?: success=\d+)?(?: target_cpu=(?P<target_cpu>\d+))?"
 )
+_WAKES = frozenset({"sched_waking", "sched_wakeup", "sched_wakeup_new"})
 _FORMATS = {
     "sched_switch": _SWITCH,
     "sched_waking": _WAKE,
@@ -147,28 +149,48 @@ _SCALE: list[int] = [int(10 ** (9 - n)) for n in range(10)]
 
 def _ns(ts: str) -> int:
     """Seconds with 6 (ftrace) or 9 (perf --ns) decimals, as integer ns."""
-    dot = ts.index(".")
-    return int(ts[:dot] + ts[dot + 1 : dot + 10]) * _SCALE[min(9, len(ts) - dot - 1)]
+    return int(ts.replace(".", "", 1)) * _SCALE[len(ts) - ts.index(".") - 1]
+
+
+#: Per event, its pattern and the fields read as integers (the others are text).
+_CONVERT: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
+    name: (pat, tuple(k for k in pat.groupindex if k not in _TEXT)) for name, pat in _FORMATS.items()
+}
 
 
 def _fields(name: str, body: str) -> dict[str, Any] | None:
     """The fields of event ``name`` from its printed body; None when the body
     does not have the kernel's layout (the irq brackets: no fields)."""
-    pattern = _FORMATS.get(name)
-    if pattern is None:
+    conv = _CONVERT.get(name)
+    if conv is None:
         return {}
-    m = pattern.match(body)
+    m = conv[0].match(body)
     if m is None:
         return None
-    return {k: _ABSENT[k] if v is None else (v if k in _TEXT else int(v)) for k, v in m.groupdict().items()}
+    d = m.groupdict()
+    for k in conv[1]:
+        v = d[k]
+        d[k] = _ABSENT[k] if v is None else int(v)
+    if None in d.values():
+        for k, v in d.items():
+            if v is None:
+                d[k] = _ABSENT[k]
+    return d
 
 
 _NO_FIELDS: dict[str, Any] = {}
 
 
-def _parse_lines(
-    lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]
-) -> tuple[str, list[Event], set[str], int]:
+class _Parsed(NamedTuple):
+    kind: str
+    events: list[Event]
+    names: set[str]
+    skipped: int
+    nr_cpus: int  # one above the highest CPU an event ran on or names (target_cpu, dest_cpu)
+    unsorted: bool  # a time earlier than the one before it
+
+
+def _parse_lines(lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> _Parsed:
     events: list[Event] = []
     append = events.append
     names: set[str] = set()
@@ -176,6 +198,9 @@ def _parse_lines(
     pattern = None
     skipped = 0
     intern = sys.intern
+    kept = {n: n for n in KEPT}
+    top, last, unsorted = 0, 0, False  # the highest CPU a field or column names; a time going back
+    switch, wake = _SWITCH.match, _WAKE.match
     new = tuple.__new__  # an Event without NamedTuple's Python-level __new__ (a million of them)
     for lineno, line in enumerate(lines, 1):
         if line.startswith("#"):
@@ -197,7 +222,8 @@ def _parse_lines(
             skipped += 1
             continue
         comm, pid, cpu, flags, ts, name, body = m.groups()
-        if name not in KEPT:
+        name = kept.get(name)  # the one string object per event name
+        if name is None:
             skipped += 1
             continue
         if name in _BRACKETS:
@@ -206,18 +232,38 @@ def _parse_lines(
             fields: dict[str, Any] | None = _NO_FIELDS
         elif name == "hrtimer_start" and "hrtimer_wakeup" not in body:
             continue  # only a task's sleep timer tells the replay anything
+        elif name == "sched_switch":  # the hot two: a dict display, not groupdict and a loop
+            a = switch(body)
+            fields = None if a is None else {
+                "prev_comm": a[1], "prev_pid": int(a[2]), "prev_prio": int(a[3]), "prev_state": a[4],
+                "next_comm": a[5], "next_pid": int(a[6]), "next_prio": int(a[7]),
+            }  # fmt: skip
+        elif name in _WAKES:
+            a = wake(body)
+            fields = None if a is None else {
+                "comm": a[1], "pid": int(a[2]), "prio": int(a[3]), "target_cpu": -1 if a[4] is None else int(a[4]),
+            }  # fmt: skip
+            if fields is not None and fields["target_cpu"] > top:
+                top = fields["target_cpu"]
         else:
-            fields = _fields(name, body.rstrip("\n"))
+            fields = _fields(name, body)
+            if name == "sched_migrate_task" and fields is not None and fields["dest_cpu"] > top:
+                top = fields["dest_cpu"]
         if fields is None:
             raise TraceError(
                 "SL130",
                 f"{source}:{lineno}: a {name} event without the kernel's fields: {body[:120]!r}; "
                 "accepted: the kernel's print format of the event (its format file)",
             )
-        name = intern(name)
-        append(new(Event, (_ns(ts), int(cpu), int(pid), intern(comm.strip()), flags, name, fields)))
+        t, c = _ns(ts), int(cpu)
+        if t < last:
+            unsorted = True
+        last = t
+        if c > top:
+            top = c
+        append(new(Event, (t, c, int(pid), intern(comm.strip()), flags, name, fields)))
         names.add(name)
-    return kind, events, names, skipped
+    return _Parsed(kind, events, names, skipped, top + 1, unsorted)
 
 
 def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> None:
@@ -270,6 +316,19 @@ def _file_lines(p: Path, gz: bool, source: str) -> Iterator[Iterable[str]]:
         raise UsageError("SL001", f"{source}: cannot read the trace: {e}") from None
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a million events are built: they
+    hold no cycles, and its passes over them were a seventh of the import."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def read_trace(path: str | Path) -> Trace:
     """The trace at ``path``, whatever its format (module docstring).
     Raises ``UsageError`` (SL001) for a missing file and ``TraceError``
@@ -299,8 +358,8 @@ def read_trace(path: str | Path) -> Trace:
         kind_hint = ""
     meta: dict[str, str] = {}
     tasks: dict[int, dict[str, str]] = {}
-    with opened as lines:
-        kind, events, names, skipped = _parse_lines(lines, source, meta, tasks)
+    with opened as lines, gc_paused():
+        kind, events, names, skipped, nr_cpus, unsorted = _parse_lines(lines, source, meta, tasks)
     if not events:
         raise TraceError(
             "SL130",
@@ -310,13 +369,13 @@ def read_trace(path: str | Path) -> Trace:
         )
     # Stable: a CPU's own order is kept for equal times (the kernel's trace
     # file, trace-cmd and perf already print in time order).
-    if any(events[i].ts > events[i + 1].ts for i in range(len(events) - 1)):
+    if unsorted:
         events.sort(key=lambda e: e.ts)
-    nr_cpus = 1 + max(max(e.cpu for e in events), max(_targets(events)))
     if meta.get("nr_cpus", "").isdigit():
         nr_cpus = max(nr_cpus, int(meta["nr_cpus"]))
     trace = Trace(source, kind_hint or kind, events, nr_cpus, names, skipped, meta=meta, task_attrs=tasks)
-    _repair(trace)
+    with gc_paused():
+        _repair(trace)
     return trace
 
 
@@ -373,15 +432,6 @@ def _repair(trace: Trace) -> None:
         if e.name == "sched_switch":
             cur[e.cpu] = (int(e.f["next_pid"]), str(e.f["next_comm"]))
     trace.events = out
-
-
-def _targets(events: list[Event]) -> list[int]:
-    out = [0]
-    for e in events:
-        t = e.f.get("target_cpu", -1) if e.name.startswith("sched_wak") else e.f.get("dest_cpu", -1)
-        if isinstance(t, int) and t >= 0:
-            out.append(t)
-    return out
 
 
 def _looks_protobuf(head: bytes) -> bool:

@@ -178,13 +178,13 @@ class _Builder:
 
     def on_switch(self, e: Event) -> None:
         f = e.f
-        prev = self.task(int(f["prev_pid"]), str(f["prev_comm"]))
+        prev = self.task(f["prev_pid"], f["prev_comm"])
         if prev is not None:
-            if int(f["prev_prio"]) != -2:  # -2: a switch _repair put in
-                prev.prios[int(f["prev_prio"])] += 1
-                prev.comm = str(f["prev_comm"])  # the latest (an exec renames it)
+            if f["prev_prio"] != -2:  # -2: a switch _repair put in
+                prev.prios[f["prev_prio"]] += 1
+                prev.comm = f["prev_comm"]  # the latest (an exec renames it)
             self.ensure_started(prev, e.ts, "running")
-            state = str(f["prev_state"])
+            state = f["prev_state"]
             if prev.state == "dead":
                 pass
             elif state[:1] in ("X", "Z") or (prev.exiting and not state.startswith("R")):
@@ -201,10 +201,10 @@ class _Builder:
                 prev.cut(e.ts)
                 prev.state, prev.block_start = "blocked", e.ts
                 prev.block_timer, prev.armed = prev.armed, None
-        nxt = self.task(int(f["next_pid"]), str(f["next_comm"]))
+        nxt = self.task(f["next_pid"], f["next_comm"])
         if nxt is not None:
-            if int(f["next_prio"]) != -2:
-                nxt.prios[int(f["next_prio"])] += 1
+            if f["next_prio"] != -2:
+                nxt.prios[f["next_prio"]] += 1
             self.ensure_started(nxt, e.ts, "runnable")
             if nxt.state == "blocked":
                 # Switched in with no wakeup recorded: woken by something the trace lacks.
@@ -216,10 +216,10 @@ class _Builder:
             nxt.armed = None
 
     def on_wake(self, e: Event) -> None:
-        t = self.task(int(e.f["pid"]), str(e.f["comm"]))
+        t = self.task(e.f["pid"], e.f["comm"])
         if t is None:
             return
-        t.prios[int(e.f["prio"])] += 1
+        t.prios[e.f["prio"]] += 1
         self.ensure_started(t, e.ts, "blocked")
         if t.state != "blocked":
             return  # woken before it slept: no block
@@ -246,13 +246,13 @@ class _Builder:
         t.state, t.block_timer = "runnable", None
 
     def on_fork(self, e: Event) -> None:
-        parent = self.task(int(e.f["pid"]), str(e.f["comm"]))
-        cpid = int(e.f["child_pid"])
+        parent = self.task(e.f["pid"], e.f["comm"])
+        cpid = e.f["child_pid"]
         old = self.by_pid.pop(cpid, None)
         if old is not None and old.state not in ("dead", "new"):
             old.cut(e.ts)
             old.state = "dead"
-        child = self.task(cpid, str(e.f["child_comm"]))
+        child = self.task(cpid, e.f["child_comm"])
         if child is None:
             return
         if parent is not None:
@@ -265,23 +265,23 @@ class _Builder:
         child.state = "runnable"
 
     def on_wakeup_new(self, e: Event) -> None:
-        t = self.task(int(e.f["pid"]), str(e.f["comm"]))
+        t = self.task(e.f["pid"], e.f["comm"])
         if t is None:
             return
-        t.prios[int(e.f["prio"])] += 1
+        t.prios[e.f["prio"]] += 1
         if t.state == "new" and not t.forked:
             # No fork in the trace (schedlab's own traces, or the fork before it): start it here.
             t.start_ns = e.ts - self.t0
             t.state = "runnable"
 
     def on_exec(self, e: Event) -> None:
-        t = self.by_pid.get(int(e.f["pid"]))
+        t = self.by_pid.get(e.f["pid"])
         if t is not None and t.state == "running":
             t.cut(e.ts)
             t.ops.append(("exec", True))
 
     def on_exit(self, e: Event) -> None:
-        t = self.by_pid.get(int(e.f["pid"]))
+        t = self.by_pid.get(e.f["pid"])
         if t is None or t.state == "dead":
             return
         self.ensure_started(t, e.ts, "running")
@@ -289,7 +289,7 @@ class _Builder:
 
     def on_hrtimer(self, e: Event) -> None:
         name = e.name
-        h = str(e.f.get("hrtimer", ""))
+        h = e.f.get("hrtimer", "")
         if name == "hrtimer_expire_entry":
             self.depth[e.cpu] += 1
         elif name == "hrtimer_expire_exit":
@@ -297,8 +297,8 @@ class _Builder:
         elif name == "hrtimer_start" and e.f.get("function") == "hrtimer_wakeup":
             t = self.by_pid.get(e.pid)
             if t is not None:
-                soft = int(e.f["softexpires"] or e.f["expires"])
-                t.armed = (h, soft, int(e.f["expires"]))
+                soft = e.f["softexpires"] or e.f["expires"]
+                t.armed = (h, soft, e.f["expires"])
                 self.timers[h] = t
         elif name == "hrtimer_cancel":
             t = self.timers.pop(h, None)
