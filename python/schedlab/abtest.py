@@ -351,7 +351,8 @@ def _by_kind(doc: Mapping[str, Any]) -> dict[str, dict[str, int]]:
         c = per_case.setdefault(r["scenario"], {"kinds": r["kinds"], "gain": False, "loss": False})
         if r["significant"] and r["metric"].endswith((".ops_per_s", "hogs.cpu_ms_per_s")):
             c["gain" if r["rel_change"] > 0 else "loss"] = True
-    rows = [f"{k} alone" for k in KINDS] + [f"{k} with others" for k in KINDS]
+    kinds = (*KINDS, "given")  # given: a --scenario file
+    rows = [f"{k} alone" for k in kinds] + [f"{k} with others" for k in kinds]
     out: dict[str, dict[str, int]] = {
         r: {"scenarios": 0, "gain": 0, "loss": 0, "mixed": 0, "unchanged": 0} for r in rows
     }
@@ -396,7 +397,7 @@ def _html(doc: Mapping[str, Any], out: Path, command: str, rerun: str) -> Path:
 
             plt = _plt()
             fig, ax = plt.subplots(figsize=(8, 4))
-            for k in KINDS:
+            for k in (*KINDS, "given"):
                 vals = [
                     100 * r["rel_change"] for r in doc["changes"] if k in r["kinds"] and math.isfinite(r["rel_change"])
                 ]
@@ -422,6 +423,23 @@ def _mkdir(d: Path, flag: str) -> None:
         ) from None
 
 
+def _given(paths: Sequence[str]) -> list[Case]:
+    """``--scenario FILE`` ...: the user's scenarios, an imported trace's for
+    one, as the population (kind ``given``)."""
+    cases, names = [], set()
+    for p in paths:
+        try:
+            text = Path(p).read_text()
+        except OSError as e:
+            raise UsageError("SL001", f"--scenario {p}: cannot read it: {e.strerror or e}") from None
+        name = Path(p).stem
+        while name in names:
+            name += "_"
+        names.add(name)
+        cases.append(Case(name, ("given",), text))
+    return cases
+
+
 def cmd_abtest(args: argparse.Namespace) -> int:
     import os
 
@@ -438,7 +456,7 @@ def cmd_abtest(args: argparse.Namespace) -> int:
         raise UsageError(
             "SL001", "abtest: --a and --b give the two configurations; accepted: --a KEY=VALUE ... --b KEY=VALUE ..."
         )
-    cases = generate(args.seed, args.scenarios, args.version, args.duration)
+    cases = _given(args.scenario) if args.scenario else generate(args.seed, args.scenarios, args.version, args.duration)
     for c in cases:
         native.check(c.text, c.name, [*a])
         native.check(c.text, c.name, [*b])
@@ -450,7 +468,7 @@ def cmd_abtest(args: argparse.Namespace) -> int:
         write_text(out / "scenarios" / f"{c.name}.toml", c.text, flag="--out")
 
     doc = abtest(cases, a, b, args.repeats, args.jobs or os.cpu_count() or 1, args.alpha)
-    doc |= {"seed": args.seed, "scenarios": args.scenarios, "repeats": args.repeats, "version": args.version,
+    doc |= {"seed": args.seed, "scenarios": len(cases), "repeats": args.repeats, "version": args.version,
             "a": [f"{k}={v}" for k, v in a], "b": [f"{k}={v}" for k, v in b], "alpha": args.alpha}  # fmt: skip
     doc["by_kind"] = _by_kind(doc)
     write_text(out / "abtest.json", json.dumps(doc, indent=1, default=str) + "\n", flag="--out")

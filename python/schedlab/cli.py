@@ -306,6 +306,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ab.add_argument(
         "--repeats", type=int, default=5, metavar="N", help="seeds per scenario and side, 2 to 1000 (default 5)"
     )
+    ab.add_argument(
+        "--scenario",
+        action="append",
+        metavar="FILE",
+        help="judge the change on this scenario (repeatable; an imported trace's, say) instead of a generated "
+        "population: --scenarios, --seed, --version and --duration are then the file's own",
+    )
     ab.add_argument("--seed", type=int, default=1, metavar="S", help="the population's seed, 0 to 2**64-1 (default 1)")
     ab.add_argument("--version", default="6.1", help="kernel.version of every scenario (default 6.1)")
     ab.add_argument("--duration", default="1s", help="measure.duration of every scenario (default 1s)")
@@ -345,9 +352,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     im.add_argument("--machine", metavar="PRESET", help="a machine preset (default: one socket of the trace's CPUs)")
     im.add_argument(
         "--mode",
-        choices=("exact",),
+        choices=("exact", "model"),
         default="exact",
-        help="exact: the recorded bursts and blocks (`model`, fitted distributions, is not built yet)",
+        help="exact: the recorded bursts and blocks, in order; model: each task a loop of bursts and sleeps "
+        "drawn from distributions fitted to its own, with its rates of waits and signals",
     )
     im.add_argument("--no-kthreads", action="store_true", help="leave the trace's kernel threads out of the replay")
     im.add_argument(

@@ -55,3 +55,28 @@ def test_kthread_stacking_changes_the_io_scenarios_and_nothing_else(tmp_path: Pa
     assert hogs is None or hogs["unchanged"] == hogs["scenarios"]
     assert "rerun B" in r.stdout and "schedlab run" in r.stdout
     assert (tmp_path / "html" / "index.html").read_text().count("data:image/svg+xml") == 1
+
+
+def test_a_given_scenario_is_the_population(tmp_path: Path) -> None:
+    """--scenario FILE: the change judged on the user's own scenario (a
+    trace's model-mode import: its seeds draw its bursts and sleeps anew)."""
+    from schedlab.traceimport import import_trace
+
+    data = Path(__file__).resolve().parent / "data" / "hackbench-6.18-host.txt.gz"
+    scen = tmp_path / "hb.toml"
+    scen.write_text(import_trace(data, kernel="6.18", mode="model").text)
+    cmd = [sys.executable, "-m", "schedlab", "abtest", "--a", 'kernel.preempt="lazy"', "--b", 'kernel.preempt="full"']
+    r = subprocess.run(
+        [*cmd, "--scenario", str(scen), "--repeats", "3", "--out", str(tmp_path / "ab")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "ab" / "abtest.json").read_text())
+    assert doc["scenarios"] == 1 and list(doc["by_kind"]) == ["given alone"]
+    assert {t["scenario"] for t in doc["tests"]} == {"hb"}
+    assert any(t["metric"] == "switches_per_s" for t in doc["tests"])
+    r = subprocess.run(
+        [*cmd, "--scenario", str(tmp_path / "none.toml"), "--out", str(tmp_path / "ab2")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 2 and "[SL001]" in r.stderr and "none.toml" in r.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,78 @@ program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, {
     check_replay(imp, json_path=str(out), quiet=True)
     doc = json.loads(out.read_text())
     assert doc["ok"] == doc["total"], [r for r in doc["rows"] if not r["ok"]]
+
+
+# ---------------------------------------------------------------- model mode
+
+MODELLED = """
+name = "mm"
+[machine]
+sockets = 1
+cores_per_socket = 2
+[kernel]
+version = "6.12"
+vmstat_kworkers = false
+[measure]
+warmup = "0ms"
+duration = "400ms"
+[[task]]
+name = "sleeper"
+program = [{ loop = { count = 0, body = [{ run = { exp = "1ms" } }, { sleep = { exp = "2ms" } }] } }]
+[[task]]
+name = "ping"
+program = [{ loop = { count = 0, body = [{ run = "300us" }, { signal = "pong" }, { wait = "ping" }] } }]
+[[task]]
+name = "pong"
+program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, { signal = "ping" }] } }]
+"""
+
+
+def test_model_mode_fits_each_task_and_keeps_who_wakes_whom(tmp_path: Path) -> None:
+    trace = tmp_path / "sim.txt"
+    schedlab.run_scenario(text=MODELLED, trace=str(trace))
+    exact = import_trace(trace, kernel="6.12")
+    model = import_trace(trace, kernel="6.12", mode="model")
+    doc = schedlab.check_scenario(text=model.text)
+    assert doc is not None
+    # A loop per task, not the recorded sequence: far shorter.
+    assert len(model.text) < len(exact.text) / 5, (len(model.text), len(exact.text))
+    # The sleeper's exponential bursts and sleeps come back long-tailed,
+    # their means the trace's (the task's demand kept).
+    sleeper = next(t for t in exact.replay.tasks if t.comm == "sleeper")
+    runs = [a for op, a in sleeper.ops if op == "run"]
+    m = re.search(r'name = "sleeper[^"]*"(?:.|\n)*?run = \{ lognormal = \["([^"]+)", "([^"]+)"\]', model.text)
+    assert m, model.text[:2000]
+    mean_ns = float(m[1].rstrip("usn")) * (1000 if m[1].endswith("us") else 1)
+    # (the first cycle, the start-up, is replayed as recorded, and the burst
+    # the trace's end cut is not a cycle: neither is in the fit)
+    assert abs(mean_ns - sum(runs[1:-1]) / len(runs[1:-1])) <= 1000
+    # The ping-pong pair keeps its signals and waits, in order, as one loop each.
+    pair = r'loop = \{ count = \d+, body = \[ \{ run = [^}]+\}+, \{ signal = "pong\.\d+" \}, \{ wait = "ping'
+    assert re.search(pair, model.text)
+    out = tmp_path / "rows.json"
+    check_replay(model, json_path=str(out), quiet=True)
+    rows = json.loads(out.read_text())["rows"]
+    shares = [r for r in rows if r["metric"] in ("share", "busy")]
+    assert all(r["ok"] for r in shares), shares
+
+
+def test_the_fit_is_a_constant_a_lognormal_or_the_recorded_values() -> None:
+    from schedlab.traceimport.model import MIN_FIT, fit
+
+    assert fit([1000, 1001, 999]) == ('"1us"', "1us")
+    v, about = fit([1_000_000 * (1 + i % 7) for i in range(70)])
+    assert v.startswith('{ lognormal = ["4ms", ') and "mean 4ms" in about
+    # One long burst among short ones moves the mean, not the shape.
+    v, _ = fit([3000] * 99 + [1_000_000])
+    assert v.startswith('{ lognormal = ["12970ns", ') or v.startswith('{ lognormal = ["13us", '), v
+    assert MIN_FIT > 3
+
+
+def test_a_lognormal_with_no_mean_is_refused() -> None:
+    bad = MODELLED.replace('{ exp = "1ms" }', '{ lognormal = ["0ns", "1ms"] }')
+    with pytest.raises(SchedlabError, match=r"lognormal.*(mean of 0|accepted)"):
+        schedlab.check_scenario(text=bad)
 
 
 # ---------------------------------------------------------------- how blocks end
@@ -259,8 +332,12 @@ def test_the_cli_writes_a_scenario_and_fails_clearly(tmp_path: Path, run_cli) ->
     r = run_cli("import", str(tmp_path / "missing.txt"))
     assert r.returncode == 2
     assert "[SL001]" in r.stderr and "missing.txt" in r.stderr
-    r = run_cli("import", str(HACKBENCH), "--mode", "model")
-    assert r.returncode == 2 and "invalid choice: 'model'" in r.stderr
+    r = run_cli("import", str(HACKBENCH), "--mode", "model", "-o", str(tmp_path / "hbm.toml"))
+    assert r.returncode == 0, r.stderr
+    assert "loop = { count =" in (tmp_path / "hbm.toml").read_text()
+    assert run_cli("check", str(tmp_path / "hbm.toml")).returncode == 0
+    r = run_cli("import", str(HACKBENCH), "--mode", "fitted")
+    assert r.returncode == 2 and "invalid choice: 'fitted'" in r.stderr
 
 
 # ---------------------------------------------------------------- capture

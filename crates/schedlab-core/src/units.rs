@@ -64,9 +64,11 @@ pub fn duration_at(s: &str, file: &str, key: &str) -> Result<u64> {
 }
 
 /// A duration or a distribution of durations at `key`: `"20ms"`, `{exp =
-/// "1ms"}`, `{uniform = ["1ms", "2ms"]}`, `{normal = ["5ms", "1ms"]}`.
+/// "1ms"}`, `{uniform = ["1ms", "2ms"]}`, `{normal = ["5ms", "1ms"]}`,
+/// `{lognormal = ["5ms", "20ms"]}` (mean, sd).
 pub(crate) fn dist_at(v: &toml::Value, file: &str, key: &str) -> Result<Dist> {
-    let accepted = "a duration string (\"20ms\") or {exp = D}, {uniform = [D, D]}, {normal = [mean, sd]}";
+    let accepted =
+        "a duration string (\"20ms\") or {exp = D}, {uniform = [D, D]}, {normal = [mean, sd]}, {lognormal = [mean, sd]}";
     match v {
         toml::Value::String(s) => Ok(Dist::Const(duration_at(s, file, key)?)),
         toml::Value::Table(t) if t.len() == 1 => {
@@ -96,7 +98,17 @@ pub(crate) fn dist_at(v: &toml::Value, file: &str, key: &str) -> Result<Dist> {
                     let (m, sd) = pair(val)?;
                     Ok(Dist::Normal(m, sd))
                 }
-                _ => Err(SimError::UnknownKey { at: loc(file, &sub), accepted: "exp, uniform, normal".into() }),
+                "lognormal" => {
+                    let (m, sd) = pair(val)?;
+                    if m == 0 {
+                        return Err(SimError::bad_value(file, &sub, "a mean of 0", accepted));
+                    }
+                    Ok(Dist::LogNormal(m, sd))
+                }
+                _ => Err(SimError::UnknownKey {
+                    at: loc(file, &sub),
+                    accepted: "exp, uniform, normal, lognormal".into(),
+                }),
             }
         }
         _ => Err(SimError::bad_value(file, key, format!("unexpected value {v}"), accepted)),

@@ -21,6 +21,7 @@ from typing import Any
 
 from schedlab.errors import TraceError
 from schedlab.overrides import toml_literal
+from schedlab.traceimport.model import model_task
 from schedlab.traceimport.read import Trace, gc_paused, read_trace
 from schedlab.traceimport.replay import Replay, TaskReplay, _policy, build_replay
 
@@ -90,7 +91,7 @@ def _ops_text(ops: list[tuple[str, Any]]) -> str:
     return ",\n  ".join(out)
 
 
-def _task_toml(t: TaskReplay) -> list[str]:
+def _task_toml(t: TaskReplay, mode: str) -> list[str]:
     policy, nice, rt_priority = _policy(t)
     lines = [
         "",
@@ -98,7 +99,8 @@ def _task_toml(t: TaskReplay) -> list[str]:
         f"name = {toml_literal(t.uid)}",
         f"# {t.comm}, pid {t.pid}: {t.cpu_ns / 1e6:.3f} ms of CPU",
     ]
-    if t.forked:
+    forked = t.forked
+    if forked:
         lines.append("count = 0  # started by its parent's fork")
     if policy != "SCHED_NORMAL":
         lines.append(f'policy = "{policy}"')
@@ -110,9 +112,14 @@ def _task_toml(t: TaskReplay) -> list[str]:
         lines.append(f"cpus = {toml_literal(t.cpus)}")
     if t.kthread:
         lines.append("kthread = true")
-    if t.start_ns and not t.forked:
+    if t.start_ns and not forked:
         lines.append(f'start = "{_dur(t.start_ns)}"')
-    lines.append(f"program = [\n  {_ops_text(t.ops)},\n]")
+    if mode == "model":
+        m = model_task(t)
+        lines += [f"# {a}" for a in m.about]
+        lines.append("program = [\n  " + ",\n  ".join(m.ops) + ",\n]")
+    else:
+        lines.append(f"program = [\n  {_ops_text(t.ops)},\n]")
     return lines
 
 
@@ -124,6 +131,7 @@ def scenario_toml(
     name: str,
     preempt: str | None = None,
     cpuidle: str | None = None,
+    mode: str = "exact",
 ) -> str:
     """The replay as scenario text. ``preempt`` and ``cpuidle``: the
     recording machine's preemption model and cpuidle driver when known
@@ -131,10 +139,19 @@ def scenario_toml(
     r = replay
     span = max(1000, r.t_end - r.t0)
     lines = [
-        f"# schedlab import of {r.trace.source} ({r.trace.kind}): exact replay, {len(r.tasks)} tasks.",
+        f"# schedlab import of {r.trace.source} ({r.trace.kind}): {mode} replay, {len(r.tasks)} tasks.",
         *(f"# recorded on: {k} {v}" for k, v in sorted(r.trace.meta.items())),
-        "# Each task's program is its CPU bursts and blocks as the trace shows them; a block",
-        "# another replayed task ended is a wait on the waker's signal (docs/import.md).",
+        *(
+            [
+                "# Each task's program is its CPU bursts and blocks as the trace shows them; a block",
+                "# another replayed task ended is a wait on the waker's signal (docs/import.md).",
+            ]
+            if mode == "exact"
+            else [
+                "# Each task's program is a loop of bursts and blocks drawn from distributions fitted",
+                "# to the trace's, with its rates of waits and signals (docs/import.md, model mode).",
+            ]
+        ),
         f"name = {toml_literal(name)}",
         "",
         "[machine]",
@@ -169,7 +186,7 @@ def scenario_toml(
     ]
     lines += ["", "[measure]", 'warmup = "0ms"', f'duration = "{_dur(span)}"']
     for t in r.tasks:
-        lines += _task_toml(t)
+        lines += _task_toml(t, mode)
     return "\n".join(lines) + "\n"
 
 
@@ -189,8 +206,11 @@ def import_trace(
     kthreads: bool = True,
     name: str | None = None,
     host: bool = False,
+    mode: str = "exact",
 ) -> Imported:
-    """Read ``path`` and build its exact replay (module docstring). ``kernel``:
+    """Read ``path`` and build its replay (module docstring): ``mode``
+    ``"exact"`` (the recorded sequence) or ``"model"`` (fitted loops, the
+    ``model`` module). ``kernel``:
     the replay's version (default: the release a ``schedlab capture`` trace
     names, else DEFAULT_KERNEL). ``host``:
     the trace was recorded on this machine, whose preemption model and
@@ -217,6 +237,7 @@ def import_trace(
         name=name or f"import-{Path(path).stem}",
         preempt=preempt,
         cpuidle=cpuidle,
+        mode=mode,
     )
     return Imported(replay, text)
 
@@ -228,7 +249,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.out:
         check_output_path(args.out, "--out")
     imp = import_trace(
-        args.trace, kernel=args.kernel, machine=args.machine, kthreads=not args.no_kthreads, host=args.host
+        args.trace,
+        kernel=args.kernel,
+        machine=args.machine,
+        kthreads=not args.no_kthreads,
+        host=args.host,
+        mode=args.mode,
     )
     if args.out:
         write_text(args.out, imp.text, flag="--out")

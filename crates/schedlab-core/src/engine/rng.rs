@@ -88,6 +88,10 @@ pub enum Dist {
     Uniform(u64, u64),
     Exp(u64),
     Normal(u64, u64),
+    /// Log-normal with this mean and standard deviation (of the duration
+    /// itself, not of its logarithm): the long-tailed CPU bursts and sleeps
+    /// of a real task, as `schedlab import --mode model` fits them.
+    LogNormal(u64, u64),
 }
 
 impl Dist {
@@ -97,12 +101,19 @@ impl Dist {
             Dist::Uniform(a, b) => rng.range(a, b),
             Dist::Exp(mean) => rng.exp(mean as f64).round() as u64,
             Dist::Normal(mean, sd) => rng.normal(mean as f64, sd as f64).max(0.0).round() as u64,
+            Dist::LogNormal(mean, sd) => {
+                // ln X ~ N(mu, sigma²) with E[X] = mean, sd(X) = sd:
+                // sigma² = ln(1 + sd²/mean²), mu = ln(mean) - sigma²/2.
+                let (m, s) = (mean.max(1) as f64, sd as f64);
+                let sigma2 = (1.0 + (s / m) * (s / m)).ln();
+                rng.normal(m.ln() - sigma2 / 2.0, sigma2.sqrt()).exp().round() as u64
+            }
         }
     }
 
     pub fn mean(&self) -> u64 {
         match *self {
-            Dist::Const(v) | Dist::Exp(v) | Dist::Normal(v, _) => v,
+            Dist::Const(v) | Dist::Exp(v) | Dist::Normal(v, _) | Dist::LogNormal(v, _) => v,
             Dist::Uniform(a, b) => (a + b) / 2,
         }
     }
@@ -132,6 +143,17 @@ mod tests {
         assert!((m - 2.0).abs() < 0.03, "{m}");
         let m: f64 = (0..n).map(|_| r.normal(5.0, 1.0)).sum::<f64>() / n as f64;
         assert!((m - 5.0).abs() < 0.02, "{m}");
+        let d = Dist::LogNormal(2_000, 6_000);
+        let xs: Vec<f64> = (0..n).map(|_| d.sample(&mut r) as f64).collect();
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let median = {
+            let mut v = xs.clone();
+            v.sort_by(f64::total_cmp);
+            v[n / 2]
+        };
+        assert!((m - 2_000.0).abs() < 100.0, "{m}");
+        // sigma² = ln 10: the median is mean / sqrt(10), far below the mean.
+        assert!((median - 2_000.0 / 10f64.sqrt()).abs() < 30.0, "{median}");
         for _ in 0..1000 {
             let x = r.range(3, 9);
             assert!((3..=9).contains(&x));
