@@ -355,7 +355,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         choices=("exact", "model"),
         default="exact",
         help="exact: the recorded bursts and blocks, in order; model: each task a loop of bursts and sleeps "
-        "drawn from distributions fitted to its own, with its rates of waits and signals",
+        "drawn from distributions fitted to its own, its waits and signals in the trace's order",
     )
     im.add_argument("--no-kthreads", action="store_true", help="leave the trace's kernel threads out of the replay")
     im.add_argument(
