@@ -42,7 +42,6 @@ ALLOWED: dict[tuple[str, str], tuple[int, str]] = {
     ("validation/runners.py", "json"): (2, "real-side report files schedlab wrote (a kept report, its kernel)"),
     ("validation/runners.py", "regex"): (3, "a real tool's output (perf bench, cyclictest, the suite's expected text)"),
     # A real kernel's trace (the core writes traces but reads none): `schedlab import`.
-    ("traceimport/read.py", "regex"): (9, "ftrace and perf script lines and the sched events' print formats"),
     ("traceimport/replay.py", "regex"): (4, "kernel-thread names (kworker/3:1) and a group-name sanitizer"),
     ("traceimport/__init__.py", "regex"): (1, "the release a capture names (uname -r)"),
     # Not one of the kinds the core owns.

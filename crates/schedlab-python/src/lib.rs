@@ -7,6 +7,7 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
 use schedlab_core::engine::heap::LIVE_BYTES;
 use schedlab_core::scenario::doc::{self, V};
 use schedlab_core::scenario::{self, describe, overrides, Format};
+use schedlab_core::trace::textread;
 use schedlab_core::{RunOptions, SimError};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::Ordering::Relaxed;
@@ -437,6 +438,120 @@ fn runner_main(py: Python<'_>, argv: Vec<String>) -> u8 {
     })
 }
 
+/// `schedlab import`'s line reader (schedlab_core::trace::textread): fed
+/// a trace's lines in batches, it returns each kept event as the tuple
+/// `(ts_ns, cpu, pid, comm, flags, name, fields)` the Python `Event` wraps,
+/// the `#` lines (a capture's header among them), and the first malformed
+/// event as `(line number, event, body)`.
+#[pyclass]
+struct TextReader {
+    format: Option<textread::Format>,
+    lineno: usize,
+    #[pyo3(get)]
+    skipped: usize,
+    /// The highest CPU a column, target_cpu or dest_cpu names.
+    #[pyo3(get)]
+    top: i64,
+    last: i64,
+    /// A time earlier than the one before it.
+    #[pyo3(get)]
+    unsorted: bool,
+    keys: std::collections::BTreeMap<&'static str, Py<PyString>>,
+}
+
+type Fed = (Py<PyList>, Vec<String>, Option<(usize, String, String)>);
+
+#[pymethods]
+impl TextReader {
+    #[new]
+    fn new() -> Self {
+        TextReader { format: None, lineno: 0, skipped: 0, top: 0, last: 0, unsorted: false, keys: Default::default() }
+    }
+
+    /// "ftrace" or "perf" once a line has told, else "".
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.format {
+            Some(textread::Format::Ftrace) => "ftrace",
+            Some(textread::Format::Perf) => "perf",
+            None => "",
+        }
+    }
+
+    fn feed(&mut self, py: Python<'_>, lines: &Bound<'_, PyList>) -> PyResult<Fed> {
+        let out = PyList::empty(py);
+        let mut comments = Vec::new();
+        for item in lines.iter() {
+            self.lineno += 1;
+            let s = item.downcast::<PyString>()?.to_cow()?;
+            let line: &str = &s;
+            if line.starts_with('#') {
+                comments.push(line.to_string());
+                continue;
+            }
+            let format = match self.format {
+                Some(f) => f,
+                None => {
+                    let t = line.trim();
+                    if t.is_empty()
+                        || line.starts_with("version =")
+                        || line.starts_with("cpus=")
+                        || line.starts_with("CPU ")
+                    {
+                        continue;
+                    }
+                    match textread::detect(line) {
+                        Some(f) => *self.format.insert(f),
+                        None => {
+                            self.skipped += 1;
+                            continue;
+                        }
+                    }
+                }
+            };
+            match textread::read_line(line, format) {
+                textread::Line::Event(e) => {
+                    let fields = pyo3::types::PyDict::new(py);
+                    for (k, v) in &e.fields {
+                        let key = self.key(py, k);
+                        match *v {
+                            textread::Value::Int(i) => {
+                                if (*k == "target_cpu" || *k == "dest_cpu") && i > self.top {
+                                    self.top = i;
+                                }
+                                fields.set_item(key, i)?
+                            }
+                            textread::Value::Str(t) => fields.set_item(key, t)?,
+                        }
+                    }
+                    if e.ts_ns < self.last {
+                        self.unsorted = true;
+                    }
+                    self.last = e.ts_ns;
+                    self.top = self.top.max(e.cpu);
+                    let comm = PyString::intern(py, e.comm);
+                    let name = self.key(py, e.name);
+                    out.append((e.ts_ns, e.cpu, e.pid, comm, e.flags, name, fields))?;
+                }
+                textread::Line::Malformed { event, body } => {
+                    let body: String = body.chars().take(120).collect();
+                    return Ok((out.unbind(), comments, Some((self.lineno, event.to_string(), body))));
+                }
+                textread::Line::Comment | textread::Line::Dropped => {}
+                textread::Line::NoMatch | textread::Line::Unkept => self.skipped += 1,
+            }
+        }
+        Ok((out.unbind(), comments, None))
+    }
+}
+
+impl TextReader {
+    /// A field name or event name as one interned Python string.
+    fn key<'py>(&mut self, py: Python<'py>, k: &'static str) -> Bound<'py, PyString> {
+        self.keys.entry(k).or_insert_with(|| PyString::intern(py, k).unbind()).bind(py).clone()
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -465,6 +580,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(runner_main, m)?)?;
     m.add_class::<Progress>()?;
+    m.add_class::<TextReader>()?;
+    m.add("TRACE_EVENTS_KEPT", textread::KEPT.to_vec())?;
     // include/linux/sched/prio.h's ranges, defined once in the core
     // (prio.rs), for the checks Python makes before it calls in.
     m.add("MIN_NICE", schedlab_core::prio::MIN_NICE)?;

@@ -1,131 +1,39 @@
 """Reading a captured trace into one time-ordered list of scheduler events.
 
-Four inputs, told apart by their first bytes:
+Five inputs, told apart by their first bytes:
 
 * ftrace text: the kernel's ``trace`` file, ``trace-cmd report`` (with or
   without its ``-l`` flags column) and ``schedlab run --trace``;
 * ``perf script`` text of a ``perf sched record`` (``comm tid [cpu] time:
   sched:sched_switch: ...``);
 * a ``perf.data`` file (``PERFILE2``), read through ``perf script``;
-* a ``trace.dat`` (trace-cmd's binary), read through ``trace-cmd report``.
+* a ``trace.dat`` (trace-cmd's binary), read through ``trace-cmd report``;
+* a Perfetto protobuf trace (the ``perfetto`` module).
 
-Perfetto protobuf traces are refused for now with a clear error. Only the
-events the replay uses are kept: the sched tracepoints, the interrupt
-brackets (irq, softirq, hrtimer expiry) and hrtimer_start.
+Only the events the replay uses are kept: the sched tracepoints, the
+interrupt brackets (irq, softirq, hrtimer expiry) and hrtimer_start.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import gzip
-import re
+import itertools
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from schedlab import native
 from schedlab.errors import TraceError, UsageError
+from schedlab.traceimport.event import Event
 
 __all__ = ["Event", "Trace", "read_trace"]
-
-#: The handlers' brackets: a wakeup between them is an interrupt's (read
-#: where a trace has no flags column, as perf's).
-_BRACKETS = frozenset(
-    {
-        "irq_handler_entry",
-        "irq_handler_exit",
-        "softirq_entry",
-        "softirq_exit",
-        "hrtimer_expire_entry",
-        "hrtimer_expire_exit",
-    }
-)
-#: Events the replay reads; everything else in a trace is skipped.
-KEPT = (
-    frozenset(
-        {
-            "sched_switch",
-            "sched_waking",
-            "sched_wakeup",
-            "sched_wakeup_new",
-            "sched_migrate_task",
-            "sched_process_fork",
-            "sched_process_exec",
-            "sched_process_exit",
-            "hrtimer_start",
-            "hrtimer_cancel",
-        }
-    )
-    | _BRACKETS
-)
-
-# The kernel's trace file and trace-cmd report: "comm-pid [cpu] flags ts: event: body";
-# the (tgid) column and the five-character flags column are optional.
-_FTRACE = re.compile(
-    r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+(?:(?P<flags>[^\s:]{4,6})\s+)?"
-    r"(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s?(?P<body>.*)$"
-)
-# perf script: "comm pid[/tid] [cpu] ts: sched:sched_switch: body" (comm right-aligned, may hold spaces).
-_PERF = re.compile(
-    r"^\s*(?P<comm>.+?)\s+(?:\d+/)?(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<flags>(?!))?(?P<ts>\d+\.\d+):\s+"
-    r"(?:\d+\s+)?(?:\w+:)?(?P<event>\w+):\s?(?P<body>.*)$"
-)
-
-# Each event's print format (the kernel's format file), its groups named as its fields.
-_SWITCH = re.compile(
-    r"prev_comm=(?P<prev_comm>.*?) prev_pid=(?P<prev_pid>-?\d+) prev_prio=(?P<prev_prio>-?\d+)"
-    r" prev_state=(?P<prev_state>\S+) ==> next_comm=(?P<next_comm>.*?) next_pid=(?P<next_pid>-?\d+)"
-    r" next_prio=(?P<next_prio>-?\d+)"
-)
-_WAKE = re.compile(
-    r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)(?: success=\d+)?(?: target_cpu=(?P<target_cpu>\d+))?"
-)
-_WAKES = frozenset({"sched_waking", "sched_wakeup", "sched_wakeup_new"})
-_FORMATS = {
-    "sched_switch": _SWITCH,
-    "sched_waking": _WAKE,
-    "sched_wakeup": _WAKE,
-    "sched_wakeup_new": _WAKE,
-    "sched_migrate_task": re.compile(
-        r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)"
-        r" orig_cpu=(?P<orig_cpu>\d+) dest_cpu=(?P<dest_cpu>\d+)"
-    ),
-    "sched_process_fork": re.compile(
-        r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) child_comm=(?P<child_comm>.*?) child_pid=(?P<child_pid>\d+)"
-    ),
-    "sched_process_exec": re.compile(r"filename=(?P<filename>\S*) pid=(?P<pid>\d+)"),
-    "sched_process_exit": re.compile(r"comm=(?P<comm>.*?) pid=(?P<pid>\d+) prio=(?P<prio>-?\d+)"),
-}
-_HRTIMER = re.compile(
-    r"hrtimer=(?P<hrtimer>\S+)(?: function=(?P<function>\S+))?(?: expires=(?P<expires>\d+))?"
-    r"(?: softexpires=(?P<softexpires>\d+))?"
-)
-_FORMATS.update(
-    {n: _HRTIMER for n in ("hrtimer_start", "hrtimer_cancel", "hrtimer_expire_entry", "hrtimer_expire_exit")}
-)
-#: The fields read as integers, and what a field the event may leave out is.
-_TEXT = frozenset({"prev_comm", "prev_state", "next_comm", "comm", "child_comm", "filename", "hrtimer", "function"})
-_ABSENT: dict[str, Any] = {"target_cpu": -1, "function": "", "expires": 0, "softexpires": 0}
-
-
-class Event(NamedTuple):
-    """One tracepoint hit: ``ts`` in ns from the trace's clock, the CPU and
-    the task (pid, comm) in whose context it ran, the ftrace flags column if
-    the trace has one, and the event's own fields. (A tuple: a trace of a
-    million events is held in memory.)"""
-
-    ts: int
-    cpu: int
-    pid: int
-    comm: str
-    flags: str | None
-    name: str
-    f: dict[str, Any]
 
 
 @dataclass
@@ -144,43 +52,6 @@ class Trace:
     task_attrs: dict[int, dict[str, str]] = field(default_factory=dict)  # its tasks' policy, nice, CPUs
 
 
-_SCALE: list[int] = [int(10 ** (9 - n)) for n in range(10)]
-
-
-def _ns(ts: str) -> int:
-    """Seconds with 6 (ftrace) or 9 (perf --ns) decimals, as integer ns."""
-    return int(ts.replace(".", "", 1)) * _SCALE[len(ts) - ts.index(".") - 1]
-
-
-#: Per event, its pattern and the fields read as integers (the others are text).
-_CONVERT: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {
-    name: (pat, tuple(k for k in pat.groupindex if k not in _TEXT)) for name, pat in _FORMATS.items()
-}
-
-
-def _fields(name: str, body: str) -> dict[str, Any] | None:
-    """The fields of event ``name`` from its printed body; None when the body
-    does not have the kernel's layout (the irq brackets: no fields)."""
-    conv = _CONVERT.get(name)
-    if conv is None:
-        return {}
-    m = conv[0].match(body)
-    if m is None:
-        return None
-    d = m.groupdict()
-    for k in conv[1]:
-        v = d[k]
-        d[k] = _ABSENT[k] if v is None else int(v)
-    if None in d.values():
-        for k, v in d.items():
-            if v is None:
-                d[k] = _ABSENT[k]
-    return d
-
-
-_NO_FIELDS: dict[str, Any] = {}
-
-
 class _Parsed(NamedTuple):
     kind: str
     events: list[Event]
@@ -190,80 +61,34 @@ class _Parsed(NamedTuple):
     unsorted: bool  # a time earlier than the one before it
 
 
+#: Lines handed to the core's reader at a time.
+_BATCH = 8192
+
+
 def _parse_lines(lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> _Parsed:
+    """The lines' events, read by the core (trace/textread.rs: the ftrace and
+    perf script line formats and each event's print format), wrapped as
+    Events here; the `# schedlab-capture:` header lines read into ``meta``
+    and ``tasks``."""
+    reader = native.load().TextReader()
     events: list[Event] = []
-    append = events.append
-    names: set[str] = set()
-    kind = ""
-    pattern = None
-    skipped = 0
-    intern = sys.intern
-    kept = {n: n for n in KEPT}
-    top, last, unsorted = 0, 0, False  # the highest CPU a field or column names; a time going back
-    switch, wake = _SWITCH.match, _WAKE.match
-    new = tuple.__new__  # an Event without NamedTuple's Python-level __new__ (a million of them)
-    for lineno, line in enumerate(lines, 1):
-        if line.startswith("#"):
+    wrap = functools.partial(tuple.__new__, Event)  # an Event without NamedTuple's Python-level __new__
+    it = iter(lines)
+    while batch := list(itertools.islice(it, _BATCH)):
+        got, comments, bad = reader.feed(batch)
+        events.extend(map(wrap, got))
+        for line in comments:
             if line.startswith("# schedlab-capture: "):
                 _capture_line(line[len("# schedlab-capture: ") :].rstrip("\n"), meta, tasks)
-            continue
-        if pattern is None:
-            if not line.strip() or line.startswith(("version =", "cpus=", "CPU ")):
-                continue
-            if _FTRACE.match(line):
-                kind, pattern = "ftrace", _FTRACE
-            elif _PERF.match(line):
-                kind, pattern = "perf", _PERF
-            else:
-                skipped += 1
-                continue
-        m = pattern.match(line)
-        if m is None:
-            skipped += 1
-            continue
-        comm, pid, cpu, flags, ts, name, body = m.groups()
-        name = kept.get(name)  # the one string object per event name
-        if name is None:
-            skipped += 1
-            continue
-        if name in _BRACKETS:
-            if flags is not None:
-                continue  # the flags column says which context each event ran in
-            fields: dict[str, Any] | None = _NO_FIELDS
-        elif name == "hrtimer_start" and "hrtimer_wakeup" not in body:
-            continue  # only a task's sleep timer tells the replay anything
-        elif name == "sched_switch":  # the hot two: a dict display, not groupdict and a loop
-            a = switch(body)
-            fields = None if a is None else {
-                "prev_comm": a[1], "prev_pid": int(a[2]), "prev_prio": int(a[3]), "prev_state": a[4],
-                "next_comm": a[5], "next_pid": int(a[6]), "next_prio": int(a[7]),
-            }  # fmt: skip
-        elif name in _WAKES:
-            a = wake(body)
-            fields = None if a is None else {
-                "comm": a[1], "pid": int(a[2]), "prio": int(a[3]), "target_cpu": -1 if a[4] is None else int(a[4]),
-            }  # fmt: skip
-            if fields is not None and fields["target_cpu"] > top:
-                top = fields["target_cpu"]
-        else:
-            fields = _fields(name, body)
-            if name == "sched_migrate_task" and fields is not None and fields["dest_cpu"] > top:
-                top = fields["dest_cpu"]
-        if fields is None:
+        if bad is not None:
+            lineno, name, body = bad
             raise TraceError(
                 "SL130",
-                f"{source}:{lineno}: a {name} event without the kernel's fields: {body[:120]!r}; "
+                f"{source}:{lineno}: a {name} event without the kernel's fields: {body!r}; "
                 "accepted: the kernel's print format of the event (its format file)",
             )
-        t, c = _ns(ts), int(cpu)
-        if t < last:
-            unsorted = True
-        last = t
-        if c > top:
-            top = c
-        append(new(Event, (t, c, int(pid), intern(comm.strip()), flags, name, fields)))
-        names.add(name)
-    return _Parsed(kind, events, names, skipped, top + 1, unsorted)
+    names = {e.name for e in events}
+    return _Parsed(reader.kind, events, names, reader.skipped, reader.top + 1, reader.unsorted)
 
 
 def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> None:
@@ -316,6 +141,13 @@ def _file_lines(p: Path, gz: bool, source: str) -> Iterator[Iterable[str]]:
         raise UsageError("SL001", f"{source}: cannot read the trace: {e}") from None
 
 
+_NEEDED = (
+    "accepted: ftrace text (the kernel's trace file, trace-cmd report, schedlab run --trace), perf script "
+    "text, perf.data, trace.dat or a Perfetto trace, with at least sched:sched_switch and sched:sched_waking "
+    "(or sched_wakeup)"
+)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector off while a million events are built: they
@@ -348,11 +180,7 @@ def read_trace(path: str | Path) -> Trace:
         opened = _tool_lines(["trace-cmd", "report", "-l", "-i", source], "trace.dat", "trace-cmd", source)
         kind_hint = "trace.dat"
     elif _looks_protobuf(head):
-        raise TraceError(
-            "SL130",
-            f"{source}: a Perfetto protobuf trace is not read yet; accepted: ftrace text, trace-cmd's "
-            "trace.dat, perf.data or `perf script` text (record with `schedlab capture`)",
-        )
+        return _perfetto_trace(p, source)
     else:
         opened = _file_lines(p, head.startswith(b"\x1f\x8b"), source)  # gzip: a kept trace.txt.gz
         kind_hint = ""
@@ -361,12 +189,7 @@ def read_trace(path: str | Path) -> Trace:
     with opened as lines, gc_paused():
         kind, events, names, skipped, nr_cpus, unsorted = _parse_lines(lines, source, meta, tasks)
     if not events:
-        raise TraceError(
-            "SL130",
-            f"{source}: no scheduler events found; accepted: ftrace text (the kernel's trace file, "
-            "trace-cmd report, schedlab run --trace), perf script text, perf.data or trace.dat "
-            "with at least sched:sched_switch and sched:sched_waking (or sched_wakeup)",
-        )
+        raise TraceError("SL130", f"{source}: no scheduler events found; {_NEEDED}")
     # Stable: a CPU's own order is kept for equal times (the kernel's trace
     # file, trace-cmd and perf already print in time order).
     if unsorted:
@@ -374,6 +197,20 @@ def read_trace(path: str | Path) -> Trace:
     if meta.get("nr_cpus", "").isdigit():
         nr_cpus = max(nr_cpus, int(meta["nr_cpus"]))
     trace = Trace(source, kind_hint or kind, events, nr_cpus, names, skipped, meta=meta, task_attrs=tasks)
+    with gc_paused():
+        _repair(trace)
+    return trace
+
+
+def _perfetto_trace(p: Path, source: str) -> Trace:
+    from schedlab.traceimport.perfetto import read_perfetto
+
+    with gc_paused():
+        events, names, meta, skipped = read_perfetto(p, source)
+    if not events:
+        raise TraceError("SL130", f"{source}: a Perfetto trace with no ftrace events; {_NEEDED}")
+    top = max(max(e.cpu, e.f.get("target_cpu", -1), e.f.get("dest_cpu", -1)) for e in events)
+    trace = Trace(source, "perfetto", events, top + 1, names, skipped, meta=meta)
     with gc_paused():
         _repair(trace)
     return trace

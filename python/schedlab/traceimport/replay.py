@@ -359,7 +359,8 @@ def build_replay(trace: Trace, *, kthreads: bool = True) -> Replay:
     b.run()
     tasks = [t for t in b.order if t.ops and any(op != "wait" or arg != END_EVENT for op, arg in t.ops)]
     replay = Replay(trace, b.t0, trace.events[-1].ts, tasks, b.wake_event, b.wakeups)
-    if not ({"irq_handler_entry", "softirq_entry", "hrtimer_expire_entry"} & trace.names) and trace.kind != "ftrace":
+    flagged = any(e.flags is not None for e in trace.events)  # an ftrace flags column, or Perfetto's common_flags
+    if not ({"irq_handler_entry", "softirq_entry", "hrtimer_expire_entry"} & trace.names) and not flagged:
         replay.notes.append(
             "no interrupt brackets (irq, softirq, hrtimer_expire events) in the trace: a wakeup from an "
             "interrupt on a busy CPU is taken for a wakeup by the task it interrupted (record "

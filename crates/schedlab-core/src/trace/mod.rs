@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod perfetto;
 pub mod sink;
+pub mod textread;
 pub mod tracedat;
 
 use std::io::Write;
@@ -255,14 +256,11 @@ impl Trace {
         );
     }
 
-    /// sched_wakeup (and, in the Perfetto stream, sched_waking, the event
-    /// Perfetto builds thread states from).
+    /// sched_wakeup, on the target CPU.
     pub fn sched_wakeup(&mut self, now: u64, cpu: usize, p: &dyn Traced) {
         self.rec(2, now, cpu, p.pid() as u64, 0);
         if let Some(pf) = self.pf.as_mut() {
-            let f = wakeup_fields(p, cpu);
-            pf.event(cpu, now, 0, perfetto::SCHED_WAKING, &f);
-            pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP, &f);
+            pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP, &wakeup_fields(p, cpu));
         }
         self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP, |f| {
             f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(cpu as i64)
@@ -275,11 +273,11 @@ impl Trace {
         );
     }
 
-    /// Whether a text or trace.dat trace is being written (the events that
-    /// only those carry check it before building their arguments).
+    /// Whether a text, trace.dat or Perfetto trace is being written (the
+    /// events that only those carry check it before building their arguments).
     #[inline]
     pub fn writes_events(&self) -> bool {
-        self.text.is_some() || self.dat.is_some()
+        self.text.is_some() || self.dat.is_some() || self.pf.is_some()
     }
 
     /// sched_waking: try_to_wake_up()'s first tracepoint, in the waker's
@@ -289,10 +287,25 @@ impl Trace {
     /// digest (sched_wakeup stands for the wakeup there, so the reports of
     /// runs before it stay the same).
     ///
+    /// The Perfetto stream has it too, with the context's pid and the
+    /// common_flags an interrupt's wakeup sets (TRACE_FLAG_HARDIRQ): the
+    /// task that woke another is the one Perfetto's thread states name.
+    /// (Until 2026-11-28 Perfetto's sched_waking sat beside sched_wakeup on
+    /// the target CPU, in no task's context.)
+    ///
     /// Deviation: trace.dat's records carry no flags, so an interrupt's
-    /// wakeup shows the interrupted task's context only; the Perfetto
-    /// stream keeps its sched_waking beside sched_wakeup on the target CPU.
+    /// wakeup shows the interrupted task's context only.
     pub fn sched_waking(&mut self, now: u64, cpu: usize, who: Ctx, irq: bool, p: &dyn Traced, task_cpu: usize) {
+        if let Some(pf) = self.pf.as_mut() {
+            let pid = match who {
+                Ctx::Idle => 0,
+                Ctx::Task(t) => t.pid(),
+                Ctx::Stopper => stopper_pid(cpu),
+            };
+            // TRACE_FLAG_IRQS_OFF (the text's `d`), with TRACE_FLAG_HARDIRQ from an interrupt.
+            let flags = if irq { 0x09 } else { 0x01 };
+            pf.event_flags(cpu, now, pid, flags, perfetto::SCHED_WAKING, &wakeup_fields(p, task_cpu));
+        }
         self.dat(now, cpu, who, tracedat::SCHED_WAKING, |f| {
             f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(task_cpu as i64)
         });

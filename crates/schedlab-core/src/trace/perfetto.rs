@@ -21,6 +21,7 @@ const BUNDLE_CPU: u32 = 1;
 const BUNDLE_EVENT: u32 = 2;
 const EV_TIMESTAMP: u32 = 1;
 const EV_PID: u32 = 2;
+const EV_COMMON_FLAGS: u32 = 5;
 pub const SCHED_SWITCH: u32 = 4;
 pub const SCHED_WAKEUP: u32 = 17;
 pub const SCHED_WAKING: u32 = 20;
@@ -99,9 +100,26 @@ impl Perfetto {
     /// One FtraceEvent on `cpu`: `pid` is the task running there when it
     /// fired; `kind` its oneof field, `fields` the encoded event message.
     pub fn event(&mut self, cpu: usize, now: u64, pid: u32, kind: u32, fields: &[u8]) {
+        self.event_flags(cpu, now, pid, None, kind, fields);
+    }
+
+    /// An FtraceEvent with its common_flags (the trace_entry flags: 0x01
+    /// irqs off, 0x08 hardirq, 0x10 softirq) when `flags` is given.
+    pub fn event_flags(
+        &mut self,
+        cpu: usize,
+        now: u64,
+        pid: u32,
+        flags: impl Into<Option<u32>>,
+        kind: u32,
+        fields: &[u8],
+    ) {
         let mut ev = Vec::with_capacity(fields.len() + 16);
         put_int(&mut ev, EV_TIMESTAMP, now as i64);
         put_int(&mut ev, EV_PID, pid as i64);
+        if let Some(f) = flags.into() {
+            put_int(&mut ev, EV_COMMON_FLAGS, f as i64);
+        }
         put_bytes(&mut ev, kind, fields);
         let mut bundle = Vec::with_capacity(ev.len() + 8);
         put_int(&mut bundle, BUNDLE_CPU, cpu as i64);
