@@ -448,6 +448,38 @@ def test_capture_records_what_import_reads(tmp_path: Path, run_cli) -> None:  # 
     imp = import_trace(out)  # the release the trace names is the replay's kernel
     assert any(t.comm == "sleep" for t in imp.replay.tasks)
     assert imp.text.count("sleep = ") >= 2  # each sleep ended by its timer
+    # The machine from this host's /sys: its packages and cores, not only its CPU count.
+    assert len(trace.topology.cpus) == os.cpu_count()
+    assert "# the recording machine's topology" in imp.text
+
+
+def test_the_machine_is_the_topology_the_capture_read(tmp_path: Path) -> None:
+    """Two packages of two cores of two threads, a NUMA node each."""
+    head = ["# schedlab-capture: nr_cpus=8"]
+    for cpu in range(8):
+        pkg, core, llc = cpu // 4, (cpu // 2) % 2, f"{cpu // 4 * 4}-{cpu // 4 * 4 + 3}"
+        head.append(f"# schedlab-capture: cpu cpu={cpu} package={pkg} core={core} node={pkg} llc={llc}")
+    head += ["# schedlab-capture: distance node=0 10,21", "# schedlab-capture: distance node=1 21,10"]
+    a = ("a", 10)
+    lines = [
+        *head,
+        _switch(0, 100, ("swapper/0", 0), "R", a),
+        _line("a", 10, 0, 150, "sched_waking", "comm=a pid=10 prio=120 target_cpu=007"),
+        _switch(0, 200, a, "S", ("swapper/0", 0)),
+    ]
+    imp = import_trace(_write(tmp_path, lines), kernel="6.12")
+    assert imp.trace.topology.distance == {0: [10, 21], 1: [21, 10]}
+    machine = imp.text.split("[machine]", 1)[1].split("[kernel]", 1)[0]
+    for want in ("sockets = 2", "cores_per_socket = 2", "threads_per_core = 2", "nodes = 2",
+                 "distance = [[10, 21], [21, 10]]"):  # fmt: skip
+        assert want in machine, machine
+    assert "llcs_per_socket" not in machine  # one LLC a package
+    summary = schedlab.check_scenario(text=imp.text)
+    assert summary is not None
+    # An irregular one (a package with one core fewer) falls back to the CPU count.
+    irregular = [ln for ln in lines if "cpu=7 " not in ln]
+    imp = import_trace(_write(tmp_path, [ln.replace("nr_cpus=8", "nr_cpus=7") for ln in irregular]), kernel="6.12")
+    assert "cores_per_socket = 8" in imp.text
 
 
 def test_a_kept_trace_may_be_gzipped(tmp_path: Path) -> None:

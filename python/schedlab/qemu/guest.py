@@ -401,32 +401,44 @@ def trace_in_guest(
     with the runner, as :func:`run_in_guest` does, while tracefs records
     the sched ``events``: (the trace file's text, the runner's report).
     The trace comes back on the console gzip'd and base64'd."""
+    summary = native.check(text, source, overrides)
+    layout = Layout.from_summary(summary["machine"])
+    resolved = native.scenario_toml(text, source, overrides)
+    script = traced_script("/schedlab/runner --serial /schedlab/scenario.toml", events, layout.nr_cpus)
+    orc = oracle or find_oracle()
+    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": resolved.encode()}
+    res = boot(layout, kernel, ["sh", "-c", script], files, shift=shift, timeout=timeout, oracle=orc)
+    return trace_of(res, kernel), _runner_doc(res, "report", kernel, shift, orc)
+
+
+def traced_script(command: str, events: Sequence[str], nr_cpus: int) -> str:
+    """A guest /bin/sh script: tracefs records the sched ``events`` while
+    ``command`` runs; the trace file is then printed gzip'd and base64'd
+    between the trace markers, and the script exits with the command's
+    status."""
+    kb = max(1024, min(TRACE_BUFFER_KB, 262144 // max(1, nr_cpus)))
+    enable = "; ".join(f"echo 1 > events/sched/{e}/enable" for e in events)
+    return (
+        "mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; cd /sys/kernel/tracing || exit 97; "
+        f"echo 0 > tracing_on; echo {kb} > buffer_size_kb; {enable}; echo 1 > tracing_on; "
+        f"{command}; s=$?; echo 0 > tracing_on; "
+        f"echo '{TRACE_BEGIN}'; gzip -c trace | base64; echo '{TRACE_END}'; exit $s"
+    )
+
+
+def trace_of(res: BootResult, kernel: str) -> bytes:
+    """The trace a :func:`traced_script` guest printed on its console."""
     import base64
     import binascii
     import gzip
 
-    summary = native.check(text, source, overrides)
-    layout = Layout.from_summary(summary["machine"])
-    resolved = native.scenario_toml(text, source, overrides)
-    kb = max(1024, min(TRACE_BUFFER_KB, 262144 // max(1, layout.nr_cpus)))
-    enable = "; ".join(f"echo 1 > events/sched/{e}/enable" for e in events)
-    script = (
-        "mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; cd /sys/kernel/tracing || exit 97; "
-        f"echo 0 > tracing_on; echo {kb} > buffer_size_kb; {enable}; echo 1 > tracing_on; "
-        "/schedlab/runner --serial /schedlab/scenario.toml; s=$?; echo 0 > tracing_on; "
-        f"echo '{TRACE_BEGIN}'; gzip -c trace | base64; echo '{TRACE_END}'; exit $s"
-    )
-    orc = oracle or find_oracle()
-    files: dict[str, FileSource] = {"/schedlab/runner": Path(runner), "/schedlab/scenario.toml": resolved.encode()}
-    res = boot(layout, kernel, ["sh", "-c", script], files, shift=shift, timeout=timeout, oracle=orc)
     body = res.console.split(TRACE_BEGIN + "\n", 1)
     if len(body) != 2 or TRACE_END not in body[1]:
         raise OracleError("SL300", f"the {kernel} guest printed no trace (no tracefs?):\n{_tail(res.console)}")
     try:
-        trace = gzip.decompress(base64.b64decode("".join(body[1].split(TRACE_END, 1)[0].split())))
+        return gzip.decompress(base64.b64decode("".join(body[1].split(TRACE_END, 1)[0].split())))
     except (OSError, EOFError, binascii.Error) as e:
         raise OracleError("SL300", f"the {kernel} guest's trace is damaged ({e})") from None
-    return trace, _runner_doc(res, "report", kernel, shift, orc)
 
 
 def calibrate_in_guest(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from schedlab.qemu.elf import Closure, closure
-from schedlab.qemu.guest import boot
+from schedlab.qemu.guest import boot, trace_of, traced_script
 from schedlab.qemu.initramfs import BEGIN_MARKER, END_MARKER, FileSource
 from schedlab.qemu.machine import MachineLike
 from schedlab.qemu.oracle import Oracle, OracleError, find_oracle
@@ -37,6 +37,7 @@ __all__ = [
     "tool_files",
     "tool_script",
     "tools_in",
+    "trace_tool",
 ]
 
 #: The tools and where each binary goes in the guest.
@@ -196,3 +197,37 @@ def run_tool(
         wall_s=round(res.wall_s, 2),
         command=res.command,
     )
+
+
+def trace_tool(
+    machine: MachineLike,
+    kernel: str,
+    argv: Sequence[str],
+    *,
+    events: Sequence[str],
+    shift: int = 0,
+    timeout: float = 900.0,
+    oracle: Oracle | None = None,
+) -> bytes:
+    """Run ``argv`` (a tool of ``TOOLS``, or busybox's programs) in the
+    guest of ``kernel`` on ``machine`` while tracefs records the sched
+    ``events``; return the trace file's text (``scripts/import-roundtrip
+    --kernel``: real programs traced in a guest). Its output is discarded;
+    a non-zero exit is an ``OracleError``."""
+    from schedlab.qemu.machine import resolve_layout
+
+    argv = [str(a) for a in argv]
+    orc = oracle or find_oracle()
+    files = tool_files(_check_names(tools_in(argv)), oracle=orc)
+    layout = resolve_layout(machine)
+    command = (
+        "export HOME=/root TMPDIR=/tmp PATH=/usr/bin:/bin:/usr/sbin:/sbin; "
+        "mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; "
+        f"(cd /tmp && {shlex.join(argv)} > /dev/null 2>&1); s=$?; "
+        f"echo '{BEGIN_MARKER}'; echo '{END_MARKER}'; (exit $s)"  # boot() reads a report: an empty one
+    )
+    res = boot(layout, kernel, ["sh", "-c", traced_script(command, events, layout.nr_cpus)], files,
+               shift=shift, timeout=timeout, oracle=orc)  # fmt: skip
+    if res.exit_status not in (0, None):
+        raise OracleError("SL300", f"{shlex.join(argv)} exited with {res.exit_status} in the {kernel} guest")
+    return trace_of(res, kernel)

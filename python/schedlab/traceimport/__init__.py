@@ -22,7 +22,7 @@ from typing import Any
 from schedlab.errors import TraceError
 from schedlab.overrides import toml_literal
 from schedlab.traceimport.model import model_task
-from schedlab.traceimport.read import Trace, gc_paused, read_trace
+from schedlab.traceimport.read import Topology, Trace, gc_paused, read_trace
 from schedlab.traceimport.replay import Replay, TaskReplay, _policy, build_replay
 
 __all__ = ["Imported", "cmd_import", "import_trace"]
@@ -156,8 +156,11 @@ def scenario_toml(
         "",
         "[machine]",
     ]
+    layout = None if machine else machine_layout(r.trace.topology, r.trace.nr_cpus)
     if machine:
         lines.append(f"preset = {toml_literal(machine)}")
+    elif layout:
+        lines += ["# the recording machine's topology (/sys, as `schedlab capture` read it)", *layout]
     else:
         lines += ["sockets = 1", f"cores_per_socket = {r.trace.nr_cpus}  # the trace's CPUs; --machine names a preset"]
     if cpuidle:
@@ -188,6 +191,50 @@ def scenario_toml(
     for t in r.tasks:
         lines += _task_toml(t, mode)
     return "\n".join(lines) + "\n"
+
+
+def machine_layout(topo: Topology, nr_cpus: int) -> list[str] | None:
+    """``[machine]`` lines for the topology a capture recorded: sockets,
+    cores per socket, threads per core, NUMA nodes (with their distances),
+    last-level caches per socket. None when there is none, or when it is
+    not the regular layout schedlab builds (every package alike, every core
+    with as many threads, the nodes splitting the packages evenly).
+
+    Deviation: CPU numbers are kept as the trace has them; schedlab numbers
+    its own CPUs socket by socket, core by core, so a machine that numbers
+    SMT siblings apart (cpu N and N + cores) pins a replayed task to the
+    same number, not the same place."""
+    cpus = topo.cpus
+    if len(cpus) != nr_cpus or not cpus:
+        return None
+    packages: dict[str, set[tuple[str, str]]] = {}
+    threads: dict[tuple[str, str], int] = {}
+    llcs: dict[str, set[str]] = {}
+    for c in cpus.values():
+        core = (c.get("package", "0"), c.get("core", "0"))
+        packages.setdefault(core[0], set()).add(core)
+        threads[core] = threads.get(core, 0) + 1
+        llcs.setdefault(core[0], set()).add(c.get("llc", ""))
+    cores = {len(v) for v in packages.values()}
+    tpc = set(threads.values())
+    nllc = {len(v) for v in llcs.values()}
+    nodes = len({c.get("node", "0") for c in cpus.values()})
+    sockets = len(packages)
+    if len(cores) != 1 or len(tpc) != 1 or len(nllc) != 1 or (nodes % sockets and sockets % nodes):
+        return None
+    out = [f"sockets = {sockets}", f"cores_per_socket = {cores.pop()}"]
+    t = tpc.pop()
+    if t > 1:
+        out.append(f"threads_per_core = {t}")
+    if nodes > 1:
+        out.append(f"nodes = {nodes}")
+        rows = [topo.distance.get(n) for n in range(nodes)]
+        if all(r is not None and len(r) == nodes for r in rows):
+            out.append(f"distance = {rows}")
+    n_llc = nllc.pop()
+    if n_llc > 1:
+        out.append(f"llcs_per_socket = {n_llc}")
+    return out
 
 
 def _series(version: str) -> tuple[int, int]:

@@ -75,6 +75,41 @@ def machine_header() -> list[str]:
     idle = host_cpuidle()
     if idle:
         lines.append(f"# schedlab-capture: cpuidle={idle}")
+    return lines + topology_header()
+
+
+def _sysfs(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def topology_header(
+    sys_cpu: Path = Path("/sys/devices/system/cpu"), sys_node: Path = Path("/sys/devices/system/node")
+) -> list[str]:
+    """The CPUs' topology as /sys shows it, a ``cpu`` line each (package,
+    core, NUMA node, the CPUs sharing its last-level cache) and a
+    ``distance`` line per node: ``schedlab import`` builds the machine from
+    them."""
+    lines = []
+    cpus = sorted(
+        (int(d.name[3:]), d) for d in sys_cpu.glob("cpu[0-9]*") if d.name[3:].isdigit() and (d / "topology").is_dir()
+    )
+    for n, d in cpus:
+        package = _sysfs(d / "topology" / "physical_package_id")
+        core = _sysfs(d / "topology" / "core_id")
+        nodes = sorted(p.name[4:] for p in d.glob("node[0-9]*"))
+        caches = sorted(d.glob("cache/index[0-9]*"), key=lambda p: int(p.name[5:]))
+        llc = _sysfs(caches[-1] / "shared_cpu_list") if caches else None
+        if package is None or core is None:
+            continue
+        words = [f"cpu={n}", f"package={package}", f"core={core}", f"node={nodes[0] if nodes else 0}"]
+        lines.append("# schedlab-capture: cpu " + " ".join(words + ([f"llc={llc}"] if llc else [])))
+    for node in sorted(sys_node.glob("node[0-9]*"), key=lambda p: int(p.name[4:])):
+        dist = _sysfs(node / "distance")
+        if dist:
+            lines.append(f"# schedlab-capture: distance node={node.name[4:]} {dist.replace(' ', ',')}")
     return lines
 
 

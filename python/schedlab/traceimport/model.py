@@ -176,7 +176,8 @@ def model_task(t: TaskReplay) -> TaskModel:
             run = f'"{_dur(c.run)}"' if recorded else run_v[k](c.run)
             sleep = f'"{_dur(c.sleep)}"' if recorded else sleep_v(c.sleep)
             block = f'{{ wait = "{c.wait}" }}' if c.wait is not None else f"{{ sleep = {sleep} }}"
-            return (f"{{ run = {run} }}", *c.acts, block)
+            burst = () if run == '"0ns"' else (f"{{ run = {run} }}",)  # a block right after a block
+            return (*burst, *c.acts, block)
 
         texts = [cycle_ops(c, i == 0) for i, c in enumerate(cycles)]
         runs = _runs(texts)  # a loop where the cycles' ops are the same text (fitted, not recorded)

@@ -37,6 +37,14 @@ __all__ = ["Event", "Trace", "read_trace"]
 
 
 @dataclass
+class Topology:
+    """The recording machine's CPUs as `schedlab capture` read them from /sys."""
+
+    cpus: dict[int, dict[str, str]] = field(default_factory=dict)  # per CPU: package, core, node, llc
+    distance: dict[int, list[int]] = field(default_factory=dict)  # per NUMA node: its distance row
+
+
+@dataclass
 class Trace:
     """A trace's events in time order, with what the reader learnt of it."""
 
@@ -50,6 +58,7 @@ class Trace:
     lost_tasks: set[str] = field(default_factory=set)
     meta: dict[str, str] = field(default_factory=dict)  # `schedlab capture`'s machine lines
     task_attrs: dict[int, dict[str, str]] = field(default_factory=dict)  # its tasks' policy, nice, CPUs
+    topology: Topology = field(default_factory=lambda: Topology())  # the recording machine's, from `capture`
 
 
 class _Parsed(NamedTuple):
@@ -65,7 +74,9 @@ class _Parsed(NamedTuple):
 _BATCH = 8192
 
 
-def _parse_lines(lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> _Parsed:
+def _parse_lines(
+    lines: Iterable[str], source: str, meta: dict[str, str], tasks: dict[int, dict[str, str]], topo: Topology
+) -> _Parsed:
     """The lines' events, read by the core (trace/textread.rs: the ftrace and
     perf script line formats and each event's print format), wrapped as
     Events here; the `# schedlab-capture:` header lines read into ``meta``
@@ -79,7 +90,7 @@ def _parse_lines(lines: Iterable[str], source: str, meta: dict[str, str], tasks:
         events.extend(map(wrap, got))
         for line in comments:
             if line.startswith("# schedlab-capture: "):
-                _capture_line(line[len("# schedlab-capture: ") :].rstrip("\n"), meta, tasks)
+                _capture_line(line[len("# schedlab-capture: ") :].rstrip("\n"), meta, tasks, topo)
         if bad is not None:
             lineno, name, body = bad
             raise TraceError(
@@ -91,12 +102,22 @@ def _parse_lines(lines: Iterable[str], source: str, meta: dict[str, str], tasks:
     return _Parsed(reader.kind, events, names, reader.skipped, reader.top + 1, reader.unsorted)
 
 
-def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]]) -> None:
-    """A ``# schedlab-capture:`` header line: the machine, or one task's attributes."""
+def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]], trace_topo: Topology) -> None:
+    """A ``# schedlab-capture:`` header line: the machine, one task's
+    attributes (``task pid=...``), one CPU's topology (``cpu cpu=...``) or
+    a node's distances (``distance node=N 10,21``)."""
     if body.startswith("task "):
         kv = dict(w.split("=", 1) for w in body.split()[1:] if "=" in w)
         if kv.get("pid", "").isdigit():
             tasks[int(kv["pid"])] = kv
+    elif body.startswith("cpu "):
+        kv = dict(w.split("=", 1) for w in body.split()[1:] if "=" in w)
+        if kv.get("cpu", "").isdigit():
+            trace_topo.cpus[int(kv["cpu"])] = kv
+    elif body.startswith("distance "):
+        words = body.split()
+        if len(words) == 3 and words[1][5:].isdigit() and all(x.isdigit() for x in words[2].split(",")):
+            trace_topo.distance[int(words[1][5:])] = [int(x) for x in words[2].split(",")]
     else:
         key, _, val = body.partition("=")
         meta[key.strip()] = val.strip()
@@ -186,8 +207,9 @@ def read_trace(path: str | Path) -> Trace:
         kind_hint = ""
     meta: dict[str, str] = {}
     tasks: dict[int, dict[str, str]] = {}
+    topo = Topology()
     with opened as lines, gc_paused():
-        kind, events, names, skipped, nr_cpus, unsorted = _parse_lines(lines, source, meta, tasks)
+        kind, events, names, skipped, nr_cpus, unsorted = _parse_lines(lines, source, meta, tasks, topo)
     if not events:
         raise TraceError("SL130", f"{source}: no scheduler events found; {_NEEDED}")
     # Stable: a CPU's own order is kept for equal times (the kernel's trace
@@ -196,7 +218,9 @@ def read_trace(path: str | Path) -> Trace:
         events.sort(key=lambda e: e.ts)
     if meta.get("nr_cpus", "").isdigit():
         nr_cpus = max(nr_cpus, int(meta["nr_cpus"]))
-    trace = Trace(source, kind_hint or kind, events, nr_cpus, names, skipped, meta=meta, task_attrs=tasks)
+    trace = Trace(
+        source, kind_hint or kind, events, nr_cpus, names, skipped, meta=meta, task_attrs=tasks, topology=topo
+    )
     with gc_paused():
         _repair(trace)
     return trace
