@@ -42,6 +42,14 @@ def _write(tmp_path: Path, lines: list[str], name: str = "t.txt") -> Path:
     return p
 
 
+def _two_cpus(name: str, duration: str) -> str:
+    """A scenario's head: two CPUs, 6.12, no vmstat kworkers, no warmup."""
+    return (
+        f'name = "{name}"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = "6.12"\n'
+        f'vmstat_kworkers = false\n[measure]\nwarmup = "0ms"\nduration = "{duration}"\n'
+    )
+
+
 def _runs(imp: object, uid: str) -> int:
     t = next(t for t in imp.replay.tasks if t.uid == uid)  # type: ignore[attr-defined]
     return sum(int(a) for op, a in t.ops if op == "run")
@@ -86,17 +94,9 @@ def test_the_check_simulates_the_replay_and_judges_its_rows(tmp_path: Path) -> N
 def test_a_schedlab_trace_round_trips(tmp_path: Path) -> None:
     """Simulate, import the trace, simulate the import: each task gets the CPU
     it had (its demand is what it ran) and the rows agree."""
-    scenario = """
-name = "rt"
-[machine]
-sockets = 1
-cores_per_socket = 2
-[kernel]
-version = "6.12"
-vmstat_kworkers = false
-[measure]
-warmup = "0ms"
-duration = "200ms"
+    scenario = (
+        _two_cpus("rt", "200ms")
+        + """
 [[task]]
 name = "hog"
 program = [{ loop = { count = 0, body = [{ run = "50ms" }] } }]
@@ -111,6 +111,7 @@ program = [{ loop = { count = 0, body = [{ run = "300us" }, { signal = "pong" },
 name = "pong"
 program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, { signal = "ping" }] } }]
 """
+    )
     trace = tmp_path / "sim.txt"
     schedlab.run_scenario(text=scenario, trace=str(trace))
     imp = import_trace(trace, kernel="6.12")
@@ -136,17 +137,9 @@ program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, {
 
 # ---------------------------------------------------------------- model mode
 
-MODELLED = """
-name = "mm"
-[machine]
-sockets = 1
-cores_per_socket = 2
-[kernel]
-version = "6.12"
-vmstat_kworkers = false
-[measure]
-warmup = "0ms"
-duration = "400ms"
+MODELLED = (
+    _two_cpus("mm", "400ms")
+    + """
 [[task]]
 name = "sleeper"
 program = [{ loop = { count = 0, body = [{ run = { exp = "1ms" } }, { sleep = { exp = "2ms" } }] } }]
@@ -157,6 +150,7 @@ program = [{ loop = { count = 0, body = [{ run = "300us" }, { signal = "pong" },
 name = "pong"
 program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, { signal = "ping" }] } }]
 """
+)
 
 
 def test_model_mode_fits_each_task_and_keeps_who_wakes_whom(tmp_path: Path) -> None:

@@ -581,7 +581,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runner_main, m)?)?;
     m.add_class::<Progress>()?;
     m.add_class::<TextReader>()?;
-    m.add("TRACE_EVENTS_KEPT", textread::KEPT.to_vec())?;
+    m.add("TRACE_EVENTS_KEPT", textread::kept_events())?;
     // include/linux/sched/prio.h's ranges, defined once in the core
     // (prio.rs), for the checks Python makes before it calls in.
     m.add("MIN_NICE", schedlab_core::prio::MIN_NICE)?;

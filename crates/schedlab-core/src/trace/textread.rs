@@ -67,14 +67,8 @@ const BRACKETS: [&str; 6] = [
     "hrtimer_expire_entry",
     "hrtimer_expire_exit",
 ];
-/// Every event the import reads (the brackets first).
-pub const KEPT: [&str; 16] = [
-    "irq_handler_entry",
-    "irq_handler_exit",
-    "softirq_entry",
-    "softirq_exit",
-    "hrtimer_expire_entry",
-    "hrtimer_expire_exit",
+/// The other events the import reads.
+const SCHED: [&str; 10] = [
     "sched_switch",
     "sched_waking",
     "sched_wakeup",
@@ -87,8 +81,13 @@ pub const KEPT: [&str; 16] = [
     "hrtimer_cancel",
 ];
 
+/// Every event the import reads.
+pub fn kept_events() -> Vec<&'static str> {
+    BRACKETS.iter().chain(SCHED.iter()).copied().collect()
+}
+
 fn kept(name: &str) -> Option<&'static str> {
-    KEPT.iter().copied().find(|k| *k == name)
+    BRACKETS.iter().chain(SCHED.iter()).copied().find(|k| *k == name)
 }
 
 fn digits(s: &str) -> usize {
