@@ -58,7 +58,7 @@ class Trace:
     lost_tasks: set[str] = field(default_factory=set)
     meta: dict[str, str] = field(default_factory=dict)  # `schedlab capture`'s machine lines
     task_attrs: dict[int, dict[str, str]] = field(default_factory=dict)  # its tasks' policy, nice, CPUs
-    topology: Topology = field(default_factory=lambda: Topology())  # the recording machine's, from `capture`
+    topology: Topology = field(default_factory=Topology)  # the recording machine's, from `capture`
 
 
 class _Parsed(NamedTuple):
@@ -79,8 +79,8 @@ def _parse_lines(
 ) -> _Parsed:
     """The lines' events, read by the core (trace/textread.rs: the ftrace and
     perf script line formats and each event's print format), wrapped as
-    Events here; the `# schedlab-capture:` header lines read into ``meta``
-    and ``tasks``."""
+    Events here; the `# schedlab-capture:` header lines read into ``meta``,
+    ``tasks`` and ``topo``."""
     reader = native.load().TextReader()
     events: list[Event] = []
     wrap = functools.partial(tuple.__new__, Event)  # an Event without NamedTuple's Python-level __new__
@@ -102,7 +102,7 @@ def _parse_lines(
     return _Parsed(reader.kind, events, names, reader.skipped, reader.top + 1, reader.unsorted)
 
 
-def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]], trace_topo: Topology) -> None:
+def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, str]], topo: Topology) -> None:
     """A ``# schedlab-capture:`` header line: the machine, one task's
     attributes (``task pid=...``), one CPU's topology (``cpu cpu=...``) or
     a node's distances (``distance node=N 10,21``)."""
@@ -113,11 +113,11 @@ def _capture_line(body: str, meta: dict[str, str], tasks: dict[int, dict[str, st
     elif body.startswith("cpu "):
         kv = dict(w.split("=", 1) for w in body.split()[1:] if "=" in w)
         if kv.get("cpu", "").isdigit():
-            trace_topo.cpus[int(kv["cpu"])] = kv
+            topo.cpus[int(kv["cpu"])] = kv
     elif body.startswith("distance "):
         words = body.split()
         if len(words) == 3 and words[1][5:].isdigit() and all(x.isdigit() for x in words[2].split(",")):
-            trace_topo.distance[int(words[1][5:])] = [int(x) for x in words[2].split(",")]
+            topo.distance[int(words[1][5:])] = [int(x) for x in words[2].split(",")]
     else:
         key, _, val = body.partition("=")
         meta[key.strip()] = val.strip()
