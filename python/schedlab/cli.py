@@ -340,7 +340,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     im = sub.add_parser(
         "import",
-        help="a captured trace (ftrace text, trace.dat, perf.data, perf script, Perfetto) as a scenario that replays it",
+        help="a captured trace (ftrace text, trace.dat, perf.data, perf script, Perfetto) as a scenario replaying it",
     )
     im.add_argument("trace", help="the trace file")
     im.add_argument("--out", "-o", metavar="FILE", help="write the scenario here (default stdout)")

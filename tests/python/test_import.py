@@ -50,6 +50,16 @@ def _two_cpus(name: str, duration: str) -> str:
     )
 
 
+#: A pair that wakes each other in turn (their blocks end in each other's signals).
+PINGPONG = """[[task]]
+name = "ping"
+program = [{ loop = { count = 0, body = [{ run = "300us" }, { signal = "pong" }, { wait = "ping" }] } }]
+[[task]]
+name = "pong"
+program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, { signal = "ping" }] } }]
+"""
+
+
 def _runs(imp: object, uid: str) -> int:
     t = next(t for t in imp.replay.tasks if t.uid == uid)  # type: ignore[attr-defined]
     return sum(int(a) for op, a in t.ops if op == "run")
@@ -104,13 +114,8 @@ program = [{ loop = { count = 0, body = [{ run = "50ms" }] } }]
 name = "sleeper"
 count = 2
 program = [{ loop = { count = 0, body = [{ run = "1ms" }, { sleep = "3ms" }] } }]
-[[task]]
-name = "ping"
-program = [{ loop = { count = 0, body = [{ run = "300us" }, { signal = "pong" }, { wait = "ping" }] } }]
-[[task]]
-name = "pong"
-program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, { signal = "ping" }] } }]
 """
+        + PINGPONG
     )
     trace = tmp_path / "sim.txt"
     schedlab.run_scenario(text=scenario, trace=str(trace))
@@ -143,13 +148,8 @@ MODELLED = (
 [[task]]
 name = "sleeper"
 program = [{ loop = { count = 0, body = [{ run = { exp = "1ms" } }, { sleep = { exp = "2ms" } }] } }]
-[[task]]
-name = "ping"
-program = [{ loop = { count = 0, body = [{ run = "300us" }, { signal = "pong" }, { wait = "ping" }] } }]
-[[task]]
-name = "pong"
-program = [{ loop = { count = 0, body = [{ wait = "pong" }, { run = "200us" }, { signal = "ping" }] } }]
 """
+    + PINGPONG
 )
 
 

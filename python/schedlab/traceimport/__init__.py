@@ -178,6 +178,9 @@ def scenario_toml(
         lines.append("vmstat_kworkers = false  # the trace's own kworkers are replayed")
     lines += [
         "",
+        # Deviation: the modelled kernel's switch, fork and exit paths and its
+        # timer slack cost nothing in a replay; the recorded bursts and sleeps
+        # already hold what the real ones cost.
         "[kernel.costs]",
         "# The recorded bursts already hold what the kernel spent on the task's",
         "# behalf (the context switch, fork and exit paths) and a recorded sleep its",
