@@ -1,5 +1,7 @@
 # Type stub for the Rust extension built from crates/schedlab-python.
 
+from typing import Any
+
 def run(
     text: str,
     source: str,
@@ -12,7 +14,8 @@ def run(
     heap_budget: int | None = None,
     progress: Progress | None = None,
     rtapp: bool = False,
-) -> str: ...
+) -> dict[str, Any]: ...
+def run_json(text: str, source: str, seed: int = 1, overrides: list[tuple[str, str]] = ...) -> str: ...
 
 class Progress:
     def __init__(self) -> None: ...

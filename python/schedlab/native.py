@@ -126,44 +126,18 @@ def run(
     ``rtapp``: ``text`` is an rt-app JSON workload (its machine, and kernel,
     given as the overrides ``machine.preset`` and ``kernel.version``).
     The run stops with ``ResourceError`` (SL210) at its heap budget
-    (``schedlab.heap``)."""
+    (``schedlab.heap``), the report's Python objects counted in it.
+    The report is made as Python objects by the binding (the objects
+    ``json.loads`` makes of the report's JSON text, without the text)."""
     from schedlab.heap import heap_budget
 
     mod = load()
     pairs = [(k, v) for k, v in overrides]
     budget = heap_budget()
     out = _guarded(lambda: mod.run(text, source, seed, pairs, check, trace, perfetto, strict, budget, progress, rtapp))
-    _check_decoded_size(out, budget, source)
-    return cast("Report", _decode(out, "the native report"))
-
-
-#: Bytes of Python objects per value of a decoded report (a comma of its
-#: JSON text), beside the text itself: mpstat samples take 843 a row of 12
-#: values (smp1024, 4 s at a 4 ms interval: 131 MiB of JSON, 824 MiB
-#: decoded), task rows about 1,300 a row of 35 (small ints are shared).
-DECODED_PER_VALUE = 72
-
-
-def _check_decoded_size(text: str, budget: int | None, source: str) -> None:
-    """SL210 before a report too large for the heap budget is decoded: the
-    core keeps its own heap within the budget, and the Python objects the
-    report becomes are counted here."""
-    if budget is None or len(text) * 2 <= budget // DECODED_PER_VALUE:
-        return  # fewer values than could ever pass the budget
-    n = len(text)
-    need = n + text.count(",") * DECODED_PER_VALUE
-    if need <= budget:
-        return
-    from schedlab.errors import ResourceError
-
-    mib = 2**20
-    raise ResourceError(
-        "SL210",
-        f"{source}: the report is {n / mib:.1f} MiB of JSON, about {need / mib:.0f} MiB as "
-        f"Python objects, over the run's heap budget of {budget / mib:.0f} MiB; accepted: fewer tasks, "
-        "measure.samples = false or a longer measure.interval, a shorter measure.duration, "
-        "or a larger SCHEDLAB_MEMORY_LIMIT",
-    )
+    if not isinstance(out, dict):
+        raise InternalError("SL900", "internal error (please report): the native report is not a dict")
+    return cast("Report", out)
 
 
 def check(text: str, source: str, overrides: Sequence[Override], *, rtapp: bool = False) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def test_the_report_is_refused_before_it_is_built_when_it_cannot_fit(monkeypatch
 
 def test_a_report_too_large_to_decode_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """mpstat samples on many CPUs: a report the Python objects of which
-    cannot fit is SL210 before it is decoded, never a MemoryError."""
+    cannot fit is SL210 while they are made, never a MemoryError."""
     tasks = (
         '[[task]]\nname = "w"\ncount = 64\nprogram = [ { loop = { body = [ { run = "5ms" }, { sleep = "5ms" } ] } } ]\n'
     )
@@ -141,7 +141,7 @@ def test_a_report_too_large_to_decode_is_refused(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("SCHEDLAB_MEMORY_LIMIT", "off")
     n = len(json.dumps(schedlab.run_scenario(text=text)))
     monkeypatch.setenv("SCHEDLAB_MEMORY_LIMIT", str(n * 3))
-    with pytest.raises(ResourceError, match=r"MiB of JSON, about .* MiB as Python objects"):
+    with pytest.raises(ResourceError, match=r"as Python objects would pass the run's heap budget .* values made"):
         schedlab.run_scenario(text=text)
 
 

@@ -4,13 +4,15 @@
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
-use schedlab_core::engine::heap::LIVE_BYTES;
+use schedlab_core::engine::heap::{format_bytes, LIVE_BYTES};
 use schedlab_core::scenario::doc::{self, V};
 use schedlab_core::scenario::{self, describe, overrides, Format};
 use schedlab_core::trace::textread;
 use schedlab_core::{RunOptions, SimError};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::Ordering::Relaxed;
+
+mod pyreport;
 
 /// The system allocator, counting the live bytes into
 /// `schedlab_core::engine::heap::LIVE_BYTES`, so that a run stops with SL210
@@ -122,7 +124,8 @@ fn format(rtapp: bool) -> Format {
     }
 }
 
-/// Run a scenario and return the JSON report as a string.
+/// Run a scenario and return its report as Python objects: the dicts and
+/// lists `json.loads` makes of the report's JSON (pyreport).
 #[pyfunction]
 #[pyo3(signature = (text, source, seed=1, overrides=Vec::new(), check=false, trace=None, perfetto=None, strict=false, heap_budget=None, progress=None, rtapp=false))]
 #[allow(clippy::too_many_arguments)] // the Python keyword arguments
@@ -139,14 +142,80 @@ fn run(
     heap_budget: Option<u64>,
     progress: Option<PyRef<'_, Progress>>,
     rtapp: bool,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     let progress = progress.map(|p| p.inner.clone());
     let opts = RunOptions { seed, check, trace_path: trace, perfetto_path: perfetto, strict, heap_budget, progress };
-    core_call(py, move || {
+    let name = source.clone();
+    let report = core_call(py, move || {
         scenario::load_as(&text, &source, format(rtapp), &overrides)
             .and_then(|sc| schedlab_core::run_scenario(&sc, &opts))
-            .and_then(|r| r.to_json_within(opts.heap_budget, &source))
+    })?;
+    report_objects(py, &report, heap_budget, &name)
+}
+
+/// The same run, its report as the JSON text `run` makes its objects
+/// from (report::sorted: compact, keys sorted) — for the test that holds
+/// the two to the same document, and for a caller that wants the text.
+#[pyfunction]
+#[pyo3(signature = (text, source, seed=1, overrides=Vec::new()))]
+fn run_json(
+    py: Python<'_>,
+    text: String,
+    source: String,
+    seed: u64,
+    overrides: Vec<(String, String)>,
+) -> PyResult<String> {
+    let opts = RunOptions { seed, ..Default::default() };
+    core_call(py, move || {
+        scenario::load_as(&text, &source, Format::Toml, &overrides)
+            .and_then(|sc| schedlab_core::run_scenario(&sc, &opts))
+            .and_then(|r| r.to_json_within(None, &source))
     })
+}
+
+/// The report as Python objects, with the cyclic garbage collector paused
+/// while they are made (a report is a tree: a collection would find
+/// nothing, and on a large machine its passes over the young dicts and
+/// lists cost as much as making them). A budget passed is SL210.
+#[inline(never)] // its own line in a profile
+fn report_objects(
+    py: Python<'_>,
+    report: &schedlab_core::report::Report,
+    budget: Option<u64>,
+    source: &str,
+) -> PyResult<PyObject> {
+    let gc = py.import("gc")?;
+    let was_enabled = gc.call_method0("isenabled")?.is_truthy()?;
+    if was_enabled {
+        gc.call_method0("disable")?;
+    }
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pyreport::to_python(py, report, budget)));
+    if was_enabled {
+        gc.call_method0("enable")?;
+    }
+    match made {
+        Ok(Ok(obj)) => Ok(obj.unbind()),
+        Ok(Err(pyreport::Error::Py(e))) => Err(e),
+        Ok(Err(pyreport::Error::OverBudget(bytes, values))) => Err(to_pyerr(
+            py,
+            SimError::Resource {
+                message: format!(
+                    "{source}: the report as Python objects would pass the run's heap budget of {} \
+                     ({values} values made, {} with the core's heap; {} tasks, {} mpstat samples); accepted: \
+                     fewer tasks, measure.samples = false or a longer measure.interval, a shorter \
+                     measure.duration, or a larger SCHEDLAB_MEMORY_LIMIT",
+                    format_bytes(budget.unwrap_or(0)),
+                    format_bytes(bytes),
+                    report.tasks.len(),
+                    report.mpstat.samples.len(),
+                ),
+            },
+        )),
+        Ok(Err(e @ pyreport::Error::Custom(_))) => {
+            Err(to_pyerr(py, SimError::internal(format!("the report cannot be made into Python objects: {e}"))))
+        }
+        Err(p) => Err(to_pyerr(py, SimError::internal(panic_message(p.as_ref())))),
+    }
 }
 
 /// Parse and validate a scenario; return a JSON summary.
@@ -555,6 +624,7 @@ impl TextReader {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_tree, m)?)?;
     m.add_function(wrap_pyfunction!(rtapp_loads, m)?)?;
