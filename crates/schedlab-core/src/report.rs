@@ -300,6 +300,24 @@ mod tests {
         assert_eq!(percentile(&[], 50.0), None);
         let d = DelayStats::of(&[30, 10, 20]);
         assert_eq!((d.count, d.avg_ns, d.p50_ns, d.max_ns), (3, 20, Some(20), Some(30)));
+        // Selected as sorting would give them, ties and every length.
+        let mut x = 12345u64;
+        for n in 1..300 {
+            let v: Vec<u64> = (0..n)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (x >> 33) % 50
+                })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let d = DelayStats::of(&v);
+            let want = [percentile(&sorted, 50.0), percentile(&sorted, 90.0), percentile(&sorted, 99.0)];
+            assert_eq!([d.p50_ns, d.p90_ns, d.p99_ns], want, "{n}");
+            assert_eq!(d.max_ns, sorted.last().copied());
+        }
+        let e = DelayStats::of(&[]);
+        assert_eq!((e.count, e.avg_ns, e.p50_ns, e.max_ns), (0, 0, None, None));
     }
 
     #[test]

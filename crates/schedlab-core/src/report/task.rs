@@ -233,16 +233,28 @@ impl TaskWindow {
 impl DelayStats {
     /// The statistics of a set of delays (ns); O(n log n).
     pub fn of(delays: &[u64]) -> DelayStats {
+        let n = delays.len();
+        if n == 0 {
+            return DelayStats { count: 0, avg_ns: 0, p50_ns: None, p90_ns: None, p99_ns: None, max_ns: None };
+        }
+        // The nearest-rank values are order statistics: selected, the
+        // highest rank first, each within the part below the one before
+        // (O(n); a group of 10,000 tasks' delays sorted whole was 8 % of
+        // a 1,024-CPU bench run).
         let mut s = delays.to_vec();
-        s.sort_unstable();
-        let avg = if s.is_empty() { 0 } else { s.iter().sum::<u64>() / s.len() as u64 };
+        let rank = |p: f64| ((p / 100.0) * n as f64).ceil().clamp(1.0, n as f64) as usize - 1;
+        let max = *s.iter().max().unwrap_or(&0);
+        let (r99, r90, r50) = (rank(99.0), rank(90.0), rank(50.0));
+        let p99 = *s.select_nth_unstable(r99).1;
+        let p90 = *s[..=r99].select_nth_unstable(r90).1;
+        let p50 = *s[..=r90].select_nth_unstable(r50).1;
         DelayStats {
-            count: s.len() as u64,
-            avg_ns: avg,
-            p50_ns: percentile(&s, 50.0),
-            p90_ns: percentile(&s, 90.0),
-            p99_ns: percentile(&s, 99.0),
-            max_ns: s.last().copied(),
+            count: n as u64,
+            avg_ns: delays.iter().sum::<u64>() / n as u64,
+            p50_ns: Some(p50),
+            p90_ns: Some(p90),
+            p99_ns: Some(p99),
+            max_ns: Some(max),
         }
     }
 }
