@@ -157,6 +157,28 @@ const BENCHES: &[Bench] = &[
             ("task.sleeper.count", "5000"),
         ],
     },
+    // Two Xeon 6972P in SNC3 (6 nodes, an LLC domain each), 2,560 tasks.
+    Bench {
+        name: "gnr384-mixed/eevdf",
+        file: "scenarios/bench/smp256-mixed.toml",
+        overrides: &[
+            ("kernel.version", "\"6.12\""),
+            ("machine.preset", "\"gnr384\""),
+            ("task.hog.count", "1280"),
+            ("task.sleeper.count", "1280"),
+        ],
+    },
+    // An SGI UV 2000 at its largest: 4,096 CPUs, 256 nodes, 40,000 tasks.
+    Bench {
+        name: "uv4096-mixed/eevdf",
+        file: "scenarios/bench/smp256-mixed.toml",
+        overrides: &[
+            ("kernel.version", "\"6.12\""),
+            ("machine.preset", "\"uv4096\""),
+            ("task.hog.count", "20000"),
+            ("task.sleeper.count", "20000"),
+        ],
+    },
     // The fixed cost of a run on a large machine (boot, domains, report).
     Bench {
         name: "one-task/smp1024",

@@ -63,6 +63,15 @@ pub const BDW: [IdleState; 9] = {
 /// cost is the model's, measured (`schedlab-runner --calibrate`).
 pub const HALTPOLL: [IdleState; 2] = [POLL, state("haltpoll idle", 1, 1)];
 
+/// gnr_cstates: Granite Rapids Xeon 6 (intel_idle since v6.12, commit
+/// 370406bf5738 "intel_idle: add Granite Rapids Xeon support"). C6 is
+/// core C6; C6P lets the package into C6 when all its cores are idle.
+/// Deviation: a kernel before 6.12 has no intel_idle entry for the part
+/// and falls back to ACPI _CST (acpi_idle), whose firmware table is not
+/// modelled; the table is this one whatever the version.
+pub const GNR: [IdleState; 5] =
+    [POLL, state("C1", 1, 1), state("C1E", 4, 4), state("C6", 170, 650), state("C6P", 210, 1000)];
+
 /// A machine's idle-state table, by the intel_idle name (or the driver's,
 /// `haltpoll`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,12 +81,14 @@ pub enum IdleTable {
     /// hsw_cstates on a Haswell-EP server: C1, C1E, C3, C6.
     Hsx,
     Bdw,
+    /// gnr_cstates: Granite Rapids (Xeon 6).
+    Gnr,
     Haltpoll,
 }
 
 impl IdleTable {
-    pub const ALL: [IdleTable; 5] =
-        [IdleTable::Skx, IdleTable::Hsw, IdleTable::Hsx, IdleTable::Bdw, IdleTable::Haltpoll];
+    pub const ALL: [IdleTable; 6] =
+        [IdleTable::Skx, IdleTable::Hsw, IdleTable::Hsx, IdleTable::Bdw, IdleTable::Gnr, IdleTable::Haltpoll];
 
     pub fn states(self) -> &'static [IdleState] {
         match self {
@@ -85,6 +96,7 @@ impl IdleTable {
             IdleTable::Hsw => &HSW,
             IdleTable::Hsx => &HSX,
             IdleTable::Bdw => &BDW,
+            IdleTable::Gnr => &GNR,
             IdleTable::Haltpoll => &HALTPOLL,
         }
     }
@@ -95,6 +107,7 @@ impl IdleTable {
             IdleTable::Hsw => "hsw",
             IdleTable::Hsx => "hsx",
             IdleTable::Bdw => "bdw",
+            IdleTable::Gnr => "gnr",
             IdleTable::Haltpoll => "haltpoll",
         }
     }
