@@ -289,6 +289,31 @@ fn smt_presets() {
 }
 
 #[test]
+fn large_presets() {
+    // Two Xeon 6972P in SNC3: the LLC domain is the SNC node (32 cores),
+    // then the next die (15), the socket (17), both sockets (24). The
+    // middle die is 15 from both outer ones, so the outer dies' socket
+    // domains have overlapping groups (their own pair of dies, and the
+    // middle die's whole socket), as build_overlap_sched_groups() makes
+    // them; not the no-overlap machines check_invariants() is for.
+    let m = Machine::preset("gnr384").unwrap();
+    let t = build_sched_domains(&m, &Mechanisms::of(kv("6.18")), None);
+    assert_eq!(shape(&t, 0), vec![("SMT", 2, 2), ("MC", 64, 32), ("NUMA", 128, 2), ("NUMA", 192, 2), ("NUMA", 384, 2)]);
+    assert_eq!(t.sd_llc_size[0], 64);
+    let socket = dom(&t, 0, 3);
+    let groups: Vec<(usize, usize)> =
+        socket.groups.iter().map(|&g| (t.groups[g].cpus[0], t.groups[g].weight)).collect();
+    assert_eq!(groups, vec![(0, 128), (64, 128)]);
+    assert_eq!(shape(&t, 64)[2], ("NUMA", 192, 3));
+    // SGI UV 2000: a blade (2 sockets), a chassis (16), a rack (64), all.
+    let (_, t) = topo("uv4096", "6.12");
+    assert_eq!(
+        shape(&t, 4095),
+        vec![("SMT", 2, 2), ("MC", 16, 8), ("NUMA", 32, 2), ("NUMA", 256, 8), ("NUMA", 1024, 4), ("NUMA", 4096, 4)]
+    );
+}
+
+#[test]
 fn small_presets_every_version() {
     for v in ["2.6.24", "2.6.25", "2.6.35", "4.16", "4.19", "5.4", "5.5", "5.7", "6.1", "6.6", "6.12"] {
         for p in ["4cpu", "uma8", "8cpu-llc"] {
