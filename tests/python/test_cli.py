@@ -50,7 +50,7 @@ class FakeNative:
         heap_budget: int | None = None,
         progress: Any = None,
         rtapp: bool = False,
-    ) -> str:
+    ) -> dict[str, Any]:
         self.calls.append(("run", (source, seed, list(overrides), check)))
         if "PANIC" in text:
             raise BaseException("thread '<unnamed>' panicked")  # what an uncaught PanicException looks like
@@ -60,7 +60,7 @@ class FakeNative:
         report.update({"source": source, "seed": seed})
         if "[experiment]" in text:
             report.update(self.toy(seed, overrides))
-        return json.dumps(report)
+        return report
 
     def check(self, text: str, source: str, overrides: list[tuple[str, str]], rtapp: bool = False) -> str:
         self.calls.append(("check", (source, list(overrides))))
