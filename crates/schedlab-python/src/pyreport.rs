@@ -421,6 +421,15 @@ impl<'py> Object<'_, 'py> {
     }
 }
 
+/// An integer is a Python int.
+macro_rules! int_values {
+    ($($method:ident $t:ty),*) => {
+        $(fn $method(self, v: $t) -> Result<Self::Ok, Error> {
+            self.int(v)
+        })*
+    };
+}
+
 impl<'a, 'py> ser::Serializer for Ser<'a, 'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = Error;
@@ -436,36 +445,8 @@ impl<'a, 'py> ser::Serializer for Ser<'a, 'py> {
         let o = PyBool::new(self.b.py, v).to_owned().into_any();
         self.b.leaf(o)
     }
-    fn serialize_i8(self, v: i8) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_i128(self, v: i128) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<Self::Ok, Error> {
-        self.int(v)
-    }
+    int_values!(serialize_i8 i8, serialize_i16 i16, serialize_i32 i32, serialize_i64 i64, serialize_i128 i128);
+    int_values!(serialize_u8 u8, serialize_u16 u16, serialize_u32 u32, serialize_u64 u64, serialize_u128 u128);
     fn serialize_f32(self, v: f32) -> Result<Self::Ok, Error> {
         // report::sorted widens an f32 to f64 before it prints it.
         self.float(f64::from(v))
@@ -551,49 +532,26 @@ impl<'a, 'py> ser::Serializer for Ser<'a, 'py> {
     }
 }
 
-impl<'py> ser::SerializeSeq for Array<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<Self::Ok, Error> {
-        self.close()
-    }
+/// serde's four array traits, each the same element and end.
+macro_rules! array_trait {
+    ($trait:ident, $method:ident) => {
+        impl<'py> ser::$trait for Array<'_, 'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+                self.element(v)
+            }
+            fn end(self) -> Result<Self::Ok, Error> {
+                self.close()
+            }
+        }
+    };
 }
 
-impl<'py> ser::SerializeTuple for Array<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<Self::Ok, Error> {
-        self.close()
-    }
-}
-
-impl<'py> ser::SerializeTupleStruct for Array<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<Self::Ok, Error> {
-        self.close()
-    }
-}
-
-impl<'py> ser::SerializeTupleVariant for Array<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.element(v)
-    }
-    fn end(self) -> Result<Self::Ok, Error> {
-        self.close()
-    }
-}
+array_trait!(SerializeSeq, serialize_element);
+array_trait!(SerializeTuple, serialize_element);
+array_trait!(SerializeTupleStruct, serialize_field);
+array_trait!(SerializeTupleVariant, serialize_field);
 
 impl<'py> ser::SerializeMap for Object<'_, 'py> {
     type Ok = Bound<'py, PyAny>;
@@ -611,29 +569,25 @@ impl<'py> ser::SerializeMap for Object<'_, 'py> {
     }
 }
 
-impl<'py> ser::SerializeStruct for Object<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
-        let k = self.b.static_name(key);
-        self.entry(k, v)
-    }
-    fn end(self) -> Result<Self::Ok, Error> {
-        self.close()
-    }
+/// serde's two struct traits: a field is an entry under its name.
+macro_rules! struct_trait {
+    ($trait:ident) => {
+        impl<'py> ser::$trait for Object<'_, 'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
+                let k = self.b.static_name(key);
+                self.entry(k, v)
+            }
+            fn end(self) -> Result<Self::Ok, Error> {
+                self.close()
+            }
+        }
+    };
 }
 
-impl<'py> ser::SerializeStructVariant for Object<'_, 'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
-        let k = self.b.static_name(key);
-        self.entry(k, v)
-    }
-    fn end(self) -> Result<Self::Ok, Error> {
-        self.close()
-    }
-}
+struct_trait!(SerializeStruct);
+struct_trait!(SerializeStructVariant);
 
 /// A map's key, as serde_json writes it: a string, or a number or bool
 /// written as one; its place in `Builder::names`.
@@ -652,6 +606,15 @@ impl KeySer<'_, '_> {
             None => Err(Error::Custom(format!("a map key must be a finite number, not {v}"))),
         }
     }
+}
+
+/// An integer key is written as its digits.
+macro_rules! int_keys {
+    ($($method:ident $t:ty),*) => {
+        $(fn $method(self, v: $t) -> Result<u32, Error> {
+            self.text(&v.to_string())
+        })*
+    };
 }
 
 /// A key of a kind JSON cannot have.
@@ -673,36 +636,8 @@ impl<'a, 'py> ser::Serializer for KeySer<'a, 'py> {
     fn serialize_bool(self, v: bool) -> Result<u32, Error> {
         self.text(if v { "true" } else { "false" })
     }
-    fn serialize_i8(self, v: i8) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_i16(self, v: i16) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_i32(self, v: i32) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_i64(self, v: i64) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_i128(self, v: i128) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_u8(self, v: u8) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_u16(self, v: u16) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_u32(self, v: u32) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_u64(self, v: u64) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
-    fn serialize_u128(self, v: u128) -> Result<u32, Error> {
-        self.text(&v.to_string())
-    }
+    int_keys!(serialize_i8 i8, serialize_i16 i16, serialize_i32 i32, serialize_i64 i64, serialize_i128 i128);
+    int_keys!(serialize_u8 u8, serialize_u16 u16, serialize_u32 u32, serialize_u64 u64, serialize_u128 u128);
     fn serialize_f32(self, v: f32) -> Result<u32, Error> {
         self.float(f64::from(v))
     }
