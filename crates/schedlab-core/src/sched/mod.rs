@@ -29,6 +29,7 @@ pub mod rt_push_ipi;
 pub mod sched;
 pub mod sd_build;
 pub mod sd_flags;
+mod sd_groups;
 pub mod sd_init;
 pub mod stop_task;
 pub mod syscalls;

@@ -60,6 +60,7 @@ use crate::cpumask::CpuMask;
 use crate::kernel::{Mechanisms, SdInit as Era};
 use crate::machine::Machine;
 use crate::sched::sd_flags::*;
+use crate::sched::sd_groups::{GroupIndex, GroupSrc};
 use crate::sched::sd_init::{level_params, sd_degenerate, sd_parent_degenerate, Kind, RawDomain};
 
 use crate::sched::topology::{SchedDomainTopo, SchedGroupTopo, SchedTopology};
@@ -228,58 +229,6 @@ fn topology_levels(m: &Machine, era: Era, pkg_named_pkg: bool) -> Vec<Level> {
 // ---------------------------------------------------------------------------
 // Building
 // ---------------------------------------------------------------------------
-
-/// What a group is made of, for sharing groups between domains of a level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum GroupSrc {
-    /// The span of a (raw) child domain.
-    Child(usize),
-    /// A single CPU (lowest level).
-    Cpu(usize),
-    /// A node (2.6 ALLNODES groups).
-    Node(usize),
-    /// The sibling's own span (overlap level without a child).
-    Span(usize),
-}
-
-/// The groups made so far, by level and source: a dense table per level
-/// and kind of source, grown as ids appear (a BTreeMap of (level, source)
-/// cost ~900 instructions a lookup, 15 % of building 4,096 CPUs' domains).
-#[derive(Default)]
-struct GroupIndex {
-    by_level: Vec<[Vec<usize>; 4]>,
-}
-
-impl GroupIndex {
-    const NONE: usize = usize::MAX;
-
-    fn slot(src: GroupSrc) -> (usize, usize) {
-        match src {
-            GroupSrc::Child(r) => (0, r),
-            GroupSrc::Cpu(c) => (1, c),
-            GroupSrc::Node(n) => (2, n),
-            GroupSrc::Span(s) => (3, s),
-        }
-    }
-
-    fn get(&self, li: usize, src: GroupSrc) -> Option<usize> {
-        let (kind, id) = Self::slot(src);
-        let g = *self.by_level.get(li)?[kind].get(id)?;
-        (g != Self::NONE).then_some(g)
-    }
-
-    fn insert(&mut self, li: usize, src: GroupSrc, g: usize) {
-        let (kind, id) = Self::slot(src);
-        if self.by_level.len() <= li {
-            self.by_level.resize_with(li + 1, Default::default);
-        }
-        let ids = &mut self.by_level[li][kind];
-        if ids.len() <= id {
-            ids.resize(id + 1, Self::NONE);
-        }
-        ids[id] = g;
-    }
-}
 
 struct Builder<'a> {
     m: &'a Machine,
