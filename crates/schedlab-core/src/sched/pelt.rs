@@ -121,16 +121,34 @@ fn mul_u64_u32_shr(a: u64, mul: u32, shift: u32) -> u64 {
 /// periods the result is 0: any u64 below 2^63 has been shifted to 0 by then,
 /// and the explicit cut keeps the shift below 64.
 pub fn decay_load(val: u64, n: u64) -> u64 {
-    if n > (LOAD_AVG_PERIOD as u64) * 63 {
-        return 0;
+    Decay::of(n).apply(val)
+}
+
+/// y^n as decay_load() applies it: the whole half-lives to shift by and
+/// the table's Q32 factor for the rest (0 beyond LOAD_AVG_PERIOD·63
+/// periods). accumulate_sum() decays five values by the same n; it works
+/// this out once for them, where the kernel's decay_load() does it each time
+/// (the same results).
+#[derive(Debug, Clone, Copy)]
+struct Decay {
+    shift: u32,
+    mul: u32,
+}
+
+impl Decay {
+    #[inline(always)]
+    fn of(n: u64) -> Decay {
+        if n > (LOAD_AVG_PERIOD as u64) * 63 {
+            return Decay { shift: 0, mul: 0 };
+        }
+        let n = n as u32;
+        Decay { shift: n / LOAD_AVG_PERIOD, mul: RUNNABLE_AVG_YN_INV[(n % LOAD_AVG_PERIOD) as usize] }
     }
-    let mut val = val;
-    let mut local_n = n as u32;
-    if local_n >= LOAD_AVG_PERIOD {
-        val >>= local_n / LOAD_AVG_PERIOD;
-        local_n %= LOAD_AVG_PERIOD;
+
+    #[inline(always)]
+    fn apply(self, val: u64) -> u64 {
+        mul_u64_u32_shr(val >> self.shift, self.mul, 32)
     }
-    mul_u64_u32_shr(val, RUNNABLE_AVG_YN_INV[local_n as usize], 32)
 }
 
 /// get_pelt_divider: PELT_MIN_DIVIDER + period_contrib.
@@ -166,9 +184,9 @@ pub fn get_pelt_divider(sa: &SchedAvg) -> u32 {
 ///   1024·Σ_{n=1}^{p−1} y^n = 1024·(Σ_{n=0}^{∞} y^n − Σ_{n=p}^{∞} y^n − y^0)
 ///                          = LOAD_AVG_MAX − LOAD_AVG_MAX·y^p − 1024
 /// ```
-fn accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32 {
-    let c1 = decay_load(d1 as u64, periods) as u32;
-    let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX as u64, periods) as u32 - 1024;
+fn accumulate_pelt_segments(y_p: Decay, d1: u32, d3: u32) -> u32 {
+    let c1 = y_p.apply(d1 as u64) as u32;
+    let c2 = LOAD_AVG_MAX - y_p.apply(LOAD_AVG_MAX as u64) as u32 - 1024;
     let c3 = d3;
     c1 + c2 + c3
 }
@@ -200,16 +218,17 @@ fn accumulate_sum(delta: u64, sa: &mut SchedAvg, load: u64, runnable: u64, runni
 
     if periods != 0 {
         // Step 1: age the old sums by p periods.
-        sa.load_sum = decay_load(sa.load_sum, periods);
-        sa.runnable_sum = decay_load(sa.runnable_sum, periods);
-        sa.util_sum = decay_load(sa.util_sum as u64, periods) as u32;
+        let y_p = Decay::of(periods);
+        sa.load_sum = y_p.apply(sa.load_sum);
+        sa.runnable_sum = y_p.apply(sa.runnable_sum);
+        sa.util_sum = y_p.apply(sa.util_sum as u64) as u32;
 
         // Step 2. When load == 0, runnable and running were forced to 0 by
         // the caller, so contrib would be multiplied by 0 everywhere below:
         // the kernel skips computing it.
         delta %= 1024;
         if load != 0 {
-            contrib = accumulate_pelt_segments(periods, 1024 - sa.period_contrib, delta as u32);
+            contrib = accumulate_pelt_segments(y_p, 1024 - sa.period_contrib, delta as u32);
         }
     }
     sa.period_contrib = delta as u32;

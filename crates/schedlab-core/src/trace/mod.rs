@@ -38,6 +38,18 @@ impl Trace {
     }
 }
 
+/// One ftrace text line, when the text is asked for: `text_line!(self,
+/// now, cpu, who, "fmt", args..)`. A macro, so that a run without `--trace`
+/// pays one test and evaluates none of the line's arguments (the comm, pid
+/// and prio are calls through `dyn Traced`).
+macro_rules! text_line {
+    ($tr:ident, $now:expr, $cpu:expr, $who:expr, $($fmt:tt)+) => {
+        if $tr.text.is_some() {
+            $tr.write_line($now, $cpu, $who, "d..2.", format_args!($($fmt)+));
+        }
+    };
+}
+
 /// Fold one word into the fingerprint: a multiply-xorshift mix per word
 /// (stable across platforms; not cryptographic, only a change detector).
 #[inline]
@@ -151,6 +163,7 @@ impl Trace {
         self
     }
 
+    #[inline(always)]
     fn rec(&mut self, kind: u64, now: u64, cpu: usize, a: u64, b: u64) {
         self.count += 1;
         let h = &mut self.hash;
@@ -159,16 +172,6 @@ impl Trace {
         fnv(h, cpu as u64);
         fnv(h, a);
         fnv(h, b);
-    }
-
-    /// One ftrace text line, when the text is asked for. Inlined so that a
-    /// run without `--trace` pays one test, not a call that builds the
-    /// line's arguments (the prio, the state letters) for nothing.
-    #[inline(always)]
-    fn line(&mut self, now: u64, cpu: usize, who: Ctx, body: std::fmt::Arguments) {
-        if self.text.is_some() {
-            self.write_line(now, cpu, who, "d..2.", body);
-        }
     }
 
     /// `flags`: the five-character column (irqs-off, need-resched,
@@ -194,11 +197,19 @@ impl Trace {
     /// stopper as migration/N (prio 0, SCHED_FIFO 99 as the kernel reports
     /// it); the stopper and the idle task are always "R" as prev except
     /// that the stopper sleeps when done.
+    ///
+    /// Inline up to the digest: the writers are out of line
+    /// (`sched_switch_write`), and a run that writes no trace pays no call.
+    #[inline(always)]
     pub fn sched_switch(&mut self, now: u64, cpu: usize, prev: Ctx, next: Ctx) {
         self.rec(1, now, cpu, prev.pid(cpu) as u64, next.pid(cpu) as u64);
-        if self.text.is_none() && self.pf.is_none() && self.dat.is_none() {
-            return;
+        if self.writes_events() {
+            self.sched_switch_write(now, cpu, prev, next);
         }
+    }
+
+    #[inline(never)]
+    fn sched_switch_write(&mut self, now: u64, cpu: usize, prev: Ctx, next: Ctx) {
         let ((pc, pp, pprio), (nc, np, nprio)) =
             (prev.switch_side(cpu, self.swapper_prio), next.switch_side(cpu, self.swapper_prio));
         let pstate = match prev {
@@ -228,14 +239,28 @@ impl Trace {
         self.dat(now, cpu, prev, tracedat::SCHED_SWITCH, |p| {
             p.comm(&pc).i32(pp as i64).i32(pprio as i64).u64(state).comm(&nc).i32(np as i64).i32(nprio as i64)
         });
-        self.line(now, cpu, prev, format_args!("sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}"));
+        text_line!(
+            self,
+            now,
+            cpu,
+            prev,
+            "sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={pstate} ==> next_comm={nc} next_pid={np} next_prio={nprio}",
+        );
     }
 
     /// hrtimer_start of a task's sleep timer (the kernel's hrtimer event;
     /// the timer address is a stand-in derived from the pid). `expires` is
     /// the hard expiry, `softexpires` the one asked for.
+    #[inline(always)]
     pub fn hrtimer_start(&mut self, now: u64, cpu: usize, p: &dyn Traced, softexpires: u64, expires: u64) {
         self.rec(6, now, cpu, p.pid() as u64, softexpires);
+        if self.writes_events() {
+            self.hrtimer_start_write(now, cpu, p, softexpires, expires);
+        }
+    }
+
+    #[inline(never)]
+    fn hrtimer_start_write(&mut self, now: u64, cpu: usize, p: &dyn Traced, softexpires: u64, expires: u64) {
         self.dat(now, cpu, Ctx::Task(p), tracedat::HRTIMER_START, |f| {
             f.u64(0xffff_8880_0000_0000u64 | (p.pid() as u64) << 12)
                 .u64(tracedat::HRTIMER_WAKEUP_ADDR)
@@ -243,33 +268,45 @@ impl Trace {
                 .u64(softexpires)
                 .i32(0)
         });
-        self.line(
+        text_line!(
+            self,
             now,
             cpu,
             Ctx::Task(p),
-            format_args!(
-                "hrtimer_start: hrtimer={:016x} function=hrtimer_wakeup expires={} softexpires={} mode=ABS",
-                0xffff_8880_0000_0000u64 | (p.pid() as u64) << 12,
-                expires,
-                softexpires
-            ),
+            "hrtimer_start: hrtimer={:016x} function=hrtimer_wakeup expires={} softexpires={} mode=ABS",
+            0xffff_8880_0000_0000u64 | (p.pid() as u64) << 12,
+            expires,
+            softexpires,
         );
     }
 
     /// sched_wakeup, on the target CPU.
+    #[inline(always)]
     pub fn sched_wakeup(&mut self, now: u64, cpu: usize, p: &dyn Traced) {
         self.rec(2, now, cpu, p.pid() as u64, 0);
+        if self.writes_events() {
+            self.sched_wakeup_write(now, cpu, p);
+        }
+    }
+
+    #[inline(never)]
+    fn sched_wakeup_write(&mut self, now: u64, cpu: usize, p: &dyn Traced) {
         if let Some(pf) = self.pf.as_mut() {
             pf.event(cpu, now, 0, perfetto::SCHED_WAKEUP, &wakeup_fields(p, cpu));
         }
         self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP, |f| {
             f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(cpu as i64)
         });
-        self.line(
+        text_line!(
+            self,
             now,
             cpu,
             Ctx::Idle,
-            format_args!("sched_wakeup: comm={} pid={} prio={} target_cpu={:03}", p.comm(), p.pid(), p.prio(), cpu),
+            "sched_wakeup: comm={} pid={} prio={} target_cpu={:03}",
+            p.comm(),
+            p.pid(),
+            p.prio(),
+            cpu,
         );
     }
 
@@ -335,11 +372,16 @@ impl Trace {
         self.dat(now, cpu, Ctx::Idle, tracedat::SCHED_WAKEUP_NEW, |f| {
             f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(cpu as i64)
         });
-        self.line(
+        text_line!(
+            self,
             now,
             cpu,
             Ctx::Idle,
-            format_args!("sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03}", p.comm(), p.pid(), p.prio(), cpu),
+            "sched_wakeup_new: comm={} pid={} prio={} target_cpu={:03}",
+            p.comm(),
+            p.pid(),
+            p.prio(),
+            cpu,
         );
     }
 
@@ -368,18 +410,17 @@ impl Trace {
         self.dat(now, exec_cpu, who, tracedat::SCHED_MIGRATE_TASK, |f| {
             f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64).i32(orig as i64).i32(dest as i64)
         });
-        self.line(
+        text_line!(
+            self,
             now,
             exec_cpu,
             who,
-            format_args!(
-                "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
-                p.comm(),
-                p.pid(),
-                p.prio(),
-                orig,
-                dest
-            ),
+            "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+            p.comm(),
+            p.pid(),
+            p.prio(),
+            orig,
+            dest,
         );
     }
 
@@ -396,11 +437,15 @@ impl Trace {
         self.dat(now, cpu, Ctx::Task(p), tracedat::SCHED_PROCESS_EXIT, |f| {
             f.comm(p.comm()).i32(p.pid() as i64).i32(p.prio() as i64)
         });
-        self.line(
+        text_line!(
+            self,
             now,
             cpu,
             Ctx::Task(p),
-            format_args!("sched_process_exit: comm={} pid={} prio={}", p.comm(), p.pid(), p.prio()),
+            "sched_process_exit: comm={} pid={} prio={}",
+            p.comm(),
+            p.pid(),
+            p.prio(),
         );
     }
 
@@ -416,7 +461,7 @@ impl Trace {
             pf.event(cpu, now, pid, perfetto::CPU_FREQUENCY, &f);
         }
         self.dat(now, cpu, who, tracedat::CPU_FREQUENCY, |f| f.i32(khz as i64).i32(cpu as i64));
-        self.line(now, cpu, who, format_args!("cpu_frequency: state={khz} cpu_id={cpu}"));
+        text_line!(self, now, cpu, who, "cpu_frequency: state={khz} cpu_id={cpu}");
     }
 
     /// power:cpu_idle (include/trace/events/power.h): the idle CPU `cpu`
@@ -432,7 +477,7 @@ impl Trace {
             pf.event(cpu, now, 0, perfetto::CPU_IDLE, &f);
         }
         self.dat(now, cpu, Ctx::Idle, tracedat::CPU_IDLE, |f| f.i32(state as i64).i32(cpu as i64));
-        self.line(now, cpu, Ctx::Idle, format_args!("cpu_idle: state={state} cpu_id={cpu}"));
+        text_line!(self, now, cpu, Ctx::Idle, "cpu_idle: state={state} cpu_id={cpu}");
     }
 
     /// An mm_vmscan tracepoint (include/trace/events/vmscan.h) in the
@@ -499,23 +544,22 @@ impl Trace {
             return;
         }
         match kind {
-            MmVmscan::KswapdSleep => self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_kswapd_sleep: nid={a}")),
+            MmVmscan::KswapdSleep => text_line!(self, now, cpu, Ctx::Task(p), "mm_vmscan_kswapd_sleep: nid={a}"),
             MmVmscan::KswapdWake => {
-                self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_kswapd_wake: nid={a} zid={zid} order=0"))
+                text_line!(self, now, cpu, Ctx::Task(p), "mm_vmscan_kswapd_wake: nid={a} zid={zid} order=0")
             }
             MmVmscan::WakeupKswapd => {
-                self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_wakeup_kswapd: nid={a} zid={zid} order=0"))
+                text_line!(self, now, cpu, Ctx::Task(p), "mm_vmscan_wakeup_kswapd: nid={a} zid={zid} order=0")
             }
-            MmVmscan::DirectReclaimBegin => self.line(
+            MmVmscan::DirectReclaimBegin => text_line!(
+                self,
                 now,
                 cpu,
                 Ctx::Task(p),
-                format_args!(
-                    "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE classzone_idx={zid}"
-                ),
+                "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE classzone_idx={zid}",
             ),
             MmVmscan::DirectReclaimEnd => {
-                self.line(now, cpu, Ctx::Task(p), format_args!("mm_vmscan_direct_reclaim_end: nr_reclaimed={a}"))
+                text_line!(self, now, cpu, Ctx::Task(p), "mm_vmscan_direct_reclaim_end: nr_reclaimed={a}")
             }
         }
     }
