@@ -179,18 +179,33 @@ pub trait SchedClassOps {
 
 /// The enum dispatch: `SchedClass::Rt.enqueue_task(sim, ..)` calls
 /// `<RtSchedClass as SchedClassOps>::enqueue_task(sim, ..)`.
+///
+/// The fair class is tested first, inline; the others go through a cold
+/// function of their own (`others::enqueue_task`, ..). Nearly every call
+/// is for the fair class, and with the match inline LLVM folded the test
+/// into the match's jump table (an indirect jump a call).
 macro_rules! dispatch {
     ($( fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?; )*) => {
         impl SchedClass {
             $(
                 #[inline]
                 pub fn $name(self, sim: &mut SchedEnv $(, $arg: $ty)*) $(-> $ret)? {
-                    // The fair class first: nearly every call is for it, and a
-                    // compare is cheaper than the jump table.
                     if self == SchedClass::Fair {
                         return <FairSchedClass as SchedClassOps>::$name(sim $(, $arg)*);
                     }
-                    match self {
+                    others::$name(self, sim $(, $arg)*)
+                }
+            )*
+        }
+
+        /// The classes but fair, out of the fair class's hot path.
+        mod others {
+            use super::*;
+            $(
+                #[cold]
+                #[inline(never)]
+                pub(super) fn $name(class: SchedClass, sim: &mut SchedEnv $(, $arg: $ty)*) $(-> $ret)? {
+                    match class {
                         SchedClass::Stop => <StopSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Dl => <DlSchedClass as SchedClassOps>::$name(sim $(, $arg)*),
                         SchedClass::Rt => <RtSchedClass as SchedClassOps>::$name(sim $(, $arg)*),

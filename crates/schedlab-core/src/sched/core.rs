@@ -11,8 +11,9 @@ use crate::engine::event::Ev;
 use crate::engine::time::Instant;
 use crate::kernel::{BalancerEra, RtBalance};
 use crate::sched::class::{
-    Pick, SchedClass, WakeSource, DEQUEUE_SLEEP, ENQUEUE_DELAYED, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP,
-    WF_FORK, WF_SYNC, WF_TTWU,
+    DlSchedClass, FairSchedClass, IdleSchedClass, Pick, RtSchedClass, SchedClass, SchedClassOps, StopSchedClass,
+    WakeSource, DEQUEUE_SLEEP, ENQUEUE_DELAYED, ENQUEUE_HEAD, ENQUEUE_INITIAL, ENQUEUE_WAKEUP, WF_FORK, WF_SYNC,
+    WF_TTWU,
 };
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::Rq;
@@ -256,28 +257,52 @@ impl SchedEnv {
     /// always has its idle task. A newidle balance that pulled tasks makes
     /// the walk start again, without balancing again.
     pub(crate) fn pick_next_task(&mut self, cpu: usize) -> Option<TaskId> {
+        // for_each_class() written out (SchedClass::ORDER), each class's
+        // pick called directly: the walk runs at every pick, and through
+        // the enum each step was a jump table.
         let mut newidle = true;
         loop {
-            for class in SchedClass::ORDER {
-                match class.pick_next_task(self, cpu, newidle) {
-                    Pick::Empty => {}
-                    Pick::Task(p) => return Some(p),
-                    Pick::Idle => return None,
-                    Pick::Retry => break,
-                }
+            macro_rules! ask {
+                ($class:ty) => {
+                    match <$class as SchedClassOps>::pick_next_task(self, cpu, newidle) {
+                        Pick::Empty => {}
+                        Pick::Task(p) => return Some(p),
+                        Pick::Idle => return None,
+                        Pick::Retry => {
+                            newidle = false;
+                            continue;
+                        }
+                    }
+                };
             }
-            newidle = false;
+            ask!(StopSchedClass);
+            ask!(DlSchedClass);
+            ask!(RtSchedClass);
+            ask!(FairSchedClass);
+            ask!(IdleSchedClass);
+            unreachable!("the idle class always picks");
         }
     }
 
     /// update_curr(): charge the running task for the time since exec_start.
+    ///
+    /// Inline up to its early returns (no task runs, or no time passed
+    /// since the last charge: a third of the calls), so that those do not
+    /// pay the call and the register saves of the body below.
+    #[inline(always)]
     pub fn update_curr(&mut self, cpu: usize) {
         let Some(tid) = self.sched.rqs[cpu].curr else { return };
-        let now = self.now;
-        let delta = now.saturating_sub(self.sched.tasks[tid].se.exec_start);
+        let delta = self.now.saturating_sub(self.sched.tasks[tid].se.exec_start);
         if delta == 0 {
             return;
         }
+        self.update_curr_charge(cpu, tid, delta);
+    }
+
+    /// update_curr()'s body: charge `tid`, running on `cpu`, `delta` ns.
+    #[inline(never)]
+    fn update_curr_charge(&mut self, cpu: usize, tid: TaskId, delta: u64) {
+        let now = self.now;
         if self.sched.tasks[tid].cs_debt > 0 {
             // The switch itself is kernel time: account_cpu splits it off
             // while exec_start still marks where the debt began.
@@ -334,11 +359,18 @@ impl SchedEnv {
     /// Deviation: the kernel prefers the node of task_cpu(p), not of the
     /// CPU the class chose; no CPU is ever offline or inactive here, so the
     /// cpuset fallback stages do not arise.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fallback_cpu(&self, p: TaskId, cpu: usize) -> usize {
         if self.sched.tasks[p].cpus.test(cpu) {
             return cpu;
         }
+        self.select_fallback_rq(p, cpu)
+    }
+
+    /// select_fallback_rq()'s search, for the rare CPU outside the mask.
+    #[cold]
+    #[inline(never)]
+    fn select_fallback_rq(&self, p: TaskId, cpu: usize) -> usize {
         let node = self.machine.node_of(cpu);
         let t = &self.sched.tasks[p];
         t.cpus.iter().find(|&c| self.machine.node_of(c) == node).or_else(|| t.cpus.first()).unwrap_or(cpu)
