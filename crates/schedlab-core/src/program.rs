@@ -41,7 +41,7 @@ pub enum DbenchOp {
     PassEnd,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Op {
     /// CPU work at nominal speed: progresses only while the task runs.
     Run(Dist),

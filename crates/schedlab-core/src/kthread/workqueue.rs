@@ -455,7 +455,7 @@ impl KthreadFloor {
         let w = self.k.sched.tasks[tid].worker?;
         let work = self.kthreads.workers[w].current?;
         let program = self.kthreads.works[work].as_ref()?.program;
-        self.progs.work_programs[program].ops.get(pc).cloned()
+        self.progs.work_programs[program].ops.get(pc).copied()
     }
 }
 

@@ -41,7 +41,7 @@ impl WorkloadFloor {
                 // A kworker runs the ops of its work item (kthread/workqueue.rs).
                 self.m.kt.worker_op(tid, pc)
             } else {
-                self.m.kt.progs.templates[template].program.ops.get(pc).cloned()
+                self.m.kt.progs.templates[template].program.ops.get(pc).copied()
             };
             let Some(op) = op else {
                 if worker {

@@ -246,7 +246,7 @@ fn gated(g: &TaskGroup, gi: usize, ready: usize, gate: usize, start: u64) -> Pro
     ops.extend(g.program.ops.iter().map(|op| match *op {
         Op::LoopStart { count, end } => Op::LoopStart { count, end: end + k },
         Op::LoopEnd { start } => Op::LoopEnd { start: start + k },
-        ref other => other.clone(),
+        other => other,
     }));
     Program { ops }
 }
