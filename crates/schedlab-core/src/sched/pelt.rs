@@ -210,6 +210,7 @@ fn accumulate_pelt_segments(y_p: Decay, d1: u32, d3: u32) -> u32 {
 ///
 /// With no boundary crossed (p = 0) the new time simply adds to the open
 /// period: u' = u + delta.
+#[inline(always)]
 fn accumulate_sum(delta: u64, sa: &mut SchedAvg, load: u64, runnable: u64, running: u64) -> u64 {
     // p == 0 -> delta < 1024, so this is the whole contribution.
     let mut contrib = delta as u32;
