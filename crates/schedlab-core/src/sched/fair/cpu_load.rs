@@ -41,6 +41,7 @@ impl SchedEnv {
     /// weighted_cpuload(): rq->load.weight, the instantaneous sum of the
     /// runnable weights (2.6.x). From 3.8 it is the PELT runnable load.
     /// Deviation (3.8+): schedlab's PELT load_avg includes blocked load.
+    #[inline]
     pub fn weighted_cpuload(&self, cpu: usize) -> u64 {
         if self.cfg.mech.cpu_load_from_pelt {
             self.sched.cfs_rqs[cpu].avg.load_avg

@@ -95,7 +95,7 @@ impl SchedEnv {
     }
 
     /// The fair part of update_curr(): `se` is cfs_rq->curr.
-    #[inline]
+    #[inline(always)]
     pub fn update_curr_fair<const G: bool>(&mut self, cfs_rq: CfsRqId, se: SeId, delta: u64) {
         let dv = self.vdelta::<G>(delta, se);
         self.se_mut_g::<G>(se).vruntime += dv;
