@@ -333,6 +333,14 @@ pub struct Mechanisms {
     /// 8ad075c2eb1f "sched: Async unthrottling for cfs bandwidth", 6.3);
     /// before, the timer's CPU unthrottles every one itself.
     pub cfs_async_unthrottle: bool,
+    /// The task based throttle model (e1fad12dcb66 "sched/fair: Switch to
+    /// task based throttle model" and its series, 6.18): a throttled
+    /// cfs_rq stays queued; each task picked below it is dequeued onto the
+    /// cfs_rq's limbo list as it returns to user space, and unthrottle
+    /// enqueues them again one by one; the PELT clock stops only once the
+    /// cfs_rq is empty; the balancer checks only the destination; the
+    /// throttled time starts with the first parked task.
+    pub cfs_task_throttle: bool,
 
     // ------------------------------------------------------------- RT
     /// rto_next_cpu(): the RT_PUSH_IPI chain never takes the CPU it runs
@@ -590,6 +598,7 @@ impl Mechanisms {
             cfs_burst: at(5, 14),
             cfs_burst_stats: at(5, 16),
             cfs_async_unthrottle: at(6, 3),
+            cfs_task_throttle: at(6, 18),
             rto_skip_self: backport((7, 0), &[(6, 12, 75), (6, 18, 14)]),
             sched_deadline: at(3, 14),
             dl_period_limits: at(5, 4),

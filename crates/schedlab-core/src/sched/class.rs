@@ -66,6 +66,9 @@ pub const DEQUEUE_DELAYED: u32 = 0x200;
 /// ENQUEUE_DELAYED: a sched_delayed task is woken where it is still queued
 /// (ttwu_runnable, 6.12).
 pub const ENQUEUE_DELAYED: u32 = 0x200;
+/// DEQUEUE_THROTTLE: a task parks itself below a throttled cfs_rq (6.18,
+/// throttle_cfs_rq_work); never a delayed dequeue.
+pub const DEQUEUE_THROTTLE: u32 = 0x800;
 
 // Wake flags (kernel/sched/sched.h).
 /// WF_TTWU: a wakeup.

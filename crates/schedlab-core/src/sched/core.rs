@@ -56,6 +56,10 @@ impl SchedEnv {
 
     /// Start the periodic tick on a CPU that became busy, aligned to the
     /// jiffy grid (sched_skew_tick=0: all CPUs tick together).
+    /// Deviation: ticks of one instant run one after the other in a fixed
+    /// order (CPU 0's first); the kernel's CPUs run them at once and race
+    /// for shared locks (a group's cfs_b->lock: which CPU draws the last
+    /// slice of a pool, docs/models/sched-fair.md).
     #[inline]
     pub fn tick_restart(&mut self, cpu: usize) {
         if self.sched.rqs[cpu].tick_key.is_some() {
@@ -142,9 +146,14 @@ impl SchedEnv {
             // its idle state.
             return Switch::Idle;
         }
-        if next == prev && next.is_some() {
+        if let Some(n) = next.filter(|_| next == prev) {
             // Keep running; re-arm the op timer (its end may have moved).
             self.arm_op_timer(cpu);
+            if self.sched.tasks[n].throttle_work {
+                // Back to user space below a throttled cfs_rq: it parks
+                // (6.18, fair/throttle_task.rs).
+                self.throttle_cfs_rq_work(cpu, n);
+            }
             return Switch::Stay;
         }
         self.sched.account_cpu(cpu, self.now);

@@ -66,6 +66,8 @@ impl SchedEnv {
             worker: None,
             in_iowait: false,
             in_sys: false,
+            throttled: false,
+            throttle_work: false,
             rng: Rng::fork(self.seed, &format!("task:{}:{}", g.name, idx)),
             stats: TaskStats::default(),
             wakee_flips: 0,

@@ -355,6 +355,12 @@ pub struct Task {
     pub in_iowait: bool,
     /// Its CPU time is system time (a syscall's work: the mm ops).
     pub in_sys: bool,
+    /// p->throttled (6.18): parked on its cfs_rq's throttled_limbo_list,
+    /// off the runqueue though runnable (sched/fair/bandwidth.rs).
+    pub throttled: bool,
+    /// p->sched_throttle_work is pending (6.18): picked below a throttled
+    /// cfs_rq, it parks itself when it returns to user space.
+    pub throttle_work: bool,
     pub rng: Rng,
     pub stats: TaskStats,
     // Wakeup bookkeeping (record_wakee, wake_wide, recent_used_cpu).

@@ -98,6 +98,10 @@ pub struct CfsRqBandwidth {
     /// (cfs_rq_clock_pelt() leaves it out).
     pub throttled_clock_pelt: u64,
     pub throttled_clock_pelt_time: u64,
+    /// pelt_clock_throttled: its PELT clock is stopped. Before 6.18 from
+    /// the throttle of its hierarchy to the unthrottle; from 6.18 (task
+    /// based throttle) only while the throttled hierarchy leaves it empty.
+    pub pelt_clock_throttled: bool,
     /// On its CPU's rq->cfsb_csd_list: an asynchronous unthrottle is on
     /// its way (6.3+; !list_empty(&cfs_rq->throttled_csd_list)).
     pub csd_queued: bool,
@@ -175,6 +179,10 @@ pub struct TaskGroups {
     /// Per CPU, rq->cfsb_csd_list: the cfs_rqs an IPI on its way will
     /// unthrottle (6.3+; sized once bandwidth is used).
     pub cfsb_csd_list: Vec<Vec<CfsRqId>>,
+    /// Per cfs_rq (indexed as `Sched.cfs_rqs`; 6.18, sized once bandwidth
+    /// is used), cfs_rq->throttled_limbo_list: the tasks parked there, the
+    /// most recently parked last (the kernel's list_add() puts it first).
+    pub limbo: Vec<Vec<crate::sched::task::TaskId>>,
     /// Per CPU, rq->last_blocked_load_update_tick (jiffies; u64::MAX:
     /// never).
     pub blocked_tick: Vec<u64>,

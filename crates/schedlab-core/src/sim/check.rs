@@ -96,9 +96,7 @@ impl Sim {
                 .rq_cfs_tasks(rq.cpu)
                 .into_iter()
                 .filter(|&t| self.w.m.kt.k.sched.tasks[t].se.sched_delayed)
-                // Below a throttled cfs_rq a task is not in the root's
-                // counts (throttle_cfs_rq took them off).
-                .filter(|&t| !self.w.m.kt.k.throttled_hierarchy(self.w.m.kt.k.task_cfs_rq_on(t, rq.cpu)))
+                .filter(|&t| self.w.m.kt.k.counted_at_root(t, rq.cpu))
                 .count();
             if delayed != self.w.m.kt.k.sched.cfs_rqs[rq.cpu].h_nr_delayed as usize {
                 return Err(SimError::Invariant {
@@ -146,8 +144,9 @@ impl Sim {
         }
         for (tid, t) in self.w.m.kt.k.sched.tasks.iter().enumerate() {
             // A sched_delayed task sleeps but is still queued; a throttled
-            // deadline task is runnable but off its dl_rq.
-            let throttled = t.policy.is_dl() && t.dl.as_deref().is_some_and(|d| d.dl_throttled);
+            // deadline task is runnable but off its dl_rq, and so is a
+            // parked fair task (6.18's task based throttle).
+            let throttled = (t.policy.is_dl() && t.dl.as_deref().is_some_and(|d| d.dl_throttled)) || t.throttled;
             let want = u32::from((t.state == TaskState::Runnable && !throttled) || t.se.sched_delayed);
             if seen[tid] != want {
                 return Err(SimError::Invariant {

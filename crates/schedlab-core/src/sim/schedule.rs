@@ -48,7 +48,13 @@ impl Sim {
         }
         let s = &mut self.w.m.kt.k;
         s.context_switch(cpu, prev, n, stopper);
-        if s.switched_in_ready(cpu, n) {
+        if s.sched.tasks[n].throttle_work {
+            // Picked below a throttled cfs_rq, it parks as it returns to
+            // user space, before its program goes on (6.18,
+            // sched/fair/throttle_task.rs).
+            s.throttle_cfs_rq_work(cpu, n);
+        }
+        if s.switched_in_ready(cpu, n) && !s.sched.tasks[n].throttled {
             self.w.advance(n); // workload/interp.rs
         }
         self.w.m.kt.k.schedule_finish(cpu, n, class);

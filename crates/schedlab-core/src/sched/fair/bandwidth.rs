@@ -26,10 +26,8 @@
 //! kernel's is the writer's CPU), and the slack timer runs on the CPU of
 //! the cfs_rq that armed it (the kernel's unpinned hrtimer may move to a
 //! busy CPU).
-//! Deviation: 6.18 throttles task by task as each returns to user space
-//! (e1fad12dcb66, the task based throttle model); the model throttles the whole
-//! hierarchy when the cfs_rq is throttled, as 6.17 and earlier do, for
-//! every version.
+//! From 6.18 a throttled cfs_rq stays queued and its tasks park one by one
+//! (the task based throttle: fair/throttle_task.rs).
 //! The slice is the sysctl kernel.sched_cfs_bandwidth_slice_us (5 ms).
 
 use crate::engine::event::Ev;
@@ -58,7 +56,7 @@ impl SchedEnv {
         self.sched.groups.tgs[tg].cfs_b.as_deref().expect("a group with a quota")
     }
 
-    fn cfs_b_mut(&mut self, tg: TgId) -> &mut CfsBandwidth {
+    pub(super) fn cfs_b_mut(&mut self, tg: TgId) -> &mut CfsBandwidth {
         self.sched.groups.tgs[tg].cfs_b.as_deref_mut().expect("a group with a quota")
     }
 
@@ -67,7 +65,7 @@ impl SchedEnv {
         &self.sched.groups.rq_bw[q.index()]
     }
 
-    fn rq_bw_mut(&mut self, q: CfsRqId) -> &mut CfsRqBandwidth {
+    pub(super) fn rq_bw_mut(&mut self, q: CfsRqId) -> &mut CfsRqBandwidth {
         &mut self.sched.groups.rq_bw[q.index()]
     }
 
@@ -85,18 +83,23 @@ impl SchedEnv {
 
     /// cfs_rq_clock_pelt(): `q`'s PELT clock, `pelt_now` (its CPU's
     /// rq_clock_pelt()) less the time its hierarchy spent throttled, and
-    /// stopped while it is.
+    /// stopped while it is (from 6.18: while it is and `q` is empty).
     #[inline]
     pub(crate) fn cfs_rq_clock_pelt(&self, q: CfsRqId, pelt_now: u64) -> u64 {
         match self.sched.groups.rq_bw.get(q.index()) {
-            Some(b) if b.throttle_count > 0 => b.throttled_clock_pelt - b.throttled_clock_pelt_time,
+            Some(b) if b.pelt_clock_throttled => b.throttled_clock_pelt - b.throttled_clock_pelt_time,
             Some(b) => pelt_now - b.throttled_clock_pelt_time,
             None => pelt_now,
         }
     }
 
-    /// throttled_lb_pair(): the task's group is throttled on either CPU.
+    /// throttled_lb_pair(): the task's group is throttled on either CPU;
+    /// from 6.18 lb_throttled_hierarchy(): on the destination (a task
+    /// still queued below a throttled cfs_rq may move).
     pub(crate) fn throttled_lb_pair(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        if self.cfg.mech.cfs_task_throttle {
+            return self.throttled_hierarchy(self.task_cfs_rq_on(p, dst));
+        }
         self.throttled_hierarchy(self.task_cfs_rq_on(p, src)) || self.throttled_hierarchy(self.task_cfs_rq_on(p, dst))
     }
 
@@ -118,6 +121,7 @@ impl SchedEnv {
         }));
         let nr_cpus = groups.tgs[tg].cfs_rq.len();
         groups.cfsb_csd_list.resize(nr_cpus, Vec::new());
+        groups.limbo.resize(groups.rq_bw.len(), Vec::new());
         self.refill_cfs_bandwidth_runtime(tg);
         self.start_cfs_bandwidth(tg, 0);
     }
@@ -362,6 +366,21 @@ impl SchedEnv {
         self.throttle_cfs_rq(q)
     }
 
+    /// put_prev_entity()'s check_cfs_rq_runtime() at each level of `prev`,
+    /// from its own cfs_rq up: a cfs_rq that ran out of runtime under the
+    /// previous task is throttled as the task is put back, not only when
+    /// a later pick walks into it. The levels the pick walked (those
+    /// shared with the next task) were checked there and stay as they are.
+    /// Until 2026-11-29 the model left it to the next walk.
+    #[cold]
+    pub(crate) fn put_prev_check_cfs_rq_runtime(&mut self, cpu: usize, prev: TaskId) {
+        let mut q = self.task_cfs_rq_on(prev, cpu);
+        while let Some(e) = self.sched.groups.tgs[self.cfs_rq(q).tg].se[cpu] {
+            self.check_cfs_rq_runtime(q);
+            q = self.cfs_rq_of(e);
+        }
+    }
+
     /// check_enqueue_throttle(): a cfs_rq whose first entity was just
     /// queued (and that is not running) draws runtime, or is throttled.
     pub(crate) fn check_enqueue_throttle(&mut self, q: CfsRqId) {
@@ -420,7 +439,7 @@ impl SchedEnv {
     }
 
     /// The group cfs_rqs on `q`'s CPU at and below `q` (walk_tg_tree_from).
-    fn cfs_rqs_below(&self, q: CfsRqId) -> Vec<CfsRqId> {
+    pub(super) fn cfs_rqs_below(&self, q: CfsRqId) -> Vec<CfsRqId> {
         let (tg0, cpu) = (self.cfs_rq(q).tg, self.cfs_rq(q).cpu);
         let tgs = &self.sched.groups.tgs;
         // Children come after their parents: one pass marks the subtree.
@@ -483,12 +502,17 @@ impl SchedEnv {
             return false;
         }
         self.cfs_b_mut(tg).throttled_cfs_rq.push(q);
+        if self.cfg.mech.cfs_task_throttle {
+            self.throttle_cfs_rq_task_based(q); // fair/throttle_task.rs
+            return true;
+        }
         // tg_throttle_down(): each cfs_rq below stops its PELT clock.
         let pelt_now = self.rq_clock_pelt(cpu);
         for c in self.cfs_rqs_below(q) {
             let bw = self.rq_bw_mut(c);
             if bw.throttle_count == 0 {
                 bw.throttled_clock_pelt = pelt_now;
+                bw.pelt_clock_throttled = true;
             }
             bw.throttle_count += 1;
         }
@@ -536,6 +560,10 @@ impl SchedEnv {
     /// throttled counts into cpu.stat's throttled_usec, and an idle CPU
     /// with work again reschedules.
     fn unthrottle_cfs_rq(&mut self, q: CfsRqId) {
+        if self.cfg.mech.cfs_task_throttle {
+            self.unthrottle_cfs_rq_task_based(q); // fair/throttle_task.rs
+            return;
+        }
         let (tg, cpu) = (self.cfs_rq(q).tg, self.cfs_rq(q).cpu);
         let now = self.now;
         let since = self.rq_bw(q).throttled_clock;
@@ -550,6 +578,7 @@ impl SchedEnv {
             bw.throttle_count -= 1;
             if bw.throttle_count == 0 {
                 bw.throttled_clock_pelt_time += pelt_now - bw.throttled_clock_pelt;
+                bw.pelt_clock_throttled = false;
             }
         }
         if self.cfs_rq(q).load_weight == 0 {
@@ -599,6 +628,34 @@ impl SchedEnv {
         if self.sched.rqs[cpu].curr.is_none() && self.sched.cfs_rqs[cpu].nr_running > 0 {
             self.resched_curr(cpu);
         }
+    }
+
+    /// The end of an enqueue that stopped at a throttled cfs_rq
+    /// (enqueue_throttle): the task waits, uncounted by the runqueue.
+    #[cold]
+    pub(super) fn enqueue_throttled(&mut self, tid: TaskId, task_running: bool, seq: u64) -> bool {
+        if !task_running {
+            self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
+        }
+        self.sched.tasks[tid].list_seq = seq;
+        false
+    }
+
+    /// The end of a dequeue that stopped at a throttled cfs_rq
+    /// (dequeue_throttle): the runqueue did not count the task.
+    #[cold]
+    pub(super) fn dequeue_throttled(&mut self, tid: TaskId, finish_delayed: bool) -> bool {
+        if finish_delayed {
+            self.finish_delayed_dequeue_entity(tid);
+        }
+        true
+    }
+
+    /// Whether a task queued on its cfs_rq on `cpu` counts in the root's
+    /// h_nr_* (the checker): not below a throttled cfs_rq, which took its
+    /// counts off, before 6.18.
+    pub(crate) fn counted_at_root(&self, t: TaskId, cpu: usize) -> bool {
+        self.cfg.mech.cfs_task_throttle || !self.throttled_hierarchy(self.task_cfs_rq_on(t, cpu))
     }
 
     /// cfs_rq_throttled() of a cfs_rq that may be the root (never throttled).

@@ -18,7 +18,7 @@ pub(super) fn run(version: &str, cpus: usize, ms: u64, body: &str) -> Sim {
     sim
 }
 
-fn hogs(name: &str, n: usize, cgroup: &str) -> String {
+pub(super) fn hogs(name: &str, n: usize, cgroup: &str) -> String {
     format!("[[task]]\nname = \"{name}\"\ncount = {n}\ncgroup = \"{cgroup}\"\nprogram = [{{ run = \"100s\" }}]\n")
 }
 
@@ -245,9 +245,11 @@ fn an_async_unthrottle_waits_for_the_ipi_on_the_remote_cpu() {
 /// 60 s start value. With a capped group throttled on CPU 1 every period
 /// beside a free hog and the capped group's other hog on CPU 0, CPU 1 is
 /// tickless idle most of each period, and CPU 0's ticks (two runnable
-/// tasks) kick it to balance a few times a period (58 in 2 s). Until 2026-11-28 the
-/// model set nohz.next_balance a minute ahead after one walk and CPU 1 was
-/// idle-balanced once in 2 s.
+/// tasks) kick it to balance. Until 2026-11-28 the model set
+/// nohz.next_balance a minute ahead after one walk and CPU 1 was
+/// idle-balanced once in 2 s (58 times after that fix; 9 since
+/// 2026-11-29, when put_prev_entity()'s throttle came in: CPU 0 has two
+/// runnable tasks only while /capped has runtime there).
 #[test]
 fn an_idle_cpu_is_kicked_to_balance_again_after_an_idle_balance() {
     let body = "[[cgroup]]\npath = \"/capped\"\n\"cpu.max\" = \"50000 100000\"\n[[cgroup]]\npath = \"/free\"\n\
@@ -256,7 +258,7 @@ fn an_idle_cpu_is_kicked_to_balance_again_after_an_idle_balance() {
     let sim = run("6.12", 2, 2000, body);
     let k = &sim.w.m.kt.k;
     let idle_balances: u64 = (0..2).map(|c| k.sched.rqs[c].sd[0].stats.lb_count[CpuIdleType::Idle as usize]).sum();
-    assert!(idle_balances >= 30, "{idle_balances} idle balances in 2 s");
+    assert!(idle_balances >= 5, "{idle_balances} idle balances in 2 s");
     assert!(
         k.sched.nohz.next_balance < k.now + 1_000_000_000,
         "nohz.next_balance {} at {}",

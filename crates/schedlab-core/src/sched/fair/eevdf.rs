@@ -328,14 +328,15 @@ impl SchedEnv {
     /// set_delayed() / clear_delayed()'s h_nr_delayed: on the task's cfs_rq
     /// on `cpu` and every cfs_rq above it, up to a throttled one (whose
     /// counts its ancestors no longer hold; until 2026-11-28 the walk went
-    /// on and took the root's count below zero: difftest --groups).
+    /// on and took the root's count below zero: difftest --groups). From
+    /// 6.18 a throttled cfs_rq stays queued: the walk goes to the root.
     fn add_h_nr_delayed(&mut self, cpu: usize, tid: TaskId, n: i32) {
         let mut q = Some(self.task_cfs_rq_on(tid, cpu));
         while let Some(c) = q {
             let cfs = self.cfs_rq_mut(c);
             cfs.h_nr_delayed = cfs.h_nr_delayed.wrapping_add_signed(n);
             let tg = cfs.tg;
-            if tg != crate::sched::task_group::ROOT_TG && self.cfs_rq_throttled(c) {
+            if tg != crate::sched::task_group::ROOT_TG && self.cfs_rq_throttled(c) && !self.cfg.mech.cfs_task_throttle {
                 break;
             }
             q = self.sched.groups.tgs.get(tg).and_then(|g| g.se[cpu]).map(|e| self.cfs_rq_of(e));

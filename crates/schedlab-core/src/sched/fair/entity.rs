@@ -7,7 +7,7 @@
 use crate::kernel::features::Feature;
 use crate::kernel::FairEra;
 use crate::prio::{calc_delta_fair, Policy};
-use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_MIGRATING, DEQUEUE_SLEEP};
+use crate::sched::class::{DEQUEUE_DELAYED, DEQUEUE_MIGRATING, DEQUEUE_SLEEP, DEQUEUE_THROTTLE};
 use crate::sched::env::SchedEnv;
 use crate::sched::pelt;
 use crate::sched::sched::{CfsRq, CfsRqId};
@@ -158,6 +158,9 @@ impl SchedEnv {
     /// With DELAY_DEQUEUE (6.12) the pick may land on a sched_delayed task:
     /// its dequeue completes there and the pick starts again
     /// (pick_task_fair's `goto again`).
+    /// From 6.18 a throttled cfs_rq on the way down stays queued and the
+    /// pick goes on; the task picked parks when it returns to user space
+    /// (fair/throttle_task.rs).
     #[inline] // into pick_next_task(), the class walk
     pub fn pick_next_task_fair<const G: bool>(&mut self, cpu: usize) -> Option<TaskId> {
         loop {
@@ -167,10 +170,14 @@ impl SchedEnv {
             // Down the tree, one level at a time: each cfs_rq's pick among
             // its own entities.
             let mut cfs_rq = CfsRqId::root(cpu);
+            let mut throttled = false;
             let se = loop {
                 if G && self.sched.groups.bandwidth_used && self.check_cfs_rq_runtime(cfs_rq) {
-                    // Throttled on the way down (fair/bandwidth.rs): again.
-                    break None;
+                    if !self.cfg.mech.cfs_task_throttle {
+                        // Throttled on the way down (fair/bandwidth.rs): again.
+                        break None;
+                    }
+                    throttled = true;
                 }
                 let se = match self.cfg.mech.fair {
                     FairEra::Cfs => self.pick_next_entity_cfs::<G>(cfs_rq)?,
@@ -183,6 +190,9 @@ impl SchedEnv {
             };
             let Some(se) = se else { continue };
             if !self.se_g::<G>(se).sched_delayed {
+                if G && throttled {
+                    self.task_throttle_setup_work(se.tid());
+                }
                 return Some(se.tid());
             }
             self.dequeue_delayed::<G>(cpu, se.tid());
@@ -325,6 +335,9 @@ impl SchedEnv {
         if G && self.cfs_rq(cfs_rq).nr_running == 1 {
             if self.sched.groups.bandwidth_used {
                 self.check_enqueue_throttle(cfs_rq); // fair/bandwidth.rs
+                if self.cfg.mech.cfs_task_throttle {
+                    self.pelt_clock_resume(cfs_rq); // fair/throttle_task.rs
+                }
             }
             let (cpu, tg) = (self.cfs_rq(cfs_rq).cpu, self.cfs_rq(cfs_rq).tg);
             self.list_add_leaf_cfs_rq(cpu, tg); // fair/blocked.rs
@@ -338,6 +351,9 @@ impl SchedEnv {
     /// waits there and the runqueue does not count it. Returns whether it
     /// counts.
     pub fn enqueue_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId, initial: bool, wakeup: bool) -> bool {
+        if G && self.sched.tasks[tid].throttled && self.enqueue_throttled_task(cpu, tid) {
+            return false; // Parked again (6.18, fair/throttle_task.rs).
+        }
         self.update_curr(cpu);
         let task_se = SeId::task(tid);
         let t = &self.sched.tasks[tid];
@@ -357,7 +373,7 @@ impl SchedEnv {
             idle |= G && self.cfs_rq_is_idle(cfs_rq);
             (initial, wakeup) = (false, true);
             se = self.parent_of::<G>(e);
-            if G && self.cfs_rq_throttled(cfs_rq) {
+            if G && self.cfs_rq_throttled(cfs_rq) && !self.cfg.mech.cfs_task_throttle {
                 return self.enqueue_throttled(tid, task_running, seq);
             }
         }
@@ -369,7 +385,7 @@ impl SchedEnv {
             self.account_h_nr::<true>(cfs_rq, 1, idle, delayed);
             idle |= self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_entity(e);
-            if self.cfs_rq_throttled(cfs_rq) {
+            if self.cfs_rq_throttled(cfs_rq) && !self.cfg.mech.cfs_task_throttle {
                 return self.enqueue_throttled(tid, task_running, seq);
             }
         }
@@ -384,17 +400,6 @@ impl SchedEnv {
         }
         self.add_nr_running(cpu);
         true
-    }
-
-    /// The end of an enqueue that stopped at a throttled cfs_rq
-    /// (enqueue_throttle): the task waits, uncounted by the runqueue.
-    #[cold]
-    fn enqueue_throttled(&mut self, tid: TaskId, task_running: bool, seq: u64) -> bool {
-        if !task_running {
-            self.sched.tasks[tid].stats.wait_start.get_or_insert(self.now);
-        }
-        self.sched.tasks[tid].list_seq = seq;
-        false
     }
 
     /// dequeue_entity(): `se` leaves `cfs_rq` (a sleep with DEQUEUE_SLEEP).
@@ -436,6 +441,9 @@ impl SchedEnv {
             self.update_cfs_group(se);
             if self.sched.groups.bandwidth_used {
                 self.return_cfs_rq_runtime(cfs_rq); // fair/bandwidth.rs
+                if self.cfg.mech.cfs_task_throttle && self.cfs_rq(cfs_rq).nr_running == 0 {
+                    self.pelt_clock_stop_if_throttled(cfs_rq); // fair/throttle_task.rs
+                }
             }
         }
         self.update_min_vruntime::<G>(cfs_rq);
@@ -450,6 +458,10 @@ impl SchedEnv {
     /// load and weight updated.
     /// Deviation: group entities are never delayed (6.12 delays them too).
     pub fn dequeue_task_fair<const G: bool>(&mut self, cpu: usize, tid: TaskId, flags: u32) -> bool {
+        if G && self.sched.tasks[tid].throttled {
+            self.dequeue_throttled_task(cpu, tid, flags); // fair/throttle_task.rs
+            return true;
+        }
         let task_se = SeId::task(tid);
         let cfs_rq = self.cfs_rq_of_on::<G>(task_se, cpu);
         let mut sleep = flags & DEQUEUE_SLEEP != 0;
@@ -458,6 +470,7 @@ impl SchedEnv {
         self.update_curr(cpu);
         if sleep
             && !finish_delayed
+            && flags & DEQUEUE_THROTTLE == 0
             && self.cfg.mech.fair == FairEra::Eevdf
             && self.cfg.features.on(Feature::DELAY_DEQUEUE)
             && !self.entity_eligible::<G>(cfs_rq, task_se)
@@ -481,7 +494,10 @@ impl SchedEnv {
             self.account_h_nr::<G>(cfs_rq, -1, idle, delayed);
             idle |= G && self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_of::<G>(e);
-            if G && self.cfs_rq_throttled(cfs_rq) {
+            if G && flags & DEQUEUE_THROTTLE != 0 {
+                self.record_throttle_clock(cfs_rq); // fair/throttle_task.rs
+            }
+            if G && self.cfs_rq_throttled(cfs_rq) && !self.cfg.mech.cfs_task_throttle {
                 return self.dequeue_throttled(tid, finish_delayed);
             }
             if self.cfs_rq(cfs_rq).load_weight > 0 {
@@ -499,7 +515,10 @@ impl SchedEnv {
             self.account_h_nr::<true>(cfs_rq, -1, idle, delayed);
             idle |= self.cfs_rq_is_idle(cfs_rq);
             se = self.parent_entity(e);
-            if self.cfs_rq_throttled(cfs_rq) {
+            if flags & DEQUEUE_THROTTLE != 0 {
+                self.record_throttle_clock(cfs_rq);
+            }
+            if self.cfs_rq_throttled(cfs_rq) && !self.cfg.mech.cfs_task_throttle {
                 return self.dequeue_throttled(tid, finish_delayed);
             }
         }
@@ -507,16 +526,6 @@ impl SchedEnv {
             self.sched.wasted.track(self.sched.tasks[tid].nr_cpus_allowed, self.sched.rqs.len(), false);
         }
         self.sub_nr_running(cpu);
-        if finish_delayed {
-            self.finish_delayed_dequeue_entity(tid);
-        }
-        true
-    }
-
-    /// The end of a dequeue that stopped at a throttled cfs_rq
-    /// (dequeue_throttle): the runqueue did not count the task.
-    #[cold]
-    fn dequeue_throttled(&mut self, tid: TaskId, finish_delayed: bool) -> bool {
         if finish_delayed {
             self.finish_delayed_dequeue_entity(tid);
         }
@@ -598,8 +607,17 @@ impl SchedEnv {
         if self.sched.tasks[p].policy != Policy::Normal {
             return; // Batch and idle tasks do not preempt.
         }
-        if self.sched.groups.bandwidth_used && self.throttled_hierarchy(self.cfs_rq_of(SeId::task(p))) {
-            return; // Queued on a throttled cfs_rq (fair/bandwidth.rs).
+        if self.sched.groups.bandwidth_used {
+            // Queued on a throttled cfs_rq (fair/bandwidth.rs); from 6.18
+            // task_is_throttled(): parked (fair/throttle_task.rs).
+            let throttled = if self.cfg.mech.cfs_task_throttle {
+                self.sched.tasks[p].throttled
+            } else {
+                self.throttled_hierarchy(self.cfs_rq_of(SeId::task(p)))
+            };
+            if throttled {
+                return;
+            }
         }
         self.update_curr(cpu);
         let (mut se, mut pse) = (SeId::task(curr), SeId::task(p));

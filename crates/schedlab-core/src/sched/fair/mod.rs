@@ -30,6 +30,9 @@ pub mod nohz;
 pub mod nohz_owner;
 pub mod sched_idle_lb;
 pub mod sd_lb_stats;
+pub mod throttle_task;
+#[cfg(test)]
+mod throttle_task_tests;
 pub mod wakeup;
 pub mod wakeup_avg;
 
@@ -85,12 +88,18 @@ impl SchedClassOps for FairSchedClass {
     /// so does a sched_delayed one (still on_rq).
     #[inline]
     fn put_prev_task(sim: &mut SchedEnv, cpu: usize, p: TaskId, runnable: bool) {
-        if runnable || sim.sched.tasks[p].se.sched_delayed {
+        let t = &sim.sched.tasks[p];
+        // A task that parked (6.18, fair/throttle_task.rs) is runnable
+        // but off the runqueue: put_prev_entity() finds it !on_rq.
+        if (runnable && !t.throttled) || t.se.sched_delayed {
             by_groups!(sim.put_prev_task_fair(cpu, p));
         }
         if sim.sched.groups.any() {
             let next = sim.sched.rqs[cpu].picked;
             sim.put_prev_group_entities(cpu, p, next);
+            if sim.sched.groups.bandwidth_used {
+                sim.put_prev_check_cfs_rq_runtime(cpu, p); // fair/bandwidth.rs
+            }
         }
     }
 
