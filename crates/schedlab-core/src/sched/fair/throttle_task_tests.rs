@@ -2,7 +2,6 @@
 //! of the whole hierarchy that 6.17 and earlier do (fair/bandwidth.rs).
 
 use crate::sched::fair::bandwidth_tests::{hogs, run};
-use crate::sched::task::SeId;
 use crate::sim::Sim;
 
 /// One CPU: /c (20 ms per 100 ms period) with `capped` hogs beside a free
