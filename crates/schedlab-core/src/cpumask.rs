@@ -43,6 +43,13 @@ impl CpuMask {
         self.words[cpu / 64] &= !(1 << (cpu % 64));
     }
 
+    /// Set `cpu` if `on`, else clear it.
+    #[inline]
+    pub fn assign(&mut self, cpu: usize, on: bool) {
+        let w = &mut self.words[cpu / 64];
+        *w = (*w & !(1 << (cpu % 64))) | (u64::from(on) << (cpu % 64));
+    }
+
     #[inline]
     pub fn test(&self, cpu: usize) -> bool {
         cpu < self.nr && self.words[cpu / 64] & (1 << (cpu % 64)) != 0
@@ -81,6 +88,38 @@ impl CpuMask {
 
     pub fn nr_cpu_ids(&self) -> usize {
         self.nr
+    }
+
+    /// for_each_cpu_wrap(cpu, self & allowed, start) with a budget, a word
+    /// at a time: the first CPU also in `avail`, if it is among the first
+    /// `budget` CPUs of `self & allowed` from `start` up (wrapping past the
+    /// last CPU to the first); else None.
+    pub fn first_wrap_in(&self, allowed: &CpuMask, avail: &CpuMask, start: usize, budget: u64) -> Option<usize> {
+        let mut left = budget;
+        let start = start.min(self.nr);
+        for (lo, hi) in [(start, self.nr), (0, start)] {
+            if lo >= hi {
+                continue;
+            }
+            for w in lo / 64..=(hi - 1) / 64 {
+                let from = if w == lo / 64 { lo % 64 } else { 0 };
+                let to = if w == (hi - 1) / 64 { (hi - 1) % 64 + 1 } else { 64 };
+                let range = (u64::MAX >> (64 - (to - from))) << from;
+                let cand = self.words[w] & allowed.words[w] & range;
+                let hits = cand & avail.words[w];
+                if hits != 0 {
+                    let b = hits.trailing_zeros();
+                    let before = (cand & ((1u64 << b) - 1)).count_ones() as u64;
+                    return (before < left).then_some(w * 64 + b as usize);
+                }
+                let c = cand.count_ones() as u64;
+                if c >= left {
+                    return None;
+                }
+                left -= c;
+            }
+        }
+        None
     }
 
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
@@ -166,6 +205,58 @@ impl CpuMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// first_wrap_in() against the CPU-by-CPU walk it replaces in
+    /// select_idle_cpu(): every allowed CPU from `start` on, wrapping,
+    /// costs one of the budget; the first in `avail` wins.
+    #[test]
+    fn first_wrap_in_is_the_walk_it_replaces() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for nr in [1, 5, 64, 65, 130, 1024] {
+            for _ in 0..300 {
+                let mask = |next: &mut dyn FnMut() -> u64, p: u64| {
+                    let mut m = CpuMask::new(nr);
+                    for c in 0..nr {
+                        if next() % 100 < p {
+                            m.set(c);
+                        }
+                    }
+                    m
+                };
+                let span = mask(&mut next, 70);
+                let allowed = mask(&mut next, 80);
+                let avail = mask(&mut next, 10);
+                let start = (next() % (nr as u64 + 1)) as usize;
+                let budget = next() % (nr as u64 + 2);
+                let mut left = budget;
+                let mut want = None;
+                for c in (start..nr).chain(0..start) {
+                    if !span.test(c) || !allowed.test(c) {
+                        continue;
+                    }
+                    if left == 0 {
+                        break;
+                    }
+                    left -= 1;
+                    if avail.test(c) {
+                        want = Some(c);
+                        break;
+                    }
+                }
+                assert_eq!(
+                    span.first_wrap_in(&allowed, &avail, start, budget),
+                    want,
+                    "nr {nr} start {start} budget {budget}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn or_assign_is_the_union() {

@@ -195,6 +195,7 @@ impl SchedEnv {
         }
         self.sched.rqs[cpu].curr = next;
         self.sched.rq_idle[cpu].has_curr = next.is_some();
+        self.rq_idle_changed(cpu);
         self.psi_update(cpu);
         let stopper = std::mem::take(&mut self.sched.rqs[cpu].stopper_running);
         let Some(n) = next else {
@@ -582,42 +583,6 @@ impl SchedEnv {
         self.set_task_cpu(tid, dst, exec_cpu);
         class.enqueue_task(self, dst, tid, 0);
         self.wakeup_preempt(dst, tid, 0);
-    }
-
-    // ------------------------------------------------- nr_running / overload
-
-    pub fn add_nr_running(&mut self, cpu: usize) {
-        self.sched.wasted.total_nr_running += 1;
-        self.sched.rqs[cpu].nr_running += 1;
-        self.sched.rq_idle[cpu].nr_running += 1;
-        if self.sched.rqs[cpu].nr_running == 2 {
-            self.sched.rd.nr_overloaded += 1;
-        }
-        self.psi_update(cpu); // sched/psi.rs
-    }
-
-    pub fn sub_nr_running(&mut self, cpu: usize) {
-        self.sched.wasted.total_nr_running -= 1;
-        self.sched.rqs[cpu].nr_running -= 1;
-        self.sched.rq_idle[cpu].nr_running -= 1;
-        if self.sched.rqs[cpu].nr_running == 1 {
-            self.sched.rd.nr_overloaded -= 1;
-        }
-        self.psi_update(cpu);
-    }
-
-    /// idle_cpu(): nothing running and nothing queued.
-    #[inline]
-    pub fn idle_cpu(&self, cpu: usize) -> bool {
-        let rq = &self.sched.rq_idle[cpu];
-        !rq.has_curr && rq.nr_running == 0
-    }
-
-    /// sched_idle_cpu() (5.4+): only SCHED_IDLE tasks are runnable.
-    #[inline]
-    pub fn sched_idle_cpu(&self, cpu: usize) -> bool {
-        let rq = &self.sched.rq_idle[cpu];
-        self.cfg.mech.sched_idle_cpu && rq.nr_running > 0 && rq.nr_running == rq.idle_h_nr_running
     }
 
     // ------------------------------------------------------------ syscalls

@@ -18,6 +18,7 @@ pub mod fair;
 pub mod fork;
 pub mod idle;
 pub mod membw;
+pub mod nr_running;
 pub mod op_timer;
 pub mod pelt;
 pub mod psi;

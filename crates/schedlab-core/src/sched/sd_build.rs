@@ -657,6 +657,7 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms, isolated: Option<&Cpu
         sd_llc_id: (0..n).collect(),
         sd_numa: vec![None; n],
         isolated: isolated.cloned().unwrap_or_else(|| CpuMask::new(n)),
+        llc_mask: vec![CpuMask::default(); n],
     };
     // update_top_cache_domain [kernel/sched/topology.c @4.16, @6.1].
     for c in 0..n {
@@ -664,6 +665,11 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms, isolated: Option<&Cpu
         if let Some(sd) = llc {
             topo.sd_llc_size[c] = topo.domains[sd].span_weight;
             topo.sd_llc_id[c] = topo.domains[sd].span[0];
+            if c == topo.sd_llc_id[c] {
+                topo.llc_mask[c] = CpuMask::from_cpus(n, &topo.domains[sd].span);
+            }
+        } else {
+            topo.llc_mask[c] = CpuMask::from_cpus(n, &[c]);
         }
         topo.sd_llc[c] = llc;
         topo.sd_numa[c] = topo.lowest_flag_domain(c, SD_NUMA);

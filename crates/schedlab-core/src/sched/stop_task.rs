@@ -68,6 +68,7 @@ impl SchedEnv {
         self.cpufreq_busy_changed(cpu, false); // sched/cpufreq.rs
         self.sched.rqs[cpu].curr = None;
         self.sched.rq_idle[cpu].has_curr = false;
+        self.rq_idle_changed(cpu);
         self.sched.rqs[cpu].stopper_running = true;
         self.sched.wasted.nr_idle_cpus += 1;
         if self.sched.tasks[p].nr_cpus_allowed == 1 {

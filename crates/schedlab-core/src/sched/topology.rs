@@ -92,6 +92,9 @@ pub struct SchedTopology {
     /// The CPUs isolcpus= left out of the domains (HK_TYPE_DOMAIN), on the
     /// NULL domain: no balancing, no NOHZ idle balancing (on_null_domain()).
     pub isolated: crate::cpumask::CpuMask,
+    /// Indexed by sd_llc_id: the LLC's span as a mask (the wakeup's idle
+    /// scan, a word at a time); empty at the other indices.
+    pub llc_mask: Vec<crate::cpumask::CpuMask>,
 }
 
 impl SchedTopology {

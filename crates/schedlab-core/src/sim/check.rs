@@ -106,9 +106,9 @@ impl Sim {
                     ),
                 });
             }
-            let brief = self.w.m.kt.k.sched.rq_idle[rq.cpu];
-            if (brief.nr_running, brief.idle_h_nr_running, brief.has_curr)
-                != (rq.nr_running, self.w.m.kt.k.sched.cfs_rqs[rq.cpu].idle_h_nr_running, rq.curr.is_some())
+            let (k, brief) = (&self.w.m.kt.k, self.w.m.kt.k.sched.rq_idle[rq.cpu]);
+            if (brief.nr_running, brief.idle_h_nr_running, brief.has_curr, k.idle_mask_agrees(rq.cpu))
+                != (rq.nr_running, k.sched.cfs_rqs[rq.cpu].idle_h_nr_running, rq.curr.is_some(), true)
             {
                 return Err(SimError::Invariant {
                     message: format!("CPU {}: rq_idle {:?} differs from its runqueue", rq.cpu, brief),

@@ -96,6 +96,7 @@ impl Sim {
     ) -> Result<Sim, SimError> {
         let (cfg, machine) = (sc.kernel.clone(), sc.machine.clone());
         let (nr, topo) = (machine.nr_cpus(), build_sched_domains(&machine, &cfg.mech, sc.isolcpus.as_ref()));
+        let many_cpus = nr > 512; // Sched::idle_mask
         let tun = ScaledTunables::new(&cfg, nr);
         let mut rqs = sched_init(&cfg, &topo, seed);
         let cpufreq = new_cpufreq(sc, rqs.len());
@@ -128,6 +129,7 @@ impl Sim {
                             sched: Sched {
                                 tasks: Vec::new(),
                                 rq_idle: vec![RqIdle::default(); rqs.len()],
+                                idle_mask: many_cpus.then(|| crate::cpumask::CpuMask::full(nr)),
                                 max_load_balance_interval,
                                 cpu_scale,
                                 cfs_rqs: (0..nr).map(|cpu| CfsRq { cpu, ..CfsRq::new() }).collect(),
@@ -136,14 +138,7 @@ impl Sim {
                                 rd: RootDomain::new(nr),
                                 // Every CPU starts idle and tickless: no LLC has a busy CPU.
                                 nohz: Nohz::at_boot(nr, sc.isolcpus.as_ref()),
-                                sds: vec![
-                                    SchedDomainShared {
-                                        nr_busy_cpus: 0,
-                                        has_idle_cores: true,
-                                        nr_idle_scan: usize::MAX
-                                    };
-                                    nr
-                                ],
+                                sds: vec![SchedDomainShared::AT_BOOT; nr],
                                 sg_imbalance: vec![false; ngroups],
                                 lb_cpus: Vec::new(),
                                 resched_pending: Vec::new(),

@@ -478,6 +478,7 @@ impl SchedEnv {
         if q.index() < self.sched.rqs.len() {
             let r = &mut self.sched.rq_idle[q.index()].idle_h_nr_running;
             *r = r.wrapping_add_signed(idle);
+            self.rq_idle_changed(q.index());
         }
     }
 

@@ -304,6 +304,7 @@ impl SchedEnv {
             let cpu = self.cfs_rq(cfs_rq).cpu;
             let r = &mut self.sched.rq_idle[cpu].idle_h_nr_running;
             *r = r.wrapping_add_signed(n);
+            self.rq_idle_changed(cpu);
         }
     }
 

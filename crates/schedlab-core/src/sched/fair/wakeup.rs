@@ -270,6 +270,15 @@ impl SchedEnv {
             let span_avg = span_weight * avg_idle;
             nr = if span_avg > 4 * avg_cost { (span_avg / avg_cost) as i64 } else { 4 };
         }
+        // for_each_cpu_wrap(cpu, cpus, target + 1): each allowed CPU
+        // costs one of nr, and the scan stops when nr reaches 0; the first
+        // idle_or_sched_idle() one is taken. On a large LLC a word at a
+        // time (Sched::idle_mask), else CPU by CPU.
+        if let Some(idle) = &self.sched.idle_mask {
+            let span = &self.topo.llc_mask[self.topo.sd_llc_id[target]];
+            let budget = (nr - 1).max(0) as u64;
+            return span.first_wrap_in(&self.sched.tasks[p].cpus, idle, target + 1, budget);
+        }
         for cpu in self.llc_cpus_from(target) {
             if !self.sched.tasks[p].cpus.test(cpu) {
                 continue;
