@@ -372,6 +372,10 @@ impl SchedEnv {
     /// a later pick walks into it. The levels the pick walked (those
     /// shared with the next task) were checked there and stay as they are.
     /// Until 2026-11-29 the model left it to the next walk.
+    /// Deviation: the kernel checks each level before putting its entity
+    /// back; the model checks once every level is back (a throttle then
+    /// dequeues the group entity from the tree instead of finding it off
+    /// it: the same runqueue after).
     #[cold]
     pub(crate) fn put_prev_check_cfs_rq_runtime(&mut self, cpu: usize, prev: TaskId) {
         let mut q = self.task_cfs_rq_on(prev, cpu);

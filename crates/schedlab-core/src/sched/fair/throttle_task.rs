@@ -76,7 +76,6 @@ impl SchedEnv {
             b.throttled_time += now - since;
         }
         b.throttled_cfs_rq.retain(|&x| x != q);
-        let pelt_now = self.rq_clock_pelt(cpu);
         // walk_tg_tree_from()'s up calls: each cfs_rq after its children
         // (the subtree's pre-order, reversed; the kernel lists the newest
         // child first, as the reversal does).
@@ -86,10 +85,7 @@ impl SchedEnv {
             if bw.throttle_count > 0 {
                 continue;
             }
-            if bw.pelt_clock_throttled {
-                bw.throttled_clock_pelt_time += pelt_now - bw.throttled_clock_pelt;
-                bw.pelt_clock_throttled = false;
-            }
+            self.pelt_clock_resume(c);
             let parked = std::mem::take(&mut self.sched.groups.limbo[c.index()]);
             for &p in parked.iter().rev() {
                 self.sched.tasks[p].throttled = false;
@@ -186,9 +182,9 @@ impl SchedEnv {
         bw.pelt_clock_throttled = true;
     }
 
-    /// The end of enqueue_entity() from 6.18: a cfs_rq whose PELT clock
-    /// stopped while throttled and empty starts it again with its first
-    /// entity.
+    /// The end of enqueue_entity() from 6.18 (and tg_unthrottle_up()): a
+    /// cfs_rq whose PELT clock stopped while throttled and empty starts it
+    /// again, less the time it was stopped.
     #[cold]
     pub(super) fn pelt_clock_resume(&mut self, q: CfsRqId) {
         let pelt_now = self.rq_clock_pelt(self.cfs_rq(q).cpu);
