@@ -107,7 +107,9 @@ def test_throttling_leaves_fair_tasks_5_percent_of_each_period(tmp_path: Path) -
     r = run(text, trace=str(trace))
     t = by_comm(r)
     share = t["fair"]["runtime_ns"] / 5e9
-    assert 0.04 <= share <= 0.055, share
+    # 4 or 5 period ends fall in the 5 s (the period timer's grid keeps the
+    # boot's phase against the run, kernel.tick_next_period).
+    assert 0.038 <= share <= 0.055, share
     # Per period: the fair task runs once, for about 50 ms, at the end.
     sw = switches(trace, 0)
     fair_runs = []
@@ -121,7 +123,8 @@ def test_throttling_leaves_fair_tasks_5_percent_of_each_period(tmp_path: Path) -
     assert len(fair_runs) >= 4
     for begin, length in fair_runs:
         assert 40 * MS <= length <= 55 * MS, (begin, length)
-        assert (begin + length) % 1_000_000_000 == 0  # ends at the period boundary
+    # Each ends at a period boundary: one grid of whole seconds.
+    assert len({(begin + length) % 1_000_000_000 for begin, length in fair_runs}) == 1, fair_runs
 
 
 def test_throttling_off_starves_the_fair_task() -> None:
@@ -139,6 +142,8 @@ def test_throttling_follows_the_runtime_sysctl() -> None:
         duration="5s",
         sysctl='"kernel.sched_rt_runtime_us" = 800000',
     )
+    # Whole periods in the window: the period timer's grid from the start.
+    text = text.replace("[kernel]\n", '[kernel]\ntick_next_period = "0ns"\n')
     share = by_comm(run(text))["fair"]["runtime_ns"] / 5e9
     assert 0.19 <= share <= 0.205, share
 

@@ -133,9 +133,11 @@ def test_bad_rt_migrate_test_values_are_clear_errors(key: str, value: object, wo
 
 
 def hogs(version: str, tasks: str, duration: str = "3s", features: str = "") -> str:
+    """The RT period timer's grid starts at the run's start (tick_next_period
+    0): the window holds whole periods."""
     feat = f"features = [{features}]\n" if features else ""
     return (
-        f'name = "t"\n[machine]\npreset = "4cpu"\n[kernel]\nversion = "{version}"\n{feat}'
+        f'name = "t"\n[machine]\npreset = "4cpu"\n[kernel]\nversion = "{version}"\ntick_next_period = "0ns"\n{feat}'
         f'[measure]\nduration = "{duration}"\n{tasks}'
     )
 

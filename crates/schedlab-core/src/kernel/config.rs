@@ -41,6 +41,8 @@ pub(crate) struct RawKernel {
     /// A CPU latency PM-QoS request held for the whole run
     /// (/dev/cpu_dma_latency), a duration.
     pub(crate) cpu_dma_latency: Option<String>,
+    /// CLOCK_MONOTONIC at the boot CPU's first tick, a duration.
+    pub(crate) tick_next_period: Option<String>,
     /// The cpufreq scaling governor (with a processor, `machine.cpufreq`).
     pub(crate) cpufreq_governor: Option<String>,
     /// The cpufreq driver: "intel_pstate" or "acpi-cpufreq".
@@ -259,6 +261,9 @@ pub(crate) fn compile_kernel(raw: &RawKernel, file: &str) -> Result<KernelConfig
     check_fair_server(&kernel.sysctl, file)?;
     if let Some(s) = &raw.cpu_dma_latency {
         kernel.cpu_dma_latency_ns = Some(duration_at(s, file, "kernel.cpu_dma_latency")?);
+    }
+    if let Some(s) = &raw.tick_next_period {
+        kernel.tick_next_period_ns = Some(duration_at(s, file, "kernel.tick_next_period")?);
     }
     compile_cpufreq(raw, file, &mut kernel)?;
     compile_workqueues(&raw.workqueue, file, &mut kernel.workqueues, kernel.ktask_helper_nice)?;

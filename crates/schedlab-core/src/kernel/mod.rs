@@ -397,6 +397,11 @@ pub struct KernelConfig {
     /// unless --laptop). cpuidle's governors pick no state that exits
     /// slower (0: POLL only). None: no request.
     pub cpu_dma_latency_ns: Option<u64>,
+    /// tick_next_period at boot, ns: CLOCK_MONOTONIC when the boot CPU's
+    /// tick device came up, where the jiffy grid (the model's time 0) lies
+    /// against the period timers' grid of whole periods
+    /// (SchedEnv::hrtimer_period_next). None: drawn from the seed.
+    pub tick_next_period_ns: Option<u64>,
     /// The cpufreq governor (`kernel.cpufreq_governor`); None: the
     /// version's default for the machine's processor (`default_governor`).
     pub cpufreq_governor: Option<CpufreqGovernor>,
@@ -464,6 +469,7 @@ impl KernelConfig {
             vmstat_kworkers: true,
             rt_group_sched: false,
             cpu_dma_latency_ns: None,
+            tick_next_period_ns: None,
             cpufreq_governor: None,
             cpufreq_driver: CpufreqDriver::IntelPstate,
             freq_invariance: None,

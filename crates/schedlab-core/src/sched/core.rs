@@ -8,7 +8,8 @@
 
 use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
-use crate::engine::time::Instant;
+use crate::engine::rng::Rng;
+use crate::engine::time::{Instant, NSEC_PER_SEC};
 use crate::kernel::{BalancerEra, RtBalance};
 use crate::sched::class::{
     DlSchedClass, FairSchedClass, IdleSchedClass, Pick, RtSchedClass, SchedClass, SchedClassOps, StopSchedClass,
@@ -68,6 +69,23 @@ impl SchedEnv {
         let tick = self.cfg.tick_ns;
         let next = (self.now / tick + 1) * tick;
         self.sched.rqs[cpu].tick_key = Some(self.q.schedule(Instant(next), Ev::Tick(cpu)));
+    }
+
+    /// The next expiry of a periodic hrtimer that is forwarded from an
+    /// expiry of 0, never restarted from now (hrtimer_forward_now(): the
+    /// cfs_b and rt_bandwidth period timers): a grid of whole periods of
+    /// CLOCK_MONOTONIC. The model's time 0 lies on the jiffy grid, which
+    /// the boot CPU laid at ktime_get() when its tick device came up
+    /// (tick_setup_device(): tick_next_period), so the two grids keep a
+    /// phase that differs from boot to boot: drawn from the seed, uniform
+    /// over a second. Until 2026-11-29 it was 0: every period began on a
+    /// tick, and the tick ran first. `kernel.tick_next_period` sets it.
+    pub(crate) fn hrtimer_period_next(&self, period: u64) -> u64 {
+        let boot = match self.cfg.tick_next_period_ns {
+            Some(ns) => ns,
+            None => Rng::fork(self.seed, "tick_next_period").range(0, NSEC_PER_SEC),
+        };
+        ((self.now + boot) / period + 1) * period - boot
     }
 
     /// sched_tick(): runs every 1/HZ on busy CPUs (NO_HZ_IDLE stops it on

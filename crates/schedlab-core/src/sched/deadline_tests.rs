@@ -14,10 +14,12 @@ fn run(version: &str, cpus: u32, tasks: &str, ms: u64) -> Sim {
     sim
 }
 
+/// The RT period timer's grid starts at 0 (`tick_next_period = "0ns"`):
+/// whole periods of RT time fall within the run.
 fn scenario(version: &str, cpus: u32, tasks: &str, ms: u64) -> String {
     format!(
         "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n\
-         [kernel]\nversion = \"{version}\"\nvmstat_kworkers = false\n\
+         [kernel]\nversion = \"{version}\"\nvmstat_kworkers = false\ntick_next_period = \"0ns\"\n\
          [measure]\nduration = \"{ms}ms\"\n{tasks}"
     )
 }

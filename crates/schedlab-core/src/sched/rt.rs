@@ -384,8 +384,7 @@ impl SchedEnv {
             return;
         }
         self.sched.rt_period_active = true;
-        let period = self.rt_period_ns();
-        let next = (self.now / period + 1) * period;
+        let next = self.hrtimer_period_next(self.rt_period_ns());
         self.q.schedule(Instant(next), Ev::RtPeriod);
     }
 

@@ -151,15 +151,15 @@ impl SchedEnv {
     /// start_cfs_bandwidth(): arm the period timer if it is not; its
     /// expiries stay on a grid of whole periods (hrtimer_forward_now).
     fn start_cfs_bandwidth(&mut self, tg: TgId, cpu: usize) {
-        let now = self.now;
-        let b = self.cfs_b_mut(tg);
+        let b = self.cfs_b(tg);
         if b.period_active {
             return;
         }
+        let at = self.hrtimer_period_next(b.period);
+        let b = self.cfs_b_mut(tg);
         b.period_active = true;
         b.timer_cpu = cpu;
-        b.period_expires = (now / b.period + 1) * b.period;
-        let at = b.period_expires;
+        b.period_expires = at;
         self.q.schedule(Instant(at), Ev::CfsPeriod(tg as u32));
     }
 

@@ -6,11 +6,12 @@ use crate::sim::Sim;
 use crate::trace::Trace;
 
 /// Run `body` (a scenario's `[[cgroup]]`s and `[[task]]`s) on `cpus` CPUs
-/// for `ms` of `version`, checked.
+/// for `ms` of `version`, checked. The period timers' grid starts at 0
+/// (`tick_next_period = "0ns"`), so the run holds whole periods.
 pub(super) fn run(version: &str, cpus: usize, ms: u64, body: &str) -> Sim {
     let text = format!(
         "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = {cpus}\n[kernel]\nversion = \"{version}\"\n\
-         vmstat_kworkers = false\n[measure]\nduration = \"{ms}ms\"\ncheck = true\n{body}"
+         vmstat_kworkers = false\ntick_next_period = \"0ns\"\n[measure]\nduration = \"{ms}ms\"\ncheck = true\n{body}"
     );
     let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
     let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
@@ -216,7 +217,7 @@ fn an_async_unthrottle_waits_for_the_ipi_on_the_remote_cpu() {
     let throttled = |asynchronous: bool| {
         let text = format!(
             "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"6.12\"\n\
-             vmstat_kworkers = false\n[measure]\nduration = \"1050ms\"\ncheck = true\n{body}"
+             vmstat_kworkers = false\ntick_next_period = \"0ns\"\n[measure]\nduration = \"1050ms\"\ncheck = true\n{body}"
         );
         let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
         let mut sim = Sim::new(&sc, 1, false, Trace::new(None)).expect("sim");
@@ -265,4 +266,28 @@ fn an_idle_cpu_is_kicked_to_balance_again_after_an_idle_balance() {
         k.sched.nohz.next_balance,
         k.now
     );
+}
+
+/// The period timer's grid is CLOCK_MONOTONIC's whole periods; the model's
+/// time 0 is the boot CPU's first tick, tick_next_period after boot: by
+/// default drawn from the seed, or set.
+#[test]
+fn the_period_timer_keeps_its_own_phase_against_the_ticks() {
+    let first_expiry = |seed: u64, phase: &str| {
+        let text = format!(
+            "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 1\n[kernel]\nversion = \"6.12\"\n{phase}\
+             [measure]\nduration = \"1s\"\n[[cgroup]]\npath = \"/c\"\n\"cpu.max\" = \"10000 100000\"\n{}",
+            hogs("h", 1, "/c")
+        );
+        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+        let sim = Sim::new(&sc, seed, false, Trace::new(None)).expect("sim");
+        sim.w.m.kt.k.sched.groups.tgs[1].cfs_b.as_deref().expect("cfs_b").period_expires
+    };
+    assert_eq!(first_expiry(1, "tick_next_period = \"0ns\"\n"), 100_000_000);
+    // Booted 1.23 s before the first tick: the period ends at 1.3 s.
+    assert_eq!(first_expiry(1, "tick_next_period = \"1230ms\"\n"), 70_000_000);
+    let drawn: Vec<u64> = (1..=8).map(|seed| first_expiry(seed, "")).collect();
+    assert!(drawn.iter().all(|&at| at > 0 && at <= 100_000_000), "{drawn:?}");
+    assert!(drawn.iter().any(|&at| at % 4_000_000 != 0), "some seed puts the period off the ticks: {drawn:?}");
+    assert!(drawn.windows(2).any(|w| w[0] != w[1]), "the seed draws it: {drawn:?}");
 }
