@@ -81,6 +81,12 @@ impl CpuMask {
         }
     }
 
+    /// cpumask_andnot(): the CPUs in self and not in `other`.
+    pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+        let words = self.words.iter().zip(&other.words).map(|(a, b)| a & !b).collect();
+        CpuMask { words, nr: self.nr }
+    }
+
     /// cpumask_intersects().
     pub fn intersects(&self, other: &CpuMask) -> bool {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)

@@ -158,6 +158,15 @@ impl Cgroups {
         if sc.cgroups.iter().all(|c| c.autogroup.is_some()) {
             return Ok(None);
         }
+        if let Some(c) = sc.cgroups.iter().find(|c| c.partition != schedlab_core::workload::cgroup::Partition::Member) {
+            // The runner's cgroups sit below its own (a threaded subtree in
+            // the guests), where a partition would be a remote one.
+            return Err(format!(
+                "cgroup {}: a cpuset partition; the runner does not make partitions yet (the model's are local \
+                 partitions of the root cgroup, the runner's cgroups are below its own)",
+                c.path
+            ));
+        }
         let h = CpuHierarchy::find()?;
         if h.base.join("cpu.rt_runtime_us").exists() {
             // CONFIG_RT_GROUP_SCHED: a new cgroup has no RT runtime, so an RT

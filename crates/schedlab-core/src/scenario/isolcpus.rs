@@ -108,6 +108,31 @@ pub(crate) fn apply_isolcpus(groups: &mut [TaskGroup], given: &[bool], iso: &Cpu
     Ok(())
 }
 
+/// A cpuset partition may not take CPUs of isolcpus= (the kernel lets an
+/// `isolated` partition take them; not modelled).
+pub(crate) fn check_partitions(
+    cgroups: &[crate::sched::task_group::CgroupDef],
+    iso: &CpuMask,
+    file: &str,
+) -> Result<()> {
+    use crate::sched::task_group::Partition;
+    for c in cgroups.iter().filter(|c| c.partition != Partition::Member) {
+        let cpus = c.cpus_effective.as_ref().expect("a partition has its CPUs");
+        if cpus.intersects(iso) {
+            return Err(SimError::not_modelled(
+                file,
+                "kernel.isolcpus",
+                format!(
+                    "CPUs {} of isolcpus= in partition {}: not modelled (accepted: partitions of housekeeping CPUs)",
+                    cpus.and(iso).to_list_string(),
+                    c.path
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     fn load(kernel: &str, tasks: &str) -> crate::error::Result<crate::scenario::Scenario> {

@@ -490,7 +490,7 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
             let g = &mut ct.groups[i];
             let key = format!("task[{i}].cpus");
             let cg = &cgroups[tg - 1];
-            if let Some(cpus) = crate::workload::cgroup::cpus_in_cgroup(&g.cpus, cg, file, &key)? {
+            if let Some(cpus) = crate::workload::cpuset::cpus_in_cgroup(&g.cpus, cg, file, &key)? {
                 g.cpus = cpus;
             }
         }
@@ -516,7 +516,9 @@ fn compile(raw: RawScenario, file: &str, setattr_checks: bool) -> Result<Scenari
     if let Some(iso) = &isolcpus {
         // dbench's and rt-migrate-test's groups, after the [[task]]s.
         isolcpus::apply_isolcpus(&mut ct.groups, &vec![true; raw.task.len()], iso, file)?;
+        isolcpus::check_partitions(&cgroups, iso, file)?;
     }
+    crate::workload::cpuset::apply_partitions(&mut ct.groups, &cgroups, file)?;
     Ok(Scenario {
         name: raw.name.unwrap_or_else(|| file.rsplit('/').next().unwrap_or(file).trim_end_matches(".toml").to_string()),
         description: raw.description.unwrap_or_default(),

@@ -29,6 +29,7 @@ pub mod rt_push_ipi;
 #[allow(clippy::module_inception)] // kernel/sched/sched.h
 pub mod sched;
 pub mod sd_build;
+mod sd_cpu_map;
 pub mod sd_flags;
 mod sd_groups;
 pub mod sd_init;

@@ -59,6 +59,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::cpumask::CpuMask;
 use crate::kernel::{Mechanisms, SdInit as Era};
 use crate::machine::Machine;
+use crate::sched::sd_cpu_map::{cpu_maps, split_spans};
 use crate::sched::sd_flags::*;
 use crate::sched::sd_groups::{GroupIndex, GroupSrc};
 use crate::sched::sd_init::{level_params, sd_degenerate, sd_parent_degenerate, Kind, RawDomain};
@@ -238,8 +239,9 @@ struct Builder<'a> {
     /// (tl->mask(cpu)), which sd_init() sizes the intervals by; the span
     /// itself is that mask within the cpu_map.
     mask_weight: Vec<Vec<usize>>,
-    /// CPUs in the cpu_map (every CPU but the isolated ones).
-    nr_map: usize,
+    /// Per CPU, the CPUs in its cpu_map: every CPU but the isolated ones,
+    /// or its cpuset partition's (0 for an isolated CPU).
+    nr_map: Vec<usize>,
     isolated: Option<&'a CpuMask>,
     raws: Vec<RawDomain>,
     groups: Vec<SchedGroupTopo>,
@@ -337,7 +339,7 @@ impl Builder<'_> {
     /// parallel to it, its own group in each.
     fn attach_levels(&mut self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
         let b = self;
-        let (n, era, nr_map) = (b.m.nr_cpus(), b.era, b.nr_map);
+        let (n, era) = (b.m.nr_cpus(), b.era);
         let mut chains: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut cur: Vec<Option<usize>> = vec![None; n];
@@ -401,7 +403,7 @@ impl Builder<'_> {
                 local[c].push(own);
                 next[c] = Some(rid);
                 // 4.16+: stop once a domain spans the whole cpu_map.
-                if !era.is_26() && b.raws[rid].weight == nr_map {
+                if !era.is_26() && b.raws[rid].weight == b.nr_map[c] {
                     alive[c] = false;
                 }
             }
@@ -578,12 +580,12 @@ impl Builder<'_> {
     }
 }
 
-/// The levels within the cpu_map (build_sched_domain(): the span is
-/// tl->mask(cpu) & cpu_map): every span without the `isolated` CPUs, spans
-/// left alike merged, and no span for an isolated CPU. Also each span's
-/// topology mask weight.
-fn within_cpu_map(levels: Vec<Level>, isolated: Option<&CpuMask>) -> (Vec<Level>, Vec<Vec<usize>>) {
-    let Some(iso) = isolated else {
+/// The levels within the cpu_maps (build_sched_domain(): the span is
+/// tl->mask(cpu) & cpu_map; sched/sd_cpu_map.rs). Also each span's
+/// topology mask weight. Without `dom`, the levels as they are: one
+/// cpu_map, every CPU.
+fn within_cpu_map(levels: Vec<Level>, dom: Option<&[Option<usize>]>) -> (Vec<Level>, Vec<Vec<usize>>) {
+    let Some(dom) = dom else {
         let w = levels.iter().map(|l| l.spans.iter().map(Vec::len).collect()).collect();
         return (levels, w);
     };
@@ -591,27 +593,7 @@ fn within_cpu_map(levels: Vec<Level>, isolated: Option<&CpuMask>) -> (Vec<Level>
     let levels = levels
         .into_iter()
         .map(|l| {
-            let mut index: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
-            let (mut spans, mut w) = (Vec::new(), Vec::new());
-            let remap: Vec<Option<usize>> = l
-                .spans
-                .iter()
-                .map(|span| {
-                    let kept: Vec<usize> = span.iter().copied().filter(|&c| !iso.test(c)).collect();
-                    if kept.is_empty() {
-                        return None;
-                    }
-                    let next = spans.len();
-                    let id = *index.entry(kept.clone()).or_insert(next);
-                    if id == next {
-                        spans.push(kept);
-                        w.push(span.len());
-                    }
-                    Some(id)
-                })
-                .collect();
-            let cpu_span =
-                l.cpu_span.iter().enumerate().map(|(c, s)| s.filter(|_| !iso.test(c)).and_then(|s| remap[s])).collect();
+            let (spans, cpu_span, w) = split_spans(&l.spans, &l.cpu_span, dom);
             weights.push(w);
             Level { spans, cpu_span, ..l }
         })
@@ -625,15 +607,34 @@ fn within_cpu_map(levels: Vec<Level>, isolated: Option<&CpuMask>) -> (Vec<Level>
 /// over the housekeeping CPUs and attaches the others to the NULL domain,
 /// so they have no domain at all).
 pub fn build_sched_domains(m: &Machine, mech: &Mechanisms, isolated: Option<&CpuMask>) -> SchedTopology {
+    build_partitioned_sched_domains(m, mech, isolated, &[])
+}
+
+/// build_sched_domains() over several cpu_maps, as
+/// partition_sched_domains() gives them after cpuset partitions
+/// (kernel/cgroup/cpuset.c generate_sched_domains()): each `root`
+/// partition's CPUs, and every other CPU but the `isolated` ones (isolcpus=
+/// and `isolated` partitions: the NULL domain). No domain spans two
+/// cpu_maps. Deviation: the kernel gives each cpu_map a root domain of its
+/// own; the model keeps one (sched.rd), so cpupri, the RT and deadline
+/// overload masks and rd->overload span every CPU; a task's CPUs, which
+/// its cpuset keeps within one partition, keep its pushes and pulls there.
+pub fn build_partitioned_sched_domains(
+    m: &Machine,
+    mech: &Mechanisms,
+    isolated: Option<&CpuMask>,
+    partitions: &[CpuMask],
+) -> SchedTopology {
     let era = mech.sd_init;
     let n = m.nr_cpus();
-    let (levels, mask_weight) = within_cpu_map(topology_levels(m, era, mech.sd_pkg_named_pkg), isolated);
+    let (dom, nr_map) = cpu_maps(n, isolated, partitions);
+    let (levels, mask_weight) = within_cpu_map(topology_levels(m, era, mech.sd_pkg_named_pkg), dom.as_deref());
     let mut b = Builder {
         m,
         era,
         levels,
         mask_weight,
-        nr_map: n - isolated.map_or(0, CpuMask::weight),
+        nr_map,
         isolated,
         raws: Vec::new(),
         groups: Vec::new(),
@@ -657,6 +658,10 @@ pub fn build_sched_domains(m: &Machine, mech: &Mechanisms, isolated: Option<&Cpu
         sd_llc_id: (0..n).collect(),
         sd_numa: vec![None; n],
         isolated: isolated.cloned().unwrap_or_else(|| CpuMask::new(n)),
+        partitioned: partitions.iter().fold(CpuMask::new(n), |mut all, p| {
+            all.or_assign(p);
+            all
+        }),
         llc_mask: vec![CpuMask::default(); n],
     };
     // update_top_cache_domain [kernel/sched/topology.c @4.16, @6.1].

@@ -140,6 +140,19 @@ pub struct CgroupDef {
     /// and the parent's effective CPUs, or the parent's where they share
     /// none (workload/cgroup.rs).
     pub cpus_effective: Option<crate::cpumask::CpuMask>,
+    /// cpuset.cpus.partition (workload/cpuset.rs).
+    pub partition: Partition,
+}
+
+/// cpuset.cpus.partition: a cgroup in its parent's partition ("member"),
+/// or the root of a partition of its own, with sched domains ("root") or
+/// none ("isolated").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Partition {
+    #[default]
+    Member,
+    Root,
+    Isolated,
 }
 
 /// A group entity: its sched_entity and its place in the tree.

@@ -89,9 +89,13 @@ pub struct SchedTopology {
     pub sd_llc_id: Vec<usize>,
     /// Per CPU: the lowest SD_NUMA domain (None on 2.6.x, which has no SD_NUMA).
     pub sd_numa: Vec<Option<usize>>,
-    /// The CPUs isolcpus= left out of the domains (HK_TYPE_DOMAIN), on the
-    /// NULL domain: no balancing, no NOHZ idle balancing (on_null_domain()).
+    /// The CPUs isolcpus= and `isolated` cpuset partitions left out of the
+    /// domains (HK_TYPE_DOMAIN), on the NULL domain: no balancing, no NOHZ
+    /// idle balancing (on_null_domain()).
     pub isolated: crate::cpumask::CpuMask,
+    /// The CPUs of `root` cpuset partitions: domains of their own, and out
+    /// of the root cpuset's effective CPUs.
+    pub partitioned: crate::cpumask::CpuMask,
     /// Indexed by sd_llc_id: the LLC's span as a mask (the wakeup's idle
     /// scan, a word at a time); empty at the other indices.
     pub llc_mask: Vec<crate::cpumask::CpuMask>,

@@ -22,6 +22,7 @@ pub mod schedule;
 
 use crate::block::Block;
 use crate::cpufreq::CpuFreq;
+use crate::cpumask::CpuMask;
 use crate::engine::event::Ev;
 use crate::engine::heap;
 use crate::engine::queue::EventQueue;
@@ -41,10 +42,12 @@ use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::Wasted;
 use crate::sched::sched::{CfsRq, LbSnap, Nohz, RootDomain, Rq, RqIdle, RqStats, Sched, SchedDomainShared, SdState};
-use crate::sched::sd_build::build_sched_domains;
+use crate::sched::sd_build::build_partitioned_sched_domains;
+use crate::sched::task_group::Partition;
 use crate::sched::topology::SchedTopology;
 use crate::stats::{Recorder, Stats};
 use crate::trace::Trace;
+use crate::workload::cpuset::partition_cpus;
 use crate::workload::floor::WorkloadFloor;
 use crate::workload::rt_migrate_test::RtMigrateTest;
 use crate::workload::{SyncObj, Workload};
@@ -95,7 +98,10 @@ impl Sim {
         heap_budget: Option<u64>,
     ) -> Result<Sim, SimError> {
         let (cfg, machine) = (sc.kernel.clone(), sc.machine.clone());
-        let (nr, topo) = (machine.nr_cpus(), build_sched_domains(&machine, &cfg.mech, sc.isolcpus.as_ref()));
+        let null_domain = null_domain(sc);
+        let roots = partition_cpus(&sc.cgroups, Partition::Root);
+        let nr = machine.nr_cpus();
+        let topo = build_partitioned_sched_domains(&machine, &cfg.mech, null_domain.as_ref(), &roots);
         let many_cpus = nr > 512; // Sched::idle_mask
         let tun = ScaledTunables::new(&cfg, nr);
         let mut rqs = sched_init(&cfg, &topo, seed);
@@ -137,7 +143,7 @@ impl Sim {
                                 groups: Default::default(),
                                 rd: RootDomain::new(nr),
                                 // Every CPU starts idle and tickless: no LLC has a busy CPU.
-                                nohz: Nohz::at_boot(nr, sc.isolcpus.as_ref()),
+                                nohz: Nohz::at_boot(nr, null_domain.as_ref()),
                                 sds: vec![SchedDomainShared::AT_BOOT; nr],
                                 sg_imbalance: vec![false; ngroups],
                                 lb_cpus: Vec::new(),
@@ -265,6 +271,17 @@ fn new_cpufreq(sc: &Scenario, nr: usize) -> CpuFreq {
     let invariant = sc.machine.processor.is_some() && sc.kernel.freq_invariance.unwrap_or(v.at_least(5, 7));
     let tpc = sc.machine.threads_per_core;
     CpuFreq::new(sc.machine.processor, gov, invariant, rate_limit_ns, nr, tpc)
+}
+
+/// The CPUs on the NULL domain: isolcpus= and `isolated` cpuset partitions.
+fn null_domain(sc: &Scenario) -> Option<CpuMask> {
+    let isolated = partition_cpus(&sc.cgroups, Partition::Isolated);
+    if isolated.is_empty() {
+        return sc.isolcpus.clone();
+    }
+    let mut all = sc.isolcpus.clone().unwrap_or_else(|| CpuMask::new(sc.machine.nr_cpus()));
+    isolated.iter().for_each(|p| all.or_assign(p));
+    Some(all)
 }
 
 fn sched_init(cfg: &KernelConfig, topo: &SchedTopology, seed: u64) -> Vec<Rq> {

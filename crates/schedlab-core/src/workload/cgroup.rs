@@ -25,10 +25,10 @@
 
 use serde::Deserialize;
 
-use crate::cpumask::CpuMask;
 use crate::error::{Result, SimError};
 use crate::kernel::version::KernelVersion;
-pub use crate::sched::task_group::{BandwidthDef, CgroupDef};
+pub use crate::sched::task_group::{BandwidthDef, CgroupDef, Partition};
+use crate::workload::cpuset;
 
 /// `[[cgroup]]` as written.
 #[derive(Debug, Deserialize)]
@@ -47,9 +47,9 @@ pub(crate) struct RawCgroup {
     cpu_max_burst: Option<i64>,
     #[serde(rename = "cpuset.cpus")]
     cpuset_cpus: Option<String>,
-    /// Named so that they are refused as not modelled, not as unknown.
     #[serde(rename = "cpuset.cpus.partition")]
     cpuset_cpus_partition: Option<String>,
+    /// Named so that it is refused as not modelled, not as unknown.
     #[serde(rename = "cpuset.mems")]
     cpuset_mems: Option<String>,
 }
@@ -162,6 +162,16 @@ pub(crate) fn compile_cgroups(
             ),
         ));
     }
+    let files: Vec<cpuset::CpusetFiles> = raw
+        .iter()
+        .map(|c| cpuset::CpusetFiles {
+            path: c.path.as_deref().unwrap_or_default(),
+            cpus: c.cpuset_cpus.as_deref(),
+            partition: c.cpuset_cpus_partition.as_deref(),
+            mems: c.cpuset_mems.is_some(),
+        })
+        .collect();
+    let (partitions, root_eff) = cpuset::partitions(&files, file, version, nr_cpus)?;
     let mut out: Vec<CgroupDef> = Vec::with_capacity(raw.len());
     for (i, c) in raw.iter().enumerate() {
         let key = |k: &str| format!("cgroup[{i}].{k}");
@@ -236,7 +246,12 @@ pub(crate) fn compile_cgroups(
             Some(v) => return Err(SimError::bad_value(file, &key("cpu.idle"), v.to_string(), "0 or 1")),
         };
         let (bandwidth, max_period_us, max_burst_us) = bandwidth_of(c, file, &key, version)?;
-        let (cpuset_cpus, cpus_effective) = cpuset_of(c, parent.checked_sub(1).map(|p| &out[p]), file, &key, nr_cpus)?;
+        let parent_eff = match parent {
+            0 => root_eff.as_ref(),
+            p => out[p - 1].cpus_effective.as_ref(),
+        };
+        let (cpuset_cpus, cpus_effective) =
+            cpuset::cpuset_of(&files[i], partitions[i], parent_eff, file, &key, nr_cpus)?;
         out.push(CgroupDef {
             path: path.to_string(),
             tg: i + 1,
@@ -250,96 +265,10 @@ pub(crate) fn compile_cgroups(
             autogroup: None,
             cpuset_cpus,
             cpus_effective,
+            partition: partitions[i],
         });
     }
     Ok(out)
-}
-
-/// cpuset.cpus (cgroup v2's cpuset, kernel/cgroup/cpuset.c) and the
-/// effective CPUs it gives: update_cpumask() takes a list of online CPUs
-/// (empty: none of its own); compute_effective_cpumask() intersects it with
-/// the parent's effective CPUs, and where that leaves none (or the file is
-/// empty) the cgroup inherits the parent's (update_cpumasks_hier(),
-/// cpuset_css_online()). Partitions (cpuset.cpus.partition "root" and
-/// "isolated", which rebuild the sched domains) and cpuset.mems are not
-/// modelled and are refused. v1's cpuset gives the same effective CPUs
-/// when each cgroup's cpus are a subset of its parent's, as v1 requires.
-fn cpuset_of(
-    c: &RawCgroup,
-    parent: Option<&CgroupDef>,
-    file: &str,
-    key: &dyn Fn(&str) -> String,
-    nr_cpus: usize,
-) -> Result<(Option<CpuMask>, Option<CpuMask>)> {
-    match c.cpuset_cpus_partition.as_deref() {
-        None | Some("member") => {}
-        Some(p @ ("root" | "isolated")) => {
-            return Err(SimError::not_modelled(
-                file,
-                &key("cpuset.cpus.partition"),
-                format!(
-                    "a {p:?} partition: it takes its CPUs from its parent and builds sched domains of its own{} \
-                     (rebuild_sched_domains); the model's sched domains span the whole machine (accepted: \
-                     \"member\"; restrict the tasks' CPUs with cpuset.cpus)",
-                    if p == "isolated" { " (none, for an isolated one)" } else { "" }
-                ),
-            ))
-        }
-        Some(p) => {
-            return Err(SimError::bad_value(
-                file,
-                &key("cpuset.cpus.partition"),
-                format!("{p:?}"),
-                "\"member\", \"root\" or \"isolated\"",
-            ))
-        }
-    }
-    if c.cpuset_mems.is_some() {
-        return Err(SimError::not_modelled(
-            file,
-            &key("cpuset.mems"),
-            "cpuset.mems: the model allocates a task's memory on its CPU's node, with no per-cgroup node mask"
-                .to_string(),
-        ));
-    }
-    let parent_eff = parent.and_then(|p| p.cpus_effective.clone());
-    let Some(text) = c.cpuset_cpus.as_deref() else { return Ok((None, parent_eff)) };
-    let accepted = || format!("CPUs 0-{} as \"0-3,6\" (\"\": none of its own)", nr_cpus - 1);
-    if text.trim().is_empty() {
-        return Ok((None, parent_eff));
-    }
-    let mask = CpuMask::parse_list(text, nr_cpus)
-        .map_err(|m| SimError::topology(file, &key("cpuset.cpus"), format!("{text:?}: {m}"), accepted()))?;
-    let eff = match &parent_eff {
-        Some(p) if !mask.intersects(p) => parent_eff.clone(),
-        Some(p) => Some(mask.and(p)),
-        None => Some(mask.clone()),
-    };
-    // Every CPU is the root's effective set: say None, as for the root.
-    let eff = eff.filter(|e| e.weight() < nr_cpus);
-    Ok((Some(mask), eff))
-}
-
-/// A task's CPUs in its cgroup: sched_setaffinity() after the cgroup is
-/// joined takes the CPUs asked for that the cpuset allows
-/// (__sched_setaffinity(): cpuset_cpus_allowed() and the mask), and
-/// fails with EINVAL where they share none.
-pub(crate) fn cpus_in_cgroup(cpus: &CpuMask, cg: &CgroupDef, file: &str, key: &str) -> Result<Option<CpuMask>> {
-    let Some(eff) = &cg.cpus_effective else { return Ok(None) };
-    if !cpus.intersects(eff) {
-        return Err(SimError::bad_value(
-            file,
-            key,
-            format!(
-                "{} shares no CPU with cgroup {}'s cpuset.cpus.effective {} (sched_setaffinity fails with EINVAL)",
-                cpus.to_list_string(),
-                cg.path,
-                eff.to_list_string()
-            ),
-            format!("CPUs with at least one of {}, or no cpus (all of them)", eff.to_list_string()),
-        ));
-    }
-    Ok(Some(cpus.and(eff)))
 }
 
 /// `[[session]]` as written.
@@ -453,6 +382,7 @@ pub(crate) fn compile_sessions(
                     autogroup: Some(name.clone()),
                     cpuset_cpus: None,
                     cpus_effective: None,
+                    partition: Partition::Member,
                 });
                 tg_of[s] = Some(tg);
                 tg
@@ -652,8 +582,7 @@ mod tests {
     fn cpusets_not_modelled_are_refused() {
         let cases = [
             ("\"cpuset.cpus\" = \"4\"", "SL110", "cgroup[0].cpuset.cpus: \"4\": CPU 4 is outside the machine"),
-            ("\"cpuset.cpus.partition\" = \"isolated\"", "SL120", "cgroup[0].cpuset.cpus.partition"),
-            ("\"cpuset.cpus.partition\" = \"root\"", "SL120", "builds sched domains of its own"),
+            ("\"cpuset.cpus.partition\" = \"isolated\"", "SL102", "a partition of /a without cpuset.cpus"),
             ("\"cpuset.cpus.partition\" = \"x\"", "SL102", "accepted: \"member\", \"root\" or \"isolated\""),
             ("\"cpuset.mems\" = \"0\"", "SL120", "cgroup[0].cpuset.mems"),
         ];

@@ -4,6 +4,7 @@ pub mod cgroup;
 pub mod channel;
 pub mod compile;
 pub(crate) mod compile_ops;
+pub mod cpuset;
 pub mod dbench;
 pub mod floor;
 pub mod interp;

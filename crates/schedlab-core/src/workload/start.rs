@@ -93,11 +93,11 @@ impl WorkloadFloor {
             nice: 0,
             rt_priority: 0,
             dl: Default::default(),
-            // init's CPUs: every CPU but isolcpus' (sched_init_smp()).
+            // init's CPUs: every CPU but isolcpus' (sched_init_smp()), and
+            // the root cpuset's: none of a partition's.
             cpus: {
-                let mut m = CpuMask::full(nr);
-                self.m.kt.k.topo.isolated.iter().for_each(|c| m.clear(c));
-                m
+                let topo = &self.m.kt.k.topo;
+                CpuMask::full(nr).andnot(&topo.isolated).andnot(&topo.partitioned)
             },
             start: Dist::Const(0),
             kthread: false,
