@@ -97,9 +97,15 @@ impl Menu {
         let mut thresh = u32::MAX;
         loop {
             let kept = || self.intervals.iter().map(|&v| v as u64).filter(|&v| v <= thresh as u64);
-            let divisor = kept().count() as u64;
-            let max = kept().max().unwrap_or(0);
-            let min = kept().min().unwrap_or(u64::MAX);
+            // One pass for the count, the extremes and the sum, as the
+            // kernel's loop.
+            let (mut divisor, mut max, mut min, mut sum) = (0u64, 0u64, u64::MAX, 0u64);
+            for v in kept() {
+                divisor += 1;
+                max = max.max(v);
+                min = min.min(v);
+                sum += v;
+            }
             if max == 0 {
                 return u32::MAX as u64;
             }
@@ -107,7 +113,7 @@ impl Menu {
             if min >= predicted_us {
                 return u32::MAX as u64;
             }
-            let avg = kept().sum::<u64>() / divisor;
+            let avg = sum / divisor;
             let variance = kept().map(|v| (v as i64 - avg as i64).unsigned_abs().pow(2)).sum::<u64>() / divisor;
             if variance <= u64::MAX / 36
                 && ((avg * avg > variance * 36 && divisor * 4 >= INTERVALS as u64 * 3) || variance <= 400)
