@@ -66,7 +66,8 @@ def to_scenario(doc: Mapping[str, Any], source: str) -> tuple[list[dict[str, Any
 #: What an rt-app file may hold, for the refusals' "accepted".
 _ACCEPTED = (
     "SCHED_OTHER/BATCH/IDLE/FIFO/RR/DEADLINE tasks with instance, delay, loop, phases, priority, "
-    "dl-runtime/period/deadline, cpus (the same in every phase) and the events run, runtime, sleep, timer (a "
+    "dl-runtime/period/deadline, cpus (the same in every phase), taskgroup (one per thread) and the events run, "
+    "runtime, sleep, timer (a "
     "unique ref), barrier, yield, lock, unlock"
 )
 
@@ -219,9 +220,19 @@ def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str |
     for k in ("channel", "rt_migrate_test", "dbench", "memory"):
         if k in doc:
             raise _nm(source, k, f"[{k}] has no rt-app form")
-    if "cgroup" in doc:
-        # rt-app's "taskgroup" puts a task in a cpu cgroup but sets no weight.
-        raise _nm(source, "cgroup", "[[cgroup]] has no rt-app form (rt-app's taskgroup sets no cpu.weight)")
+    for i, c in enumerate(doc.get("cgroup") or []):
+        # rt-app's "taskgroup" (upstream only) puts a thread in a cpu cgroup
+        # and sets none of its files.
+        if target != "head":
+            raise _nm(source, "cgroup", f"rt-app {target} has no taskgroup", "--target head for [[cgroup]]s")
+        files = sorted(k for k in c if k != "path")
+        if files:
+            raise _nm(
+                source,
+                f"cgroup[{i}].{files[0]}",
+                "rt-app's taskgroup sets no cgroup file",
+                "[[cgroup]]s of the kernel's defaults (a path only)",
+            )
     duration = (doc.get("measure") or {}).get("duration")
     g: dict[str, Any] = {
         "default_policy": "SCHED_OTHER",
@@ -267,6 +278,8 @@ def export(scenario: Path, text: str, *, target: str = "1.0", calibration: str |
             task["cpus"] = _cpulist(t["cpus"])
         if "start" in t:
             task["delay"] = _whole_us(t["start"], f"{where}.start", source)
+        if "cgroup" in t:
+            task["taskgroup"] = str(t["cgroup"])
         prog = list(t.get("program") or [])
         n = [0]
         forever = len(prog) == 1 and "loop" in prog[0] and int(prog[0]["loop"].get("count", 0)) == 0

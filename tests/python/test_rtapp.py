@@ -232,3 +232,34 @@ def test_cli_refuses_with_status_2(tmp_path: Path) -> None:
         assert r.returncode == 2 and msg in r.stderr, (args, r.stderr)
     with pytest.raises(UsageError):
         rtapp.export(EXAMPLES / "x.toml", "", target="2.0")
+
+
+def test_taskgroups_round_trip_as_cgroups(tmp_path: Path) -> None:
+    """A scenario's cgroups of the kernel's defaults export as upstream
+    rt-app's taskgroup and import back as the same [[cgroup]]s; the
+    scenario beside an rt-app file sets their cpu.weight."""
+    scen = tmp_path / "g.toml"
+    scen.write_text(
+        '[machine]\npreset = "4cpu"\n[kernel]\nversion = "6.12"\n[[cgroup]]\npath = "/a"\n[[cgroup]]\npath = "/a/b"\n'
+        '[[task]]\nname = "t"\ncgroup = "/a/b"\nprogram = [{ loop = { count = 0, body = [{ run = "1ms" }, '
+        '{ sleep = "1ms" }] } }]\n'
+    )
+    doc = rtapp.export(scen, scen.read_text(), target="head")
+    assert doc["tasks"]["t"]["taskgroup"] == "/a/b"
+    groups, _ = rtapp.to_scenario(doc, "g.json")
+    assert groups[0]["cgroup"] == "/a/b"
+    with pytest.raises(NotModelledError, match=r"rt-app 1\.0 has no taskgroup"):
+        rtapp.export(scen, scen.read_text(), target="1.0")
+    weighted = scen.read_text().replace('path = "/a"\n', 'path = "/a"\n"cpu.weight" = 200\n', 1)
+    with pytest.raises(NotModelledError, match=r"cgroup\[0\]\.cpu\.weight: rt-app's taskgroup sets no cgroup file"):
+        rtapp.export(scen, weighted, target="head")
+    # The weight comes from the scenario that names the rt-app file.
+    (tmp_path / "w.json").write_text(json.dumps(doc))
+    beside = tmp_path / "beside.toml"
+    beside.write_text(
+        'rtapp = "w.json"\n[machine]\npreset = "4cpu"\n[kernel]\nversion = "6.12"\n[measure]\nduration = "200ms"\n'
+        '[[cgroup]]\npath = "/a"\n"cpu.weight" = 200\n'
+    )
+    report = schedlab.run_scenario(beside, seed=1)
+    got = [(c["path"], c["weight"]) for c in report["cgroups"]]
+    assert got == [("/a", 200), ("/a/b", 100)], got

@@ -17,6 +17,7 @@ mod isolcpus;
 pub mod json;
 pub mod overrides;
 pub mod rtapp;
+mod rtapp_taskgroup;
 pub mod suite;
 pub mod sweep;
 

@@ -49,6 +49,7 @@ use std::path::{Path, PathBuf};
 use toml::Value;
 
 use super::json::{self, JStr, Json};
+use super::rtapp_taskgroup::{add_cgroups, taskgroup_of};
 use crate::error::{cut, Result, SimError};
 
 /// The largest numbers a scenario takes: 10^16 us is the core's longest
@@ -89,15 +90,26 @@ const GLOBAL_INERT: &[&str] = &[
     "mem_buffer_size",
     "cumulative_slack",
 ];
-const TASK_KEYS: &[&str] =
-    &["instance", "delay", "loop", "phases", "policy", "priority", "cpus", "dl-runtime", "dl-period", "dl-deadline"];
-const PHASE_KEYS: &[&str] = &["loop", "policy", "priority", "cpus", "dl-runtime", "dl-period", "dl-deadline"];
+const TASK_KEYS: &[&str] = &[
+    "instance",
+    "delay",
+    "loop",
+    "phases",
+    "policy",
+    "priority",
+    "cpus",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "taskgroup",
+];
+const PHASE_KEYS: &[&str] =
+    &["loop", "policy", "priority", "cpus", "dl-runtime", "dl-period", "dl-deadline", "taskgroup"];
 
 fn refused_attr(key: &str) -> Option<&'static str> {
     Some(match key {
         "runtime_dl" | "period" | "deadline" => "the legacy SCHED_DEADLINE keys: dl-runtime, dl-period, dl-deadline",
         "util_min" | "util_max" => "uclamp is not modelled",
-        "taskgroup" => "task groups (cgroups) are not modelled",
         "nodes_membind" => "memory policies are not modelled",
         _ => return None,
     })
@@ -131,7 +143,7 @@ fn event_kind(key: &str) -> Option<&'static str> {
 
 /// What an rt-app file may hold, for the refusals.
 const ACCEPTED: &str = "SCHED_OTHER/BATCH/IDLE/FIFO/RR/DEADLINE tasks with instance, delay, loop, phases, priority, \
-     dl-runtime/period/deadline, cpus (the same in every phase) and the events run, runtime, sleep, timer (a unique ref), barrier, yield, lock, unlock";
+     dl-runtime/period/deadline, cpus (the same in every phase), taskgroup (one per thread) and the events run, runtime, sleep, timer (a unique ref), barrier, yield, lock, unlock";
 
 /// The converter's context: the file every error names.
 struct Cx<'a> {
@@ -459,6 +471,8 @@ pub fn to_groups(doc: &Json, file: &str) -> Result<(Vec<Value>, i64)> {
         let mut timers: Vec<(String, String)> = Vec::new();
         let one = Json::Num("1".into());
         let forever = Json::Num("-1".into());
+        let fair = matches!(a.policy, "SCHED_NORMAL" | "SCHED_BATCH" | "SCHED_IDLE");
+        let taskgroup = taskgroup_of(file, &path, t, fair)?;
         let program = if let Some(phases) = t.get("phases") {
             let phases = match phases {
                 Json::Object(p) if !p.is_empty() => p,
@@ -521,6 +535,9 @@ pub fn to_groups(doc: &Json, file: &str) -> Result<(Vec<Value>, i64)> {
         grp.insert("name".into(), Value::String(name.to_string()));
         grp.insert("count".into(), Value::Integer(count));
         a.insert_into(&mut grp);
+        if let Some(tg) = taskgroup {
+            grp.insert("cgroup".into(), Value::String(tg));
+        }
         if let Some(d) = t.get("delay") {
             grp.insert("start".into(), cx.us(&format!("{path}.delay"), d)?);
         }
@@ -566,6 +583,7 @@ pub fn workload_tree(text: &str, file: &str) -> Result<toml::Table> {
     if duration > 0 {
         root.insert("measure".into(), table([("duration", Value::String(format!("{duration}s")))]));
     }
+    add_cgroups(&mut root, &groups, file)?;
     root.insert("task".into(), Value::Array(groups));
     Ok(root)
 }
@@ -594,6 +612,7 @@ pub fn expand(root: &mut toml::Table, file: &str) -> Result<()> {
         message: format!("{file}: rtapp = {}: {shown}: {why}", super::overrides::quote(&r)),
     })?;
     let (groups, duration) = import(&text, &shown)?;
+    add_cgroups(root, &groups, file)?;
     match root.entry("task").or_insert_with(|| Value::Array(Vec::new())) {
         Value::Array(tasks) => tasks.extend(groups),
         v => return Err(bad("task", v, "[[task]] tables")),
