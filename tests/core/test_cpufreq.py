@@ -7,6 +7,7 @@ default) leaves a run as it was."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,16 +40,16 @@ program = [{{ loop = {{ count = 0, body = [{{ run = "1ms" }}, {{ sleep = "9ms" }
 """
 
 
-def run(cpufreq: str = "e5-2670v3", governor: str = "", hogs: int = 1, **kw: object) -> dict:
+def run(cpufreq: str = "e5-2670v3", governor: str = "", hogs: int = 1, **kw: Any) -> Any:
     g = f'cpufreq_governor = "{governor}"' if governor else ""
     return schedlab.run_scenario(text=SCEN.format(cpufreq=cpufreq, governor=g, hogs=hogs), check=True, **kw)
 
 
-def row(r: dict, cpu: int) -> dict:
+def row(r: Any, cpu: int) -> Any:
     return next(c for c in r["cpufreq"]["cpus"] if c["cpu"] == cpu)
 
 
-def test_a_busy_cpu_climbs_to_the_turbo_bin_of_its_package():
+def test_a_busy_cpu_climbs_to_the_turbo_bin_of_its_package() -> None:
     # intel_pstate (5.5, no HWP): busy 100 % -> 1.25 x 31 capped at 31; one
     # core active in the package: the 1-core turbo, 3.1 GHz.
     r = run(hogs=1)
@@ -60,7 +61,7 @@ def test_a_busy_cpu_climbs_to_the_turbo_bin_of_its_package():
     assert row(r4, 0)["busy_pct"] > 99
 
 
-def test_a_lightly_loaded_cpu_stays_low_and_its_task_runs_slower():
+def test_a_lightly_loaded_cpu_stays_low_and_its_task_runs_slower() -> None:
     # The periodic task keeps CPU 4 about 10-25 % busy: intel_pstate asks
     # for 1.25 x 31 x busy, no more than about 1.2-1.5 GHz, so its 1 ms of
     # work (given at 3.1 GHz) takes 2-2.6 ms.
@@ -72,7 +73,7 @@ def test_a_lightly_loaded_cpu_stays_low_and_its_task_runs_slower():
     assert slow["runtime_ns"] / slow["nr_switches"] > 1.9 * fast["runtime_ns"] / fast["nr_switches"]
 
 
-def test_performance_runs_every_busy_cpu_at_the_top_and_schedutil_follows_util():
+def test_performance_runs_every_busy_cpu_at_the_top_and_schedutil_follows_util() -> None:
     r = run(governor="performance")
     assert row(r, 4)["bzy_mhz"] == pytest.approx(3100, abs=1)
     s = run(governor="schedutil")
@@ -80,14 +81,14 @@ def test_performance_runs_every_busy_cpu_at_the_top_and_schedutil_follows_util()
     assert row(s, 4)["bzy_mhz"] < 2000
 
 
-def test_without_a_processor_nothing_changes_and_no_section_appears():
+def test_without_a_processor_nothing_changes_and_no_section_appears() -> None:
     r = run(cpufreq="none")
     assert "cpufreq" not in r
     again = run(cpufreq="none")
     assert r == again
 
 
-def test_the_cpu_frequency_tracepoint_is_written(tmp_path: Path):
+def test_the_cpu_frequency_tracepoint_is_written(tmp_path: Path) -> None:
     trace = tmp_path / "t.txt"
     run(trace=str(trace))
     lines = [x for x in trace.read_text().splitlines() if "cpu_frequency:" in x]
@@ -102,13 +103,13 @@ def test_the_cpu_frequency_tracepoint_is_written(tmp_path: Path):
         ("kernel.cpufreq_governor", "ondemand", "schedutil"),
     ],
 )
-def test_an_unknown_processor_or_governor_is_refused_with_what_is_accepted(key: str, value: str, accepted: str):
+def test_an_unknown_processor_or_governor_is_refused_with_what_is_accepted(key: str, value: str, accepted: str) -> None:
     with pytest.raises(schedlab.SchedlabError) as e:
         schedlab.run_scenario(text=SCEN.format(cpufreq="none", governor="", hogs=1), overrides={key: value})
     assert key in str(e.value) and accepted in str(e.value)
 
 
-def test_a_governor_without_a_processor_is_refused():
+def test_a_governor_without_a_processor_is_refused() -> None:
     with pytest.raises(schedlab.SchedlabError, match=r"kernel.cpufreq_governor.*machine.cpufreq"):
         run(cpufreq="none", governor="performance")
 
@@ -152,7 +153,7 @@ TURBOSTAT_ORDER = [
 ]
 
 
-def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path):
+def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path) -> None:
     import re
 
     from schedlab.turbostat import format_turbostat
@@ -195,7 +196,7 @@ def test_turbostat_prints_its_columns_in_its_order_and_formats(tmp_path: Path):
     assert float(dict(zip(header, summary))["PkgWatt"]) == pytest.approx(sum(pkg), abs=0.02)
 
 
-def test_energy_follows_the_frequency_and_the_busy_cores():
+def test_energy_follows_the_frequency_and_the_busy_cores() -> None:
     # One hog at 3.1 GHz on package 0: its core's 2.0 W + 0.176 x 3.1³ W,
     # the package's 17.2 W of uncore, the idle cores' 0.1 W each.
     r = run(governor="performance")
@@ -230,7 +231,7 @@ program = [{{ loop = {{ count = 0, body = [{{ run = "6ms" }}, {{ sleep = "4ms" }
 """
 
 
-def test_frequency_invariance_lifts_schedutil_off_the_floor():
+def test_frequency_invariance_lifts_schedutil_off_the_floor() -> None:
     # 6 ms of work (at 3.1 GHz) every 4 ms of sleep. Without invariance (5.5)
     # schedutil asks for 1.25 x cur x util: busy about 79 % at 1.2 GHz sits
     # at the tipping point, so the CPU stays near the bottom. With it (5.7+,
@@ -238,13 +239,13 @@ def test_frequency_invariance_lifts_schedutil_off_the_floor():
     # f, util = busy(f) x f / 2.8: about 1.8 GHz.
     def bzy(version: str) -> float:
         r = schedlab.run_scenario(text=DUTY.format(version=version))
-        return row(r, 1)["bzy_mhz"]
+        return float(row(r, 1)["bzy_mhz"])
 
     assert bzy("5.5") < 1450
     assert 1650 < bzy("6.1") < 1950
 
 
-def test_a_memory_bound_share_does_not_slow_down_with_the_cpu():
+def test_a_memory_bound_share_does_not_slow_down_with_the_cpu() -> None:
     # The periodic task at 1.2-1.6 GHz: all of its work stretches; with
     # half of it bound by memory, only the other half does.
     def per_switch(text: str) -> float:
@@ -263,7 +264,7 @@ def test_a_memory_bound_share_does_not_slow_down_with_the_cpu():
         schedlab.run_scenario(text=text.replace('name = "periodic"', 'name = "periodic"\nmemory_bound = 1.5'))
 
 
-def test_the_text_report_says_what_the_cpus_ran_at():
+def test_the_text_report_says_what_the_cpus_ran_at() -> None:
     from schedlab.report import format_run_report
 
     text = format_run_report(run(governor="performance"))
@@ -272,7 +273,7 @@ def test_the_text_report_says_what_the_cpus_ran_at():
     assert "CPU frequency" not in format_run_report(run(cpufreq="none"))
 
 
-def test_acpi_cpufreq_with_ondemand_turbos_a_busy_cpu_and_scales_a_light_one():
+def test_acpi_cpufreq_with_ondemand_turbos_a_busy_cpu_and_scales_a_light_one() -> None:
     acpi = 'cpufreq_driver = "acpi-cpufreq"'
     r = schedlab.run_scenario(text=SCEN.format(cpufreq="e5-2670v3", governor=acpi, hogs=1))
     assert r["cpufreq"]["governor"] == "ondemand"
@@ -289,13 +290,13 @@ def test_acpi_cpufreq_with_ondemand_turbos_a_busy_cpu_and_scales_a_light_one():
         schedlab.run_scenario(text=SCEN.format(cpufreq="e5-2670v3", governor='cpufreq_driver = "p4-clockmod"', hogs=1))
 
 
-def test_schedutil_on_an_hwp_part_runs_without_hwp_before_5_9():
+def test_schedutil_on_an_hwp_part_runs_without_hwp_before_5_9() -> None:
     # Passive mode implied no_hwp until 5.9: on the Skylake the governor's
     # requests are the P-states, evaluated every 500 us; from 5.9 (HWP in
     # passive mode) every 5 ms. A hog starting on an idle CPU (both kernels
     # frequency invariant) climbs from the floor twice as often on 5.7 in
     # its first 40 ms, and so runs faster on average.
-    def hog(version: str) -> dict:
+    def hog(version: str) -> Any:
         text = SCEN.format(cpufreq="e3-1240v5", governor='cpufreq_governor = "schedutil"', hogs=1)
         for old, new in (("5.5", version), ('warmup = "200ms"', 'warmup = "0ms"'), ('"1s"', '"40ms"')):
             text = text.replace(old, new)
@@ -306,13 +307,13 @@ def test_schedutil_on_an_hwp_part_runs_without_hwp_before_5_9():
     assert before["avg_mhz"] > after["avg_mhz"] + 150
 
 
-def test_freq_invariance_is_the_series_not_the_version():
+def test_freq_invariance_is_the_series_not_the_version() -> None:
     # The series applied to 5.5 behaves as 5.7+ does; taken off 6.1 as 5.5.
     def bzy(version: str, inv: str) -> float:
         text = DUTY.format(version=version).replace("[measure]", f"freq_invariance = {inv}\n[measure]")
         r = schedlab.run_scenario(text=text)
         assert r["cpufreq"]["freq_invariance"] == (inv == "true")
-        return row(r, 1)["bzy_mhz"]
+        return float(row(r, 1)["bzy_mhz"])
 
     assert 1650 < bzy("5.5", "true") < 1950
     assert bzy("6.1", "false") < 1450

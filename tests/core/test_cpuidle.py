@@ -52,7 +52,7 @@ program = [{{ run = "10s" }}]
 """
 
 
-def placed(cpuidle: str) -> Counter[int]:
+def placed(cpuidle: str) -> Counter[int | None]:
     r = schedlab.run_scenario(text=SCEN.format(cpuidle=cpuidle), seed=1)
     return Counter(t["last_cpu"] for t in r["tasks"] if t["comm"] == "child")
 

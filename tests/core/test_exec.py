@@ -5,6 +5,8 @@ git's test suite does, so has each child moved once more after its fork."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import schedlab
@@ -33,7 +35,7 @@ program = [{exec}{{ run = "2ms" }}, {{ signal = "done" }}, {{ exit = true }}]
 """
 
 
-def chain(exec_: bool = True, version: str = "5.5", policy: str = "SCHED_NORMAL") -> dict:
+def chain(exec_: bool = True, version: str = "5.5", policy: str = "SCHED_NORMAL") -> Any:
     text = CHAIN.format(
         version=version,
         policy=policy,
@@ -43,8 +45,8 @@ def chain(exec_: bool = True, version: str = "5.5", policy: str = "SCHED_NORMAL"
     return schedlab.run_scenario(text=text, overrides={"task.sh.cpus": "0"}, seed=1)
 
 
-def moves(r: dict) -> int:
-    return sum(t["nr_migrations"] for t in r["tasks"] if t["comm"] == "prog")
+def moves(r: Any) -> int:
+    return int(sum(t["nr_migrations"] for t in r["tasks"] if t["comm"] == "prog"))
 
 
 @pytest.mark.parametrize("version", ["2.6.35", "4.19"])

@@ -4,6 +4,8 @@ one's work stretches until their traffic is the bandwidth."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import schedlab
@@ -29,7 +31,7 @@ program = [{{ run = "1s" }}]
 """
 
 
-def copiers(bandwidth: str | None, count: int = 8, share: float = 1.0) -> dict:
+def copiers(bandwidth: str | None, count: int = 8, share: float = 1.0) -> Any:
     text = COPIERS.format(
         bandwidth=f'memory_bandwidth = "{bandwidth}"' if bandwidth else "",
         count=count,
@@ -38,8 +40,8 @@ def copiers(bandwidth: str | None, count: int = 8, share: float = 1.0) -> dict:
     return schedlab.run_scenario(text=text, seed=1)
 
 
-def elapsed(r: dict) -> float:
-    return next(g["elapsed_s"] for g in r["groups"] if g["name"] == "copy")
+def elapsed(r: Any) -> float:
+    return float(next(g["elapsed_s"] for g in r["groups"] if g["name"] == "copy"))
 
 
 def test_copiers_that_ask_for_twice_the_bandwidth_take_twice_as_long() -> None:
@@ -121,5 +123,5 @@ def test_ktask_vfio_would_be_out_on_a_starved_node() -> None:
     assert nice19["memory_bandwidth"][0]["saturated_pct"] > 50
 
 
-def elapsed_of(r: dict, group: str) -> float:
-    return next(g["elapsed_s"] for g in r["groups"] if g["name"] == group)
+def elapsed_of(r: Any, group: str) -> float:
+    return float(next(g["elapsed_s"] for g in r["groups"] if g["name"] == group))

@@ -4,6 +4,8 @@ non-idle time into /proc/pressure's totals and averages."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import schedlab
@@ -50,7 +52,7 @@ program = [{ loop = { count = 0, body = [
 """
 
 
-def hogs(count: int, version: str = "6.1", duration: str = "20s") -> dict:
+def hogs(count: int, version: str = "6.1", duration: str = "20s") -> Any:
     return schedlab.run_scenario(text=HOGS.format(count=count, version=version, duration=duration), seed=1)
 
 

@@ -39,7 +39,12 @@ def _fork_targets(tmp_path: Path, start: str, version: str) -> list[int]:
     text = HOGS.format(start=start, read="0ns").replace('version = "6.12"', f'version = "{version}"')
     schedlab.run_scenario(text=text, seed=1, trace=str(trace))
     lines = [ln for ln in trace.read_text().splitlines() if "sched_wakeup_new: comm=h-" in ln]
-    return [int(re.search(r"target_cpu=(\d+)", ln)[1]) for ln in lines]
+    cpus = []
+    for ln in lines:
+        m = re.search(r"target_cpu=(\d+)", ln)
+        assert m, ln
+        cpus.append(int(m[1]))
+    return cpus
 
 
 def test_a_thread_still_starting_keeps_the_next_clone_off_its_cpu(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -307,7 +308,7 @@ def _compact(trace_path: Path, out: Path) -> None:
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
     tr = read_trace(trace_path)
-    by_cpu: dict[int, list] = {}
+    by_cpu: dict[int, list[Any]] = {}
     for e in tr.events:
         if e.f.get("prev_prio") == -2:
             continue  # a switch the reader put back: not in the real trace
