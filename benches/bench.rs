@@ -2,7 +2,7 @@
 //! scenarios.
 //!
 //! ```text
-//! cargo run --release -p schedlab-core --bin schedlab-bench -- [--quick] [--runs N] [FILTER ...]
+//! cargo run --release -p schedlab-core --bin schedlab-bench -- [--quick] [--runs N] [--duration D] [FILTER ...]
 //! ```
 //!
 //! For each reference scenario it prints the machine size, the number of
@@ -15,6 +15,8 @@
 //! * `--quick`: one run each, and `measure.duration = 2s` (ktask-nice then
 //!   stops at 2 s instead of running until every task exits).
 //! * `--runs N`: best of N runs instead of 3.
+//! * `--duration D`: `measure.duration = D` (as `--quick`'s 2 s; a short
+//!   one for profiling under cachegrind).
 //! * `FILTER`: run only the scenarios whose name contains one of the filters
 //!   (a filter that is a whole scenario name selects that scenario alone).
 //! * `tasks` counts the tasks that existed in the run (ktask helper threads
@@ -235,10 +237,11 @@ struct Row {
 }
 
 fn usage() -> &'static str {
-    "usage: schedlab-bench [--quick] [--runs N] [FILTER ...]\n\
-     \x20 --quick   one run each, measure.duration = 2s\n\
-     \x20 --runs N  best of N runs (default 3)\n\
-     \x20 FILTER    run only scenarios whose name contains FILTER"
+    "usage: schedlab-bench [--quick] [--runs N] [--duration D] [FILTER ...]\n\
+     \x20 --quick       one run each, measure.duration = 2s\n\
+     \x20 --runs N      best of N runs (default 3)\n\
+     \x20 --duration D  measure.duration = D (\"300ms\")\n\
+     \x20 FILTER        run only scenarios whose name contains FILTER"
 }
 
 fn repo_root() -> PathBuf {
@@ -271,7 +274,7 @@ fn cgroups_1000() -> String {
     t
 }
 
-fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
+fn run_one(b: &Bench, duration: Option<&str>, runs: usize) -> Result<Row, String> {
     let path = repo_root().join(b.file);
     let text = if b.file == "gen:cgroups-1000" {
         cgroups_1000()
@@ -280,8 +283,8 @@ fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
     };
     let mut overrides: Vec<(String, String)> =
         b.overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    if quick {
-        overrides.push(("measure.duration".to_string(), "\"2s\"".to_string()));
+    if let Some(d) = duration {
+        overrides.push(("measure.duration".to_string(), format!("\"{d}\"")));
     }
     let opts = schedlab_core::RunOptions { seed: SEED, ..Default::default() };
     let mut best = f64::INFINITY;
@@ -321,6 +324,7 @@ fn run_one(b: &Bench, quick: bool, runs: usize) -> Result<Row, String> {
 fn main() -> ExitCode {
     let mut quick = false;
     let mut runs: Option<usize> = None;
+    let mut duration: Option<String> = None;
     let mut filters: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -330,6 +334,13 @@ fn main() -> ExitCode {
                 Some(n) if n > 0 => runs = Some(n),
                 _ => {
                     eprintln!("schedlab-bench: --runs takes a positive integer\n{}", usage());
+                    return ExitCode::from(2);
+                }
+            },
+            "--duration" => match args.next() {
+                Some(d) if !d.is_empty() && !d.contains('"') => duration = Some(d),
+                _ => {
+                    eprintln!("schedlab-bench: --duration takes a duration (\"500ms\")\n{}", usage());
                     return ExitCode::from(2);
                 }
             },
@@ -345,6 +356,9 @@ fn main() -> ExitCode {
         }
     }
     let runs = runs.unwrap_or(if quick { 1 } else { 3 });
+    if quick && duration.is_none() {
+        duration = Some("2s".to_string());
+    }
     // A filter that is a scenario's whole name selects that one only
     // ("sched-idle/smp64" without "sched-idle/smp64/2.6.35"); others match
     // as substrings.
@@ -366,7 +380,11 @@ fn main() -> ExitCode {
     println!(
         "schedlab-bench: seed {SEED}, best of {runs} run{}{}; wall = run_text (parse + simulate + report), file read excluded",
         if runs == 1 { "" } else { "s" },
-        if quick { ", --quick (measure.duration = 2s)" } else { "" },
+        match (&duration, quick) {
+            (Some(d), true) => format!(", --quick (measure.duration = {d})"),
+            (Some(d), false) => format!(", measure.duration = {d}"),
+            (None, _) => String::new(),
+        },
     );
     let w = selected.iter().map(|b| b.name.len()).max().unwrap_or(8).max(8);
     println!(
@@ -375,7 +393,7 @@ fn main() -> ExitCode {
     );
     let mut failed = 0;
     for b in selected {
-        match run_one(b, quick, runs) {
+        match run_one(b, duration.as_deref(), runs) {
             Ok(r) => println!(
                 "{:<w$} {:>5} {:>6} {:>7.2} {:>11} {:>8.3} {:>7.2} {:>9.2}",
                 b.name,
