@@ -270,8 +270,23 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         pressure: pressure(m),
         mm: writeback(m),
         cgroups,
+        warnings: late_start_warning(m.late_start_ns).into_iter().collect(),
         ..Default::default()
     }
+}
+
+/// A window read this late (the coordinator's wakeup at its start held off
+/// its CPU) is said so; the shares are over the window read.
+const LATE_START_WARN_NS: u64 = 5_000_000;
+
+fn late_start_warning(late_ns: u64) -> Option<String> {
+    (late_ns > LATE_START_WARN_NS).then(|| {
+        format!(
+            "the window's start was read {:.1} ms late (the runner's coordinator, SCHED_FIFO 99, was kept off its CPU); \
+             shares and rates are over the window read",
+            late_ns as f64 / 1e6
+        )
+    })
 }
 
 /// With write ops: the memory section's writeback part as the kernel
