@@ -145,7 +145,11 @@ impl SchedEnv {
         self.sched.rqs[cpu].need_resched = false;
         self.sched.rqs[cpu].stats.sched_count += 1;
         let prev = self.sched.rqs[cpu].curr;
-        if prev.is_some() {
+        // The running fair task is charged inside the fair server's pick
+        // when the server is what the deadline class picks (6.11+: pick_task
+        // before put_prev_task, dl_server.rs); else here, before the pick.
+        let in_server_pick = prev.is_some_and(|p| self.fair_server_picks_prev(cpu, p));
+        if prev.is_some() && !in_server_pick {
             self.update_curr(cpu);
         }
         let prev_runnable =
@@ -156,7 +160,15 @@ impl SchedEnv {
         }
         let fair_server = prev.is_none() && self.cfg.mech.fair_server;
         let stops = if fair_server { self.sched.rqs[cpu].dl.fs.stops } else { 0 };
+        self.sched.rqs[cpu].dl.fs.served = None;
         let next = self.pick_next_task(cpu);
+        if in_server_pick {
+            // put_prev_task_fair()'s update_curr() if the server did not
+            // pick; then __schedule() clears need_resched after the pick,
+            // so a resched the charge raised in it is lost.
+            self.update_curr(cpu);
+            self.sched.rqs[cpu].need_resched = false;
+        }
         if fair_server && next.is_none() && self.sched.rqs[cpu].dl.fs.stops != stops {
             // Idle stays idle: the fair server, woken by its timer, found no
             // fair task and stopped (prev == next, no switch).

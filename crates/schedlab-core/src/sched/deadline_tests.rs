@@ -174,6 +174,52 @@ fn beside_an_rt_hog_the_fair_server_gives_the_fair_task_50_ms_a_second_from_6_12
     assert!(sim.w.m.kt.k.sched.rt_throttle_events >= 2);
 }
 
+/// An RT hog and a fair hog (from 1 ms) on one CPU, and a SCHED_FIFO 99
+/// task first woken at `wake`, then once a second.
+fn rt_hog_fair_and_waker(version: &str, wake: &str) -> Sim {
+    let tasks = format!(
+        "[[task]]\nname = \"rt\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 50\n{HOG}[[task]]\nname = \"fair\"\nstart = \"1ms\"\n{HOG}\
+         [[task]]\nname = \"waker\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 99\nstart = \"{wake}\"\n\
+         program = [{{ loop = {{ count = 0, body = [{{ run = \"20us\" }}, {{ sleep = \"1s\" }}] }} }}]\n"
+    );
+    run(version, 1, &tasks, 3000)
+}
+
+/// The waker's longest wait for its CPU, ms.
+fn waker_wait_max_ms(sim: &Sim) -> f64 {
+    let t = sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm == "waker").expect("waker");
+    t.stats.wait_max as f64 / 1e6
+}
+
+#[test]
+fn a_server_throttled_in_its_own_pick_runs_its_fair_task_on_while_rt_waits() {
+    // The server runs the fair task from its zero-laxity time, 951 ms, and
+    // its budget is spent at 1001 ms, between two ticks (1000, 1004). The
+    // waker's wakeup at 1002 ms reschedules: the server's pick charges the
+    // fair task first (pick_task_fair's update_curr), which throttles the
+    // server, and returns the fair task all the same; the resched is
+    // cleared with the pick's. Nothing else wakes on this CPU: the fair
+    // task runs to the end, each spent budget a new period in the
+    // background, and both RT tasks wait (6.12 to 6.18, seen on real
+    // kernels: validation notes, rt-fair-server).
+    let sim = rt_hog_fair_and_waker("6.18", "1002ms");
+    let fair = ran_ms(&sim, "fair");
+    assert!(fair > 1900.0, "the fair task ran {fair} ms of 3000");
+    let waker = sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm == "waker").expect("waker");
+    assert_eq!(waker.se.sum_exec_runtime, 0, "the waker never ran");
+    assert_eq!(waker.stats.wait_start, Some(1_002_000_000), "it waits from its wakeup at 1002 ms");
+    // Woken while the server still has budget, it waits for the budget's
+    // end at the next tick (1004 ms), then runs; the fair task keeps 50 ms
+    // a second.
+    let sim = rt_hog_fair_and_waker("6.18", "990ms");
+    assert!(waker_wait_max_ms(&sim) < 15.0, "the waker waited {} ms", waker_wait_max_ms(&sim));
+    let fair = ran_ms(&sim, "fair");
+    assert!((145.0..=152.0).contains(&fair), "the fair task ran {fair} ms of 3000");
+    // Before the fair server (6.6: RT throttling) the waker runs at once.
+    let sim = rt_hog_fair_and_waker("6.6", "1002ms");
+    assert!(waker_wait_max_ms(&sim) < 0.1, "6.6: the waker waited {} ms", waker_wait_max_ms(&sim));
+}
+
 #[test]
 fn a_fair_task_served_in_the_background_never_needs_the_server() {
     // RT uses half the CPU; the fair hog gets the rest without the server.

@@ -29,6 +29,10 @@ pub struct FairServer {
     /// Times it ran the fair class (was picked), and times it stopped.
     pub picks: u64,
     pub stops: u64,
+    /// rq->dl_server: the fair task the server's pick chose, while that
+    /// pick stands (the next pick clears it), whether the server is still
+    /// queued or throttled itself in that pick.
+    pub served: Option<TaskId>,
 }
 
 /// struct dl_rq, reduced: the queued deadline entities by deadline (the

@@ -27,10 +27,11 @@
 
 use crate::engine::event::Ev;
 use crate::engine::Instant;
+use crate::sched::class::SchedClass;
 use crate::sched::deadline::{dl_timer_at, to_ratio, BW_UNIT};
 use crate::sched::dl_rq::FAIR_SERVER;
 use crate::sched::env::SchedEnv;
-use crate::sched::task::TaskId;
+use crate::sched::task::{TaskId, TaskState};
 
 /// dl_server_min_res: a deferred timer is not pushed on by less than 1 ms.
 const DL_SERVER_MIN_RES: u64 = 1_000_000;
@@ -183,12 +184,41 @@ impl SchedEnv {
         fs.stops += 1;
     }
 
+    /// Whether __schedule() on `cpu`, `prev` running, reaches the fair
+    /// server's pick first: prev is a queued fair task and the server is
+    /// the earliest deadline entity. Its charge then waits for that pick.
+    #[inline]
+    pub(crate) fn fair_server_picks_prev(&self, cpu: usize, prev: TaskId) -> bool {
+        let dl = &self.sched.rqs[cpu].dl;
+        if !dl.fs.dl.on_dl_rq || dl.root.first().is_none_or(|&(_, _, t)| t != FAIR_SERVER) {
+            return false;
+        }
+        let t = &self.sched.tasks[prev];
+        t.sched_class() == SchedClass::Fair && t.state == TaskState::Runnable && t.cpu == cpu && !t.throttled
+    }
+
     /// __pick_task_dl()'s server branch: the fair class's pick, or the
     /// server stops.
+    ///
+    /// pick_task_fair() first charges the running fair task
+    /// (update_curr(), 6.11+), and that charge can spend the server's
+    /// budget: the server throttles and leaves the deadline queue, yet the
+    /// task it was picking is returned and runs on, as the server's, while
+    /// the resched the throttle raised is cleared with the pick's. Until
+    /// something else reschedules the CPU, the task runs as a fair task in
+    /// the background, each budget it spends starting a new period
+    /// (dl_server_update), and the RT tasks queued there wait: on 6.12 and
+    /// 6.18 (Debian, QEMU) and this host's 6.18.44 a SCHED_FIFO 99 task
+    /// beside an RT hog and a fair hog waited up to 1.26 s, traced in the
+    /// 6.18 guest (docs/models/sched-deadline.md, "The fair server's
+    /// throttle inside its own pick").
     pub(crate) fn dl_server_pick(&mut self, cpu: usize) -> Option<TaskId> {
+        self.update_curr(cpu);
         match crate::sched::fair::group::by_groups!(self.pick_next_task_fair(cpu)) {
             Some(p) => {
-                self.sched.rqs[cpu].dl.fs.picks += 1;
+                let fs = &mut self.sched.rqs[cpu].dl.fs;
+                fs.picks += 1;
+                fs.served = Some(p);
                 Some(p)
             }
             None => {

@@ -223,7 +223,13 @@ impl SchedEnv {
     /// enqueue_task_rt(): at the tail of its priority list (head: ENQUEUE_HEAD).
     #[inline(never)] // RT-only: keep it out of the fair hot path
     pub fn enqueue_task_rt(&mut self, cpu: usize, tid: TaskId, head: bool) {
-        self.update_curr(cpu);
+        // Deviation: the kernel's enqueue does not charge the running task;
+        // the model does, except a fair task the fair server runs, whose
+        // charge waits for the server's pick as in the kernel (dl_server.rs:
+        // that charge can throttle the server inside its own pick).
+        if !self.sched.rqs[cpu].curr.is_some_and(|c| self.fair_server_picks_prev(cpu, c)) {
+            self.update_curr(cpu);
+        }
         let prio = self.rt_prio(tid);
         let migratory = self.sched.tasks[tid].nr_cpus_allowed > 1;
         let weight = self.sched.tasks[tid].se.load.weight as u64;

@@ -211,8 +211,9 @@ impl Sim {
         let mut lowest: Option<(i32, usize)> = None;
         for rq in &self.w.m.kt.k.sched.rqs {
             // A throttled rt_rq, or a CPU whose fair server runs (6.12+:
-            // the fair task it picked runs at deadline priority).
-            if rq.rt.rt_throttled || rq.dl.fs.dl.on_dl_rq {
+            // the fair task it picked runs at deadline priority), or runs
+            // the task it picked after throttling itself in that pick.
+            if rq.rt.rt_throttled || rq.dl.fs.dl.on_dl_rq || (rq.curr.is_some() && rq.dl.fs.served == rq.curr) {
                 continue;
             }
             let pr = self.w.m.kt.k.sched.curr_prio(rq.cpu);
@@ -225,7 +226,7 @@ impl Sim {
             // RT tasks behind a deadline entity wait for a higher class,
             // which RT push/pull leaves alone (it pushes on RT's own
             // switches and wakeups).
-            if rq.rt.rt_throttled || rq.dl.dl_nr_running > 0 {
+            if rq.rt.rt_throttled || rq.dl.dl_nr_running > 0 || (rq.curr.is_some() && rq.dl.fs.served == rq.curr) {
                 continue;
             }
             for t in rq.rt.active.iter() {
