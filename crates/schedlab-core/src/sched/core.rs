@@ -160,7 +160,9 @@ impl SchedEnv {
         }
         let fair_server = prev.is_none() && self.cfg.mech.fair_server;
         let stops = if fair_server { self.sched.rqs[cpu].dl.fs.stops } else { 0 };
-        self.sched.rqs[cpu].dl.fs.served = None;
+        if self.cfg.mech.fair_server {
+            self.sched.rqs[cpu].dl.fs.served = None;
+        }
         let next = self.pick_next_task(cpu);
         if in_server_pick {
             // put_prev_task_fair()'s update_curr() if the server did not

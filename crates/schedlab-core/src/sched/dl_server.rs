@@ -189,6 +189,9 @@ impl SchedEnv {
     /// the earliest deadline entity. Its charge then waits for that pick.
     #[inline]
     pub(crate) fn fair_server_picks_prev(&self, cpu: usize, prev: TaskId) -> bool {
+        if !self.cfg.mech.fair_server {
+            return false;
+        }
         let dl = &self.sched.rqs[cpu].dl;
         if !dl.fs.dl.on_dl_rq || dl.root.first().is_none_or(|&(_, _, t)| t != FAIR_SERVER) {
             return false;
