@@ -31,6 +31,7 @@ from schedlab.validation.runners import (
     kept_series,
     local_real,
     note,
+    noting_warnings,
     qemu_calibration,
     qemu_real,
     real_side,
@@ -369,6 +370,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             progress(f"measured costs ({where}): {table_of(costs)}")
     if args.repeat < 1:
         raise UsageError("SL001", f"--repeat {args.repeat}: accepted: an integer >= 1")
+    if not args.real_from:
+        real_runner = noting_warnings(real_runner, progress or (lambda m: None))
     if args.repeat > 1 and not args.real_from:
         real_runner = repeated_real(real_runner, args.repeat, progress or (lambda m: None))
     if args.save_real:

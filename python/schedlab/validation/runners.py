@@ -466,6 +466,19 @@ def local_tool(argv: Sequence[str], timeout: float = GUEST_TIMEOUT_S) -> dict[st
 RUN_SEPARATOR = "=== schedlab: next run ==="
 
 
+def noting_warnings(inner: RealRunner, progress: Callable[[str], None] = note) -> RealRunner:
+    """Each real run's warnings as progress lines (the runner's: a window
+    whose start was read late, its shares then over the window it read)."""
+
+    def run(entry: Entry) -> Mapping[str, Any]:
+        doc = inner(entry)
+        for w in doc.get("warnings") or ():
+            progress(f"{entry.name}: the real run warns: {w}")
+        return doc
+
+    return run
+
+
 def repeated_real(inner: RealRunner, repeat: int, progress: Callable[[str], None] = note) -> RealRunner:
     """Each real run ``repeat`` times (a guest boot each under QEMU). The
     runner's reports become their median report (``"repeat": N``); a real

@@ -501,6 +501,18 @@ def test_the_sim_report_measures_what_its_trace_shows(kernel: str, tmp_path: Pat
 # Repeats
 
 
+def test_a_real_runs_warnings_are_said_as_it_ends() -> None:
+    late = "the window's start was read 1240.3 ms late"
+    said: list[str] = []
+    entry = v.select_entries(v.load_suite(), ["rt-fair-server"])[0]
+    docs = iter([{"source": "real", "warnings": [late]}, {"source": "real", "warnings": []}])
+    run = v.noting_warnings(lambda e: next(docs), progress=said.append)
+    assert run(entry)["warnings"] == [late]
+    assert said == [f"rt-fair-server: the real run warns: {late}"]
+    run(entry)
+    assert len(said) == 1
+
+
 def test_a_repeated_tool_is_judged_on_the_median_of_its_runs() -> None:
     runs = [
         {"source": "real-tool", "oracle": {"kernel": "6.1"}, "tool": {"argv": ["perf"], "stdout": out, "stderr": ""}}
