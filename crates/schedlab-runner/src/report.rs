@@ -270,7 +270,7 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
         pressure: pressure(m),
         mm: writeback(m),
         cgroups,
-        warnings: late_start_warning(m.late_start_ns).into_iter().collect(),
+        warnings: late_start_warning(m.late_start_ns, m.main_rt).into_iter().collect(),
         ..Default::default()
     }
 }
@@ -279,10 +279,11 @@ pub fn build(sc: &Scenario, m: &Measured, seed: u64) -> Report {
 /// its CPU) is said so; the shares are over the window read.
 const LATE_START_WARN_NS: u64 = 5_000_000;
 
-fn late_start_warning(late_ns: u64) -> Option<String> {
+fn late_start_warning(late_ns: u64, main_rt: bool) -> Option<String> {
     (late_ns > LATE_START_WARN_NS).then(|| {
+        let policy = if main_rt { "SCHED_FIFO 99" } else { "SCHED_OTHER: no RT priority allowed" };
         format!(
-            "the window's start was read {:.1} ms late (the runner's coordinator, SCHED_FIFO 99, was kept off its CPU); \
+            "the window's start was read {:.1} ms late (the runner's coordinator, {policy}, was kept off its CPU); \
              shares and rates are over the window read",
             late_ns as f64 / 1e6
         )
@@ -329,4 +330,20 @@ fn writeback(m: &Measured) -> Option<schedlab_core::report::MmReport> {
 fn median(mut v: Vec<u64>) -> Option<u64> {
     v.sort_unstable();
     v.get(v.len() / 2).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::late_start_warning;
+
+    #[test]
+    fn a_late_window_is_said_with_the_coordinators_policy() {
+        assert_eq!(late_start_warning(4_000_000, true), None);
+        let w = late_start_warning(1_240_300_000, true).expect("late");
+        assert!(
+            w.starts_with("the window's start was read 1240.3 ms late (the runner's coordinator, SCHED_FIFO 99,"),
+            "{w}"
+        );
+        assert!(late_start_warning(6_000_000, false).expect("late").contains("SCHED_OTHER"));
+    }
 }
