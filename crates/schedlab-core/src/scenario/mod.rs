@@ -70,6 +70,7 @@ struct RawMeasure {
     samples: Option<bool>,
     check: Option<bool>,
     start: Option<String>,
+    start_phase: Option<String>,
 }
 
 /// How the workload's tasks start (`measure.start`).
@@ -83,6 +84,22 @@ pub enum StartProtocol {
     /// cloned from a running main thread, each sets its own attributes and
     /// waits at a start gate the main thread opens.
     Runner,
+}
+
+/// Where the workload starts against the jiffy grid
+/// (`measure.start_phase`): the ticks, the kernel threads' timers and the
+/// period timers keep the grid the boot laid; the scenario's tasks and its
+/// window start this far after a jiffy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartPhase {
+    /// On a jiffy (the default): every run starts as the tick fires.
+    #[default]
+    Jiffy,
+    /// Drawn from the seed, uniform over a jiffy, as a real run's start
+    /// falls anywhere between two ticks.
+    Seed,
+    /// This many ns after a jiffy (below the tick).
+    At(u64),
 }
 
 /// What to measure.
@@ -100,6 +117,7 @@ pub struct Measure {
     pub samples: bool,
     pub check: bool,
     pub start: StartProtocol,
+    pub start_phase: StartPhase,
 }
 
 /// A validated scenario, ready to simulate.
@@ -220,6 +238,22 @@ fn compile_measure(m: &RawMeasure, file: &str, tick_ns: u64) -> Result<Measure> 
             Some(other) => {
                 return Err(SimError::bad_value(file, "measure.start", format!("{other:?}"), "\"fork\" or \"runner\""))
             }
+        },
+        start_phase: match m.start_phase.as_deref() {
+            None | Some("jiffy") => StartPhase::Jiffy,
+            Some("seed") => StartPhase::Seed,
+            Some(s) => match crate::units::parse_duration(s) {
+                Ok(ns) if ns < tick_ns => StartPhase::At(ns),
+                _ => return Err(SimError::bad_value(
+                    file,
+                    "measure.start_phase",
+                    format!("{s:?}"),
+                    format!(
+                        "\"jiffy\" (the default), \"seed\" (drawn from the seed), or a duration below the tick ({})",
+                        crate::units::format_duration(tick_ns)
+                    ),
+                )),
+            },
         },
     })
 }

@@ -220,6 +220,49 @@ fn a_server_throttled_in_its_own_pick_runs_its_fair_task_on_while_rt_waits() {
     assert!(waker_wait_max_ms(&sim) < 0.1, "6.6: the waker waited {} ms", waker_wait_max_ms(&sim));
 }
 
+/// An RT hog, a fair hog and a SCHED_FIFO 99 task that runs 20 us every
+/// 250 ms, all started together `phase` after a jiffy
+/// (`measure.start_phase`), on one CPU for 3 s: the fair hog's CPU time,
+/// ms, and the FIFO 99 task's longest wait from a wakeup to its CPU, ms.
+fn fair_beside_rt_started_at(version: &str, phase: &str) -> (f64, f64) {
+    let tasks = format!(
+        "[[task]]\nname = \"rt\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 50\n{HOG}[[task]]\nname = \"fair\"\n{HOG}\
+         [[task]]\nname = \"waker\"\npolicy = \"SCHED_FIFO\"\nrt_priority = 99\n\
+         program = [{{ loop = {{ count = 0, body = [{{ run = \"20us\" }}, {{ sleep = \"250ms\" }}] }} }}]\n"
+    );
+    let text =
+        scenario(version, 1, &tasks, 3000).replace("[measure]\n", &format!("[measure]\nstart_phase = \"{phase}\"\n"));
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim.check_invariants().expect("invariants");
+    let waker = sim.w.m.kt.k.sched.tasks.iter().find(|t| t.comm == "waker").expect("waker");
+    // A wait still open when the run ends counts to the end.
+    let open = waker.stats.wait_start.map_or(0, |at| sim.w.m.kt.k.now - at);
+    (ran_ms(&sim, "fair"), waker.stats.wakeup_latency_max.max(open) as f64 / 1e6)
+}
+
+#[test]
+fn a_run_started_between_two_ticks_opens_the_servers_in_pick_throttle() {
+    // Started on a jiffy, the server's budget is spent on a tick and the
+    // tick charges it: the fair hog gets its 50 ms a second. Started 1 ms
+    // after one, the budget runs out between two ticks; the FIFO 99 task's
+    // wakeup in that gap reschedules, the server throttles inside its own
+    // pick, and the fair hog keeps the CPU in the background while both RT
+    // tasks wait (the 6.18 guest: fair 30.6 %, the FIFO 99 task delayed up
+    // to 0.98 s; docs/models/sched-deadline.md).
+    let (fair, wait) = fair_beside_rt_started_at("6.18", "jiffy");
+    assert!((145.0..=155.0).contains(&fair), "on a jiffy the fair hog ran {fair} ms of 3000");
+    assert!(wait < 5.0, "on a jiffy the FIFO 99 task waited {wait} ms");
+    let (fair, wait) = fair_beside_rt_started_at("6.18", "1ms");
+    assert!(fair > 600.0, "1 ms after a jiffy the fair hog ran {fair} ms of 3000");
+    assert!(wait > 500.0, "1 ms after a jiffy the FIFO 99 task waited {wait} ms");
+    // 6.6 has no fair server: RT throttling leaves the fair hog 5 %.
+    let (fair, wait) = fair_beside_rt_started_at("6.6", "1ms");
+    assert!((145.0..=155.0).contains(&fair), "6.6: the fair hog ran {fair} ms of 3000");
+    assert!(wait < 1.0, "6.6: the FIFO 99 task waited {wait} ms");
+}
+
 #[test]
 fn a_fair_task_served_in_the_background_never_needs_the_server() {
     // RT uses half the CPU; the fair hog gets the rest without the server.

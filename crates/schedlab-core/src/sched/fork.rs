@@ -11,9 +11,9 @@ use crate::sched::task::{LoadWeight, RtEntity, SchedEntity, Task, TaskId, TaskSt
 
 impl SchedEnv {
     /// Start the allocated task `tid` after `start` (drawn from its own
-    /// stream).
-    pub fn schedule_start(&mut self, tid: TaskId, start: crate::engine::rng::Dist) {
-        let at = start.sample(&mut self.sched.tasks[tid].rng);
+    /// stream), counted from `phase` (measure.start_phase).
+    pub fn schedule_start(&mut self, tid: TaskId, start: crate::engine::rng::Dist, phase: u64) {
+        let at = start.sample(&mut self.sched.tasks[tid].rng) + phase;
         self.q.schedule(crate::engine::Instant(at), crate::engine::event::Ev::Start(tid));
     }
 

@@ -37,7 +37,7 @@ use crate::membw::MemBw;
 use crate::mm::floor::MmFloor;
 use crate::program::Programs;
 use crate::report::LbCounters;
-use crate::scenario::{Scenario, StartProtocol};
+use crate::scenario::{Scenario, StartPhase, StartProtocol};
 use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::Wasted;
@@ -112,8 +112,12 @@ impl Sim {
         let ngroups = topo.groups.len();
         let group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         let open_ended = sc.measure.duration.is_none();
-        let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| sc.measure.warmup + d);
-        let rec = Recorder::new(nr, sc.measure.warmup, sc.measure.interval, end_ns, sc.measure.samples);
+        // The workload and its window start `phase` after a jiffy
+        // (measure.start_phase); the window opens the warm-up after that.
+        let phase = start_phase_ns(sc.measure.start_phase, sc.kernel.tick_ns, seed);
+        let warmup = sc.measure.warmup + phase;
+        let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| warmup + d);
+        let rec = Recorder::new(nr, warmup, sc.measure.interval, end_ns, sc.measure.samples);
         let max_load_balance_interval = (cfg.hz as u64 * rqs.len() as u64 / 10).max(1);
         let cpu_scale = machine.cpus.iter().map(|c| u64::from(c.capacity)).collect();
         // sched_switch prints the idle task with init_task's prio.
@@ -178,7 +182,7 @@ impl Sim {
                             cpufreq,
                             membw: MemBw::new(sc.machine.memory_bandwidth, &sc.machine.node_cpus, nr),
                             psi: crate::sched::psi_group::Psi::for_kernel(&sc.kernel, nr),
-                            warmup: sc.measure.warmup,
+                            warmup,
                             trace,
                         },
                         block: Block::new(&sc.machine.disks, seed),
@@ -196,7 +200,7 @@ impl Sim {
                             ..Default::default()
                         },
                     },
-                    mm: crate::mm::Mm::new(sc.read_ops.clone(), sc.measure.warmup),
+                    mm: crate::mm::Mm::new(sc.read_ops.clone(), warmup),
                     source: sc.source.clone(),
                     fatal: None,
                 },
@@ -218,12 +222,12 @@ impl Sim {
         sim.w.m.mm_init(sc.memory, sc.zswap)?;
         // Create the initial tasks, or the runner's main thread that will.
         if sc.measure.start == StartProtocol::Runner {
-            sim.w.runner_start(&sc.groups, (sc.measure.warmup, sc.measure.duration, sc.measure.interval));
+            sim.w.runner_start(&sc.groups, (sc.measure.warmup, sc.measure.duration, sc.measure.interval), phase);
         }
         for (gi, g) in sc.groups.iter().enumerate().filter(|_| sc.measure.start == StartProtocol::Fork) {
             for i in 0..g.count {
                 let tid = sim.w.m.kt.k.alloc_task(gi, Some(gi), g, i);
-                sim.w.m.kt.k.schedule_start(tid, g.start);
+                sim.w.m.kt.k.schedule_start(tid, g.start, phase);
                 if tid.is_multiple_of(heap::CHECK_EVERY as usize) {
                     sim.check_heap()?;
                 }
@@ -231,12 +235,21 @@ impl Sim {
         }
         // mpstat: a baseline snapshot when the warm-up ends (at 0 the recorder starts from zeros),
         // then one per interval; a sample that falls on the end of the run is the End handler's.
-        let first = if sc.measure.warmup > 0 { sc.measure.warmup } else { sc.measure.interval };
+        let first = if warmup > 0 { warmup } else { sc.measure.interval };
         if first < end_ns {
             sim.w.m.kt.k.q.schedule(Instant(first), Ev::Sample);
         }
         sim.w.m.kt.k.q.schedule(Instant(end_ns), Ev::End);
         Ok(sim)
+    }
+}
+
+/// Where the workload starts after a jiffy (`measure.start_phase`), ns.
+fn start_phase_ns(phase: StartPhase, tick_ns: u64, seed: u64) -> u64 {
+    match phase {
+        StartPhase::Jiffy => 0,
+        StartPhase::Seed => Rng::fork(seed, "start_phase").range(0, tick_ns),
+        StartPhase::At(ns) => ns,
     }
 }
 

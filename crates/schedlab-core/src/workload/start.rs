@@ -62,8 +62,9 @@ impl WorkloadFloor {
     /// scenario's `groups` (a group of `count = 0` is started only by a
     /// `fork` op), and have it start at time 0.
     /// `window`: the measurement's warm-up, duration (None: until the
-    /// tasks exit) and interval, which time the main thread's reads.
-    pub fn runner_start(&mut self, groups: &[TaskGroup], window: (u64, Option<u64>, u64)) {
+    /// tasks exit) and interval, which time the main thread's reads;
+    /// `phase`: when the shell starts, after the jiffy at time 0.
+    pub fn runner_start(&mut self, groups: &[TaskGroup], window: (u64, Option<u64>, u64), phase: u64) {
         let nr = self.m.kt.k.sched.rqs.len();
         let ready = self.wl.events.len();
         self.wl.events.push(SyncObj::default());
@@ -138,7 +139,7 @@ impl WorkloadFloor {
         let sh = self.m.kt.progs.templates.len();
         self.m.kt.progs.templates.push(shell.clone());
         let tid = self.m.kt.k.alloc_task(group, Some(sh), &shell, 0);
-        self.m.kt.k.q.schedule(Instant(0), Ev::Start(tid));
+        self.m.kt.k.q.schedule(Instant(phase), Ev::Start(tid));
     }
 
     /// The main thread's part from the gate on (schedlab-runner's
@@ -336,6 +337,40 @@ mod tests {
         assert!(sim.w.m.kt.k.sched.tasks.iter().all(|t| t.comm != "schedlab-runner"));
     }
 
+    /// The scenario's tasks' start times and the window's start, ns, with
+    /// `measure.start_phase = phase`, started as `start` says, at `seed`.
+    fn started_at(start: &str, phase: &str, seed: u64) -> (Vec<u64>, u64) {
+        let text = format!(
+            "name = \"t\"\n[machine]\nsockets = 1\ncores_per_socket = 2\n[kernel]\nversion = \"6.12\"\n\
+             [measure]\nwarmup = \"8ms\"\nduration = \"50ms\"\nstart = \"{start}\"\nstart_phase = \"{phase}\"\n{GROUPS}"
+        );
+        let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+        let mut sim = Sim::new(&sc, seed, true, Trace::new(None)).expect("sim");
+        sim.run().expect("run");
+        let k = &sim.w.m.kt.k;
+        let scenario = |t: &&crate::sched::task::Task| ["hog", "rt", "idle"].iter().any(|n| t.comm.starts_with(n));
+        let starts = k.sched.tasks.iter().filter(scenario).map(|t| t.stats.start_ns).collect();
+        (starts, sim.stats.rec.warmup)
+    }
+
+    #[test]
+    fn the_start_phase_moves_the_workload_and_its_window_off_the_jiffy_grid() {
+        // Forked: each task at its `start` after the phase (idle's 5 ms), the
+        // window the warm-up after the phase; the ticks stay on the grid.
+        assert_eq!(started_at("fork", "jiffy", 1), (vec![0, 0, 0, 5_000_000], 8_000_000));
+        assert_eq!(started_at("fork", "1500us", 1), (vec![1_500_000, 1_500_000, 1_500_000, 6_500_000], 9_500_000));
+        // The runner's shell starts at the phase; its gate comes later.
+        let (on_jiffy, _) = started_at("runner", "jiffy", 1);
+        let (off, window) = started_at("runner", "1500us", 1);
+        assert_eq!(window, 9_500_000);
+        assert!(off.iter().zip(&on_jiffy).all(|(a, b)| *a > *b), "{off:?} against {on_jiffy:?}");
+        // Drawn from the seed: within a tick (HZ 250), one per seed.
+        let drawn: Vec<u64> = (1..=4).map(|seed| started_at("fork", "seed", seed).1 - 8_000_000).collect();
+        assert!(drawn.iter().all(|&p| p < 4_000_000), "{drawn:?}");
+        assert!(drawn.windows(2).any(|w| w[0] != w[1]), "{drawn:?}");
+        assert_eq!(started_at("fork", "seed", 3), started_at("fork", "seed", 3));
+    }
+
     #[test]
     fn a_start_the_runner_cannot_make_is_refused() {
         let bad = |measure: &str, more: &str| {
@@ -346,5 +381,9 @@ mod tests {
         assert!(e.contains("measure.start") && e.contains("\"fork\" or \"runner\""), "{e}");
         let e = bad("start = \"runner\"", "[rt_migrate_test]\n");
         assert!(e.contains("measure.start") && e.contains("[rt_migrate_test]"), "{e}");
+        for phase in ["\"4ms\"", "\"later\"", "\"-1ms\""] {
+            let e = bad(&format!("start_phase = {phase}"), GROUPS);
+            assert!(e.contains("measure.start_phase") && e.contains("below the tick (4ms)"), "{e}");
+        }
     }
 }
