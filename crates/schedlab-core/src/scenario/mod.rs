@@ -244,15 +244,17 @@ fn compile_measure(m: &RawMeasure, file: &str, tick_ns: u64) -> Result<Measure> 
             Some("seed") => StartPhase::Seed,
             Some(s) => match crate::units::parse_duration(s) {
                 Ok(ns) if ns < tick_ns => StartPhase::At(ns),
-                _ => return Err(SimError::bad_value(
-                    file,
-                    "measure.start_phase",
-                    format!("{s:?}"),
-                    format!(
+                _ => {
+                    return Err(SimError::bad_value(
+                        file,
+                        "measure.start_phase",
+                        format!("{s:?}"),
+                        format!(
                         "\"jiffy\" (the default), \"seed\" (drawn from the seed), or a duration below the tick ({})",
                         crate::units::format_duration(tick_ns)
                     ),
-                )),
+                    ))
+                }
             },
         },
     })

@@ -37,7 +37,7 @@ use crate::membw::MemBw;
 use crate::mm::floor::MmFloor;
 use crate::program::Programs;
 use crate::report::LbCounters;
-use crate::scenario::{Scenario, StartPhase, StartProtocol};
+use crate::scenario::{Measure, Scenario, StartPhase, StartProtocol};
 use crate::sched::cpustat::CpuTime;
 use crate::sched::env::SchedEnv;
 use crate::sched::sched::Wasted;
@@ -112,11 +112,7 @@ impl Sim {
         let ngroups = topo.groups.len();
         let group_names: Vec<String> = sc.groups.iter().map(|g| g.name.clone()).collect();
         let open_ended = sc.measure.duration.is_none();
-        // The workload and its window start `phase` after a jiffy
-        // (measure.start_phase); the window opens the warm-up after that.
-        let phase = start_phase_ns(sc.measure.start_phase, sc.kernel.tick_ns, seed);
-        let warmup = sc.measure.warmup + phase;
-        let end_ns = sc.measure.duration.map_or(sc.measure.limit, |d| warmup + d);
+        let (phase, warmup, end_ns) = run_window(&sc.measure, sc.kernel.tick_ns, seed);
         let rec = Recorder::new(nr, warmup, sc.measure.interval, end_ns, sc.measure.samples);
         let max_load_balance_interval = (cfg.hz as u64 * rqs.len() as u64 / 10).max(1);
         let cpu_scale = machine.cpus.iter().map(|c| u64::from(c.capacity)).collect();
@@ -244,13 +240,16 @@ impl Sim {
     }
 }
 
-/// Where the workload starts after a jiffy (`measure.start_phase`), ns.
-fn start_phase_ns(phase: StartPhase, tick_ns: u64, seed: u64) -> u64 {
-    match phase {
+/// Where the workload starts after a jiffy (`measure.start_phase`), when
+/// its window opens (the warm-up after that) and when the run ends, ns.
+fn run_window(m: &Measure, tick_ns: u64, seed: u64) -> (u64, u64, u64) {
+    let phase = match m.start_phase {
         StartPhase::Jiffy => 0,
         StartPhase::Seed => Rng::fork(seed, "start_phase").range(0, tick_ns),
         StartPhase::At(ns) => ns,
-    }
+    };
+    let warmup = m.warmup + phase;
+    (phase, warmup, m.duration.map_or(m.limit, |d| warmup + d))
 }
 
 /// sched_init() and the domains' attachment: one runqueue per CPU, idle
