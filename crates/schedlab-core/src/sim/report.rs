@@ -63,7 +63,7 @@ pub fn heap_estimate(sim: &Sim) -> usize {
 pub fn build(sim: &Sim, sc: &Scenario) -> Report {
     let nr = sim.w.m.kt.k.sched.rqs.len();
     let end = sim.end_ns;
-    let warm = sc.measure.warmup.min(end);
+    let warm = sim.stats.rec.warmup.min(end);
     let (cpus, mpstat) = cpu_time(sim);
     // The kernel's own threads (the per-CPU vmstat kworkers) are listed
     // apart from the scenario's tasks.

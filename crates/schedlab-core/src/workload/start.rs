@@ -350,6 +350,9 @@ mod tests {
         let k = &sim.w.m.kt.k;
         let scenario = |t: &&crate::sched::task::Task| ["hog", "rt", "idle"].iter().any(|n| t.comm.starts_with(n));
         let starts = k.sched.tasks.iter().filter(scenario).map(|t| t.stats.start_ns).collect();
+        // The report's window is the one measured.
+        let m = crate::sim::report::build(&sim, &sc).measure;
+        assert_eq!((m.start_ns, m.end_ns), (sim.stats.rec.warmup, sim.stats.rec.warmup + 50_000_000));
         (starts, sim.stats.rec.warmup)
     }
 
