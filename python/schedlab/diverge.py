@@ -427,12 +427,13 @@ def _local_sim_sets(text: str, path: Path, user: Sequence[Override]) -> list[Ove
     """The simulator's settings against this host: its release, the runner's
     start, its measured costs and settings (as ``validate --local``)."""
     from schedlab.calibrate import cost_overrides, run_local
-    from schedlab.validation.runners import RUNNER_START, host_series, host_sets
+    from schedlab.validation.runners import RUNNER_START, START_PHASE, host_series, host_sets
 
     costs = cost_overrides(_costs(run_local()))
     sim_sets: list[Override] = [
         ("kernel.version", toml_literal(host_series())),
         RUNNER_START,
+        START_PHASE,
         *costs,
         *host_sets(),
         *user,
@@ -453,7 +454,7 @@ def _guest_sim_sets(kernel: str, doc: Mapping[str, Any], user: Sequence[Override
     from schedlab._paths import VALIDATION
     from schedlab.calibrate import check_calibration, cost_overrides
     from schedlab.validation.results import oracle_sets
-    from schedlab.validation.runners import RUNNER_START, kept_calibration, sim_version
+    from schedlab.validation.runners import RUNNER_START, START_PHASE, kept_calibration, sim_version
 
     kept = VALIDATION / "real" / kernel
     costs: list[Override] = []
@@ -462,6 +463,7 @@ def _guest_sim_sets(kernel: str, doc: Mapping[str, Any], user: Sequence[Override
     return [
         ("kernel.version", toml_literal(sim_version(kernel, doc))),
         RUNNER_START,
+        START_PHASE,
         *oracle_sets(kernel),
         *costs,
         *user,

@@ -40,10 +40,12 @@ from schedlab.difftest.generate import (
 from schedlab.difftest.judge import TOLERANCES, WASTE_THRESHOLD_PCT, Verdict, judge, off_kinds
 from schedlab.errors import UsageError
 from schedlab.overrides import Override, toml_literal
+from schedlab.real import median_reports
 from schedlab.report import write_json
 from schedlab.validation.runners import (
     GUEST_TIMEOUT_S,
     RUNNER_START,
+    START_PHASE,
     note,
     real_side,
     runner_read_sets,
@@ -53,8 +55,13 @@ from schedlab.validation.runners import (
 
 __all__ = ["Campaign", "RealBatch", "candidates", "local_batch", "run_campaign", "shrink", "summary_table"]
 
-#: The simulator's seed for every case (as the validation suite's).
+#: The simulator's first seed for every case (as the validation suite's).
 SIM_SEED = 1
+#: Seeds a case's simulated side is the median of (SIM_SEED on), as the
+#: suite's ``--repeat 3``: a single seed's draw moved the 6.12 campaign's
+#: agreement by 2.5 points (945 to 974 rows of 1,140 over seeds 1-4), the
+#: median of three by 1.2 (956 to 970).
+SIM_SEEDS = 3
 #: Guest boots one shrink may use.
 MAX_SHRINK_BOOTS = 8
 FILE = "campaign.json"
@@ -104,9 +111,11 @@ def local_batch(progress: Callable[[str], None] = note) -> RealBatch:
 
 
 def sim_report(case: Case, version: str, costs: Sequence[Override]) -> dict[str, Any]:
-    """The simulator's report of ``case``, started as the runner starts it."""
-    overrides: list[Override] = [("kernel.version", toml_literal(version)), RUNNER_START, *costs]
-    return dict(native.run(case.text, case.name + ".toml", SIM_SEED, overrides, False))
+    """The simulator's report of ``case``, started as the runner starts it
+    (anywhere in a jiffy): the median of :data:`SIM_SEEDS` seeds' reports."""
+    overrides: list[Override] = [("kernel.version", toml_literal(version)), RUNNER_START, START_PHASE, *costs]
+    runs = [native.run(case.text, case.name + ".toml", SIM_SEED + i, overrides, False) for i in range(SIM_SEEDS)]
+    return median_reports(runs)
 
 
 @dataclass

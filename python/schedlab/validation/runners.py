@@ -35,6 +35,7 @@ __all__ = [
     "RUNNER_START",
     "RUNS_KEY",
     "RUN_SEPARATOR",
+    "START_PHASE",
     "RealRunner",
     "Side",
     "host_cpuidle",
@@ -301,6 +302,14 @@ def note(msg: str) -> None:
 #: A real tool (an entry with ``tool``) starts its own threads: not this.
 RUNNER_START: Override = ("measure.start", toml_literal("runner"))
 
+#: The override every simulation compared with a real run takes, a real
+#: tool's too: the run starts where a real one does, anywhere between two
+#: ticks (``measure.start_phase = "seed"``: drawn from the seed), not on a
+#: jiffy. Where a budget or a slice runs out against the tick decides some
+#: outcomes whole (the fair server's throttle inside its own pick,
+#: docs/models/sched-deadline.md).
+START_PHASE: Override = ("measure.start_phase", toml_literal("seed"))
+
 
 def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = (), repeat: int = 1) -> Side:
     """The simulator at ``version`` (see :func:`sim_version`) with the
@@ -312,7 +321,7 @@ def run_sim(entry: Entry, version: str, seed: int, costs: Sequence[Override] = (
 
     text = read_text(entry.file)
     source = str(entry.file)
-    start = [] if entry.tool else [RUNNER_START]
+    start = [START_PHASE] if entry.tool else [RUNNER_START, START_PHASE]
     overrides: list[Override] = [("kernel.version", toml_literal(version)), *start, *costs, *entry.sim_set]
     if repeat == 1:
         return sim_side(native.run(text, source, seed, overrides, False))
