@@ -263,6 +263,52 @@ fn a_run_started_between_two_ticks_opens_the_servers_in_pick_throttle() {
     assert!(wait < 1.0, "6.6: the FIFO 99 task waited {wait} ms");
 }
 
+/// dl-periodic's tasks (validation): a 2 ms / 5 ms / 10 ms deadline task
+/// woken by a 10 ms timer, a 30 ms / 50 ms deadline hog and two fair hogs
+/// on two CPUs for 3 s, sleep timers arriving 20 us late plus a draw from
+/// [0, `spread`]: each deadline task's migrations, and the two fair hogs'
+/// CPU time, ms.
+fn periodic_deadline_migrations(version: &str, spread: &str) -> (u64, u64, Vec<f64>) {
+    let tasks = format!(
+        "[[task]]\nname = \"tick\"\npolicy = \"SCHED_DEADLINE\"\nsched_runtime = \"2ms\"\nsched_deadline = \"5ms\"\n\
+         sched_period = \"10ms\"\nprogram = [{{ loop = {{ count = 0, body = [{{ timer = \"10ms\" }}, {{ run = \"1ms\" }}] }} }}]\n\
+         {}[[task]]\nname = \"fair\"\ncount = 2\n{HOG}",
+        dl_hog("hog", 1, "30ms", "50ms")
+    );
+    let costs = format!("[kernel.costs]\ntimer_irq_delay = \"20us\"\ntimer_irq_spread = \"{spread}\"\n[measure]\n");
+    let text = scenario(version, 2, &tasks, 3000).replace("[measure]\n", &costs);
+    let sc = crate::scenario::load(&text, "t.toml", &[]).expect("scenario");
+    let mut sim = Sim::new(&sc, 1, true, Trace::new(None)).expect("sim");
+    sim.run().expect("run");
+    sim.check_invariants().expect("invariants");
+    let tasks = &sim.w.m.kt.k.sched.tasks;
+    let migrations = |name: &str| tasks.iter().find(|t| t.comm.starts_with(name)).expect("task").stats.nr_migrations;
+    let fair =
+        tasks.iter().filter(|t| t.comm.starts_with("fair")).map(|t| t.se.sum_exec_runtime as f64 / 1e6).collect();
+    (migrations("tick"), migrations("hog"), fair)
+}
+
+#[test]
+fn a_spread_of_timer_delays_throttles_a_constrained_task_woken_early_and_pushes_it() {
+    // Every timer 20 us late: each wakeup falls on the task's period and
+    // it never moves.
+    let (tick, _, even) = periodic_deadline_migrations("6.12", "0ns");
+    assert!(tick <= 2, "no spread: the periodic task moved {tick} times");
+    // Spread over 20 us, a wakeup earlier than the last one comes before
+    // the next period, after the 5 ms deadline: throttled until the period
+    // (dl_check_constrained_dl), then replenished and pushed onto the hog's
+    // CPU, the hog pushed off. Both move about 60 times a second (the 6.12
+    // and 6.18 guests: 240 each in 4 s), and the fair hogs share the
+    // deadline load more evenly than when one of them keeps the hog's CPU.
+    let (tick, hog, spread) = periodic_deadline_migrations("6.12", "20us");
+    assert!(tick > 100 && hog > 100, "with a spread: {tick} and {hog} migrations in 3 s");
+    let gap = |f: &[f64]| (f[0] - f[1]).abs();
+    assert!(gap(&spread) < gap(&even) * 0.75, "the fair hogs ran {spread:?} ms, without a spread {even:?}");
+    // 6.1 pushes only from an rq with two deadline tasks: nothing moves.
+    let (tick, hog, _) = periodic_deadline_migrations("6.1", "20us");
+    assert!(tick <= 2 && hog <= 2, "6.1: {tick} and {hog} migrations");
+}
+
 #[test]
 fn a_fair_task_served_in_the_background_never_needs_the_server() {
     // RT uses half the CPU; the fair hog gets the rest without the server.
