@@ -36,6 +36,7 @@ KEYS = ("pipe_write", "pipe_read", "unix_send", "unix_recv", "context_switch", "
 #: Measured only on a machine with a second CPU.
 OPTIONAL_KEYS = (
     "timer_irq_delay",
+    "timer_irq_spread",
     "idle_exit",
     "halt_poll",
     "wakeup_ipi",

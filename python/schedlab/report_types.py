@@ -1479,6 +1479,8 @@ class _CostFigureKeys(TypedDict):
     """Its `kernel.costs` key (`pipe_write`, `context_switch`, `fork`, ...)."""
     max_ns: int
     """The largest round, ns."""
+    measured: str | None
+    """A row added to a kept calibration after its run: when, and by what (the runner never writes it)."""
     median_ns: int
     """The median of the rounds, ns: the value to use."""
     min_ns: int

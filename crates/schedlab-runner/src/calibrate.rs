@@ -35,6 +35,9 @@
 //!   only `timer_irq_delay` is given, from the halted median less the
 //!   default `idle_exit` as well. The lateness runs on CLOCK_MONOTONIC:
 //!   wall time, the one figure here that must be.
+//! * `timer_irq_spread` (with a second CPU): the same sleeps while a thread
+//!   spins on the second CPU; the 10th-90th percentile range of their
+//!   lateness over 0.8, the width of a uniform draw with those deciles.
 //! * `halt_poll` (with `idle_exit`): sleeps of 50 us to 1 ms without the
 //!   request; the longest whose lateness (and every shorter one's) stays
 //!   nearer the polled lateness than the halted one: the window in which a
@@ -311,6 +314,12 @@ const HALT_SLEEPS: usize = 100;
 
 /// The median lateness of sleeps of `len_ns` (slack 1 ns, set by the caller).
 fn lateness_of(len_ns: u64, n: usize) -> u64 {
+    let lat = latenesses(len_ns, n);
+    lat[lat.len() / 2]
+}
+
+/// The lateness of `n` absolute sleeps of `len_ns` each, sorted.
+fn latenesses(len_ns: u64, n: usize) -> Vec<u64> {
     let mut lat = Vec::with_capacity(n);
     for _ in 0..n {
         let expiry = sys::now() + len_ns;
@@ -318,7 +327,33 @@ fn lateness_of(len_ns: u64, n: usize) -> u64 {
         lat.push(sys::now().saturating_sub(expiry));
     }
     lat.sort_unstable();
-    lat[lat.len() / 2]
+    lat
+}
+
+/// Sleeps per round of the timer spread.
+const SPREAD_SLEEPS: usize = 100;
+
+/// `timer_irq_spread`: absolute 1 ms sleeps on this CPU (held polling where
+/// that is permitted, as for `timer_irq_delay`) while a thread spins on
+/// `other`; per round the 10th to 90th percentile of their lateness, over
+/// 0.8: the width of the uniform draw the simulator adds to each sleep
+/// timer's interrupt, with the same deciles. Under QEMU's TCG the spinning
+/// vCPU's turns make it; under KVM the host's timer and VM entry.
+fn timer_spread(other: usize) -> Result<Figure, String> {
+    with_spinner(other, |_| {
+        let qos = hold_cpu_polling();
+        set_timer_slack(1)?;
+        let v = (0..ROUNDS)
+            .map(|_| {
+                let lat = latenesses(TIMER_AHEAD_NS, SPREAD_SLEEPS);
+                let (p10, p90) = (lat[lat.len() / 10], lat[lat.len() * 9 / 10]);
+                (p90 - p10) * 10 / 8
+            })
+            .collect();
+        set_timer_slack(0)?;
+        drop(qos);
+        Ok(figure("timer_irq_spread", v))
+    })
 }
 
 /// `halt_poll`: the longest probed sleep whose lateness, and that of every
@@ -427,23 +462,8 @@ const PROC_READS: usize = 8;
 /// runs on `other`) and `proc_read_stat` (per CPU listed), each from the
 /// reading thread's CPU clock.
 fn proc_read_costs(cpu: usize, other: Option<usize>) -> Result<[Figure; 2], String> {
-    use std::sync::atomic::AtomicBool;
-    let stop = Arc::new(AtomicBool::new(false));
-    let tid = Arc::new(AtomicU32::new(0));
-    let (s, t) = (Arc::clone(&stop), Arc::clone(&tid));
-    let on = other.unwrap_or(cpu);
-    let spinner = std::thread::spawn(move || {
-        let _ = sys::set_affinity(sys::gettid(), &[on]);
-        t.store(sys::gettid() as u32, Ordering::Release);
-        while !s.load(Ordering::Relaxed) {
-            exec::burn(10_000);
-        }
-    });
-    while tid.load(Ordering::Acquire) == 0 {
-        std::thread::yield_now();
-    }
-    let dir = format!("/proc/self/task/{}", tid.load(Ordering::Acquire));
-    let result = (|| {
+    with_spinner(other.unwrap_or(cpu), |tid| {
+        let dir = format!("/proc/self/task/{tid}");
         let (mut task, mut stat) = (Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             let t = sys::thread_cpu();
@@ -456,7 +476,27 @@ fn proc_read_costs(cpu: usize, other: Option<usize>) -> Result<[Figure; 2], Stri
             stat.push((sys::thread_cpu() - t) / cpus as u64);
         }
         Ok([figure("proc_read_task", task), figure("proc_read_stat", stat)])
-    })();
+    })
+}
+
+/// `f(tid)` while a thread `tid` spins on CPU `on`; the thread is stopped
+/// and joined before this returns.
+fn with_spinner<T>(on: usize, f: impl FnOnce(u32) -> Result<T, String>) -> Result<T, String> {
+    use std::sync::atomic::AtomicBool;
+    let stop = Arc::new(AtomicBool::new(false));
+    let tid = Arc::new(AtomicU32::new(0));
+    let (s, t) = (Arc::clone(&stop), Arc::clone(&tid));
+    let spinner = std::thread::spawn(move || {
+        let _ = sys::set_affinity(sys::gettid(), &[on]);
+        t.store(sys::gettid() as u32, Ordering::Release);
+        while !s.load(Ordering::Relaxed) {
+            exec::burn(10_000);
+        }
+    });
+    while tid.load(Ordering::Acquire) == 0 {
+        std::thread::yield_now();
+    }
+    let result = f(tid.load(Ordering::Acquire));
     stop.store(true, Ordering::Relaxed);
     let _ = spinner.join();
     result
@@ -485,6 +525,7 @@ pub fn run() -> Result<(usize, Vec<Figure>), String> {
     }
     if let Some(&other) = allowed.get(1) {
         out.push(remote_wakeup(cpu, other, idle_exit, switch_ns)?);
+        out.push(timer_spread(other)?);
     }
     out.extend(proc_read_costs(cpu, allowed.get(1).copied())?);
     if let Some(dir) = crate::write::scratch_for_calibration() {

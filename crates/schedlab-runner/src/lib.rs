@@ -484,6 +484,7 @@ fn run_calibrate() -> Result<serde_json::Value, Fail> {
                     median_ns: f.median_ns,
                     min_ns: f.min_ns,
                     max_ns: f.max_ns,
+                    measured: None,
                 })
                 .collect(),
         }),

@@ -105,10 +105,14 @@ pub struct Costs {
     /// `idle_exit` and `context_switch`): 16-25 us on this project's KVM
     /// host (validation/real/local-6.18/README.md).
     pub timer_irq_delay_ns: u64,
-    /// How far a sleep timer's interrupt spreads beyond `timer_irq_delay`:
-    /// each arrives a further delay drawn uniformly from [0, spread] (the
-    /// task's own random stream). Default 0: every interrupt comes the same
-    /// time after its expiry. A real machine's spread: on this project's
+    /// How far sleep timers' interrupts spread about `timer_irq_delay`:
+    /// each arrives a delay drawn uniformly from [delay - spread/2, delay +
+    /// spread/2] after its expiry (the task's own random stream), never
+    /// before it, so the median stays the calibrated `timer_irq_delay`.
+    /// Default 0: every interrupt comes the same time after its expiry.
+    /// `schedlab-runner --calibrate` measures it as the 10th-90th
+    /// percentile range of the lateness beside a busy CPU, over 0.8. A
+    /// real machine's spread: on this project's
     /// KVM host an RT task's timer delays reach 54 us at the p90 against a
     /// median of 15 (validation, rt-fifo), and a periodic deadline task
     /// woken that much earlier or later than its last wakeup lands before

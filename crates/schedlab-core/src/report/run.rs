@@ -158,6 +158,10 @@ pub struct CostFigure {
     pub min_ns: u64,
     /// The largest round, ns.
     pub max_ns: u64,
+    /// A row added to a kept calibration after its run: when, and by what
+    /// (the runner never writes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<String>,
 }
 
 /// How a simulation went.

@@ -265,9 +265,9 @@ fn a_run_started_between_two_ticks_opens_the_servers_in_pick_throttle() {
 
 /// dl-periodic's tasks (validation): a 2 ms / 5 ms / 10 ms deadline task
 /// woken by a 10 ms timer, a 30 ms / 50 ms deadline hog and two fair hogs
-/// on two CPUs for 3 s, sleep timers arriving 20 us late plus a draw from
-/// [0, `spread`]: each deadline task's migrations, and the two fair hogs'
-/// CPU time, ms.
+/// on two CPUs for 3 s, sleep timers arriving 20 us late give or take a
+/// draw from [-`spread`/2, `spread`/2]: each deadline task's migrations,
+/// and the two fair hogs' CPU time, ms.
 fn periodic_deadline_migrations(version: &str, spread: &str) -> (u64, u64, Vec<f64>) {
     let tasks = format!(
         "[[task]]\nname = \"tick\"\npolicy = \"SCHED_DEADLINE\"\nsched_runtime = \"2ms\"\nsched_deadline = \"5ms\"\n\

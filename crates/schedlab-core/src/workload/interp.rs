@@ -396,8 +396,9 @@ impl WorkloadFloor {
     /// tick).
     ///
     /// The interrupt reaches the CPU `kernel.costs.timer_irq_delay` after
-    /// that (0 on bare metal; a KVM guest's host timer and VM entry), plus
-    /// a draw from [0, `timer_irq_spread`] when that is set.
+    /// that (0 on bare metal; a KVM guest's host timer and VM entry), give
+    /// or take a draw from [-spread/2, spread/2] when `timer_irq_spread` is
+    /// set, never before the expiry.
     /// Deviation: the delay is the sleep timers' only; the tick and the
     /// other timers fire on time, and cpuidle's governor sees the delivered
     /// time as the next timer event.
@@ -406,7 +407,7 @@ impl WorkloadFloor {
         let spread = self.m.kt.k.cfg.costs.timer_irq_spread_ns;
         let drawn = if spread > 0 { self.m.kt.k.sched.tasks[tid].rng.range(0, spread) } else { 0 };
         let k = &self.m.kt.k;
-        let delay = k.cfg.costs.timer_irq_delay_ns + drawn;
+        let delay = (k.cfg.costs.timer_irq_delay_ns + drawn).saturating_sub(spread / 2);
         // Timer slack dates from 2.6.28.
         let slack =
             if k.sched.tasks[tid].policy.is_rt() || !k.cfg.mech.hrtimer_slack { 0 } else { k.cfg.costs.timer_slack_ns };
