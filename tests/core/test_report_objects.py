@@ -58,3 +58,23 @@ def test_the_collector_is_back_on_and_atomic_lists_untracked() -> None:
         assert not gc.isenabled(), "a disabled collector stays disabled"
     finally:
         gc.enable()
+
+
+def test_objects_of_one_shape_are_independent() -> None:
+    """Dicts of one layout start as copies of one template holding the
+    first one's immutable values (ints, strings, None), and equal short
+    strings are one object: changing one row changes no other, and no later
+    report sees it."""
+    text = read_text(REPO / "scenarios/textbook/n-hogs-n-cpus.toml")
+    mod = native.load()
+    r = mod.run(text, "n-hogs", 1, [("measure.duration", '"50ms"')], False)
+    doms = [d for c in r["schedstat"]["cpus"] for d in c["domains"]]
+    assert len(doms) > 1
+    before = json.dumps(doms[1:])
+    doms[0]["alb_count"] = 12345
+    doms[0]["name"] += "!"
+    doms[0]["lb_count"][0] = 7
+    assert json.dumps(doms[1:]) == before
+    again = mod.run(text, "n-hogs", 1, [("measure.duration", '"50ms"')], False)
+    assert json.dumps(again) == json.dumps(mod.run(text, "n-hogs", 1, [("measure.duration", '"50ms"')], False))
+    assert again["schedstat"]["cpus"][0]["domains"][0]["alb_count"] != 12345

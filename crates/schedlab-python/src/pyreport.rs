@@ -17,7 +17,7 @@
 //! interpreter runs out of memory.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use pyo3::BoundObject;
 use schedlab_core::engine::heap::{format_bytes, LIVE_BYTES};
 use serde::ser::{self, Serialize};
@@ -105,6 +105,10 @@ struct Builder<'py> {
     /// A direct-mapped cache in front of `layout_index`, by a hash of the
     /// keys (u32::MAX: empty).
     layout_slots: Vec<u32>,
+    /// Short string values made, by a hash of their text: a report repeats
+    /// a few (cpulists, policies, domain names) thousands of times, and
+    /// one object serves them all.
+    strs: Vec<Option<(Box<str>, Bound<'py, PyString>)>>,
     /// The elements of the arrays being built, innermost last.
     items: Vec<Bound<'py, PyAny>>,
     /// The entries (key's place, value) of the objects being built.
@@ -123,16 +127,27 @@ struct Layout<'py> {
     /// Indices into the entries in the JSON's order: sorted by key, and of
     /// two equal keys the later.
     order: Vec<u32>,
-    /// A dict with the keys in that order, every value None: each such
-    /// object starts as a copy of it.
+    /// A dict with the keys in that order: each such object starts as a
+    /// copy of it. Its values are the first such object's where those
+    /// are immutable and often the same object again (None, a bool, an
+    /// int, a short string: CPython keeps one object for each small int,
+    /// and `Builder::str` one for each short text), else None.
     template: Bound<'py, PyDict>,
+    /// The template's values, in `order`: an entry whose value is the
+    /// same object is in the copy already.
+    values: Vec<Bound<'py, PyAny>>,
 }
 
 /// Slots of the key caches (a report has a few hundred field names).
-const ADDR_SLOTS: usize = 1024;
+const ADDR_SLOTS: usize = 1 << ADDR_BITS;
+const ADDR_BITS: u32 = 12;
 
 /// Slots of the layout cache.
 const LAYOUT_SLOTS: usize = 1024;
+
+/// Slots of the short-string cache, and the longest text it keeps.
+const STR_SLOTS: usize = 4096;
+const STR_MAX: usize = 32;
 
 /// Layouts kept at most (a map whose keys differ from row to row makes a
 /// layout each; past this, such objects are sorted one by one).
@@ -153,6 +168,7 @@ impl<'py> Builder<'py> {
             layouts: Vec::new(),
             layout_index: BTreeMap::new(),
             layout_slots: vec![u32::MAX; LAYOUT_SLOTS],
+            strs: vec![None; STR_SLOTS],
             items: Vec::new(),
             entries: Vec::new(),
             container: false,
@@ -245,12 +261,15 @@ impl<'py> Builder<'py> {
                     None if self.layouts.len() < MAX_LAYOUTS => {
                         let order = self.order(start);
                         let template = PyDict::new(self.py);
+                        let mut values = Vec::with_capacity(order.len());
                         for &i in &order {
-                            template
-                                .set_item(&self.names[self.entries[start + i as usize].0 as usize].1, self.py.None())?;
+                            let (k, v) = &self.entries[start + i as usize];
+                            let v = if shareable(v) { v.clone() } else { self.py.None().into_bound(self.py) };
+                            template.set_item(&self.names[*k as usize].1, &v)?;
+                            values.push(v);
                         }
                         let i = self.layouts.len() as u32;
-                        self.layouts.push(Layout { keys: keys.clone(), order, template });
+                        self.layouts.push(Layout { keys: keys.clone(), order, template, values });
                         self.layout_index.insert(keys, i);
                         Some(i)
                     }
@@ -262,9 +281,11 @@ impl<'py> Builder<'py> {
                 self.layout_slots[slot] = i;
                 let layout = &self.layouts[i as usize];
                 let d = layout.template.copy()?;
-                for &j in &layout.order {
+                for (&j, t) in layout.order.iter().zip(&layout.values) {
                     let (k, v) = &self.entries[start + j as usize];
-                    d.set_item(&self.names[*k as usize].1, v)?;
+                    if !t.is(v) {
+                        d.set_item(&self.names[*k as usize].1, v)?;
+                    }
                 }
                 d
             }
@@ -299,9 +320,23 @@ impl<'py> Builder<'py> {
     }
 }
 
+/// A value a layout's template may hold for every object of the layout:
+/// one that cannot change (None, a bool, an int, a string).
+fn shareable(v: &Bound<'_, PyAny>) -> bool {
+    v.is_none()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyString>()
+        || v.is_exact_instance_of::<PyBool>()
+}
+
 /// A key cache's slot for a text: its address and length.
 fn addr_slot(text: &str) -> usize {
-    ((text.as_ptr() as usize >> 3) ^ text.len()) % ADDR_SLOTS
+    // Fibonacci hashing: the top bits of the product depend on every bit
+    // of the address, so names laid out a power of two apart do not share
+    // a slot (they did with the low bits, and two hot names in one slot
+    // evicted each other on every use).
+    let key = (text.as_ptr() as u64) ^ ((text.len() as u64) << 48);
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ADDR_BITS)) as usize
 }
 
 struct Ser<'a, 'py> {
@@ -333,8 +368,21 @@ impl<'a, 'py> Ser<'a, 'py> {
     }
 
     fn str(self, v: &str) -> Result<Bound<'py, PyAny>, Error> {
-        let o = PyString::new(self.b.py, v).into_any();
-        self.b.leaf(o)
+        if v.len() > STR_MAX {
+            let o = PyString::new(self.b.py, v).into_any();
+            return self.b.leaf(o);
+        }
+        let h = v.bytes().fold(FNV_OFFSET, |h, c| (h ^ u64::from(c)).wrapping_mul(FNV_PRIME));
+        let slot = &mut self.b.strs[(h % STR_SLOTS as u64) as usize];
+        let o = match slot {
+            Some((text, o)) if **text == *v => o.clone(),
+            _ => {
+                let o = PyString::new(self.b.py, v);
+                *slot = Some((v.into(), o.clone()));
+                o
+            }
+        };
+        self.b.leaf(o.into_any())
     }
 
     /// `{variant: value}`, as serde_json writes an enum's non-unit variant.

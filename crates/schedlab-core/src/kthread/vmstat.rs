@@ -35,7 +35,12 @@ impl KthreadFloor {
         self.kthreads.vmstat_program = self.progs.work_programs.len();
         self.progs.work_programs.push(Program { ops: vec![run] });
         let hz = self.k.cfg.hz as u64;
-        for cpu in 0..self.k.sched.rqs.len() {
+        // A worker each: grown once, not doubled (and copied) ten times on
+        // a large machine.
+        let nr_cpus = self.k.sched.rqs.len();
+        self.k.sched.tasks.reserve(nr_cpus);
+        self.kthreads.workers.reserve(nr_cpus);
+        for cpu in 0..nr_cpus {
             let pool = self.pool_for(MM_PERCPU_WQ, cpu);
             self.create_worker(pool);
             // First expiry: round_jiffies_relative(HZ) from boot, skewed.

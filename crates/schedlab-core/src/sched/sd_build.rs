@@ -340,8 +340,10 @@ impl Builder<'_> {
     fn attach_levels(&mut self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
         let b = self;
         let (n, era) = (b.m.nr_cpus(), b.era);
-        let mut chains: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut local: Vec<Vec<usize>> = vec![Vec::new(); n];
+        // A domain a level at most: sized once, not grown per CPU.
+        let depth = b.levels.len();
+        let mut chains: Vec<Vec<usize>> = (0..n).map(|_| Vec::with_capacity(depth)).collect();
+        let mut local: Vec<Vec<usize>> = (0..n).map(|_| Vec::with_capacity(depth)).collect();
         let mut cur: Vec<Option<usize>> = vec![None; n];
         let mut alive = vec![true; n];
         for li in 0..b.levels.len() {
