@@ -401,7 +401,9 @@ impl WorkloadFloor {
     /// set, never before the expiry.
     /// Deviation: the delay is the sleep timers' only; the tick and the
     /// other timers fire on time, and cpuidle's governor sees the delivered
-    /// time as the next timer event.
+    /// time as the next timer event. The spread is a uniform draw with the
+    /// calibrated deciles, measured beside one busy CPU and drawn for every
+    /// sleep timer, whatever the load of the machine.
     /// Returns (when it fires, its hard expiry).
     pub(crate) fn hrtimer_fires_at(&mut self, tid: TaskId, expiry: u64) -> (u64, u64) {
         let spread = self.m.kt.k.cfg.costs.timer_irq_spread_ns;
