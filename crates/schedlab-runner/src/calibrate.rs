@@ -336,9 +336,10 @@ const SPREAD_SLEEPS: usize = 100;
 /// `timer_irq_spread`: absolute 1 ms sleeps on this CPU (held polling where
 /// that is permitted, as for `timer_irq_delay`) while a thread spins on
 /// `other`; per round the 10th to 90th percentile of their lateness, over
-/// 0.8: the width of the uniform draw the simulator adds to each sleep
-/// timer's interrupt, with the same deciles. Under QEMU's TCG the spinning
-/// vCPU's turns make it; under KVM the host's timer and VM entry.
+/// 0.8: the width of the uniform draw, centred on `timer_irq_delay`, that
+/// the simulator spreads each sleep timer's interrupt over, with the same
+/// deciles. Under KVM the host's timer and VM entry make it (tens of us);
+/// a QEMU TCG guest's instruction-counted clock leaves about 1 us.
 fn timer_spread(other: usize) -> Result<Figure, String> {
     with_spinner(other, |_| {
         let qos = hold_cpu_polling();
