@@ -630,7 +630,7 @@ impl SchedEnv {
         let class = self.sched.tasks[tid].sched_class();
         class.dequeue_task(self, cpu, tid, 0);
         self.sched.tasks[tid].nr_cpus_allowed = mask.weight();
-        self.sched.tasks[tid].cpus = mask;
+        self.sched.tasks[tid].cpus = std::sync::Arc::new(mask);
         class.enqueue_task(self, cpu, tid, ENQUEUE_HEAD);
         let pinned = self.sched.tasks[tid].nr_cpus_allowed == 1;
         if was_pinned && !pinned {

@@ -30,6 +30,17 @@ impl SchedEnv {
         self.sched.next_pid += 1;
         let comm = if g.count > 1 || template.is_none() { format!("{}-{}", g.name, idx) } else { g.name.clone() };
         let comm: String = comm.chars().take(15).collect();
+        if self.sched.group_masks.len() <= group {
+            self.sched.group_masks.resize(group + 1, None);
+        }
+        let cpus = match &self.sched.group_masks[group] {
+            Some(m) if **m == g.cpus => m.clone(),
+            _ => {
+                let m = std::sync::Arc::new(g.cpus.clone());
+                self.sched.group_masks[group] = Some(m.clone());
+                m
+            }
+        };
         self.sched.tasks.push(Task {
             pid,
             comm,
@@ -42,7 +53,7 @@ impl SchedEnv {
             rt_priority: g.rt_priority,
             kthread: g.kthread,
             nr_cpus_allowed: g.cpus.weight(),
-            cpus: g.cpus.clone(),
+            cpus,
             state: TaskState::New,
             cpu: g.cpus.first().unwrap_or(0),
             tg: g.cgroup,

@@ -172,23 +172,24 @@ pub enum KtaskRole {
     Helper(usize),
 }
 
+/// `repr(C)` for the same reason as `Task`: what the wakeup and the pick
+/// touch comes first.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct TaskStats {
-    pub start_ns: u64,
-    pub exit_ns: Option<u64>,
-    pub wait_ns: u64,
-    /// When it last blocked.
-    pub blocked_at: u64,
+    // Hot: the wakeup and the pick.
+    /// A wakeup in the measurement window waits to run: measured from here.
+    pub timer_delay_from: Option<u64>,
+    /// A timer delay up to the switch to the task, waiting for the switch's
+    /// own cost to be added (`switched_in`): the runner's delay ends on the
+    /// return to user space.
+    pub timer_delay_open: Option<u64>,
     /// When the current wait began (None: running or blocked). A queued
     /// task that migrates keeps it, as the kernel keeps the wait across
     /// the move (the wait is accounted once, when the task next runs).
     pub wait_start: Option<u64>,
+    pub wait_ns: u64,
     pub wait_max: u64,
-    pub nr_switches: u64,
-    pub nvcsw: u64,
-    pub nivcsw: u64,
-    pub nr_migrations: u64,
-    pub nr_wakeups: u64,
     /// Time of the last wakeup (sched_wakeup / sched_wakeup_new), for its
     /// wakeup latency: wakeup -> pick, as perf sched latency measures it.
     pub last_wakeup: Option<u64>,
@@ -198,29 +199,32 @@ pub struct TaskStats {
     pub wakeup_latency_max: u64,
     pub wakeup_latency_max_at: u64,
     pub wakeup_latencies: u64,
-    /// Wakeup latencies in log2 buckets of microseconds: [0] < 1 us,
-    /// [k] in [2^(k-1), 2^k) us, the last open-ended.
-    pub wakeup_latency_hist: [u32; LATENCY_HIST_BUCKETS],
+    pub nr_switches: u64,
+    pub nvcsw: u64,
+    pub nivcsw: u64,
+    pub nr_wakeups: u64,
     /// The soft expiry of the sleep timer armed last (hrtimer_start), until
     /// the wakeup it leads to.
     pub timer_softexpires: Option<u64>,
-    /// A wakeup in the measurement window waits to run: measured from here.
-    pub timer_delay_from: Option<u64>,
-    /// A timer delay up to the switch to the task, waiting for the switch's
-    /// own cost to be added (`switched_in`): the runner's delay ends on the
-    /// return to user space.
-    pub timer_delay_open: Option<u64>,
     /// The kernel time the last wakeup charged the task before its work
     /// (the wakeup IPI, the idle exit without a cpuidle driver; in
     /// cs_debt too), for its timer delay. A migration's cache refill,
     /// also in cs_debt, is not in it: it slows the task's work, not its
     /// return to user space.
     pub wake_cost: u64,
+    /// When it last blocked.
+    pub blocked_at: u64,
+    pub nr_migrations: u64,
+    /// Wakeup latencies in log2 buckets of microseconds: [0] < 1 us,
+    /// [k] in [2^(k-1), 2^k) us, the last open-ended.
+    pub wakeup_latency_hist: [u32; LATENCY_HIST_BUCKETS],
     /// Timer delays in the measurement window, as schedlab-runner
     /// measures them on a real kernel: from the sleep timer's expiry (a
     /// wakeup without a timer: from the wakeup) to the return to user
     /// space, ns. Bounded memory (sched/delays.rs).
     pub timer_delays: crate::sched::delays::Delays,
+    pub start_ns: u64,
+    pub exit_ns: Option<u64>,
 }
 
 /// Buckets of TaskStats::wakeup_latency_hist (the last holds >= 2^21 us ~ 2 s).
@@ -280,77 +284,30 @@ impl TaskStats {
     }
 }
 
+/// `repr(C)`: the fields in the order written, the ones every event of the
+/// task reads first and together, so that a task whose lines left the
+/// cache (10,000 tasks on 768 CPUs) costs as few misses as it can: the
+/// hot fields, `se` and the hot half of `stats` fill the first lines; the
+/// identity the reports read is last.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Task {
-    pub pid: u32,
-    pub comm: String,
-    /// Index of the report group this task belongs to.
-    pub group: usize,
-    /// Index of the task within its group (`comm`'s suffix).
-    pub idx: u32,
-    /// Index of the program template it runs (a scenario group), or None for
-    /// a ktask helper.
-    pub template: Option<usize>,
-    /// Set only by `sched_fork` and `sched_setattr`, which set `class`
-    /// with it.
-    pub policy: Policy,
+    // Hot: read by nearly every event of the task (wakeup, pick, op, block).
+    pub state: TaskState,
     /// p->sched_class: the class `policy` maps to
     /// (`SchedClass::of_policy`), kept beside it as the kernel keeps the
     /// pointer.
     pub class: SchedClass,
-    pub nice: i32,
-    /// sched_param.sched_priority: 1..99 for SCHED_FIFO/RR, 0 otherwise.
-    pub rt_priority: u32,
+    /// Set only by `sched_fork` and `sched_setattr`, which set `class`
+    /// with it.
+    pub policy: Policy,
     pub kthread: bool,
-    pub cpus: CpuMask,
-    pub nr_cpus_allowed: usize,
-    pub state: TaskState,
-    /// task_cpu(p).
-    pub cpu: usize,
-    /// The task group it runs in (sched/fair/group.rs; 0: the root).
-    pub tg: usize,
-    pub se: SchedEntity,
-    pub rt: RtEntity,
-    /// The deadline entity, from the first time the task is
-    /// SCHED_DEADLINE (None for every other task: the fair hot path does
-    /// not carry it).
-    pub dl: Option<Box<DlEntity>>,
-    // Program interpreter state.
-    pub pc: usize,
-    pub loop_stack: Vec<(usize, u64)>,
-    /// Work (ns at nominal speed) left in the current run op or chunk.
-    pub work_left: u64,
-    /// The share of its work that does not speed up with frequency,
-    /// 1/1024ths (its group's `memory_bound`; cpufreq/).
-    pub memory_bound: u16,
-    /// Bytes of DRAM traffic per us of its current work at max_freq (0:
-    /// none): the memory bandwidth room's demand (membw/).
-    pub mem_rate: u32,
-    /// Its group's `memory_bound` and `memory_traffic` (the latter 0
-    /// without memory bandwidth): what its run ops' work is.
-    pub group_mem: (u16, u32),
-    /// Between psi_memstall_enter and _leave (PF_MEMSTALL; sched/psi.rs).
-    pub memstall: bool,
-    /// Wall-clock end of a `runtime` op.
-    pub runtime_end: Option<u64>,
-    /// Time the task owes before its work progresses (context switch,
-    /// cache refill after migration).
-    pub cs_debt: u64,
     /// The program must be advanced when the task next runs.
     pub need_advance: bool,
     /// Its op's completion fell due at the instant it was switched out (the
     /// OpDone event was cancelled with the switch): the op is done when it
     /// next runs, whether or not a context switch cost delays that.
     pub op_done_owed: bool,
-    pub timer_next: Option<u64>,
-    /// A wakeup that came while the task, blocked, was still on its CPU
-    /// (p->on_cpu: its schedule() not done yet): (waker CPU, from a task).
-    /// try_to_wake_up waits for on_cpu to clear; finish_task_switch goes on
-    /// with it.
-    pub wake_pending: Option<(usize, bool, u32)>,
-    pub ktask: Option<KtaskRole>,
-    /// The workqueue worker this kthread is (kthread/workqueue.rs).
-    pub worker: Option<usize>,
     /// Sleeping in io_schedule(): counted in its runqueue's nr_iowait.
     pub in_iowait: bool,
     /// Its CPU time is system time (a syscall's work: the mm ops).
@@ -361,13 +318,67 @@ pub struct Task {
     /// p->sched_throttle_work is pending (6.18): picked below a throttled
     /// cfs_rq, it parks itself when it returns to user space.
     pub throttle_work: bool,
-    pub rng: Rng,
-    pub stats: TaskStats,
-    // Wakeup bookkeeping (record_wakee, wake_wide, recent_used_cpu).
+    /// Between psi_memstall_enter and _leave (PF_MEMSTALL; sched/psi.rs).
+    pub memstall: bool,
+    /// The share of its work that does not speed up with frequency,
+    /// 1/1024ths (its group's `memory_bound`; cpufreq/).
+    pub memory_bound: u16,
+    pub nice: i32,
+    /// task_cpu(p).
+    pub cpu: usize,
+    pub nr_cpus_allowed: usize,
+    pub cpus: std::sync::Arc<CpuMask>,
+    /// The task group it runs in (sched/fair/group.rs; 0: the root).
+    pub tg: usize,
+    /// Time the task owes before its work progresses (context switch,
+    /// cache refill after migration).
+    pub cs_debt: u64,
+    pub pc: usize,
+    /// Work (ns at nominal speed) left in the current run op or chunk.
+    pub work_left: u64,
+    /// Index of the program template it runs (a scenario group), or None for
+    /// a ktask helper.
+    pub template: Option<usize>,
+    /// The workqueue worker this kthread is (kthread/workqueue.rs).
+    pub worker: Option<usize>,
+    pub recent_used_cpu: usize,
     pub wakee_flips: u32,
+    /// sched_param.sched_priority: 1..99 for SCHED_FIFO/RR, 0 otherwise.
+    pub rt_priority: u32,
     pub wakee_flip_decay_ts: u64,
     pub last_wakee: Option<TaskId>,
-    pub recent_used_cpu: usize,
+    pub timer_next: Option<u64>,
+    /// A wakeup that came while the task, blocked, was still on its CPU
+    /// (p->on_cpu: its schedule() not done yet): (waker CPU, from a task).
+    /// try_to_wake_up waits for on_cpu to clear; finish_task_switch goes on
+    /// with it.
+    pub wake_pending: Option<(usize, bool, u32)>,
+    pub se: SchedEntity,
+    pub stats: TaskStats,
+    pub rng: Rng,
+    pub loop_stack: Vec<(usize, u64)>,
+    /// Wall-clock end of a `runtime` op.
+    pub runtime_end: Option<u64>,
+    // Read by some classes and mechanisms only.
+    /// Bytes of DRAM traffic per us of its current work at max_freq (0:
+    /// none): the memory bandwidth room's demand (membw/).
+    pub mem_rate: u32,
+    /// Its group's `memory_bound` and `memory_traffic` (the latter 0
+    /// without memory bandwidth): what its run ops' work is.
+    pub group_mem: (u16, u32),
+    pub ktask: Option<KtaskRole>,
+    /// The deadline entity, from the first time the task is
+    /// SCHED_DEADLINE (None for every other task: the fair hot path does
+    /// not carry it).
+    pub dl: Option<Box<DlEntity>>,
+    pub rt: RtEntity,
+    // Identity: read by reports and traces.
+    pub pid: u32,
+    pub comm: String,
+    /// Index of the report group this task belongs to.
+    pub group: usize,
+    /// Index of the task within its group (`comm`'s suffix).
+    pub idx: u32,
     /// Position in rq->cfs_tasks: larger = nearer the head (more recently picked).
     pub list_seq: u64,
 }

@@ -167,6 +167,7 @@ impl Sim {
                                 rt_migrations: 0,
                                 migrations_by_distance: [0; 4],
                                 distribute_cpu_mask_prev: Vec::new(),
+                                group_masks: Vec::new(),
                             },
                             cpuidle: Cpuidle::new(
                                 sc.machine.idle_table,

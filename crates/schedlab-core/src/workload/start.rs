@@ -199,7 +199,7 @@ impl WorkloadFloor {
             nice: p.nice,
             rt_priority: p.rt_priority,
             dl: Default::default(),
-            cpus: p.cpus.clone(),
+            cpus: (*p.cpus).clone(),
             program: Program::default(),
             ..self.m.kt.progs.templates[template].clone()
         };
@@ -221,7 +221,7 @@ impl WorkloadFloor {
         let (policy, nice, rt_priority, dl, cpus) = (g.policy, g.nice, g.rt_priority, g.dl, g.cpus.clone());
         let prio = self.m.kt.k.sched.tasks[tid].prio();
         self.m.kt.k.sched_setattr_curr(tid, policy, nice, rt_priority, dl);
-        if self.m.kt.k.sched.tasks[tid].cpus != cpus && !self.m.kt.k.sched_setaffinity_curr(tid, cpus) {
+        if *self.m.kt.k.sched.tasks[tid].cpus != cpus && !self.m.kt.k.sched_setaffinity_curr(tid, cpus) {
             return false;
         }
         if self.m.kt.k.sched.tasks[tid].prio() > prio {
@@ -290,7 +290,7 @@ mod tests {
         for t in &tasks {
             let g = &sc.groups[t.group];
             assert_eq!(
-                (t.policy, t.nice, t.rt_priority, &t.cpus),
+                (t.policy, t.nice, t.rt_priority, &*t.cpus),
                 (g.policy, g.nice, g.rt_priority, &g.cpus),
                 "{}",
                 t.comm

@@ -55,7 +55,7 @@ fn an_ineligible_sleeper_stays_queued_and_wakes_where_it_is() {
     );
     // Allowed everywhere now, with CPU 1 idle: a wakeup of a delayed task
     // does not choose a CPU (ttwu_runnable), and it keeps its negative lag.
-    sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
+    sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2).into();
     sim.w.m.kt.k.sched.tasks[c].nr_cpus_allowed = 2;
     let v = sim.w.m.kt.k.sched.tasks[c].se.vruntime;
     sim.w.m.kt.k.try_to_wake_up(c, 1, false);
@@ -93,7 +93,7 @@ fn without_delay_dequeue_or_before_6_12_a_sleeper_leaves_at_once() {
         let t = &sim.w.m.kt.k.sched.tasks[c];
         assert!(!t.se.sched_delayed && !t.se.on_rq, "{version} {features}");
         assert_eq!(sim.w.m.kt.k.sched.rqs[0].nr_running, 2, "{version} {features}");
-        sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
+        sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2).into();
         sim.w.m.kt.k.sched.tasks[c].nr_cpus_allowed = 2;
         sim.w.m.kt.k.try_to_wake_up(c, 1, false);
         assert_eq!(sim.w.m.kt.k.sched.tasks[c].cpu, 1, "{version} {features}: woken onto the idle CPU");

@@ -40,7 +40,7 @@ fn delayed_on_cpu0(sim: &mut Sim) -> TaskId {
             sim.block(c);
             sim.flush_resched();
             assert!(sim.w.m.kt.k.sched.tasks[c].se.sched_delayed);
-            sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2);
+            sim.w.m.kt.k.sched.tasks[c].cpus = crate::cpumask::CpuMask::full(2).into();
             sim.w.m.kt.k.sched.tasks[c].nr_cpus_allowed = 2;
             return c;
         }
@@ -145,7 +145,7 @@ fn an_ineligible_task_stays_while_balancing_has_not_failed_from_6_14() {
         sim.run().expect("run");
     }
     let p = found.expect("an ineligible waiting task");
-    sim.w.m.kt.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(2);
+    sim.w.m.kt.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(2).into();
     sim.w.m.kt.k.sched.tasks[p].nr_cpus_allowed = 2;
     let mut env = pull_env(&sim, MigrationType::Load);
     assert!(!sim.w.m.kt.k.can_migrate_task(p, &mut env, false), "refused while nr_balance_failed is 0");

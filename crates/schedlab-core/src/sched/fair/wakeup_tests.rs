@@ -27,7 +27,7 @@ fn machine(version: &str, preset: &str, busy: &[usize], kt_cpu: usize) -> (Sim, 
     let (kt, p) = (id("kt"), id("p"));
     // p may go anywhere now (it was pinned only to be started next to kt).
     let n = sim.w.m.kt.k.sched.rqs.len();
-    sim.w.m.kt.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(n);
+    sim.w.m.kt.k.sched.tasks[p].cpus = crate::cpumask::CpuMask::full(n).into();
     sim.w.m.kt.k.sched.tasks[p].nr_cpus_allowed = n;
     (sim, kt, p)
 }
