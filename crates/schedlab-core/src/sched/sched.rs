@@ -38,26 +38,23 @@ pub struct RqIdle {
     pub has_curr: bool,
 }
 
-/// struct rq.
+/// struct rq. `repr(C)`: on large machines each event's
+/// runqueue has left the cache since its last event, so what every event
+/// reads is together at the start (as Task's fields are).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Rq {
+    // Hot: read by every event on the CPU (the switch, the op timer, the clock).
     pub cpu: usize,
     pub curr: Option<TaskId>,
     /// Runnable tasks of every class, including curr.
     pub nr_running: u32,
-    /// Boxed: the fair hot path touches only nr_running, and a smaller rq
-    /// keeps the balancer's walks over the runqueues cheap.
-    pub rt: Box<RtRq>,
-    /// rq->dl (sched/deadline.rs).
-    pub dl: Box<DlRq>,
     pub need_resched: bool,
-    /// The task __schedule() picked, while it puts the previous one
-    /// (the fair class walks both to their common cfs_rq).
-    pub picked: Option<TaskId>,
-    pub tick_key: Option<EventKey>,
-    pub op_key: Option<EventKey>,
-    /// When the armed op event fires (valid while op_key is Some).
-    pub op_at: u64,
+    /// The stopper (migration/N) has the CPU: it preempted curr for an
+    /// active balance and schedule() has not yet switched away from it.
+    pub stopper_running: bool,
+    pub active_balance: bool,
+    pub nohz_idle: bool,
     /// The CPU's speed, 1/1024ths of max_freq: the cpufreq room's
     /// `scale`, kept here beside the op timer that reads it
     /// (sched/cpufreq.rs sets both).
@@ -65,39 +62,47 @@ pub struct Rq {
     /// The stall of memory-bound work on this CPU's node, 1/1024ths
     /// (SCALE: none): the memory bandwidth room's (sched/membw.rs sets it).
     pub mem_stall: u32,
-    pub idle_stamp: Option<u64>,
-    pub avg_idle: u64,
-    pub max_idle_balance_cost: u64,
-    /// In ns (jiffies × TICK_NSEC).
-    pub next_balance: u64,
-    pub sd: Vec<SdState>,
-    pub active_balance: bool,
-    /// The stopper (migration/N) has the CPU: it preempted curr for an
-    /// active balance and schedule() has not yet switched away from it.
-    pub stopper_running: bool,
-    pub push_cpu: usize,
-    pub nohz_idle: bool,
-    pub acct: CpuTime,
-    pub acct_since: u64,
     /// rq->nr_iowait: tasks that went to sleep in io_schedule() on this CPU
     /// and have not woken yet; while it is above 0 the idle CPU's time is
     /// iowait.
     pub nr_iowait: u32,
-    /// Stretches of this CPU's time that belong neither to its task nor to
-    /// its idle loop, in time order: interrupt handlers (irq/mod.rs) and
-    /// the wakeup from an idle state (idle/cpuidle.rs). account_cpu folds
-    /// them into their columns and drops them once past. Usually empty.
-    pub windows: Vec<CpuWindow>,
-    /// The sleep hrtimers armed on this CPU: (when it fires, whose), for the
-    /// cpuidle governor's next-timer estimate (kept only with a cpuidle
-    /// driver). Few at a time; O(n) removal.
-    pub hrtimers: Vec<(u64, TaskId)>,
+    /// The task __schedule() picked, while it puts the previous one
+    /// (the fair class walks both to their common cfs_rq).
+    pub picked: Option<TaskId>,
+    pub tick_key: Option<EventKey>,
+    pub op_key: Option<EventKey>,
+    /// When the armed op event fires (valid while op_key is Some).
+    pub op_at: u64,
     /// Until when the CPU cannot run its next task: it is still leaving
     /// its idle state (with a cpuidle driver) or running an interrupt
     /// handler it was woken for. The task picked starts then (its
     /// exec_start), so the time is neither its runtime nor its work.
     pub busy_until: u64,
+    pub acct_since: u64,
+    /// Stretches of this CPU's time that belong neither to its task nor to
+    /// its idle loop, in time order: interrupt handlers (irq/mod.rs) and
+    /// the wakeup from an idle state (idle/cpuidle.rs). account_cpu folds
+    /// them into their columns and drops them once past. Usually empty.
+    pub windows: Vec<CpuWindow>,
+    pub acct: CpuTime,
     pub stats: RqStats,
+    /// Boxed: the fair hot path touches only nr_running, and a smaller rq
+    /// keeps the balancer's walks over the runqueues cheap.
+    pub rt: Box<RtRq>,
+    /// rq->dl (sched/deadline.rs).
+    pub dl: Box<DlRq>,
+    pub idle_stamp: Option<u64>,
+    pub avg_idle: u64,
+    /// In ns (jiffies × TICK_NSEC).
+    pub next_balance: u64,
+    pub sd: Vec<SdState>,
+    /// The sleep hrtimers armed on this CPU: (when it fires, whose), for the
+    /// cpuidle governor's next-timer estimate (kept only with a cpuidle
+    /// driver). Few at a time; O(n) removal.
+    pub hrtimers: Vec<(u64, TaskId)>,
+    // The balancer's and the idle path's.
+    pub max_idle_balance_cost: u64,
+    pub push_cpu: usize,
     // avg_load era (fair/balance_avg.rs).
     /// rq->cpu_load[]: rq load decayed per tick with factors 2^-i (docs/LINUX-FACTS.md §2.3).
     pub cpu_load: [u64; 5],

@@ -324,6 +324,8 @@ pub struct Task {
     /// 1/1024ths (its group's `memory_bound`; cpufreq/).
     pub memory_bound: u16,
     pub nice: i32,
+    /// (Read by every tracepoint: the trace hash.)
+    pub pid: u32,
     /// task_cpu(p).
     pub cpu: usize,
     pub nr_cpus_allowed: usize,
@@ -372,8 +374,7 @@ pub struct Task {
     /// not carry it).
     pub dl: Option<Box<DlEntity>>,
     pub rt: RtEntity,
-    // Identity: read by reports and traces.
-    pub pid: u32,
+    // Identity: read by the reports and the trace files.
     pub comm: String,
     /// Index of the report group this task belongs to.
     pub group: usize,
