@@ -20,23 +20,9 @@ pub const MIN_VRUNTIME_START: u64 = 1 << 52;
 /// (callgrind, smp64-mixed 2 s: 302.9M -> 295.8M instructions against the
 /// BTreeSet it replaced).
 /// Leftmost is O(1); iteration is in (vruntime, id) order.
-///
-/// Each entry also holds the entity's deadline as it was inserted, which
-/// pick_eevdf() compares (the kernel's augmented tree keeps min_vruntime /
-/// min_deadline in its nodes for the same reason: not to visit the
-/// entities). An entity's deadline changes only while it is out of the tree
-/// (place_entity, update_deadline on curr, reweight_entity around a
-/// dequeue), so the copy stays exact; the invariant checker (`--check`)
-/// compares every copy with its entity.
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
-    v: Vec<TimelineEntry>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct TimelineEntry {
-    key: (u64, SeId),
-    deadline: u64,
+    v: Vec<(u64, SeId)>,
 }
 
 impl Timeline {
@@ -44,14 +30,12 @@ impl Timeline {
         Timeline { v: Vec::new() }
     }
 
-    /// Insert entity `key.1` at vruntime `key.0` with its current
-    /// `deadline` (EEVDF's; unused under CFS).
     #[inline]
-    pub fn insert(&mut self, key: (u64, SeId), deadline: u64) -> bool {
-        match self.v.binary_search_by(|e| e.key.cmp(&key)) {
+    pub fn insert(&mut self, key: (u64, SeId)) -> bool {
+        match self.v.binary_search(&key) {
             Ok(_) => false,
             Err(i) => {
-                self.v.insert(i, TimelineEntry { key, deadline });
+                self.v.insert(i, key);
                 true
             }
         }
@@ -59,7 +43,7 @@ impl Timeline {
 
     #[inline]
     pub fn remove(&mut self, key: &(u64, SeId)) -> bool {
-        match self.v.binary_search_by(|e| e.key.cmp(key)) {
+        match self.v.binary_search(key) {
             Ok(i) => {
                 self.v.remove(i);
                 true
@@ -70,18 +54,12 @@ impl Timeline {
 
     #[inline]
     pub fn first(&self) -> Option<&(u64, SeId)> {
-        self.v.first().map(|e| &e.key)
+        self.v.first()
     }
 
     #[inline]
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &(u64, SeId)> + ExactSizeIterator + Clone {
-        self.v.iter().map(|e| &e.key)
-    }
-
-    /// (vruntime, entity, deadline as inserted), in tree order.
-    #[inline]
-    pub fn iter_deadlines(&self) -> impl Iterator<Item = (u64, SeId, u64)> + '_ {
-        self.v.iter().map(|e| (e.key.0, e.key.1, e.deadline))
+    pub fn iter(&self) -> std::slice::Iter<'_, (u64, SeId)> {
+        self.v.iter()
     }
 
     #[inline]

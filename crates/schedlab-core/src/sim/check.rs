@@ -3,8 +3,7 @@
 //! running task per CPU, affinity respected, every runnable task on exactly
 //! one runqueue, CPU time conserved, the counters consistent, (with
 //! push/pull) no RT task waiting behind a lower priority on a CPU it may use,
-//! every page of a node accounted for (mm), and (EEVDF) the timeline's copies
-//! of its entities' deadlines exact.
+//! and every page of a node accounted for (mm).
 
 use crate::error::SimError;
 use crate::kernel::features::Feature;
@@ -14,19 +13,6 @@ use crate::sim::Sim;
 impl Sim {
     pub fn check_invariants(&self) -> Result<(), SimError> {
         let mut seen = vec![0u32; self.w.m.kt.k.sched.tasks.len()];
-        if self.w.m.kt.k.cfg.mech.fair == crate::kernel::mechanisms::FairEra::Eevdf {
-            // pick_eevdf() reads the timeline's copies of the deadlines.
-            for (i, cfs) in self.w.m.kt.k.sched.cfs_rqs.iter().enumerate() {
-                for (_, se, d) in cfs.tasks_timeline.iter_deadlines() {
-                    let now = self.w.m.kt.k.se(se).deadline;
-                    if now != d {
-                        return Err(SimError::Invariant {
-                            message: format!("cfs_rq {i}: {se:?}'s deadline {now} changed in the tree (copy {d})"),
-                        });
-                    }
-                }
-            }
-        }
         for rq in &self.w.m.kt.k.sched.rqs {
             if let Some(c) = rq.curr {
                 let t = &self.w.m.kt.k.sched.tasks[c];

@@ -171,23 +171,20 @@ impl SchedEnv {
         }
         let (avg, load) = self.avg_sums::<G>(cfs_rq);
         let v0 = cfs.min_vruntime as i128;
-        // (entity, deadline): the timeline's copies, not the entities.
-        let mut best: Option<(SeId, u64)> = None;
-        for (v, t, d) in cfs.tasks_timeline.iter_deadlines() {
+        let mut best: Option<SeId> = None;
+        for &(v, t) in cfs.tasks_timeline.iter() {
             if avg < (v as i128 - v0) * load {
                 break; // the rest are ineligible
             }
-            if best.is_none_or(|(_, bd)| d < bd) {
-                best = Some((t, d));
+            if best.is_none_or(|b| self.se_g::<G>(t).deadline < self.se_g::<G>(b).deadline) {
+                best = Some(t);
             }
         }
         if let Some(c) = curr {
-            let cd = self.se_g::<G>(c).deadline;
-            if best.is_none_or(|(_, bd)| cd < bd) {
-                best = Some((c, cd));
+            if best.is_none_or(|b| self.se_g::<G>(c).deadline < self.se_g::<G>(b).deadline) {
+                best = Some(c);
             }
         }
-        let best = best.map(|(t, _)| t);
         // "EEVDF scheduling fail, picking leftmost" (a rounding corner case).
         best.or(left).or(self.curr_on_rq::<G>(cfs_rq))
     }
@@ -312,8 +309,8 @@ impl SchedEnv {
                 self.se_mut(se).vlag = 0;
                 self.place_entity_eevdf::<true>(cfs_rq, se, false);
                 if !is_curr {
-                    let (v, d) = (self.se(se).vruntime, self.se(se).deadline);
-                    self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se), d);
+                    let v = self.se(se).vruntime;
+                    self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se));
                     self.avg_add::<true>(cfs_rq, se);
                 }
                 self.cfs_rq_mut(cfs_rq).nr_running += 1;

@@ -99,36 +99,3 @@ fn without_delay_dequeue_or_before_6_12_a_sleeper_leaves_at_once() {
         assert_eq!(sim.w.m.kt.k.sched.tasks[c].cpu, 1, "{version} {features}: woken onto the idle CPU");
     }
 }
-
-/// pick_eevdf() compares the timeline's copies of the deadlines: the pick
-/// is the earliest eligible deadline, and the invariant checker catches a
-/// deadline changed behind the tree's back.
-#[test]
-fn the_pick_reads_the_timelines_deadlines_and_the_checker_keeps_them_exact() {
-    let mut sim = hogs("6.12", "", 20_000);
-    sim.check_invariants().expect("the copies match after a run");
-    let cfs = CfsRqId::root(0);
-    let queued: Vec<(u64, SeId, u64)> = sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter_deadlines().collect();
-    assert_eq!(queued.len(), 2, "two hogs wait while one runs");
-    for &(_, se, d) in &queued {
-        assert_eq!(sim.w.m.kt.k.se(se).deadline, d);
-    }
-    // The earliest deadline among the eligible waiting ones, or curr's.
-    let (avg, load) = sim.w.m.kt.k.avg_sums::<true>(cfs);
-    let v0 = sim.w.m.kt.k.sched.cfs_rqs[0].min_vruntime as i128;
-    let mut want: Vec<(u64, SeId)> =
-        queued.iter().filter(|&&(v, _, _)| avg >= (v as i128 - v0) * load).map(|&(_, se, d)| (d, se)).collect();
-    let curr = SeId::task(sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs"));
-    if sim.w.m.kt.k.entity_eligible::<true>(cfs, curr) {
-        want.push((sim.w.m.kt.k.se(curr).deadline, curr));
-    }
-    let pick = sim.w.m.kt.k.pick_eevdf::<true>(cfs).expect("a pick");
-    if let Some(&(d, _)) = want.iter().min() {
-        assert_eq!(sim.w.m.kt.k.se(pick).deadline, d, "the earliest eligible deadline");
-    }
-    // A queued entity's deadline moved without a dequeue: caught.
-    let (_, se, _) = queued[0];
-    sim.w.m.kt.k.sched.tasks[se.tid()].se.deadline += 1;
-    let err = sim.check_invariants().expect_err("a stale copy is an invariant violation");
-    assert!(err.to_string().contains("changed in the tree"), "{err}");
-}

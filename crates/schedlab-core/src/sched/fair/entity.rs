@@ -207,11 +207,11 @@ impl SchedEnv {
         let se = SeId::task(tid);
         let cfs_rq = self.cfs_rq_of_on::<G>(se, cpu);
         self.update_load_avg::<G>(cfs_rq, Some(se));
-        let (v, d) = (self.se_g::<G>(se).vruntime, self.se_g::<G>(se).deadline);
+        let v = self.se_g::<G>(se).vruntime;
         let cfs = self.cfs_rq_mut(cfs_rq);
         debug_assert_eq!(cfs.curr, Some(se));
         cfs.curr = None;
-        cfs.tasks_timeline.insert((v, se), d);
+        cfs.tasks_timeline.insert((v, se));
         if self.cfg.mech.fair == FairEra::Eevdf {
             self.avg_add::<G>(cfs_rq, se);
         }
@@ -318,15 +318,14 @@ impl SchedEnv {
         if initial || wakeup || self.cfg.mech.fair == FairEra::Eevdf {
             self.place_entity::<G>(cfs_rq, se, initial);
         }
-        let (w, v, d) =
-            (self.se_g::<G>(se).load.weight as u64, self.se_g::<G>(se).vruntime, self.se_g::<G>(se).deadline);
+        let (w, v) = (self.se_g::<G>(se).load.weight as u64, self.se_g::<G>(se).vruntime);
         let cfs = self.cfs_rq_mut(cfs_rq);
         cfs.load_weight += w;
         cfs.nr_running += 1;
         if running {
             cfs.curr = Some(se);
         } else {
-            cfs.tasks_timeline.insert((v, se), d);
+            cfs.tasks_timeline.insert((v, se));
             if self.cfg.mech.fair == FairEra::Eevdf {
                 self.avg_add::<G>(cfs_rq, se);
             }
@@ -713,8 +712,8 @@ mod tests {
     fn pull_leftmost(sim: &mut Sim) -> i128 {
         sim.w.m.kt.k.update_curr(0);
         let curr = sim.w.m.kt.k.sched.cfs_rqs[0].curr.expect("a hog runs").tid();
-        let queued: Vec<u64> = sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter().map(|&(v, _)| v).collect();
-        let (left, next) = (queued[0], queued[1]);
+        let mut queued = sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.iter().map(|&(v, _)| v);
+        let (left, next) = (queued.next().expect("two wait"), queued.next().expect("two wait"));
         // The leftmost holds min_vruntime back: curr and the next one are
         // to its right (the state in which the two rules differ).
         assert!(sim.w.m.kt.k.sched.tasks[curr].se.vruntime > left && next > left);

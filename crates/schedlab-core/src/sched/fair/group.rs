@@ -235,8 +235,8 @@ impl SchedEnv {
         if on_rq {
             self.cfs_rq_mut(cfs_rq).load_weight += w as u64;
             if !is_curr {
-                let (v, d) = (self.se(se).vruntime, self.se(se).deadline);
-                self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se), d);
+                let v = self.se(se).vruntime;
+                self.cfs_rq_mut(cfs_rq).tasks_timeline.insert((v, se));
                 if eevdf {
                     self.avg_add::<true>(cfs_rq, se);
                 }
@@ -367,8 +367,8 @@ impl SchedEnv {
             if self.cfs_rq(q).curr == Some(x) {
                 if self.se(x).on_rq {
                     self.update_load_avg::<true>(q, Some(x));
-                    let (v, d) = (self.se(x).vruntime, self.se(x).deadline);
-                    self.cfs_rq_mut(q).tasks_timeline.insert((v, x), d);
+                    let v = self.se(x).vruntime;
+                    self.cfs_rq_mut(q).tasks_timeline.insert((v, x));
                     if self.cfg.mech.fair == FairEra::Eevdf {
                         self.avg_add::<true>(q, x);
                     }

@@ -241,7 +241,7 @@ fn the_wakeup_pick_completes_a_delayed_dequeue_from_6_18_33() {
         let v = sim.w.m.kt.k.avg_vruntime::<true>(CfsRqId::root(0));
         sim.w.m.kt.k.sched.tasks[d].se.vruntime = v;
         sim.w.m.kt.k.sched.tasks[d].se.deadline = 0;
-        sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.insert((v, ds), 0);
+        sim.w.m.kt.k.sched.cfs_rqs[0].tasks_timeline.insert((v, ds));
         sim.w.m.kt.k.avg_add::<true>(CfsRqId::root(0), ds);
         assert_eq!(sim.w.m.kt.k.pick_eevdf::<true>(CfsRqId::root(0)), Some(ds));
         let curr = sim.w.m.kt.k.sched.rqs[0].curr.expect("a hog runs");
