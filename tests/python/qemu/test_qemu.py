@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import importlib.machinery
-import shutil
 import stat
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from _tools import real_tool
 from conftest import RunCli, cli_env
 from schedlab import native, qemu
 from schedlab.errors import TopologyError, UsageError
@@ -59,11 +59,11 @@ def test_cpio_header_fields() -> None:
     assert data.endswith(b"TRAILER!!!\0" + b"\0" * (-(110 + 11) % 4))
 
 
-@pytest.mark.skipif(shutil.which("cpio") is None, reason="cpio(1) is not installed")
 def test_cpio_readable_by_cpio_tool(tmp_path: Path) -> None:
+    cpio = real_tool(("cpio",), "cpio")
     archive = tmp_path / "a.cpio"
     archive.write_bytes(qemu.cpio_newc(_entries()))
-    out = subprocess.run(["cpio", "-t", "-F", str(archive)], capture_output=True, text=True, check=True)
+    out = subprocess.run([cpio, "-t", "-F", str(archive)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [e.name for e in _entries()]
 
 
